@@ -1,0 +1,1 @@
+"""Running things against a task set: environments, validation, generation, evaluation, judging, reports."""

@@ -1,0 +1,61 @@
+"""Entry point of the ``lmrbench`` command. Sub-apps live in sibling modules, one per stage."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from lmrbench import __version__
+from lmrbench.errors import LmrError
+
+app = typer.Typer(
+    name="lmrbench",
+    help="Author, validate and run research-code reproduction benchmarks (LMR-Bench format).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+
+
+@app.callback(invoke_without_command=True)
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+def _register() -> None:
+    """Attach every stage's sub-app (imported here so that ``--help`` lists them all)."""
+    from lmrbench.cli import schema_cmd, task_cmd
+
+    schema_cmd.register(app)
+    task_cmd.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2."""
+    try:
+        app(standalone_mode=False)
+    except LmrError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("[red]interrupted[/red]")
+        sys.exit(130)
+    except Exception as exc:  # click's usage errors and friends
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        raise

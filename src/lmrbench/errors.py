@@ -1,0 +1,14 @@
+"""The one exception type the user sees: a single line naming the file and the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LmrError(Exception):
+    """A user-facing error. ``str(err)`` is one line: ``<path>: <problem>`` when a path is known."""
+
+    def __init__(self, problem: str, path: str | Path | None = None) -> None:
+        self.problem = " ".join(str(problem).split())
+        self.path = None if path is None else str(path)
+        super().__init__(f"{self.path}: {self.problem}" if self.path else self.problem)

@@ -1,0 +1,231 @@
+"""info.json: the official LMR-Bench task description, read and written with its own field names.
+
+Real files are messier than the paper: ``retrieval_content`` spells ``retrieval_context``, ``category`` is free text
+or missing, ``instance_id`` is once a string, ``goal_file``/``unit_test_file`` are sometimes lists. All of that
+loads; unknown keys and the spelling used survive a load/save round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_json
+from lmrbench.schemas.categories import Category, category_from_text
+
+INFO_JSON = "info.json"
+
+
+def _check_rel(path: str, what: str) -> str:
+    """A relative POSIX path that stays inside its base folder, or ValueError."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{what} is empty")
+    if path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":"):
+        raise ValueError(f"{what} {path!r} is absolute; it must be relative to the task folder")
+    norm = posixpath.normpath(path.replace("\\", "/"))
+    if norm == ".." or norm.startswith("../"):
+        raise ValueError(f"{what} {path!r} leaves the task folder")
+    return path
+
+
+def as_list(value: str | list[str] | None) -> list[str]:
+    """Official fields that are 'a path or a list of paths' as a list."""
+    if value is None or value == "":
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+class CheckerSettings(BaseModel):
+    """How recorded outputs are compared with a candidate's (an lmrbench addition to info.json)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    kind: str = "numeric"
+    """One of exact, numeric, unordered, text."""
+    rtol: float = 1e-5
+    """Relative tolerance of the numeric checker."""
+    atol: float = 1e-8
+    """Absolute tolerance of the numeric checker."""
+    text_threshold: float = 0.9
+    """Minimum similarity ratio of the text checker."""
+
+
+class Implementation(BaseModel):
+    """One masked function (or set of functions) of a task, with its instruction and tests."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
+
+    instruction: str = ""
+    """What the model is asked to implement, as shown to it."""
+    index: int
+    """The implementation's number within the task, unique, from 1."""
+    category: str | None = None
+    """The category as written in the file (free text, kept as is); see ``category_normalized``."""
+    goal_file: str | list[str]
+    """The file holding the masked function, relative to the repository folder."""
+    goal_function: str | list[str] = ""
+    """The masked function's name (a method's name without its class)."""
+    class_name: str = ""
+    """The class of a masked method, or empty for a module-level function."""
+    golden_file: str | list[str] = ""
+    """The whole unmasked goal file, relative to the task folder."""
+    retrieval_context: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("retrieval_context", "retrieval_content")
+    )
+    """Repository files given to the model as context (also spelled retrieval_content)."""
+    unit_test_file: str | list[str] = ""
+    """The unit test file(s), relative to the repository folder."""
+    checker: CheckerSettings | None = None
+    """lmrbench: the checker the generated tests use (absent in official files)."""
+
+    _retrieval_key: str = PrivateAttr(default="retrieval_context")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _remember_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "retrieval_content" in data and "retrieval_context" not in data:
+            data = dict(data)
+            data["__retrieval_key"] = "retrieval_content"
+        return data
+
+    def model_post_init(self, context: Any) -> None:  # noqa: D102
+        extra = self.__pydantic_extra__ or {}
+        if extra.pop("__retrieval_key", None):
+            self._retrieval_key = "retrieval_content"
+
+    @model_validator(mode="after")
+    def _paths_stay_inside(self) -> Implementation:
+        for f in as_list(self.goal_file):
+            _check_rel(f, "goal_file")
+        for f in as_list(self.golden_file):
+            _check_rel(f, "golden_file")
+        for f in as_list(self.unit_test_file):
+            _check_rel(f, "unit_test_file")
+        for f in self.retrieval_context:
+            _check_rel(f, "retrieval_context entry")
+        return self
+
+    @property
+    def category_normalized(self) -> Category | None:
+        """The category mapped onto the paper's nine, or None when the text says nothing."""
+        return category_from_text(self.category)
+
+    @property
+    def goal_files(self) -> list[str]:
+        """goal_file as a list."""
+        return as_list(self.goal_file)
+
+    @property
+    def goal_functions(self) -> list[str]:
+        """goal_function as a list (official files put several names in a list or a comma-separated string)."""
+        out: list[str] = []
+        for item in as_list(self.goal_function):
+            out.extend(p.strip() for p in item.split(",") if p.strip())
+        return out
+
+    @property
+    def unit_test_files(self) -> list[str]:
+        """unit_test_file as a list."""
+        return as_list(self.unit_test_file)
+
+
+class TaskInfo(BaseModel):
+    """The whole info.json of one task folder."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
+
+    instance_id: int | str
+    """The task's number (a string in at least one official file)."""
+    paper_name: str = ""
+    """The paper's title."""
+    folder_name: str = ""
+    """The task folder's name, e.g. 1-DPO."""
+    paper_url: str = ""
+    """Where the paper is published."""
+    year: int | str | None = None
+    """The paper's year."""
+    repo_url: str = ""
+    """Where the repository was cloned from."""
+    repo_folder_name: str
+    """The repository's folder inside the task folder."""
+    implementations: list[Implementation]
+    """The masked functions of the task."""
+    upstream_commit: str | None = None
+    """lmrbench: the commit the repository was cloned at."""
+    provenance: dict[str, str] | None = None
+    """lmrbench: who or what authored the task, with which tool version."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskInfo:
+        _check_rel(self.repo_folder_name, "repo_folder_name")
+        if "/" in self.repo_folder_name.strip("/") or self.repo_folder_name in (".", ".."):
+            raise ValueError(f"repo_folder_name {self.repo_folder_name!r} must be one folder name")
+        seen: set[int] = set()
+        for impl in self.implementations:
+            if impl.index in seen:
+                raise ValueError(f"implementation index {impl.index} appears twice")
+            seen.add(impl.index)
+            for f in impl.goal_files + impl.unit_test_files:
+                _check_rel(f"{self.repo_folder_name}/{f}", "path")
+        return self
+
+    def implementation(self, index: int) -> Implementation:
+        """The implementation with this index, or LmrError."""
+        for impl in self.implementations:
+            if impl.index == index:
+                return impl
+        raise LmrError(f"no implementation with index {index} (have {[i.index for i in self.implementations]})")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The JSON object to write: official names, only the keys that were set, unknown keys kept."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        for impl, raw in zip(self.implementations, data.get("implementations", []), strict=True):
+            if impl._retrieval_key != "retrieval_context" and "retrieval_context" in raw:
+                raw[impl._retrieval_key] = raw.pop("retrieval_context")
+        return data
+
+
+def _first_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(x) for x in e["loc"])
+    msg = e["msg"].removeprefix("Value error, ")
+    more = f" (+{err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{loc}: {msg}{more}" if loc else f"{msg}{more}"
+
+
+def load_task_info(path: Path) -> TaskInfo:
+    """Read and validate an info.json (or the info.json of a task folder); LmrError names the file."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / INFO_JSON
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise LmrError("no info.json here", path) from None
+    except OSError as exc:
+        raise LmrError(f"cannot read: {exc.strerror}", path) from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise LmrError("not UTF-8", path) from None
+    except json.JSONDecodeError as exc:
+        raise LmrError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path) from None
+    if not isinstance(data, dict):
+        raise LmrError("the top level must be a JSON object", path)
+    try:
+        return TaskInfo.model_validate(data)
+    except ValidationError as exc:
+        raise LmrError(_first_error(exc), path) from None
+
+
+def save_task_info(info: TaskInfo, path: Path) -> None:
+    """Write info.json atomically (4-space indent like the official files)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / INFO_JSON
+    atomic_write_json(path, info.to_json_dict())
