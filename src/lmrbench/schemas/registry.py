@@ -4,4 +4,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from lmrbench.schemas import run as _run
+
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}
+EXTRA_MODELS.update(
+    {
+        "candidate": _run.Candidate,
+        "result": _run.EvalResult,
+        "verdict": _run.Verdict,
+        "label": _run.HumanLabel,
+        "run": _run.RunManifest,
+    }
+)
