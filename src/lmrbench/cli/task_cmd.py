@@ -2,10 +2,104 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from lmrbench.errors import LmrError
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
+console = Console()
+
+
+@task_app.command("new")
+def task_new(
+    repo: str = typer.Option(..., "--repo", help="Git URL, local git repository or folder to take the code from."),
+    function: list[str] = typer.Option(..., "--function", help="FILE::[Class.]name to mask; repeat for more."),
+    instruction: list[str] = typer.Option(..., "--instruction", help="What to implement; once, or once per function."),
+    out: Path = typer.Option(..., "--out", help="The task set folder (BENCH_DIR) to create the task in."),
+    category: str = typer.Option("", "--category", help="One of the paper's nine categories."),
+    paper: Path | None = typer.Option(None, "--paper", help="The paper's PDF."),
+    paper_url: str = typer.Option("", "--paper-url", help="Where the paper is published."),
+    paper_name: str = typer.Option("", "--paper-name", help="The paper's title."),
+    year: int | None = typer.Option(None, "--year", help="The paper's year."),
+    commit: str | None = typer.Option(None, "--commit", help="Commit to pin (default: HEAD)."),
+    name: str | None = typer.Option(None, "--name", help="Task folder name, N-Name (default: next number)."),
+    retrieval: list[str] = typer.Option([], "--retrieval", help="Repository file given to the model as context."),
+    mask_style: str = typer.Option("todo_raise", "--mask-style", help="todo_raise, raise or pass."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing task folder."),
+) -> None:
+    """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
+    from lmrbench.authoring.mask import MaskStyle
+    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from lmrbench.cli.rich_progress import RichProgress
+
+    try:
+        style = MaskStyle(mask_style)
+    except ValueError:
+        raise LmrError(f"unknown --mask-style {mask_style!r}; use todo_raise, raise or pass") from None
+    spec = TaskSpec(
+        source=repo,
+        functions=[FunctionRef.parse(f) for f in function],
+        instructions=instruction,
+        bench=out,
+        category=category,
+        paper=paper,
+        paper_url=paper_url,
+        paper_name=paper_name,
+        year=year,
+        commit=commit,
+        name=name,
+        retrieval_context=retrieval,
+        mask_style=style,
+    )
+    with RichProgress() as progress:
+        task = create_task(spec, force=force, progress=progress)
+    console.print(f"created {task.path} ({len(task.info.implementations)} implementation(s), "
+                  f"commit {task.info.upstream_commit or 'none'})")
+
+
+@tasks_app.command("list")
+def tasks_list(bench: Path = typer.Argument(..., help="A task set folder (or one task folder).")) -> None:
+    """One row per implementation: task, index, category, goal file and function, tests."""
+    from lmrbench.authoring.taskset import load_taskset
+
+    tasks, problems = load_taskset(bench)
+    table = Table("task", "impl", "category", "goal", "tests")
+    for task in tasks:
+        for impl in task.info.implementations:
+            cat = impl.category_normalized
+            qual = ".".join(p for p in (impl.class_name, ", ".join(impl.goal_functions)) if p)
+            table.add_row(task.name, str(impl.index), cat.value if cat else f"? {impl.category or ''}".strip(),
+                          f"{', '.join(impl.goal_files)}::{qual}", ", ".join(impl.unit_test_files))
+    console.print(table)
+    for p in problems:
+        console.print(f"[red]error:[/red] {p}", highlight=False)
+    console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")
+    if problems:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("check")
+def tasks_check(bench: Path = typer.Argument(..., help="A task set folder (or one task folder).")) -> None:
+    """Load every task and report missing files, unknown categories and leaked golden bodies."""
+    from lmrbench.authoring.check import check_taskset
+
+    results = check_taskset(bench)
+    bad = 0
+    for name, problems in results:
+        if problems:
+            bad += 1
+            for p in problems:
+                console.print(f"[red]✗[/red] {name}: {p}", highlight=False, soft_wrap=True)
+        else:
+            console.print(f"[green]✓[/green] {name}", highlight=False)
+    console.print(f"{len(results)} task(s), {bad} with problems")
+    if bad:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,221 @@
+"""Create a task folder in the official layout from a repository, the functions to mask, and the paper."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from lmrbench import __version__
+from lmrbench.authoring.clone import clone_repo
+from lmrbench.authoring.mask import MaskStyle, mask_source
+from lmrbench.authoring.paper import write_paper
+from lmrbench.authoring.taskset import Task, load_task, task_dirs
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
+from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.schemas.categories import parse_category
+from lmrbench.schemas.task_info import Implementation, TaskInfo, save_task_info
+
+UNIT_TEST_DIR = "unit_test"
+GOLDEN_DIR = "golden_files"
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A goal function: ``file`` relative to the repository root and its qualified name (``Class.method``)."""
+
+    file: str
+    qualname: str
+
+    @classmethod
+    def parse(cls, text: str) -> FunctionRef:
+        """Parse ``FILE::[Class.]name``."""
+        file, sep, qual = text.partition("::")
+        if not sep or not file.strip() or not qual.strip():
+            raise LmrError(f"function {text!r} must look like FILE::name or FILE::Class.name")
+        return cls(file=PurePosixPath(file.strip().replace("\\", "/")).as_posix(), qualname=qual.strip())
+
+    @property
+    def name(self) -> str:
+        """The function's own name."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def class_name(self) -> str:
+        """The enclosing class (the part before the last dot), or ''."""
+        return self.qualname.rsplit(".", 1)[0] if "." in self.qualname else ""
+
+
+@dataclass
+class TaskSpec:
+    """Everything ``create_task`` needs. ``instructions`` has one entry, or one per function."""
+
+    source: str
+    functions: list[FunctionRef]
+    instructions: list[str]
+    bench: Path
+    category: str = ""
+    paper: Path | None = None
+    paper_url: str = ""
+    paper_name: str = ""
+    year: int | None = None
+    commit: str | None = None
+    name: str | None = None
+    repo_folder_name: str | None = None
+    retrieval_context: list[str] = field(default_factory=list)
+    mask_style: MaskStyle = MaskStyle.TODO_RAISE
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    return "".join(w[:1].upper() + w[1:] for w in words[:3]) or "Task"
+
+
+def next_task_name(bench: Path, title: str) -> str:
+    """``N-Name`` with N one more than the largest task number in ``bench`` (1 for a new set)."""
+    numbers = [0]
+    if Path(bench).is_dir():
+        for d in task_dirs(bench) if not (Path(bench) / "info.json").exists() else []:
+            m = re.match(r"(\d+)-", d.name)
+            if m:
+                numbers.append(int(m.group(1)))
+    return f"{max(numbers) + 1}-{_slug(title)}"
+
+
+def golden_name(goal_file: str, taken: set[str]) -> str:
+    """``golden_files/<stem>_golden.py``; a stem already taken gets its folders prefixed."""
+    p = PurePosixPath(goal_file)
+    name = f"{p.stem}_golden.py"
+    if name in taken:
+        name = "_".join([*p.parent.parts, p.stem]) + "_golden.py"
+    return f"{GOLDEN_DIR}/{name}"
+
+
+def _read_source(path: Path, shown: str) -> str:
+    if not path.is_file():
+        raise LmrError("goal file not found in the repository", shown)
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LmrError(f"not UTF-8 (byte {exc.start})", shown) from None
+
+
+def _validate_spec(spec: TaskSpec) -> None:
+    if not spec.functions:
+        raise LmrError("give at least one --function FILE::name")
+    if len(spec.instructions) not in (1, len(spec.functions)):
+        raise LmrError(f"give one instruction, or one per function ({len(spec.functions)})")
+    if any(not i.strip() for i in spec.instructions):
+        raise LmrError("the instruction is empty")
+    seen = set()
+    for ref in spec.functions:
+        key = (ref.file, ref.qualname)
+        if key in seen:
+            raise LmrError(f"function {ref.file}::{ref.qualname} is given twice")
+        seen.add(key)
+    if spec.category:
+        try:
+            parse_category(spec.category)
+        except ValueError as exc:
+            raise LmrError(str(exc)) from None
+    if spec.paper is not None and not Path(spec.paper).is_file():
+        raise LmrError("no such PDF file", spec.paper)
+
+
+def create_task(
+    spec: TaskSpec,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> Task:
+    """Build the task folder in a temp folder beside its destination, then rename it into place.
+
+    Refuses an existing task folder unless ``force``; on any error nothing is left behind.
+    """
+    progress = progress or NullProgress()
+    _validate_spec(spec)
+    title = spec.paper_name or Path(spec.source.rstrip("/")).name
+    name = spec.name or next_task_name(spec.bench, title)
+    final = Path(spec.bench) / name
+    if not is_within(Path(spec.bench), Path(name)) or "/" in name:
+        raise LmrError(f"task name {name!r} must be one folder name", spec.bench)
+    if final.exists() and not force:
+        raise LmrError("task folder exists; use --force to replace it", final)
+    repo_folder = spec.repo_folder_name or Path(spec.source.rstrip("/")).name.removesuffix(".git") or "repo"
+    m = re.match(r"(\d+)-", name)
+    instance_id: int | str = int(m.group(1)) if m else name
+
+    with staging_dir(final, replace=force) as tmp:
+        cloned = clone_repo(spec.source, tmp / repo_folder, spec.commit, progress=progress, cancel=cancel)
+        check_cancel(cancel)
+        by_file: dict[str, list[FunctionRef]] = {}
+        for ref in spec.functions:
+            if not is_within(cloned.path, Path(ref.file)):
+                raise LmrError("goal file leaves the repository", ref.file)
+            by_file.setdefault(ref.file, []).append(ref)
+        goldens: dict[str, str] = {}
+        progress.start("mask", len(by_file))
+        for file, refs in by_file.items():
+            src_path = cloned.path / file
+            original = _read_source(src_path, file)
+            masked = mask_source(original, [r.qualname for r in refs], spec.mask_style, file=file)
+            golden = golden_name(file, {PurePosixPath(g).name for g in goldens.values()})
+            goldens[file] = golden
+            atomic_write_bytes(tmp / golden, original.encode("utf-8"))
+            atomic_write_bytes(src_path, masked.encode("utf-8"))
+            progress.advance(1, file)
+        (cloned.path / UNIT_TEST_DIR).mkdir(exist_ok=True)
+        if spec.paper is not None:
+            progress.start("paper", None)
+            write_paper(Path(spec.paper), cloned.path)
+        for ctx in spec.retrieval_context:
+            if not (cloned.path / ctx).is_file():
+                raise LmrError("retrieval context file not found in the repository", ctx)
+        impls = []
+        for k, ref in enumerate(spec.functions, start=1):
+            instruction = spec.instructions[0] if len(spec.instructions) == 1 else spec.instructions[k - 1]
+            impls.append(
+                Implementation(
+                    instruction=instruction,
+                    index=k,
+                    category=spec.category,
+                    goal_file=ref.file,
+                    goal_function=ref.name,
+                    class_name=ref.class_name,
+                    golden_file=goldens[ref.file],
+                    retrieval_context=list(spec.retrieval_context),
+                    unit_test_file=f"{UNIT_TEST_DIR}/unit_test_{k}.py",
+                )
+            )
+        info = TaskInfo(
+            instance_id=instance_id,
+            paper_name=spec.paper_name,
+            folder_name=name,
+            paper_url=spec.paper_url,
+            year=spec.year,
+            repo_url=cloned.url,
+            repo_folder_name=repo_folder,
+            implementations=impls,
+            upstream_commit=cloned.commit,
+            provenance={"tool": f"lmrbench {__version__}", "mask_style": str(spec.mask_style)},
+        )
+        save_task_info(info, tmp / "info.json")
+        _maybe_write_dockerfile(tmp, repo_folder)
+        check_cancel(cancel)
+    return load_task(final)
+
+
+def _maybe_write_dockerfile(task_dir: Path, repo_folder: str) -> None:
+    """Write the task's Dockerfile with the environments stage's writer."""
+    from lmrbench.authoring.dockerfile import write_dockerfile
+
+    write_dockerfile(task_dir, repo_folder)
+
+
+def remove_task(path: Path) -> None:
+    """Delete a task folder (used by the authoring app's cancel)."""
+    shutil.rmtree(path, ignore_errors=True)
