@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from lmrbench.schemas import report as _report
 from lmrbench.schemas import run as _run
 
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}
@@ -14,5 +15,7 @@ EXTRA_MODELS.update(
         "verdict": _run.Verdict,
         "label": _run.HumanLabel,
         "run": _run.RunManifest,
+        "test_report": _report.TestReport,
     }
 )
+
