@@ -1,0 +1,256 @@
+"""A client for any OpenAI-compatible chat endpoint: retries on transient errors, a disk cache, a concurrency cap.
+
+Transient errors (connection failures, HTTP 429 and 5xx) are retried with exponential backoff, honouring
+``Retry-After``; anything else fails at once with an :class:`LLMError` whose ``kind`` says what went wrong.
+Replies are cached on disk under a sha256 of the model, the messages and the sampling parameters (not the base
+URL, so the same model behind another address hits the same entries); errors are never cached.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_json
+from lmrbench.schemas.run import LLMParams, Usage
+
+ErrorKind = Literal["connect", "timeout", "rate_limit", "server", "client", "malformed", "auth"]
+Message = dict[str, str]
+
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lmrbench" / "llm"
+
+
+class LLMError(LmrError):
+    """A failed request; ``kind`` is one of connect, timeout, rate_limit, server, client, malformed, auth."""
+
+    def __init__(self, kind: ErrorKind, problem: str, url: str | None = None) -> None:
+        self.kind = kind
+        super().__init__(f"{kind}: {problem}", url)
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach an endpoint and how patient to be with it."""
+
+    params: LLMParams
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the key (unset: no Authorization header, fine for local servers)."""
+    timeout: float = 120.0
+    """Seconds to wait for a reply (read timeout)."""
+    connect_timeout: float = 10.0
+    """Seconds to wait for a connection."""
+    max_retries: int = 4
+    """Retries after a transient error (so at most max_retries + 1 requests)."""
+    backoff: float = 1.0
+    """First backoff in seconds, doubled at each retry."""
+    max_backoff: float = 60.0
+    """Cap on any single wait, Retry-After included."""
+    concurrency: int = 4
+    """Requests in flight at once, across threads."""
+    cache_dir: Path | None = DEFAULT_CACHE
+    """Where replies are cached; None disables the cache."""
+
+
+@dataclass
+class LLMReply:
+    """A reply: its text, the tokens it cost and whether it came from the cache."""
+
+    text: str
+    usage: Usage
+    cache_key: str
+    finish_reason: str = ""
+    model: str = ""
+    cached: bool = False
+    attempts: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def cache_key(params: LLMParams, messages: list[Message]) -> str:
+    """sha256 of everything that determines a reply: model, sampling parameters and messages."""
+    body = {
+        "model": params.model,
+        "temperature": params.temperature,
+        "max_tokens": params.max_tokens,
+        "messages": messages,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class LLMClient:
+    """Thread-safe chat client. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.params = config.params
+        self._gate = threading.BoundedSemaphore(max(1, config.concurrency))
+        self._lock = threading.Lock()
+        self.usage = Usage()
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(config.api_key_env, "")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout),
+            limits=httpx.Limits(max_connections=max(1, config.concurrency)),
+        )
+        self.url = config.params.base_url.rstrip("/") + "/chat/completions"
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._http.close()
+
+    # -- cache ---------------------------------------------------------------------------------------------
+    def _cache_path(self, key: str) -> Path | None:
+        if self.config.cache_dir is None:
+            return None
+        return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
+
+    def _cache_get(self, key: str) -> LLMReply | None:
+        path = self._cache_path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            usage = Usage(prompt_tokens=data.get("prompt_tokens", 0),
+                          completion_tokens=data.get("completion_tokens", 0), calls=0, cached=1)
+            return LLMReply(text=data["text"], usage=usage, cache_key=key, cached=True,
+                            finish_reason=data.get("finish_reason", ""), model=data.get("model", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # an unreadable entry is a miss; it is overwritten on success
+
+    def _cache_put(self, reply: LLMReply) -> None:
+        path = self._cache_path(reply.cache_key)
+        if path is None:
+            return
+        atomic_write_json(path, {
+            "text": reply.text, "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens, "finish_reason": reply.finish_reason,
+            "model": reply.model,
+        })
+
+    def evict(self, reply: LLMReply) -> None:
+        """Forget a cached reply (e.g. one that failed validation), so that a re-run asks again."""
+        path = self._cache_path(reply.cache_key)
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    # -- requests ------------------------------------------------------------------------------------------
+    def complete(self, messages: list[Message], *, use_cache: bool = True) -> LLMReply:
+        """Send a chat completion and return the first choice's text; LLMError when it cannot."""
+        key = cache_key(self.params, messages)
+        if use_cache:
+            hit = self._cache_get(key)
+            if hit is not None:
+                self._count(hit.usage)
+                return hit
+        body = {
+            "model": self.params.model,
+            "messages": messages,
+            "temperature": self.params.temperature,
+            "max_tokens": self.params.max_tokens,
+        }
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._gate:
+                    reply = self._post(body, key)
+                reply.attempts = attempt
+                break
+            except _Transient as exc:
+                if attempt > self.config.max_retries:
+                    raise LLMError(exc.kind, f"{exc.problem} (after {attempt} attempts)", self.url) from None
+                wait = self.config.backoff * (2 ** (attempt - 1))
+                if exc.retry_after is not None:
+                    wait = max(wait, exc.retry_after)
+                time.sleep(min(wait, self.config.max_backoff))
+        self._count(reply.usage)
+        if use_cache:
+            self._cache_put(reply)
+        return reply
+
+    def _count(self, usage: Usage) -> None:
+        with self._lock:
+            self.usage = self.usage.add(usage)
+
+    def _post(self, body: dict[str, Any], key: str) -> LLMReply:
+        try:
+            resp = self._http.post(self.url, json=body)
+        except httpx.ConnectError as exc:
+            raise _Transient("connect", f"cannot connect: {exc}") from None
+        except httpx.ConnectTimeout:
+            raise _Transient("connect", "connection timed out") from None
+        except httpx.PoolTimeout:
+            raise _Transient("connect", "no free connection") from None
+        except httpx.TimeoutException:
+            raise LLMError("timeout", f"no reply within {self.config.timeout:g} s", self.url) from None
+        except httpx.HTTPError as exc:
+            raise _Transient("connect", f"{type(exc).__name__}: {exc}") from None
+        if resp.status_code == 429:
+            raise _Transient("rate_limit", "HTTP 429 rate limited", _retry_after(resp))
+        if resp.status_code >= 500:
+            raise _Transient("server", f"HTTP {resp.status_code}: {resp.text[:200]}", _retry_after(resp))
+        if resp.status_code in (401, 403):
+            raise LLMError("auth", f"HTTP {resp.status_code}: check ${self.config.api_key_env}", self.url)
+        if resp.status_code >= 400:
+            raise LLMError("client", f"HTTP {resp.status_code}: {resp.text[:200]}", self.url)
+        return _parse_completion(resp, key, self.url)
+
+
+class _Transient(Exception):
+    def __init__(self, kind: ErrorKind, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.kind = kind
+        self.problem = problem
+        self.retry_after = retry_after
+
+
+def _parse_completion(resp: httpx.Response, key: str, url: str) -> LLMReply:
+    try:
+        data = resp.json()
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
+        if not isinstance(text, str):
+            raise TypeError("content is not text")
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise LLMError("malformed", f"reply is not a chat completion ({type(exc).__name__}: {exc})", url) from None
+    raw_usage = data.get("usage") or {}
+    usage = Usage(
+        prompt_tokens=int(raw_usage.get("prompt_tokens") or 0),
+        completion_tokens=int(raw_usage.get("completion_tokens") or 0),
+        calls=1,
+    )
+    return LLMReply(text=text, usage=usage, cache_key=key, finish_reason=str(choice.get("finish_reason") or ""),
+                    model=str(data.get("model") or ""))

@@ -1,0 +1,152 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 that tests start and script (test support, not product).
+
+A script is a list of rules; the first rule whose ``match`` text occurs in the request's messages answers. A rule
+holds a sequence of steps used one per request, the last one repeating: a reply text, an HTTP status (with an
+optional Retry-After), a malformed body, each with an optional delay. Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One scripted answer."""
+
+    reply: str | None = None
+    status: int = 200
+    body: str | None = None
+    retry_after: str | None = None
+    delay: float = 0.0
+
+
+def reply(text: str, delay: float = 0.0) -> Step:
+    """A normal completion whose content is ``text``."""
+    return Step(reply=text, delay=delay)
+
+
+def status(code: int, retry_after: str | None = None) -> Step:
+    """An HTTP error status."""
+    return Step(status=code, body=json.dumps({"error": {"message": f"scripted {code}"}}), retry_after=retry_after)
+
+
+def malformed(body: str = "{not json") -> Step:
+    """A 200 whose body is not a chat completion."""
+    return Step(body=body)
+
+
+@dataclass
+class Rule:
+    match: str
+    steps: list[Step]
+    used: int = 0
+
+
+@dataclass
+class Request:
+    """A request as received."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    time: float
+
+    @property
+    def text(self) -> str:
+        """All message contents joined."""
+        return "\n".join(m.get("content", "") for m in self.body.get("messages", []))
+
+
+@dataclass
+class LLMServer:
+    """The running server; ``base_url`` ends in /v1."""
+
+    rules: list[Rule] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
+    default: Step | None = None
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, "{}")
+                    return
+                body = json.loads(raw)
+                step = server._answer(Request(body, dict(self.headers), time.time()))
+                if step.delay:
+                    time.sleep(step.delay)
+                if step.body is not None:
+                    self._send(step.status, step.body, step.retry_after)
+                    return
+                content = step.reply or ""
+                prompt = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
+                payload = {
+                    "id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model", ""),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": prompt, "completion_tokens": len(content.split()),
+                              "total_tokens": prompt + len(content.split())},
+                }
+                self._send(200, json.dumps(payload))
+
+            def _send(self, code: int, text: str, retry_after: str | None = None) -> None:
+                data = text.encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    if retry_after is not None:
+                        self.send_header("Retry-After", retry_after)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        """http://127.0.0.1:<port>/v1"""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def on(self, match: str, *steps: Step | str) -> None:
+        """Answer requests containing ``match`` with ``steps`` in turn (strings are replies); newest rule first."""
+        with self._lock:
+            self.rules.insert(0, Rule(match, [reply(s) if isinstance(s, str) else s for s in steps]))
+
+    def _answer(self, req: Request) -> Step:
+        with self._lock:
+            self.requests.append(req)
+            text = req.text
+            for rule in self.rules:
+                if rule.match in text:
+                    step = rule.steps[min(rule.used, len(rule.steps) - 1)]
+                    rule.used += 1
+                    return step
+        return self.default or status(404)
+
+    def matching(self, match: str) -> list[Request]:
+        """Requests received whose messages contain ``match``."""
+        with self._lock:
+            return [r for r in self.requests if match in r.text]
+
+    def close(self) -> None:
+        """Stop serving."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
