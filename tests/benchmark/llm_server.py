@@ -1,8 +1,8 @@
 """A small OpenAI-compatible chat server on 127.0.0.1 that tests start and script (test support, not product).
 
-A script is a list of rules; the first rule whose ``match`` text occurs in the request's messages answers. A rule
-holds a sequence of steps used one per request, the last one repeating: a reply text, an HTTP status (with an
-optional Retry-After), a malformed body, each with an optional delay. Every request is recorded.
+A script is a list of rules; the first rule whose ``match`` text occurs in the request's messages answers.
+A rule holds a sequence of steps used one per request, the last one repeating: a reply text, an HTTP
+status (with an optional Retry-After), a malformed body, each with an optional delay. Requests are recorded.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def reply(text: str, delay: float = 0.0) -> Step:
 
 def status(code: int, retry_after: str | None = None) -> Step:
     """An HTTP error status."""
-    return Step(status=code, body=json.dumps({"error": {"message": f"scripted {code}"}}), retry_after=retry_after)
+    return Step(
+        status=code, body=json.dumps({"error": {"message": f"scripted {code}"}}), retry_after=retry_after
+    )
 
 
 def malformed(body: str = "{not json") -> Step:
@@ -94,11 +96,21 @@ class LLMServer:
                 content = step.reply or ""
                 prompt = sum(len(m.get("content", "").split()) for m in body.get("messages", []))
                 payload = {
-                    "id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model", ""),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": len(content.split()),
-                              "total_tokens": prompt + len(content.split())},
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "model": body.get("model", ""),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": len(content.split()),
+                        "total_tokens": prompt + len(content.split()),
+                    },
                 }
                 self._send(200, json.dumps(payload))
 
@@ -126,7 +138,7 @@ class LLMServer:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def on(self, match: str, *steps: Step | str) -> None:
-        """Answer requests containing ``match`` with ``steps`` in turn (strings are replies); newest rule first."""
+        """Answer requests containing ``match`` with ``steps`` in turn (strings are replies); newest first."""
         with self._lock:
             self.rules.insert(0, Rule(match, [reply(s) if isinstance(s, str) else s for s in steps]))
 

@@ -1,4 +1,4 @@
-"""A client for any OpenAI-compatible chat endpoint: retries on transient errors, a disk cache, a concurrency cap.
+"""A client for any OpenAI-compatible chat endpoint: transient-error retries, a disk cache, a concurrency cap.
 
 Transient errors (connection failures, HTTP 429 and 5xx) are retried with exponential backoff, honouring
 ``Retry-After``; anything else fails at once with an :class:`LLMError` whose ``kind`` says what went wrong.
@@ -143,10 +143,20 @@ class LLMClient:
             return None
         try:
             data = json.loads(path.read_text("utf-8"))
-            usage = Usage(prompt_tokens=data.get("prompt_tokens", 0),
-                          completion_tokens=data.get("completion_tokens", 0), calls=0, cached=1)
-            return LLMReply(text=data["text"], usage=usage, cache_key=key, cached=True,
-                            finish_reason=data.get("finish_reason", ""), model=data.get("model", ""))
+            usage = Usage(
+                prompt_tokens=data.get("prompt_tokens", 0),
+                completion_tokens=data.get("completion_tokens", 0),
+                calls=0,
+                cached=1,
+            )
+            return LLMReply(
+                text=data["text"],
+                usage=usage,
+                cache_key=key,
+                cached=True,
+                finish_reason=data.get("finish_reason", ""),
+                model=data.get("model", ""),
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None  # an unreadable entry is a miss; it is overwritten on success
 
@@ -154,11 +164,16 @@ class LLMClient:
         path = self._cache_path(reply.cache_key)
         if path is None:
             return
-        atomic_write_json(path, {
-            "text": reply.text, "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens, "finish_reason": reply.finish_reason,
-            "model": reply.model,
-        })
+        atomic_write_json(
+            path,
+            {
+                "text": reply.text,
+                "prompt_tokens": reply.usage.prompt_tokens,
+                "completion_tokens": reply.usage.completion_tokens,
+                "finish_reason": reply.finish_reason,
+                "model": reply.model,
+            },
+        )
 
     def evict(self, reply: LLMReply) -> None:
         """Forget a cached reply (e.g. one that failed validation), so that a re-run asks again."""
@@ -245,12 +260,19 @@ def _parse_completion(resp: httpx.Response, key: str, url: str) -> LLMReply:
         if not isinstance(text, str):
             raise TypeError("content is not text")
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LLMError("malformed", f"reply is not a chat completion ({type(exc).__name__}: {exc})", url) from None
+        raise LLMError(
+            "malformed", f"reply is not a chat completion ({type(exc).__name__}: {exc})", url
+        ) from None
     raw_usage = data.get("usage") or {}
     usage = Usage(
         prompt_tokens=int(raw_usage.get("prompt_tokens") or 0),
         completion_tokens=int(raw_usage.get("completion_tokens") or 0),
         calls=1,
     )
-    return LLMReply(text=text, usage=usage, cache_key=key, finish_reason=str(choice.get("finish_reason") or ""),
-                    model=str(data.get("model") or ""))
+    return LLMReply(
+        text=text,
+        usage=usage,
+        cache_key=key,
+        finish_reason=str(choice.get("finish_reason") or ""),
+        model=str(data.get("model") or ""),
+    )
