@@ -67,6 +67,8 @@ class TaskSpec:
     repo_folder_name: str | None = None
     retrieval_context: list[str] = field(default_factory=list)
     mask_style: MaskStyle = MaskStyle.TODO_RAISE
+    repo_url: str | None = None
+    """Recorded as repo_url instead of the clone source (e.g. the public URL of a local mirror)."""
 
 
 def _slug(text: str) -> str:
@@ -197,7 +199,7 @@ def create_task(
             folder_name=name,
             paper_url=spec.paper_url,
             year=spec.year,
-            repo_url=cloned.url,
+            repo_url=spec.repo_url or cloned.url,
             repo_folder_name=repo_folder,
             implementations=impls,
             upstream_commit=cloned.commit,

@@ -1,0 +1,46 @@
+"""tasks check: missing files and leaked golden bodies are reported, one line each, naming the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lmrbench.authoring.check import check_task, check_taskset
+from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.taskset import load_task
+
+
+def _task(repo: Path, bench: Path):
+    return create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("losses.py::preference_loss")],
+                                instructions=["x"], bench=bench, name="1-T"))
+
+
+def test_golden_body_copied_into_another_file_or_notebook_is_a_leak(fixture_repo: Path, tmp_path: Path) -> None:
+    task = _task(fixture_repo, tmp_path)
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    assert check_task(task) == []
+    (task.repo_dir / "old_copy.py").write_text(
+        "def dpo(chosen, rejected, beta):\n    logits = chosen - rejected  # same\n"
+        "    losses = -log_sigmoid(beta * logits)\n    return losses\n")
+    nb = {"cells": [{"cell_type": "code", "source": ["logits = chosen - rejected\n",
+                                                     "losses = -log_sigmoid(beta*logits)\n", "return losses"]}]}
+    (task.repo_dir / "explore.ipynb").write_text(json.dumps(nb))
+    problems = check_task(task)
+    assert len(problems) == 2
+    assert all("leaked solution" in p for p in problems)
+    assert any("old_copy.py" in p for p in problems) and any("explore.ipynb" in p for p in problems)
+
+
+def test_wrong_unit_test_file_and_broken_task_are_reported_while_others_load(fixture_repo: Path,
+                                                                           tmp_path: Path) -> None:
+    task = _task(fixture_repo, tmp_path)
+    info = json.loads((task.path / "info.json").read_text())
+    info["implementations"][0]["unit_test_file"] = "unit_test/wrong.py"
+    (task.path / "info.json").write_text(json.dumps(info))
+    broken = tmp_path / "2-Broken"
+    broken.mkdir()
+    (broken / "info.json").write_text("{not json")
+    results = dict(check_taskset(tmp_path))
+    assert any("unit_test/wrong.py" in p and "does not exist" in p for p in results["1-T"])
+    assert len(results["2-Broken"]) == 1 and "invalid JSON" in results["2-Broken"][0]
+    assert load_task(task.path).info.implementations[0].unit_test_file == "unit_test/wrong.py"

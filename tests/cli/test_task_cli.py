@@ -1,0 +1,44 @@
+"""The task commands as a user types them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from lmrbench.cli.main import app
+
+runner = CliRunner()
+
+
+def _lmrbench(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed console entry point in a fresh process (exit codes and stderr as a user sees them)."""
+    return subprocess.run([sys.executable, "-c", "from lmrbench.cli.main import main; main()", *args],
+                          capture_output=True, text=True)
+
+
+def test_task_new_then_list_and_check(fixture_repo: Path, fixture_pdf: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    res = runner.invoke(app, ["task", "new", "--repo", str(fixture_repo), "--function",
+                              "losses.py::preference_loss", "--instruction", "Implement the loss.",
+                              "--category", "Training Objectives & Optimization", "--paper", str(fixture_pdf),
+                              "--paper-url", "https://example.org/p.pdf", "--out", str(bench)])
+    assert res.exit_code == 0, res.output
+    info = json.loads((bench / "1-SrcRepo" / "info.json").read_text())
+    assert info["implementations"][0]["goal_function"] == "preference_loss"
+    listed = runner.invoke(app, ["tasks", "list", str(bench)])
+    assert listed.exit_code == 0 and "preference_loss" in listed.output and "1 task(s) loaded" in listed.output
+    checked = runner.invoke(app, ["tasks", "check", str(bench)])
+    assert checked.exit_code == 1 and "unit_test_1.py" in checked.output
+
+
+def test_errors_are_one_line_on_stderr_with_exit_2(fixture_repo: Path, tmp_path: Path) -> None:
+    out = _lmrbench("task", "new", "--repo", str(fixture_repo), "--function", "losses.py::preferenceloss",
+                    "--instruction", "x", "--out", str(tmp_path / "b"))
+    assert out.returncode == 2
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "losses.py" in lines[0] and "preference_loss" in lines[0]
+    assert "Traceback" not in out.stderr

@@ -1,0 +1,103 @@
+"""Shared fixtures: fixture repositories and papers are written here by the tests themselves."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "fixture",
+    "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
+    "GIT_COMMITTER_NAME": "fixture",
+    "GIT_COMMITTER_EMAIL": "fixture@example.invalid",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in ``cwd`` with a fixed identity; return stdout."""
+    out = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def write_git_repo(root: Path, files: dict[str, str | bytes]) -> str:
+    """Create a git repository at ``root`` holding ``files``, committed; return the commit sha."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fixture")
+    return git(root, "rev-parse", "HEAD")
+
+
+def write_pdf(path: Path, pages: list[str]) -> Path:
+    """A real PDF with one page per string, made with PyMuPDF."""
+    doc = pymupdf.open()
+    for text in pages:
+        page = doc.new_page()
+        page.insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=11)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+LOSS_PY = '''"""Toy losses."""
+import numpy as np
+
+
+def log_sigmoid(x):
+    return -np.logaddexp(0.0, -x)
+
+
+def preference_loss(chosen, rejected, beta=0.1):
+    """The DPO loss on log-ratios."""
+    logits = chosen - rejected
+    losses = -log_sigmoid(beta * logits)
+    return losses
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        """Multiply by k."""
+        out = x * self.k
+        return out
+'''
+
+
+@pytest.fixture
+def fixture_repo(tmp_path: Path) -> Path:
+    """A small committed git repository with a numpy loss module and a driver script."""
+    root = tmp_path / "src-repo"
+    write_git_repo(root, {
+        "losses.py": LOSS_PY,
+        "train.py": "import numpy as np\nfrom losses import preference_loss\n\n"
+                    "print(preference_loss(np.array([1.0, 2.0]), np.array([0.5, 3.0])))\n",
+        "requirements.txt": "numpy\n",
+        "README.md": "# toy\n",
+    })
+    return root
+
+
+@pytest.fixture
+def fixture_pdf(tmp_path: Path) -> Path:
+    """A two-page paper PDF."""
+    return write_pdf(tmp_path / "paper.pdf", ["A Toy Paper\nWe study the loss L = -log sigma(beta h).",
+                                              "Section 2\nThe method in detail."])
+
+
+@pytest.fixture
+def make_repo() -> Callable[[Path, dict[str, str | bytes]], str]:
+    """The write_git_repo helper, for tests that build their own repositories."""
+    return write_git_repo

@@ -1,0 +1,37 @@
+"""The headless core never imports Textual or the TUI (the same rule as the import-linter contract)."""
+
+from __future__ import annotations
+
+import pkgutil
+from pathlib import Path
+import subprocess
+import sys
+
+import lmrbench
+
+
+def _core_modules() -> list[str]:
+    names = []
+    for mod in pkgutil.walk_packages(lmrbench.__path__, "lmrbench."):
+        if mod.name.startswith(("lmrbench.tui", "lmrbench.cli")):
+            continue
+        names.append(mod.name)
+    return names
+
+
+def test_importing_every_core_module_loads_no_textual() -> None:
+    code = (
+        "import importlib, sys\n"
+        f"for name in {_core_modules()!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith(('textual.', 'lmrbench.tui')))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"core modules pulled in: {out.stdout.strip()}"
+
+
+def test_import_linter_contract_holds() -> None:
+    lint = Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
