@@ -33,6 +33,9 @@ def _register() -> None:
 
     schema_cmd.register(app)
     task_cmd.register(app)
+    from lmrbench.cli import tui_cmd
+
+    tui_cmd.register(app)
 
 
 _register()

@@ -1,0 +1,25 @@
+"""``lmrbench tui [BENCH_DIR]``: the authoring app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+BenchArg = Annotated[Path, typer.Argument(help="The task set folder (created when missing).")]
+SandboxOpt = Annotated[
+    str | None, typer.Option(help="Where tasks build and validate: docker or local (default: docker if up)")
+]
+
+
+def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None) -> None:
+    """Open the terminal app: browse the task set, author and edit tasks."""
+    from lmrbench.tui.app import make_app
+
+    make_app(bench_dir, sandbox=sandbox).run()
+
+
+def register(app: typer.Typer) -> None:
+    """Attach to the root app."""
+    app.command("tui")(tui)

@@ -1,0 +1,55 @@
+"""The app shell: the first screen, global bindings, the command palette, the stylesheet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding
+
+from lmrbench.errors import LmrError
+from lmrbench.tui.commands import ScreenActions
+from lmrbench.tui.messages import RunAction
+from lmrbench.tui.screens.taskset import TaskSetScreen
+
+
+class LmrApp(App[None]):
+    """lmrbench's authoring app over one task set folder."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "lmrbench"
+    COMMANDS = App.COMMANDS | {ScreenActions}
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave the app (drafts are removed)"),
+        Binding(
+            "ctrl+p", "command_palette", "Commands", id="app.palette",
+            tooltip="Search every action of this screen",
+        ),
+    ]
+
+    def __init__(self, bench_dir: Path, *, sandbox: str | None = None) -> None:
+        super().__init__()
+        self.bench_dir = bench_dir
+        self.sandbox_kind = sandbox
+        self.sub_title = str(bench_dir)
+
+    def on_mount(self) -> None:
+        """Open the task set."""
+        self.push_screen(TaskSetScreen(self.bench_dir))
+
+    @on(RunAction)
+    async def _run_action(self, message: RunAction) -> None:
+        await self.run_action(message.action, message.node)
+
+
+def make_app(bench_dir: Path | str, *, sandbox: str | None = None) -> LmrApp:
+    """Build the app for a task set folder (created when missing); used by the CLI and the tests.
+
+    ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers).
+    """
+    bench = Path(bench_dir).expanduser()
+    if bench.exists() and not bench.is_dir():
+        raise LmrError("not a folder", bench)
+    bench.mkdir(parents=True, exist_ok=True)
+    return LmrApp(bench.resolve(), sandbox=sandbox)

@@ -1,0 +1,1 @@
+"""Modal dialogs returning a value with dismiss."""

@@ -1,0 +1,159 @@
+"""Edit a task: the instruction and metadata of each implementation; re-validate it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Select, TextArea
+from textual.worker import Worker, WorkerState
+
+from lmrbench.authoring.check import check_task
+from lmrbench.authoring.index import python_files
+from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.errors import LmrError
+from lmrbench.schemas.task_info import save_task_info
+from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
+from lmrbench.tui.widgets.work_panel import WorkPanel, error_text
+
+
+class EditTaskScreen(Screen[str | None]):
+    """Dismisses with the task's folder name when something was saved."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="edit.save", tooltip="Write info.json (atomically)"),
+        Binding("ctrl+k", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
+        Binding("escape", "close", "Close", id="edit.close", tooltip="Back to the task set"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        """The task and its repository's files."""
+
+        task: Task
+        files: list[str]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.task: Task | None = None
+        self.impl_index = 1
+        self.saved = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="row"):
+            yield Label("Implementation ", classes="pane-title")
+            yield Select[int]([], id="impl", allow_blank=False)
+            yield Label("", id="edit-where", classes="hint")
+        with Horizontal():
+            with Vertical():
+                yield Label("Instruction (shown to the model)", classes="pane-title")
+                yield TextArea("", id="edit-instruction", soft_wrap=True)
+            yield MetadataForm(id="edit-metadata")
+        yield WorkPanel(id="work")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Load the task in a thread."""
+        self.panel = self.query_one(WorkPanel)
+        self.query_one("#md-name", Input).disabled = True
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load(self) -> None:
+        """Read info.json and list the repository's Python files."""
+        task = load_task(self.path)
+        self.post_message(self.Loaded(task, python_files(task.repo_dir)))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        self.task = message.task
+        info = message.task.info
+        self.query_one("#edit-where", Label).update(f"{message.task.path} · repo {info.repo_folder_name}/")
+        select = self.query_one("#impl", Select)
+        select.set_options([(f"{i.index}: {i.goal_function}", i.index) for i in info.implementations])
+        self._files = message.files
+        if info.implementations:
+            select.value = info.implementations[0].index
+            self._show(info.implementations[0].index)
+
+    def _show(self, index: int) -> None:
+        assert self.task is not None
+        info = self.task.info
+        impl = info.implementation(index)
+        self.impl_index = index
+        self.query_one("#edit-instruction", TextArea).load_text(impl.instruction)
+        form = self.query_one(MetadataForm)
+        form.set_files(self._files, impl.retrieval_context)
+        cat = impl.category_normalized
+        year = info.year if isinstance(info.year, int) else None
+        form.set_values(
+            Metadata(self.task.name, info.paper_name, info.paper_url, year, cat.value if cat else "", [])
+        )
+
+    @on(Select.Changed, "#impl")
+    def _impl_changed(self, event: Select.Changed) -> None:
+        if self.task is not None and isinstance(event.value, int) and event.value != self.impl_index:
+            self._show(event.value)
+
+    def action_save(self) -> None:
+        """Write the edited implementation and paper fields into info.json."""
+        if self.task is None:
+            return
+        form = self.query_one(MetadataForm)
+        problems = {k: v for k, v in form.check_fields().items() if k != "name"}
+        if problems:
+            text = "; ".join(f"{k}: {v}" for k, v in problems.items())
+            self.notify(text, title="Not saved", severity="error")
+            return
+        md = form.values()
+        info = self.task.info
+        impls = [
+            i.model_copy(
+                update={
+                    "instruction": self.query_one("#edit-instruction", TextArea).text,
+                    "category": md.category,
+                    "retrieval_context": md.retrieval_context,
+                }
+            )
+            if i.index == self.impl_index
+            else i
+            for i in info.implementations
+        ]
+        paper = {"paper_name": md.paper_name, "paper_url": md.paper_url, "year": md.year}
+        new = info.model_copy(update={**paper, "implementations": impls})
+        try:
+            save_task_info(new, self.task.path)
+            self.task = load_task(self.task.path)
+        except LmrError as exc:
+            self.notify(str(exc), title="Not saved", severity="error")
+            return
+        self.saved = True
+        self.notify(f"saved {self.task.path / 'info.json'}")
+        self.action_check()
+
+    def action_check(self) -> None:
+        """Show the task's problems in the log."""
+        if self.task is None:
+            return
+        problems = check_task(self.task)
+        for line in problems or [f"{self.task.name}: no problems"]:
+            self.panel.post_message(WorkPanel.Logged(line))
+
+    def action_close(self) -> None:
+        """Back to the task set."""
+        self.dismiss(self.task.name if self.saved and self.task else None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Worker errors are shown in the app."""
+        if event.state == WorkerState.ERROR:
+            text = error_text(event.worker.error)
+            self.panel.error(text)
+            self.notify(text, title=f"{event.worker.name} failed", severity="error")

@@ -1,0 +1,226 @@
+"""The task set: every task and implementation with its validation status; filter, sort, open, create."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
+from textual.worker import Worker, WorkerState
+
+from lmrbench.authoring.check import check_task
+from lmrbench.authoring.taskset import Task, load_taskset
+from lmrbench.tui.messages import TaskSetChanged
+
+COLUMNS = ("task", "impl", "status", "golden", "mutants killed", "category", "last validated")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One implementation of one task, as shown."""
+
+    task: str
+    impl: int
+    status: str
+    golden: str
+    kill_rate: str
+    category: str
+    last_validated: str
+
+    def cells(self) -> tuple[str | int, ...]:
+        """The cells in column order."""
+        return (
+            self.task, self.impl, self.status, self.golden, self.kill_rate, self.category, self.last_validated
+        )
+
+    def matches(self, text: str) -> bool:
+        """True when every word of ``text`` appears in some cell."""
+        hay = " ".join(str(c) for c in self.cells()).lower()
+        return all(w in hay for w in text.lower().split())
+
+
+@dataclass
+class Snapshot:
+    """What a load of the task set found."""
+
+    rows: list[Row] = field(default_factory=list)
+    paths: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _rows_of(task: Task) -> list[Row]:
+    rows = []
+    for impl in task.info.implementations:
+        cat = impl.category_normalized
+        rows.append(
+            Row(
+                task=task.name,
+                impl=impl.index,
+                status="not validated",
+                golden="-",
+                kill_rate="-",
+                category=cat.value if cat else (impl.category or "-"),
+                last_validated="-",
+            )
+        )
+    return rows
+
+
+class TaskSetScreen(Screen[None]):
+    """Lists the task set; the first screen of the app."""
+
+    BINDINGS = [
+        Binding("n", "new_task", "New task", id="taskset.new", tooltip="Author a new task in a guided flow"),
+        Binding("e", "edit_task", "Edit", id="taskset.edit", tooltip="Edit the selected task"),
+        Binding("r", "refresh", "Refresh", id="taskset.refresh", tooltip="Reload the task set from disk"),
+        Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
+        Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column (again: reverse)"),
+    ]
+
+    AUTO_FOCUS = "#tasks"
+
+    @dataclass
+    class Loaded(Message):
+        """The worker read the task set."""
+
+        snapshot: Snapshot
+
+    def __init__(self, bench: Path) -> None:
+        super().__init__()
+        self.bench = bench
+        self.snapshot = Snapshot()
+        self.sort_column = 0
+        self.sort_reverse = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="row"):
+            yield Input(placeholder="filter: task, category, status…", id="filter")
+            yield Label("", id="count")
+        yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
+        yield Label("Warnings (tasks check)", classes="pane-title")
+        yield RichLog(id="warnings", markup=False, wrap=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Set up the columns and load."""
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self.action_refresh()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load(self) -> None:
+        """Read every task and run the task checks (in a thread: many files)."""
+        tasks, problems = load_taskset(self.bench)
+        snap = Snapshot(warnings=[str(p) for p in problems])
+        for task in tasks:
+            snap.paths[task.name] = task.path
+            snap.rows.extend(_rows_of(task))
+            snap.warnings.extend(check_task(task))
+        self.post_message(self.Loaded(snap))
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        self.snapshot = message.snapshot
+        log = self.query_one("#warnings", RichLog)
+        log.clear()
+        for line in self.snapshot.warnings or ["no warnings"]:
+            log.write(line)
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        text = self.query_one("#filter", Input).value
+        rows = [r for r in self.snapshot.rows if r.matches(text)]
+        col = self.sort_column
+
+        def key(r: Row) -> tuple[int, int | str]:
+            v = r.cells()[col]
+            return (0, v) if isinstance(v, int) else (1, str(v).lower())
+
+        rows.sort(key=key, reverse=self.sort_reverse)
+        table.clear()
+        for r in rows:
+            table.add_row(*r.cells(), key=f"{r.task}#{r.impl}")
+        arrow = "↓" if self.sort_reverse else "↑"
+        self.query_one("#count", Label).update(
+            f"{len(rows)}/{len(self.snapshot.rows)} rows · sorted by {COLUMNS[col]} {arrow}"
+        )
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self._fill()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    @on(DataTable.HeaderSelected)
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        idx = COLUMNS.index(str(event.column_key.value))
+        self.sort_reverse = not self.sort_reverse if idx == self.sort_column else False
+        self.sort_column = idx
+        self._fill()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:
+        self.action_edit_task()
+
+    @on(TaskSetChanged)
+    def _changed(self) -> None:
+        self.action_refresh()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker error of this screen ends up here: shown in the app, never as a traceback."""
+        if event.state == WorkerState.ERROR:
+            self.notify(str(event.worker.error), title="Could not load the task set", severity="error")
+
+    def selected_task(self) -> Path | None:
+        """The folder of the task under the cursor."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or ""
+        return self.snapshot.paths.get(key.rsplit("#", 1)[0])
+
+    def action_refresh(self) -> None:
+        """Reload from disk."""
+        self.load()
+
+    def action_focus_filter(self) -> None:
+        """Type a filter."""
+        self.query_one("#filter", Input).focus()
+
+    def action_sort(self) -> None:
+        """Sort by the next column (clicking a header twice reverses)."""
+        self.sort_column = (self.sort_column + 1) % len(COLUMNS)
+        self.sort_reverse = False
+        self._fill()
+
+    def action_new_task(self) -> None:
+        """Open the new-task flow."""
+        from lmrbench.tui.screens.new_task import NewTaskScreen
+
+        self.app.push_screen(NewTaskScreen(self.bench), self._after_edit)
+
+    def action_edit_task(self) -> None:
+        """Open the selected task."""
+        path = self.selected_task()
+        if path is None:
+            self.notify("no task selected", severity="warning")
+            return
+        from lmrbench.tui.screens.edit_task import EditTaskScreen
+
+        self.app.push_screen(EditTaskScreen(path), self._after_edit)
+
+    def _after_edit(self, saved: str | None) -> None:
+        if saved:
+            self.notify(f"saved {saved}")
+            self.action_refresh()

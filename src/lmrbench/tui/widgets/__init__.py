@@ -1,0 +1,1 @@
+"""Reusable widgets, each with its DEFAULT_CSS."""

@@ -1,0 +1,52 @@
+"""The visible list of a guided flow's steps; any step can be revisited."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+
+class StepList(OptionList):
+    """Steps with a mark: ✔ done, ▶ current, · to do. Posts Chosen when the author picks one."""
+
+    DEFAULT_CSS = """
+    StepList { width: 24; height: 1fr; border: none; border-right: solid $primary-darken-2; }
+    """
+
+    @dataclass
+    class Chosen(Message):
+        """The author picked a step."""
+
+        step: str
+
+    def __init__(self, steps: list[tuple[str, str]], *, id: str | None = None) -> None:
+        self.steps = steps
+        self.done: set[str] = set()
+        self.current = steps[0][0]
+        super().__init__(*self._step_options(), id=id)
+
+    def _step_options(self) -> list[Option]:
+        out = []
+        for n, (key, title) in enumerate(self.steps, 1):
+            mark = "▶" if key == self.current else ("✔" if key in self.done else "·")
+            style = "bold" if key == self.current else ("green" if key in self.done else "")
+            out.append(Option(Text(f"{mark} {n}. {title}", style=style), id=key))
+        return out
+
+    def update_marks(self, current: str, done: set[str]) -> None:
+        """Redraw the marks."""
+        self.current = current
+        self.done = set(done)
+        for i, option in enumerate(self._step_options()):
+            self.replace_option_prompt_at_index(i, option.prompt)
+        self.highlighted = [k for k, _ in self.steps].index(current)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Chosen(str(event.option.id)))

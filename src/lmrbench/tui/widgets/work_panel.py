@@ -1,0 +1,116 @@
+"""A progress bar and a live log for long work; also the core Progress protocol, delivered as messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Label, ProgressBar, RichLog
+
+from lmrbench.errors import LmrError
+
+
+def error_text(exc: BaseException | None) -> str:
+    """One line for the author: an LmrError as it is, anything else with its type."""
+    return str(exc) if isinstance(exc, LmrError) else f"{type(exc).__name__}: {exc}"
+
+
+class WorkPanel(Widget):
+    """Shows the phase, the progress and the log lines of the work a screen runs in its workers."""
+
+    DEFAULT_CSS = """
+    WorkPanel {
+        height: auto;
+        border-top: solid $primary-darken-2;
+    }
+    WorkPanel #work-head { height: 1; }
+    WorkPanel #work-label { width: 1fr; margin: 0 1; }
+    WorkPanel ProgressBar { width: auto; }
+    WorkPanel RichLog { height: 6; background: $surface; }
+    WorkPanel.-idle RichLog { height: 3; }
+    """
+
+    @dataclass
+    class Started(Message):
+        """A phase of work began."""
+
+        label: str
+        total: int | None
+
+    @dataclass
+    class Advanced(Message):
+        """Some steps of the phase are done."""
+
+        n: int
+        detail: str
+
+    @dataclass
+    class Logged(Message):
+        """A log line (build output, test output)."""
+
+        line: str
+
+    _phase = ""
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Horizontal
+
+        with Horizontal(id="work-head"):
+            yield Label("idle", id="work-label")
+            yield ProgressBar(id="work-bar", show_eta=False)
+        yield RichLog(id="work-log", max_lines=5000, markup=False, wrap=True)
+
+    def progress(self) -> PanelProgress:
+        """A Progress for a core function running in a worker thread."""
+        return PanelProgress(self)
+
+    def error(self, text: str) -> None:
+        """Show an error line (from the UI thread)."""
+        self.query_one(RichLog).write(f"error: {text}")
+        self.query_one("#work-label", Label).update(Text.assemble(("error: ", "bold red"), text))
+
+    def done(self, text: str) -> None:
+        """Mark the work finished (from the UI thread)."""
+        bar = self.query_one(ProgressBar)
+        if bar.total is None:
+            bar.update(total=1, progress=1)
+        self.query_one("#work-label", Label).update(Text(text))
+
+    @on(Started)
+    def _started(self, message: Started) -> None:
+        self._phase = message.label
+        self.query_one("#work-label", Label).update(Text(message.label))
+        self.query_one(ProgressBar).update(total=message.total, progress=0)
+
+    @on(Advanced)
+    def _advanced(self, message: Advanced) -> None:
+        self.query_one(ProgressBar).advance(message.n)
+        if message.detail:
+            self.query_one("#work-label", Label).update(Text(f"{self._phase} · {message.detail}"))
+
+    @on(Logged)
+    def _logged(self, message: Logged) -> None:
+        self.query_one(RichLog).write(message.line)
+
+
+class PanelProgress:
+    """The core Progress protocol for a worker thread: every call becomes a message to the panel."""
+
+    def __init__(self, panel: WorkPanel) -> None:
+        self._panel = panel
+
+    def start(self, label: str, total: int | None) -> None:
+        """A new phase."""
+        self._panel.post_message(WorkPanel.Started(label, total))
+
+    def advance(self, n: int = 1, detail: str = "") -> None:
+        """Steps done."""
+        self._panel.post_message(WorkPanel.Advanced(n, detail))
+
+    def log(self, line: str) -> None:
+        """One log line."""
+        self._panel.post_message(WorkPanel.Logged(line))
