@@ -1,0 +1,209 @@
+"""Standard prompting: ask a model for each implementation of a task set, save each reply as a candidate.
+
+A candidate folder holds the raw reply (reply.txt), candidate.json and, when the reply held the goal
+functions, the masked goal file with them spliced in at ``<repo folder>/<goal file>``. A re-run redoes
+only the implementations without an ``ok`` candidate (endpoint errors, replies without a usable function).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmrbench.authoring.index import index_source
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.llm import LLMClient, LLMError
+from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, GENERATE_PROMPT_VERSION, generation_prompt
+from lmrbench.benchmark.reply import ReplyProblem, splice_reply
+from lmrbench.benchmark.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
+from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.benchmark.variant import qualnames
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import staging_dir
+from lmrbench.progress import Progress
+from lmrbench.schemas.run import Candidate, CandidateStatus, RunManifest, Usage
+from lmrbench.schemas.task_info import Implementation
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """Settings that shape the candidates (recorded in run.json)."""
+
+    allow_helpers: bool = False
+    """Keep the reply's extra imports and helper functions in the goal file."""
+    max_paper_chars: int = DEFAULT_MAX_PAPER_CHARS
+    """Paper text budget (see prompts.truncate_paper)."""
+    jobs: int = 4
+    """Implementations in flight at once (the client's concurrency caps the requests)."""
+
+
+def goal_plan(task: Task, impl: Implementation) -> list[tuple[str, list[str]]]:
+    """(goal file, qualnames defined in its masked version) for each goal file; LmrError for a broken file."""
+    names = qualnames(impl)
+    if not names:
+        raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
+    files = impl.goal_files
+    if len(files) == 1:
+        return [(files[0], names)]
+    plan = []
+    for which, rel in enumerate(files):
+        path = task.goal_path(impl, which)
+        defined = {f.qualname for f in index_source(path.read_text("utf-8"), str(path))}
+        plan.append((rel, [q for q in names if q in defined]))
+    return plan
+
+
+def write_candidate(run: RunDir, task: Task, cand: Candidate, reply: str, files: dict[str, str]) -> Candidate:
+    """Write a whole candidate folder (replacing an earlier one); returns the candidate with its digest."""
+    blobs = {rel: text.encode("utf-8") for rel, text in files.items()}
+    cand = cand.model_copy(
+        update={"digest": digest_files(blobs, salt=cand.status.value), "goal_files": list(files)}
+    )
+    with staging_dir(run.candidate_dir(task.name, cand.impl), replace=True) as tmp:
+        (tmp / REPLY_TXT).write_text(reply, "utf-8")
+        for rel, data in blobs.items():
+            dest = tmp / task.info.repo_folder_name / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        save_model(tmp / CANDIDATE_JSON, cand)
+    return cand
+
+
+def generate_one(
+    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions
+) -> Candidate:
+    """Ask for one implementation and write its candidate (whatever happens, a candidate.json says what)."""
+    base = Candidate(
+        task=task.name,
+        impl=impl.index,
+        source="generate",
+        status=CandidateStatus.OK,
+        model=client.params.model,
+        prompt_version=GENERATE_PROMPT_VERSION,
+    )
+    try:
+        plan = goal_plan(task, impl)
+        prompt = generation_prompt(task, impl, qualnames(impl), max_paper_chars=options.max_paper_chars)
+    except (LmrError, OSError, UnicodeDecodeError) as exc:
+        bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": f"task: {exc}"})
+        return write_candidate(run, task, bad, "", {})
+    try:
+        reply = client.complete(prompt.messages)
+    except LLMError as exc:
+        bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": str(exc)})
+        return write_candidate(run, task, bad, "", {})
+    base = base.model_copy(update={"usage": reply.usage})
+    files: dict[str, str] = {}
+    functions: list[str] = []
+    helpers: list[str] = []
+    try:
+        for which, (rel, quals) in enumerate(plan):
+            masked = task.goal_path(impl, which).read_text("utf-8")
+            spliced = splice_reply(reply.text, masked, quals, file=rel, allow_helpers=options.allow_helpers)
+            files[rel] = spliced.source
+            functions += spliced.functions
+            helpers += spliced.helpers
+    except ReplyProblem as exc:
+        client.evict(reply)  # a re-run asks again rather than reading the same unusable reply
+        bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": exc.reason})
+        return write_candidate(run, task, bad, reply.text, {})
+    notes = (
+        f"retrieval context not found: {', '.join(prompt.missing_context)}" if prompt.missing_context else ""
+    )
+    cand = base.model_copy(update={"functions": functions, "helpers": helpers, "reason": notes})
+    return write_candidate(run, task, cand, reply.text, files)
+
+
+def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> RunManifest:
+    """Create run.json or check that an existing run was made the same way; record the tasks' digests."""
+    old = run.manifest()
+    if old is not None:
+        same = (
+            old.source,
+            old.generation and old.generation.model_dump(exclude={"base_url"}),
+            old.prompt_version,
+        )
+        new = (
+            manifest.source,
+            manifest.generation and manifest.generation.model_dump(exclude={"base_url"}),
+            manifest.prompt_version,
+        )
+        if same != new:
+            raise LmrError(
+                f"this run was made by {old.label or old.source} with other settings; use another --out",
+                run.path / "run.json",
+            )
+        manifest = old.model_copy(update={"settings": manifest.settings})
+    entries = {e.name: e for e in manifest.tasks}
+    for task in tasks:
+        entry = task_entry(task)
+        prior = entries.get(task.name)
+        entries[task.name] = entry if prior is None or prior.digest != entry.digest else prior
+    manifest = manifest.model_copy(update={"tasks": sorted(entries.values(), key=lambda e: _num(e.name))})
+    run.save_manifest(manifest)
+    return manifest
+
+
+def _num(name: str) -> tuple[int, str]:
+    head = name.split("-", 1)[0]
+    return (int(head), name) if head.isdigit() else (1 << 30, name)
+
+
+def generate(
+    tasks: list[Task],
+    run_path: Path,
+    client: LLMClient,
+    *,
+    bench: str = "",
+    options: GenerateOptions | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> StageSummary:
+    """Generate a candidate for every implementation that has no ``ok`` one yet."""
+    from lmrbench import __version__
+
+    options = options or GenerateOptions()
+    run = RunDir(Path(run_path))
+    start_manifest(
+        run,
+        tasks,
+        RunManifest(
+            tool_version=__version__,
+            source="generate",
+            label=client.params.model,
+            bench=bench,
+            generation=client.params,
+            prompt_version=GENERATE_PROMPT_VERSION,
+            settings={
+                "allow_helpers": str(options.allow_helpers),
+                "max_paper_chars": str(options.max_paper_chars),
+            },
+        ),
+    )
+    summary = StageSummary()
+    jobs: list[tuple[Task, Implementation]] = []
+    for task in tasks:
+        for impl in task.info.implementations:
+            old = run.candidate(task.name, impl.index)
+            if old is not None and old.status is CandidateStatus.OK:
+                summary.skipped += 1
+            else:
+                jobs.append((task, impl))
+
+    def work(job: tuple[Task, Implementation]) -> tuple[str, Usage]:
+        cand = generate_one(run, job[0], job[1], client, options)
+        if cand.status is not CandidateStatus.OK:
+            summary.problems.append(f"{cand.task}#{cand.impl}: {cand.status.value}: {cand.reason}")
+        return cand.status.value, cand.usage
+
+    return run_jobs(
+        jobs,
+        work,
+        label="generate",
+        workers=options.jobs,
+        summary=summary,
+        progress=progress,
+        cancel=cancel,
+        describe=lambda j: f"{j[0].name}#{j[1].index}",
+    )

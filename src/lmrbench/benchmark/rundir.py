@@ -1,0 +1,185 @@
+"""The layout of a run folder and the typed reads and writes of its files (one file per candidate and stage).
+
+```
+RUN/run.json                                   RunManifest
+RUN/candidates/<task>/<impl>/candidate.json    Candidate, beside reply.txt and <repo>/<goal file>
+RUN/results/<task>/<impl>.json                 EvalResult
+RUN/verdicts/<judge>/<task>/<impl>.json        Verdict
+RUN/labels/<task>/<impl>.json                  HumanLabel
+```
+Every file is written atomically, so an interrupted stage leaves whole files only and a re-run continues.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from lmrbench import __version__
+from lmrbench.authoring.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_text
+from lmrbench.schemas.run import Candidate, EvalResult, HumanLabel, RunManifest, TaskEntry, Verdict
+
+M = TypeVar("M", bound=BaseModel)
+
+MANIFEST = "run.json"
+CANDIDATE_JSON = "candidate.json"
+REPLY_TXT = "reply.txt"
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".lmrbench", ".mypy_cache", ".ruff_cache"}
+
+
+def load_model(path: Path, model: type[M]) -> M:
+    """Read one JSON file into ``model``; LmrError naming the file when it is unreadable or invalid."""
+    try:
+        return model.model_validate_json(Path(path).read_bytes())
+    except FileNotFoundError:
+        raise LmrError("no such file", path) from None
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        loc = ".".join(str(x) for x in e["loc"])
+        raise LmrError(f"invalid {model.__name__}: {loc}: {e['msg']}", path) from None
+
+
+def save_model(path: Path, obj: BaseModel) -> None:
+    """Write a model as indented JSON, atomically."""
+    atomic_write_text(Path(path), obj.model_dump_json(indent=2) + "\n")
+
+
+def slug(text: str) -> str:
+    """A folder name for a model id (``openai/gpt-4o`` -> ``openai_gpt-4o``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "model"
+
+
+def digest_files(files: dict[str, bytes], salt: str = "") -> str:
+    """sha256 over relative paths and contents (order-independent)."""
+    h = hashlib.sha256(salt.encode())
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+    return h.hexdigest()
+
+
+def task_digest(task: Task) -> str:
+    """sha256 over every file of a task folder (caches, VCS and lmrbench state folders excluded)."""
+    files: dict[str, bytes] = {}
+    for root, dirs, names in os.walk(task.path):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in names:
+            p = Path(root) / name
+            if p.is_file() and not p.is_symlink():
+                files[p.relative_to(task.path).as_posix()] = p.read_bytes()
+    return digest_files(files)
+
+
+def task_entry(task: Task) -> TaskEntry:
+    """The manifest entry of a task."""
+    return TaskEntry(name=task.name, instance_id=str(task.info.instance_id), digest=task_digest(task))
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """A run folder."""
+
+    path: Path
+
+    def candidate_dir(self, task: str, impl: int) -> Path:
+        """Folder of one candidate (task-shaped: holds ``<repo folder>/<goal file>``)."""
+        return self.path / "candidates" / task / str(impl)
+
+    def result_path(self, task: str, impl: int) -> Path:
+        """Unit-test result of one candidate."""
+        return self.path / "results" / task / f"{impl}.json"
+
+    def verdict_path(self, judge: str, task: str, impl: int) -> Path:
+        """Verdict of one judge on one candidate."""
+        return self.path / "verdicts" / judge / task / f"{impl}.json"
+
+    def label_path(self, task: str, impl: int) -> Path:
+        """Human label of one candidate."""
+        return self.path / "labels" / task / f"{impl}.json"
+
+    def candidate(self, task: str, impl: int) -> Candidate | None:
+        """The candidate, or None when there is none yet."""
+        path = self.candidate_dir(task, impl) / CANDIDATE_JSON
+        return load_model(path, Candidate) if path.is_file() else None
+
+    def candidates(self) -> Iterator[Candidate]:
+        """Every candidate of the run, in task and index order."""
+        for path in sorted((self.path / "candidates").glob(f"*/*/{CANDIDATE_JSON}"), key=_order):
+            yield load_model(path, Candidate)
+
+    def result(self, task: str, impl: int) -> EvalResult | None:
+        """The unit-test result, or None."""
+        path = self.result_path(task, impl)
+        return load_model(path, EvalResult) if path.is_file() else None
+
+    def results(self) -> list[EvalResult]:
+        """Every unit-test result on disk."""
+        return [
+            load_model(p, EvalResult) for p in sorted((self.path / "results").glob("*/*.json"), key=_order)
+        ]
+
+    def judges(self) -> list[str]:
+        """Judge folder names with verdicts."""
+        root = self.path / "verdicts"
+        return sorted(d.name for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+
+    def verdict(self, judge: str, task: str, impl: int) -> Verdict | None:
+        """A verdict, or None."""
+        path = self.verdict_path(judge, task, impl)
+        return load_model(path, Verdict) if path.is_file() else None
+
+    def verdicts(self, judge: str) -> list[Verdict]:
+        """Every verdict of one judge on disk."""
+        root = self.path / "verdicts" / judge
+        return [load_model(p, Verdict) for p in sorted(root.glob("*/*.json"), key=_order)]
+
+    def labels(self) -> list[HumanLabel]:
+        """Every human label on disk."""
+        return [
+            load_model(p, HumanLabel) for p in sorted((self.path / "labels").glob("*/*.json"), key=_order)
+        ]
+
+    def manifest(self) -> RunManifest | None:
+        """run.json, or None for a folder that is not a run yet."""
+        path = self.path / MANIFEST
+        return load_model(path, RunManifest) if path.is_file() else None
+
+    def require_manifest(self) -> RunManifest:
+        """run.json, or LmrError saying this is not a run folder."""
+        manifest = self.manifest()
+        if manifest is None:
+            raise LmrError(
+                "not a run folder (no run.json); make one with generate or import-agent", self.path
+            )
+        return manifest
+
+    def save_manifest(self, manifest: RunManifest) -> None:
+        """Write run.json."""
+        save_model(self.path / MANIFEST, manifest.model_copy(update={"tool_version": __version__}))
+
+
+def _order(path: Path) -> tuple[object, ...]:
+    """Sort key: task folder in numeric order, then implementation index."""
+    parts = path.parts
+    task, impl = parts[-3] if path.name == CANDIDATE_JSON else parts[-2], path.parent.name
+    if path.name != CANDIDATE_JSON:
+        impl = path.stem
+    m = re.match(r"(\d+)", task)
+    return (int(m.group(1)) if m else 1 << 30, task, int(impl) if impl.isdigit() else 1 << 30, impl)
+
+
+def read_json(path: Path) -> object:
+    """A JSON file's content; LmrError naming the file when it is not JSON."""
+    try:
+        return json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LmrError(f"cannot read JSON: {exc}", path) from None

@@ -1,0 +1,168 @@
+"""Standard prompting against the scripted server: prompts, candidates, faults and re-runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer, status
+from run_task import GOAL, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
+
+from lmrbench.authoring.taskset import load_taskset
+from lmrbench.benchmark.generate import GenerateOptions, generate
+from lmrbench.benchmark.llm import LLMClient, LLMConfig
+from lmrbench.benchmark.prompts import truncate_paper
+from lmrbench.benchmark.reply import ReplyProblem, splice_reply
+from lmrbench.benchmark.rundir import RunDir
+from lmrbench.errors import LmrError
+from lmrbench.schemas.run import CandidateStatus, LLMParams
+
+DICE = "Functions to implement, in toy/metrics.py: dice"
+APPLY = "Functions to implement, in toy/metrics.py: Scaler.apply"
+TOTAL = "Functions to implement, in toy/metrics.py: total"
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    srv = LLMServer()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    return write_taskset(tmp_path / "bench")
+
+
+def client_for(server: LLMServer, tmp_path: Path, model: str = "gen-model") -> LLMClient:
+    params = LLMParams(model=model, base_url=server.base_url, max_tokens=512)
+    return LLMClient(LLMConfig(params=params, backoff=0.01, max_retries=1, cache_dir=tmp_path / "cache"))
+
+
+def script_golden(server: LLMServer) -> None:
+    server.on(DICE, golden_def("dice"))
+    server.on(APPLY, golden_def("Scaler.apply"))
+    server.on(TOTAL, golden_def("total"))
+
+
+def test_golden_replies_become_spliced_candidates(server, bench, tmp_path) -> None:
+    script_golden(server)
+    tasks, problems = load_taskset(bench)
+    assert not problems
+    with client_for(server, tmp_path) as client:
+        summary = generate(tasks, tmp_path / "run", client, bench=str(bench))
+    assert summary.statuses == {"ok": 3}
+    run = RunDir(tmp_path / "run")
+    cand = run.candidate("1-Toy", 2)
+    assert cand is not None and cand.status is CandidateStatus.OK and cand.functions == ["Scaler.apply"]
+    assert cand.model == "gen-model" and cand.usage.prompt_tokens > 0 and cand.usage.completion_tokens > 0
+    folder = run.candidate_dir("1-Toy", 2)
+    assert "```python" in (folder / "reply.txt").read_text()
+    text = (folder / REPO / GOAL).read_text()
+    assert "return [x * self.target / n for x in xs]" in text
+    assert "# The paper's Equation 3." in text  # comments elsewhere survive
+    assert "raise NotImplementedError" in text.split("class Scaler")[0]  # dice stays masked in impl 2's file
+    assert (run.candidate_dir("2-Async", 1) / REPO / GOAL).read_text().count("async def total") == 1
+    manifest = run.require_manifest()
+    assert manifest.generation is not None and manifest.generation.model == "gen-model"
+    assert [t.name for t in manifest.tasks] == ["1-Toy", "2-Async"] and all(
+        len(t.digest) == 64 for t in manifest.tasks
+    )
+
+
+def test_prompt_has_goal_file_paper_instruction_context_and_no_golden_body(server, bench, tmp_path) -> None:
+    script_golden(server)
+    tasks, _ = load_taskset(bench, only=["1"])
+    with client_for(server, tmp_path) as client:
+        generate(tasks, tmp_path / "run", client)
+    prompt = server.matching(DICE)[0].text
+    masked = (bench / "1-Toy" / REPO / GOAL).read_text()
+    assert masked.strip() in prompt
+    assert "Implement dice as in the paper." in prompt
+    assert "Dice is 2|A&B|/(|A|+|B|)." in prompt and "## toy/utils.py" in prompt
+    assert "2 * len(a & b)" not in prompt and "x * self.target / n" not in prompt
+
+
+def test_faults_are_recorded_and_a_rerun_retries_only_them(server, bench, tmp_path) -> None:
+    server.on(DICE, status(500))
+    server.on(APPLY, "I would rather not write code today.")
+    server.on(TOTAL, "```python\nasync def total(xs:\n    return 1\n```")
+    tasks, _ = load_taskset(bench)
+    with client_for(server, tmp_path) as client:
+        summary = generate(tasks, tmp_path / "run", client)
+    assert summary.statuses == {"llm_error": 1, "no_function": 1, "parse_error": 1}
+    run = RunDir(tmp_path / "run")
+    reasons = {(c.task, c.impl): (c.status.value, c.reason) for c in run.candidates()}
+    assert reasons[("1-Toy", 1)][0] == "llm_error" and "HTTP 500" in reasons[("1-Toy", 1)][1]
+    assert reasons[("1-Toy", 2)][0] == "no_function" and "Scaler.apply" in reasons[("1-Toy", 2)][1]
+    assert reasons[("2-Async", 1)][0] == "parse_error" and "never closed" in reasons[("2-Async", 1)][1]
+    assert not (run.candidate_dir("1-Toy", 1) / REPO).exists()
+
+    script_golden(server)
+    before = len(server.requests)
+    with client_for(server, tmp_path) as client:
+        again = generate(tasks, tmp_path / "run", client)
+    assert again.statuses == {"ok": 3}
+    assert len(server.requests) - before == 3  # the unusable replies were not served from the cache
+    with client_for(server, tmp_path) as client:
+        third = generate(tasks, tmp_path / "run", client)
+    assert third.skipped == 3 and not third.statuses and len(server.requests) - before == 3
+
+
+def test_a_run_folder_refuses_another_model(server, bench, tmp_path) -> None:
+    script_golden(server)
+    tasks, _ = load_taskset(bench, only=["2"])
+    with client_for(server, tmp_path) as client:
+        generate(tasks, tmp_path / "run", client)
+    with (
+        client_for(server, tmp_path, model="other") as client,
+        pytest.raises(LmrError, match="another --out"),
+    ):
+        generate(tasks, tmp_path / "run", client)
+
+
+def test_helpers_are_dropped_unless_allowed(server, bench, tmp_path) -> None:
+    reply = (
+        "```python\nimport statistics\n\ndef _mean(xs):\n    return statistics.mean(xs)\n\n"
+        "async def total(xs):\n    return _mean(xs) * len(xs)\n```"
+    )
+    server.on(TOTAL, reply)
+    tasks, _ = load_taskset(bench, only=["2"])
+    with client_for(server, tmp_path) as client:
+        generate(tasks, tmp_path / "plain", client)
+        generate(tasks, tmp_path / "helpers", client, options=GenerateOptions(allow_helpers=True))
+    plain = (RunDir(tmp_path / "plain").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
+    kept = (RunDir(tmp_path / "helpers").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
+    assert "_mean" in plain and "def _mean" not in plain and "import statistics" not in plain
+    assert "def _mean(xs):" in kept and "import statistics" in kept
+    assert RunDir(tmp_path / "helpers").candidate("2-Async", 1).helpers == [
+        "import statistics",
+        "def _mean(xs):",
+    ]
+
+
+def test_reply_parsing_edge_cases() -> None:
+    masked = METRICS_PY.replace("return sum(xs)", "raise NotImplementedError")
+    # a bare method is placed in its class; an unclosed fence runs to the end
+    out = splice_reply("```py\ndef apply(self, xs):\n    return xs\n", masked, ["Scaler.apply"], file=GOAL)
+    assert "    def apply(self, xs):\n        return xs\n" in out.source
+    # a reply defining the function twice: the first block wins
+    two = "```python\ndef dice(a, b):\n    return 1\n```\n```python\ndef dice(a, b):\n    return 2\n```"
+    assert "return 1" in splice_reply(two, masked, ["dice"], file=GOAL).source
+    with pytest.raises(ReplyProblem) as err:
+        splice_reply(WRONG_DICE, masked, ["dice", "total"], file=GOAL)
+    assert err.value.status == "no_function" and "total" in err.value.reason
+
+
+def test_paper_truncation_rule() -> None:
+    pages = {"2": "b" * 60, "1": "a" * 60, "10": "c" * 60}
+    whole = truncate_paper(pages, 1000)
+    assert (
+        json.loads(whole.text) == {"1": "a" * 60, "2": "b" * 60, "10": "c" * 60} and whole.chars_omitted == 0
+    )
+    cut = truncate_paper(pages, 100)
+    body, note = cut.text.rsplit("\n", 1)
+    assert json.loads(body) == {"1": "a" * 60, "2": "b" * 40}
+    assert (cut.pages_omitted, cut.chars_omitted) == (1, 80) and "1 later page(s) and 80 characters" in note
