@@ -1,0 +1,119 @@
+"""A task's Dockerfile: the official build args (UID, GID, DIR) plus ``ARG BASE_IMAGE``, requirements only.
+
+The generated image holds the Python environment and nothing of the task: no golden files, no tests, no repo.
+The runner copies the evaluated repo variant into a fresh container for each run. Its build context, assembled
+by the runner rather than taken from the task folder, holds this Dockerfile, ``requirements.txt`` and ``wheels/``
+(a host-side wheelhouse, installed with ``--no-index``: see ``lmrbench.benchmark.wheelhouse``).
+
+Official Dockerfiles (``FROM`` a pytorch image, ``COPY . .`` of the whole task folder) still build with the task
+folder as context where their base image is available; ``dockerfile_warnings`` says that such a copy bakes the
+golden files into the image.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_text
+
+DOCKERFILE = "Dockerfile"
+GENERATED_MARK = "# lmrbench task image"
+DEFAULT_BASE_IMAGE = "python:3.11-slim"
+
+_TEMPLATE = """\
+{mark}: the task's Python environment only (no repo, tests or golden files).
+# Build context (assembled by lmrbench): this file, requirements.txt{req_note}, wheels/ (host-side wheelhouse).
+# Build args: BASE_IMAGE (lmrbench passes its bootstrapped base where no registry is reachable), UID, GID, DIR.
+ARG BASE_IMAGE={base}
+FROM ${{BASE_IMAGE}}
+ARG UID=1000
+ARG GID=1000
+ARG DIR=/workspace
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi
+ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+COPY requirements.txt /tmp/lmrbench/requirements.txt
+COPY wheels/ /tmp/lmrbench/wheels/
+RUN pip install --no-cache-dir --no-index --find-links /tmp/lmrbench/wheels \\
+        -r /tmp/lmrbench/requirements.txt pytest \\
+ && rm -rf /tmp/lmrbench
+RUN if ! getent group "$GID" >/dev/null; then \\
+        groupadd -g "$GID" lmrbench 2>/dev/null || echo "lmrbench:x:$GID:" >> /etc/group; fi \\
+ && if ! getent passwd "$UID" >/dev/null; then \\
+        useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
+        || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
+ && mkdir -p "$DIR" && chown "$UID:$GID" "$DIR"
+WORKDIR $DIR
+USER $UID:$GID
+"""
+
+
+def render_dockerfile(*, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None = None) -> str:
+    """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from."""
+    note = f" (from {requirements})" if requirements else " (empty when the task has none)"
+    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note)
+
+
+def write_dockerfile(
+    task_dir: Path,
+    repo_folder_name: str,
+    requirements: str | None = None,
+    *,
+    base_image: str = DEFAULT_BASE_IMAGE,
+    force: bool = False,
+) -> Path:
+    """Write ``<task_dir>/Dockerfile``; an existing one that lmrbench did not write is kept unless ``force``.
+
+    ``requirements`` is the requirements file relative to the task folder (default: requirements.txt of the
+    task folder, else of the repo folder, else none).
+    """
+    task_dir = Path(task_dir)
+    if not (task_dir / repo_folder_name).is_dir():
+        raise LmrError(f"repo folder {repo_folder_name!r} does not exist", task_dir)
+    if requirements is None:
+        for cand in ("requirements.txt", f"{repo_folder_name}/requirements.txt"):
+            if (task_dir / cand).is_file():
+                requirements = cand
+                break
+    elif not (task_dir / requirements).is_file():
+        raise LmrError("requirements file does not exist", task_dir / requirements)
+    path = task_dir / DOCKERFILE
+    if path.exists() and not force and not is_generated(path.read_text(errors="replace")):
+        raise LmrError("a Dockerfile not written by lmrbench exists; pass force to replace it", path)
+    atomic_write_text(path, render_dockerfile(base_image=base_image, requirements=requirements))
+    return path
+
+
+def is_generated(text: str) -> bool:
+    """True for a Dockerfile written by ``write_dockerfile``."""
+    return text.startswith(GENERATED_MARK)
+
+
+_COPY_RE = re.compile(r"^\s*(COPY|ADD)\s+(?:--\S+\s+)*(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
+def copies_task_folder(text: str) -> bool:
+    """True when the Dockerfile copies the whole build context (``COPY . .``, ``ADD . /x``)."""
+    for m in _COPY_RE.finditer(text):
+        parts = m.group(2).split()
+        if parts and parts[0].startswith("["):
+            continue
+        if any(src in (".", "./", "*") for src in parts[:-1]):
+            return True
+    return False
+
+
+def dockerfile_warnings(text: str, path: Path | str = DOCKERFILE) -> list[str]:
+    """One-line warnings about a task's Dockerfile (empty for a generated one)."""
+    if is_generated(text):
+        return []
+    out = []
+    if copies_task_folder(text):
+        out.append(f"{path}: copies the whole task folder into the image (COPY . .): golden files and tests are "
+                   "baked into it, readable by the code under test; `lmrbench` can write a Dockerfile that "
+                   "does not")
+    if not re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE):
+        out.append(f"{path}: has no ARG BASE_IMAGE: it builds only where its FROM image can be pulled or exists")
+    return out

@@ -1,0 +1,375 @@
+"""DockerRunner: one image per task (tagged by a hash of what it is built from), one fresh container per run.
+
+A run's container has a read-only root filesystem, no network, a non-root user, memory (no swap), CPU and pid
+limits, no capabilities, and no log driver. Everything it may write is a size-bounded tmpfs: ``/work`` (the repo
+copy, ``out`` and ``harness``) and ``/tmp``, so a candidate that fills the disk fills only those. The tree is not
+copied with put_archive (a read-only root refuses it, and an archive never lands in a tmpfs) but streamed as a
+tar on the container's stdin to a small boot script, PID 1, which unpacks it, runs the command as its child,
+then writes the out folder as a framed tar on its stdout (the child's own output goes to stderr) and exits with
+the child's status. The boot script marks itself non-dumpable, so the child cannot open its stdout through /proc.
+The container is removed in ``finally``, also on timeout and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import hashlib
+import io
+import re
+import socket
+import tarfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.images import (
+    BASE_IMAGE_TAG,
+    OFFICIAL_BASE_IMAGE,
+    build_context,
+    docker_build,
+    docker_client,
+    image_id,
+    task_requirements,
+)
+from lmrbench.benchmark.sandbox import RunResult, tail
+from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
+from lmrbench.errors import LmrError
+from lmrbench.progress import NullProgress, Progress, check_cancel
+
+if TYPE_CHECKING:
+    import docker
+
+WORK = "/work"
+RUN_LABEL = "org.lmrbench.run"
+_MARK = b"LMRBENCH-OUT "
+_INFRA = b"LMRBENCH-INFRA "
+_STDERR_KEEP = 256_000
+
+BOOT = r"""
+import base64, ctypes, io, os, subprocess, sys, tarfile
+try:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the child cannot open our fds via /proc
+except Exception:
+    pass
+root = "/work"
+try:
+    tarfile.open(fileobj=sys.stdin.buffer, mode="r|").extractall(root)
+    os.makedirs(root + "/out", exist_ok=True)
+except Exception as exc:
+    sys.stdout.write("LMRBENCH-INFRA cannot unpack the tree: %s: %s\n" % (type(exc).__name__, exc))
+    sys.stdout.flush()
+    sys.exit(125)
+null = os.open(os.devnull, os.O_RDONLY)
+try:
+    child = subprocess.Popen(sys.argv[1:], cwd=root + "/repo", stdin=null, stdout=2, stderr=2,
+                             start_new_session=True)
+except OSError as exc:
+    sys.stderr.write("cannot start %r: %s\n" % (sys.argv[1], exc))
+    code = 127
+else:
+    code = child.wait()
+    code = 128 - code if code < 0 else code
+    try:
+        os.killpg(child.pid, 9)
+    except OSError:
+        pass
+buf = io.BytesIO()
+try:
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.add(root + "/out", arcname="out")
+except Exception as exc:
+    sys.stderr.write("cannot pack the out folder: %s\n" % exc)
+    buf = io.BytesIO()
+data = base64.b64encode(buf.getvalue())
+sys.stdout.buffer.write(b"LMRBENCH-OUT %d %d\n" % (code, len(data)) + data + b"\n")
+sys.stdout.flush()
+sys.exit(code)
+"""
+
+_targets: dict[str, WheelTarget] = {}
+
+
+def image_tag(task_name: str, digest: str) -> str:
+    """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
+    return f"lmrbench-task-{slug}:{digest}"
+
+
+def _folder_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and ".git" not in p.relative_to(folder).parts:
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _tree_tar(tree: Path, harness_files: dict[str, bytes]) -> bytes:
+    """The payload streamed to the boot script: repo/ (the tree, no .git), harness/, out/."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+
+        def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+            parts = Path(info.name).parts
+            if ".git" in parts or "__pycache__" in parts:
+                return None
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mode |= 0o600 if info.isfile() else 0o700
+            return info
+
+        tar.add(str(tree), arcname="repo", filter=keep)
+        for d in ("harness", "out"):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for name, data in harness_files.items():
+            info = tarfile.TarInfo(f"harness/{name}")
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _unpack_out(data: bytes, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        for m in tar.getmembers():
+            parts = Path(m.name).parts
+            if not parts or parts[0] != "out" or ".." in parts or not (m.isfile() or m.isdir()):
+                continue
+            rel = Path(*parts[1:]) if len(parts) > 1 else Path()
+            dest = out_dir / rel
+            if m.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+            else:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                src = tar.extractfile(m)
+                dest.write_bytes(src.read() if src else b"")
+
+
+class DockerRunner:
+    """The Docker sandbox. Limits are per container; ``base_image`` overrides the automatic choice."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        *,
+        base_image: str | None = None,
+        memory: str = "2g",
+        cpus: float = 1.0,
+        pids: int = 256,
+        work_size: str = "1g",
+        tmp_size: str = "512m",
+        uid: int = 1000,
+        gid: int = 1000,
+        client: docker.DockerClient | None = None,
+    ) -> None:
+        self.base_image = base_image
+        self.memory, self.cpus, self.pids = memory, cpus, pids
+        self.work_size, self.tmp_size = work_size, tmp_size
+        self.uid, self.gid = uid, gid
+        self._client = client
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> docker.DockerClient:
+        """The engine client (connected on first use)."""
+        with self._lock:
+            if self._client is None:
+                self._client = docker_client()
+            return self._client
+
+    def limits_warnings(self) -> list[str]:
+        """What this engine does not enforce of the limits a run asks for (empty when all hold)."""
+        info = self.client.info()
+        checks = {"MemoryLimit": "memory limit", "SwapLimit": "swap limit (memory+swap)",
+                  "PidsLimit": "pid limit", "CPUCfsQuota": "CPU quota"}
+        return [f"the Docker engine does not enforce the {what}" for key, what in checks.items()
+                if info.get(key) is False]
+
+    def resolve_base(self) -> str:
+        """The BASE_IMAGE passed to builds: the one given, else the bootstrapped base, else the official one."""
+        if self.base_image:
+            return self.base_image
+        for cand in (BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE):
+            if image_id(self.client, cand):
+                return cand
+        raise LmrError(f"no base image: neither {BASE_IMAGE_TAG} nor {OFFICIAL_BASE_IMAGE} is present; "
+                       "run `lmrbench images bootstrap`")
+
+    def wheel_target(self, image: str) -> WheelTarget:
+        """Python version and glibc of an image (asked once per image id)."""
+        iid = image_id(self.client, image) or image
+        if iid not in _targets:
+            out = self.client.containers.run(
+                image, ["python3", "-c", "import platform,sys;print('%d.%d' % sys.version_info[:2],"
+                        "platform.libc_ver()[1] or '2.17', platform.machine())"],
+                remove=True, network_disabled=True, user=f"{self.uid}:{self.gid}")
+            py, glibc, machine = out.decode().split()
+            _targets[iid] = WheelTarget(python=py, glibc=glibc, machine=machine)
+        return _targets[iid]
+
+    def prepare(
+        self,
+        task: Task,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> str:
+        """The task's image tag, built when no image of the same inputs exists (or ``rebuild``)."""
+        progress = progress or NullProgress()
+        path = task.path / DOCKERFILE
+        text = path.read_text(errors="replace") if path.is_file() else render_dockerfile()
+        for warning in dockerfile_warnings(text, path):
+            progress.log(f"warning: {warning}")
+        req_path = task_requirements(task)
+        req_text = req_path.read_text(errors="replace") if req_path else ""
+        try:
+            lines = requirement_lines(req_text)
+        except LmrError as exc:
+            raise LmrError(exc.problem, req_path) from None
+        uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
+        base = self.resolve_base() if uses_base else ""
+        base_id = (image_id(self.client, base) or "") if base else ""
+        target = self.wheel_target(base) if base_id else WheelTarget(python="3.11")
+        generated = is_generated(text)
+        h = hashlib.sha256("\0".join([text, req_text, base_id, target.key]).encode())
+        if not generated:
+            h.update(_folder_digest(task.path).encode())
+        tag = image_tag(task.name, h.hexdigest()[:16])
+        if image_id(self.client, tag) and not rebuild:
+            return tag
+        check_cancel(cancel)
+        progress.log(f"building {tag} from {base or 'its own FROM'}")
+        if generated:
+            wheels = build_wheelhouse(lines, target, progress=progress)
+            files = {"Dockerfile": text.encode(), "requirements.txt": "\n".join(lines).encode() + b"\n"}
+            context = build_context(files, {"wheels": wheels})
+        else:
+            context = build_context({}, {".": task.path})
+        args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": "/workspace"}
+        if base:
+            args["BASE_IMAGE"] = base
+        docker_build(self.client, context, tag, what=task.name, buildargs=args, progress=progress, cancel=cancel)
+        return tag
+
+    def run(
+        self,
+        task: Task,
+        tree: Path,
+        argv: list[str],
+        *,
+        timeout: float,
+        env: dict[str, str] | None = None,
+        out_dir: Path | None = None,
+        network: bool = False,
+        harness_files: dict[str, bytes] | None = None,
+    ) -> RunResult:
+        """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring."""
+        import docker
+
+        t0 = time.monotonic()
+        try:
+            tag = self.prepare(task)
+            payload = _tree_tar(Path(tree), harness_files or {})
+        except LmrError as exc:
+            return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
+        environment = {
+            **(env or {}),
+            "LMRBENCH_OUT": f"{WORK}/out",
+            "LMRBENCH_HARNESS": f"{WORK}/harness",
+            "PYTHONPATH": ":".join(p for p in (f"{WORK}/harness", (env or {}).get("PYTHONPATH", "")) if p),
+            "HOME": "/tmp",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        container = None
+        stdout, stderr = bytearray(), collections.deque[bytes]()
+        try:
+            container = self.client.containers.create(
+                tag, ["python3", "-c", BOOT, *argv], name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
+                labels={RUN_LABEL: task.name}, user=f"{self.uid}:{self.gid}", working_dir=WORK,
+                environment=environment, stdin_open=True, read_only=True,
+                network_disabled=not network, network_mode=None if network else "none",
+                tmpfs={WORK: f"size={self.work_size},uid={self.uid},gid={self.gid},mode=0700,exec",
+                       "/tmp": f"size={self.tmp_size},mode=1777,exec"},
+                mem_limit=self.memory, memswap_limit=self.memory, nano_cpus=int(self.cpus * 1e9),
+                pids_limit=self.pids, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+                log_config=docker.types.LogConfig(type="none"),
+            )
+            sock = self.client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1,
+                                                                      "stream": 1})
+            reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
+            container.start()
+            reader.start()
+            raw = getattr(sock, "_sock", sock)
+            try:
+                raw.sendall(payload)
+                raw.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass  # the container ended before reading it all; its status tells why
+            timed_out = False
+            try:
+                status = container.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
+                exit_code: int | None = int(status.get("StatusCode", -1))
+            except Exception as exc:  # the wait's read timeout (requests raises several kinds)
+                if "timed out" not in str(exc).lower() and "timeout" not in type(exc).__name__.lower():
+                    raise
+                timed_out, exit_code = True, None
+                container.kill()
+            reader.join(timeout=10)
+            state = (container.client.api.inspect_container(container.id) or {}).get("State", {})
+        except docker.errors.DockerException as exc:
+            return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
+                             infra_error=f"Docker: {type(exc).__name__}: {exc}")
+        finally:
+            if container is not None:
+                try:
+                    container.remove(force=True)
+                except docker.errors.NotFound:
+                    pass
+        duration = time.monotonic() - t0
+        output = _decode(stderr)
+        if state.get("OOMKilled"):
+            output += f"\n[killed: out of memory (limit {self.memory})]"
+        if timed_out:
+            return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
+        body = bytes(stdout)
+        if body.startswith(_INFRA):
+            return RunResult(exit_code, False, tail(output), duration,
+                             infra_error=body[len(_INFRA):].decode(errors="replace").strip())
+        at = body.rfind(_MARK)
+        if at >= 0 and out_dir is not None:
+            header, _, rest = body[at + len(_MARK):].partition(b"\n")
+            try:
+                size = int(header.split()[1])
+                _unpack_out(base64.b64decode(rest[:size]), Path(out_dir))
+            except (ValueError, IndexError, tarfile.TarError) as exc:
+                output += f"\n[the out folder could not be read back: {exc}]"
+        return RunResult(exit_code, False, tail(output), duration)
+
+
+def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
+    from docker.utils.socket import frames_iter
+
+    kept = 0
+    try:
+        for stream, data in frames_iter(sock, tty=False):
+            if stream == 1:
+                stdout.extend(data)
+            else:
+                stderr.append(data)
+                kept += len(data)
+                while kept > _STDERR_KEEP and len(stderr) > 1:
+                    kept -= len(stderr.popleft())
+    except Exception:  # the socket closes when the container is removed
+        pass
+
+
+def _decode(chunks: collections.deque[bytes]) -> str:
+    return tail(b"".join(chunks).decode("utf-8", errors="replace"))

@@ -1,0 +1,227 @@
+"""Base images without a registry: a Debian root filesystem made by mmdebstrap (or debootstrap), imported into
+Docker, with a venv at /opt/venv holding pytest installed offline from a host-side wheelhouse.
+
+Task images build on it through ``ARG BASE_IMAGE``. Where a registry is reachable the official python image
+serves as well; on machines without one ``lmrbench images bootstrap`` makes ``BASE_IMAGE_TAG`` once and reuses it.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.errors import LmrError
+from lmrbench.progress import NullProgress, Progress, check_cancel
+
+if TYPE_CHECKING:
+    import docker
+
+BASE_IMAGE_TAG = "lmrbench-base:bookworm"
+"""The bootstrapped base image (Debian bookworm, Python 3.11, pytest in /opt/venv)."""
+OFFICIAL_BASE_IMAGE = "python:3.11-slim"
+"""The default BASE_IMAGE of generated Dockerfiles, used where a registry is reachable."""
+BASE_LABEL = "org.lmrbench.base"
+DEBIAN_SUITE = "bookworm"
+DEBIAN_PACKAGES = ["python3", "python3-venv", "python3-pip", "ca-certificates", "passwd", "tar"]
+BASE_TARGET = WheelTarget(python="3.11", glibc="2.36")
+"""Python and glibc of Debian bookworm: what the base image's wheels are downloaded for."""
+REQUIREMENTS_NAME = "requirements.txt"
+INSTALL_HINT = "install mmdebstrap (apt-get install mmdebstrap) or debootstrap"
+
+
+def docker_client(timeout: int = 120) -> docker.DockerClient:
+    """A client of the local engine; LmrError when none answers."""
+    import docker
+
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except Exception as exc:
+        raise LmrError(f"no Docker engine answers ({type(exc).__name__}: {exc})") from exc
+    return client
+
+
+def image_id(client: docker.DockerClient, tag: str) -> str | None:
+    """The id of a local image, or None when it is not there."""
+    import docker
+
+    try:
+        return str(client.images.get(tag).id)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def task_requirements(task: Task) -> Path | None:
+    """The task's requirements file: ``requirements.txt`` in the task folder, else in the repo folder."""
+    for cand in (task.path / REQUIREMENTS_NAME, task.repo_dir / REQUIREMENTS_NAME):
+        if cand.is_file():
+            return cand
+    return None
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """What ``bootstrap_base_image`` did."""
+
+    tag: str
+    image_id: str
+    created: bool
+    """False when an existing image was reused."""
+    seconds: float
+    tool: str = ""
+    """mmdebstrap or debootstrap; empty when reused."""
+
+
+def _rootfs_tar(dest: Path, suite: str, mirror: str | None, progress: Progress) -> tuple[Path, str]:
+    """Make a Debian root filesystem tarball in ``dest``; return it and the tool used."""
+    tar = dest / "rootfs.tar"
+    mirrors = [mirror] if mirror else []
+    if shutil.which("mmdebstrap"):
+        cmd = ["mmdebstrap", "--variant=minbase", "--include=" + ",".join(DEBIAN_PACKAGES), suite, str(tar),
+               *mirrors]
+        tool = "mmdebstrap"
+    elif shutil.which("debootstrap"):
+        root = dest / "rootfs"
+        cmd = ["debootstrap", "--variant=minbase", "--include=" + ",".join(DEBIAN_PACKAGES), suite, str(root),
+               *mirrors]
+        tool = "debootstrap"
+    else:
+        raise LmrError(f"cannot build a base image: neither mmdebstrap nor debootstrap is installed; {INSTALL_HINT}")
+    progress.log("$ " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        raise LmrError(f"{tool} failed (exit {proc.returncode}): {tail}")
+    if tool == "debootstrap":
+        with tarfile.open(tar, "w") as out:
+            out.add(str(dest / "rootfs"), arcname=".")
+    return tar, tool
+
+
+_BASE_DOCKERFILE = """\
+FROM {rootfs}
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+COPY wheels/ /tmp/lmrbench-wheels/
+RUN python3 -m venv /opt/venv \\
+ && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /tmp/lmrbench-wheels pytest \\
+ && rm -rf /tmp/lmrbench-wheels
+ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+LABEL {label}=1
+CMD ["python3"]
+"""
+
+
+def build_context(files: dict[str, bytes], dirs: dict[str, Path]) -> io.BytesIO:
+    """An uncompressed tar build context: ``files`` by name, plus whole folders under the names given."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+        for name, folder in dirs.items():
+            tar.add(str(folder), arcname=name)
+    buf.seek(0)
+    return buf
+
+
+def docker_build(
+    client: docker.DockerClient,
+    context: io.BytesIO,
+    tag: str,
+    *,
+    what: str,
+    buildargs: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> str:
+    """Build an image from a tar context; LmrError naming ``what`` with the tail of the build log on failure."""
+    progress = progress or NullProgress()
+    log: list[str] = []
+    error = ""
+    try:
+        for chunk in client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
+                                      buildargs=buildargs or {}, decode=True, network_mode="default"):
+            check_cancel(cancel)
+            if "stream" in chunk:
+                for line in str(chunk["stream"]).splitlines():
+                    if line.strip():
+                        log.append(line)
+                        progress.log(line)
+            if "error" in chunk:
+                error = str(chunk["error"]).strip()
+    except LmrError:
+        raise
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    if error:
+        tail = " | ".join([*log[-8:], error])
+        raise LmrError(f"image build failed: {tail}", what)
+    found = image_id(client, tag)
+    if found is None:
+        raise LmrError(f"image build reported success but {tag} is missing", what)
+    return found
+
+
+def bootstrap_base_image(
+    tag: str = BASE_IMAGE_TAG,
+    *,
+    force: bool = False,
+    suite: str = DEBIAN_SUITE,
+    mirror: str | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> BootstrapResult:
+    """Make the base image from Debian packages, or reuse it when ``tag`` exists (``force`` rebuilds).
+
+    Steps: mmdebstrap (or debootstrap) writes a minbase root filesystem with Python 3; ``docker import`` makes it
+    an image; a build on top creates /opt/venv with pytest from a host-side wheelhouse (no network in the build).
+    """
+    progress = progress or NullProgress()
+    t0 = time.monotonic()
+    client = docker_client(timeout=600)
+    existing = image_id(client, tag)
+    if existing and not force:
+        return BootstrapResult(tag, existing, created=False, seconds=time.monotonic() - t0)
+    progress.start(f"bootstrap {tag}", 3)
+    wheels = build_wheelhouse([], BASE_TARGET, progress=progress)
+    with tempfile.TemporaryDirectory(prefix="lmrbench-rootfs-") as tmp:
+        tar, tool = _rootfs_tar(Path(tmp), suite, mirror, progress)
+        progress.advance(1, f"{tool} done")
+        check_cancel(cancel)
+        rootfs_tag = f"{tag}-rootfs"
+        repo, _, version = rootfs_tag.rpartition(":")
+        client.api.import_image_from_file(str(tar), repository=repo, tag=version)
+    progress.advance(1, "imported")
+    try:
+        context = build_context({"Dockerfile": _BASE_DOCKERFILE.format(rootfs=rootfs_tag, label=BASE_LABEL).encode()},
+                                {"wheels": wheels})
+        new_id = docker_build(client, context, tag, what=tag, progress=progress, cancel=cancel)
+    finally:
+        try:
+            client.images.remove(rootfs_tag, noprune=True)
+        except Exception as exc:  # the tag stays; harmless, but say so
+            progress.log(f"could not untag {rootfs_tag}: {exc}")
+    progress.advance(1, "pytest installed")
+    return BootstrapResult(tag, new_id, created=True, seconds=time.monotonic() - t0, tool=tool)
+
+
+def list_images(client: docker.DockerClient | None = None) -> list[tuple[str, str, float]]:
+    """Local lmrbench images as (tag, short id, size in MB), sorted by tag."""
+    client = client or docker_client()
+    out = []
+    for img in client.images.list():
+        for t in img.tags:
+            if t.startswith("lmrbench"):
+                out.append((t, img.short_id.removeprefix("sha256:"), img.attrs.get("Size", 0) / 1e6))
+    return sorted(out)

@@ -1,0 +1,137 @@
+"""Run a task's pytest tests in a sandbox and decide the outcome from a sealed junit report.
+
+Never from printed text: the status comes from the junit report (written to $LMRBENCH_OUT, read back by the
+sandbox), its seal (see ``report_plugin``: an HMAC with a per-run key that the code under test never sees on
+disk), the test ids expected, and the exit status of pytest. A run that ends before pytest writes its report,
+a report written by anyone else, or a report that disagrees with the exit status is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.junit import parse_junit
+from lmrbench.benchmark.sandbox import RunResult, Sandbox
+from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
+
+PLUGIN_MODULE = "lmrbench_report_plugin"
+KEY_FILE = "lmrbench_key"
+JUNIT_NAME = "junit.xml"
+SEAL_NAME = "seal.json"
+LOG_TAIL_CHARS = 4000
+_PYTEST_EXIT = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error", 5: "no tests collected"}
+
+
+def _seal_digest(key: bytes, junit: bytes, exitstatus: int) -> str:
+    import hashlib
+
+    return hmac.new(key, junit + b"\0" + str(int(exitstatus)).encode(), hashlib.sha256).hexdigest()
+
+
+def pytest_argv(test_files: list[str]) -> list[str]:
+    """The command a sandbox runs (working dir: the repo copy)."""
+    return ["python", "-m", "pytest", "-p", PLUGIN_MODULE, "-p", "no:cacheprovider", "-q", "--tb=short",
+            *test_files]
+
+
+def harness_files(key: bytes) -> dict[str, bytes]:
+    """The plugin and the run's key, placed in $LMRBENCH_HARNESS."""
+    plugin = resources.files("lmrbench.benchmark").joinpath("report_plugin.py").read_bytes()
+    return {f"{PLUGIN_MODULE}.py": plugin, KEY_FILE: key}
+
+
+def run_pytest(
+    sandbox: Sandbox,
+    task: Task,
+    tree: Path,
+    test_files: list[str],
+    *,
+    timeout: float,
+    expected_ids: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> TestReport:
+    """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status."""
+    key = secrets.token_bytes(32)
+    with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
+        res = sandbox.run(task, Path(tree), pytest_argv(test_files), timeout=timeout, env=env, out_dir=Path(out),
+                          harness_files=harness_files(key))
+        junit = _read(Path(out) / JUNIT_NAME)
+        seal = _read(Path(out) / SEAL_NAME)
+    return decide(res, junit, seal, key, expected_ids, runner=sandbox.name)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def decide(
+    res: RunResult,
+    junit: bytes | None,
+    seal: bytes | None,
+    key: bytes,
+    expected_ids: list[str] | None,
+    *,
+    runner: str,
+) -> TestReport:
+    """The TestReport of a finished run, from its result, report bytes, seal and the ids expected."""
+    base = {"exit_code": res.exit_code, "duration": round(res.duration, 3), "runner": runner,
+            "log_tail": res.output[-LOG_TAIL_CHARS:], "expected_ids": list(expected_ids or [])}
+
+    def report(status: TestStatus, detail: str, cases: list[TestCaseResult] | None = None,
+               missing: list[str] | None = None) -> TestReport:
+        return TestReport(status=status, detail=detail, cases=cases or [], missing_ids=missing or [], **base)
+
+    if res.infra_error:
+        return report(TestStatus.INFRA_ERROR, res.infra_error)
+    if res.timed_out:
+        return report(TestStatus.TIMEOUT, f"killed after the {res.duration:.0f} s timeout")
+    if junit is None:
+        return report(TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})")
+    try:
+        sealed = json.loads(seal or b"")
+        exitstatus = int(sealed["exitstatus"])
+        valid = hmac.compare_digest(str(sealed["hmac"]), _seal_digest(key, junit, exitstatus))
+    except (ValueError, KeyError, TypeError):
+        valid, exitstatus = False, -1
+    if not valid:
+        return report(TestStatus.ERROR, "the test report is not sealed by this run: it was written or changed "
+                      f"outside pytest's session, or the session never ended (exit {res.exit_code})")
+    if exitstatus != res.exit_code:
+        return report(TestStatus.ERROR, f"pytest's exit status {exitstatus} differs from the process's "
+                      f"{res.exit_code}: the process ended after its session in an unexpected way")
+    try:
+        cases = parse_junit(junit)
+    except ValueError as exc:
+        return report(TestStatus.ERROR, str(exc))
+    by_id = {c.test_id: c for c in cases}
+    wanted = list(expected_ids) if expected_ids else list(by_id)
+    missing = [i for i in wanted if i not in by_id]
+    bad = [c for c in cases if c.outcome in ("failed", "error")]
+    skipped = [i for i in wanted if i in by_id and by_id[i].outcome == "skipped"]
+    if not wanted:
+        return report(TestStatus.ERROR, "the report holds no test case", cases)
+    if any(c.outcome == "failed" for c in bad):
+        first = next(c for c in bad if c.outcome == "failed")
+        return report(TestStatus.FAILED, f"{len(bad)} of {len(cases)} cases failed, first {first.test_id}",
+                      cases, missing)
+    if bad:
+        return report(TestStatus.ERROR, f"{len(bad)} cases errored (collection or setup), first {bad[0].test_id}",
+                      cases, missing)
+    if missing:
+        return report(TestStatus.ERROR, f"{len(missing)} expected tests are missing, first {missing[0]}", cases,
+                      missing)
+    if skipped:
+        return report(TestStatus.FAILED, f"{len(skipped)} expected tests were skipped, first {skipped[0]}", cases)
+    if res.exit_code != 0:
+        why = _PYTEST_EXIT.get(res.exit_code or 0, "non-zero exit")
+        return report(TestStatus.ERROR, f"pytest exited {res.exit_code}: {why}", cases)
+    return report(TestStatus.PASSED, "", cases)
