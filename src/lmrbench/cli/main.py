@@ -33,9 +33,17 @@ def _register() -> None:
 
     schema_cmd.register(app)
     task_cmd.register(app)
-    from lmrbench.cli import tui_cmd
+    from lmrbench.cli import images_cmd
+
+    images_cmd.register(app)
+    from lmrbench.cli import record_cmd, tui_cmd
+
+    record_cmd.register(app)
 
     tui_cmd.register(app)
+    from lmrbench.cli import run_cmd
+
+    run_cmd.register(app)
 
 
 _register()

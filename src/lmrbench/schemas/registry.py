@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from lmrbench.schemas import report as _report
+from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import run as _run
 
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}
@@ -16,6 +17,7 @@ EXTRA_MODELS.update(
         "label": _run.HumanLabel,
         "run": _run.RunManifest,
         "test_report": _report.TestReport,
+        "recording": _recording.RecordingIndex,
     }
 )
 

@@ -1,0 +1,497 @@
+"""Record the first calls of a task's goal functions while the author's command runs (inside the task's sandbox).
+
+Started by ``sitecustomize`` in every Python process of the command when ``LMRBENCH_RECORD_SPEC`` is set (JSON:
+``{"targets": [{"file": "trainers.py", "qualname": "Trainer.loss"}], "max_calls": 3, "max_bytes": ...,
+"factory": "module:function" | null, "rtol": ..., "atol": ...}``); files are relative to
+``LMRBENCH_RECORD_ROOT`` (the repository root). Output goes to ``LMRBENCH_OUT``:
+
+- ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format);
+- ``calls-<pid>.jsonl``: one line per saved case (target, input digest, sizes, randomness, replay outcome);
+- ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script;
+- ``error-<pid>.json``: the first problem (a value that cannot be saved, a call over the size limit...).
+
+How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name it
+is imported under, and after the module has run replaces the goal function (or the class attribute of a method,
+keeping staticmethod/classmethod) by a recording wrapper, and every other module-level name bound to it. Code that
+later does ``from trainers import loss`` therefore gets the wrapper; a reference taken while the goal module
+itself was still running (a registry filled at import time) is not caught.
+
+For each new call (inputs not seen before, compared by the digest of their encoding): the arguments (bound by
+the signature) and, for methods, a copy of the instance's ``__dict__`` are encoded before the call; the return
+value, the arguments the call changed in place and the instance's attributes after the call are encoded after.
+The global random state (random, numpy, torch) is saved before the call; when the call moved it, the case keeps
+it so the test can restore it. Then the call is replayed exactly as the generated test will do it (decoded
+inputs, a rebuilt instance, the random state restored) and the outcome is compared: a difference means the
+function is non-deterministic or reads state that was not recorded. The program's own random state is put back
+after the replay, so the command runs on as it would have.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import importlib.abc
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+_KINDS = {
+    "POSITIONAL_ONLY": "positional_only",
+    "POSITIONAL_OR_KEYWORD": "positional_or_keyword",
+    "VAR_POSITIONAL": "var_positional",
+    "KEYWORD_ONLY": "keyword_only",
+    "VAR_KEYWORD": "var_keyword",
+}
+
+
+class _State:
+    def __init__(self, spec: dict[str, Any], root: str, out: str) -> None:
+        self.spec = spec
+        self.root = root
+        self.out = out
+        self.max_calls = int(spec.get("max_calls", 3))
+        self.max_bytes = int(spec.get("max_bytes", 50_000_000))
+        self.lock = threading.RLock()
+        self.local = threading.local()
+        self.seen: set[str] = set()
+        self.saved: dict[str, int] = {}
+        self.calls = 0
+        self.done = False
+        self.patched: list[str] = []
+        self.by_path: dict[str, list[str]] = {}
+        for t in spec["targets"]:
+            path = os.path.realpath(os.path.join(root, t["file"]))
+            self.by_path.setdefault(path, []).append(t["qualname"])
+        self.files = {os.path.realpath(os.path.join(root, t["file"])): t["file"] for t in spec["targets"]}
+
+    def error(self, message: str) -> None:
+        self.done = True
+        path = os.path.join(self.out, f"error-{os.getpid()}.json")
+        if not os.path.exists(path):
+            _write(path, json.dumps({"message": message}).encode())
+
+    def summary(self) -> None:
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        data = {
+            "pid": os.getpid(),
+            "calls": self.calls,
+            "saved": self.saved,
+            "patched": self.patched,
+            "main_is_goal": bool(main) and os.path.realpath(main) in self.by_path,
+        }
+        _write(os.path.join(self.out, f"summary-{os.getpid()}.json"), json.dumps(data).encode())
+
+
+_STATE: _State | None = None
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def install() -> None:
+    """Start recording in this process (idempotent); does nothing unless ``LMRBENCH_RECORD_SPEC`` is set."""
+    global _STATE
+    raw = os.environ.get("LMRBENCH_RECORD_SPEC")
+    if not raw or _STATE is not None:
+        return
+    out = os.environ.get("LMRBENCH_OUT") or os.getcwd()
+    root = os.environ.get("LMRBENCH_RECORD_ROOT") or os.getcwd()
+    _STATE = _State(json.loads(raw), root, out)
+    sys.meta_path.insert(0, _Finder(_STATE))
+    atexit.register(_STATE.summary)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds modules through the other finders and wraps the loader of the goal file."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+        self.local = threading.local()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if getattr(self.local, "busy", False):
+            return None
+        self.local.busy = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self.local.busy = False
+        if spec is None or not spec.origin or spec.loader is None:
+            return spec
+        real = os.path.realpath(spec.origin)
+        if real in self.state.by_path:
+            spec.loader = _Loader(spec.loader, self.state, real)
+        return spec
+
+
+class _Loader(importlib.abc.Loader):
+    """Runs the goal module as usual, then puts the recording wrappers in place."""
+
+    def __init__(self, inner: Any, state: _State, path: str) -> None:
+        self.inner = inner
+        self.state = state
+        self.path = path
+
+    def create_module(self, spec: Any) -> Any:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.inner.exec_module(module)
+        for qualname in self.state.by_path[self.path]:
+            try:
+                _patch(module, qualname, self.state, self.state.files[self.path])
+            except Exception as exc:  # never break the author's program
+                self.state.error(f"cannot instrument {self.state.files[self.path]}::{qualname}: {exc}")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _patch(module: Any, qualname: str, state: _State, file: str) -> None:
+    parts = qualname.split(".")
+    owner: Any = module
+    for part in parts[:-1]:
+        owner = owner.__dict__.get(part) if hasattr(owner, "__dict__") else None
+        if not isinstance(owner, type):
+            raise ValueError(
+                f"{'.'.join(parts[:-1])} is not a class of {file} (nested functions cannot be recorded)"
+            )
+    name = parts[-1]
+    if name not in owner.__dict__:
+        raise ValueError(f"no function {qualname} in {file}")
+    raw = owner.__dict__[name]
+    target = f"{file}::{qualname}"
+    if owner is module:
+        if not callable(raw):
+            raise ValueError(f"{qualname} is not a function")
+        wrapper = _wrap(raw, "function", None, target, state)
+        for key, value in list(module.__dict__.items()):
+            if value is raw:
+                setattr(module, key, wrapper)
+    elif isinstance(raw, staticmethod):
+        setattr(owner, name, staticmethod(_wrap(raw.__func__, "staticmethod", owner, target, state)))
+    elif isinstance(raw, classmethod):
+        setattr(owner, name, classmethod(_wrap(raw.__func__, "classmethod", owner, target, state)))
+    elif isinstance(raw, property):
+        raise ValueError(f"{qualname} is a property; record the methods that use it instead")
+    elif callable(raw):
+        setattr(owner, name, _wrap(raw, "method", owner, target, state))
+    else:
+        raise ValueError(f"{qualname} is not a function")
+    state.patched.append(target)
+
+
+def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> Any:
+    import inspect
+
+    if inspect.isgeneratorfunction(func) or inspect.iscoroutinefunction(func):
+        raise ValueError("generators and coroutines cannot be recorded")
+    sig = inspect.signature(func)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if (
+            state.done
+            or state.saved.get(target, 0) >= state.max_calls
+            or getattr(state.local, "active", False)
+        ):
+            return func(*args, **kwargs)
+        with state.lock:
+            state.local.active = True
+            try:
+                return _Recorder(func, sig, binding, owner, target, state).call(args, kwargs)
+            finally:
+                state.local.active = False
+
+    return wrapper
+
+
+class _Recorder:
+    """One call of a goal function: encode, call, encode, replay, save."""
+
+    def __init__(self, func: Any, sig: Any, binding: str, owner: Any, target: str, state: _State) -> None:
+        self.func, self.sig, self.binding, self.owner = func, sig, binding, owner
+        self.target, self.state = target, state
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        import lmrbench_values as lv
+
+        state = self.state
+        state.calls += 1
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError:
+            return self.func(*args, **kwargs)
+        params = list(self.sig.parameters.values())
+        instance = None
+        if self.binding in ("method", "classmethod") and params:
+            instance = bound.arguments.pop(params[0].name, None)
+            params = params[1:]
+        enc = lv.Encoder("in")
+        try:
+            arguments = [
+                {"name": p.name, "kind": _KINDS[p.kind.name], "value": enc.encode(_arg(bound, p), p.name)}
+                for p in params
+            ]
+            self_node, skipped = (None, [])
+            if self.binding == "method":
+                self_node, skipped = self._encode_state(instance, enc, "self")
+        except lv.UnencodableValue as exc:
+            state.error(f"{self.target}: {exc}{self._hint(exc)}")
+            return self.func(*args, **kwargs)
+        digest = lv.digest({"a": arguments, "s": self_node}, enc.arrays)
+        if digest in state.seen:
+            return self.func(*args, **kwargs)
+        before = lv.get_random_state()
+        result = self.func(*args, **kwargs)
+        after = lv.get_random_state()
+        try:
+            self._save(
+                lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest
+            )
+        except lv.UnencodableValue as exc:
+            state.error(f"{self.target}: {exc}")
+        except Exception as exc:  # a recording problem must never change the program's behaviour
+            number = state.saved.get(self.target, 0) + 1
+            state.error(f"{self.target}: recording call {number} failed: {type(exc).__name__}: {exc}")
+        finally:
+            lv.set_random_state(after)
+        return result
+
+    def _hint(self, exc: Any) -> str:
+        if exc.where.startswith("self.") and not self.state.spec.get("factory"):
+            return "; name a factory that builds the object with --self-factory module:function"
+        return ""
+
+    def _encode_state(self, instance: Any, enc: Any, where: str) -> tuple[Any, list[str]]:
+        import lmrbench_values as lv
+
+        attrs = getattr(instance, "__dict__", None)
+        if attrs is None:
+            raise lv.UnencodableValue(where, type(instance).__qualname__, "the object has no __dict__")
+        skipped: list[str] = []
+        items: dict[str, Any] = {}
+        for name, value in attrs.items():
+            try:
+                lv.Encoder("probe").encode(value, f"{where}.{name}")
+            except lv.UnencodableValue:
+                if not self.state.spec.get("factory"):
+                    raise
+                skipped.append(name)
+                continue
+            items[name] = value
+        return enc.encode(items, where), skipped
+
+    def _save(
+        self,
+        lv: Any,
+        enc: Any,
+        arguments: list[dict[str, Any]],
+        self_node: Any,
+        skipped: list[str],
+        bound: Any,
+        params: list[Any],
+        instance: Any,
+        result: Any,
+        before: Any,
+        after: Any,
+        digest: str,
+    ) -> None:
+        state = self.state
+        drew = not lv.same_random_state(before, after)
+        out = lv.Encoder("out")
+        expected = out.encode(result, "the return value")
+        changed = self._changed(lv, out, arguments, enc, bound, params)
+        self_after = None
+        if self.binding == "method":
+            after_node, _ = self._encode_state(instance, out, "self (after the call)")
+            if lv.digest(after_node, out.arrays) != lv.digest(self_node, enc.arrays):
+                self_after = after_node
+        case = {
+            "format": lv.CASE_FORMAT,
+            "version": lv.CASE_VERSION,
+            "target": self.target,
+            "binding": self.binding,
+            "arguments": arguments,
+            "self": self_node,
+            "skipped_state": skipped,
+            "factory": state.spec.get("factory"),
+            "expected": expected,
+            "changed": changed,
+            "self_after": self_after,
+            "random_state": None,
+        }
+        arrays = {**enc.arrays, **out.arrays}
+        if drew:
+            rng = lv.Encoder("rng")
+            case["random_state"] = rng.encode(before, "random state")
+            arrays.update(rng.arrays)
+        sizes = self._sizes(case, arrays, enc, out)
+        total = sum(sizes.values())
+        number = state.saved.get(self.target, 0) + 1
+        if total > state.max_bytes:
+            largest = max(sizes, key=sizes.__getitem__)
+            state.error(
+                f"{self.target}: call {number} needs {_mb(total)} of recorded data, over the limit of "
+                f"{_mb(state.max_bytes)} per call (largest part: {largest}, {_mb(sizes[largest])}); record a "
+                "smaller run or raise --max-bytes"
+            )
+            return
+        replay, detail = self._replay(lv, case, arrays, before, drew)
+        state.seen.add(digest)
+        state.saved[self.target] = number
+        data = lv.write_case(case, arrays)
+        seq = sum(state.saved.values())
+        name = f"case-{os.getpid()}-{seq}.npz"
+        _write(os.path.join(state.out, name), data)
+        line = {
+            "file": name,
+            "target": self.target,
+            "digest": digest,
+            "bytes": len(data),
+            "sizes": sizes,
+            "drew_random": drew,
+            "replay": replay,
+            "replay_detail": detail,
+            "time": time.time(),
+            "pid": os.getpid(),
+            "seq": seq,
+        }
+        with open(os.path.join(state.out, f"calls-{os.getpid()}.jsonl"), "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+    def _changed(
+        self, lv: Any, out: Any, arguments: list[dict[str, Any]], enc: Any, bound: Any, params: list[Any]
+    ) -> dict[str, Any]:
+        changed: dict[str, Any] = {}
+        for entry, p in zip(arguments, params, strict=True):
+            node = out.encode(_arg(bound, p), f"{p.name} (after the call)")
+            if lv.digest(node, out.arrays) != lv.digest(entry["value"], enc.arrays):
+                changed[p.name] = node
+        return changed
+
+    def _sizes(self, case: dict[str, Any], arrays: dict[str, Any], enc: Any, out: Any) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+
+        def add(label: str, node: Any) -> None:
+            keys = _array_keys(node)
+            sizes[label] = len(json.dumps(node)) + sum(int(arrays[k].nbytes) for k in keys)
+
+        for entry in case["arguments"]:
+            add(f"argument `{entry['name']}`", entry["value"])
+        if case["self"] is not None:
+            add("`self`", case["self"])
+        add("the return value", case["expected"])
+        for name, node in case["changed"].items():
+            add(f"argument `{name}` after the call", node)
+        if case["self_after"] is not None:
+            add("`self` after the call", case["self_after"])
+        if case["random_state"] is not None:
+            add("the random state", case["random_state"])
+        return sizes
+
+    def _replay(
+        self, lv: Any, case: dict[str, Any], arrays: dict[str, Any], before: Any, drew: bool
+    ) -> tuple[str, str]:
+        """Call again the way the generated test will, from the saved bytes; compare what comes out."""
+        try:
+            decoded = lv.Case(*lv.read_case_file(_as_file(lv.write_case(case, arrays))))
+            lv.set_random_state(before if drew else lv.get_random_state())
+            if self.binding == "method":
+                factory = _import(case["factory"]) if case["factory"] else None
+                obj = decoded.instance(self.owner, factory)
+                result = self.func(obj, *decoded.args, **decoded.kwargs)
+            elif self.binding == "classmethod":
+                result = self.func(self.owner, *decoded.args, **decoded.kwargs)
+            else:
+                result = self.func(*decoded.args, **decoded.kwargs)
+        except Exception as exc:
+            return "raised", f"{type(exc).__name__}: {exc}"
+        import lmrbench_checkers as lc
+
+        expected = lv.Case(case, arrays)
+        pairs = [("the return value", result, expected.expected)]
+        pairs += [(f"argument `{k}`", decoded.argument(k), v) for k, v in expected.changed.items()]
+        if expected.state_after is not None:
+            pairs.append(
+                (
+                    "`self`",
+                    {k: v for k, v in vars(obj).items() if k in expected.state_after},
+                    expected.state_after,
+                )
+            )
+        outcome, detail = "identical", ""
+        for label, got, want in pairs:
+            try:
+                lc.assert_equal(got, want)
+            except AssertionError:
+                try:
+                    lc.assert_close(
+                        got,
+                        want,
+                        rtol=self.state.spec.get("rtol", 1e-5),
+                        atol=self.state.spec.get("atol", 1e-8),
+                        where=label,
+                    )
+                    outcome = "close"
+                except AssertionError as exc:
+                    return "different", str(exc)
+        return outcome, detail
+
+
+def _arg(bound: Any, param: Any) -> Any:
+    if param.name in bound.arguments:
+        return bound.arguments[param.name]
+    if param.kind == param.VAR_POSITIONAL:
+        return ()
+    if param.kind == param.VAR_KEYWORD:
+        return {}
+    return param.default
+
+
+def _array_keys(node: Any) -> list[str]:
+    keys: list[str] = []
+    if isinstance(node, list):
+        for n in node:
+            keys += _array_keys(n)
+    elif isinstance(node, dict):
+        if node.get("$") in ("ndarray", "npscalar", "tensor"):
+            keys.append(node["key"])
+        for k, v in node.items():
+            if k != "key":
+                keys += _array_keys(v)
+    return keys
+
+
+def _as_file(data: bytes) -> Any:
+    import io
+
+    return io.BytesIO(data)
+
+
+def _import(path: str) -> Any:
+    import importlib
+
+    module, _, qual = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"

@@ -1,0 +1,72 @@
+"""The index of an implementation's recorded calls: ``<repo>/unit_test/data/impl_<k>/index.json``.
+
+Beside it, one ``<name>.npz`` per case: numpy arrays plus ``__case__``, the call as UTF-8 JSON (arguments bound
+by the signature, the instance's attributes for methods, the return value, arguments and attributes the call
+changed, the random state when the call drew random numbers). The value encoding is documented in
+``lmrbench/authoring/runtime/lmrbench_values.py``, which the tests load the cases with.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from lmrbench.schemas.task_info import CheckerSettings
+
+
+class RecordedCase(BaseModel):
+    """One distinct call of a goal function."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    file: str
+    """The case file, relative to the index's folder (``case_1.npz``)."""
+    test: str
+    """The test function that checks it (``test_case_1``)."""
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    binding: Literal["function", "method", "classmethod", "staticmethod"]
+    """How the function is called: plain, on an instance rebuilt from its attributes, or on its class."""
+    bytes: int
+    """Size of the case file."""
+    digest: str
+    """SHA-256 of the encoded inputs: two calls with the same digest are the same call."""
+    arguments: dict[str, str]
+    """Each argument with a short description (``float32[4, 2]``, ``0.1``)."""
+    returns: str
+    """A short description of the return value."""
+    changed: list[str] = []
+    """Arguments the call changed in place (the test checks them too)."""
+    state_changed: bool = False
+    """Whether the call changed the instance's attributes (the test checks them too)."""
+    random_state: bool = False
+    """Whether the call drew random numbers (the test restores the recorded random state first)."""
+    replay: Literal["identical", "close"] = "identical"
+    """Replaying the call from the saved inputs gave the same result exactly, or within the tolerance."""
+
+
+class RecordingIndex(BaseModel):
+    """How one implementation's cases were recorded, and the cases."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    schema_version: int = 1
+    """Version of this format."""
+    implementation: int
+    """The implementation's index in info.json."""
+    command: str
+    """The command that ran the reference code."""
+    runner: str
+    """The sandbox that ran it (docker or local)."""
+    recorded_at: datetime
+    """When the recording finished (UTC)."""
+    max_calls: int
+    """At most this many distinct calls were kept per goal function."""
+    checker: CheckerSettings
+    """The checker the generated test uses."""
+    self_factory: str | None = None
+    """``module:function`` building the instance of a method, when the author named one."""
+    cases: list[RecordedCase]
+    """The recorded calls, in the order they happened."""

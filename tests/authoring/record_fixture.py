@@ -1,0 +1,100 @@
+"""A small numpy "training" repository written by the tests, turned into a task by lmrbench's own create_task."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.taskset import Task
+
+LOSSES = '''\
+"""Losses and a feature scaler of a tiny linear model."""
+
+import numpy as np
+
+
+def hinge_loss(scores, labels, margin=1.0, *, reduce=True):
+    """Hinge loss of scores against labels in {-1, +1}."""
+    per_example = np.maximum(0.0, margin - labels * scores)
+    if reduce:
+        return float(per_example.mean())
+    return per_example
+
+
+class Scaler:
+    """Standardises features with running statistics."""
+
+    def __init__(self, dim, momentum=0.5):
+        self.mean = np.zeros(dim)
+        self.var = np.ones(dim)
+        self.momentum = momentum
+
+    def update(self, batch):
+        """Update the running statistics and return the standardised batch."""
+        m = self.momentum
+        self.mean = m * self.mean + (1 - m) * batch.mean(axis=0)
+        self.var = m * self.var + (1 - m) * batch.var(axis=0)
+        return (batch - self.mean) / np.sqrt(self.var + 1e-6)
+
+
+def dropout(x, p):
+    """Inverted dropout with the global numpy generator."""
+    keep = np.random.rand(*x.shape) >= p
+    return x * keep / (1.0 - p)
+'''
+
+TRAIN = '''\
+import argparse
+
+import numpy as np
+
+from model.losses import Scaler, dropout, hinge_loss
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=3)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    np.random.seed(1)
+    w = np.zeros(3)
+    scaler = Scaler(3)
+    for step in range(args.steps):
+        x = scaler.update(rng.normal(size=(8, 3)))
+        x = dropout(x, 0.25)
+        y = np.where(rng.normal(size=8) > 0, 1.0, -1.0)
+        loss = hinge_loss(x @ w, y, margin=1.0)
+        per = hinge_loss(x @ w, y, 0.5, reduce=False)
+        w += 0.1 * (x * y[:, None] * (per > 0)[:, None]).mean(axis=0)
+        print(f"step {step}: loss {loss:.4f}")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def write_repo(root: Path) -> Path:
+    """The source repository: model/losses.py, train.py, requirements.txt."""
+    (root / "model").mkdir(parents=True)
+    (root / "model" / "__init__.py").write_text("")
+    (root / "model" / "losses.py").write_text(LOSSES)
+    (root / "train.py").write_text(TRAIN)
+    (root / "requirements.txt").write_text("numpy\n")
+    return root
+
+
+def make_task(tmp: Path, function: str = "model/losses.py::hinge_loss", category: str = "loss") -> Task:
+    """A task folder (under ``tmp/bench``) masking ``function`` of the fixture repository."""
+    source = write_repo(tmp / "src-repo")
+    return create_task(
+        TaskSpec(
+            source=str(source),
+            functions=[FunctionRef.parse(function)],
+            instructions=[textwrap.dedent("Implement it.")],
+            bench=tmp / "bench",
+            category=category,
+            name="1-Tiny",
+        )
+    )
