@@ -1,0 +1,44 @@
+"""``lmrbench images bootstrap|list``: the base image built from Debian packages, and the local images."""
+
+from __future__ import annotations
+
+import typer
+
+images_app = typer.Typer(help="Docker images of task environments.", no_args_is_help=True)
+
+
+@images_app.command("bootstrap")
+def bootstrap(
+    tag: str = typer.Option(None, "--tag", help="Tag of the base image (default lmrbench-base:bookworm)."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even when the image exists."),
+    mirror: str = typer.Option(None, "--mirror", help="Debian mirror URL (default: the tool's own)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build log."),
+) -> None:
+    """Build the base image from Debian packages (mmdebstrap or debootstrap), or reuse it when present."""
+    from lmrbench.benchmark.images import BASE_IMAGE_TAG, bootstrap_base_image
+    from lmrbench.cli.rich_progress import RichProgress
+
+    with RichProgress(verbose=verbose) as progress:
+        res = bootstrap_base_image(tag or BASE_IMAGE_TAG, force=force, mirror=mirror, progress=progress)
+    short = res.image_id.removeprefix("sha256:")[:12]
+    if res.created:
+        typer.echo(f"built {res.tag} ({short}) with {res.tool} in {res.seconds:.0f} s")
+    else:
+        typer.echo(f"reused {res.tag} ({short}): already present (--force rebuilds)")
+
+
+@images_app.command("list")
+def list_cmd() -> None:
+    """List the local lmrbench images (base and task images)."""
+    from lmrbench.benchmark.images import list_images
+
+    rows = list_images()
+    if not rows:
+        typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
+    for tag, short, size in rows:
+        typer.echo(f"{tag:<60} {short:<12} {size:8.0f} MB")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach to the root app."""
+    app.add_typer(images_app, name="images")
