@@ -36,9 +36,6 @@ def _register() -> None:
     from lmrbench.cli import images_cmd
 
     images_cmd.register(app)
-    from lmrbench.cli import images_cmd
-
-    images_cmd.register(app)
     from lmrbench.cli import record_cmd, tui_cmd
 
     record_cmd.register(app)
