@@ -18,7 +18,7 @@ _MAX_FILE_BYTES = 2_000_000
 
 
 def _norm_line(line: str) -> str:
-    return re.sub(r"\s+", " ", line.split("#", 1)[0]).strip()
+    return re.sub(r"\s+", "", line.split("#", 1)[0])
 
 
 def golden_body_lines(source: str, qualname: str) -> list[str] | None:
@@ -27,15 +27,15 @@ def golden_body_lines(source: str, qualname: str) -> list[str] | None:
     parts = qualname.split(".")
     scope: list[ast.stmt] = tree.body
     node: ast.AST | None = None
-    for i, part in enumerate(parts):
-        want = (ast.ClassDef,) if i < len(parts) - 1 else (ast.FunctionDef, ast.AsyncFunctionDef)
-        matches = [n for n in scope if isinstance(n, want | (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    for part in parts:
+        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                    and n.name == part]
         if not matches:
             return None
         node = matches[-1]  # the implementation comes after any typing.overload stubs
         scope = node.body  # type: ignore[attr-defined]
-    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
             and isinstance(body[0].value.value, str):

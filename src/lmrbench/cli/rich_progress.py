@@ -25,6 +25,7 @@ class RichProgress:
             TextColumn("{task.fields[detail]}", style="dim"),
             console=self.console,
             transient=False,
+            disable=not self.console.is_terminal,
         )
         self._task: int | None = None
 

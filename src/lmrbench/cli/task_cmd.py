@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -12,7 +13,8 @@ from lmrbench.errors import LmrError
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
-console = Console()
+# Piped output (files, grep) gets long lines rather than ellipsised columns.
+console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 @task_app.command("new")

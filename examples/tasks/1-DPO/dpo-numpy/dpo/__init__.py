@@ -1,0 +1,1 @@
+"""DPO on a toy log-linear policy, in numpy."""

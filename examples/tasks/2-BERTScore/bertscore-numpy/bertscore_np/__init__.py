@@ -1,0 +1,1 @@
+"""A BERTScore-style metric over toy embeddings."""

@@ -1,0 +1,1 @@
+"""Contrastive decoding with toy bigram models."""
