@@ -44,3 +44,14 @@ def test_wrong_unit_test_file_and_broken_task_are_reported_while_others_load(fix
     assert any("unit_test/wrong.py" in p and "does not exist" in p for p in results["1-T"])
     assert len(results["2-Broken"]) == 1 and "invalid JSON" in results["2-Broken"][0]
     assert load_task(task.path).info.implementations[0].unit_test_file == "unit_test/wrong.py"
+
+
+def test_official_style_dockerfile_that_bakes_in_golden_files_is_flagged(fixture_repo: Path, tmp_path: Path) -> None:
+    task = _task(fixture_repo, tmp_path)
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    (task.path / "Dockerfile").write_text("FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nARG UID\n"
+                                          "WORKDIR /workspace\nCOPY . .\n")
+    problems = check_task(task)
+    assert any("COPY . ." in p and "golden" in p for p in problems)
+    (task.path / "Dockerfile").unlink()
+    assert any("Dockerfile: missing" in p for p in check_task(task))

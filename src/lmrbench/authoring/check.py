@@ -87,8 +87,15 @@ def find_leaks(task: Task, impl: Implementation) -> list[str]:
 
 def check_task(task: Task) -> list[str]:
     """Every problem of one task as a one-line string naming the file; empty when the task is clean."""
+    from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings
+
     problems: list[str] = []
     info_path = task.path / "info.json"
+    dockerfile = task.path / DOCKERFILE
+    if dockerfile.is_file():
+        problems += dockerfile_warnings(dockerfile.read_text(errors="replace"), dockerfile)
+    else:
+        problems.append(f"{dockerfile}: missing; the task cannot be built in Docker")
     for impl in task.info.implementations:
         tag = f"{info_path}: implementation {impl.index}"
         for goal in impl.goal_files:
