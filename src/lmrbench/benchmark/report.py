@@ -1,0 +1,258 @@
+"""The paper's Table 2 for any number of runs, a per-category breakdown, written as Markdown, CSV and JSON.
+
+Unit-test accuracy is the fraction of implementations whose tests all pass, over the implementations with a
+result that is not an infrastructure error (those are shown apart, as are results still pending). Judge
+columns give the share of Completely / Logically Correct and Logically Incorrect among judged candidates; a
+candidate with no usable code counts as Logically Incorrect, an endpoint failure during generation is left
+out, and candidates without a verdict are shown apart. Only results and verdicts of the current candidate
+(same digest) count. Everything is rebuilt from the files on disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from lmrbench.benchmark.rundir import RunDir
+from lmrbench.fsutil import atomic_write_text
+from lmrbench.schemas.categories import Category
+from lmrbench.schemas.run import Candidate, CandidateStatus, JudgeCategory, ResultStatus, RunManifest
+
+UNCATEGORIZED = "Uncategorized"
+
+
+@dataclass
+class RunRow:
+    """One row of Table 2: a run (and one of its judges)."""
+
+    run: str
+    path: str
+    judge: str = ""
+    implementations: int = 0
+    passed: int = 0
+    failed: int = 0
+    infra_errors: int = 0
+    pending: int = 0
+    accuracy: float | None = None
+    judged: int = 0
+    cc: int = 0
+    lc: int = 0
+    li: int = 0
+    no_verdict: int = 0
+
+    def pct(self, n: int) -> float | None:
+        """``n`` as a percentage of the judged candidates."""
+        return 100.0 * n / self.judged if self.judged else None
+
+
+@dataclass
+class CategoryRow:
+    """Unit-test accuracy of one run on one category."""
+
+    run: str
+    category: str
+    implementations: int = 0
+    passed: int = 0
+    accuracy: float | None = None
+
+
+@dataclass
+class Report:
+    """Everything the report files hold."""
+
+    rows: list[RunRow] = field(default_factory=list)
+    categories: list[CategoryRow] = field(default_factory=list)
+    manifests: dict[str, RunManifest] = field(default_factory=dict)
+
+
+def _label(run: RunDir, taken: set[str]) -> str:
+    manifest = run.require_manifest()
+    label = manifest.label or run.path.name
+    if label in taken:
+        label = f"{label} ({run.path.name})"
+    taken.add(label)
+    return label
+
+
+def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
+    """Read every run folder (LmrError naming one that is not a run) into a report."""
+    report = Report()
+    taken: set[str] = set()
+    for path in run_paths:
+        run = RunDir(Path(path))
+        label = _label(run, taken)
+        report.manifests[label] = run.require_manifest()
+        cands = {(c.task, c.impl): c for c in run.candidates()}
+        results = {(r.task, r.impl): r for r in run.results()}
+        base = RunRow(run=label, path=str(run.path), implementations=len(cands))
+        per_cat: dict[str, Counter[str]] = defaultdict(Counter)
+        for key, cand in cands.items():
+            res = results.get(key)
+            if res is None or res.candidate_digest != cand.digest:
+                base.pending += 1
+                continue
+            if res.status is ResultStatus.INFRA_ERROR:
+                base.infra_errors += 1
+                continue
+            cat = res.category or UNCATEGORIZED
+            per_cat[cat]["n"] += 1
+            if res.status is ResultStatus.PASSED:
+                base.passed += 1
+                per_cat[cat]["passed"] += 1
+            else:
+                base.failed += 1
+        scored = base.passed + base.failed
+        base.accuracy = 100.0 * base.passed / scored if scored else None
+        order = [c.value for c in Category] + [UNCATEGORIZED]
+        for cat in sorted(per_cat, key=lambda c: order.index(c) if c in order else len(order)):
+            n, ok = per_cat[cat]["n"], per_cat[cat]["passed"]
+            report.categories.append(CategoryRow(label, cat, n, ok, 100.0 * ok / n if n else None))
+        judges = [judge] if judge else run.judges()
+        if not judges:
+            report.rows.append(base)
+        for name in judges:
+            report.rows.append(_judged(run, base, name, cands))
+    return report
+
+
+def _judged(run: RunDir, base: RunRow, name: str, cands: dict[tuple[str, int], Candidate]) -> RunRow:
+    row = RunRow(**{**asdict(base), "judge": name})
+    verdicts = {(v.task, v.impl): v for v in run.verdicts(name)}
+    for key, cand in cands.items():
+        if cand.status is CandidateStatus.LLM_ERROR:
+            continue
+        if cand.status is not CandidateStatus.OK:
+            row.li += 1
+            continue
+        verdict = verdicts.get(key)
+        if verdict is None or verdict.candidate_digest != cand.digest or verdict.category is None:
+            row.no_verdict += 1
+            continue
+        if verdict.category is JudgeCategory.COMPLETELY_CORRECT:
+            row.cc += 1
+        elif verdict.category is JudgeCategory.LOGICALLY_CORRECT:
+            row.lc += 1
+        else:
+            row.li += 1
+    row.judged = row.cc + row.lc + row.li
+    return row
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+TABLE_HEADERS = [
+    "Run", "Unit test acc. (%)", "Passed", "Scored", "Infra errors", "Pending",
+    "Judge", "CC (%)", "LC (%)", "LI (%)", "No verdict",
+]  # fmt: skip
+
+
+def table_rows(report: Report) -> list[list[str]]:
+    """Table 2 as text cells, in TABLE_HEADERS order."""
+    return [
+        [
+            r.run,
+            _f(r.accuracy),
+            str(r.passed),
+            str(r.passed + r.failed),
+            str(r.infra_errors),
+            str(r.pending),
+            r.judge or "-",
+            _f(r.pct(r.cc)),
+            _f(r.pct(r.lc)),
+            _f(r.pct(r.li)),
+            str(r.no_verdict) if r.judge else "-",
+        ]  # fmt: skip
+        for r in report.rows
+    ]
+
+
+def category_table(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Per-category unit-test accuracy: one row per category, one column per run ("acc% (passed/n)")."""
+    runs = list(dict.fromkeys(c.run for c in report.categories)) or list(
+        dict.fromkeys(r.run for r in report.rows)
+    )
+    cats = list(dict.fromkeys(c.category for c in report.categories))
+    cells = {
+        (c.run, c.category): f"{_f(c.accuracy)} ({c.passed}/{c.implementations})" for c in report.categories
+    }
+    return ["Category", *runs], [[cat, *(cells.get((run, cat), "-") for run in runs)] for cat in cats]
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
+    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), ""]
+    headers, rows = category_table(report)
+    parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), "", "## Runs", ""]
+    for label, m in report.manifests.items():
+        parts.append(f"- **{label}**: {_describe(m)}")
+    return "\n".join(parts) + "\n"
+
+
+def _describe(m: RunManifest) -> str:
+    bits = [m.source]
+    if m.generation:
+        g = m.generation
+        bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
+    if m.prompt_version:
+        bits.append(f"prompt {m.prompt_version}")
+    bits.append(f"{len(m.tasks)} tasks, runner {m.sandbox or '-'}, lmrbench {m.tool_version}")
+    judges = [
+        f"{j.params.model} (temperature {j.params.temperature}, prompt {j.prompt_version})"
+        for j in m.judges.values()
+    ]
+    if judges:
+        bits.append("judges: " + ", ".join(judges))
+    return ", ".join(bits)
+
+
+def render_csv(report: Report) -> str:
+    """Table 2 as CSV (numbers unformatted, empty when undefined)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([
+        "run", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
+        "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct",
+    ])  # fmt: skip
+    for r in report.rows:
+        writer.writerow([
+            r.run, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
+            "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
+            *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
+        ])  # fmt: skip
+    return buf.getvalue()
+
+
+def render_json(report: Report) -> str:
+    """Everything, including each run's manifest."""
+    data = {
+        "rows": [asdict(r) for r in report.rows],
+        "categories": [asdict(c) for c in report.categories],
+        "runs": {label: m.model_dump(mode="json") for label, m in report.manifests.items()},
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(report: Report, out: Path) -> list[Path]:
+    """Write report.md, report.csv and report.json into ``out``."""
+    out = Path(out)
+    written = []
+    for name, text in (
+        ("report.md", render_markdown(report)),
+        ("report.csv", render_csv(report)),
+        ("report.json", render_json(report)),
+    ):
+        atomic_write_text(out / name, text)
+        written.append(out / name)
+    return written
