@@ -75,24 +75,29 @@ if __name__ == "__main__":
 '''
 
 
-def write_repo(root: Path) -> Path:
-    """The source repository: model/losses.py, train.py, requirements.txt."""
-    (root / "model").mkdir(parents=True)
-    (root / "model" / "__init__.py").write_text("")
-    (root / "model" / "losses.py").write_text(LOSSES)
-    (root / "train.py").write_text(TRAIN)
-    (root / "requirements.txt").write_text("numpy\n")
+def write_repo(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """The source repository: model/losses.py, train.py, requirements.txt, and ``extra`` files."""
+    files = {"model/__init__.py": "", "model/losses.py": LOSSES, "train.py": TRAIN, "requirements.txt": "numpy\n"}
+    for rel, text in {**files, **(extra or {})}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
     return root
 
 
-def make_task(tmp: Path, function: str = "model/losses.py::hinge_loss", category: str = "loss") -> Task:
-    """A task folder (under ``tmp/bench``) masking ``function`` of the fixture repository."""
-    source = write_repo(tmp / "src-repo")
+def make_task(
+    tmp: Path,
+    *functions: str,
+    extra: dict[str, str] | None = None,
+    category: str = "Training Objectives & Optimization",
+) -> Task:
+    """A task folder (``tmp/bench/1-Tiny``) masking ``functions`` (default: hinge_loss) of the fixture repo."""
+    source = write_repo(tmp / "src-repo", extra)
+    functions = functions or ("model/losses.py::hinge_loss",)
     return create_task(
         TaskSpec(
             source=str(source),
-            functions=[FunctionRef.parse(function)],
-            instructions=[textwrap.dedent("Implement it.")],
+            functions=[FunctionRef.parse(f) for f in functions],
+            instructions=["Implement it."],
             bench=tmp / "bench",
             category=category,
             name="1-Tiny",

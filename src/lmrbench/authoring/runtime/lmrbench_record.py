@@ -494,4 +494,6 @@ def _import(path: str) -> Any:
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+    if n < 10_000:
+        return f"{n} bytes"
+    return f"{n / 1e3:.1f} kB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"

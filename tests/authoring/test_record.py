@@ -1,0 +1,209 @@
+"""Recording real calls of a fixture repo's training script, in a real sandbox, and running the tests it wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from record_fixture import make_task
+
+from lmrbench.authoring.record import record_tests, scaffold_tests
+from lmrbench.authoring.testgen import TODO_MARK, file_status
+from lmrbench.authoring.values import read_case_file
+from lmrbench.benchmark.local_runner import LocalRunner
+from lmrbench.benchmark.variant import evaluate_variant
+from lmrbench.errors import LmrError
+from lmrbench.schemas.recording import RecordingIndex
+from lmrbench.schemas.report import TestStatus
+from lmrbench.schemas.task_info import load_task_info
+
+TRAIN = "python train.py --steps 3"
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LocalRunner()
+
+
+def _outcomes(sandbox, task, variant):
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=300)
+    return report.status, {c.test_id.rpartition("::")[2]: c.outcome for c in report.cases}
+
+
+def _snapshot(task):
+    unit = task.repo_dir / "unit_test"
+    return {p.relative_to(unit).as_posix(): p.read_bytes() for p in unit.rglob("*") if p.is_file()}
+
+
+def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
+    task = make_task(tmp_path)
+    result = record_tests(task, 1, TRAIN, sandbox=local)
+
+    assert [c.test for c in result.cases] == ["test_case_1", "test_case_2", "test_case_3"]
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    assert index.command == TRAIN and [c.file for c in index.cases] == ["case_1.npz", "case_2.npz", "case_3.npz"]
+    # the second call passed margin positionally and reduce=False: bound by name, per-example result kept
+    case, arrays = read_case_file(result.data_dir / "case_2.npz")
+    assert [(a["name"], a["kind"]) for a in case["arguments"]] == [
+        ("scores", "positional_or_keyword"), ("labels", "positional_or_keyword"),
+        ("margin", "positional_or_keyword"), ("reduce", "keyword_only")]
+    assert case["arguments"][2]["value"] == 0.5 and arrays[case["expected"]["key"]].shape == (8,)
+    info = load_task_info(task.path)
+    assert info.implementation(1).unit_test_file == "unit_test/unit_test_1.py"
+    assert info.implementation(1).checker is not None and info.implementation(1).checker.kind == "numeric"
+    assert file_status(result.test_file) == "generated"
+
+    status, cases = _outcomes(local, task, "golden")
+    assert status == TestStatus.PASSED and cases == dict.fromkeys(["test_case_1", "test_case_2", "test_case_3"],
+                                                                  "passed")
+    status, cases = _outcomes(local, task, "masked")
+    assert status == TestStatus.FAILED and set(cases.values()) == {"failed"}
+
+
+def test_method_records_the_instance_and_what_the_call_changed(tmp_path, local):
+    task = make_task(tmp_path, "model/losses.py::Scaler.update")
+    result = record_tests(task, 1, TRAIN, sandbox=local)
+    assert all(c.binding == "method" and c.state_changed for c in result.cases)
+    case, _ = read_case_file(result.data_dir / "case_2.npz")
+    assert [k for k, _ in case["self"]["items"]] == ["mean", "var", "momentum"]
+    text = result.test_file.read_text()
+    assert "scaler = case.instance(Scaler)" in text and "case.attributes_of(scaler)" in text
+    assert _outcomes(local, task, "golden")[0] == TestStatus.PASSED
+    assert _outcomes(local, task, "masked")[0] == TestStatus.FAILED
+
+
+def test_random_calls_keep_the_random_state_and_replay_exactly(tmp_path, local):
+    task = make_task(tmp_path, "model/losses.py::dropout")
+    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
+    assert [c.random_state for c in result.cases] == [True, True]
+    assert result.test_file.read_text().count("case.restore_random_state()") == 2
+    assert _outcomes(local, task, "golden")[0] == TestStatus.PASSED
+
+
+def test_identical_calls_are_kept_once(tmp_path, local):
+    driver = """
+        import numpy as np
+        from model.losses import hinge_loss
+        s, y = np.array([0.5, -1.0]), np.array([1.0, -1.0])
+        for _ in range(4):
+            hinge_loss(s, y)
+        hinge_loss(s * 2, y)
+        hinge_loss(s, y)
+    """
+    task = make_task(tmp_path, extra={"again.py": driver})
+    result = record_tests(task, 1, "python again.py", sandbox=local, max_calls=5)
+    assert len(result.cases) == 2 and len({c.digest for c in result.cases}) == 2
+
+
+def test_a_failing_command_says_its_exit_code_and_output_and_writes_nothing(tmp_path, local):
+    task = make_task(tmp_path)
+    before = _snapshot(task)
+    with pytest.raises(LmrError, match=r"exit code 3; output tail: .*disk on fire"):
+        record_tests(task, 1, "python -c \"import sys; print('disk on fire'); sys.exit(3)\"", sandbox=local)
+    assert _snapshot(task) == before
+    assert load_task_info(task.path).implementation(1).checker is None
+
+
+def test_a_goal_function_never_called_is_named_with_the_command(tmp_path, local):
+    task = make_task(tmp_path)
+    with pytest.raises(LmrError, match=r"hinge_loss was never called by `python -c 'import model.losses'`"):
+        record_tests(task, 1, "python -c 'import model.losses'", sandbox=local)
+    with pytest.raises(LmrError, match=r"never imported model/losses.py"):
+        record_tests(task, 1, "python -c 'pass'", sandbox=local)
+
+
+def test_a_value_that_cannot_be_saved_names_the_argument_and_its_type(tmp_path, local):
+    driver = """
+        import numpy as np
+        from model.losses import hinge_loss
+
+        class Margin(float):
+            pass
+
+        hinge_loss(np.ones(2), np.ones(2), margin={"m": Margin(1.0)})
+    """
+    task = make_task(tmp_path, extra={"odd.py": driver})
+    before = _snapshot(task)
+    with pytest.raises(LmrError, match=r"`margin\['m'\]` is a __main__\.Margin, which cannot be saved faithfully"):
+        record_tests(task, 1, "python odd.py", sandbox=local)
+    assert _snapshot(task) == before
+
+
+def test_a_call_over_the_size_limit_is_named(tmp_path, local):
+    task = make_task(tmp_path)
+    with pytest.raises(LmrError, match=r"hinge_loss: call 1 needs \d+ bytes .* over the limit of 100 bytes per call \(largest part: arg"):
+        record_tests(task, 1, TRAIN, sandbox=local, max_bytes=100)
+
+
+def test_a_non_deterministic_function_is_reported(tmp_path, local):
+    extra = {
+        "model/noisy.py": """
+            import os
+
+            def jitter(x):
+                return x + int.from_bytes(os.urandom(4), "little")
+        """,
+        "noisy_run.py": "from model.noisy import jitter\nprint(jitter(1.0))\n",
+    }
+    task = make_task(tmp_path, "model/noisy.py::jitter", extra=extra)
+    with pytest.raises(LmrError, match=r"jitter is non-deterministic: call 1 .* draws no random numbers"):
+        record_tests(task, 1, "python noisy_run.py", sandbox=local)
+
+
+def test_an_edited_test_is_never_replaced_without_force(tmp_path, local):
+    task = make_task(tmp_path)
+    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=1)
+    edited = result.test_file.read_text().replace("def test_case_1", "def test_case_one")
+    result.test_file.write_text(edited)
+    before = _snapshot(task)
+    with pytest.raises(LmrError, match=r"unit_test_1.py: the test file was edited by hand; pass --force"):
+        record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
+    assert _snapshot(task) == before
+    again = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2, force=True)
+    assert len(again.cases) == 2 and file_status(again.test_file) == "generated"
+
+
+def test_rerecording_replaces_only_that_implementation(tmp_path, local):
+    task = make_task(tmp_path, "model/losses.py::hinge_loss", "model/losses.py::dropout")
+    record_tests(task, 1, TRAIN, sandbox=local)
+    second = record_tests(task, 2, TRAIN, sandbox=local, max_calls=1)
+    impl2 = {p.name: p.read_bytes() for p in second.data_dir.iterdir()}
+    test2 = second.test_file.read_bytes()
+    first = record_tests(task, 1, TRAIN, sandbox=local, max_calls=1)
+    assert sorted(p.name for p in first.data_dir.iterdir()) == ["case_1.npz", "index.json"]
+    assert {p.name: p.read_bytes() for p in second.data_dir.iterdir()} == impl2
+    assert second.test_file.read_bytes() == test2
+
+
+def test_scaffold_writes_call_shapes_marked_todo(tmp_path):
+    task = make_task(tmp_path, "model/losses.py::Scaler.update")
+    path = scaffold_tests(task, 1)
+    text = path.read_text()
+    compile(text, str(path), "exec")
+    assert text.count("def test_case_") == 3 and TODO_MARK in text
+    assert "scaler = Scaler(...)" in text and "result = scaler.update(batch=batch)" in text
+    assert "from model.losses import Scaler" in text
+    info = json.loads((task.path / "info.json").read_text())
+    assert info["implementations"][0]["unit_test_file"] == "unit_test/unit_test_1.py"
+
+
+def _docker_info_answers() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.docker
+def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
+    from lmrbench.benchmark.docker_runner import DockerRunner
+
+    if not _docker_info_answers():
+        pytest.skip("no Docker engine on this machine (`docker info` does not answer)")
+    task = make_task(tmp_path)
+    runner = DockerRunner()
+    result = record_tests(task, 1, TRAIN, sandbox=runner)
+    assert len(result.cases) == 3
+    assert _outcomes(runner, task, "golden")[0] == TestStatus.PASSED
+    assert _outcomes(runner, task, "masked")[0] == TestStatus.FAILED
