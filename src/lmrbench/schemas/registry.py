@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from lmrbench.schemas import report as _report
 from lmrbench.schemas import recording as _recording
+from lmrbench.schemas import report as _report
 from lmrbench.schemas import run as _run
+from lmrbench.schemas import validation as _validation
 
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}
 EXTRA_MODELS.update(
@@ -18,6 +19,8 @@ EXTRA_MODELS.update(
         "run": _run.RunManifest,
         "test_report": _report.TestReport,
         "recording": _recording.RecordingIndex,
+        "validation": _validation.ImplValidation,
+        "validation_summary": _validation.ValidationSummary,
     }
 )
 

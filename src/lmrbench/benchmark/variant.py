@@ -1,0 +1,270 @@
+"""Build the tree a test run sees: the pristine masked repository with one variant's goal functions in it.
+
+A variant is ``"golden"`` (the bodies from golden_files), ``"masked"`` (the task as shipped) or a candidate
+folder shaped like the repository (or like the task folder holding it). From a candidate only the goal
+functions are taken (``replace_functions`` into the pristine masked goal file); every other file it holds is
+ignored, and the trusted files (unit tests and recorded data) are copied from the task last.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from lmrbench.authoring.index import index_source
+from lmrbench.authoring.splice import replace_functions, splice_bodies
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.legacy import is_legacy_test, run_legacy
+from lmrbench.benchmark.pytest_run import run_pytest
+from lmrbench.benchmark.sandbox import Sandbox
+from lmrbench.errors import LmrError
+from lmrbench.schemas.report import TestReport, TestStatus
+from lmrbench.schemas.task_info import Implementation, as_list
+
+Variant = Literal["golden", "masked"] | Path
+"""What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
+
+UNIT_TEST_DIR = "unit_test"
+"""The official folder of unit tests and their recorded data, trusted as a whole."""
+TRUSTED_KEY = "trusted_files"
+"""Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
+MAX_SOURCE_BYTES = 2_000_000
+"""Largest candidate goal file read."""
+_SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+
+
+def qualnames(impl: Implementation) -> list[str]:
+    """The qualified names of an implementation's goal functions (``Class.method`` or ``func``)."""
+    out = []
+    for name in impl.goal_functions:
+        out.append(f"{impl.class_name}.{name}" if impl.class_name and "." not in name else name)
+    return out
+
+
+def impl_test_files(task: Task, impl: Implementation) -> list[str]:
+    """The implementation's unit test files that exist (repository-relative, POSIX).
+
+    When none of the declared files exists (official files sometimes name the wrong one), the official default
+    ``unit_test/unit_test_<index>.py`` is used if present.
+    """
+    found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
+    if found:
+        return found
+    default = f"{UNIT_TEST_DIR}/unit_test_{impl.index}.py"
+    return [default] if (task.repo_dir / default).is_file() else []
+
+
+def trusted_paths(task: Task) -> list[str]:
+    """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
+    paths = [UNIT_TEST_DIR]
+    for impl in task.info.implementations:
+        paths.extend(impl.unit_test_files)
+        extra = (impl.model_extra or {}).get(TRUSTED_KEY)
+        if isinstance(extra, str | list):
+            paths.extend(p for p in as_list(extra) if isinstance(p, str))
+    seen: list[str] = []
+    for p in paths:
+        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
+        if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
+            seen.append(norm)
+    return seen
+
+
+def _read_source(path: Path, shown: str | Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LmrError(f"cannot read: {exc.strerror or exc}", shown) from None
+    if len(raw) > MAX_SOURCE_BYTES:
+        raise LmrError(f"larger than {MAX_SOURCE_BYTES} bytes", shown)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LmrError("not UTF-8", shown) from None
+
+
+def _candidate_repo(task: Task, folder: Path) -> Path:
+    """The repository folder of a candidate given as a repo-shaped folder or a task-shaped one."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise LmrError("candidate is not a folder", folder)
+    inner = folder / task.info.repo_folder_name
+    return inner if inner.is_dir() and not inner.is_symlink() else folder
+
+
+def _candidate_source(cand_repo: Path, goal_file: str) -> str:
+    """A candidate's goal file, refusing symlinks and paths that leave the candidate folder."""
+    path = cand_repo / goal_file
+    cur = cand_repo
+    for part in PurePosixPath(goal_file).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise LmrError("is a symbolic link; a candidate's goal file must be a regular file", path)
+    if not path.is_file():
+        raise LmrError("candidate has no such goal file", path)
+    return _read_source(path, path)
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in _SKIP}
+
+
+def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
+    """The names of ``wanted`` defined in ``source`` (all when none is: splice then says so)."""
+    defined = {f.qualname for f in index_source(source, file)}
+    present = [q for q in wanted if q in defined]
+    return present or wanted
+
+
+def _goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str]]]:
+    """(goal file position, goal file, qualnames defined there) for each goal file of ``impl``."""
+    names = qualnames(impl)
+    if not names:
+        raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
+    plan = []
+    files = impl.goal_files
+    for which, goal in enumerate(files):
+        if len(files) > 1 and len(files) == len(names):
+            quals = [names[which]]
+        elif len(files) > 1:
+            src = _read_source(task.golden_path(impl, which), task.golden_path(impl, which))
+            quals = _functions_in(src, names, goal)
+        else:
+            quals = names
+        plan.append((which, goal, quals))
+    return plan
+
+
+def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, dest: Path) -> Path:
+    """Write the evaluated repository to ``dest`` (which must not exist) and return it.
+
+    The goal functions of the implementations in ``impl_indexes`` (all when None) come from ``variant``; the
+    other implementations stay masked. Raises LmrError when the variant cannot be spliced (a candidate without
+    the goal function, a syntax error), naming the file.
+    """
+    dest = Path(dest)
+    if dest.exists():
+        raise LmrError("destination of the evaluated tree already exists", dest)
+    impls = task.info.implementations
+    chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
+    shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
+    goal_files: set[str] = set()
+    cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
+    for impl in chosen:
+        for which, goal, quals in _goal_plan(task, impl):
+            goal_files.add(PurePosixPath(goal).as_posix())
+            if variant == "masked":
+                continue
+            target_path = dest / goal
+            target = _read_source(target_path, task.goal_path(impl, which))
+            if cand_repo is None:
+                golden = task.golden_path(impl, which)
+                new = splice_bodies(target, _read_source(golden, golden), quals, file=goal)
+            else:
+                donor = _candidate_source(cand_repo, goal)
+                new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
+            target_path.write_bytes(new.encode("utf-8"))
+    _overlay_trusted(task, dest, goal_files)
+    return dest
+
+
+def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
+    """Copy the trusted files from the task over ``dest`` and drop stale legacy log folders."""
+    for rel in trusted_paths(task):
+        if rel in goal_files:
+            continue
+        src, dst = task.repo_dir / rel, dest / rel
+        if dst.is_symlink() or dst.is_file():
+            dst.unlink()
+        elif dst.is_dir():
+            shutil.rmtree(dst)
+        if src.is_dir() and not src.is_symlink():
+            shutil.copytree(src, dst, symlinks=True, ignore=_ignore)
+        elif src.exists() or src.is_symlink():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    for logs in (dest / UNIT_TEST_DIR).glob("**/logs"):
+        if logs.is_dir() and not logs.is_symlink():
+            shutil.rmtree(logs)
+
+
+def rejected_report(problem: str, runner: str, expected: list[str]) -> TestReport:
+    """The report of a variant that could not even be built (a candidate that does not splice): a failure."""
+    return TestReport(
+        status=TestStatus.ERROR,
+        cases=[],
+        expected_ids=expected,
+        missing_ids=expected,
+        exit_code=None,
+        duration=0.0,
+        log_tail="",
+        runner=runner,  # type: ignore[arg-type]
+        evidence="pytest",
+        detail=f"variant rejected: {problem}",
+    )
+
+
+def evaluate_variant(
+    sandbox: Sandbox,
+    task: Task,
+    impl: Implementation,
+    variant: Variant,
+    *,
+    timeout: float,
+    expected_ids: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> TestReport:
+    """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report.
+
+    Official script-style tests run in legacy mode (evidence "legacy"); the others under pytest, where
+    ``expected_ids`` (e.g. the golden run's case ids) must all be present and pass. A candidate that cannot be
+    spliced is an ERROR report, not an exception.
+    """
+    files = impl_test_files(task, impl)
+    if not files:
+        raise LmrError(f"implementation {impl.index} has no unit tests", task.path / "info.json")
+    with tempfile.TemporaryDirectory(prefix="lmrbench-tree-") as tmp:
+        try:
+            tree = build_tree(task, [impl.index], variant, Path(tmp) / task.info.repo_folder_name)
+        except LmrError as exc:
+            if not isinstance(variant, Path):
+                raise
+            return rejected_report(str(exc), sandbox.name, files)
+        legacy = [f for f in files if is_legacy_test(tree / f)]
+        modern = [f for f in files if f not in legacy]
+        reports = []
+        if modern:
+            wanted = [i for i in expected_ids or [] if not _is_legacy_id(i, legacy)] or None
+            reports.append(
+                run_pytest(sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted, env=env)
+            )
+        if legacy:
+            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=env))
+    return reports[0] if len(reports) == 1 else merge_reports(reports)
+
+
+def _is_legacy_id(test_id: str, legacy_files: list[str]) -> bool:
+    """Legacy reports use the script's path as the test id."""
+    return test_id in legacy_files
+
+
+_WORST = [TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.INFRA_ERROR]
+
+
+def merge_reports(reports: list[TestReport]) -> TestReport:
+    """One report from several runs of the same variant (the worst status wins; legacy evidence is weaker)."""
+    status = max((r.status for r in reports), key=_WORST.index)
+    return TestReport(
+        status=status,
+        cases=[c for r in reports for c in r.cases],
+        expected_ids=[i for r in reports for i in r.expected_ids],
+        missing_ids=[i for r in reports for i in r.missing_ids],
+        exit_code=next((r.exit_code for r in reports if r.exit_code), reports[-1].exit_code),
+        duration=sum(r.duration for r in reports),
+        log_tail="\n".join(r.log_tail for r in reports)[-4000:],
+        runner=reports[0].runner,
+        evidence="legacy" if any(r.evidence == "legacy" for r in reports) else "pytest",
+        detail="; ".join(r.detail for r in reports if r.detail),
+    )

@@ -1,0 +1,147 @@
+"""Validation results: is each implementation of a task valid (golden passes, masked fails, mutants die).
+
+A validation run folder holds ``<task>/impl-<k>.json`` (:class:`ImplValidation`, one per implementation) and
+``summary.json`` (:class:`ValidationSummary`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from lmrbench.schemas.report import TestReport, TestStatus
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class MutantResult(_Strict):
+    """One mutant of a golden function body and what the tests made of it."""
+
+    qualname: str
+    """The mutated function."""
+    kind: str
+    """The kind of mutation (constant return, flipped sign, ...)."""
+    description: str
+    """What was changed, in a few words."""
+    status: TestStatus
+    """The test run's status on the mutated code."""
+    killed: bool
+    """True when the tests failed on the mutant (an infrastructure error or timeout kills nothing)."""
+    detail: str = ""
+    """The failing tests or the error, shortened."""
+
+
+class ImplValidation(_Strict):
+    """``<task>/impl-<k>.json``: the validation of one implementation of one task."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    task: str
+    """The task folder's name."""
+    impl: int
+    """The implementation's index."""
+    runner: str
+    """The sandbox the tests ran in (docker or local)."""
+    evidence: Literal["pytest", "legacy"] | None = None
+    """How the tests decided: pytest's report, or the official scripts' logs (weaker)."""
+    fingerprint: str
+    """A hash of the task files the result depends on; a changed task is validated again."""
+    repeat: int
+    """How many golden runs were asked for."""
+    test_files: list[str] = []
+    """The unit test files run, relative to the repository folder."""
+    golden_runs: list[TestReport] = []
+    """The report of each golden run."""
+    golden_passes: int = 0
+    """Golden runs that passed every test."""
+    masked: TestReport | None = None
+    """The report of the masked run (None when it was not reached)."""
+    mutants: list[MutantResult] = []
+    """Every mutant run."""
+    mutants_killed: int = 0
+    """Mutants the tests failed."""
+    mutants_total: int = 0
+    """Mutants that ran to a verdict (infrastructure errors and timeouts excluded)."""
+    flaky_tests: list[str] = []
+    """Tests whose outcome differed between golden runs."""
+    seconds: float = 0.0
+    """Wall-clock time spent validating this implementation."""
+    valid: bool
+    """True when every check held."""
+    reasons: list[str] = []
+    """Why the implementation is invalid, one line each (empty when valid)."""
+    finished_at: datetime
+    """When the validation ended (UTC)."""
+
+    @property
+    def golden_passed(self) -> bool:
+        """Every golden run passed."""
+        return self.repeat > 0 and self.golden_passes == self.repeat == len(self.golden_runs)
+
+    @property
+    def masked_failed(self) -> bool:
+        """The masked run failed (a pass or an infrastructure error is not a failure)."""
+        return self.masked is not None and self.masked.status in (
+            TestStatus.FAILED,
+            TestStatus.ERROR,
+            TestStatus.TIMEOUT,
+        )
+
+    @property
+    def kill_rate(self) -> float | None:
+        """Mutants killed over mutants run, or None when none ran."""
+        return self.mutants_killed / self.mutants_total if self.mutants_total else None
+
+
+class SummaryRow(_Strict):
+    """One implementation's line in the summary."""
+
+    task: str
+    """The task folder's name."""
+    impl: int
+    """The implementation's index."""
+    valid: bool
+    """Whether it is valid."""
+    golden_passes: int
+    """Golden runs that passed."""
+    repeat: int
+    """Golden runs asked for."""
+    masked_failed: bool
+    """The masked run failed."""
+    mutants_killed: int
+    """Mutants the tests failed."""
+    mutants_total: int
+    """Mutants run to a verdict."""
+    flaky: int
+    """Flaky tests."""
+    seconds: float
+    """Time spent."""
+    skipped: bool
+    """True when an earlier result was reused."""
+    reasons: list[str] = []
+    """Why it is invalid."""
+
+
+class ValidationSummary(_Strict):
+    """``summary.json``: the last ``lmrbench validate`` over a task set."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    bench: str
+    """The task set's folder."""
+    runner: str
+    """The sandbox used."""
+    rows: list[SummaryRow]
+    """One row per implementation, in task order."""
+    problems: list[str] = []
+    """Tasks that could not be loaded or validated, one line each."""
+    golden_pass_rate: float | None = None
+    """Implementations whose golden code passed every run, over all implementations validated."""
+    seconds: float = 0.0
+    """Wall-clock time of the whole run."""
+    finished_at: datetime
+    """When the run ended (UTC)."""

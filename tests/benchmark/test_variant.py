@@ -1,0 +1,134 @@
+"""Building the evaluated tree: golden, masked and candidate variants, trusted files overlaid."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
+
+from lmrbench.authoring.taskset import load_task
+from lmrbench.benchmark.variant import build_tree, impl_test_files, qualnames, trusted_paths
+from lmrbench.errors import LmrError
+
+
+@pytest.fixture
+def task(tmp_path: Path):
+    return load_task(write_task(tmp_path / "bench", dockerfile=False))
+
+
+def test_golden_tree_holds_the_golden_file_byte_for_byte(task, tmp_path):
+    before = tree_hash(task.path)
+    tree = build_tree(task, None, "golden", tmp_path / "tree")
+    assert (tree / "calc.py").read_text() == CALC_PY
+    assert (tree / "unit_test" / "unit_test_1.py").read_text() == TEST_ADD
+    assert tree_hash(task.path) == before
+
+
+def test_golden_of_one_implementation_leaves_the_others_masked(task, tmp_path):
+    tree = build_tree(task, [1], "golden", tmp_path / "tree")
+    text = (tree / "calc.py").read_text()
+    assert "return a + b" in text
+    assert "out.append(x * k)" not in text
+    assert text.count("raise NotImplementedError") == 1
+
+
+def test_masked_tree_is_the_task_repo(task, tmp_path):
+    tree = build_tree(task, None, "masked", tmp_path / "tree")
+    assert (tree / "calc.py").read_bytes() == (task.repo_dir / "calc.py").read_bytes()
+
+
+def test_candidate_contributes_only_its_goal_functions(task, tmp_path):
+    hostile = CALC_PY.replace("return a + b", "return a - b").replace('return "kept"', 'return "changed"')
+    hostile += "\n\nimport os\nos.environ['X'] = '1'\n"
+    cand = write_candidate(tmp_path / "cand", hostile, {
+        "conftest.py": "raise SystemExit(0)\n",
+        "unit_test/unit_test_1.py": "def test_nothing():\n    pass\n",
+        "unit_test/conftest.py": "import pytest\n",
+        "README.md": "changed\n",
+    })
+    tree = build_tree(task, [1], cand, tmp_path / "tree")
+    text = (tree / "calc.py").read_text()
+    assert "return a - b" in text  # the candidate's add
+    assert 'return "kept"' in text  # not its unrelated()
+    assert "os.environ" not in text  # nor its module-level code
+    assert "raise NotImplementedError" in text  # scale stays masked
+    assert not (tree / "conftest.py").exists()
+    assert not (tree / "unit_test" / "conftest.py").exists()
+    assert (tree / "unit_test" / "unit_test_1.py").read_text() == TEST_ADD
+    assert (tree / "README.md").read_text() == "# calc\n"
+
+
+def test_candidate_given_as_a_task_folder(task, tmp_path):
+    cand = tmp_path / "cand-task"
+    write_candidate(cand / REPO, CALC_PY.replace("return a + b", "return b + a"))
+    tree = build_tree(task, [1], cand, tmp_path / "tree")
+    assert "return b + a" in (tree / "calc.py").read_text()
+
+
+def test_candidate_without_the_function_is_refused_naming_the_file(task, tmp_path):
+    cand = write_candidate(tmp_path / "cand", "def other():\n    return 1\n")
+    with pytest.raises(LmrError, match="add"):
+        build_tree(task, [1], cand, tmp_path / "tree")
+
+
+def test_candidate_that_does_not_parse_is_refused(task, tmp_path):
+    cand = write_candidate(tmp_path / "cand", "def add(a, b):\n    return (\n")
+    with pytest.raises(LmrError) as err:
+        build_tree(task, [1], cand, tmp_path / "tree")
+    assert "calc.py" in str(err.value)
+
+
+def test_candidate_goal_file_as_symlink_to_the_golden_file_is_refused(task, tmp_path):
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    os.symlink(task.golden_path(task.info.implementations[0]), cand / "calc.py")
+    with pytest.raises(LmrError, match="symbolic link"):
+        build_tree(task, [1], cand, tmp_path / "tree")
+
+
+def test_missing_candidate_goal_file(task, tmp_path):
+    cand = tmp_path / "empty"
+    cand.mkdir()
+    with pytest.raises(LmrError, match="no such goal file"):
+        build_tree(task, [1], cand, tmp_path / "tree")
+
+
+def test_stale_legacy_logs_are_not_carried_into_the_tree(task, tmp_path):
+    logs = task.repo_dir / "unit_test" / "logs"
+    logs.mkdir()
+    (logs / "unit_test_1.log").write_text("Test Passed\n")
+    tree = build_tree(task, None, "masked", tmp_path / "tree")
+    assert not (tree / "unit_test" / "logs").exists()
+    assert (logs / "unit_test_1.log").exists()
+
+
+def test_declared_trusted_files_are_overlaid(tmp_path):
+    path = write_task(tmp_path / "bench", dockerfile=False)
+    import json
+
+    info = json.loads((path / "info.json").read_text())
+    info["implementations"][0]["trusted_files"] = ["data/expected.json"]
+    (path / "info.json").write_text(json.dumps(info))
+    (path / REPO / "data").mkdir()
+    (path / REPO / "data" / "expected.json").write_text("[5]")
+    task = load_task(path)
+    assert "data/expected.json" in trusted_paths(task)
+    tree = build_tree(task, [1], "golden", tmp_path / "tree")
+    assert (tree / "data" / "expected.json").read_text() == "[5]"
+
+
+def test_destination_must_not_exist(task, tmp_path):
+    (tmp_path / "tree").mkdir()
+    with pytest.raises(LmrError, match="already exists"):
+        build_tree(task, None, "golden", tmp_path / "tree")
+
+
+def test_method_qualnames_and_test_file_fallback(task):
+    impl = task.info.implementations[0].model_copy(update={"class_name": "Calc", "goal_function": "add, sub"})
+    assert qualnames(impl) == ["Calc.add", "Calc.sub"]
+    wrong = task.info.implementations[0].model_copy(update={"unit_test_file": "unit_test/missing.py"})
+    assert impl_test_files(task, wrong) == ["unit_test/unit_test_1.py"]
+    none = task.info.implementations[1].model_copy(update={"unit_test_file": "", "index": 7})
+    assert impl_test_files(task, none) == []
