@@ -1,0 +1,112 @@
+"""Agent hand-off: the export hides tests, golden code and history; the import takes only goal functions."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from run_task import GOAL, METRICS_PY, REPO, write_taskset
+
+from lmrbench.authoring.splice import extract_function, replace_functions
+from lmrbench.authoring.taskset import load_taskset
+from lmrbench.benchmark.agent import PROMPT_FILE, export_agent, import_agent
+from lmrbench.benchmark.evaluate import evaluate
+from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.sandbox import get_sandbox
+from lmrbench.errors import LmrError
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    bench = write_taskset(tmp_path / "bench")
+    repo = bench / "1-Toy" / REPO
+    (repo / "unit_test" / "data").mkdir()
+    (repo / "unit_test" / "data" / "case_1.json").write_text('{"expected": 0.666}')
+    (repo / "recorded").mkdir()
+    (repo / "recorded" / "outputs.json").write_text("{}")
+    info = (bench / "1-Toy" / "info.json").read_text()
+    (bench / "1-Toy" / "info.json").write_text(
+        info.replace('"index": 1,', '"index": 1, "trusted_files": ["recorded"],')
+    )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return bench
+
+
+def test_export_holds_masked_repo_paper_and_prompt_only(bench, tmp_path) -> None:
+    tasks, problems = load_taskset(bench)
+    assert not problems
+    out = export_agent(tasks, tmp_path / "agent")
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == [
+        f"{t}/{rel}"
+        for t in ("1-Toy", "2-Async")
+        for rel in (
+            "TASK.md", f"{REPO}/paper.json", f"{REPO}/paper.pdf", f"{REPO}/toy/__init__.py",
+            f"{REPO}/toy/metrics.py", f"{REPO}/toy/utils.py",
+        )
+    ]  # fmt: skip
+    assert (out / "1-Toy" / REPO / GOAL).read_bytes() == (bench / "1-Toy" / REPO / GOAL).read_bytes()
+
+    def text_of(task: str) -> str:
+        return "\n".join((out / f).read_text(errors="replace") for f in files if f.startswith(task))
+
+    assert "2 * len(a & b)" not in text_of("1-Toy") and "x * self.target / n" not in text_of("1-Toy")
+    assert "return sum(xs)" not in text_of("2-Async")
+    assert str(bench) not in text_of("1-Toy") + text_of("2-Async")
+    prompt = (out / "1-Toy" / PROMPT_FILE).read_text()
+    assert (
+        "Implement dice as in the paper." in prompt
+        and "`Scaler.apply`" in prompt
+        and "toy/metrics.py" in prompt
+    )
+    with pytest.raises(LmrError, match="already exists"):
+        export_agent(tasks, out)
+    export_agent(tasks[:1], out, replace=True)
+    assert not (out / "2-Async").exists()
+
+
+def _agent_writes(path: Path, qualnames: list[str], extra: str = "") -> None:
+    """What an agent does: fill in functions (from the golden text here) and touch other things."""
+    text = path.read_text()
+    path.write_text(replace_functions(text, METRICS_PY, qualnames, file=GOAL) + extra)
+
+
+def test_import_takes_only_goal_functions_and_evaluates(bench, tmp_path) -> None:
+    tasks, _ = load_taskset(bench)
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "1-Toy" / REPO / GOAL
+    _agent_writes(goal, ["dice", "Scaler.apply"], extra="\nTOLD = 'module-level change'\n")
+    (out / "1-Toy" / REPO / "conftest.py").write_text("raise SystemExit(0)\n")
+    (out / "2-Async" / REPO / GOAL).write_text("async def total(xs:\n")  # the agent broke the file
+    summary = import_agent(tasks, out, tmp_path / "run", label="my-agent")
+    assert summary.statuses == {"ok": 2, "parse_error": 1}
+    run = RunDir(tmp_path / "run")
+    cand = run.candidate_dir("1-Toy", 1) / REPO / GOAL
+    text = cand.read_text()
+    assert extract_function(text, "dice") == extract_function(METRICS_PY, "dice")
+    assert "TOLD" not in text and "x * self.target / n" not in text  # impl 1 takes dice only
+    assert run.candidate("2-Async", 1).status.value == "parse_error"  # type: ignore[union-attr]
+    manifest = run.require_manifest()
+    assert manifest.source == "agent" and manifest.label == "my-agent"
+
+    evaluate(tasks, tmp_path / "run", get_sandbox("local"), timeout=120)
+    results = {(r.task, r.impl): r.status.value for r in run.results()}
+    assert results == {("1-Toy", 1): "passed", ("1-Toy", 2): "passed", ("2-Async", 1): "failed"}
+
+
+def test_import_of_a_missing_task_folder_or_function(bench, tmp_path) -> None:
+    tasks, _ = load_taskset(bench)
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "1-Toy" / REPO / GOAL
+    goal.write_text(goal.read_text().replace("def dice(a, b):", "def dice_renamed(a, b):"))
+    shutil.rmtree(out / "2-Async")
+    summary = import_agent(tasks, out, tmp_path / "run")
+    assert summary.statuses == {"ok": 1, "no_function": 2}
+    run = RunDir(tmp_path / "run")
+    assert "does not define dice" in run.candidate("1-Toy", 1).reason  # type: ignore[union-attr]
+    assert "no such goal file" in run.candidate("2-Async", 1).reason  # type: ignore[union-attr]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LmrError, match="none of the task set"):
+        import_agent(tasks, tmp_path / "empty", tmp_path / "run2")
