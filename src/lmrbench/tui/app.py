@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App
@@ -12,6 +13,9 @@ from lmrbench.errors import LmrError
 from lmrbench.tui.commands import ScreenActions
 from lmrbench.tui.messages import RunAction
 from lmrbench.tui.screens.taskset import TaskSetScreen
+
+if TYPE_CHECKING:
+    from lmrbench.benchmark.sandbox import RunnerKind
 
 
 class LmrApp(App[None]):
@@ -28,7 +32,7 @@ class LmrApp(App[None]):
         ),
     ]
 
-    def __init__(self, bench_dir: Path, *, sandbox: str | None = None) -> None:
+    def __init__(self, bench_dir: Path, *, sandbox: RunnerKind | None = None) -> None:
         super().__init__()
         self.bench_dir = bench_dir
         self.sandbox_kind = sandbox
@@ -36,18 +40,20 @@ class LmrApp(App[None]):
 
     def on_mount(self) -> None:
         """Open the task set."""
-        self.push_screen(TaskSetScreen(self.bench_dir))
+        self.push_screen(TaskSetScreen(self.bench_dir, sandbox=self.sandbox_kind))
 
     @on(RunAction)
     async def _run_action(self, message: RunAction) -> None:
         await self.run_action(message.action, message.node)
 
 
-def make_app(bench_dir: Path | str, *, sandbox: str | None = None) -> LmrApp:
+def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None) -> LmrApp:
     """Build the app for a task set folder (created when missing); used by the CLI and the tests.
 
     ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers).
     """
+    if sandbox not in (None, "docker", "local"):
+        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
     bench = Path(bench_dir).expanduser()
     if bench.exists() and not bench.is_dir():
         raise LmrError("not a folder", bench)

@@ -7,9 +7,12 @@ removes it.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,10 +26,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from lmrbench.authoring.clone import ClonedRepo, clone_repo
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
-from lmrbench.authoring.paper import paper_pages
+from lmrbench.authoring.paper import paper_pages, write_paper
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task, next_task_name, remove_task
-from lmrbench.authoring.taskset import Task, task_dirs
+from lmrbench.authoring.taskset import Task, load_task, task_dirs
 from lmrbench.errors import LmrError
+from lmrbench.schemas.task_info import save_task_info
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
@@ -35,7 +39,13 @@ from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.step_list import StepList
 from lmrbench.tui.widgets.task_tests import TaskTests
+from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel, error_text
+
+if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
+    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.schemas.recording import RecordedCase
+    from lmrbench.schemas.validation import ImplValidation
 
 STEPS = [
     ("source", "Source"),
@@ -50,6 +60,38 @@ STEPS = [
 KEYS = [k for k, _ in STEPS]
 DRAFT_PREFIX = ".lmrbench-draft-"
 
+
+
+def publish_draft(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
+    """Write the spec's instruction, metadata and paper into a draft task; move it into ``spec.bench``."""
+    final = Path(spec.bench) / task.name
+    if final.exists():
+        raise LmrError("a task with this name exists; choose another name (step 5)", final)
+    info = task.info
+    impls = [
+        impl.model_copy(
+            update={
+                "instruction": spec.instructions[min(k, len(spec.instructions) - 1)],
+                "category": spec.category,
+                "retrieval_context": list(spec.retrieval_context),
+            }
+        )
+        for k, impl in enumerate(info.implementations)
+    ]
+    paper = {"paper_name": spec.paper_name, "paper_url": spec.paper_url, "year": spec.year}
+    save_task_info(info.model_copy(update={**paper, "implementations": impls}), task.path)
+    if spec.paper is not None:
+        write_paper(spec.paper, task.repo_dir)
+    os.replace(task.path, final)
+    from lmrbench.benchmark.validate import default_run_dir
+
+    results = draft_results / task.name
+    if results.is_dir():
+        dest = default_run_dir(spec.bench) / task.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        remove_task(dest)
+        os.replace(results, dest)
+    return load_task(final)
 
 
 class NewTaskScreen(Screen[str | None]):
@@ -96,14 +138,28 @@ class NewTaskScreen(Screen[str | None]):
         task: Task
 
     @dataclass
+    class Recorded(Message):
+        """The cases recorded for one implementation."""
+
+        impl: int
+        cases: list[RecordedCase]
+
+    @dataclass
+    class Validated(Message):
+        """The draft task's validation results."""
+
+        results: list[ImplValidation]
+
+    @dataclass
     class Saved(Message):
         """The task is in the task set."""
 
         name: str
 
-    def __init__(self, bench: Path, *, source: str = "") -> None:
+    def __init__(self, bench: Path, *, source: str = "", sandbox: RunnerKind | None = None) -> None:
         super().__init__()
         self.bench = bench
+        self.sandbox_kind = sandbox
         self.initial_source = source
         self.draft: Path | None = None
         self.repo: ClonedRepo | None = None
@@ -159,6 +215,7 @@ class NewTaskScreen(Screen[str | None]):
                     with Horizontal(classes="row"):
                         yield Button("Build & validate (ctrl+g)", id="validate", variant="primary")
                     yield Label("", id="validate-summary", classes="hint")
+                    yield ValidationTable(id="validation")
                 with Vertical(id="step-save"):
                     yield Label("Save", classes="pane-title")
                     yield Label("", id="save-summary", classes="hint")
@@ -186,6 +243,7 @@ class NewTaskScreen(Screen[str | None]):
             self._prefill_metadata()
         elif step == "tests":
             self.query_one(TaskTests).set_task(self.draft_task)
+            self.query_one("#tests-cmd", Input).focus()
         elif step == "save":
             self._summarize()
 
@@ -387,43 +445,118 @@ class NewTaskScreen(Screen[str | None]):
         lines += [f"• {p}" for p in problems] or ["ready to save"]
         self.query_one("#save-summary", Label).update("\n".join(lines))
 
-    # ---- the draft task (for tests and validation) -----------------------------------------------
+    # ---- the draft task (for tests and validation) ---------------------------------------------------
 
-    def ensure_draft_task(self) -> None:
-        """Create the task inside the draft folder (again if the source, functions or mask changed)."""
+    def draft_spec(self) -> TaskSpec | None:
+        """The spec to (re)create the draft task from, or None when the draft task is up to date."""
         if self.draft is None:
             raise LmrError("clone a repository first (step 1)")
         spec = self.spec(self.draft / "tasks")
+        if not self.query_one("#instruction", TextArea).text.strip():
+            spec.instructions = ["(instruction to be written)"]
         key = (spec.source, tuple(self.selected), spec.mask_style, spec.name)
         if self.draft_task is not None and key == self.draft_key:
-            return
+            return None
         self.draft_key = key
-        self.make_draft_task(spec, self.draft_task is not None)
+        return spec
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="draft")
-    def make_draft_task(self, spec: TaskSpec, force: bool) -> None:
-        """create_task into the draft folder."""
-        cancel = get_current_worker().cancelled_event
-        task = create_task(spec, force=force, progress=self.panel.progress(), cancel=cancel)
-        self.post_message(self.DraftReady(task))
+    def _ensure_task(self, spec: TaskSpec | None, cancel: threading.Event) -> Task:
+        """In a worker: create (or re-create) the draft task when the spec changed."""
+        if spec is not None:
+            task = create_task(spec, force=True, progress=self.panel.progress(), cancel=cancel)
+            self.post_message(self.DraftReady(task))
+            return task
+        assert self.draft_task is not None
+        return self.draft_task
 
     @on(DraftReady)
     def _draft_ready(self, message: DraftReady) -> None:
         self.draft_task = message.task
         self.query_one(TaskTests).set_task(message.task)
-        self.panel.done(f"draft task {message.task.name} ready")
 
     @on(TaskTests.Record)
     def _record(self, message: TaskTests.Record) -> None:
-        self.notify("recording is not available yet", severity="warning")
+        try:
+            self.record(self.draft_spec(), message.command)
+        except LmrError as exc:
+            self.notify(str(exc), severity="error")
 
     @on(TaskTests.Scaffold)
     def _scaffold(self) -> None:
-        self.notify("scaffolds are not available yet", severity="warning")
+        try:
+            self.scaffold(self.draft_spec())
+        except LmrError as exc:
+            self.notify(str(exc), severity="error")
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    def record(self, spec: TaskSpec | None, command: str) -> None:
+        """Record every implementation's calls while the command runs on the golden code (live log)."""
+        from lmrbench.authoring.record import record_tests
+        from lmrbench.benchmark.sandbox import get_sandbox
+
+        cancel = get_current_worker().cancelled_event
+        progress = self.panel.progress()
+        task = self._ensure_task(spec, cancel)
+        sandbox = get_sandbox(self.sandbox_kind, progress=progress)
+        for impl in task.info.implementations:
+            result = record_tests(task, impl.index, command, sandbox=sandbox, force=True, progress=progress,
+                                  cancel=cancel)
+            self.post_message(self.Recorded(impl.index, result.cases))
+        self.post_message(self.DraftReady(load_task(task.path)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    def scaffold(self, spec: TaskSpec | None) -> None:
+        """Write a scaffold test per implementation."""
+        from lmrbench.authoring.record import scaffold_tests
+
+        cancel = get_current_worker().cancelled_event
+        task = self._ensure_task(spec, cancel)
+        for impl in task.info.implementations:
+            path = scaffold_tests(task, impl.index, force=True)
+            rel = path.relative_to(task.path)
+            self.panel.progress().log(f"scaffold written: {rel} (fill in the LMRBENCH-TODO values)")
+        self.post_message(self.DraftReady(load_task(task.path)))
+
+    @on(Recorded)
+    def _recorded(self, message: Recorded) -> None:
+        self.query_one(TaskTests).show_cases(message.impl, message.cases)
+        if message.cases:
+            self.done.add("tests")
+
+    @on(Button.Pressed, "#validate")
     def start_validate(self) -> None:
         """Build the environment and validate the draft task."""
-        self.notify("validation is not available yet", severity="warning")
+        try:
+            spec = self.draft_spec()
+        except LmrError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        assert self.draft is not None
+        self.validate(spec, self.draft / "validate")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
+    def validate(self, spec: TaskSpec | None, run_dir: Path) -> None:
+        """Build the task's image (live log) and run golden, masked and mutants."""
+        from lmrbench.benchmark.validate import ValidateOptions, load_result, result_path, validate_taskset
+
+        cancel = get_current_worker().cancelled_event
+        task = self._ensure_task(spec, cancel)
+        validate_taskset(
+            task.path.parent, only=[task.name], runner=self.sandbox_kind, run_dir=run_dir,
+            options=ValidateOptions(force=True), progress=self.panel.progress(), cancel=cancel,
+        )
+        results = [load_result(result_path(run_dir, task.name, i.index)) for i in task.info.implementations]
+        self.post_message(self.Validated([r for r in results if r is not None]))
+
+    @on(Validated)
+    def _validated(self, message: Validated) -> None:
+        self.query_one(ValidationTable).show(message.results)
+        ok = bool(message.results) and all(r.valid for r in message.results)
+        verdict = "the task is valid" if ok else "the task is not valid yet"
+        self.query_one("#validate-summary", Label).update(verdict)
+        if ok:
+            self.done.add("validate")
+            self.query_one(StepList).update_marks(self.step, self.done)
 
     # ---- save and cancel -------------------------------------------------------------------------
 
@@ -435,13 +568,22 @@ class NewTaskScreen(Screen[str | None]):
             self.go("save")
             self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
             return
-        self.save(self.spec(self.bench), self.draft_task)
+        final = self.spec(self.bench)
+        if self.draft_task is None:
+            self.save(final, None)
+        else:
+            self.save(final, self.draft_spec())
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save")
-    def save(self, spec: TaskSpec, draft_task: Task | None) -> None:
-        """create_task straight into the task set (staged and renamed by the core)."""
+    def save(self, final: TaskSpec, draft: TaskSpec | None) -> None:
+        """Without a draft task: create_task into the task set. With one (tests, validation): finish it there
+        (instruction, metadata, paper) and move it, with its validation results, into the task set."""
         cancel = get_current_worker().cancelled_event
-        task = create_task(spec, progress=self.panel.progress(), cancel=cancel)
+        if self.draft_task is None:
+            task = create_task(final, progress=self.panel.progress(), cancel=cancel)
+        else:
+            assert self.draft is not None
+            task = publish_draft(self._ensure_task(draft, cancel), final, self.draft / "validate")
         self.post_message(self.Saved(task.name))
 
     @on(Saved)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,6 +18,10 @@ from textual.worker import Worker, WorkerState
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.taskset import Task, load_taskset
 from lmrbench.tui.messages import TaskSetChanged
+
+if TYPE_CHECKING:  # the validation stack loads in the worker, after the first frame
+    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.schemas.validation import ImplValidation
 
 COLUMNS = ("task", "impl", "status", "golden", "mutants killed", "category", "last validated")
 
@@ -54,19 +59,23 @@ class Snapshot:
     warnings: list[str] = field(default_factory=list)
 
 
-def _rows_of(task: Task) -> list[Row]:
+def _rows_of(task: Task, results: dict[tuple[str, int], ImplValidation]) -> list[Row]:
     rows = []
     for impl in task.info.implementations:
         cat = impl.category_normalized
+        res = results.get((task.name, impl.index))
+        rate = res.kill_rate if res else None
+        kills = f"{res.mutants_killed}/{res.mutants_total} ({rate:.0%})" if res and rate is not None else "-"
+        when = "-" if res is None else res.finished_at.astimezone().strftime("%Y-%m-%d %H:%M")
         rows.append(
             Row(
                 task=task.name,
                 impl=impl.index,
-                status="not validated",
-                golden="-",
-                kill_rate="-",
+                status="not validated" if res is None else ("valid" if res.valid else "invalid"),
+                golden="-" if res is None else f"{res.golden_passes}/{res.repeat}",
+                kill_rate=kills,
                 category=cat.value if cat else (impl.category or "-"),
-                last_validated="-",
+                last_validated=when,
             )
         )
     return rows
@@ -91,9 +100,10 @@ class TaskSetScreen(Screen[None]):
 
         snapshot: Snapshot
 
-    def __init__(self, bench: Path) -> None:
+    def __init__(self, bench: Path, *, sandbox: RunnerKind | None = None) -> None:
         super().__init__()
         self.bench = bench
+        self.sandbox = sandbox
         self.snapshot = Snapshot()
         self.sort_column = 0
         self.sort_reverse = False
@@ -118,11 +128,17 @@ class TaskSetScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
+        from lmrbench.benchmark.validate import latest_results
+
         tasks, problems = load_taskset(self.bench)
+        results = latest_results(self.bench)
         snap = Snapshot(warnings=[str(p) for p in problems])
         for task in tasks:
             snap.paths[task.name] = task.path
-            snap.rows.extend(_rows_of(task))
+            snap.rows.extend(_rows_of(task, results))
+            for (name, index), res in results.items():
+                if name == task.name and not res.valid:
+                    snap.warnings.extend(f"{name}#{index}: {reason}" for reason in res.reasons)
             snap.warnings.extend(check_task(task))
         self.post_message(self.Loaded(snap))
 
@@ -208,7 +224,7 @@ class TaskSetScreen(Screen[None]):
         """Open the new-task flow."""
         from lmrbench.tui.screens.new_task import NewTaskScreen
 
-        self.app.push_screen(NewTaskScreen(self.bench), self._after_edit)
+        self.app.push_screen(NewTaskScreen(self.bench, sandbox=self.sandbox), self._after_edit)
 
     def action_edit_task(self) -> None:
         """Open the selected task."""

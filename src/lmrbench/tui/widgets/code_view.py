@@ -17,6 +17,9 @@ class CodeView(VerticalScroll):
     CodeView > Static { width: auto; }
     """
 
+    text = ""
+    """The lines shown."""
+
     def compose(self):  # noqa: ANN201
         yield Static("", id="code")
 
@@ -34,6 +37,7 @@ class CodeView(VerticalScroll):
             word_wrap=False,
             indent_guides=False,
         )
+        self.text = "\n".join(source.splitlines()[lo - 1 : hi])
         self.query_one("#code", Static).update(syntax)
         if first:
             self.call_after_refresh(self.scroll_to, y=max(0, first - lo - 2), animate=False)

@@ -17,6 +17,9 @@ class DiffView(VerticalScroll):
     DiffView > Static { width: auto; }
     """
 
+    text = ""
+    """The diff shown."""
+
     def compose(self):  # noqa: ANN201
         yield Static("", id="diff")
 
@@ -34,5 +37,6 @@ class DiffView(VerticalScroll):
                 )
             )
         text = "".join(c if c.endswith("\n") else c + "\n" for c in chunks) or "(no change)\n"
+        self.text = text
         self.query_one("#diff", Static).update(Syntax(text, "diff", word_wrap=False))
         self.scroll_home(animate=False)

@@ -1,4 +1,4 @@
-"""The tests step: a recording command or a scaffold, and the recorded test files of the task."""
+"""The tests step: a recording command or a scaffold, and the recorded cases."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Label
 
 from lmrbench.authoring.taskset import Task
+from lmrbench.schemas.recording import RecordedCase
 
 
 class TaskTests(Vertical):
-    """Posts Record(command) or Scaffold(); shows the task's unit test files (set_task after each change)."""
+    """Posts Record(command) or Scaffold(); shows the cases recorded for each implementation."""
 
     DEFAULT_CSS = """
     TaskTests { height: 1fr; }
@@ -34,38 +35,42 @@ class TaskTests(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Tests: record the golden functions' inputs and outputs", classes="pane-title")
         yield Label(
-            "The command runs in the repository with the golden code (e.g. python examples/run.py);"
-            " every call of a goal function becomes a recorded test case.",
+            "The command runs in the repository with the golden code (e.g. python train.py);"
+            " calls of a goal function become test cases. A scaffold leaves LMRBENCH-TODO values to fill in.",
             classes="hint",
         )
         with Horizontal(classes="row"):
             yield Input(placeholder="recording command", id="tests-cmd")
             yield Button("Record (ctrl+g)", id="record", variant="primary")
             yield Button("Scaffold", id="scaffold")
-        yield Label("", id="tests-status", classes="hint")
-        yield DataTable(id="tests-files", cursor_type="row")
+        yield Label("the draft task is made when you record or scaffold", id="tests-status", classes="hint")
+        yield DataTable(id="tests-cases", cursor_type="row")
 
     def on_mount(self) -> None:
-        """Columns of the file table."""
-        table = self.query_one(DataTable)
-        table.add_columns("implementation", "test file", "exists", "recorded data files")
+        """Columns of the case table."""
+        self.query_one(DataTable).add_columns("impl", "test", "function", "arguments", "returns", "replay")
 
     def set_task(self, task: Task | None) -> None:
-        """Show the unit test files of a task (None: no draft task yet)."""
-        table = self.query_one(DataTable)
-        table.clear()
-        status = self.query_one("#tests-status", Label)
+        """Say which draft task the tests belong to and which test files exist."""
         if task is None:
-            status.update("the draft task is created when you record or scaffold")
             return
-        data_dir = task.repo_dir / "unit_test"
-        files = data_dir.rglob("*") if data_dir.is_dir() else iter(())
-        data = [p for p in files if p.is_file() and p.suffix != ".py"]
-        for impl in task.info.implementations:
-            for test in impl.unit_test_files:
-                exists = (task.repo_dir / test).is_file()
-                table.add_row(str(impl.index), test, "yes" if exists else "no", str(len(data)))
-        status.update(f"draft task {task.name}")
+        have = [
+            f"{impl.index}: {t}" for impl in task.info.implementations for t in impl.unit_test_files
+            if (task.repo_dir / t).is_file()
+        ]
+        self.query_one("#tests-status", Label).update(
+            f"draft task {task.name}; test files: {', '.join(have) or 'none yet'}"
+        )
+
+    def show_cases(self, impl: int, cases: list[RecordedCase]) -> None:
+        """Add the cases recorded for one implementation (replacing earlier ones of it)."""
+        table = self.query_one(DataTable)
+        for key in [k for k in table.rows if str(k.value).startswith(f"{impl}:")]:
+            table.remove_row(key)
+        for case in cases:
+            args = ", ".join(f"{k}={v}" for k, v in case.arguments.items())
+            cells = (str(impl), case.test, case.target, args, case.returns, case.replay)
+            table.add_row(*cells, key=f"{impl}:{case.test}")
 
     @on(Button.Pressed, "#record")
     @on(Input.Submitted, "#tests-cmd")

@@ -1,0 +1,53 @@
+"""The validation of a task's implementations: golden passes, masked fails, mutants killed, flaky tests."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, RichLog
+
+from lmrbench.schemas.validation import ImplValidation
+
+
+class ValidationTable(Vertical):
+    """One row per implementation, and the reasons of the invalid ones below."""
+
+    DEFAULT_CSS = """
+    ValidationTable { height: 1fr; }
+    ValidationTable DataTable { height: auto; max-height: 12; }
+    ValidationTable RichLog { height: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="vt-table", cursor_type="row")
+        yield RichLog(id="vt-reasons", markup=False, wrap=True)
+
+    def on_mount(self) -> None:
+        """Columns."""
+        columns = ("impl", "valid", "golden", "masked fails", "mutants killed", "flaky", "runner", "seconds")
+        self.query_one(DataTable).add_columns(*columns)
+
+    def show(self, results: list[ImplValidation]) -> None:
+        """Show the results of one validation."""
+        table = self.query_one(DataTable)
+        log = self.query_one(RichLog)
+        table.clear()
+        log.clear()
+        for r in results:
+            rate = r.kill_rate
+            table.add_row(
+                str(r.impl),
+                "valid" if r.valid else "INVALID",
+                f"{r.golden_passes}/{r.repeat}",
+                "yes" if r.masked_failed else "no",
+                f"{r.mutants_killed}/{r.mutants_total}" + (f" ({rate:.0%})" if rate is not None else ""),
+                str(len(r.flaky_tests)),
+                r.runner,
+                f"{r.seconds:.1f}",
+            )
+            for reason in r.reasons:
+                log.write(f"impl {r.impl}: {reason}")
+            for test in r.flaky_tests:
+                log.write(f"impl {r.impl}: flaky {test}")
+        if results and all(r.valid for r in results):
+            log.write("every implementation is valid")

@@ -1,0 +1,58 @@
+"""Fixtures of the app's tests: a task set holding one task made by the real task creation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.taskset import Task
+
+UNIT_TEST = '''import numpy as np
+from losses import preference_loss
+
+
+def test_preference_loss():
+    out = preference_loss(np.array([1.0]), np.array([0.0]), beta=1.0)
+    assert np.allclose(out, np.log1p(np.exp(-1.0)))
+'''
+
+
+def make_task(repo: Path, bench: Path, *, with_test: bool = True) -> Task:
+    """A task for ``preference_loss`` of the shared fixture repository, with its unit test when asked."""
+    spec = TaskSpec(
+        source=str(repo),
+        functions=[FunctionRef.parse("losses.py::preference_loss")],
+        instructions=["Implement the DPO loss."],
+        bench=bench,
+        category="Training Objectives & Optimization",
+        paper_name="Toy DPO",
+        year=2023,
+    )
+    task = create_task(spec)
+    if with_test:
+        (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(UNIT_TEST)
+    return task
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Pilot tests run on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    """An empty task set folder."""
+    path = tmp_path / "bench"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def new_task(fixture_repo: Path, bench: Path) -> Callable[..., Task]:
+    """Make another task of the fixture repository in ``bench`` (``with_test=False``: no unit test file)."""
+    return partial(make_task, fixture_repo, bench)
