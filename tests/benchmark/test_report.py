@@ -45,8 +45,6 @@ def llm_opts(server: LLMServer, model: str, cache: Path) -> list[str]:
 def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     bench = write_taskset(tmp_path / "bench")
     cache = tmp_path / "cache"
-    # the scripted endpoint: replies depend on the model asked
-    server.on('"model": "gold"', "unused")
     for fn, qual in (("dice", "dice"), ("Scaler.apply", "Scaler.apply"), ("total", "total")):
         server.on(GEN + fn, golden_def(qual))
     cli("generate", bench, "--out", tmp_path / "gold", *llm_opts(server, "gold", cache))

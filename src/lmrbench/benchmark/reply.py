@@ -154,10 +154,10 @@ def splice_reply(
         if found is not None:
             pieces[qualname] = found
     if not pieces:
-        names = ", ".join(qualnames)
+        wanted = ", ".join(qualnames)
         if bad:
-            raise ReplyProblem("parse_error", f"the reply's code does not parse ({bad[0]}); no {names} found")
-        raise ReplyProblem("no_function", f"the reply defines none of {names}")
+            raise ReplyProblem("parse_error", f"the reply's code does not parse ({bad[0]}); no {wanted} found")
+        raise ReplyProblem("no_function", f"the reply defines none of {wanted}")
     missing = [q for q in qualnames if q not in pieces]
     if missing:
         raise ReplyProblem("no_function", f"the reply does not define {', '.join(missing)}")

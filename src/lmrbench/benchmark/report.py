@@ -201,7 +201,7 @@ def render_markdown(report: Report) -> str:
 
 
 def _describe(m: RunManifest) -> str:
-    bits = [m.source]
+    bits: list[str] = [m.source]
     if m.generation:
         g = m.generation
         bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
