@@ -256,7 +256,8 @@ class DockerRunner:
         args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": "/workspace"}
         if base:
             args["BASE_IMAGE"] = base
-        docker_build(self.client, context, tag, what=task.name, buildargs=args, progress=progress, cancel=cancel)
+        docker_build(self.client, context, tag, what=task.name, buildargs=args, nocache=rebuild, progress=progress,
+                     cancel=cancel)
         return tag
 
     def run(

@@ -142,6 +142,7 @@ def docker_build(
     *,
     what: str,
     buildargs: dict[str, str] | None = None,
+    nocache: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> str:
@@ -151,7 +152,7 @@ def docker_build(
     error = ""
     try:
         for chunk in client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
-                                      buildargs=buildargs or {}, decode=True, network_mode="default"):
+                                      buildargs=buildargs or {}, decode=True, nocache=nocache):
             check_cancel(cancel)
             if "stream" in chunk:
                 for line in str(chunk["stream"]).splitlines():
@@ -206,7 +207,7 @@ def bootstrap_base_image(
     try:
         context = build_context({"Dockerfile": _BASE_DOCKERFILE.format(rootfs=rootfs_tag, label=BASE_LABEL).encode()},
                                 {"wheels": wheels})
-        new_id = docker_build(client, context, tag, what=tag, progress=progress, cancel=cancel)
+        new_id = docker_build(client, context, tag, what=tag, nocache=force, progress=progress, cancel=cancel)
     finally:
         try:
             client.images.remove(rootfs_tag, noprune=True)

@@ -1,0 +1,171 @@
+"""DockerRunner against the real engine: image caching, isolation, limits, and hostile candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import dedent, write_small_task
+
+from lmrbench.benchmark.docker_runner import RUN_LABEL, DockerRunner
+from lmrbench.benchmark.pytest_run import run_pytest
+from lmrbench.errors import LmrError
+from lmrbench.schemas.report import TestStatus
+
+pytestmark = pytest.mark.docker
+TESTS = ["unit_test/test_vec.py"]
+
+
+@pytest.fixture
+def runner(base_image) -> DockerRunner:
+    return DockerRunner(base_image=base_image)
+
+
+def _leftover_containers(client, task) -> list:
+    return client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={task.name}"})
+
+
+def _hostile(tmp_path: Path, body: str):
+    """A task whose goal function is ``body`` (the hostile candidate), golden tests unchanged."""
+    goal = 'import os, sys\n\n\ndef dot(a, b):\n' + "".join(f"    {line}\n" for line in dedent(body).splitlines())
+    return write_small_task(tmp_path / "bench", goal=goal)
+
+
+def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
+    report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.PASSED, report.detail + report.log_tail
+    assert [c.test_id for c in report.cases] == ["unit_test.test_vec::test_dot", "unit_test.test_vec::test_dot_empty"]
+    assert report.runner == "docker" and report.exit_code == 0
+
+    masked = _hostile(tmp_path / "m", "raise NotImplementedError")
+    report = run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.FAILED
+    assert "NotImplementedError" in report.cases[0].message
+
+
+def test_image_is_reused_when_nothing_changed_and_rebuilt_when_asked(runner, small_task, docker_engine):
+    tag = runner.prepare(small_task)
+    first = docker_engine.images.get(tag).id
+    assert runner.prepare(small_task) == tag
+    assert docker_engine.images.get(tag).id == first
+    assert tag.startswith("lmrbench-task-7-vec:")
+    assert runner.prepare(small_task, rebuild=True) == tag
+    assert docker_engine.images.get(tag).id != first
+
+
+def test_changing_requirements_changes_the_image_tag(runner, tmp_path):
+    a = write_small_task(tmp_path / "a")
+    b = write_small_task(tmp_path / "b", requirements="iniconfig\n")
+    assert runner.prepare(a) != runner.prepare(b)
+
+
+def test_a_dockerfile_that_fails_names_the_task_and_shows_the_log_tail(runner, small_task):
+    df = small_task.path / "Dockerfile"
+    df.write_text(df.read_text() + "RUN echo broken-step-marker && exit 3\n")
+    with pytest.raises(LmrError) as err:
+        runner.prepare(small_task)
+    assert "7-Vec" in str(err.value) and "broken-step-marker" in str(err.value)
+
+
+def test_numpy_task_builds_from_the_wheelhouse_without_an_index(runner, tmp_path):
+    tests = "import numpy as np\nfrom vec import dot\n\n\ndef test_np():\n    assert dot(np.ones(3), np.ones(3)) == 3\n"
+    task = write_small_task(tmp_path / "b", requirements="numpy\n", tests=tests)
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=120)
+    assert report.status is TestStatus.PASSED, report.detail + report.log_tail
+
+
+def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path):
+    out = tmp_path / "out"
+    code = ("import os, socket, pathlib\n"
+            "print('uid', os.getuid())\n"
+            "pathlib.Path(os.environ['LMRBENCH_OUT'], 'seen.txt').write_text(sorted(os.listdir('.'))[0])\n"
+            "import shutil; shutil.rmtree('unit_test')\n"
+            "socket.create_connection(('1.1.1.1', 53), timeout=3)\n")
+    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60, out_dir=out)
+    assert "uid 1000" in res.output
+    assert res.exit_code != 0 and ("Network is unreachable" in res.output or "Errno" in res.output)
+    assert (out / "seen.txt").read_text() == "unit_test"
+    assert (small_task.repo_dir / "unit_test" / "test_vec.py").is_file()
+
+
+def test_timeout_kills_and_removes_the_container(runner, tmp_path, docker_engine):
+    task = _hostile(tmp_path, "while True:\n    pass")
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=8)
+    assert report.status is TestStatus.TIMEOUT and report.exit_code is None
+    assert _leftover_containers(docker_engine, task) == []
+
+
+def test_os_exit_zero_at_import_is_not_a_pass(runner, tmp_path):
+    goal = "import os\nprint('2 passed PASSED')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
+    task = write_small_task(tmp_path / "bench", goal=goal)
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    assert report.exit_code == 0
+    assert report.status is TestStatus.ERROR, report
+
+
+FORGED = '''<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2">
+<testcase classname="unit_test.test_vec" name="test_dot" time="0.001"/>
+<testcase classname="unit_test.test_vec" name="test_dot_empty" time="0.001"/></testsuite></testsuites>'''
+
+
+def test_a_forged_report_and_seal_are_detected(runner, tmp_path):
+    goal = (f"import json, os\nout = os.environ.get('LMRBENCH_OUT', '.')\nFORGED = {FORGED!r}\n"
+            "open(os.path.join(out, 'junit.xml'), 'w').write(FORGED)\n"
+            "json.dump({'exitstatus': 0, 'hmac': '0' * 64}, open(os.path.join(out, 'seal.json'), 'w'))\n"
+            "os._exit(0)\n\n\ndef dot(a, b):\n    return 0\n")
+    task = write_small_task(tmp_path / "bench", goal=goal)
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.ERROR
+    assert "not sealed" in report.detail
+
+
+def test_a_report_rewritten_after_the_session_is_detected(runner, tmp_path):
+    goal = (f"import atexit, os\nFORGED = {FORGED!r}\n"
+            "atexit.register(lambda: open(os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml'), 'w').write(FORGED))"
+            "\n\n\ndef dot(a, b):\n    return 0\n")
+    task = write_small_task(tmp_path / "bench", goal=goal)
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.ERROR and "not sealed" in report.detail
+
+
+def test_a_candidate_that_kills_its_own_process_is_an_error(runner, tmp_path):
+    task = _hostile(tmp_path, "import signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.ERROR and report.exit_code == 137
+
+
+def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine):
+    runner = DockerRunner(base_image=base_image, memory="256m")
+    task = _hostile(tmp_path, "x = bytearray(1 << 30)\nx[::4096] = b'1' * len(x[::4096])\nreturn 0")
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    assert report.status in (TestStatus.FAILED, TestStatus.ERROR)
+    assert "MemoryError" in report.log_tail or "out of memory" in report.log_tail
+    assert _leftover_containers(docker_engine, task) == []
+
+
+def test_filling_the_disk_stops_at_the_work_folder_limit(base_image, small_task):
+    runner = DockerRunner(base_image=base_image, work_size="32m", tmp_size="16m")
+    code = "open('big', 'wb').write(b'0' * (256 << 20))"
+    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
+    assert res.exit_code == 1 and "No space left on device" in res.output
+    res = runner.run(small_task, small_task.repo_dir, ["sh", "-c", "echo x > /home/x || echo denied"],
+                     timeout=60)
+    assert "Read-only file system" in res.output
+
+
+def test_pid_limit_holds(base_image, small_task):
+    runner = DockerRunner(base_image=base_image, pids=16)
+    code = ("import threading, time\n"
+            "for i in range(64):\n    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n")
+    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
+    assert res.exit_code == 1 and "can't start new thread" in res.output
+
+
+def test_output_is_decoded_with_replacement(runner, small_task):
+    code = "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe bytes\\n')"
+    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
+    assert res.exit_code == 0 and "bad \ufffd\ufffd bytes" in res.output
+
+
+def test_this_engine_enforces_every_limit(runner):
+    assert runner.limits_warnings() == []
