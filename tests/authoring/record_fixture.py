@@ -1,4 +1,4 @@
-"""A small numpy "training" repository written by the tests, turned into a task by lmrbench's own create_task."""
+"""A small numpy "training" repository written by the tests, made a task by lmrbench's own create_task."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def dropout(x, p):
     return x * keep / (1.0 - p)
 '''
 
-TRAIN = '''\
+TRAIN = """\
 import argparse
 
 import numpy as np
@@ -72,12 +72,17 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def write_repo(root: Path, extra: dict[str, str] | None = None) -> Path:
     """The source repository: model/losses.py, train.py, requirements.txt, and ``extra`` files."""
-    files = {"model/__init__.py": "", "model/losses.py": LOSSES, "train.py": TRAIN, "requirements.txt": "numpy\n"}
+    files = {
+        "model/__init__.py": "",
+        "model/losses.py": LOSSES,
+        "train.py": TRAIN,
+        "requirements.txt": "numpy\n",
+    }
     for rel, text in {**files, **(extra or {})}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(textwrap.dedent(text))
@@ -90,7 +95,7 @@ def make_task(
     extra: dict[str, str] | None = None,
     category: str = "Training Objectives & Optimization",
 ) -> Task:
-    """A task folder (``tmp/bench/1-Tiny``) masking ``functions`` (default: hinge_loss) of the fixture repo."""
+    """A task folder (``tmp/bench/1-Tiny``) masking ``functions`` (default: hinge_loss) of the repo."""
     source = write_repo(tmp / "src-repo", extra)
     functions = functions or ("model/losses.py::hinge_loss",)
     return create_task(

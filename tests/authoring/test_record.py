@@ -1,4 +1,4 @@
-"""Recording real calls of a fixture repo's training script, in a real sandbox, and running the tests it wrote."""
+"""Recording real calls of a fixture repo's training script in a real sandbox, and running the tests."""
 
 from __future__ import annotations
 
@@ -42,12 +42,19 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
 
     assert [c.test for c in result.cases] == ["test_case_1", "test_case_2", "test_case_3"]
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
-    assert index.command == TRAIN and [c.file for c in index.cases] == ["case_1.npz", "case_2.npz", "case_3.npz"]
+    assert index.command == TRAIN and [c.file for c in index.cases] == [
+        "case_1.npz",
+        "case_2.npz",
+        "case_3.npz",
+    ]
     # the second call passed margin positionally and reduce=False: bound by name, per-example result kept
     case, arrays = read_case_file(result.data_dir / "case_2.npz")
     assert [(a["name"], a["kind"]) for a in case["arguments"]] == [
-        ("scores", "positional_or_keyword"), ("labels", "positional_or_keyword"),
-        ("margin", "positional_or_keyword"), ("reduce", "keyword_only")]
+        ("scores", "positional_or_keyword"),
+        ("labels", "positional_or_keyword"),
+        ("margin", "positional_or_keyword"),
+        ("reduce", "keyword_only"),
+    ]
     assert case["arguments"][2]["value"] == 0.5 and arrays[case["expected"]["key"]].shape == (8,)
     info = load_task_info(task.path)
     assert info.implementation(1).unit_test_file == "unit_test/unit_test_1.py"
@@ -55,8 +62,9 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     assert file_status(result.test_file) == "generated"
 
     status, cases = _outcomes(local, task, "golden")
-    assert status == TestStatus.PASSED and cases == dict.fromkeys(["test_case_1", "test_case_2", "test_case_3"],
-                                                                  "passed")
+    assert status == TestStatus.PASSED and cases == dict.fromkeys(
+        ["test_case_1", "test_case_2", "test_case_3"], "passed"
+    )
     status, cases = _outcomes(local, task, "masked")
     assert status == TestStatus.FAILED and set(cases.values()) == {"failed"}
 
@@ -125,14 +133,19 @@ def test_a_value_that_cannot_be_saved_names_the_argument_and_its_type(tmp_path, 
     """
     task = make_task(tmp_path, extra={"odd.py": driver})
     before = _snapshot(task)
-    with pytest.raises(LmrError, match=r"`margin\['m'\]` is a __main__\.Margin, which cannot be saved faithfully"):
+    with pytest.raises(
+        LmrError, match=r"`margin\['m'\]` is a __main__\.Margin, which cannot be saved faithfully"
+    ):
         record_tests(task, 1, "python odd.py", sandbox=local)
     assert _snapshot(task) == before
 
 
 def test_a_call_over_the_size_limit_is_named(tmp_path, local):
     task = make_task(tmp_path)
-    with pytest.raises(LmrError, match=r"hinge_loss: call 1 needs \d+ bytes .* over the limit of 100 bytes per call \(largest part: arg"):
+    with pytest.raises(
+        LmrError,
+        match=r"hinge_loss: call 1 needs \d+ bytes .* over the limit of 100 bytes per call \(largest part",
+    ):
         record_tests(task, 1, TRAIN, sandbox=local, max_bytes=100)
 
 

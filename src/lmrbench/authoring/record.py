@@ -3,8 +3,8 @@ function's first distinct calls, and write ``unit_test/unit_test_<k>.py`` with i
 
 The command runs in the task's own sandbox (Docker image or local venv), in the tree validation evaluates (the
 masked repository with every goal function spliced from the golden files), with the recording modules first on
-the Python path (see ``runtime/lmrbench_record.py``). Nothing in the task changes until every case is saved and
-checked: the data folder is staged and renamed, the test file and info.json are written atomically.
+the Python path (see ``runtime/lmrbench_record.py``). Nothing in the task changes until every case is saved
+and checked: the data folder is staged and renamed, the test file and info.json are written atomically.
 """
 
 from __future__ import annotations
@@ -51,12 +51,17 @@ class RecordResult:
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
-    """The checker an implementation uses: its own setting, else text for text-producing categories, else numeric."""
+    """The implementation's checker: its own, else text for text-producing categories, else numeric.
+
+    Every field is set explicitly, so info.json shows the tolerances the tests use.
+    """
     if impl.checker is not None:
-        return impl.checker
-    if impl.category_normalized in (Category.PROMPTING, Category.DATA_AUGMENTATION):
-        return CheckerSettings(kind="text")
-    return CheckerSettings()
+        chosen = impl.checker
+    elif impl.category_normalized in (Category.PROMPTING, Category.DATA_AUGMENTATION):
+        chosen = CheckerSettings(kind="text")
+    else:
+        chosen = CheckerSettings()
+    return CheckerSettings(**chosen.model_dump())
 
 
 def goal_targets(impl: Implementation) -> list[tuple[str, str]]:
@@ -94,7 +99,7 @@ def record_tests(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> RecordResult:
-    """Run ``command`` on the golden code, record the goal functions' calls, write the test, data and info.json."""
+    """Run ``command`` on the golden code, record the goal functions' calls, write tests and data."""
     progress = progress or NullProgress()
     impl = task.info.implementation(impl_index)
     targets = goal_targets(impl)
@@ -202,8 +207,9 @@ def _collect(
         for n, line in enumerate(picked, 1):
             if line["replay"] == "raised":
                 raise LmrError(
-                    f"{target}: call {n} fails when replayed from its recorded inputs ({line['replay_detail']}); "
-                    "it reads state that was not recorded (name a factory with --self-factory) or is not repeatable"
+                    f"{target}: call {n} fails when replayed from its recorded inputs "
+                    f"({line['replay_detail']}); it reads state that was not recorded (name a factory with "
+                    "--self-factory) or is not repeatable"
                 )
             if line["replay"] == "different":
                 why = (
@@ -212,8 +218,8 @@ def _collect(
                     else "and draws no random numbers"
                 )
                 raise LmrError(
-                    f"{target} is non-deterministic: call {n} replayed from its recorded inputs gives a different "
-                    f"result {why} ({line['replay_detail']})"
+                    f"{target} is non-deterministic: call {n} replayed from its recorded inputs gives a "
+                    f"different result {why} ({line['replay_detail']})"
                 )
         chosen[target] = picked
     return chosen
@@ -291,10 +297,9 @@ def _write_all(
             test_path, testgen.render_recorded_test(impl.index, specs, checker, command, factory)
         )
     rel = test_path.relative_to(task.repo_dir).as_posix()
-    if impl.unit_test_files != [rel] or impl.checker is None:
-        impl.unit_test_file = rel
-        impl.checker = checker
-        save_task_info(task.info, task.path)
+    impl.unit_test_file = rel
+    impl.checker = checker
+    save_task_info(task.info, task.path)
     for c in cases:
         progress.log(f"{c.file}: {c.bytes:,} bytes ({c.target}: {', '.join(c.arguments) or 'no arguments'})")
     return RecordResult(test_file=test_path, data_dir=data_dir, cases=cases)

@@ -1,8 +1,8 @@
 """The value codec and checkers as lmrbench uses them, and the runtime files shipped into tasks.
 
-The code lives in ``authoring/runtime/`` as standalone modules (standard library + numpy) because the same files
-run inside a task's sandbox, where lmrbench is not installed: ``lmrbench_values`` (encoding, case files),
-``lmrbench_checkers`` (comparisons), ``lmrbench_record`` and ``sitecustomize`` (instrumentation while recording).
+The code lives in ``authoring/runtime/`` as standalone modules (standard library + numpy) because the same
+files run inside a task's sandbox, where lmrbench is not installed: ``lmrbench_values`` (encoding, case
+files), ``lmrbench_checkers`` (comparisons), ``lmrbench_record`` and ``sitecustomize`` (instrumentation).
 """
 
 from __future__ import annotations

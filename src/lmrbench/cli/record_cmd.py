@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -13,28 +14,28 @@ console = Console()
 
 
 def task_record(
-    task_dir: Path = typer.Argument(..., help="The task folder."),
-    impl: int = typer.Option(..., "--impl", help="The implementation's index in info.json."),
-    command: str = typer.Option(
-        "", "--command", help="Shell command that runs the reference code, from the repo root."
-    ),
-    max_calls: int = typer.Option(3, "--max-calls", help="Distinct calls kept per goal function."),
-    max_bytes: int = typer.Option(
-        20_000_000, "--max-bytes", help="Largest recorded data of one call, in bytes."
-    ),
-    self_factory: str | None = typer.Option(
-        None, "--self-factory", help="module:function building the object a goal method is called on."
-    ),
-    runner: str | None = typer.Option(
-        None, "--runner", help="docker or local (default: docker when it answers)."
-    ),
-    timeout: float = typer.Option(1800.0, "--timeout", help="Seconds the command may run."),
-    scaffold: bool = typer.Option(False, "--scaffold", help="Write a test file with TODO values instead."),
-    force: bool = typer.Option(
-        False, "--force", help="Replace a test file that was edited or written by hand."
-    ),
+    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    impl: Annotated[int, typer.Option("--impl", help="The implementation's index in info.json.")],
+    command: Annotated[
+        str, typer.Option(help="Shell command running the reference code, from the repo root.")
+    ] = "",
+    max_calls: Annotated[int, typer.Option(help="Distinct calls kept per goal function.")] = 3,
+    max_bytes: Annotated[int, typer.Option(help="Largest recorded data of one call, in bytes.")] = 20_000_000,
+    self_factory: Annotated[
+        str | None, typer.Option(help="module:function building the object a goal method is called on.")
+    ] = None,
+    runner: Annotated[
+        str | None, typer.Option(help="docker or local (default: docker when it answers).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds the command may run.")] = 1800.0,
+    scaffold: Annotated[
+        bool, typer.Option("--scaffold", help="Write a test file with TODO values instead.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a test file edited or written by hand.")
+    ] = False,
 ) -> None:
-    """Record the goal function's first distinct calls and write unit_test/unit_test_<k>.py with its data."""
+    """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
     from lmrbench.authoring.record import record_tests, scaffold_tests
     from lmrbench.authoring.taskset import load_task
 
@@ -42,13 +43,15 @@ def task_record(
     if scaffold:
         path = scaffold_tests(task, impl, force=force)
         console.print(
-            f"wrote {path}: replace every LMRBENCH-TODO, then run `lmrbench validate`", highlight=False
+            f"wrote {path}: replace every LMRBENCH-TODO, then run `lmrbench validate`", soft_wrap=True
         )
         return
     if not command.strip():
         raise LmrError(
             "give the --command that runs the reference code (or --scaffold to write cases by hand)"
         )
+    if runner not in (None, "docker", "local"):
+        raise LmrError(f"unknown runner {runner!r}; use docker or local")
     from lmrbench.benchmark.sandbox import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
@@ -68,13 +71,17 @@ def task_record(
         )
     for case in result.cases:
         extra = [f"changes {', '.join(case.changed)}"] if case.changed else []
+        extra += ["changes self"] if case.state_changed else []
         extra += ["draws random numbers"] if case.random_state else []
         note = f" ({'; '.join(extra)})" if extra else ""
-        console.print(f"  {case.file:<24} {case.bytes:>12,} bytes  {case.target}{note}", highlight=False)
+        console.print(
+            f"  {case.file:<20} {case.bytes:>10,} bytes  {case.target}{note}", highlight=False, soft_wrap=True
+        )
     console.print(
-        f"wrote {result.test_file} and {len(result.cases)} case(s), {result.total_bytes:,} bytes in "
+        f"wrote {result.test_file} and {len(result.cases)} case(s), {result.total_bytes:,} bytes, in "
         f"{result.data_dir}",
         highlight=False,
+        soft_wrap=True,
     )
 
 

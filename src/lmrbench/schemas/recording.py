@@ -1,8 +1,8 @@
 """The index of an implementation's recorded calls: ``<repo>/unit_test/data/impl_<k>/index.json``.
 
-Beside it, one ``<name>.npz`` per case: numpy arrays plus ``__case__``, the call as UTF-8 JSON (arguments bound
-by the signature, the instance's attributes for methods, the return value, arguments and attributes the call
-changed, the random state when the call drew random numbers). The value encoding is documented in
+Beside it, one ``<name>.npz`` per case: numpy arrays plus ``__case__``, the call as UTF-8 JSON (arguments
+bound by the signature, the instance's attributes for methods, the return value, arguments and attributes the
+call changed, the random state when the call drew random numbers). The value encoding is documented in
 ``lmrbench/authoring/runtime/lmrbench_values.py``, which the tests load the cases with.
 """
 

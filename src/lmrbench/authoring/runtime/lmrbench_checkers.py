@@ -6,8 +6,8 @@ the standard library and numpy only; torch tensors and pandas objects are compar
 Four checkers, each raising ``AssertionError`` naming the first place that differs (``result[1]['loss']``):
 
 - ``assert_equal``: exact (same types, shapes, dtypes and values; NaN equals NaN);
-- ``assert_close``: numbers, arrays and tensors within ``rtol``/``atol`` (shape and dtype checked first, NaN only
-  matches NaN), through lists, tuples, dicts, sets and dataclasses; everything else exact;
+- ``assert_close``: numbers, arrays and tensors within ``rtol``/``atol`` (shape and dtype checked first, NaN
+  only matches NaN), through lists, tuples, dicts, sets and dataclasses; everything else exact;
 - ``assert_unordered``: like ``assert_close`` but the items of the outer collection may come in any order;
 - ``assert_similar_text``: strings whose similarity ratio (difflib) is at least ``threshold``, numbers close.
 """
@@ -45,7 +45,7 @@ def assert_equal(actual: Any, expected: Any, *, where: str = "result") -> None:
 def assert_close(
     actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-8, where: str = "result"
 ) -> None:
-    """Fail unless ``actual`` matches ``expected`` within the tolerances (numbers, arrays, tensors, containers)."""
+    """Fail unless ``actual`` matches ``expected`` within the tolerances, through any nesting."""
     _compare(actual, expected, where, _Options(exact=False, rtol=rtol, atol=atol))
 
 
@@ -68,7 +68,7 @@ def assert_unordered(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: fl
 def assert_similar_text(
     actual: Any, expected: Any, *, threshold: float = 0.9, rtol: float = 1e-5, atol: float = 1e-8
 ) -> None:
-    """Fail unless every string is at least ``threshold`` similar to the expected one (numbers compared close)."""
+    """Fail unless every string is at least ``threshold`` similar to the expected one (numbers: close)."""
     _compare(
         actual, expected, "result", _Options(exact=False, rtol=rtol, atol=atol, text_threshold=threshold)
     )

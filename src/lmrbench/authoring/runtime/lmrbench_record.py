@@ -1,7 +1,7 @@
-"""Record the first calls of a task's goal functions while the author's command runs (inside the task's sandbox).
+"""Record the first calls of a task's goal functions while the author's command runs in the task's sandbox.
 
-Started by ``sitecustomize`` in every Python process of the command when ``LMRBENCH_RECORD_SPEC`` is set (JSON:
-``{"targets": [{"file": "trainers.py", "qualname": "Trainer.loss"}], "max_calls": 3, "max_bytes": ...,
+Started by ``sitecustomize`` in every Python process of the command when ``LMRBENCH_RECORD_SPEC`` is set
+(JSON: ``{"targets": [{"file": "trainers.py", "qualname": "Trainer.loss"}], "max_calls": 3, "max_bytes": ...,
 "factory": "module:function" | null, "rtol": ..., "atol": ...}``); files are relative to
 ``LMRBENCH_RECORD_ROOT`` (the repository root). Output goes to ``LMRBENCH_OUT``:
 
@@ -10,20 +10,20 @@ Started by ``sitecustomize`` in every Python process of the command when ``LMRBE
 - ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script;
 - ``error-<pid>.json``: the first problem (a value that cannot be saved, a call over the size limit...).
 
-How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name it
-is imported under, and after the module has run replaces the goal function (or the class attribute of a method,
-keeping staticmethod/classmethod) by a recording wrapper, and every other module-level name bound to it. Code that
-later does ``from trainers import loss`` therefore gets the wrapper; a reference taken while the goal module
-itself was still running (a registry filled at import time) is not caught.
+How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name
+it is imported under, and after the module has run replaces the goal function (or the class attribute of a
+method, keeping staticmethod/classmethod) by a recording wrapper, and every other module-level name bound to
+it. Code that later does ``from trainers import loss`` therefore gets the wrapper; a reference taken while the
+goal module itself was still running (a registry filled at import time) is not caught.
 
 For each new call (inputs not seen before, compared by the digest of their encoding): the arguments (bound by
 the signature) and, for methods, a copy of the instance's ``__dict__`` are encoded before the call; the return
 value, the arguments the call changed in place and the instance's attributes after the call are encoded after.
-The global random state (random, numpy, torch) is saved before the call; when the call moved it, the case keeps
-it so the test can restore it. Then the call is replayed exactly as the generated test will do it (decoded
-inputs, a rebuilt instance, the random state restored) and the outcome is compared: a difference means the
-function is non-deterministic or reads state that was not recorded. The program's own random state is put back
-after the replay, so the command runs on as it would have.
+The global random state (random, numpy, torch) is saved before the call; when the call moved it, the case
+keeps it so the test can restore it. Then the call is replayed exactly as the generated test will do it
+(decoded inputs, a rebuilt instance, the random state restored) and the outcome is compared: a difference
+means the function is non-deterministic or reads state that was not recorded. The program's own random state
+is put back after the replay, so the command runs on as it would have.
 """
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ strings and lists; everything else is an object with a ``"$"`` key naming its ki
 ``ndarray``      ``{"key": name}``: the array is ``name`` in the case file
 ``npscalar``     ``{"key": name}``: a 0-d array turned back into a numpy scalar
 ``tensor``       ``{"key": name, "dtype": "bfloat16", "requires_grad": bool, "parameter": bool}``
-``dataframe``    ``{"columns": [...], "data": [...], "index": ...}``; ``series``: ``{"name", "data", "index"}``
+``dataframe``    ``{"columns", "data", "index"}``; ``series``: ``{"name", "data", "index"}``
 ``dataclass``    ``{"type": "module:QualName", "fields": {name: value}}``
 ``namedtuple``   ``{"type": "module:QualName", "items": [...]}``
 ``enum``         ``{"type": "module:QualName", "name": member}``
 ``np_dtype``/``torch_dtype``/``torch_device``/``np_generator``/``slice``/``path``  small objects named so
 ===============  ==============================================================================
 
-A recorded call is one ``.npz`` file (``load_case``): its arrays plus ``__case__``, the UTF-8 JSON of the call.
+A recorded call is one ``.npz`` file (``load_case``): its arrays plus ``__case__``, the call as UTF-8 JSON.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ CASE_KEY = "__case__"
 
 
 class UnencodableValue(Exception):
-    """A value that cannot be saved faithfully; ``where`` names it (``batch['mask']``), ``type_name`` its type."""
+    """A value that cannot be saved faithfully; ``where`` names it (``batch['mask']``) and ``type_name``."""
 
     def __init__(self, where: str, type_name: str, why: str = "") -> None:
         self.where = where
@@ -97,7 +97,7 @@ class Encoder:
         return key
 
     def encode(self, value: Any, where: str) -> Any:
-        """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside it) when it fails."""
+        """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside) when it fails."""
         if value is None or type(value) in (bool, str):
             return value
         if type(value) is int:
@@ -264,7 +264,7 @@ def _type_name(value: Any) -> str:
 
 
 def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
-    """A hash of an encoded value (its JSON with array keys replaced by the arrays' dtype, shape and bytes)."""
+    """A hash of an encoded value: its JSON, with each array's dtype, shape and bytes in place of its key."""
     h = hashlib.sha256()
 
     def walk(n: Any) -> None:

@@ -1,0 +1,596 @@
+"""Save and load the values of recorded calls faithfully: no pickle, only JSON and numpy arrays.
+
+This module is copied into a task's ``unit_test/`` folder and runs where lmrbench is not installed: it needs
+the standard library and numpy only; torch and pandas are used when the value holds them.
+
+A value is encoded as a JSON node plus named numpy arrays. Plain JSON holds None, bools, ints, finite floats,
+strings and lists; everything else is an object with a ``"$"`` key naming its kind:
+
+===============  ==============================================================================
+``float``        non-finite float: ``{"$": "float", "value": "nan" | "inf" | "-inf"}``
+``complex``      ``{"real": ..., "imag": ...}``
+``bytes``        ``{"base64": ...}``
+``tuple``/``set``/``frozenset``  ``{"items": [...]}`` (set items in the order of their encoding)
+``dict``         ``{"items": [[key, value], ...], "ordered": bool}`` (keys of any encodable kind)
+``ndarray``      ``{"key": name}``: the array is ``name`` in the case file
+``npscalar``     ``{"key": name}``: a 0-d array turned back into a numpy scalar
+``tensor``       ``{"key": name, "dtype": "bfloat16", "requires_grad": bool, "parameter": bool}``
+``dataframe``    ``{"columns", "data", "index"}``; ``series``: ``{"name", "data", "index"}``
+``dataclass``    ``{"type": "module:QualName", "fields": {name: value}}``
+``namedtuple``   ``{"type": "module:QualName", "items": [...]}``
+``enum``         ``{"type": "module:QualName", "name": member}``
+``np_dtype``/``torch_dtype``/``torch_device``/``np_generator``/``slice``/``path``  small objects named so
+===============  ==============================================================================
+
+A recorded call is one ``.npz`` file (``load_case``): its arrays plus ``__case__``, the call as UTF-8 JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import dataclasses
+import enum
+import hashlib
+import importlib
+import io
+import json
+import math
+import pathlib
+import sys
+from typing import Any
+
+import numpy as np
+
+CASE_FORMAT = "lmrbench-case"
+CASE_VERSION = 1
+CASE_KEY = "__case__"
+
+
+class UnencodableValue(Exception):
+    """A value that cannot be saved faithfully; ``where`` names it (``batch['mask']``) and ``type_name``."""
+
+    def __init__(self, where: str, type_name: str, why: str = "") -> None:
+        self.where = where
+        self.type_name = type_name
+        self.why = why
+        super().__init__(
+            f"`{where}` is a {type_name}, which cannot be saved faithfully{': ' + why if why else ''}"
+        )
+
+
+def type_path(obj_type: type) -> str:
+    """``module:QualName`` of a class."""
+    return f"{obj_type.__module__}:{obj_type.__qualname__}"
+
+
+def _import_type(path: str) -> Any:
+    module, _, qual = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields") and type(value) is not tuple
+
+
+def _torch() -> Any:
+    return sys.modules.get("torch")
+
+
+def _pandas() -> Any:
+    return sys.modules.get("pandas")
+
+
+class Encoder:
+    """Encodes values into JSON nodes, collecting arrays under keys that start with ``prefix``."""
+
+    def __init__(self, prefix: str = "a") -> None:
+        self.prefix = prefix
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def _store(self, array: np.ndarray) -> str:
+        key = f"{self.prefix}{len(self.arrays)}"
+        self.arrays[key] = array
+        return key
+
+    def encode(self, value: Any, where: str) -> Any:
+        """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside) when it fails."""
+        if value is None or type(value) in (bool, str):
+            return value
+        if type(value) is int:
+            return value
+        if type(value) is float:
+            if math.isfinite(value):
+                return value
+            return {"$": "float", "value": repr(value)}
+        if isinstance(value, enum.Enum):
+            return {"$": "enum", "type": type_path(type(value)), "name": value.name}
+        if type(value) is complex:
+            return {
+                "$": "complex",
+                "real": self.encode(value.real, where),
+                "imag": self.encode(value.imag, where),
+            }
+        if type(value) is bytes:
+            return {"$": "bytes", "base64": base64.b64encode(value).decode("ascii")}
+        if type(value) is list:
+            return [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if type(value) is tuple:
+            return {"$": "tuple", "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+        if _is_namedtuple(value):
+            items = [self.encode(v, f"{where}.{f}") for f, v in zip(type(value)._fields, value, strict=True)]
+            return {"$": "namedtuple", "type": type_path(type(value)), "items": items}
+        if type(value) in (set, frozenset):
+            items = [self.encode(v, f"{where}{{...}}") for v in value]
+            items.sort(key=lambda n: json.dumps(n, sort_keys=True))
+            return {"$": type(value).__name__, "items": items}
+        if type(value) in (dict, collections.OrderedDict):
+            pairs = [
+                [self.encode(k, f"{where} key"), self.encode(v, f"{where}[{k!r}]")] for k, v in value.items()
+            ]
+            return {"$": "dict", "items": pairs, "ordered": type(value) is collections.OrderedDict}
+        if type(value) is slice:
+            parts = [self.encode(x, where) for x in (value.start, value.stop, value.step)]
+            return {"$": "slice", "items": parts}
+        if isinstance(value, pathlib.PurePath):
+            return {"$": "path", "value": str(value), "type": type_path(type(value))}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {
+                f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
+                for f in dataclasses.fields(value)
+            }
+            return {"$": "dataclass", "type": type_path(type(value)), "fields": fields}
+        node = self._encode_numpy(value, where)
+        if node is not None:
+            return node
+        node = self._encode_torch(value, where)
+        if node is not None:
+            return node
+        node = self._encode_pandas(value, where)
+        if node is not None:
+            return node
+        raise UnencodableValue(where, _type_name(value))
+
+    def _encode_numpy(self, value: Any, where: str) -> Any:
+        if type(value) is np.ndarray:
+            if value.dtype.hasobject:
+                raise UnencodableValue(
+                    where, f"numpy array of dtype {value.dtype}", "object arrays need pickle"
+                )
+            return {"$": "ndarray", "key": self._store(np.array(value, copy=True))}
+        if isinstance(value, np.generic):
+            if value.dtype.hasobject:
+                raise UnencodableValue(where, _type_name(value))
+            return {"$": "npscalar", "key": self._store(np.array(value))}
+        if isinstance(value, np.dtype):
+            if value.names is None:
+                return {"$": "np_dtype", "str": value.str}
+            return {"$": "np_dtype", "descr": [list(d) for d in value.descr]}
+        if isinstance(value, type) and issubclass(value, np.generic):
+            return {"$": "np_dtype", "str": np.dtype(value).str}
+        if isinstance(value, np.random.Generator):
+            state = value.bit_generator.state
+            return {"$": "np_generator", "state": self.encode(state, f"{where}.bit_generator.state")}
+        if isinstance(value, np.random.RandomState):
+            return {"$": "np_randomstate", "state": self.encode(value.get_state(), f"{where}.get_state()")}
+        return None
+
+    def _encode_torch(self, value: Any, where: str) -> Any:
+        torch = _torch()
+        if torch is None:
+            return None
+        if isinstance(value, torch.dtype):
+            return {"$": "torch_dtype", "name": str(value).removeprefix("torch.")}
+        if isinstance(value, torch.device):
+            return {"$": "torch_device", "name": str(value)}
+        if not isinstance(value, torch.Tensor):
+            return None
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):
+            raise UnencodableValue(where, _type_name(value), "tensor subclasses are not supported")
+        if value.layout != torch.strided:
+            raise UnencodableValue(where, f"{value.layout} tensor", "only dense tensors are supported")
+        dtype = str(value.dtype).removeprefix("torch.")
+        data = value.detach().cpu()
+        if value.dtype == torch.bfloat16:
+            data = data.float()
+        try:
+            array = np.array(data.numpy(), copy=True)
+        except (TypeError, RuntimeError) as exc:
+            raise UnencodableValue(where, f"tensor of dtype {dtype}", str(exc)) from None
+        return {
+            "$": "tensor",
+            "key": self._store(array),
+            "dtype": dtype,
+            "requires_grad": bool(value.requires_grad),
+            "parameter": type(value) is torch.nn.Parameter,
+        }
+
+    def _encode_pandas(self, value: Any, where: str) -> Any:
+        pd = _pandas()
+        if pd is None:
+            return None
+        if type(value) is pd.DataFrame:
+            columns = [self.encode(c, f"{where}.columns") for c in value.columns]
+            data = [self._column(value.iloc[:, i], f"{where}[{c!r}]") for i, c in enumerate(value.columns)]
+            return {
+                "$": "dataframe",
+                "columns": columns,
+                "data": data,
+                "index": self._index(value.index, where),
+            }
+        if type(value) is pd.Series:
+            return {
+                "$": "series",
+                "name": self.encode(value.name, f"{where}.name"),
+                "data": self._column(value, where),
+                "index": self._index(value.index, where),
+            }
+        return None
+
+    def _column(self, series: Any, where: str) -> Any:
+        array = series.to_numpy()
+        if array.dtype.hasobject:
+            return {
+                "$": "list",
+                "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(array.tolist())],
+            }
+        return {"$": "ndarray", "key": self._store(np.array(array, copy=True)), "pd_dtype": str(series.dtype)}
+
+    def _index(self, index: Any, where: str) -> Any:
+        pd = _pandas()
+        if type(index) is pd.RangeIndex:
+            return {
+                "$": "range_index",
+                "start": index.start,
+                "stop": index.stop,
+                "step": index.step,
+                "name": index.name,
+            }
+        if type(index) is pd.MultiIndex:
+            raise UnencodableValue(f"{where}.index", "pandas MultiIndex")
+        return {
+            "$": "index",
+            "name": self.encode(index.name, f"{where}.index.name"),
+            "data": self._column(pd.Series(index), f"{where}.index"),
+        }
+
+
+def _type_name(value: Any) -> str:
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
+    """A hash of an encoded value: its JSON, with each array's dtype, shape and bytes in place of its key."""
+    h = hashlib.sha256()
+
+    def walk(n: Any) -> None:
+        if isinstance(n, dict):
+            h.update(b"{")
+            for k in sorted(n):
+                if k == "key" and n.get("$") in ("ndarray", "npscalar", "tensor"):
+                    a = arrays[n[k]]
+                    h.update(f"{a.dtype.str}{a.shape}".encode())
+                    h.update(np.ascontiguousarray(a).tobytes())
+                else:
+                    h.update(json.dumps(k).encode())
+                    walk(n[k])
+            h.update(b"}")
+        elif isinstance(n, list):
+            h.update(b"[")
+            for x in n:
+                walk(x)
+                h.update(b",")
+            h.update(b"]")
+        else:
+            h.update(json.dumps(n).encode())
+
+    walk(node)
+    return h.hexdigest()
+
+
+class Decoder:
+    """Turns JSON nodes back into values, reading arrays from ``arrays``."""
+
+    def __init__(self, arrays: Any) -> None:
+        self.arrays = arrays
+
+    def decode(self, node: Any) -> Any:
+        """The value a node encodes (fresh objects on every call)."""
+        if isinstance(node, list):
+            return [self.decode(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        kind = node["$"]
+        method = getattr(self, f"_d_{kind}", None)
+        if method is None:
+            raise ValueError(f"unknown value kind {kind!r} in a recorded case")
+        return method(node)
+
+    def _items(self, node: Any) -> list[Any]:
+        return [self.decode(n) for n in node["items"]]
+
+    def _d_float(self, node: Any) -> float:
+        return float(node["value"])
+
+    def _d_complex(self, node: Any) -> complex:
+        return complex(self.decode(node["real"]), self.decode(node["imag"]))
+
+    def _d_bytes(self, node: Any) -> bytes:
+        return base64.b64decode(node["base64"])
+
+    def _d_tuple(self, node: Any) -> tuple[Any, ...]:
+        return tuple(self._items(node))
+
+    def _d_list(self, node: Any) -> list[Any]:
+        return self._items(node)
+
+    def _d_set(self, node: Any) -> set[Any]:
+        return set(self._items(node))
+
+    def _d_frozenset(self, node: Any) -> frozenset[Any]:
+        return frozenset(self._items(node))
+
+    def _d_dict(self, node: Any) -> dict[Any, Any]:
+        pairs = [(self.decode(k), self.decode(v)) for k, v in node["items"]]
+        return collections.OrderedDict(pairs) if node.get("ordered") else dict(pairs)
+
+    def _d_slice(self, node: Any) -> slice:
+        return slice(*self._items(node))
+
+    def _d_path(self, node: Any) -> Any:
+        return _import_type(node["type"])(node["value"])
+
+    def _d_enum(self, node: Any) -> Any:
+        return _import_type(node["type"])[node["name"]]
+
+    def _d_namedtuple(self, node: Any) -> Any:
+        return _import_type(node["type"])(*self._items(node))
+
+    def _d_dataclass(self, node: Any) -> Any:
+        cls = _import_type(node["type"])
+        obj = cls.__new__(cls)
+        for name, value in node["fields"].items():
+            object.__setattr__(obj, name, self.decode(value))
+        return obj
+
+    def _d_ndarray(self, node: Any) -> np.ndarray:
+        return np.array(self.arrays[node["key"]], copy=True)
+
+    def _d_npscalar(self, node: Any) -> Any:
+        return self.arrays[node["key"]][()]
+
+    def _d_np_dtype(self, node: Any) -> np.dtype:
+        if "descr" in node:
+            return np.dtype([tuple(d) for d in node["descr"]])
+        return np.dtype(node["str"])
+
+    def _d_np_generator(self, node: Any) -> np.random.Generator:
+        state = self.decode(node["state"])
+        bitgen = getattr(np.random, state["bit_generator"])()
+        bitgen.state = state
+        return np.random.Generator(bitgen)
+
+    def _d_np_randomstate(self, node: Any) -> np.random.RandomState:
+        rs = np.random.RandomState()
+        rs.set_state(self.decode(node["state"]))
+        return rs
+
+    def _d_tensor(self, node: Any) -> Any:
+        import torch
+
+        dtype = getattr(torch, node["dtype"])
+        tensor = torch.from_numpy(np.array(self.arrays[node["key"]], copy=True)).to(dtype)
+        if node.get("parameter"):
+            return torch.nn.Parameter(tensor, requires_grad=node["requires_grad"])
+        return tensor.requires_grad_(node["requires_grad"]) if tensor.is_floating_point() else tensor
+
+    def _d_torch_dtype(self, node: Any) -> Any:
+        import torch
+
+        return getattr(torch, node["name"])
+
+    def _d_torch_device(self, node: Any) -> Any:
+        import torch
+
+        return torch.device(node["name"])
+
+    def _d_dataframe(self, node: Any) -> Any:
+        import pandas as pd
+
+        columns = [self.decode(c) for c in node["columns"]]
+        data = {i: self._series(d) for i, d in enumerate(node["data"])}
+        frame = pd.DataFrame(data, index=self._d_index_any(node["index"]))
+        frame.columns = columns
+        return frame
+
+    def _d_series(self, node: Any) -> Any:
+        import pandas as pd
+
+        return pd.Series(
+            self._series(node["data"]), index=self._d_index_any(node["index"]), name=self.decode(node["name"])
+        )
+
+    def _series(self, node: Any) -> Any:
+        import pandas as pd
+
+        if node["$"] == "list":
+            return pd.Series(self._items(node), dtype=object)
+        values = self._d_ndarray(node)
+        return pd.Series(values, dtype=node.get("pd_dtype") or values.dtype)
+
+    def _d_index_any(self, node: Any) -> Any:
+        import pandas as pd
+
+        if node["$"] == "range_index":
+            return pd.RangeIndex(node["start"], node["stop"], node["step"], name=node["name"])
+        return pd.Index(self._series(node["data"]), name=self.decode(node["name"]))
+
+
+# ---------------------------------------------------------------------------------------------- case files
+
+
+def write_case(case: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+    """The bytes of a case file: ``arrays`` plus the case's JSON under ``__case__`` (an uncompressed .npz)."""
+    payload = json.dumps(case, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays, **{CASE_KEY: np.frombuffer(payload, dtype=np.uint8)})
+    return buffer.getvalue()
+
+
+def read_case_file(path: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The JSON and the arrays of a case file (never unpickles anything)."""
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    case = json.loads(arrays.pop(CASE_KEY).tobytes().decode("utf-8"))
+    if case.get("format") != CASE_FORMAT:
+        raise ValueError(f"{path}: not a recorded case")
+    return case, arrays
+
+
+class Case:
+    """One recorded call, decoded: what to pass, what the reference code returned and changed."""
+
+    def __init__(self, case: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.data = case
+        decoder = Decoder(arrays)
+        self.args: list[Any] = []
+        """Positional arguments (positional-only parameters and ``*args``)."""
+        self.kwargs: dict[str, Any] = {}
+        """Keyword arguments."""
+        params = case["arguments"]
+        spread = any(p["kind"] == "var_positional" and p["value"]["items"] for p in params)
+        for p in params:
+            value = decoder.decode(p["value"])
+            if p["kind"] == "positional_only" or (spread and p["kind"] == "positional_or_keyword"):
+                self.args.append(value)
+            elif p["kind"] == "var_positional":
+                self.args.extend(value)
+            elif p["kind"] == "var_keyword":
+                self.kwargs.update(value)
+            else:
+                self.kwargs[p["name"]] = value
+        self.expected = decoder.decode(case["expected"])
+        """The value the reference code returned."""
+        self.changed: dict[str, Any] = {k: decoder.decode(v) for k, v in case.get("changed", {}).items()}
+        """Arguments the reference code changed in place, as they were after the call."""
+        self.state = None if case.get("self") is None else decoder.decode(case["self"])
+        """The instance's attributes (``__dict__``) before the call, for methods."""
+        self.state_after = None if case.get("self_after") is None else decoder.decode(case["self_after"])
+        """The instance's attributes after the call, when the call changed them."""
+        self.random_state = case.get("random_state") and decoder.decode(case["random_state"])
+        """The random generators' state before the call, when the call drew random numbers."""
+
+    def argument(self, name: str) -> Any:
+        """An argument passed by keyword, or a positional one by its parameter name."""
+        if name in self.kwargs:
+            return self.kwargs[name]
+        names = [p["name"] for p in self.data["arguments"] if p["kind"] != "var_keyword"]
+        return self.args[names.index(name)]
+
+    def instance(self, cls: type, factory: Any = None) -> Any:
+        """An object of ``cls`` (or built by ``factory()``) holding the recorded attributes."""
+        obj = factory() if factory is not None else cls.__new__(cls)
+        for name, value in (self.state or {}).items():
+            object.__setattr__(obj, name, value)
+        return obj
+
+    def attributes_of(self, obj: Any) -> dict[str, Any]:
+        """The attributes of ``obj`` that the reference call left in ``state_after`` (to compare with it)."""
+        return {name: getattr(obj, name) for name in (self.state_after or {}) if hasattr(obj, name)}
+
+    def restore_random_state(self) -> None:
+        """Put the random generators back where they were when the reference call started."""
+        set_random_state(self.random_state)
+
+
+def load_case(path: Any) -> Case:
+    """Read one recorded case (``data/impl_<k>/case_<n>.npz``)."""
+    return Case(*read_case_file(path))
+
+
+# ---------------------------------------------------------------------------------------------- randomness
+
+
+def get_random_state() -> dict[str, Any]:
+    """The global generators' state of random, numpy and (when imported) torch."""
+    import random
+
+    state: dict[str, Any] = {"random": random.getstate(), "numpy": np.random.get_state()}
+    torch = _torch()
+    if torch is not None and hasattr(torch, "get_rng_state"):
+        state["torch"] = torch.get_rng_state()
+    return state
+
+
+def set_random_state(state: dict[str, Any] | None) -> None:
+    """Restore what ``get_random_state`` returned (torch only when it is part of the state)."""
+    if not state:
+        return
+    import random
+
+    random.setstate(_as_tuples(state["random"]))
+    np.random.set_state(_as_tuples(state["numpy"]))
+    if "torch" in state:
+        import torch
+
+        torch.set_rng_state(state["torch"])
+
+
+def _as_tuples(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_as_tuples(v) for v in value)
+    return value
+
+
+def same_random_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when no generator moved between two ``get_random_state`` snapshots."""
+    if a["random"] != b["random"]:
+        return False
+    na, nb = a["numpy"], b["numpy"]
+    if na[0] != nb[0] or not np.array_equal(na[1], nb[1]) or tuple(na[2:]) != tuple(nb[2:]):
+        return False
+    if "torch" in a and "torch" in b:
+        return bool((a["torch"] == b["torch"]).all())
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- descriptions
+
+
+def describe(node: Any, arrays: dict[str, np.ndarray], limit: int = 60) -> str:
+    """A short human description of an encoded value: ``float32[4, 2]``, ``0.1``, ``tuple of 3``."""
+    if isinstance(node, list):
+        inner = ", ".join(describe(n, arrays, limit) for n in node[:3])
+        return f"[{inner}{', ...' if len(node) > 3 else ''}]"
+    if not isinstance(node, dict):
+        text = repr(node)
+        return (
+            text
+            if len(text) <= limit
+            else f"str of {len(node)} chars"
+            if isinstance(node, str)
+            else text[:limit]
+        )
+    kind = node["$"]
+    if kind in ("ndarray", "npscalar"):
+        a = arrays[node["key"]]
+        return f"{a.dtype.name}{list(a.shape)}" if kind == "ndarray" else f"{a.dtype.name}({a.item()!r})"
+    if kind == "tensor":
+        return f"tensor {node['dtype']}{list(arrays[node['key']].shape)}"
+    if kind in ("tuple", "set", "frozenset", "namedtuple"):
+        items = node["items"]
+        inner = ", ".join(describe(n, arrays, limit) for n in items[:3])
+        name = node["type"].rpartition(":")[2] if kind == "namedtuple" else kind
+        return f"{name}({inner}{', ...' if len(items) > 3 else ''})"
+    if kind == "dict":
+        keys = [describe(k, arrays, limit) for k, _ in node["items"][:4]]
+        return f"dict with keys {', '.join(keys)}{', ...' if len(node['items']) > 4 else ''}"
+    if kind in ("dataclass", "enum"):
+        return node["type"].rpartition(":")[2] + (f".{node['name']}" if kind == "enum" else "")
+    if kind == "float":
+        return f"float({node['value']!r})"
+    return kind
