@@ -1,0 +1,97 @@
+"""LocalRunner: cached venvs, a fresh copy per run, timeouts that kill the whole process group."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import write_small_task
+
+from lmrbench.benchmark.local_runner import WEAKER_ISOLATION, LocalRunner
+from lmrbench.benchmark.pytest_run import run_pytest
+from lmrbench.schemas.report import TestStatus
+
+TESTS = ["unit_test/test_vec.py"]
+
+
+class Lines:
+    """A Progress that keeps the log lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def start(self, label: str, total: int | None) -> None:
+        pass
+
+    def advance(self, n: int = 1, detail: str = "") -> None:
+        pass
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
+@pytest.fixture
+def cache(tmp_path_factory, monkeypatch) -> Path:
+    root = tmp_path_factory.getbasetemp() / "lmrbench-cache"
+    monkeypatch.setenv("LMRBENCH_CACHE", str(root))
+    return root
+
+
+def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task, tmp_path):
+    lines = Lines()
+    runner = LocalRunner(progress=lines)
+    report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.PASSED, report.detail + report.log_tail
+    assert report.runner == "local"
+    masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
+    assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
+    assert lines.lines.count(WEAKER_ISOLATION) == 1
+
+
+def test_venv_is_cached_per_requirements(cache, tmp_path):
+    runner = LocalRunner()
+    a = write_small_task(tmp_path / "a")
+    b = write_small_task(tmp_path / "b")
+    venv = runner.prepare(a)
+    assert runner.prepare(b) == venv and Path(venv, "bin", "python").exists()
+    assert Path(venv).parent == cache / "venvs"
+    c = write_small_task(tmp_path / "c", requirements="iniconfig\n")
+    assert runner.prepare(c) != venv
+
+
+def test_timeout_kills_the_process_group(cache, small_task, tmp_path):
+    marker = tmp_path / "child.pid"
+    code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '60']); open({str(marker)!r}, 'w')"
+            ".write(str(p.pid)); time.sleep(60)")
+    res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
+    assert res.timed_out and res.exit_code is None
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    assert _gone_or_zombie(pid)
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_the_task_folder_is_never_touched(cache, small_task, tmp_path):
+    before = sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*"))
+    res = LocalRunner().run(small_task, small_task.repo_dir,
+                            ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"],
+                            timeout=30)
+    assert res.exit_code == 0
+    assert sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*")) == before
+
+
+def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
+    goal = ("import os\nopen(os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml'), 'w')"
+            ".write('<testsuites><testsuite><testcase classname=\"unit_test.test_vec\" name=\"test_dot\"/>"
+            "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n")
+    task = write_small_task(tmp_path / "bench", goal=goal)
+    report = run_pytest(LocalRunner(), task, task.repo_dir, TESTS, timeout=60)
+    assert report.exit_code == 0 and report.status is TestStatus.ERROR
