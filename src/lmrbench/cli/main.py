@@ -44,6 +44,9 @@ def _register() -> None:
     from lmrbench.cli import run_cmd
 
     run_cmd.register(app)
+    from lmrbench.cli import validate_cmd
+
+    validate_cmd.register(app)
 
 
 _register()

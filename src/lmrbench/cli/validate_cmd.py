@@ -1,0 +1,75 @@
+"""``lmrbench validate``: prove each task valid (golden passes, masked fails, mutants die)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from lmrbench.schemas.validation import ValidationSummary
+
+
+def validate(
+    bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
+    task: Annotated[list[str] | None, typer.Option("--task", "-t", help="Only this task.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks validated at once.")] = 1,
+    repeat: Annotated[int, typer.Option("--repeat", "-k", help="Golden runs per implementation.")] = 3,
+    runner: Annotated[str | None, typer.Option(help="docker or local (default: docker if up).")] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild every task's environment.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Ignore earlier results.")] = False,
+    run_dir: Annotated[Path | None, typer.Option(help="Results (<bench>/.lmrbench/validate).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds one test run may take.")] = 600.0,
+    max_mutants: Annotated[int, typer.Option(help="Most mutants run per implementation.")] = 12,
+    min_kill_rate: Annotated[float, typer.Option(help="Invalid below this mutant kill rate (0-1).")] = 0.0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print log lines above the bars.")] = False,
+) -> None:
+    """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid."""
+    from lmrbench.benchmark.validate import ValidateOptions, default_run_dir, validate_taskset
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.errors import LmrError
+
+    if runner not in (None, "docker", "local"):
+        raise LmrError(f"unknown runner {runner!r}; use docker or local")
+    opts = ValidateOptions(repeat=repeat, timeout=timeout, max_mutants=max_mutants,
+                           min_kill_rate=min_kill_rate, jobs=jobs, force=force, rebuild=rebuild)
+    console = Console()
+    with RichProgress(verbose=verbose) as progress:
+        summary = validate_taskset(bench, only=task or None, runner=runner, options=opts,  # type: ignore[arg-type]
+                                   run_dir=run_dir, progress=progress)
+    print_summary(console, summary)
+    console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
+    if summary.problems or any(not r.valid for r in summary.rows):
+        raise typer.Exit(1)
+
+
+def print_summary(console: Console, summary: ValidationSummary) -> None:
+    """The table of results, the problems, and the golden pass rate."""
+    table = Table(title=f"validate {summary.bench} ({summary.runner})")
+    cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "seconds", "valid")
+    for col in cols:
+        table.add_column(col, justify="right" if col not in ("task", "valid") else "left")
+    for r in summary.rows:
+        killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
+        secs = f"{r.seconds:.1f}" + (" (cached)" if r.skipped else "")
+        valid = "[green]yes[/green]" if r.valid else f"[red]no[/red]: {'; '.join(r.reasons)}"
+        masked = "yes" if r.masked_failed else "no"
+        golden = f"{r.golden_passes}/{r.repeat}"
+        table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), secs, valid)
+    console.print(table)
+    for p in summary.problems:
+        console.print(f"[red]problem:[/red] {p}", highlight=False)
+    n = len(summary.rows)
+    if summary.golden_pass_rate is not None:
+        passed = round(summary.golden_pass_rate * n)
+        console.print(f"golden pass rate: {passed}/{n} = {summary.golden_pass_rate:.1%}; "
+                      f"valid: {sum(r.valid for r in summary.rows)}/{n}", highlight=False)
+    else:
+        console.print("no implementation validated", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach to the root app."""
+    app.command("validate")(validate)
