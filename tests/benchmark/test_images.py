@@ -1,0 +1,81 @@
+"""The bootstrapped base image, the images CLI, and host-side wheelhouses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lmrbench.benchmark.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image, list_images
+from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines, requirements_hash
+from lmrbench.cli.main import app
+from lmrbench.errors import LmrError
+
+
+@pytest.mark.docker
+def test_bootstrap_reuses_the_existing_image(base_image, docker_engine):
+    again = bootstrap_base_image(base_image)
+    assert not again.created and again.image_id == docker_engine.images.get(base_image).id
+    out = docker_engine.containers.run(
+        base_image,
+        ["python", "-c", "import sys, pytest; print(sys.prefix, sys.version_info[:2], pytest.__name__)"],
+        remove=True,
+        network_disabled=True,
+    )
+    assert out.decode().split()[0] == "/opt/venv" and "(3, 11)" in out.decode()
+    assert docker_engine.images.get(base_image).labels.get(BASE_LABEL) == "1"
+
+
+@pytest.mark.docker
+def test_images_cli_says_what_it_did(base_image):
+    res = CliRunner().invoke(app, ["images", "bootstrap", "--tag", base_image])
+    assert res.exit_code == 0 and f"reused {base_image}" in res.output
+    res = CliRunner().invoke(app, ["images", "list"])
+    assert res.exit_code == 0 and base_image in res.output
+    assert base_image in [t for t, _, _ in list_images()]
+
+
+@pytest.mark.docker
+def test_bootstrap_without_mmdebstrap_or_debootstrap_says_what_to_install(
+    docker_engine, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("LMRBENCH_CACHE", str(Path.home() / ".cache" / "lmrbench"))
+    with pytest.raises(LmrError, match="apt-get install mmdebstrap"):
+        bootstrap_base_image("lmrbench-base:never-made", progress=None)
+    assert BASE_IMAGE_TAG.startswith("lmrbench-base:")
+
+
+def test_requirement_lines_keep_requirements_and_reject_pip_options(tmp_path):
+    assert requirement_lines("# c\nnumpy>=1.26  # fast\n\nscipy\n") == ["numpy>=1.26", "scipy"]
+    with pytest.raises(LmrError, match="--index-url"):
+        requirement_lines("--index-url http://x\nnumpy\n")
+
+
+def test_requirements_hash_depends_on_requirements_and_target():
+    t311 = WheelTarget(python="3.11", glibc="2.36")
+    assert requirements_hash(["numpy"], t311) == requirements_hash(["numpy"], t311)
+    assert requirements_hash(["numpy"], t311) != requirements_hash(["scipy"], t311)
+    assert requirements_hash(["numpy"], t311) != requirements_hash(["numpy"], WheelTarget(python="3.10"))
+
+
+def test_wheelhouse_is_downloaded_once_for_the_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path))
+    target = WheelTarget(python="3.11", glibc="2.36")
+    folder = build_wheelhouse(["iniconfig"], target)
+    names = sorted(p.name for p in folder.iterdir())
+    assert any(n.startswith("iniconfig-") for n in names) and any(n.startswith("pytest-") for n in names)
+    assert all(n.endswith(".whl") for n in names)
+    stamp = folder.stat().st_mtime_ns
+    assert build_wheelhouse(["iniconfig"], target) == folder and folder.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.joinpath("wheels").iterdir()] == [folder.name]
+
+
+def test_unknown_requirement_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path))
+    with pytest.raises(LmrError, match="pip could not"):
+        build_wheelhouse(
+            ["lmrbench-no-such-distribution-xyz==0.0.1"], WheelTarget(python="3.11", glibc="2.36")
+        )
+    assert list((tmp_path / "wheels").iterdir()) == []
