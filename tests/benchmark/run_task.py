@@ -143,6 +143,11 @@ def golden_def(qualname: str) -> str:
     return f"Here is the implementation:\n\n```python\n{text}```\n"
 
 
+HELPER_REPLY = (
+    "```python\nimport statistics\n\ndef _mean(xs):\n    return statistics.mean(xs)\n\n"
+    'async def total(xs):\n    """Sum."""\n    return _mean(xs) * len(xs)\n```'
+)
+
 WRONG_DICE = "```python\ndef dice(a, b):\n    return 0.5\n```"
 
 HOSTILE_DICE = """```python

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from llm_server import LLMServer, status
-from run_task import HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
+from run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 
 from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.evaluate import evaluate
-from lmrbench.benchmark.generate import generate
+from lmrbench.benchmark.generate import GenerateOptions, generate
 from lmrbench.benchmark.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.report import build_report, render_csv
 from lmrbench.benchmark.rundir import RunDir
@@ -42,14 +42,14 @@ def sandbox():
     return get_sandbox("local")
 
 
-def gen(server: LLMServer, bench: Path, run: Path, replies: dict[str, str]) -> None:
+def gen(server: LLMServer, bench: Path, run: Path, replies: dict[str, str], helpers: bool = False) -> None:
     for match, text in replies.items():
         server.on(match, text)
     tasks, problems = load_taskset(bench)
     assert not problems
     params = LLMParams(model="m", base_url=server.base_url)
     with LLMClient(LLMConfig(params=params, cache_dir=None, max_retries=0)) as client:
-        generate(tasks, run, client)
+        generate(tasks, run, client, options=GenerateOptions(allow_helpers=helpers))
 
 
 def statuses(run: Path) -> dict[tuple[str, int], str]:
@@ -98,6 +98,19 @@ def test_infra_errors_are_apart_and_retried_and_changed_candidates_redone(server
     assert again.skipped == 1 and again.statuses == {"passed": 2}
     assert statuses(run) == {("1-Toy", 1): "passed", ("1-Toy", 2): "passed", ("2-Async", 1): "passed"}
     assert RunDir(run).result("1-Toy", 2).model_dump() == first[("1-Toy", 2)]  # type: ignore[union-attr]
+
+
+def test_allowed_helpers_survive_evaluation(server, sandbox, tmp_path) -> None:
+    bench = write_taskset(tmp_path / "bench")
+    replies = {DICE: golden_def("dice"), APPLY: golden_def("Scaler.apply"), TOTAL: HELPER_REPLY}
+    gen(server, bench, tmp_path / "plain", replies)
+    gen(server, bench, tmp_path / "helpers", replies, helpers=True)
+    tasks, _ = load_taskset(bench, only=["2"])
+    evaluate(tasks, tmp_path / "plain", sandbox, timeout=120)
+    evaluate(tasks, tmp_path / "helpers", sandbox, timeout=120)
+    assert statuses(tmp_path / "plain") == {("2-Async", 1): "failed"}  # _mean is not defined
+    assert "NameError" in RunDir(tmp_path / "plain").result("2-Async", 1).log_tail  # type: ignore[union-attr]
+    assert statuses(tmp_path / "helpers") == {("2-Async", 1): "passed"}
 
 
 def _big_bench(root: Path, copies: int) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import LLMServer, status
-from run_task import GOAL, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
+from run_task import GOAL, HELPER_REPLY, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
 
 from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.generate import GenerateOptions, generate
@@ -123,12 +123,10 @@ def test_a_run_folder_refuses_another_model(server, bench, tmp_path) -> None:
         generate(tasks, tmp_path / "run", client)
 
 
-def test_helpers_are_dropped_unless_allowed(server, bench, tmp_path) -> None:
-    reply = (
-        "```python\nimport statistics\n\ndef _mean(xs):\n    return statistics.mean(xs)\n\n"
-        "async def total(xs):\n    return _mean(xs) * len(xs)\n```"
-    )
-    server.on(TOTAL, reply)
+def test_helpers_are_dropped_unless_allowed_and_then_nested_in_the_goal_function(
+    server, bench, tmp_path
+) -> None:
+    server.on(TOTAL, HELPER_REPLY)
     tasks, _ = load_taskset(bench, only=["2"])
     with client_for(server, tmp_path) as client:
         generate(tasks, tmp_path / "plain", client)
@@ -136,7 +134,11 @@ def test_helpers_are_dropped_unless_allowed(server, bench, tmp_path) -> None:
     plain = (RunDir(tmp_path / "plain").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
     kept = (RunDir(tmp_path / "helpers").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
     assert "_mean" in plain and "def _mean" not in plain and "import statistics" not in plain
-    assert "def _mean(xs):" in kept and "import statistics" in kept
+    nested = (
+        'async def total(xs):\n    """Sum."""\n    import statistics\n    def _mean(xs):\n'
+        "        return statistics.mean(xs)\n    return _mean(xs) * len(xs)\n"
+    )
+    assert nested in kept and kept.count("import statistics") == 1
     assert RunDir(tmp_path / "helpers").candidate("2-Async", 1).helpers == [
         "import statistics",
         "def _mean(xs):",

@@ -3,9 +3,10 @@
 Code is read from fenced blocks (```python, ```py or a bare fence; an unclosed fence runs to the end), or
 from the whole reply when it has no fence. Each goal function is taken from the first block that defines it,
 as ``Class.method`` or, for a method, also as a bare ``def method`` then placed in its class. Only the
-goal functions are spliced into the masked file; with ``allow_helpers`` the reply's other top-level imports
-and functions/classes are kept too (imports after the file's last top-level import, helpers at the end),
-except names the file already defines.
+goal functions are spliced into the masked file. With ``allow_helpers`` the reply's other top-level imports,
+functions and classes (except names the file already has) are kept by nesting them at the start of each goal
+function's body: the goal functions stay the candidate's whole surface, so evaluation, which takes only them
+from a candidate, keeps the helpers too.
 """
 
 from __future__ import annotations
@@ -103,43 +104,51 @@ def _donor(pieces: dict[str, str]) -> str:
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
 
 
-def _helpers(
-    blocks: list[tuple[str, ast.Module]], target: str, goal_names: set[str]
-) -> tuple[list[str], list[str]]:
-    """(import statements, helper definitions) of the reply that the target lacks."""
+def _helpers(blocks: list[tuple[str, ast.Module]], target: str, goal_names: set[str]) -> list[str]:
+    """Top-level imports and definitions of the reply that the target lacks, as source texts."""
     tree = ast.parse(target)
     defined = {getattr(n, "name", None) for n in tree.body}
     have_imports = {ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)}
-    imports: list[str] = []
-    helpers: list[str] = []
+    out: list[str] = []
     for text, mod in blocks:
+        lines = text.splitlines(keepends=True)
         for node in mod.body:
-            seg = ast.get_source_segment(text, node) or ""
             if isinstance(node, ast.Import | ast.ImportFrom):
-                if ast.unparse(node) not in have_imports and seg not in imports:
-                    imports.append(seg)
+                if ast.unparse(node) in have_imports:
+                    continue
+                have_imports.add(ast.unparse(node))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 if node.name in goal_names or node.name in defined:
                     continue
-                deco = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-                lines = text.splitlines(keepends=True)[deco - 1 : node.end_lineno]
-                helpers.append("".join(lines).rstrip("\n") + "\n")
                 defined.add(node.name)
-    return imports, helpers
+            else:
+                continue
+            first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+            out.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n") + "\n")
+    return out
 
 
-def _insert_helpers(source: str, imports: list[str], helpers: list[str]) -> str:
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    last_import = max(
-        (n.end_lineno or n.lineno for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)), default=0
+def _nest(piece: str, qualname: str, helpers: list[str]) -> str:
+    """``piece`` (a def, maybe inside its class) with ``helpers`` placed at the start of the goal's body."""
+    name = qualname.rpartition(".")[2]
+    node = next(
+        n
+        for n in ast.walk(ast.parse(piece))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name
     )
-    if imports:
-        lines[last_import:last_import] = [i + "\n" for i in imports]
-    text = "".join(lines)
-    if helpers:
-        text = text.rstrip("\n") + "\n\n\n" + "\n\n".join(helpers)
-    return text
+    first = node.body[0]
+    if first.lineno == node.lineno:
+        raise ReplyProblem("parse_error", f"{qualname} is a one-line def; its helpers cannot be placed in it")
+    is_doc = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    at = (first.end_lineno or first.lineno) if is_doc else first.lineno - 1
+    indent = " " * first.col_offset
+    lines = piece.splitlines(keepends=True)
+    block = "".join(textwrap.indent(h, indent) for h in helpers)
+    return "".join(lines[:at]) + block + "".join(lines[at:])
 
 
 def splice_reply(
@@ -149,14 +158,17 @@ def splice_reply(
     names = {q.rpartition(".")[2] for q in qualnames}
     blocks, bad = _parsed(code_blocks(reply), names)
     pieces: dict[str, str] = {}
+    helpers = _helpers(blocks, masked, names | {q.split(".")[0] for q in qualnames}) if allow_helpers else []
     for qualname in qualnames:
         found = _find(blocks, qualname)
         if found is not None:
-            pieces[qualname] = found
+            pieces[qualname] = _nest(found, qualname, helpers) if helpers else found
     if not pieces:
         wanted = ", ".join(qualnames)
         if bad:
-            raise ReplyProblem("parse_error", f"the reply's code does not parse ({bad[0]}); no {wanted} found")
+            raise ReplyProblem(
+                "parse_error", f"the reply's code does not parse ({bad[0]}); no {wanted} found"
+            )
         raise ReplyProblem("no_function", f"the reply defines none of {wanted}")
     missing = [q for q in qualnames if q not in pieces]
     if missing:
@@ -165,15 +177,4 @@ def splice_reply(
         source = replace_functions(masked, _donor(pieces), qualnames, file=file, donor_file="<reply>")
     except LmrError as exc:
         raise ReplyProblem("parse_error", exc.problem) from None
-    helpers: list[str] = []
-    if allow_helpers:
-        imports, defs = _helpers(blocks, masked, names | {q.split(".")[0] for q in qualnames})
-        source = _insert_helpers(source, imports, defs)
-        helpers = [*imports, *(d.splitlines()[0] for d in defs)]
-        try:
-            ast.parse(source)
-        except SyntaxError as exc:
-            raise ReplyProblem(
-                "parse_error", f"with the helpers the file does not parse: {exc.msg}"
-            ) from None
-    return SplicedFile(source=source, functions=list(pieces), helpers=helpers)
+    return SplicedFile(source=source, functions=list(pieces), helpers=[h.splitlines()[0] for h in helpers])
