@@ -66,11 +66,9 @@ class GoalImport:
 
 def goal_import(repo_dir: Path, goal_file: str) -> GoalImport:
     """The import of ``goal_file``: packages (folders with ``__init__.py``) give a dotted name."""
-    parts = list(PurePosixPath(goal_file).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    folder = PurePosixPath(goal_file).parent
-    names = [parts[-1]]
+    path = PurePosixPath(goal_file)
+    folder = path.parent
+    names = [] if path.stem == "__init__" else [path.stem]
     while folder.parts and (repo_dir / folder / "__init__.py").is_file():
         names.insert(0, folder.name)
         folder = folder.parent
