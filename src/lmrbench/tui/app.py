@@ -38,9 +38,9 @@ class LmrApp(App[None]):
         self.sandbox_kind = sandbox
         self.sub_title = str(bench_dir)
 
-    def on_mount(self) -> None:
-        """Open the task set."""
-        self.push_screen(TaskSetScreen(self.bench_dir, sandbox=self.sandbox_kind))
+    def get_default_screen(self) -> TaskSetScreen:
+        """The task set is the app's first screen."""
+        return TaskSetScreen(self.bench_dir, sandbox=self.sandbox_kind)
 
     @on(RunAction)
     async def _run_action(self, message: RunAction) -> None:

@@ -15,11 +15,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
 from textual.worker import Worker, WorkerState
 
-from lmrbench.authoring.check import check_task
-from lmrbench.authoring.taskset import Task, load_taskset
 from lmrbench.tui.messages import TaskSetChanged
 
-if TYPE_CHECKING:  # the validation stack loads in the worker, after the first frame
+if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
+    from lmrbench.authoring.taskset import Task
     from lmrbench.benchmark.sandbox import RunnerKind
     from lmrbench.schemas.validation import ImplValidation
 
@@ -123,11 +122,13 @@ class TaskSetScreen(Screen[None]):
         table = self.query_one(DataTable)
         for name in COLUMNS:
             table.add_column(name, key=name)
-        self.action_refresh()
+        self.call_after_refresh(self.action_refresh)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
+        from lmrbench.authoring.check import check_task
+        from lmrbench.authoring.taskset import load_taskset
         from lmrbench.benchmark.validate import latest_results
 
         tasks, problems = load_taskset(self.bench)

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from lmrbench.authoring.index import FunctionInfo
 
-SHOWN = 300  # rows in the list at once; the count says how many more matched
+SHOWN = 100  # rows in the list at once; the count says how many more matched
 
 
 def key_of(fn: FunctionInfo) -> str:
@@ -24,27 +24,50 @@ def key_of(fn: FunctionInfo) -> str:
     return f"{fn.file}::{fn.qualname}"
 
 
-def fuzzy_filter(functions: list[FunctionInfo], query: str, file: str | None = None) -> list[FunctionInfo]:
-    """Functions whose ``file::qualname`` holds the query's letters in order, best first.
+def _pattern(query: str) -> re.Pattern[str]:
+    """Letters of ``query`` in order, with no backtracking: ``abc`` -> ``a[^b]*b[^c]*c``."""
+    parts = [re.escape(query[0])]
+    for c in query[1:]:
+        parts.append(f"[^{re.escape(c)}]*{re.escape(c)}")
+    return re.compile("".join(parts))
 
-    A match inside the qualified name beats one that needs the path; a tighter match beats a looser one.
-    """
-    pool = [f for f in functions if file is None or f.file == file or f.file.startswith(file + "/")]
-    query = "".join(query.split())
-    if not query:
-        return pool
-    pattern = re.compile(".*?".join(f"({re.escape(c)})" for c in query), re.IGNORECASE)
-    scored: list[tuple[tuple[int, int, int], FunctionInfo]] = []
-    for fn in pool:
-        m = pattern.search(fn.qualname)
-        if m is not None:
-            scored.append(((0, m.end() - m.start(), len(fn.qualname)), fn))
-            continue
-        m = pattern.search(key_of(fn))
-        if m is not None:
-            scored.append(((1, m.end() - m.start(), len(fn.file)), fn))
-    scored.sort(key=lambda s: s[0])
-    return [fn for _, fn in scored]
+
+class FuzzyIndex:
+    """Fuzzy search over ``file::qualname``; a query extending the previous one searches only its matches."""
+
+    def __init__(self, functions: list[FunctionInfo]) -> None:
+        self.functions = functions
+        self._names = [f.qualname.lower() for f in functions]
+        self._keys = [key_of(f).lower() for f in functions]
+        self._last: tuple[str, str | None, list[int]] = ("", None, list(range(len(functions))))
+
+    def search(self, query: str, file: str | None = None) -> list[FunctionInfo]:
+        """Matches best first: inside the qualified name before needing the path, tighter before looser."""
+        query = "".join(query.split()).lower()
+        last_query, last_file, last_hits = self._last
+        if file == last_file and query.startswith(last_query):
+            pool = last_hits
+        else:
+            pool = [
+                i for i, f in enumerate(self.functions)
+                if file is None or f.file == file or f.file.startswith(file + "/")
+            ]
+        if not query:
+            self._last = (query, file, pool)
+            return [self.functions[i] for i in pool]
+        pattern = _pattern(query)
+        scored: list[tuple[int, int, int, int]] = []
+        for i in pool:
+            m = pattern.search(self._names[i])
+            if m is not None:
+                scored.append((0, m.end() - m.start(), len(self._names[i]), i))
+                continue
+            m = pattern.search(self._keys[i])
+            if m is not None:
+                scored.append((1, m.end() - m.start(), len(self._keys[i]), i))
+        self._last = (query, file, sorted(s[3] for s in scored))
+        scored.sort()
+        return [self.functions[s[3]] for s in scored]
 
 
 class FunctionPicker(Widget):
@@ -73,6 +96,7 @@ class FunctionPicker(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.functions: list[FunctionInfo] = []
+        self.index = FuzzyIndex([])
         self.selected: list[str] = []
         self.file_filter: str | None = None
         self._shown: list[FunctionInfo] = []
@@ -89,6 +113,7 @@ class FunctionPicker(Widget):
     def set_functions(self, functions: list[FunctionInfo], selected: list[str] | None = None) -> None:
         """Show the functions of a freshly indexed repository."""
         self.functions = functions
+        self.index = FuzzyIndex(functions)
         self.selected = list(selected or [])
         self.file_filter = None
         tree = self.query_one(Tree)
@@ -110,7 +135,7 @@ class FunctionPicker(Widget):
     def refilter(self) -> None:
         """Apply the search text and the file chosen in the tree."""
         query = self.query_one("#fp-search", Input).value
-        found = fuzzy_filter(self.functions, query, self.file_filter)
+        found = self.index.search(query, self.file_filter)
         self._shown = found[:SHOWN]
         options = self.query_one(OptionList)
         options.clear_options()

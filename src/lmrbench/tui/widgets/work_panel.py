@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -98,17 +100,34 @@ class WorkPanel(Widget):
 
 
 class PanelProgress:
-    """The core Progress protocol for a worker thread: every call becomes a message to the panel."""
+    """The core Progress protocol for worker threads: calls become messages to the panel.
 
-    def __init__(self, panel: WorkPanel) -> None:
+    Advances are summed and sent at most every ``interval`` seconds, so thousands of small steps (indexing a
+    large repository) cost the UI a few redraws.
+    """
+
+    def __init__(self, panel: WorkPanel, interval: float = 0.1) -> None:
         self._panel = panel
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._sent = 0.0
 
     def start(self, label: str, total: int | None) -> None:
         """A new phase."""
+        with self._lock:
+            self._pending = 0
+            self._sent = time.monotonic()
         self._panel.post_message(WorkPanel.Started(label, total))
 
     def advance(self, n: int = 1, detail: str = "") -> None:
         """Steps done."""
+        with self._lock:
+            self._pending += n
+            now = time.monotonic()
+            if now - self._sent < self._interval:
+                return
+            n, self._pending, self._sent = self._pending, 0, now
         self._panel.post_message(WorkPanel.Advanced(n, detail))
 
     def log(self, line: str) -> None:
