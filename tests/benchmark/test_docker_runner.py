@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import dedent, write_small_task
 
+from conftest import dedent, write_small_task
+from lmrbench.authoring.taskset import load_task
 from lmrbench.benchmark.docker_runner import RUN_LABEL, DockerRunner
 from lmrbench.benchmark.pytest_run import run_pytest
 from lmrbench.errors import LmrError
@@ -169,3 +170,39 @@ def test_output_is_decoded_with_replacement(runner, small_task):
 
 def test_this_engine_enforces_every_limit(runner):
     assert runner.limits_warnings() == []
+
+
+def test_existing_uid_and_gid_do_not_break_the_build(base_image, tmp_path):
+    task = write_small_task(tmp_path).path
+    # 65534 is nobody/nogroup in Debian: the user and group already exist in the base image.
+    runner = DockerRunner(base_image=base_image, uid=65534, gid=65534)
+    res = runner.run(load_task(task), task / "vecrepo", ["sh", "-c", "id -u; python -m pytest -q unit_test"],
+                     timeout=120)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == "65534" and "2 passed" in res.output
+
+
+def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_image, tmp_path):
+    task = write_small_task(tmp_path, name="3-Tiny").path
+    (task / "Dockerfile").write_text(f"FROM {base_image}\nARG UID\nARG GID\nARG DIR\nWORKDIR /workspace\nCOPY . .\n")
+    logged: list[str] = []
+
+    class Log:
+        def start(self, label, total):
+            pass
+
+        def advance(self, n=1, detail=""):
+            pass
+
+        def log(self, line):
+            logged.append(line)
+
+    runner = DockerRunner(base_image=base_image)
+    tag = runner.prepare(load_task(task), progress=Log())
+    try:
+        assert tag.startswith("lmrbench-task-3-tiny:")
+        assert any(line.startswith("warning:") and "golden files" in line for line in logged)
+        res = runner.run(load_task(task), task / "vecrepo", ["ls", "/workspace"], timeout=60)
+        assert "info.json" in res.output.split()
+    finally:
+        runner.client.images.remove(tag)

@@ -239,7 +239,7 @@ class DockerRunner:
         base_id = (image_id(self.client, base) or "") if base else ""
         target = self.wheel_target(base) if base_id else WheelTarget(python="3.11")
         generated = is_generated(text)
-        h = hashlib.sha256("\0".join([text, req_text, base_id, target.key]).encode())
+        h = hashlib.sha256("\0".join([text, req_text, base_id, target.key, f"{self.uid}:{self.gid}"]).encode())
         if not generated:
             h.update(_folder_digest(task.path).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])

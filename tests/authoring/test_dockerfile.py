@@ -1,0 +1,78 @@
+"""Task Dockerfiles: the official build args, BASE_IMAGE, requirements only; official ones still accepted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lmrbench.authoring.dockerfile import (
+    copies_task_folder,
+    dockerfile_warnings,
+    is_generated,
+    write_dockerfile,
+)
+from lmrbench.errors import LmrError
+
+OFFICIAL = """FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime
+ARG UID
+ARG GID
+ARG DIR
+WORKDIR /workspace
+COPY . .
+RUN pip install -r requirements.txt
+"""
+
+
+def _task(root: Path, name: str = "3-Tiny") -> Path:
+    task = root / name
+    (task / "repo" / "unit_test").mkdir(parents=True)
+    (task / "repo" / "m.py").write_text("def f():\n    return 1\n")
+    (task / "repo" / "unit_test" / "test_m.py").write_text("from m import f\n\n\ndef test_f():\n    assert f() == 1\n")
+    info = {"instance_id": 3, "repo_folder_name": "repo", "implementations": [
+        {"index": 1, "goal_file": "m.py", "goal_function": "f", "unit_test_file": "unit_test/test_m.py"}]}
+    (task / "info.json").write_text(json.dumps(info))
+    return task
+
+
+def test_generated_dockerfile_takes_the_build_args_and_copies_no_task_file(tmp_path):
+    task = _task(tmp_path)
+    (task / "repo" / "requirements.txt").write_text("numpy\n")
+    text = write_dockerfile(task, "repo").read_text()
+    for arg in ("ARG BASE_IMAGE=python:3.11-slim", "ARG UID", "ARG GID", "ARG DIR", "FROM ${BASE_IMAGE}"):
+        assert arg in text
+    copies = [line for line in text.splitlines() if line.startswith("COPY")]
+    assert copies == ["COPY requirements.txt /tmp/lmrbench/requirements.txt", "COPY wheels/ /tmp/lmrbench/wheels/"]
+    assert "--no-index --find-links" in text and "repo/requirements.txt" in text
+    assert is_generated(text) and dockerfile_warnings(text) == [] and not copies_task_folder(text)
+
+
+def test_an_official_dockerfile_is_kept_and_its_copy_of_the_task_folder_is_warned(tmp_path):
+    task = _task(tmp_path)
+    (task / "Dockerfile").write_text(OFFICIAL)
+    with pytest.raises(LmrError, match="not written by lmrbench"):
+        write_dockerfile(task, "repo")
+    assert (task / "Dockerfile").read_text() == OFFICIAL
+    warnings = dockerfile_warnings(OFFICIAL, task / "Dockerfile")
+    assert any("golden files" in w and str(task / "Dockerfile") in w for w in warnings)
+    assert any("no ARG BASE_IMAGE" in w for w in warnings)
+    write_dockerfile(task, "repo", force=True)
+    assert is_generated((task / "Dockerfile").read_text())
+
+
+@pytest.mark.parametrize(("line", "copies"), [
+    ("COPY . .", True), ("COPY ./ /workspace/", True), ("ADD . /app", True), ("COPY --chown=1000 . .", True),
+    ("COPY requirements.txt .", False), ('COPY ["a.txt", "/b"]', False), ("COPY repo/ /workspace/repo", False),
+])
+def test_copy_of_the_whole_context_is_recognised(line, copies):
+    assert copies_task_folder(f"FROM x\n{line}\n") is copies
+
+
+def test_bad_inputs_name_the_path(tmp_path):
+    task = _task(tmp_path)
+    with pytest.raises(LmrError, match="repo folder 'nope' does not exist"):
+        write_dockerfile(task, "nope")
+    with pytest.raises(LmrError, match="requirements file does not exist"):
+        write_dockerfile(task, "repo", "missing.txt")
+    assert not (task / "Dockerfile").exists()
