@@ -220,3 +220,49 @@ def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
     assert len(result.cases) == 3
     assert _outcomes(runner, task, "golden")[0] == TestStatus.PASSED
     assert _outcomes(runner, task, "masked")[0] == TestStatus.FAILED
+
+
+FACTORY_EXTRA = {
+    "model/head.py": """
+        import numpy as np
+
+
+        class Head:
+            def __init__(self, dim):
+                self.w = np.linspace(-1.0, 1.0, dim)
+                self.log = print  # not a value: the factory has to provide it
+
+            def forward(self, x):
+                return np.tanh(x @ self.w)
+
+
+        def make_head():
+            return Head(3)
+    """,
+    "head_run.py": """
+        import numpy as np
+        from model.head import Head
+
+        head = Head(3)
+        head.w = head.w * 2
+        print(head.forward(np.ones((2, 3))))
+    """,
+}
+
+
+def test_an_instance_with_unsaveable_attributes_needs_a_factory(tmp_path, local):
+    task = make_task(tmp_path, "model/head.py::Head.forward", extra=FACTORY_EXTRA)
+    with pytest.raises(LmrError, match=r"`self.log` is a builtin_function_or_method, .* --self-factory"):
+        record_tests(task, 1, "python head_run.py", sandbox=local)
+    result = record_tests(task, 1, "python head_run.py", sandbox=local, self_factory="model.head:make_head")
+    case, arrays = read_case_file(result.data_dir / "case_1.npz")
+    assert case["skipped_state"] == ["log"] and [k for k, _ in case["self"]["items"]] == ["w"]
+    assert "head = case.instance(Head, factory=make_head)" in result.test_file.read_text()
+    assert _outcomes(local, task, "golden")[0] == TestStatus.PASSED
+    assert _outcomes(local, task, "masked")[0] == TestStatus.FAILED
+
+
+def test_a_goal_file_run_as_the_main_script_is_explained(tmp_path, local):
+    task = make_task(tmp_path, extra={"model/losses.py": "def hinge_loss(x):\n    return x\n\nhinge_loss(1)\n"})
+    with pytest.raises(LmrError, match=r"runs model/losses.py as the main script; record through a script"):
+        record_tests(task, 1, "python model/losses.py", sandbox=local)

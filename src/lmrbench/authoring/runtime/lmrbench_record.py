@@ -74,7 +74,7 @@ class _State:
             _write(path, json.dumps({"message": message}).encode())
 
     def summary(self) -> None:
-        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        main = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c") else None  # script or -m module
         data = {
             "pid": os.getpid(),
             "calls": self.calls,
