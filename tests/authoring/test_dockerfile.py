@@ -29,9 +29,16 @@ def _task(root: Path, name: str = "3-Tiny") -> Path:
     task = root / name
     (task / "repo" / "unit_test").mkdir(parents=True)
     (task / "repo" / "m.py").write_text("def f():\n    return 1\n")
-    (task / "repo" / "unit_test" / "test_m.py").write_text("from m import f\n\n\ndef test_f():\n    assert f() == 1\n")
-    info = {"instance_id": 3, "repo_folder_name": "repo", "implementations": [
-        {"index": 1, "goal_file": "m.py", "goal_function": "f", "unit_test_file": "unit_test/test_m.py"}]}
+    (task / "repo" / "unit_test" / "test_m.py").write_text(
+        "from m import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    info = {
+        "instance_id": 3,
+        "repo_folder_name": "repo",
+        "implementations": [
+            {"index": 1, "goal_file": "m.py", "goal_function": "f", "unit_test_file": "unit_test/test_m.py"}
+        ],
+    }
     (task / "info.json").write_text(json.dumps(info))
     return task
 
@@ -43,7 +50,10 @@ def test_generated_dockerfile_takes_the_build_args_and_copies_no_task_file(tmp_p
     for arg in ("ARG BASE_IMAGE=python:3.11-slim", "ARG UID", "ARG GID", "ARG DIR", "FROM ${BASE_IMAGE}"):
         assert arg in text
     copies = [line for line in text.splitlines() if line.startswith("COPY")]
-    assert copies == ["COPY requirements.txt /tmp/lmrbench/requirements.txt", "COPY wheels/ /tmp/lmrbench/wheels/"]
+    assert copies == [
+        "COPY requirements.txt /tmp/lmrbench/requirements.txt",
+        "COPY wheels/ /tmp/lmrbench/wheels/",
+    ]
     assert "--no-index --find-links" in text and "repo/requirements.txt" in text
     assert is_generated(text) and dockerfile_warnings(text) == [] and not copies_task_folder(text)
 
@@ -61,10 +71,18 @@ def test_an_official_dockerfile_is_kept_and_its_copy_of_the_task_folder_is_warne
     assert is_generated((task / "Dockerfile").read_text())
 
 
-@pytest.mark.parametrize(("line", "copies"), [
-    ("COPY . .", True), ("COPY ./ /workspace/", True), ("ADD . /app", True), ("COPY --chown=1000 . .", True),
-    ("COPY requirements.txt .", False), ('COPY ["a.txt", "/b"]', False), ("COPY repo/ /workspace/repo", False),
-])
+@pytest.mark.parametrize(
+    ("line", "copies"),
+    [
+        ("COPY . .", True),
+        ("COPY ./ /workspace/", True),
+        ("ADD . /app", True),
+        ("COPY --chown=1000 . .", True),
+        ("COPY requirements.txt .", False),
+        ('COPY ["a.txt", "/b"]', False),
+        ("COPY repo/ /workspace/repo", False),
+    ],
+)
 def test_copy_of_the_whole_context_is_recognised(line, copies):
     assert copies_task_folder(f"FROM x\n{line}\n") is copies
 

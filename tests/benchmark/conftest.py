@@ -25,7 +25,7 @@ def _docker_info_answers() -> bool:
 
 @pytest.fixture(scope="session")
 def docker_engine():
-    """A connected docker client; fails (never skips) when `docker info` answers but the SDK cannot connect."""
+    """A connected docker client; fails (never skips) when `docker info` answers but the SDK cannot."""
     import docker
 
     answers = _docker_info_answers()
@@ -62,7 +62,7 @@ def dot(a, b):
     return sum(x * y for x, y in zip(a, b))
 '''
 
-TESTS = '''from vec import dot
+TESTS = """from vec import dot
 
 
 def test_dot():
@@ -71,12 +71,19 @@ def test_dot():
 
 def test_dot_empty():
     assert dot([], []) == 0
-'''
+"""
 
 
-def write_small_task(root: Path, *, goal: str = GOAL, tests: str = TESTS, requirements: str = "",
-                     name: str = "7-Vec", dockerfile: bool = True) -> Task:
-    """A task folder ``root/name``: repo ``vecrepo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
+def write_small_task(
+    root: Path,
+    *,
+    goal: str = GOAL,
+    tests: str = TESTS,
+    requirements: str = "",
+    name: str = "7-Vec",
+    dockerfile: bool = True,
+) -> Task:
+    """A task ``root/name``: repo ``vecrepo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
     task = root / name
     repo = task / "vecrepo"
     (repo / "unit_test").mkdir(parents=True)
@@ -86,11 +93,23 @@ def write_small_task(root: Path, *, goal: str = GOAL, tests: str = TESTS, requir
     (task / "golden_files" / "vec_golden.py").write_text(GOAL)
     if requirements:
         (repo / "requirements.txt").write_text(requirements)
-    info = {"instance_id": int(name.split("-")[0]), "paper_name": "Vec", "folder_name": name,
-            "repo_folder_name": "vecrepo", "implementations": [
-                {"instruction": "Dot.", "index": 1, "category": "Other", "goal_file": "vec.py",
-                 "goal_function": "dot", "golden_file": "golden_files/vec_golden.py",
-                 "unit_test_file": "unit_test/test_vec.py"}]}
+    info = {
+        "instance_id": int(name.split("-")[0]),
+        "paper_name": "Vec",
+        "folder_name": name,
+        "repo_folder_name": "vecrepo",
+        "implementations": [
+            {
+                "instruction": "Dot.",
+                "index": 1,
+                "category": "Other",
+                "goal_file": "vec.py",
+                "goal_function": "dot",
+                "golden_file": "golden_files/vec_golden.py",
+                "unit_test_file": "unit_test/test_vec.py",
+            }
+        ],
+    }
     (task / "info.json").write_text(json.dumps(info, indent=4))
     if dockerfile:
         from lmrbench.authoring.dockerfile import write_dockerfile

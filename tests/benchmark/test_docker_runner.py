@@ -28,14 +28,19 @@ def _leftover_containers(client, task) -> list:
 
 def _hostile(tmp_path: Path, body: str):
     """A task whose goal function is ``body`` (the hostile candidate), golden tests unchanged."""
-    goal = 'import os, sys\n\n\ndef dot(a, b):\n' + "".join(f"    {line}\n" for line in dedent(body).splitlines())
+    goal = "import os, sys\n\n\ndef dot(a, b):\n" + "".join(
+        f"    {line}\n" for line in dedent(body).splitlines()
+    )
     return write_small_task(tmp_path / "bench", goal=goal)
 
 
 def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
     report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
-    assert [c.test_id for c in report.cases] == ["unit_test.test_vec::test_dot", "unit_test.test_vec::test_dot_empty"]
+    assert [c.test_id for c in report.cases] == [
+        "unit_test.test_vec::test_dot",
+        "unit_test.test_vec::test_dot_empty",
+    ]
     assert report.runner == "docker" and report.exit_code == 0
 
     masked = _hostile(tmp_path / "m", "raise NotImplementedError")
@@ -69,7 +74,10 @@ def test_a_dockerfile_that_fails_names_the_task_and_shows_the_log_tail(runner, s
 
 
 def test_numpy_task_builds_from_the_wheelhouse_without_an_index(runner, tmp_path):
-    tests = "import numpy as np\nfrom vec import dot\n\n\ndef test_np():\n    assert dot(np.ones(3), np.ones(3)) == 3\n"
+    tests = (
+        "import numpy as np\nfrom vec import dot\n"
+        "\n\ndef test_np():\n    assert dot(np.ones(3), np.ones(3)) == 3\n"
+    )
     task = write_small_task(tmp_path / "b", requirements="numpy\n", tests=tests)
     report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=120)
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
@@ -77,11 +85,13 @@ def test_numpy_task_builds_from_the_wheelhouse_without_an_index(runner, tmp_path
 
 def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path):
     out = tmp_path / "out"
-    code = ("import os, socket, pathlib\n"
-            "print('uid', os.getuid())\n"
-            "pathlib.Path(os.environ['LMRBENCH_OUT'], 'seen.txt').write_text(sorted(os.listdir('.'))[0])\n"
-            "import shutil; shutil.rmtree('unit_test')\n"
-            "socket.create_connection(('1.1.1.1', 53), timeout=3)\n")
+    code = (
+        "import os, socket, pathlib\n"
+        "print('uid', os.getuid())\n"
+        "pathlib.Path(os.environ['LMRBENCH_OUT'], 'seen.txt').write_text(sorted(os.listdir('.'))[0])\n"
+        "import shutil; shutil.rmtree('unit_test')\n"
+        "socket.create_connection(('1.1.1.1', 53), timeout=3)\n"
+    )
     res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60, out_dir=out)
     assert "uid 1000" in res.output
     assert res.exit_code != 0 and ("Network is unreachable" in res.output or "Errno" in res.output)
@@ -104,16 +114,18 @@ def test_os_exit_zero_at_import_is_not_a_pass(runner, tmp_path):
     assert report.status is TestStatus.ERROR, report
 
 
-FORGED = '''<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2">
+FORGED = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2">
 <testcase classname="unit_test.test_vec" name="test_dot" time="0.001"/>
-<testcase classname="unit_test.test_vec" name="test_dot_empty" time="0.001"/></testsuite></testsuites>'''
+<testcase classname="unit_test.test_vec" name="test_dot_empty" time="0.001"/></testsuite></testsuites>"""
 
 
 def test_a_forged_report_and_seal_are_detected(runner, tmp_path):
-    goal = (f"import json, os\nout = os.environ.get('LMRBENCH_OUT', '.')\nFORGED = {FORGED!r}\n"
-            "open(os.path.join(out, 'junit.xml'), 'w').write(FORGED)\n"
-            "json.dump({'exitstatus': 0, 'hmac': '0' * 64}, open(os.path.join(out, 'seal.json'), 'w'))\n"
-            "os._exit(0)\n\n\ndef dot(a, b):\n    return 0\n")
+    goal = (
+        f"import json, os\nout = os.environ.get('LMRBENCH_OUT', '.')\nFORGED = {FORGED!r}\n"
+        "open(os.path.join(out, 'junit.xml'), 'w').write(FORGED)\n"
+        "json.dump({'exitstatus': 0, 'hmac': '0' * 64}, open(os.path.join(out, 'seal.json'), 'w'))\n"
+        "os._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
+    )
     task = write_small_task(tmp_path / "bench", goal=goal)
     report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.ERROR
@@ -121,9 +133,12 @@ def test_a_forged_report_and_seal_are_detected(runner, tmp_path):
 
 
 def test_a_report_rewritten_after_the_session_is_detected(runner, tmp_path):
-    goal = (f"import atexit, os\nFORGED = {FORGED!r}\n"
-            "atexit.register(lambda: open(os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml'), 'w').write(FORGED))"
-            "\n\n\ndef dot(a, b):\n    return 0\n")
+    goal = (
+        f"import atexit, os\nFORGED = {FORGED!r}\n"
+        "path = os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml')\n"
+        "atexit.register(lambda: open(path, 'w').write(FORGED))"
+        "\n\n\ndef dot(a, b):\n    return 0\n"
+    )
     task = write_small_task(tmp_path / "bench", goal=goal)
     report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.ERROR and "not sealed" in report.detail
@@ -149,15 +164,18 @@ def test_filling_the_disk_stops_at_the_work_folder_limit(base_image, small_task)
     code = "open('big', 'wb').write(b'0' * (256 << 20))"
     res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
     assert res.exit_code == 1 and "No space left on device" in res.output
-    res = runner.run(small_task, small_task.repo_dir, ["sh", "-c", "echo x > /home/x || echo denied"],
-                     timeout=60)
+    res = runner.run(
+        small_task, small_task.repo_dir, ["sh", "-c", "echo x > /home/x || echo denied"], timeout=60
+    )
     assert "Read-only file system" in res.output
 
 
 def test_pid_limit_holds(base_image, small_task):
     runner = DockerRunner(base_image=base_image, pids=16)
-    code = ("import threading, time\n"
-            "for i in range(64):\n    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n")
+    code = (
+        "import threading, time\n"
+        "for i in range(64):\n    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+    )
     res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
     assert res.exit_code == 1 and "can't start new thread" in res.output
 
@@ -176,15 +194,18 @@ def test_existing_uid_and_gid_do_not_break_the_build(base_image, tmp_path):
     task = write_small_task(tmp_path).path
     # 65534 is nobody/nogroup in Debian: the user and group already exist in the base image.
     runner = DockerRunner(base_image=base_image, uid=65534, gid=65534)
-    res = runner.run(load_task(task), task / "vecrepo", ["sh", "-c", "id -u; python -m pytest -q unit_test"],
-                     timeout=120)
+    res = runner.run(
+        load_task(task), task / "vecrepo", ["sh", "-c", "id -u; python -m pytest -q unit_test"], timeout=120
+    )
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0] == "65534" and "2 passed" in res.output
 
 
 def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_image, tmp_path):
     task = write_small_task(tmp_path, name="3-Tiny").path
-    (task / "Dockerfile").write_text(f"FROM {base_image}\nARG UID\nARG GID\nARG DIR\nWORKDIR /workspace\nCOPY . .\n")
+    (task / "Dockerfile").write_text(
+        f"FROM {base_image}\nARG UID\nARG GID\nARG DIR\nWORKDIR /workspace\nCOPY . .\n"
+    )
     logged: list[str] = []
 
     class Log:

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_small_task
 
+from conftest import write_small_task
 from lmrbench.benchmark.local_runner import WEAKER_ISOLATION, LocalRunner
 from lmrbench.benchmark.pytest_run import run_pytest
 from lmrbench.schemas.report import TestStatus
@@ -62,8 +62,10 @@ def test_venv_is_cached_per_requirements(cache, tmp_path):
 
 def test_timeout_kills_the_process_group(cache, small_task, tmp_path):
     marker = tmp_path / "child.pid"
-    code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '60']); open({str(marker)!r}, 'w')"
-            ".write(str(p.pid)); time.sleep(60)")
+    code = (
+        f"import subprocess, time; p = subprocess.Popen(['sleep', '60']); open({str(marker)!r}, 'w')"
+        ".write(str(p.pid)); time.sleep(60)"
+    )
     res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
     assert res.timed_out and res.exit_code is None
     pid = int(marker.read_text())
@@ -81,17 +83,22 @@ def _gone_or_zombie(pid: int) -> bool:
 
 def test_the_task_folder_is_never_touched(cache, small_task, tmp_path):
     before = sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*"))
-    res = LocalRunner().run(small_task, small_task.repo_dir,
-                            ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"],
-                            timeout=30)
+    res = LocalRunner().run(
+        small_task,
+        small_task.repo_dir,
+        ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"],
+        timeout=30,
+    )
     assert res.exit_code == 0
     assert sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*")) == before
 
 
 def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
-    goal = ("import os\nopen(os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml'), 'w')"
-            ".write('<testsuites><testsuite><testcase classname=\"unit_test.test_vec\" name=\"test_dot\"/>"
-            "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n")
+    goal = (
+        "import os\nopen(os.path.join(os.environ['LMRBENCH_OUT'], 'junit.xml'), 'w')"
+        '.write(\'<testsuites><testsuite><testcase classname="unit_test.test_vec" name="test_dot"/>'
+        "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
+    )
     task = write_small_task(tmp_path / "bench", goal=goal)
     report = run_pytest(LocalRunner(), task, task.repo_dir, TESTS, timeout=60)
     assert report.exit_code == 0 and report.status is TestStatus.ERROR

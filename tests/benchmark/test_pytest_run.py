@@ -15,7 +15,7 @@ from lmrbench.benchmark.pytest_run import KEY_FILE, decide, harness_files, pytes
 from lmrbench.benchmark.sandbox import RunResult
 from lmrbench.schemas.report import TestStatus
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
 
 def test_ok():
@@ -29,11 +29,13 @@ def test_bad():
 @pytest.mark.skip(reason="later")
 def test_skipped():
     pass
-'''
+"""
 KEY = b"k" * 32
 
 
-def _real_run(tmp_path: Path, tests: str = TESTS, key: bytes = KEY) -> tuple[RunResult, bytes | None, bytes | None]:
+def _real_run(
+    tmp_path: Path, tests: str = TESTS, key: bytes = KEY
+) -> tuple[RunResult, bytes | None, bytes | None]:
     """Run real pytest with the harness plugin in the sandbox layout; return its result and report files."""
     repo, out, harness = tmp_path / "repo", tmp_path / "out", tmp_path / "harness"
     for d in (repo, out, harness):
@@ -41,12 +43,21 @@ def _real_run(tmp_path: Path, tests: str = TESTS, key: bytes = KEY) -> tuple[Run
     (repo / "test_it.py").write_text(tests)
     for name, data in harness_files(key).items():
         (harness / name).write_bytes(data)
-    env = {**os.environ, "LMRBENCH_OUT": str(out), "LMRBENCH_HARNESS": str(harness), "PYTHONPATH": str(harness)}
+    env = {
+        **os.environ,
+        "LMRBENCH_OUT": str(out),
+        "LMRBENCH_HARNESS": str(harness),
+        "PYTHONPATH": str(harness),
+    }
     argv = [sys.executable, *pytest_argv(["test_it.py"])[1:]]
     proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
     assert not (harness / KEY_FILE).exists(), "the plugin must delete the key before tests run"
     read = lambda p: p.read_bytes() if p.exists() else None  # noqa: E731
-    return RunResult(proc.returncode, False, proc.stdout, 1.0), read(out / "junit.xml"), read(out / "seal.json")
+    return (
+        RunResult(proc.returncode, False, proc.stdout, 1.0),
+        read(out / "junit.xml"),
+        read(out / "seal.json"),
+    )
 
 
 def test_real_report_is_parsed_and_a_failure_decides_failed(tmp_path):
@@ -54,7 +65,10 @@ def test_real_report_is_parsed_and_a_failure_decides_failed(tmp_path):
     assert junit is not None and seal is not None
     cases = {c.test_id: c for c in parse_junit(junit)}
     assert cases["test_it::test_ok"].outcome == "passed"
-    assert cases["test_it::test_bad"].outcome == "failed" and "one is not two" in cases["test_it::test_bad"].message
+    assert (
+        cases["test_it::test_bad"].outcome == "failed"
+        and "one is not two" in cases["test_it::test_bad"].message
+    )
     assert cases["test_it::test_skipped"].outcome == "skipped"
     report = decide(res, junit, seal, KEY, None, runner="local")
     assert report.status is TestStatus.FAILED and report.exit_code == 1
@@ -66,8 +80,9 @@ def test_all_expected_passing_decides_passed(tmp_path):
 
 
 def test_missing_expected_ids_and_skips_are_not_passes(tmp_path):
-    res, junit, seal = _real_run(tmp_path, "import pytest\n\ndef test_ok():\n    pass\n\n"
-                                 "def test_later():\n    pytest.skip('no')\n")
+    res, junit, seal = _real_run(
+        tmp_path, "import pytest\n\ndef test_ok():\n    pass\n\ndef test_later():\n    pytest.skip('no')\n"
+    )
     missing = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_gone"], runner="local")
     assert missing.status is TestStatus.ERROR and missing.missing_ids == ["test_it::test_gone"]
     skipped = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_later"], runner="local")
@@ -92,10 +107,13 @@ def test_collection_error_is_an_error_not_a_failure(tmp_path):
     assert report.status is TestStatus.ERROR
 
 
-@pytest.mark.parametrize(("result", "status"), [
-    (RunResult(None, True, "", 5.0), TestStatus.TIMEOUT),
-    (RunResult(None, False, "", 0.1, infra_error="Docker: engine gone"), TestStatus.INFRA_ERROR),
-])
+@pytest.mark.parametrize(
+    ("result", "status"),
+    [
+        (RunResult(None, True, "", 5.0), TestStatus.TIMEOUT),
+        (RunResult(None, False, "", 0.1, infra_error="Docker: engine gone"), TestStatus.INFRA_ERROR),
+    ],
+)
 def test_timeouts_and_infrastructure_errors_keep_their_own_status(result, status):
     report = decide(result, None, None, KEY, ["a::b"], runner="docker")
     assert report.status is status and report.exit_code is None

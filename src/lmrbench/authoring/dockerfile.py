@@ -1,13 +1,14 @@
 """A task's Dockerfile: the official build args (UID, GID, DIR) plus ``ARG BASE_IMAGE``, requirements only.
 
-The generated image holds the Python environment and nothing of the task: no golden files, no tests, no repo.
-The runner copies the evaluated repo variant into a fresh container for each run. Its build context, assembled
-by the runner rather than taken from the task folder, holds this Dockerfile, ``requirements.txt`` and ``wheels/``
-(a host-side wheelhouse, installed with ``--no-index``: see ``lmrbench.benchmark.wheelhouse``).
+The generated image holds the Python environment and nothing of the task: no golden files, no tests, no
+repo. The runner copies the evaluated repo variant into a fresh container for each run. Its build context,
+assembled by the runner rather than taken from the task folder, holds this Dockerfile,
+``requirements.txt`` and ``wheels/`` (a host-side wheelhouse, installed with ``--no-index``: see
+``lmrbench.benchmark.wheelhouse``).
 
-Official Dockerfiles (``FROM`` a pytorch image, ``COPY . .`` of the whole task folder) still build with the task
-folder as context where their base image is available; ``dockerfile_warnings`` says that such a copy bakes the
-golden files into the image.
+Official Dockerfiles (``FROM`` a pytorch image, ``COPY . .`` of the whole task folder) still build with
+the task folder as context where their base image is available; ``dockerfile_warnings`` says that such a
+copy bakes the golden files into the image.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ DEFAULT_BASE_IMAGE = "python:3.11-slim"
 
 _TEMPLATE = """\
 {mark}: the task's Python environment only (no repo, tests or golden files).
-# Build context (assembled by lmrbench): this file, requirements.txt{req_note}, wheels/ (host-side wheelhouse).
-# Build args: BASE_IMAGE (lmrbench passes its bootstrapped base where no registry is reachable), UID, GID, DIR.
+# Build context (assembled by lmrbench): this file, requirements.txt{req_note},
+# wheels/ (a host-side wheelhouse). Build args: BASE_IMAGE (lmrbench passes its bootstrapped base where
+# no registry is reachable), UID, GID, DIR.
 ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}}
 ARG UID=1000
@@ -111,9 +113,13 @@ def dockerfile_warnings(text: str, path: Path | str = DOCKERFILE) -> list[str]:
         return []
     out = []
     if copies_task_folder(text):
-        out.append(f"{path}: copies the whole task folder into the image (COPY . .): golden files and tests are "
-                   "baked into it, readable by the code under test; `lmrbench` can write a Dockerfile that "
-                   "does not")
+        out.append(
+            f"{path}: copies the whole task folder into the image (COPY . .): golden files and tests are "
+            "baked into it, readable by the code under test; `lmrbench` can write a Dockerfile that "
+            "does not"
+        )
     if not re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE):
-        out.append(f"{path}: has no ARG BASE_IMAGE: it builds only where its FROM image can be pulled or exists")
+        out.append(
+            f"{path}: has no ARG BASE_IMAGE: it builds only where its FROM image can be pulled or exists"
+        )
     return out

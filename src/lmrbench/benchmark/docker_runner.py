@@ -1,19 +1,21 @@
 """DockerRunner: one image per task (tagged by a hash of what it is built from), one fresh container per run.
 
-A run's container has a read-only root filesystem, no network, a non-root user, memory (no swap), CPU and pid
-limits, no capabilities, and no log driver. Everything it may write is a size-bounded tmpfs: ``/work`` (the repo
-copy, ``out`` and ``harness``) and ``/tmp``, so a candidate that fills the disk fills only those. The tree is not
-copied with put_archive (a read-only root refuses it, and an archive never lands in a tmpfs) but streamed as a
-tar on the container's stdin to a small boot script, PID 1, which unpacks it, runs the command as its child,
-then writes the out folder as a framed tar on its stdout (the child's own output goes to stderr) and exits with
-the child's status. The boot script marks itself non-dumpable, so the child cannot open its stdout through /proc.
-The container is removed in ``finally``, also on timeout and Ctrl-C.
+A run's container has a read-only root filesystem, no network, a non-root user, memory (no swap), CPU and
+pid limits, no capabilities, and no log driver. Everything it may write is a size-bounded tmpfs: ``/work``
+(the repo copy, ``out`` and ``harness``) and ``/tmp``, so a candidate that fills the disk fills only
+those. The tree is not copied with put_archive (a read-only root refuses it, and an archive never lands in
+a tmpfs) but streamed as a tar on the container's stdin to a small boot script, PID 1, which unpacks it,
+runs the command as its child, then writes the out folder as a framed tar on its stdout (the child's own
+output goes to stderr) and exits with the child's status. The boot script marks itself non-dumpable, so
+the child cannot open its stdout through /proc. The container is removed in ``finally``, also on timeout
+and Ctrl-C.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
+import contextlib
 import hashlib
 import io
 import re
@@ -36,7 +38,7 @@ from lmrbench.benchmark.images import (
     image_id,
     task_requirements,
 )
-from lmrbench.benchmark.sandbox import RunResult, tail
+from lmrbench.benchmark.sandbox import RunnerKind, RunResult, tail
 from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -154,7 +156,7 @@ def _unpack_out(data: bytes, out_dir: Path) -> None:
 class DockerRunner:
     """The Docker sandbox. Limits are per container; ``base_image`` overrides the automatic choice."""
 
-    name = "docker"
+    name: RunnerKind = "docker"
 
     def __init__(
         self,
@@ -187,29 +189,46 @@ class DockerRunner:
     def limits_warnings(self) -> list[str]:
         """What this engine does not enforce of the limits a run asks for (empty when all hold)."""
         info = self.client.info()
-        checks = {"MemoryLimit": "memory limit", "SwapLimit": "swap limit (memory+swap)",
-                  "PidsLimit": "pid limit", "CPUCfsQuota": "CPU quota"}
-        return [f"the Docker engine does not enforce the {what}" for key, what in checks.items()
-                if info.get(key) is False]
+        checks = {
+            "MemoryLimit": "memory limit",
+            "SwapLimit": "swap limit (memory+swap)",
+            "PidsLimit": "pid limit",
+            "CPUCfsQuota": "CPU quota",
+        }
+        return [
+            f"the Docker engine does not enforce the {what}"
+            for key, what in checks.items()
+            if info.get(key) is False
+        ]
 
     def resolve_base(self) -> str:
-        """The BASE_IMAGE passed to builds: the one given, else the bootstrapped base, else the official one."""
+        """BASE_IMAGE for builds: the one given, else the bootstrapped base, else the official one."""
         if self.base_image:
             return self.base_image
         for cand in (BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE):
             if image_id(self.client, cand):
                 return cand
-        raise LmrError(f"no base image: neither {BASE_IMAGE_TAG} nor {OFFICIAL_BASE_IMAGE} is present; "
-                       "run `lmrbench images bootstrap`")
+        raise LmrError(
+            f"no base image: neither {BASE_IMAGE_TAG} nor {OFFICIAL_BASE_IMAGE} is present; "
+            "run `lmrbench images bootstrap`"
+        )
 
     def wheel_target(self, image: str) -> WheelTarget:
         """Python version and glibc of an image (asked once per image id)."""
         iid = image_id(self.client, image) or image
         if iid not in _targets:
             out = self.client.containers.run(
-                image, ["python3", "-c", "import platform,sys;print('%d.%d' % sys.version_info[:2],"
-                        "platform.libc_ver()[1] or '2.17', platform.machine())"],
-                remove=True, network_disabled=True, user=f"{self.uid}:{self.gid}")
+                image,
+                [
+                    "python3",
+                    "-c",
+                    "import platform,sys;print('%d.%d' % sys.version_info[:2],"
+                    "platform.libc_ver()[1] or '2.17', platform.machine())",
+                ],
+                remove=True,
+                network_disabled=True,
+                user=f"{self.uid}:{self.gid}",
+            )
             py, glibc, machine = out.decode().split()
             _targets[iid] = WheelTarget(python=py, glibc=glibc, machine=machine)
         return _targets[iid]
@@ -239,7 +258,9 @@ class DockerRunner:
         base_id = (image_id(self.client, base) or "") if base else ""
         target = self.wheel_target(base) if base_id else WheelTarget(python="3.11")
         generated = is_generated(text)
-        h = hashlib.sha256("\0".join([text, req_text, base_id, target.key, f"{self.uid}:{self.gid}"]).encode())
+        h = hashlib.sha256(
+            "\0".join([text, req_text, base_id, target.key, f"{self.uid}:{self.gid}"]).encode()
+        )
         if not generated:
             h.update(_folder_digest(task.path).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])
@@ -256,8 +277,16 @@ class DockerRunner:
         args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": "/workspace"}
         if base:
             args["BASE_IMAGE"] = base
-        docker_build(self.client, context, tag, what=task.name, buildargs=args, nocache=rebuild, progress=progress,
-                     cancel=cancel)
+        docker_build(
+            self.client,
+            context,
+            tag,
+            what=task.name,
+            buildargs=args,
+            nocache=rebuild,
+            progress=progress,
+            cancel=cancel,
+        )
         return tag
 
     def run(
@@ -293,18 +322,32 @@ class DockerRunner:
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
             container = self.client.containers.create(
-                tag, ["python3", "-c", BOOT, *argv], name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
-                labels={RUN_LABEL: task.name}, user=f"{self.uid}:{self.gid}", working_dir=WORK,
-                environment=environment, stdin_open=True, read_only=True,
-                network_disabled=not network, network_mode=None if network else "none",
-                tmpfs={WORK: f"size={self.work_size},uid={self.uid},gid={self.gid},mode=0700,exec",
-                       "/tmp": f"size={self.tmp_size},mode=1777,exec"},
-                mem_limit=self.memory, memswap_limit=self.memory, nano_cpus=int(self.cpus * 1e9),
-                pids_limit=self.pids, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+                tag,
+                ["python3", "-c", BOOT, *argv],
+                name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
+                labels={RUN_LABEL: task.name},
+                user=f"{self.uid}:{self.gid}",
+                working_dir=WORK,
+                environment=environment,
+                stdin_open=True,
+                read_only=True,
+                network_disabled=not network,
+                network_mode=None if network else "none",
+                tmpfs={
+                    WORK: f"size={self.work_size},uid={self.uid},gid={self.gid},mode=0700,exec",
+                    "/tmp": f"size={self.tmp_size},mode=1777,exec",
+                },
+                mem_limit=self.memory,
+                memswap_limit=self.memory,
+                nano_cpus=int(self.cpus * 1e9),
+                pids_limit=self.pids,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
                 log_config=docker.types.LogConfig(type="none"),
             )
-            sock = self.client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1,
-                                                                      "stream": 1})
+            sock = self.client.api.attach_socket(
+                container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
             reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
             container.start()
             reader.start()
@@ -326,14 +369,17 @@ class DockerRunner:
             reader.join(timeout=10)
             state = (container.client.api.inspect_container(container.id) or {}).get("State", {})
         except docker.errors.DockerException as exc:
-            return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
-                             infra_error=f"Docker: {type(exc).__name__}: {exc}")
+            return RunResult(
+                None,
+                False,
+                _decode(stderr),
+                time.monotonic() - t0,
+                infra_error=f"Docker: {type(exc).__name__}: {exc}",
+            )
         finally:
             if container is not None:
-                try:
+                with contextlib.suppress(docker.errors.NotFound):
                     container.remove(force=True)
-                except docker.errors.NotFound:
-                    pass
         duration = time.monotonic() - t0
         output = _decode(stderr)
         if state.get("OOMKilled"):
@@ -342,11 +388,16 @@ class DockerRunner:
             return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
         body = bytes(stdout)
         if body.startswith(_INFRA):
-            return RunResult(exit_code, False, tail(output), duration,
-                             infra_error=body[len(_INFRA):].decode(errors="replace").strip())
+            return RunResult(
+                exit_code,
+                False,
+                tail(output),
+                duration,
+                infra_error=body[len(_INFRA) :].decode(errors="replace").strip(),
+            )
         at = body.rfind(_MARK)
         if at >= 0 and out_dir is not None:
-            header, _, rest = body[at + len(_MARK):].partition(b"\n")
+            header, _, rest = body[at + len(_MARK) :].partition(b"\n")
             try:
                 size = int(header.split()[1])
                 _unpack_out(base64.b64decode(rest[:size]), Path(out_dir))

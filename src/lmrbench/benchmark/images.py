@@ -1,8 +1,9 @@
-"""Base images without a registry: a Debian root filesystem made by mmdebstrap (or debootstrap), imported into
-Docker, with a venv at /opt/venv holding pytest installed offline from a host-side wheelhouse.
+"""Base images without a registry: a Debian root filesystem made by mmdebstrap (or debootstrap), imported
+into Docker, with a venv at /opt/venv holding pytest installed offline from a host-side wheelhouse.
 
-Task images build on it through ``ARG BASE_IMAGE``. Where a registry is reachable the official python image
-serves as well; on machines without one ``lmrbench images bootstrap`` makes ``BASE_IMAGE_TAG`` once and reuses it.
+Task images build on it through ``ARG BASE_IMAGE``. Where a registry is reachable the official python
+image serves as well; on machines without one ``lmrbench images bootstrap`` makes ``BASE_IMAGE_TAG`` once
+and reuses it.
 """
 
 from __future__ import annotations
@@ -87,16 +88,30 @@ def _rootfs_tar(dest: Path, suite: str, mirror: str | None, progress: Progress) 
     tar = dest / "rootfs.tar"
     mirrors = [mirror] if mirror else []
     if shutil.which("mmdebstrap"):
-        cmd = ["mmdebstrap", "--variant=minbase", "--include=" + ",".join(DEBIAN_PACKAGES), suite, str(tar),
-               *mirrors]
+        cmd = [
+            "mmdebstrap",
+            "--variant=minbase",
+            "--include=" + ",".join(DEBIAN_PACKAGES),
+            suite,
+            str(tar),
+            *mirrors,
+        ]
         tool = "mmdebstrap"
     elif shutil.which("debootstrap"):
         root = dest / "rootfs"
-        cmd = ["debootstrap", "--variant=minbase", "--include=" + ",".join(DEBIAN_PACKAGES), suite, str(root),
-               *mirrors]
+        cmd = [
+            "debootstrap",
+            "--variant=minbase",
+            "--include=" + ",".join(DEBIAN_PACKAGES),
+            suite,
+            str(root),
+            *mirrors,
+        ]
         tool = "debootstrap"
     else:
-        raise LmrError(f"cannot build a base image: neither mmdebstrap nor debootstrap is installed; {INSTALL_HINT}")
+        raise LmrError(
+            f"cannot build a base image: neither mmdebstrap nor debootstrap is installed; {INSTALL_HINT}"
+        )
     progress.log("$ " + " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if proc.returncode != 0:
@@ -146,13 +161,21 @@ def docker_build(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> str:
-    """Build an image from a tar context; LmrError naming ``what`` with the tail of the build log on failure."""
+    """Build an image from a tar context; on failure LmrError naming ``what`` with the build log's tail."""
     progress = progress or NullProgress()
     log: list[str] = []
     error = ""
     try:
-        for chunk in client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
-                                      buildargs=buildargs or {}, decode=True, nocache=nocache):
+        for chunk in client.api.build(
+            fileobj=context,
+            custom_context=True,
+            tag=tag,
+            rm=True,
+            forcerm=True,
+            buildargs=buildargs or {},
+            decode=True,
+            nocache=nocache,
+        ):
             check_cancel(cancel)
             if "stream" in chunk:
                 for line in str(chunk["stream"]).splitlines():
@@ -185,8 +208,8 @@ def bootstrap_base_image(
 ) -> BootstrapResult:
     """Make the base image from Debian packages, or reuse it when ``tag`` exists (``force`` rebuilds).
 
-    Steps: mmdebstrap (or debootstrap) writes a minbase root filesystem with Python 3; ``docker import`` makes it
-    an image; a build on top creates /opt/venv with pytest from a host-side wheelhouse (no network in the build).
+    Steps: mmdebstrap (or debootstrap) writes a minbase root filesystem with Python 3; ``docker import``
+    makes it an image; a build on top creates /opt/venv with pytest from a host-side wheelhouse (offline).
     """
     progress = progress or NullProgress()
     t0 = time.monotonic()
@@ -205,8 +228,10 @@ def bootstrap_base_image(
         client.api.import_image_from_file(str(tar), repository=repo, tag=version)
     progress.advance(1, "imported")
     try:
-        context = build_context({"Dockerfile": _BASE_DOCKERFILE.format(rootfs=rootfs_tag, label=BASE_LABEL).encode()},
-                                {"wheels": wheels})
+        context = build_context(
+            {"Dockerfile": _BASE_DOCKERFILE.format(rootfs=rootfs_tag, label=BASE_LABEL).encode()},
+            {"wheels": wheels},
+        )
         new_id = docker_build(client, context, tag, what=tag, nocache=force, progress=progress, cancel=cancel)
     finally:
         try:

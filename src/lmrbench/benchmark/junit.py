@@ -35,6 +35,12 @@ def parse_junit(data: bytes) -> list[TestCaseResult]:
             duration = float(case.get("time") or 0.0)
         except ValueError:
             duration = 0.0
-        cases.append(TestCaseResult(test_id=case_id(case.get("classname", ""), case.get("name", "")),
-                                    outcome=outcome, duration=duration, message=message))
+        cases.append(
+            TestCaseResult(
+                test_id=case_id(case.get("classname", ""), case.get("name", "")),
+                outcome=outcome,
+                duration=duration,
+                message=message,
+            )
+        )
     return cases

@@ -9,6 +9,7 @@ calling user: the runner says so once.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -22,14 +23,22 @@ from pathlib import Path
 
 from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.images import task_requirements
-from lmrbench.benchmark.sandbox import RunResult, tail
-from lmrbench.benchmark.wheelhouse import HOST, build_wheelhouse, cache_root, requirement_lines, requirements_hash
+from lmrbench.benchmark.sandbox import RunnerKind, RunResult, tail
+from lmrbench.benchmark.wheelhouse import (
+    HOST,
+    build_wheelhouse,
+    cache_root,
+    requirement_lines,
+    requirements_hash,
+)
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
-WEAKER_ISOLATION = ("local runner: tests run as this user, with network access and no memory or pid isolation "
-                    "(only a timeout and a file size limit); use Docker for untrusted candidates")
+WEAKER_ISOLATION = (
+    "local runner: tests run as this user, with network access and no memory or pid isolation "
+    "(only a timeout and a file size limit); use Docker for untrusted candidates"
+)
 _OUTPUT_KEEP = 256_000
 
 
@@ -40,7 +49,7 @@ def _ignore(folder: str, names: list[str]) -> set[str]:
 class LocalRunner:
     """Runs commands in a cached venv on this machine."""
 
-    name = "local"
+    name: RunnerKind = "local"
 
     def __init__(self, *, file_size: int = 1 << 30, progress: Progress | None = None) -> None:
         self.file_size = file_size
@@ -79,9 +88,23 @@ class LocalRunner:
             with staging_dir(final, replace=True) as tmp:
                 subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True)
                 proc = subprocess.run(
-                    [str(tmp / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                     "--no-index", "--find-links", str(wheels), *lines, "pytest"],
-                    capture_output=True, text=True, errors="replace")
+                    [
+                        str(tmp / "bin" / "python"),
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                        "--no-index",
+                        "--find-links",
+                        str(wheels),
+                        *lines,
+                        "pytest",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    errors="replace",
+                )
                 if proc.returncode != 0:
                     tail_ = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
                     raise LmrError(f"cannot install the requirements into a venv: {tail_}", req or task.path)
@@ -110,12 +133,16 @@ class LocalRunner:
             try:
                 shutil.copytree(tree, root / "repo", symlinks=True, ignore=_ignore)
             except OSError as exc:
-                return RunResult(None, False, "", time.monotonic() - t0, infra_error=f"cannot copy the tree: {exc}")
+                return RunResult(
+                    None, False, "", time.monotonic() - t0, infra_error=f"cannot copy the tree: {exc}"
+                )
             (root / "out").mkdir()
             (root / "harness").mkdir()
             for name, data in (harness_files or {}).items():
                 (root / "harness" / name).write_bytes(data)
-            base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))}
+            base_env = {
+                k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))
+            }
             full_env = {
                 **base_env,
                 **(env or {}),
@@ -124,13 +151,15 @@ class LocalRunner:
                 "LMRBENCH_OUT": str(root / "out"),
                 "LMRBENCH_HARNESS": str(root / "harness"),
                 "PYTHONPATH": os.pathsep.join(
-                    p for p in (str(root / "harness"), (env or {}).get("PYTHONPATH", "")) if p),
+                    p for p in (str(root / "harness"), (env or {}).get("PYTHONPATH", "")) if p
+                ),
                 "PYTHONDONTWRITEBYTECODE": "1",
             }
             result = self._spawn(argv, root / "repo", full_env, timeout, t0)
             if out_dir is not None and result.infra_error is None:
-                shutil.copytree(root / "out", out_dir, dirs_exist_ok=True, symlinks=False,
-                                ignore_dangling_symlinks=True)
+                shutil.copytree(
+                    root / "out", out_dir, dirs_exist_ok=True, symlinks=False, ignore_dangling_symlinks=True
+                )
         return result
 
     def _spawn(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, t0: float) -> RunResult:
@@ -141,8 +170,16 @@ class LocalRunner:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limits)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=limits,
+            )
         except OSError as exc:
             return RunResult(127, False, f"cannot start {argv[0]!r}: {exc}", time.monotonic() - t0)
         chunks: list[bytes] = []
@@ -150,7 +187,8 @@ class LocalRunner:
         def pump() -> None:
             kept = 0
             assert proc.stdout is not None
-            for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+            fd = proc.stdout.fileno()
+            for chunk in iter(lambda: os.read(fd, 65536), b""):
                 chunks.append(chunk)
                 kept += len(chunk)
                 while kept > _OUTPUT_KEEP and len(chunks) > 1:
@@ -164,10 +202,8 @@ class LocalRunner:
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             proc.wait()
         reader.join(timeout=5)
         output = b"".join(chunks).decode("utf-8", errors="replace")

@@ -25,7 +25,12 @@ KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
 LOG_TAIL_CHARS = 4000
-_PYTEST_EXIT = {2: "interrupted (collection errors?)", 3: "internal error", 4: "usage error", 5: "no tests collected"}
+_PYTEST_EXIT = {
+    2: "interrupted (collection errors?)",
+    3: "internal error",
+    4: "usage error",
+    5: "no tests collected",
+}
 
 
 def _seal_digest(key: bytes, junit: bytes, exitstatus: int) -> str:
@@ -36,8 +41,18 @@ def _seal_digest(key: bytes, junit: bytes, exitstatus: int) -> str:
 
 def pytest_argv(test_files: list[str]) -> list[str]:
     """The command a sandbox runs (working dir: the repo copy)."""
-    return ["python", "-m", "pytest", "-p", PLUGIN_MODULE, "-p", "no:cacheprovider", "-q", "--tb=short",
-            *test_files]
+    return [
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        PLUGIN_MODULE,
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=short",
+        *test_files,
+    ]
 
 
 def harness_files(key: bytes) -> dict[str, bytes]:
@@ -59,8 +74,15 @@ def run_pytest(
     """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status."""
     key = secrets.token_bytes(32)
     with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
-        res = sandbox.run(task, Path(tree), pytest_argv(test_files), timeout=timeout, env=env, out_dir=Path(out),
-                          harness_files=harness_files(key))
+        res = sandbox.run(
+            task,
+            Path(tree),
+            pytest_argv(test_files),
+            timeout=timeout,
+            env=env,
+            out_dir=Path(out),
+            harness_files=harness_files(key),
+        )
         junit = _read(Path(out) / JUNIT_NAME)
         seal = _read(Path(out) / SEAL_NAME)
     return decide(res, junit, seal, key, expected_ids, runner=sandbox.name)
@@ -83,11 +105,20 @@ def decide(
     runner: str,
 ) -> TestReport:
     """The TestReport of a finished run, from its result, report bytes, seal and the ids expected."""
-    base = {"exit_code": res.exit_code, "duration": round(res.duration, 3), "runner": runner,
-            "log_tail": res.output[-LOG_TAIL_CHARS:], "expected_ids": list(expected_ids or [])}
+    base = {
+        "exit_code": res.exit_code,
+        "duration": round(res.duration, 3),
+        "runner": runner,
+        "log_tail": res.output[-LOG_TAIL_CHARS:],
+        "expected_ids": list(expected_ids or []),
+    }
 
-    def report(status: TestStatus, detail: str, cases: list[TestCaseResult] | None = None,
-               missing: list[str] | None = None) -> TestReport:
+    def report(
+        status: TestStatus,
+        detail: str,
+        cases: list[TestCaseResult] | None = None,
+        missing: list[str] | None = None,
+    ) -> TestReport:
         return TestReport(status=status, detail=detail, cases=cases or [], missing_ids=missing or [], **base)
 
     if res.infra_error:
@@ -95,7 +126,9 @@ def decide(
     if res.timed_out:
         return report(TestStatus.TIMEOUT, f"killed after the {res.duration:.0f} s timeout")
     if junit is None:
-        return report(TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})")
+        return report(
+            TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})"
+        )
     try:
         sealed = json.loads(seal or b"")
         exitstatus = int(sealed["exitstatus"])
@@ -103,11 +136,17 @@ def decide(
     except (ValueError, KeyError, TypeError):
         valid, exitstatus = False, -1
     if not valid:
-        return report(TestStatus.ERROR, "the test report is not sealed by this run: it was written or changed "
-                      f"outside pytest's session, or the session never ended (exit {res.exit_code})")
+        return report(
+            TestStatus.ERROR,
+            "the test report is not sealed by this run: it was written or changed "
+            f"outside pytest's session, or the session never ended (exit {res.exit_code})",
+        )
     if exitstatus != res.exit_code:
-        return report(TestStatus.ERROR, f"pytest's exit status {exitstatus} differs from the process's "
-                      f"{res.exit_code}: the process ended after its session in an unexpected way")
+        return report(
+            TestStatus.ERROR,
+            f"pytest's exit status {exitstatus} differs from the process's "
+            f"{res.exit_code}: the process ended after its session in an unexpected way",
+        )
     try:
         cases = parse_junit(junit)
     except ValueError as exc:
@@ -121,16 +160,27 @@ def decide(
         return report(TestStatus.ERROR, "the report holds no test case", cases)
     if any(c.outcome == "failed" for c in bad):
         first = next(c for c in bad if c.outcome == "failed")
-        return report(TestStatus.FAILED, f"{len(bad)} of {len(cases)} cases failed, first {first.test_id}",
-                      cases, missing)
+        return report(
+            TestStatus.FAILED,
+            f"{len(bad)} of {len(cases)} cases failed, first {first.test_id}",
+            cases,
+            missing,
+        )
     if bad:
-        return report(TestStatus.ERROR, f"{len(bad)} cases errored (collection or setup), first {bad[0].test_id}",
-                      cases, missing)
+        return report(
+            TestStatus.ERROR,
+            f"{len(bad)} cases errored (collection or setup), first {bad[0].test_id}",
+            cases,
+            missing,
+        )
     if missing:
-        return report(TestStatus.ERROR, f"{len(missing)} expected tests are missing, first {missing[0]}", cases,
-                      missing)
+        return report(
+            TestStatus.ERROR, f"{len(missing)} expected tests are missing, first {missing[0]}", cases, missing
+        )
     if skipped:
-        return report(TestStatus.FAILED, f"{len(skipped)} expected tests were skipped, first {skipped[0]}", cases)
+        return report(
+            TestStatus.FAILED, f"{len(skipped)} expected tests were skipped, first {skipped[0]}", cases
+        )
     if res.exit_code != 0:
         why = _PYTEST_EXIT.get(res.exit_code or 0, "non-zero exit")
         return report(TestStatus.ERROR, f"pytest exited {res.exit_code}: {why}", cases)

@@ -1,14 +1,14 @@
 """pytest plugin run inside the sandbox (stdlib + pytest only): junit report to $LMRBENCH_OUT, sealed.
 
-The harness writes a random key into ``$LMRBENCH_HARNESS/lmrbench_key`` and starts pytest with
-``-p lmrbench_report_plugin``. pytest imports ``-p`` plugins before any conftest or test module, so this module
-reads the key and deletes the file before code under test runs. At the very end of the session, after the junit
-plugin has written its file, it writes ``seal.json``: the exit status and an HMAC of the junit bytes and that
-status. The harness accepts a report only with a valid seal, so a candidate that writes its own report file and
-then ends the process (``os._exit(0)``, a signal) before the session ends is detected, and so is a report
-rewritten after the seal. What a seal cannot stop is code that deliberately subverts this process's memory (the
-key lives there): the tests run in the candidate's process; the seal raises the bar from writing a file to
-attacking the harness, which the judge and reviewers see in the candidate's code.
+The harness writes a random key into ``$LMRBENCH_HARNESS/lmrbench_key`` and starts pytest with ``-p
+lmrbench_report_plugin``. pytest imports ``-p`` plugins before any conftest or test module, so this module
+reads the key and deletes the file before code under test runs. At the very end of the session, after the
+junit plugin has written its file, it writes ``seal.json``: the exit status and an HMAC of the junit bytes
+and that status. The harness accepts a report only with a valid seal, so a candidate that writes its own
+report file and then ends the process (``os._exit(0)``, a signal) before the session ends is detected, and
+so is a report rewritten after the seal. What a seal cannot stop is code that deliberately subverts this
+process's memory (the key lives there): the tests run in the candidate's process; the seal raises the bar
+from writing a file to attacking the harness, which the judge and reviewers see in the candidate's code.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Host-side wheelhouses: a task's requirements downloaded once by the host's pip, installed offline in images.
+"""Host-side wheelhouses: a task's requirements downloaded once by the host's pip, installed offline in
+images.
 
 Why: an image build may have no usable network at all (air-gapped labs), and where it has one, TLS may be
-intercepted by a certificate authority that the host trusts but a fresh container does not (pip then fails with
-CERTIFICATE_VERIFY_FAILED). The host's pip downloads wheels for the image's Python and platform into
-``<cache>/wheels/<hash>``; the image installs them with ``pip install --no-index --find-links``. The same folder
-serves air-gapped users who copy it over. The local runner uses a wheelhouse for the host's own Python.
+intercepted by a certificate authority that the host trusts but a fresh container does not (pip then fails
+with CERTIFICATE_VERIFY_FAILED). The host's pip downloads wheels for the image's Python and platform into
+``<cache>/wheels/<hash>``; the image installs them with ``pip install --no-index --find-links``. The same
+folder serves air-gapped users who copy it over. The local runner uses a wheelhouse for the host's own
+Python.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ HARNESS_REQUIREMENTS = ["pytest"]
 
 
 def cache_root() -> Path:
-    """Where lmrbench keeps wheelhouses and venvs: $LMRBENCH_CACHE, else $XDG_CACHE_HOME/lmrbench, else ~/.cache."""
+    """Where wheelhouses and venvs live: $LMRBENCH_CACHE, else $XDG_CACHE_HOME/lmrbench (~/.cache)."""
     if os.environ.get("LMRBENCH_CACHE"):
         return Path(os.environ["LMRBENCH_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -55,8 +57,19 @@ class WheelTarget:
         glibc = (self.glibc or "2.17").replace(".", "_")
         abi = "cp" + self.python.replace(".", "")
         return [
-            "--python-version", self.python, "--implementation", "cp", "--abi", abi, "--abi", "abi3",
-            "--abi", "none", "--platform", f"manylinux_{glibc}_{self.machine}", "--only-binary=:all:",
+            "--python-version",
+            self.python,
+            "--implementation",
+            "cp",
+            "--abi",
+            abi,
+            "--abi",
+            "abi3",
+            "--abi",
+            "none",
+            "--platform",
+            f"manylinux_{glibc}_{self.machine}",
+            "--only-binary=:all:",
         ]
 
 
@@ -71,8 +84,10 @@ def requirement_lines(text: str) -> list[str]:
         if not line or line.startswith("#"):
             continue
         if line.startswith("-"):
-            raise LmrError(f"pip option {line.split()[0]!r} is not supported in a task's requirements; "
-                           "list plain requirements, one a line")
+            raise LmrError(
+                f"pip option {line.split()[0]!r} is not supported in a task's requirements; "
+                "list plain requirements, one a line"
+            )
         out.append(line)
     return out
 
@@ -95,7 +110,7 @@ def _pip(args: list[str], what: str, progress: Progress) -> None:
 def build_wheelhouse(
     lines: list[str], target: WheelTarget = HOST, *, progress: Progress | None = None, refresh: bool = False
 ) -> Path:
-    """The cached wheelhouse holding ``lines`` and the harness requirements for ``target``; built when missing.
+    """The cached wheelhouse of ``lines`` and the harness requirements for ``target``; built when missing.
 
     Binary wheels only for a foreign target; when a requirement has no wheel for it and the host runs the same
     Python, the host's ``pip wheel`` builds one instead. The folder appears complete or not at all.
@@ -109,8 +124,11 @@ def build_wheelhouse(
         req = tmp / "requirements.txt"
         req.write_text("\n".join(wanted) + "\n")
         try:
-            _pip(["download", "--quiet", "--dest", str(tmp), *target.pip_args(), "-r", str(req)],
-                 "download the requirements", progress)
+            _pip(
+                ["download", "--quiet", "--dest", str(tmp), *target.pip_args(), "-r", str(req)],
+                "download the requirements",
+                progress,
+            )
         except LmrError:
             host_py = f"{sys.version_info.major}.{sys.version_info.minor}"
             if target.python and target.python != host_py:
