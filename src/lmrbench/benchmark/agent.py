@@ -47,9 +47,9 @@ def _copy_repo(task: Task, dest: Path) -> None:
         out = set()
         for name in names:
             path = Path(folder) / name
-            if name in _NEVER or (rel / name if str(rel) != "." else PurePosixPath(name)) in hidden:
-                out.add(name)
-            elif path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+            trusted = (rel / name if str(rel) != "." else PurePosixPath(name)) in hidden
+            escapes = path.is_symlink() and not path.resolve().is_relative_to(root.resolve())
+            if name in _NEVER or trusted or escapes:
                 out.add(name)
         return out
 

@@ -123,7 +123,8 @@ def _helpers(blocks: list[tuple[str, ast.Module]], target: str, goal_names: set[
                 defined.add(node.name)
             else:
                 continue
-            first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+            decorators = getattr(node, "decorator_list", [])
+            first = decorators[0].lineno if decorators else node.lineno
             out.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n") + "\n")
     return out
 

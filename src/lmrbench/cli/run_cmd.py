@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,29 +12,37 @@ from rich.table import Table
 
 from lmrbench.errors import LmrError
 
+if TYPE_CHECKING:
+    from lmrbench.authoring.taskset import Task
+    from lmrbench.benchmark.llm import LLMClient
+    from lmrbench.benchmark.stage import StageSummary
+
 out_console = Console()
 err_console = Console(stderr=True)
 
-BenchArg = typer.Argument(..., help="The task set folder (or one task folder).", exists=False)
-RunArg = typer.Argument(..., help="The run folder.")
-OnlyOpt = typer.Option(None, "--only", help="Only these tasks (folder name or number); repeatable.")
-ModelOpt = typer.Option(..., "--model", help="Model id sent to the endpoint.")
-BaseUrlOpt = typer.Option(
-    None,
-    "--base-url",
-    help="OpenAI-compatible base URL [default: $OPENAI_BASE_URL or https://api.openai.com/v1].",
-)
-KeyEnvOpt = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key.")
-TempOpt = typer.Option(0.0, "--temperature", help="Sampling temperature.")
-MaxTokOpt = typer.Option(4096, "--max-tokens", help="Maximum tokens per reply.")
-TimeoutOpt = typer.Option(300.0, "--timeout", help="Seconds to wait for one reply.")
-RetriesOpt = typer.Option(4, "--retries", help="Retries after connection errors, 429 and 5xx.")
-ConcOpt = typer.Option(4, "--concurrency", help="Requests in flight at once.")
-CacheOpt = typer.Option(None, "--cache", help="Response cache folder [default: ~/.cache/lmrbench/llm].")
-NoCacheOpt = typer.Option(False, "--no-cache", help="Do not read or write the response cache.")
+Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
+Run = Annotated[Path, typer.Argument(help="The run folder.")]
+Out = Annotated[Path, typer.Option("--out", help="The run folder to write candidates into.")]
+Only = Annotated[list[str] | None, typer.Option("--only", help="Only these tasks (folder name or number).")]
+Model = Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL or OpenAI's)."),
+]
+KeyEnv = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
+Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Maximum tokens per reply.")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")]
+Retries = Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")]
+Concurrency = Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")]
+Cache = Annotated[
+    Path | None, typer.Option("--cache", help="Response cache folder (default: ~/.cache/lmrbench/llm).")
+]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
+Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
 
 
-def _tasks(bench: Path, only: list[str] | None) -> list:  # type: ignore[type-arg]
+def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
     from lmrbench.authoring.taskset import load_taskset
 
     tasks, problems = load_taskset(bench, only or None)
@@ -55,7 +64,7 @@ def _client(
     concurrency: int,
     cache: Path | None,
     no_cache: bool,
-):  # type: ignore[no-untyped-def]
+) -> LLMClient:
     from lmrbench.benchmark.llm import DEFAULT_CACHE, LLMClient, LLMConfig
     from lmrbench.schemas.run import LLMParams
 
@@ -72,31 +81,33 @@ def _client(
     return LLMClient(config)
 
 
-def _finish(summary, what: str) -> None:  # type: ignore[no-untyped-def]
+def _finish(summary: StageSummary, what: str) -> None:
     for line in summary.problems:
         err_console.print(f"[yellow]{line}[/yellow]", highlight=False, markup=True)
     out_console.print(f"{what}: {summary.line()}", highlight=False)
 
 
 def generate_cmd(
-    bench: Path = BenchArg,
-    out: Path = typer.Option(..., "--out", help="The run folder to write candidates into."),
-    model: str = ModelOpt,
-    base_url: str | None = BaseUrlOpt,
-    api_key_env: str = KeyEnvOpt,
-    temperature: float = TempOpt,
-    max_tokens: int = MaxTokOpt,
-    timeout: float = TimeoutOpt,
-    retries: int = RetriesOpt,
-    concurrency: int = ConcOpt,
-    cache: Path | None = CacheOpt,
-    no_cache: bool = NoCacheOpt,
-    allow_helpers: bool = typer.Option(
-        False, "--allow-helpers", help="Keep extra imports and helper functions."
-    ),
-    max_paper_chars: int = typer.Option(100_000, "--max-paper-chars", help="Paper text budget per prompt."),
-    jobs: int = typer.Option(4, "--jobs", help="Implementations in flight at once."),
-    only: list[str] | None = OnlyOpt,
+    bench: Bench,
+    out: Out,
+    model: Model,
+    base_url: BaseUrl = None,
+    api_key_env: KeyEnv = "OPENAI_API_KEY",
+    temperature: Temperature = 0.0,
+    max_tokens: MaxTokens = 4096,
+    timeout: Timeout = 300.0,
+    retries: Retries = 4,
+    concurrency: Concurrency = 4,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    allow_helpers: Annotated[
+        bool, typer.Option("--allow-helpers", help="Keep the reply's extra imports and helper functions.")
+    ] = False,
+    max_paper_chars: Annotated[
+        int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
+    ] = 100_000,
+    jobs: Jobs = 4,
+    only: Only = None,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.generate import GenerateOptions, generate
@@ -113,10 +124,10 @@ def generate_cmd(
 
 
 def export_agent_cmd(
-    bench: Path = BenchArg,
-    out: Path = typer.Option(..., "--out", help="Folder to write the agent's view into."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing folder."),
-    only: list[str] | None = OnlyOpt,
+    bench: Bench,
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the agent's view into.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing folder.")] = False,
+    only: Only = None,
 ) -> None:
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
     from lmrbench.benchmark.agent import export_agent
@@ -126,13 +137,13 @@ def export_agent_cmd(
 
 
 def import_agent_cmd(
-    bench: Path = BenchArg,
-    agent_dir: Path = typer.Argument(..., help="The exported folder after the agent worked in it."),
-    out: Path = typer.Option(..., "--out", help="The run folder to write candidates into."),
-    label: str = typer.Option(
-        "", "--label", help="Name of the agent in reports [default: the folder's name]."
-    ),
-    only: list[str] | None = OnlyOpt,
+    bench: Bench,
+    agent_dir: Annotated[Path, typer.Argument(help="The exported folder after the agent worked in it.")],
+    out: Out,
+    label: Annotated[
+        str, typer.Option("--label", help="The agent's name in reports (default: folder name).")
+    ] = "",
+    only: Only = None,
 ) -> None:
     """Take the agent's goal functions back as candidates (spliced into the pristine masked files)."""
     from lmrbench.benchmark.agent import import_agent
@@ -142,15 +153,15 @@ def import_agent_cmd(
 
 
 def evaluate_cmd(
-    bench: Path = BenchArg,
-    run: Path = RunArg,
-    jobs: int = typer.Option(1, "--jobs", help="Candidates tested at once."),
-    runner: str | None = typer.Option(
-        None, "--runner", help="docker or local [default: docker if it answers]."
-    ),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds per test run."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild the environments."),
-    only: list[str] | None = OnlyOpt,
+    bench: Bench,
+    run: Run,
+    jobs: Annotated[int, typer.Option("--jobs", help="Candidates tested at once.")] = 1,
+    runner: Annotated[
+        str | None, typer.Option("--runner", help="docker or local (default: docker if it answers).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 600.0,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the environments.")] = False,
+    only: Only = None,
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
     from lmrbench.benchmark.evaluate import evaluate
@@ -167,21 +178,23 @@ def evaluate_cmd(
 
 
 def judge_cmd(
-    bench: Path = BenchArg,
-    run: Path = RunArg,
-    model: str = ModelOpt,
-    base_url: str | None = BaseUrlOpt,
-    api_key_env: str = KeyEnvOpt,
-    temperature: float = TempOpt,
-    max_tokens: int = typer.Option(1024, "--max-tokens", help="Maximum tokens per reply."),
-    timeout: float = TimeoutOpt,
-    retries: int = RetriesOpt,
-    concurrency: int = ConcOpt,
-    cache: Path | None = CacheOpt,
-    no_cache: bool = NoCacheOpt,
-    attempts: int = typer.Option(3, "--attempts", help="Requests per candidate when replies are malformed."),
-    jobs: int = typer.Option(4, "--jobs", help="Candidates judged at once."),
-    only: list[str] | None = OnlyOpt,
+    bench: Bench,
+    run: Run,
+    model: Model,
+    base_url: BaseUrl = None,
+    api_key_env: KeyEnv = "OPENAI_API_KEY",
+    temperature: Temperature = 0.0,
+    max_tokens: MaxTokens = 1024,
+    timeout: Timeout = 300.0,
+    retries: Retries = 4,
+    concurrency: Concurrency = 4,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    attempts: Annotated[
+        int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
+    ] = 3,
+    jobs: Jobs = 4,
+    only: Only = None,
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.judge import judge
@@ -197,13 +210,13 @@ def judge_cmd(
 
 
 def report_cmd(
-    runs: list[Path] = typer.Argument(..., help="Run folders, one row each."),
-    out: Path | None = typer.Option(
-        None, "--out", help="Folder for report.md/.csv/.json [default: first run]."
-    ),
-    judge_name: str | None = typer.Option(
-        None, "--judge", help="Only this judge's verdicts (its folder name)."
-    ),
+    runs: Annotated[list[Path], typer.Argument(help="Run folders, one row each.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for report.md/.csv/.json (default: the first run).")
+    ] = None,
+    judge_name: Annotated[
+        str | None, typer.Option("--judge", help="Only this judge (its folder name).")
+    ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV and JSON."""
     from lmrbench.benchmark.report import (
