@@ -9,6 +9,7 @@ import pytest
 from record_fixture import make_task
 
 from lmrbench.authoring.record import record_tests, scaffold_tests
+from lmrbench.authoring.taskset import load_task
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.local_runner import LocalRunner
@@ -16,7 +17,7 @@ from lmrbench.benchmark.variant import evaluate_variant
 from lmrbench.errors import LmrError
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.report import TestStatus
-from lmrbench.schemas.task_info import load_task_info
+from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
 
 TRAIN = "python train.py --steps 3"
 
@@ -263,6 +264,20 @@ def test_an_instance_with_unsaveable_attributes_needs_a_factory(tmp_path, local)
 
 
 def test_a_goal_file_run_as_the_main_script_is_explained(tmp_path, local):
-    task = make_task(tmp_path, extra={"model/losses.py": "def hinge_loss(x):\n    return x\n\nhinge_loss(1)\n"})
+    script = "def hinge_loss(x):\n    return x\n\n\nhinge_loss(1)\n"
+    task = make_task(tmp_path, extra={"model/losses.py": script})
     with pytest.raises(LmrError, match=r"runs model/losses.py as the main script; record through a script"):
         record_tests(task, 1, "python model/losses.py", sandbox=local)
+
+
+def test_a_checker_that_rejects_the_reference_result_is_refused(tmp_path, local):
+    task = make_task(tmp_path)
+    task.info.implementation(1).checker = CheckerSettings(kind="unordered")
+    save_task_info(task.info, task.path)
+    task = load_task(task.path)
+    with pytest.raises(
+        LmrError,
+        match=r"the checker in info.json rejects the reference code's own result of call 1 "
+        r"\(result: expected a collection, got 1\.0\)",
+    ):
+        record_tests(task, 1, TRAIN, sandbox=local)

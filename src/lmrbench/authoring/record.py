@@ -121,8 +121,7 @@ def record_tests(
         "max_calls": max_calls,
         "max_bytes": max_bytes,
         "factory": self_factory,
-        "rtol": checker.rtol,
-        "atol": checker.atol,
+        "checker": checker.model_dump(),
     }
     with tempfile.TemporaryDirectory(prefix="lmrbench-record-") as tmp:
         from lmrbench.benchmark.variant import build_tree
@@ -210,6 +209,11 @@ def _collect(
                     f"{target}: call {n} fails when replayed from its recorded inputs "
                     f"({line['replay_detail']}); it reads state that was not recorded (name a factory with "
                     "--self-factory) or is not repeatable"
+                )
+            if line["replay"] == "checker":
+                raise LmrError(
+                    f"{target}: the checker in info.json rejects the reference code's own result of call {n} "
+                    f"({line['replay_detail']}); set another checker kind for the implementation"
                 )
             if line["replay"] == "different":
                 why = (

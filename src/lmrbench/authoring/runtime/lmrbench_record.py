@@ -2,7 +2,7 @@
 
 Started by ``sitecustomize`` in every Python process of the command when ``LMRBENCH_RECORD_SPEC`` is set
 (JSON: ``{"targets": [{"file": "trainers.py", "qualname": "Trainer.loss"}], "max_calls": 3, "max_bytes": ...,
-"factory": "module:function" | null, "rtol": ..., "atol": ...}``); files are relative to
+"factory": "module:function" | null, "checker": {"kind": ..., "rtol": ...}}``); files are relative to
 ``LMRBENCH_RECORD_ROOT`` (the repository root). Output goes to ``LMRBENCH_OUT``:
 
 - ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format);
@@ -434,23 +434,39 @@ class _Recorder:
                     expected.state_after,
                 )
             )
-        outcome, detail = "identical", ""
-        for label, got, want in pairs:
+        outcome = "identical"
+        for n, (label, got, want) in enumerate(pairs):
+            tol = {
+                k: (self.state.spec.get("checker") or {}).get(k, d)
+                for k, d in (("rtol", 1e-5), ("atol", 1e-8))
+            }
             try:
-                lc.assert_equal(got, want)
+                lc.assert_equal(got, want, where=label)
             except AssertionError:
+                outcome = "close"
                 try:
-                    lc.assert_close(
-                        got,
-                        want,
-                        rtol=self.state.spec.get("rtol", 1e-5),
-                        atol=self.state.spec.get("atol", 1e-8),
-                        where=label,
-                    )
-                    outcome = "close"
+                    lc.assert_close(got, want, where=label, **tol)
                 except AssertionError as exc:
                     return "different", str(exc)
-        return outcome, detail
+            try:
+                self._check(lc, got, want, label, whole_result=n == 0)
+            except AssertionError as exc:
+                return "checker", str(exc)
+        return outcome, ""
+
+    def _check(self, lc: Any, got: Any, want: Any, label: str, whole_result: bool) -> None:
+        """The comparison the generated test makes: the task's checker on the result, close on the rest."""
+        spec = self.state.spec.get("checker") or {}
+        kind = spec.get("kind", "numeric")
+        tol = {"rtol": spec.get("rtol", 1e-5), "atol": spec.get("atol", 1e-8)}
+        if kind == "exact":
+            lc.assert_equal(got, want, where=label)
+        elif whole_result and kind == "unordered":
+            lc.assert_unordered(got, want, **tol)
+        elif whole_result and kind == "text":
+            lc.assert_similar_text(got, want, threshold=spec.get("text_threshold", 0.9), **tol)
+        else:
+            lc.assert_close(got, want, where=label, **tol)
 
 
 def _arg(bound: Any, param: Any) -> Any:
