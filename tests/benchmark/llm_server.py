@@ -71,6 +71,9 @@ class LLMServer:
     rules: list[Rule] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     default: Step | None = None
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    """Most requests being answered at the same moment."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -88,6 +91,13 @@ class LLMServer:
                     return
                 body = json.loads(raw)
                 step = server._answer(Request(body, dict(self.headers), time.time()))
+                try:
+                    self._reply(step, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _reply(self, step: Step, body: dict[str, Any]) -> None:
                 if step.delay:
                     time.sleep(step.delay)
                 if step.body is not None:
@@ -144,6 +154,8 @@ class LLMServer:
 
     def _answer(self, req: Request) -> Step:
         with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             self.requests.append(req)
             text = req.text
             for rule in self.rules:

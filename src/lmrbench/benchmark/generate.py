@@ -134,7 +134,7 @@ def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> Run
                 f"this run was made by {old.label or old.source} with other settings; use another --out",
                 run.path / "run.json",
             )
-        manifest = old.model_copy(update={"settings": manifest.settings})
+        manifest = old
     entries = {e.name: e for e in manifest.tasks}
     for task in tasks:
         entry = task_entry(task)

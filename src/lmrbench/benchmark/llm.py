@@ -3,7 +3,8 @@
 Transient errors (connection failures, HTTP 429 and 5xx) are retried with exponential backoff, honouring
 ``Retry-After``; anything else fails at once with an :class:`LLMError` whose ``kind`` says what went wrong.
 Replies are cached on disk under a sha256 of the model, the messages and the sampling parameters (not the base
-URL, so the same model behind another address hits the same entries); errors are never cached.
+URL, so the same model behind another address hits the same entries); errors are never cached. With a
+temperature above 0 a cached reply is one sample, reused: pass ``--no-cache`` to draw new ones.
 """
 
 from __future__ import annotations

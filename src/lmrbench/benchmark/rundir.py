@@ -13,7 +13,6 @@ Every file is written atomically, so an interrupted stage leaves whole files onl
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -175,11 +174,3 @@ def _order(path: Path) -> tuple[object, ...]:
         impl = path.stem
     m = re.match(r"(\d+)", task)
     return (int(m.group(1)) if m else 1 << 30, task, int(impl) if impl.isdigit() else 1 << 30, impl)
-
-
-def read_json(path: Path) -> object:
-    """A JSON file's content; LmrError naming the file when it is not JSON."""
-    try:
-        return json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LmrError(f"cannot read JSON: {exc}", path) from None
