@@ -111,7 +111,7 @@ def test_faults_are_recorded_and_a_rerun_retries_only_them(server, bench, tmp_pa
     assert third.skipped == 3 and not third.statuses and len(server.requests) - before == 3
 
 
-def test_a_run_folder_refuses_another_model(server, bench, tmp_path) -> None:
+def test_a_run_folder_refuses_another_model_or_settings(server, bench, tmp_path) -> None:
     script_golden(server)
     tasks, _ = load_taskset(bench, only=["2"])
     with client_for(server, tmp_path) as client:
@@ -121,6 +121,8 @@ def test_a_run_folder_refuses_another_model(server, bench, tmp_path) -> None:
         pytest.raises(LmrError, match="another --out"),
     ):
         generate(tasks, tmp_path / "run", client)
+    with client_for(server, tmp_path) as client, pytest.raises(LmrError, match="another --out"):
+        generate(tasks, tmp_path / "run", client, options=GenerateOptions(allow_helpers=True))
 
 
 def test_helpers_are_dropped_unless_allowed_and_then_nested_in_the_goal_function(
