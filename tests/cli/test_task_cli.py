@@ -42,3 +42,11 @@ def test_errors_are_one_line_on_stderr_with_exit_2(fixture_repo: Path, tmp_path:
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "losses.py" in lines[0] and "preference_loss" in lines[0]
     assert "Traceback" not in out.stderr
+
+
+def test_exit_status_of_a_failing_check_reaches_the_shell(tmp_path: Path) -> None:
+    broken = tmp_path / "1-Broken"
+    broken.mkdir()
+    (broken / "info.json").write_text("[]")
+    out = _lmrbench("tasks", "check", str(tmp_path))
+    assert out.returncode == 1 and "the top level must be a JSON object" in out.stdout

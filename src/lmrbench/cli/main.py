@@ -55,9 +55,9 @@ _register()
 def main() -> None:
     """Run the CLI; an LmrError becomes one red line on stderr and exit status 2."""
     try:
-        app(standalone_mode=False)
+        rv = app(standalone_mode=False)
     except LmrError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("[red]interrupted[/red]")
@@ -73,3 +73,8 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
         raise
+    # Without standalone mode, click returns the exit code of typer.Exit and of Ctrl-C instead of raising.
+    if isinstance(rv, int) and rv:
+        if rv == 130:
+            err_console.print("[red]interrupted[/red]")
+        sys.exit(rv)
