@@ -123,11 +123,13 @@ def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> Run
             old.source,
             old.generation and old.generation.model_dump(exclude={"base_url"}),
             old.prompt_version,
+            old.settings,
         )
         new = (
             manifest.source,
             manifest.generation and manifest.generation.model_dump(exclude={"base_url"}),
             manifest.prompt_version,
+            manifest.settings,
         )
         if same != new:
             raise LmrError(
