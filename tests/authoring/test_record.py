@@ -281,3 +281,16 @@ def test_a_checker_that_rejects_the_reference_result_is_refused(tmp_path, local)
         r"\(result: expected a collection, got 1\.0\)",
     ):
         record_tests(task, 1, TRAIN, sandbox=local)
+
+
+def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
+    driver = """
+        import numpy as np
+        from model.losses import hinge_loss
+        for step in range(6):
+            hinge_loss(np.full(3, step / 10), np.ones(3), margin=1.0)
+        hinge_loss(np.ones(3), np.ones(3), margin=0.25)
+    """
+    task = make_task(tmp_path, extra={"sweep.py": driver})
+    result = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2)
+    assert [c.arguments["margin"] for c in result.cases] == ["1.0", "0.25"]

@@ -33,6 +33,8 @@ DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
 """Largest recorded data of one call (arguments, instance, results, random state)."""
 DEFAULT_TIMEOUT = 1800.0
+POOL_FACTOR = 4
+"""Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``spread``)."""
 _TAIL_LINES = 15
 
 
@@ -118,7 +120,7 @@ def record_tests(
     imports = {f: testgen.goal_import(task.repo_dir, f) for f, _ in targets}
     spec = {
         "targets": [{"file": f, "qualname": q} for f, q in targets],
-        "max_calls": max_calls,
+        "max_calls": max_calls * POOL_FACTOR,
         "max_bytes": max_bytes,
         "factory": self_factory,
         "checker": checker.model_dump(),
@@ -182,7 +184,7 @@ def _check_run(result: RunResult, command: str, timeout: float) -> None:
 def _collect(
     out: Path, targets: list[tuple[str, str]], max_calls: int, command: str
 ) -> dict[str, list[dict[str, Any]]]:
-    """The first ``max_calls`` distinct calls of each target over every process, or LmrError."""
+    """``max_calls`` distinct calls of each target over every process (see ``spread``), or LmrError."""
     errors = sorted(out.glob("error-*.json"))
     if errors:
         raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
@@ -195,12 +197,13 @@ def _collect(
     for file, qual in targets:
         target = f"{file}::{qual}"
         seen: set[str] = set()
-        picked = []
+        distinct = []
         for line in lines:
-            if line["target"] == target and line["digest"] not in seen and len(picked) < max_calls:
+            if line["target"] == target and line["digest"] not in seen:
                 seen.add(line["digest"])
                 line["path"] = out / line["file"]
-                picked.append(line)
+                distinct.append(line)
+        picked = spread(distinct, max_calls)
         if not picked:
             raise LmrError(_never_called(target, file, command, summaries))
         for n, line in enumerate(picked, 1):
@@ -227,6 +230,32 @@ def _collect(
                 )
         chosen[target] = picked
     return chosen
+
+
+def call_shape(path: Path) -> str:
+    """What tells calls apart for a reader: argument shapes and dtypes, scalar and string values."""
+    case, arrays = values.read_case_file(path)
+    parts = [f"{a['name']}={values.describe(a['value'], arrays)}" for a in case["arguments"]]
+    if case["self"] is not None:
+        parts.append(f"self={values.describe(case['self'], arrays)}")
+    return "; ".join(parts)
+
+
+def spread(calls: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` of the calls, in the order they happened: first one of each call shape, then the earliest others.
+
+    A training loop calls a loss many times with the same settings and different numbers; a driver that tries
+    several settings calls it once per setting. Taking one call per shape first covers every setting.
+    """
+    picked: list[int] = []
+    shapes: set[str] = set()
+    for i, call in enumerate(calls):
+        shape = call_shape(call["path"])
+        if shape not in shapes and len(picked) < n:
+            shapes.add(shape)
+            picked.append(i)
+    picked += [i for i in range(len(calls)) if i not in picked][: n - len(picked)]
+    return [calls[i] for i in sorted(picked)]
 
 
 def _never_called(target: str, file: str, command: str, summaries: list[dict[str, Any]]) -> str:

@@ -5,7 +5,8 @@ Started by ``sitecustomize`` in every Python process of the command when ``LMRBE
 "factory": "module:function" | null, "checker": {"kind": ..., "rtol": ...}}``); files are relative to
 ``LMRBENCH_RECORD_ROOT`` (the repository root). Output goes to ``LMRBENCH_OUT``:
 
-- ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format);
+- ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format), at most ``max_calls`` per
+  target and process (the host keeps the cases it wants among them);
 - ``calls-<pid>.jsonl``: one line per saved case (target, input digest, sizes, randomness, replay outcome);
 - ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script;
 - ``error-<pid>.json``: the first problem (a value that cannot be saved, a call over the size limit...).

@@ -152,7 +152,7 @@ def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> 
     if not _is_number(actual):
         raise AssertionError(f"{where}: got {_show(actual)}, expected the number {expected!r}")
     if opts.exact and isinstance(expected, np.generic) and getattr(actual, "dtype", None) != expected.dtype:
-        raise AssertionError(f"{where}: got {_show(actual)}, expected {expected.dtype.name} {expected!r}")
+        raise AssertionError(f"{where}: got {_show(actual)}, expected {expected!r}")
     a, e = np.asarray(actual), np.asarray(expected)
     if opts.exact:
         same = bool(a == e) or (e.dtype.kind in "fc" and bool(np.isnan(a)) and bool(np.isnan(e)))

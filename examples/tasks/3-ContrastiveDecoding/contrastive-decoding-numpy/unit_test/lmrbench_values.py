@@ -236,6 +236,7 @@ class Encoder:
             return {
                 "$": "list",
                 "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(array.tolist())],
+                "pd_dtype": str(series.dtype),
             }
         return {"$": "ndarray", "key": self._store(np.array(array, copy=True)), "pd_dtype": str(series.dtype)}
 
@@ -403,22 +404,23 @@ class Decoder:
 
         columns = [self.decode(c) for c in node["columns"]]
         data = {i: self._series(d) for i, d in enumerate(node["data"])}
-        frame = pd.DataFrame(data, index=self._d_index_any(node["index"]))
+        frame = pd.DataFrame(data)
+        frame.index = self._d_index_any(node["index"])
         frame.columns = columns
         return frame
 
     def _d_series(self, node: Any) -> Any:
-        import pandas as pd
 
-        return pd.Series(
-            self._series(node["data"]), index=self._d_index_any(node["index"]), name=self.decode(node["name"])
-        )
+        series = self._series(node["data"])
+        series.index = self._d_index_any(node["index"])
+        series.name = self.decode(node["name"])
+        return series
 
     def _series(self, node: Any) -> Any:
         import pandas as pd
 
         if node["$"] == "list":
-            return pd.Series(self._items(node), dtype=object)
+            return pd.Series(self._items(node), dtype=node.get("pd_dtype", object))
         values = self._d_ndarray(node)
         return pd.Series(values, dtype=node.get("pd_dtype") or values.dtype)
 
