@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, malformed, status
+from llm_server import LLMServer, status
 from run_task import HOSTILE_DICE, golden_def, write_taskset
 
 from lmrbench.authoring.taskset import load_taskset
@@ -138,6 +138,7 @@ def test_summaries_count_every_verdict_on_disk(server, tmp_path) -> None:
     ("reply", "expected"),
     [
         ('{"category": 2, "rationale": ["a", "b"]}', (JudgeCategory.LOGICALLY_CORRECT, ["a", "b"])),
+        ('{"category": 3.0, "rationale": ["a"]}', (JudgeCategory.LOGICALLY_INCORRECT, ["a"])),
         (
             '```json\n{"category": "3", "rationale": "- x\\n- y"}\n```',
             (JudgeCategory.LOGICALLY_INCORRECT, ["x", "y"]),
@@ -157,6 +158,7 @@ def test_parse_verdict_accepts(reply: str, expected: tuple[JudgeCategory, list[s
     [
         ("no json", "no JSON object"),
         ('{"category": true, "rationale": ["x"]}', "must be 1, 2 or 3"),
+        ('{"category": 2.5, "rationale": ["x"]}', "must be 1, 2 or 3"),
         ('{"category": 1}', "must be a list"),
         ('{"category": 1, "rationale": ["  "]}', "empty"),
         ("[1, 2]", "not an object"),

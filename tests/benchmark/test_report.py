@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from lmrbench.benchmark.report import build_report
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.cli.main import app
+from lmrbench.errors import LmrError
 
 GEN = "Functions to implement, in toy/metrics.py: "
 CC = json.dumps({"category": 1, "rationale": ["Matches the reference."]})
@@ -114,6 +115,8 @@ def test_report_keeps_infra_errors_pending_and_no_verdicts_apart(server, tmp_pat
     assert (row.implementations, row.passed, row.failed, row.infra_errors, row.pending) == (3, 1, 0, 1, 1)
     assert row.accuracy == 100.0  # infra errors and pending results are not wrong answers
     assert (row.cc, row.lc, row.li, row.no_verdict, row.judged) == (1, 0, 0, 1, 1)
+    with pytest.raises(LmrError, match="no verdicts of judge 'other' \\(judges here: j\\)"):
+        build_report([run], judge="other")
 
 
 def test_report_of_a_folder_that_is_not_a_run_is_one_line(tmp_path) -> None:

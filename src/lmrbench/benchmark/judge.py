@@ -55,6 +55,8 @@ def parse_verdict(text: str) -> tuple[JudgeCategory, list[str]]:
         raise ValueError("the reply is JSON but not an object")
     raw = data.get("category")
     category: JudgeCategory | None = None
+    if isinstance(raw, float) and raw.is_integer():
+        raw = int(raw)
     if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 3:
         category = list(JudgeCategory)[raw - 1]
     elif isinstance(raw, str):

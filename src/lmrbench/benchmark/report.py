@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lmrbench.benchmark.rundir import RunDir
+from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.categories import Category
 from lmrbench.schemas.run import Candidate, CandidateStatus, JudgeCategory, ResultStatus, RunManifest
@@ -111,6 +112,9 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
         for cat in sorted(per_cat, key=lambda c: order.index(c) if c in order else len(order)):
             n, ok = per_cat[cat]["n"], per_cat[cat]["passed"]
             report.categories.append(CategoryRow(label, cat, n, ok, 100.0 * ok / n if n else None))
+        if judge and judge not in run.judges():
+            have = ", ".join(run.judges()) or "none"
+            raise LmrError(f"no verdicts of judge {judge!r} (judges here: {have})", run.path)
         judges = [judge] if judge else run.judges()
         if not judges:
             report.rows.append(base)
