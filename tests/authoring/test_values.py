@@ -250,3 +250,19 @@ def test_pandas_frames_keep_columns_index_and_dtypes():
     pd.testing.assert_frame_equal(roundtrip(frame), frame)
     series = pd.Series([1.5, 2.5], index=[10, 20], name="s")
     pd.testing.assert_series_equal(roundtrip(series), series)
+
+
+def test_runtime_modules_need_only_the_standard_library_and_numpy():
+    import subprocess
+    import sys
+
+    from lmrbench.authoring.values import RUNTIME_DIR
+
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "import lmrbench_values, lmrbench_checkers, lmrbench_record; "
+        "bad = sorted(m for m in ('lmrbench', 'pydantic', 'pandas', 'torch') if m in sys.modules); print(bad)"
+    )
+    argv = [sys.executable, "-c", probe, str(RUNTIME_DIR)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

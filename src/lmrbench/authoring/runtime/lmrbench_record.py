@@ -81,7 +81,7 @@ class _State:
             "calls": self.calls,
             "saved": self.saved,
             "patched": self.patched,
-            "main_is_goal": bool(main) and os.path.realpath(main) in self.by_path,
+            "main_is_goal": main is not None and os.path.realpath(main) in self.by_path,
         }
         _write(os.path.join(self.out, f"summary-{os.getpid()}.json"), json.dumps(data).encode())
 
@@ -248,7 +248,8 @@ class _Recorder:
                 {"name": p.name, "kind": _KINDS[p.kind.name], "value": enc.encode(_arg(bound, p), p.name)}
                 for p in params
             ]
-            self_node, skipped = (None, [])
+            self_node: Any = None
+            skipped: list[str] = []
             if self.binding == "method":
                 self_node, skipped = self._encode_state(instance, enc, "self")
         except lv.UnencodableValue as exc:
