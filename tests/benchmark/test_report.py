@@ -115,6 +115,9 @@ def test_report_keeps_infra_errors_pending_and_no_verdicts_apart(server, tmp_pat
     assert (row.implementations, row.passed, row.failed, row.infra_errors, row.pending) == (3, 1, 0, 1, 1)
     assert row.accuracy == 100.0  # infra errors and pending results are not wrong answers
     assert (row.cc, row.lc, row.li, row.no_verdict, row.judged) == (1, 0, 0, 1, 1)
+    shutil.rmtree(run / "candidates" / "2-Async")  # as if generation had stopped before it
+    row = build_report([run]).rows[0]
+    assert (row.implementations, row.pending, row.accuracy) == (3, 1, 100.0)
     with pytest.raises(LmrError, match="no verdicts of judge 'other' \\(judges here: j\\)"):
         build_report([run], judge="other")
 

@@ -1,11 +1,12 @@
 """The paper's Table 2 for any number of runs, a per-category breakdown, written as Markdown, CSV and JSON.
 
 Unit-test accuracy is the fraction of implementations whose tests all pass, over the implementations with a
-result that is not an infrastructure error (those are shown apart, as are results still pending). Judge
-columns give the share of Completely / Logically Correct and Logically Incorrect among judged candidates; a
-candidate with no usable code counts as Logically Incorrect, an endpoint failure during generation is left
-out, and candidates without a verdict are shown apart. Only results and verdicts of the current candidate
-(same digest) count. Everything is rebuilt from the files on disk.
+result that is not an infrastructure error. Infrastructure errors are shown apart, and so are pending
+implementations (no candidate or no result yet). Judge columns give the shares of Completely Correct,
+Logically Correct and Logically Incorrect among judged candidates; a candidate with no usable code counts as
+Logically Incorrect, an endpoint failure during generation is left out, and candidates without a verdict are
+shown apart. Only results and verdicts of the current candidate (same digest) count. Everything is rebuilt
+from the files on disk.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
         report.manifests[label] = run.require_manifest()
         cands = {(c.task, c.impl): c for c in run.candidates()}
         results = {(r.task, r.impl): r for r in run.results()}
-        base = RunRow(run=label, path=str(run.path), implementations=len(cands))
+        expected = {(t.name, i) for t in report.manifests[label].tasks for i in t.implementations}
+        base = RunRow(run=label, path=str(run.path), implementations=len(expected | set(cands)))
+        base.pending = len(expected - set(cands))
         per_cat: dict[str, Counter[str]] = defaultdict(Counter)
         for key, cand in cands.items():
             res = results.get(key)

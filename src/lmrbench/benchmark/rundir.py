@@ -80,7 +80,12 @@ def task_digest(task: Task) -> str:
 
 def task_entry(task: Task) -> TaskEntry:
     """The manifest entry of a task."""
-    return TaskEntry(name=task.name, instance_id=str(task.info.instance_id), digest=task_digest(task))
+    return TaskEntry(
+        name=task.name,
+        instance_id=str(task.info.instance_id),
+        digest=task_digest(task),
+        implementations=[impl.index for impl in task.info.implementations],
+    )
 
 
 @dataclass(frozen=True)

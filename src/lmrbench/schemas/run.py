@@ -219,6 +219,8 @@ class TaskEntry(_Strict):
     """The task's instance_id, as text."""
     digest: str
     """sha256 over the task's files (info.json, repository, golden files, tests)."""
+    implementations: list[int] = Field(default_factory=list)
+    """Indexes of the task's implementations (the run is complete when each has a candidate)."""
     env_id: str = ""
     """The environment its tests ran in (image tag or venv), once evaluated."""
     image_digest: str = ""
