@@ -294,3 +294,23 @@ def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
     task = make_task(tmp_path, extra={"sweep.py": driver})
     result = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2)
     assert [c.arguments["margin"] for c in result.cases] == ["1.0", "0.25"]
+
+
+def test_an_implementation_of_several_functions_gets_a_test_per_function_and_case(tmp_path, local):
+    task = make_task(tmp_path, "model/losses.py::hinge_loss", "model/losses.py::dropout")
+    first = task.info.implementation(1)
+    first.goal_function = ["hinge_loss", "dropout"]
+    task.info.implementations = [first]
+    save_task_info(task.info, task.path)
+    task = load_task(task.path)
+    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
+    assert [c.test for c in result.cases] == [
+        "test_hinge_loss_case_1",
+        "test_hinge_loss_case_2",
+        "test_dropout_case_1",
+        "test_dropout_case_2",
+    ]
+    assert "from model.losses import dropout, hinge_loss  # noqa: E402" in result.test_file.read_text()
+    status, cases = _outcomes(local, task, "golden")
+    assert status == TestStatus.PASSED and len(cases) == 4
+    assert _outcomes(local, task, "masked")[0] == TestStatus.FAILED
