@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from lmrbench.authoring.taskset import Task, load_taskset, task_dirs
+from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox import RunnerKind, Sandbox, get_sandbox
 from lmrbench.benchmark.variant import Variant, evaluate_variant, impl_test_files, qualnames
 from lmrbench.errors import LmrError
@@ -37,8 +38,6 @@ from lmrbench.schemas.validation import ImplValidation, MutantResult, SummaryRow
 if TYPE_CHECKING:
     from lmrbench.authoring.mutants import Mutant
 
-TODO_MARKER = "LMRBENCH-TODO"
-"""Left in scaffolded tests until the author finishes them; a task holding it is not valid."""
 SUMMARY_FILE = "summary.json"
 RUN_TOKEN_ENV = "LMRBENCH_VALIDATE_RUN"
 """Set in every run's environment so that an interrupted validate can find and stop its own runs."""
@@ -134,8 +133,8 @@ def static_problems(task: Task, impl: Implementation) -> list[str]:
     problems = []
     for f in files:
         text = (task.repo_dir / f).read_text(encoding="utf-8", errors="replace")
-        if TODO_MARKER in text:
-            problems.append(f"{f} still holds {TODO_MARKER} (an unfinished test scaffold)")
+        if TODO_MARK in text:
+            problems.append(f"{f}: scaffold still holds {TODO_MARK}")
     return problems
 
 
@@ -191,7 +190,7 @@ def plan_mutants(task: Task, impl: Implementation) -> list[PlannedMutant]:
     return out
 
 
-def _write_candidate(task: Task, impl: Implementation, dest: Path, goal: str, mutant: Mutant) -> Path:
+def write_mutant_candidate(task: Task, impl: Implementation, dest: Path, goal: str, mutant: Mutant) -> Path:
     """A repo-shaped candidate folder: the mutated goal file, the other goal files golden."""
     for which, other in enumerate(impl.goal_files):
         path = dest / other
@@ -287,7 +286,7 @@ def _run_checks(
     chosen = pick_mutants(mutants or [], opts.max_mutants)
     for n, (goal, qual, mutant) in enumerate(chosen, start=1):
         with tempfile.TemporaryDirectory(prefix="lmrbench-mutant-") as tmp:
-            cand = _write_candidate(task, impl, Path(tmp), goal, mutant)
+            cand = write_mutant_candidate(task, impl, Path(tmp), goal, mutant)
             report = run(cand, f"mutant {n}/{len(chosen)}", mutant_timeout, expected)
         failing = [c.test_id for c in report.cases if c.outcome in ("failed", "error")]
         result.mutants.append(MutantResult(

@@ -1,0 +1,153 @@
+"""What ``lmrbench validate`` costs beyond the test runs themselves, on Docker with warm images.
+
+Prints, measured in one run on a copy of the task set (default: the example tasks):
+  - validate (warm images, --jobs 1) over the same pytest commands run directly with ``docker run`` on the
+    same images, trees (golden K times, masked, the same mutants) and limits (target <= 1.15);
+  - a second validate with nothing changed over the first (every result reused, no rebuild; target <= 0.1);
+  - validate --jobs 2 over --jobs 1.
+Usage: python benchmarks/harness_overhead.py [BENCH] [--repeat K] [--max-mutants N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lmrbench.authoring.taskset import load_taskset
+from lmrbench.benchmark.docker_runner import DockerRunner
+from lmrbench.benchmark.legacy import is_legacy_test
+from lmrbench.benchmark.validate import (
+    ValidateOptions,
+    ensure_base_image,
+    pick_mutants,
+    plan_mutants,
+    static_problems,
+    validate_taskset,
+    write_mutant_candidate,
+)
+from lmrbench.benchmark.variant import Variant, build_tree, impl_test_files
+from lmrbench.progress import NullProgress
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed_validate(bench: Path, sandbox: DockerRunner, opts: ValidateOptions, run_dir: Path) -> float:
+    t0 = time.perf_counter()
+    summary = validate_taskset(bench, sandbox=sandbox, options=opts, run_dir=run_dir)
+    seconds = time.perf_counter() - t0
+    bad = [f"{r.task}#{r.impl}: {'; '.join(r.reasons)}" for r in summary.rows if not r.valid]
+    if bad or summary.problems:
+        print("warning: not every task is valid:", *bad, *summary.problems, sep="\n  ")
+    return seconds
+
+
+Run = tuple[str, Path, list[str], bool]
+"""(image tag, tree, test files, whether the tests should pass)."""
+
+
+def direct_trees(bench: Path, opts: ValidateOptions, work: Path) -> list[Run]:
+    """(image tag, tree, test files) of every run validate makes, built beforehand (not timed)."""
+    sandbox = DockerRunner()
+    tasks, _ = load_taskset(bench)
+    runs = []
+    n = 0
+    for task in tasks:
+        tag = sandbox.prepare(task)
+        for impl in task.info.implementations:
+            if static_problems(task, impl):
+                continue
+            files = [f for f in impl_test_files(task, impl) if not is_legacy_test(task.repo_dir / f)]
+            if not files:
+                continue
+            variants: list[Variant] = ["golden"] * opts.repeat + ["masked"]
+            mutants = plan_mutants(task, impl) if opts.max_mutants else []
+            for goal, _qual, mutant in pick_mutants(mutants, opts.max_mutants):
+                n += 1
+                variants.append(write_mutant_candidate(task, impl, work / f"cand-{n}", goal, mutant))
+            for variant in variants:
+                n += 1
+                tree = build_tree(task, [impl.index], variant, work / f"tree-{n}")
+                readable_by_all(tree)  # the container's user reads the bind mount
+                runs.append((tag, tree, files, variant == "golden"))
+    return runs
+
+
+def readable_by_all(root: Path) -> None:
+    """chmod a+rX below ``root`` (files written atomically are private to their owner)."""
+    for dirpath, _dirs, files in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            path = Path(dirpath) / name
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o444)
+
+
+def direct_docker(runs: list[Run], sandbox: DockerRunner) -> float:
+    """Run each pytest command with plain ``docker run`` (same image, limits, no network); seconds taken."""
+    unexpected = 0
+    t0 = time.perf_counter()
+    for tag, tree, files, should_pass in runs:
+        proc = subprocess.run(
+            ["docker", "run", "--rm", "--network", "none", "--user", f"{sandbox.uid}:{sandbox.gid}",
+             f"--memory={sandbox.memory}", f"--cpus={sandbox.cpus}", f"--pids-limit={sandbox.pids}",
+             "-e", "PYTHONDONTWRITEBYTECODE=1", "-v", f"{tree}:/repo:ro", "-w", "/repo", tag,
+             "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", *files],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+        )
+        unexpected += (proc.returncode == 0) != should_pass
+    seconds = time.perf_counter() - t0
+    if unexpected:
+        print(f"warning: {unexpected} direct runs did not pass or fail as the variant should")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bench", nargs="?", default=str(ROOT / "examples" / "tasks"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-mutants", type=int, default=4)
+    args = parser.parse_args()
+    try:
+        import lmrbench.authoring.mutants  # noqa: F401
+    except ImportError:
+        print("note: mutant generation is not available; running without mutants")
+        args.max_mutants = 0
+    with tempfile.TemporaryDirectory(prefix="lmrbench-overhead-") as tmp:
+        bench = Path(tmp) / "bench"
+        shutil.copytree(args.bench, bench, ignore=shutil.ignore_patterns(".lmrbench"))
+        os.chmod(tmp, 0o755)
+        sandbox = DockerRunner()
+        ensure_base_image(sandbox, progress=NullProgress())
+        tasks, _ = load_taskset(bench)
+        for task in tasks:  # warm images: builds are not part of the overhead
+            sandbox.prepare(task)
+        opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, force=True, timeout=600)
+        runs = direct_trees(bench, opts, Path(tmp) / "direct")
+        print(f"{len(tasks)} tasks, {len(runs)} pytest runs per validate (repeat {args.repeat}, "
+              f"up to {args.max_mutants} mutants per implementation)")
+
+        first = timed_validate(bench, sandbox, opts, Path(tmp) / "run")
+        direct = direct_docker(runs, sandbox)
+        reuse_opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, timeout=600)
+        second = timed_validate(bench, sandbox, reuse_opts, Path(tmp) / "run")
+        jobs2_opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, force=True, jobs=2,
+                                     timeout=600)
+        jobs2 = timed_validate(bench, sandbox, jobs2_opts, Path(tmp) / "run-jobs2")
+
+        print(f"validate, warm images, --jobs 1:  {first:7.2f} s")
+        print(f"direct docker run, same commands: {direct:7.2f} s")
+        print(f"  overhead ratio {first / direct:.3f} (target <= 1.15)")
+        print(f"second validate, nothing changed: {second:7.2f} s")
+        print(f"  re-run ratio {second / first:.4f} (target <= 0.1)")
+        print(f"validate --jobs 2:                {jobs2:7.2f} s")
+        print(f"  jobs 2 / jobs 1 = {jobs2 / first:.3f} (on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

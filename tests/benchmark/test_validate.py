@@ -1,0 +1,208 @@
+"""lmrbench validate: golden passes every run, masked fails, mutants die; results on disk; re-runs; Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from small_task import TEST_ADD, TEST_SCALE, tree_hash, write_task
+from typer.testing import CliRunner
+
+from lmrbench.benchmark.validate import (
+    SUMMARY_FILE,
+    ValidateOptions,
+    default_run_dir,
+    flaky_tests,
+    latest_results,
+    result_path,
+    validate_taskset,
+)
+from lmrbench.errors import LmrError
+from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
+
+FAST = ValidateOptions(repeat=2, max_mutants=0, timeout=120)
+
+
+def local(bench: Path, opts: ValidateOptions = FAST, **kw):
+    return validate_taskset(bench, runner="local", options=opts, **kw)
+
+
+def test_a_sound_task_is_valid_and_results_are_stored(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_task(bench, legacy=True)
+    before = tree_hash(task)
+    summary = local(bench)
+    assert [(r.task, r.impl, r.valid) for r in summary.rows] == [("1-Calc", 1, True), ("1-Calc", 2, True),
+                                                               ("1-Calc", 3, True)]
+    assert all(r.golden_passes == 2 and r.masked_failed and not r.skipped for r in summary.rows)
+    assert summary.golden_pass_rate == 1.0
+    run_dir = default_run_dir(bench)
+    files = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
+    assert files == ["1-Calc/impl-1.json", "1-Calc/impl-2.json", "1-Calc/impl-3.json", SUMMARY_FILE]
+    stored = latest_results(bench)
+    assert stored[("1-Calc", 3)].evidence == "legacy" and stored[("1-Calc", 1)].evidence == "pytest"
+    assert stored[("1-Calc", 1)].golden_passed and stored[("1-Calc", 1)].masked_failed
+    assert tree_hash(task) == before
+
+
+def test_a_rerun_skips_unchanged_results_and_redoes_changed_tasks(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    local(bench)
+    path = result_path(default_run_dir(bench), "1-Calc", 1)
+    first = path.read_bytes()
+    again = local(bench)
+    assert all(r.skipped for r in again.rows)
+    assert path.read_bytes() == first
+    forced = local(bench, ValidateOptions(repeat=2, max_mutants=0, force=True))
+    assert not any(r.skipped for r in forced.rows)
+    (task / "calc" / "unit_test" / "unit_test_2.py").write_text(TEST_SCALE + "\n\ndef test_more():\n"
+                                                                "    assert scale([1], 0) == [0]\n")
+    changed = local(bench)
+    assert not any(r.skipped for r in changed.rows)  # the task's files changed: every impl is redone
+    assert local(bench, ValidateOptions(repeat=1, max_mutants=0)).rows[0].skipped is False
+
+
+def test_a_scaffold_with_todos_is_refused_without_running(tmp_path):
+    bench = tmp_path / "bench"
+    todo = TEST_ADD + "\n# LMRBENCH-TODO: record the cases of add\n"
+    write_task(bench, tests={"unit_test/unit_test_1.py": todo, "unit_test/unit_test_2.py": TEST_SCALE})
+    summary = local(bench)
+    row = summary.rows[0]
+    assert not row.valid and "LMRBENCH-TODO" in row.reasons[0]
+    assert "unit_test/unit_test_1.py" in row.reasons[0]
+    assert latest_results(bench)[("1-Calc", 1)].golden_runs == []
+    assert summary.rows[1].valid
+
+
+def test_an_implementation_without_tests_is_invalid_not_a_crash(tmp_path):
+    bench = tmp_path / "bench"
+    write_task(bench, tests={"unit_test/unit_test_2.py": TEST_SCALE})
+    summary = local(bench)
+    assert summary.rows[0].reasons == ["no unit tests"] and not summary.rows[0].valid
+    assert summary.rows[1].valid
+
+
+def test_weak_and_wrong_tests_make_the_task_invalid(tmp_path):
+    bench = tmp_path / "bench"
+    weak = "def test_add():\n    assert True\n"
+    wrong = TEST_SCALE.replace("[2, 4, 6]", "[2, 4, 7]")
+    write_task(bench, tests={"unit_test/unit_test_1.py": weak, "unit_test/unit_test_2.py": wrong})
+    rows = local(bench).rows
+    assert rows[0].reasons == ["the masked code passes the tests"]
+    assert rows[1].golden_passes == 0 and rows[1].reasons[0].startswith("golden run 1 failed")
+    assert local(bench).golden_pass_rate == 0.5
+
+
+def test_flaky_tests_are_the_ones_whose_outcome_differs():
+    def report(*outcomes: str, status: TestStatus = TestStatus.PASSED) -> TestReport:
+        cases = [TestCaseResult(test_id=f"t{i}", outcome=o, duration=0.1) for i, o in enumerate(outcomes)]
+        return TestReport(status=status, cases=cases, runner="local")
+
+    assert flaky_tests([report("passed", "passed"), report("passed", "passed")]) == []
+    failed = report("passed", "failed", status=TestStatus.FAILED)
+    assert flaky_tests([report("passed", "passed"), failed]) == ["t1"]
+    timed_out = TestReport(status=TestStatus.TIMEOUT, runner="local")
+    assert flaky_tests([report("passed"), timed_out]) == ["(whole run: passed, timeout)"]
+
+
+def test_mutants_are_run_and_the_kill_rate_reported(tmp_path):
+    pytest.importorskip("lmrbench.authoring.mutants", reason="mutant generation is not in the tree yet")
+    bench = tmp_path / "bench"
+    weak_scale = "from calc import scale\n\n\ndef test_scale():\n    assert len(scale([1, 2], 3)) == 2\n"
+    write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": weak_scale})
+    summary = local(bench, ValidateOptions(repeat=1, max_mutants=6, min_kill_rate=0.9))
+    add, scale = summary.rows
+    assert add.mutants_total > 0 and add.mutants_killed == add.mutants_total and add.valid
+    assert scale.mutants_total > 0 and scale.mutants_killed < scale.mutants_total
+    assert not scale.valid and "mutants" in scale.reasons[0]
+    stored = latest_results(bench)[("1-Calc", 2)]
+    assert any(not m.killed for m in stored.mutants)
+    assert stored.kill_rate is not None and stored.kill_rate < 0.9
+
+
+def test_bad_options_and_run_folder_inside_a_task(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    with pytest.raises(LmrError, match="--repeat"):
+        local(bench, ValidateOptions(repeat=0))
+    with pytest.raises(LmrError, match="inside a task folder"):
+        local(bench, run_dir=task / "results")
+    assert not (task / "results").exists()
+
+
+def test_cli_prints_the_table_and_exits_non_zero_on_an_invalid_task(tmp_path):
+    from lmrbench.cli.main import app
+
+    bench = tmp_path / "bench"
+    write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": "x = 1\n"})
+    runner = CliRunner()
+    args = ["--runner", "local", "--repeat", "1", "--max-mutants", "0"]
+    res = runner.invoke(app, ["validate", str(bench), *args])
+    assert res.exit_code == 1, res.output
+    for text in ("golden", "masked", "mutants", "1-Calc", "golden pass rate: 1/2 = 50.0%"):
+        assert text in res.output
+    other = ["--run-dir", str(tmp_path / "other")]
+    ok = runner.invoke(app, ["validate", str(bench), "--task", "1", *args, *other])
+    assert ok.exit_code == 1  # same task, new run folder: validated again, still invalid
+    assert json.loads((tmp_path / "other" / SUMMARY_FILE).read_text())["rows"][0]["valid"] is True
+
+
+def test_cli_bad_runner_is_one_line_error(tmp_path):
+    write_task(tmp_path / "bench")
+    proc = subprocess.run([sys.executable, "-c", "from lmrbench.cli.main import main; main()", "validate",
+                           str(tmp_path / "bench"), "--runner", "podman"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "unknown runner 'podman'" in proc.stderr
+
+
+@pytest.mark.docker
+def test_docker_validate_with_two_jobs(tmp_path, base_image):
+    from lmrbench.benchmark.docker_runner import DockerRunner
+
+    bench = tmp_path / "bench"
+    write_task(bench, "1-Calc")
+    write_task(bench, "2-Calc", legacy=True)
+    summary = validate_taskset(bench, sandbox=DockerRunner(base_image=base_image),
+                               options=ValidateOptions(repeat=2, max_mutants=2, jobs=2, timeout=120))
+    assert summary.runner == "docker"
+    assert [(r.task, r.impl) for r in summary.rows] == [("1-Calc", 1), ("1-Calc", 2), ("2-Calc", 1),
+                                                         ("2-Calc", 2), ("2-Calc", 3)]
+    assert all(r.valid and r.golden_passes == 2 for r in summary.rows), summary.rows
+
+
+HANGING = "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
+
+
+@pytest.mark.docker
+def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_image, docker_engine):
+    from lmrbench.benchmark.docker_runner import RUN_LABEL
+
+    bench = tmp_path / "bench"
+    hanging = {"unit_test/unit_test_1.py": HANGING, "unit_test/unit_test_2.py": HANGING}
+    write_task(bench, "5-Hang", tests=hanging)
+    write_task(bench, "6-Hang", tests=hanging)
+    code = "from lmrbench.cli.main import main; main()"
+    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "docker", "--jobs", "2", "--max-mutants", "0"]
+    proc = subprocess.Popen([*argv, "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def ours() -> list[object]:
+        found = docker_engine.containers.list(all=True, filters={"label": RUN_LABEL})
+        return [c for c in found if c.labels.get(RUN_LABEL) in ("5-Hang", "6-Hang")]
+
+    deadline = time.monotonic() + 120
+    while len(ours()) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    assert len(ours()) == 2, proc.communicate(timeout=30)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert ours() == []
+    run_dir = default_run_dir(bench)
+    leftovers = [p.name for p in run_dir.rglob("*")] if run_dir.exists() else []
+    assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
