@@ -314,3 +314,21 @@ def test_an_implementation_of_several_functions_gets_a_test_per_function_and_cas
     status, cases = _outcomes(local, task, "golden")
     assert status == TestStatus.PASSED and len(cases) == 4
     assert _outcomes(local, task, "masked")[0] == TestStatus.FAILED
+
+
+def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
+    import subprocess
+    import sys
+
+    from lmrbench.authoring.values import RECORD_RUNTIME, runtime_files
+
+    harness, other = tmp_path / "harness", tmp_path / "other"
+    harness.mkdir()
+    other.mkdir()
+    for name, data in runtime_files(RECORD_RUNTIME).items():
+        (harness / name).write_bytes(data)
+    (other / "sitecustomize.py").write_text("import builtins\nbuiltins.SHADOWED_RAN = True\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{harness}:{other}"}
+    probe = "import builtins, sys; print(hasattr(builtins, 'SHADOWED_RAN'), 'lmrbench_record' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert (out.stdout.strip(), out.stderr) == ("True False", "")

@@ -4,7 +4,6 @@ Only active when ``LMRBENCH_RECORD_SPEC`` is set; see ``lmrbench_record``.
 """
 
 import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -23,7 +22,9 @@ def _run_shadowed() -> None:
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", paths)
     if spec is None or spec.loader is None or spec.origin == os.path.abspath(__file__):
         return
-    module = importlib.util.module_from_spec(spec)
+    from importlib.util import module_from_spec
+
+    module = module_from_spec(spec)
     spec.loader.exec_module(module)
 
 
