@@ -22,7 +22,7 @@ from lmrbench.benchmark.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.report import build_report, render_csv
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.benchmark.sandbox import get_sandbox
-from lmrbench.schemas.run import LLMParams, ResultStatus
+from lmrbench.schemas.run import LLMParams
 
 DICE = "Functions to implement, in toy/metrics.py: dice"
 APPLY = "Functions to implement, in toy/metrics.py: Scaler.apply"
@@ -98,6 +98,11 @@ def test_infra_errors_are_apart_and_retried_and_changed_candidates_redone(server
     assert again.skipped == 1 and again.statuses == {"passed": 2}
     assert statuses(run) == {("1-Toy", 1): "passed", ("1-Toy", 2): "passed", ("2-Async", 1): "passed"}
     assert RunDir(run).result("1-Toy", 2).model_dump() == first[("1-Toy", 2)]  # type: ignore[union-attr]
+
+    RunDir(run).result_path("2-Async", 1).write_text("{ broken")  # a damaged result file is redone
+    third = evaluate(tasks, run, sandbox, timeout=120)
+    assert third.skipped == 2 and third.statuses == {"passed": 1}
+    assert statuses(run)[("2-Async", 1)] == "passed"
 
 
 def test_allowed_helpers_survive_evaluation(server, sandbox, tmp_path) -> None:

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.rundir import RunDir, save_model
+from lmrbench.benchmark.rundir import RunDir, save_model, unless_broken
 from lmrbench.benchmark.sandbox import Sandbox
 from lmrbench.benchmark.stage import StageSummary, run_jobs
 from lmrbench.errors import LmrError
@@ -105,7 +105,7 @@ def evaluate(
             cand = run.candidate(task.name, impl.index)
             if cand is None:
                 continue
-            if is_current(run.result(task.name, impl.index), cand):
+            if is_current(unless_broken(run.result, task.name, impl.index), cand):
                 summary.skipped += 1
             else:
                 todo.append((task, impl, cand))

@@ -20,7 +20,7 @@ from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.generate import goal_plan
 from lmrbench.benchmark.llm import LLMClient, LLMError
 from lmrbench.benchmark.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
-from lmrbench.benchmark.rundir import RunDir, save_model, slug
+from lmrbench.benchmark.rundir import RunDir, save_model, slug, unless_broken
 from lmrbench.benchmark.stage import StageSummary, run_jobs
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
@@ -190,7 +190,8 @@ def judge(
             cand = run.candidate(task.name, impl.index)
             if cand is None or cand.status is not CandidateStatus.OK:
                 continue
-            if is_current(run.verdict(slug(client.params.model), task.name, impl.index), cand, client):
+            prior = unless_broken(run.verdict, slug(client.params.model), task.name, impl.index)
+            if is_current(prior, cand, client):
                 summary.skipped += 1
             else:
                 todo.append((task, impl, cand))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -46,6 +46,14 @@ def load_model(path: Path, model: type[M]) -> M:
         e = exc.errors()[0]
         loc = ".".join(str(x) for x in e["loc"])
         raise LmrError(f"invalid {model.__name__}: {loc}: {e['msg']}", path) from None
+
+
+def unless_broken(read: Callable[..., M | None], *args: object) -> M | None:
+    """``read(*args)``, or None when the file is not a valid one (a stage then redoes and overwrites it)."""
+    try:
+        return read(*args)
+    except LmrError:
+        return None
 
 
 def save_model(path: Path, obj: BaseModel) -> None:
