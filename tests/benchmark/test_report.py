@@ -80,6 +80,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
         "0.0",
     )
     assert gold["judge"] == "the-judge" and gold["passed"] == "3" and gold["infra_errors"] == "0"
+    assert int(gold["generation_tokens"]) > 0 and int(gold["judge_tokens"]) > 0
     # hostile dice fails and is judged LI; apply had no function (LI); total is off by one (fails, LC)
     assert (bad["accuracy"], bad["passed"], bad["failed"]) == ("0.0", "0", "3")
     assert (bad["cc"], bad["lc"], bad["li"], bad["no_verdict"]) == ("0", "1", "2", "0")

@@ -45,6 +45,10 @@ class RunRow:
     lc: int = 0
     li: int = 0
     no_verdict: int = 0
+    generation_tokens: int = 0
+    """Prompt and completion tokens spent on the run's candidates."""
+    judge_tokens: int = 0
+    """Prompt and completion tokens spent by this judge."""
 
     def pct(self, n: int) -> float | None:
         """``n`` as a percentage of the judged candidates."""
@@ -111,6 +115,9 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
                 base.failed += 1
         scored = base.passed + base.failed
         base.accuracy = 100.0 * base.passed / scored if scored else None
+        base.generation_tokens = sum(
+            c.usage.prompt_tokens + c.usage.completion_tokens for c in cands.values()
+        )
         order = [c.value for c in Category] + [UNCATEGORIZED]
         for cat in sorted(per_cat, key=lambda c: order.index(c) if c in order else len(order)):
             n, ok = per_cat[cat]["n"], per_cat[cat]["passed"]
@@ -146,6 +153,7 @@ def _judged(run: RunDir, base: RunRow, name: str, cands: dict[tuple[str, int], C
         else:
             row.li += 1
     row.judged = row.cc + row.lc + row.li
+    row.judge_tokens = sum(v.usage.prompt_tokens + v.usage.completion_tokens for v in verdicts.values())
     return row
 
 
@@ -230,13 +238,15 @@ def render_csv(report: Report) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([
         "run", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
-        "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct",
+        "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct", "generation_tokens",
+        "judge_tokens",
     ])  # fmt: skip
     for r in report.rows:
         writer.writerow([
             r.run, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
             "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
             *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
+            r.generation_tokens, r.judge_tokens,
         ])  # fmt: skip
     return buf.getvalue()
 
