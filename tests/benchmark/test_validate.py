@@ -188,7 +188,8 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     write_task(bench, "5-Hang", tests=hanging)
     write_task(bench, "6-Hang", tests=hanging)
     code = "from lmrbench.cli.main import main; main()"
-    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "docker", "--jobs", "2", "--max-mutants", "0"]
+    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "docker", "--jobs", "2",
+            "--max-mutants", "0"]
     proc = subprocess.Popen([*argv, "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def ours() -> list[object]:
@@ -206,3 +207,24 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     run_dir = default_run_dir(bench)
     leftovers = [p.name for p in run_dir.rglob("*")] if run_dir.exists() else []
     assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
+
+
+@pytest.mark.docker
+def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_image):
+    from lmrbench.benchmark.docker_runner import DockerRunner
+
+    bench = tmp_path / "bench"
+    write_task(bench, "1-Calc")
+    broken = write_task(bench, "2-Broken")
+    dockerfile = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-in-build && exit 3\n"
+    (broken / "Dockerfile").write_text(dockerfile)
+    sandbox = DockerRunner(base_image=base_image)
+    opts = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
+    summary = validate_taskset(bench, sandbox=sandbox, options=opts)
+    rows = {(r.task, r.impl): r for r in summary.rows}
+    assert rows[("1-Calc", 1)].valid and rows[("1-Calc", 2)].valid
+    reason = rows[("2-Broken", 1)].reasons[0]
+    assert not rows[("2-Broken", 1)].valid and reason.startswith("environment:")
+    assert "2-Broken" in reason and "boom-in-build" in reason
+    again = validate_taskset(bench, sandbox=sandbox, options=opts)
+    assert [r.skipped for r in again.rows] == [True, True, False, False]  # build failures are retried

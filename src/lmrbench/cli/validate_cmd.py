@@ -36,6 +36,8 @@ def validate(
     opts = ValidateOptions(repeat=repeat, timeout=timeout, max_mutants=max_mutants,
                            min_kill_rate=min_kill_rate, jobs=jobs, force=force, rebuild=rebuild)
     console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)  # piped output: keep full task names and reasons
     with RichProgress(verbose=verbose) as progress:
         summary = validate_taskset(bench, only=task or None, runner=runner, options=opts,  # type: ignore[arg-type]
                                    run_dir=run_dir, progress=progress)
@@ -53,12 +55,14 @@ def print_summary(console: Console, summary: ValidationSummary) -> None:
         table.add_column(col, justify="right" if col not in ("task", "valid") else "left")
     for r in summary.rows:
         killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
-        secs = f"{r.seconds:.1f}" + (" (cached)" if r.skipped else "")
+        secs = f"{r.seconds:.1f}" + ("*" if r.skipped else "")
         valid = "[green]yes[/green]" if r.valid else f"[red]no[/red]: {'; '.join(r.reasons)}"
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), secs, valid)
     console.print(table)
+    if any(r.skipped for r in summary.rows):
+        console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
         console.print(f"[red]problem:[/red] {p}", highlight=False)
     n = len(summary.rows)
