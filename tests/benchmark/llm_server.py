@@ -20,15 +20,16 @@ class Step:
     """One scripted answer."""
 
     reply: str | None = None
+    finish_reason: str = "stop"
     status: int = 200
     body: str | None = None
     retry_after: str | None = None
     delay: float = 0.0
 
 
-def reply(text: str, delay: float = 0.0) -> Step:
+def reply(text: str, delay: float = 0.0, finish_reason: str = "stop") -> Step:
     """A normal completion whose content is ``text``."""
-    return Step(reply=text, delay=delay)
+    return Step(reply=text, delay=delay, finish_reason=finish_reason)
 
 
 def status(code: int, retry_after: str | None = None) -> Step:
@@ -112,7 +113,7 @@ class LLMServer:
                     "choices": [
                         {
                             "index": 0,
-                            "finish_reason": "stop",
+                            "finish_reason": step.finish_reason,
                             "message": {"role": "assistant", "content": content},
                         }
                     ],

@@ -147,6 +147,18 @@ def test_helpers_are_dropped_unless_allowed_and_then_nested_in_the_goal_function
     ]
 
 
+def test_a_reply_cut_at_max_tokens_says_so(server, bench, tmp_path) -> None:
+    from llm_server import reply
+
+    server.on(TOTAL, reply("```python\nasync def total(xs):\n    return sum(", finish_reason="length"))
+    tasks, _ = load_taskset(bench, only=["2"])
+    with client_for(server, tmp_path) as client:
+        generate(tasks, tmp_path / "run", client)
+    cand = RunDir(tmp_path / "run").candidate("2-Async", 1)
+    assert cand is not None and cand.status is CandidateStatus.PARSE_ERROR
+    assert "cut at --max-tokens 512" in cand.reason
+
+
 def test_reply_parsing_edge_cases() -> None:
     masked = METRICS_PY.replace("return sum(xs)", "raise NotImplementedError")
     # a bare method is placed in its class; an unclosed fence runs to the end

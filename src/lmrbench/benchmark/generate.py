@@ -106,7 +106,10 @@ def generate_one(
             helpers += spliced.helpers
     except ReplyProblem as exc:
         client.evict(reply)  # a re-run asks again rather than reading the same unusable reply
-        bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": exc.reason})
+        reason = exc.reason
+        if reply.finish_reason == "length":
+            reason += f" (the reply was cut at --max-tokens {client.params.max_tokens})"
+        bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": reason})
         return write_candidate(run, task, bad, reply.text, {})
     notes = (
         f"retrieval context not found: {', '.join(prompt.missing_context)}" if prompt.missing_context else ""
