@@ -99,6 +99,16 @@ def test_weak_and_wrong_tests_make_the_task_invalid(tmp_path):
     assert local(bench).golden_pass_rate == 0.5
 
 
+def test_a_golden_body_left_in_the_repository_makes_the_task_invalid(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    draft = "Draft:\n\n    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n"
+    (task / "calc" / "notes.md").write_text(draft)
+    rows = local(bench).rows
+    assert rows[0].valid
+    assert not rows[1].valid and rows[1].reasons == ["the golden body is still in the repository: notes.md"]
+
+
 def test_flaky_tests_are_the_ones_whose_outcome_differs():
     def report(*outcomes: str, status: TestStatus = TestStatus.PASSED) -> TestReport:
         cases = [TestCaseResult(test_id=f"t{i}", outcome=o, duration=0.1) for i, o in enumerate(outcomes)]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from lmrbench.authoring.check import find_leaks
 from lmrbench.authoring.taskset import Task, load_taskset, task_dirs
 from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox import RunnerKind, Sandbox, get_sandbox
@@ -241,6 +242,9 @@ def validate_implementation(
             if isinstance(exc, Cancelled):
                 raise
             reasons = [str(exc)]
+    leaks = find_leaks(task, impl)
+    if leaks:
+        reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
     result.reasons = reasons
     result.valid = not reasons
     result.seconds = round(time.monotonic() - start, 3)
