@@ -227,3 +227,26 @@ def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_im
         assert "info.json" in res.output.split()
     finally:
         runner.client.images.remove(tag)
+
+
+def test_default_sandbox_is_docker_when_the_engine_answers():
+    from lmrbench.benchmark.sandbox import get_sandbox
+
+    assert isinstance(get_sandbox(None), DockerRunner)
+    assert get_sandbox("local").name == "local"
+    with pytest.raises(LmrError, match="unknown runner 'podman'"):
+        get_sandbox("podman")  # type: ignore[arg-type]
+
+
+def test_two_jobs_of_one_task_share_one_image(runner, small_task):
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        tags = list(pool.map(lambda _: runner.prepare(small_task), range(2)))
+        reports = list(
+            pool.map(
+                lambda _: run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60), range(2)
+            )
+        )
+    assert tags[0] == tags[1]
+    assert [r.status for r in reports] == [TestStatus.PASSED, TestStatus.PASSED]

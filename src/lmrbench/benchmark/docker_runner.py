@@ -177,6 +177,7 @@ class DockerRunner:
         self.uid, self.gid = uid, gid
         self._client = client
         self._lock = threading.Lock()
+        self._build_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
 
     @property
     def client(self) -> docker.DockerClient:
@@ -266,6 +267,27 @@ class DockerRunner:
         tag = image_tag(task.name, h.hexdigest()[:16])
         if image_id(self.client, tag) and not rebuild:
             return tag
+        with self._lock:
+            build_lock = self._build_locks[tag]
+        with build_lock:  # two jobs of one task build its image once
+            if image_id(self.client, tag) and not rebuild:
+                return tag
+            self._build(task, tag, text, lines, base, target, generated, rebuild, progress, cancel)
+        return tag
+
+    def _build(
+        self,
+        task: Task,
+        tag: str,
+        text: str,
+        lines: list[str],
+        base: str,
+        target: WheelTarget,
+        generated: bool,
+        rebuild: bool,
+        progress: Progress,
+        cancel: threading.Event | None,
+    ) -> None:
         check_cancel(cancel)
         progress.log(f"building {tag} from {base or 'its own FROM'}")
         if generated:
@@ -287,7 +309,6 @@ class DockerRunner:
             progress=progress,
             cancel=cancel,
         )
-        return tag
 
     def run(
         self,
