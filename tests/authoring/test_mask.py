@@ -181,3 +181,16 @@ def test_syntax_error_names_file_and_line():
         mask_source("x = 1\ndef f(:\n    pass\n", ["f"], file="bad.py")
     assert str(err.value).startswith("bad.py: syntax error at line 2:")
     assert "\n" not in str(err.value)
+
+
+def test_comments_after_the_last_statement_indented_like_the_body_are_masked_and_restored():
+    from lmrbench.authoring.splice import splice_bodies
+
+    before = "def f(x):\n    return x\n# section\n    # return -x\n\nz = 1\n"
+    after = "def f(x):\n    raise NotImplementedError\n\nz = 1\n"
+    assert mask_source(before, ["f"], MaskStyle.RAISE) == after
+    assert splice_bodies(after, before, ["f"]) == before
+    at_end = "def f(x): return x\n\n    # return -x"
+    masked = mask_source(at_end, ["f"], MaskStyle.RAISE)
+    assert masked == "def f(x): raise NotImplementedError\n\n    # return -x"
+    assert splice_bodies(masked, at_end, ["f"]) == at_end

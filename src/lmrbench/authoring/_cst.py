@@ -24,6 +24,8 @@ from lmrbench.authoring.index import (
 )
 from lmrbench.errors import LmrError
 
+_SENTINEL = "pass\n"
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -48,6 +50,12 @@ def _dotted(expr: cst.BaseExpression) -> str:
 def decorator_names(node: cst.FunctionDef) -> tuple[str, ...]:
     """Dotted names of a def's decorators ("" for a decorator that is not a plain dotted name)."""
     return tuple(_dotted(d.decorator) for d in node.decorators)
+
+
+def outermost(qualnames: list[str]) -> list[str]:
+    """The names without duplicates and without those inside another named function (it covers them)."""
+    unique = list(dict.fromkeys(qualnames))
+    return [q for q in unique if not any(q.startswith(p + ".") for p in unique)]
 
 
 class _Collector(cst.CSTVisitor):
@@ -100,6 +108,7 @@ class _Chunk:
     end: int
     module: cst.Module
     found: dict[str, list[cst.FunctionDef]]
+    suffix: str  # appended to the source text before parsing: a sentinel statement
 
 
 class Located:
@@ -141,14 +150,24 @@ class Located:
         raise AssertionError(lineno)
 
     def _parse_chunk(self, start: int, end: int) -> _Chunk:
+        # A statement at column 0 follows every top-level statement but the last: give the last one a
+        # sentinel too, so that trailing comments are owned the same way everywhere (and LibCST, which
+        # drops a blank line before an indented comment at the very end of a module, round-trips).
+        text = self.source[start:end]
+        newline = _NEWLINE.search(text)
+        suffix = _SENTINEL if text.endswith(("\n", "\r")) else (newline[0] if newline else "\n") + _SENTINEL
+        text += suffix
         try:
-            module = cst.parse_module(self.source[start:end])
+            module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
             line = self.source.count("\n", 0, start) + exc.raw_line
             raise LmrError(f"LibCST cannot parse line {line}: {exc.message}", self.file) from None
+        if module.code != text:
+            line = self.source.count("\n", 0, start) + 1
+            raise LmrError(f"LibCST does not reproduce the statement at line {line} exactly", self.file)
         collector = _Collector()
         module.visit(collector)
-        chunk = _Chunk(start, end, module, collector.found)
+        chunk = _Chunk(start, end, module, collector.found, suffix)
         self.chunks.append(chunk)
         return chunk
 
@@ -178,7 +197,10 @@ class Located:
         pos = 0
         for chunk in sorted(self.chunks, key=lambda c: c.start):
             parts.append(self.source[pos : chunk.start])
-            parts.append(chunk.module.visit(_Replacer(replace)).code)
+            code = chunk.module.visit(_Replacer(replace)).code
+            if not code.endswith(chunk.suffix):
+                raise AssertionError("the sentinel statement was lost")
+            parts.append(code[: -len(chunk.suffix)])
             pos = chunk.end
         parts.append(self.source[pos:])
         return "".join(parts)

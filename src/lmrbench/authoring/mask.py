@@ -2,8 +2,8 @@
 
 Every byte outside the replaced part of the body is kept: comments, blank lines, line endings, tabs, unicode.
 The replaced part runs from the first statement after the docstring (with the comments above it) to the end of
-the body, including the comments indented inside the body after its last statement. Inserted lines take the
-body's indentation and the file's line ending. A one-line def (``def f(x): return x``) stays on one line:
+the body, including the comments after its last statement up to the last one indented like the body.
+Inserted lines take the body's indentation and the file's line ending. A one-line def stays on one line:
 ``def f(x): raise NotImplementedError  # TODO: Implement this function``.
 """
 
@@ -14,7 +14,7 @@ from enum import StrEnum
 import libcst as cst
 import libcst.matchers as m
 
-from lmrbench.authoring._cst import Located
+from lmrbench.authoring._cst import Located, outermost
 
 TODO_COMMENT = "# TODO: Implement this function"
 
@@ -49,6 +49,8 @@ def _masked_block(block: cst.IndentedBlock, style: MaskStyle) -> cst.IndentedBlo
             kept.append(first.with_changes(body=[doc], trailing_whitespace=cst.TrailingWhitespace()))
     leading = [cst.EmptyLine(comment=cst.Comment(TODO_COMMENT))] if style is MaskStyle.TODO_RAISE else []
     kept.append(cst.SimpleStatementLine(body=[_stub(style)], leading_lines=leading))
+    # the footer runs to the last comment indented like the body after its last statement; lines in it
+    # indented less would belong elsewhere once that comment is gone, so the whole footer goes
     return block.with_changes(body=kept, footer=())
 
 
@@ -77,9 +79,11 @@ def mask_source(
     """The source with each named function's body masked (overload stubs are left alone).
 
     A name is ``func``, ``Class.method``, ``outer.inner``, ``Class.prop`` (a property getter) or
-    ``Class.prop.setter``; a name defined several times (conditional definitions) masks every definition.
+    ``Class.prop.setter``; a name defined several times (conditional definitions) masks every definition;
+    a name inside another named function is covered by it.
     LmrError naming the file for a syntax error or an unknown name (with the closest names).
     """
-    located = Located(source, file, qualnames)
-    replace = {id(node): mask_def(node, MaskStyle(style)) for q in qualnames for node in located.defs(q)}
+    names = outermost(qualnames)
+    located = Located(source, file, names)
+    replace = {id(node): mask_def(node, MaskStyle(style)) for q in names for node in located.defs(q)}
     return located.rebuild(replace)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from lmrbench.authoring._cst import Located, pair_defs
+from lmrbench.authoring._cst import Located, outermost, pair_defs
 from lmrbench.authoring.index import parse_python
 from lmrbench.errors import LmrError
 
@@ -23,7 +23,9 @@ def splice_bodies(target: str, donor: str, qualnames: list[str], *, file: str = 
     """``target`` with the body of each named function taken from ``donor``.
 
     Splicing the golden file's bodies into its masked version gives back the golden bytes exactly.
+    A name inside another named function comes with it.
     """
+    qualnames = outermost(qualnames)
     tgt = Located(target, file, qualnames)
     src = _donor(donor, file, qualnames)
     replace: dict[int, cst.FunctionDef] = {}
@@ -42,6 +44,7 @@ def replace_functions(
     (so a method comes from the same class). The comments and blank lines above each def stay the target's.
     LmrError for a donor that does not parse, lacks a function, or yields a file that no longer parses.
     """
+    qualnames = outermost(qualnames)
     tgt = Located(target, file, qualnames)
     src = Located(donor, donor_file, qualnames)
     replace: dict[int, cst.FunctionDef] = {}
