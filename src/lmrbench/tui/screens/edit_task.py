@@ -28,7 +28,7 @@ class EditTaskScreen(Screen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="edit.save", tooltip="Write info.json (atomically)"),
-        Binding("ctrl+k", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
+        Binding("ctrl+r", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
         Binding("escape", "close", "Close", id="edit.close", tooltip="Back to the task set"),
     ]
 
@@ -42,7 +42,7 @@ class EditTaskScreen(Screen[str | None]):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
-        self.task: Task | None = None
+        self.edited: Task | None = None
         self.impl_index = 1
         self.saved = False
 
@@ -50,7 +50,7 @@ class EditTaskScreen(Screen[str | None]):
         yield Header()
         with Horizontal(classes="row"):
             yield Label("Implementation ", classes="pane-title")
-            yield Select[int]([], id="impl", allow_blank=False)
+            yield Select[int]([], id="impl", prompt="implementation")
             yield Label("", id="edit-where", classes="hint")
         with Horizontal():
             with Vertical():
@@ -74,7 +74,7 @@ class EditTaskScreen(Screen[str | None]):
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
-        self.task = message.task
+        self.edited = message.task
         info = message.task.info
         self.query_one("#edit-where", Label).update(f"{message.task.path} · repo {info.repo_folder_name}/")
         select = self.query_one("#impl", Select)
@@ -85,8 +85,8 @@ class EditTaskScreen(Screen[str | None]):
             self._show(info.implementations[0].index)
 
     def _show(self, index: int) -> None:
-        assert self.task is not None
-        info = self.task.info
+        assert self.edited is not None
+        info = self.edited.info
         impl = info.implementation(index)
         self.impl_index = index
         self.query_one("#edit-instruction", TextArea).load_text(impl.instruction)
@@ -95,17 +95,17 @@ class EditTaskScreen(Screen[str | None]):
         cat = impl.category_normalized
         year = info.year if isinstance(info.year, int) else None
         form.set_values(
-            Metadata(self.task.name, info.paper_name, info.paper_url, year, cat.value if cat else "", [])
+            Metadata(self.edited.name, info.paper_name, info.paper_url, year, cat.value if cat else "", [])
         )
 
     @on(Select.Changed, "#impl")
     def _impl_changed(self, event: Select.Changed) -> None:
-        if self.task is not None and isinstance(event.value, int) and event.value != self.impl_index:
+        if self.edited is not None and isinstance(event.value, int) and event.value != self.impl_index:
             self._show(event.value)
 
     def action_save(self) -> None:
         """Write the edited implementation and paper fields into info.json."""
-        if self.task is None:
+        if self.edited is None:
             return
         form = self.query_one(MetadataForm)
         problems = {k: v for k, v in form.check_fields().items() if k != "name"}
@@ -114,7 +114,7 @@ class EditTaskScreen(Screen[str | None]):
             self.notify(text, title="Not saved", severity="error")
             return
         md = form.values()
-        info = self.task.info
+        info = self.edited.info
         impls = [
             i.model_copy(
                 update={
@@ -130,26 +130,26 @@ class EditTaskScreen(Screen[str | None]):
         paper = {"paper_name": md.paper_name, "paper_url": md.paper_url, "year": md.year}
         new = info.model_copy(update={**paper, "implementations": impls})
         try:
-            save_task_info(new, self.task.path)
-            self.task = load_task(self.task.path)
+            save_task_info(new, self.edited.path)
+            self.edited = load_task(self.edited.path)
         except LmrError as exc:
             self.notify(str(exc), title="Not saved", severity="error")
             return
         self.saved = True
-        self.notify(f"saved {self.task.path / 'info.json'}")
+        self.notify(f"saved {self.edited.path / 'info.json'}")
         self.action_check()
 
     def action_check(self) -> None:
         """Show the task's problems in the log."""
-        if self.task is None:
+        if self.edited is None:
             return
-        problems = check_task(self.task)
-        for line in problems or [f"{self.task.name}: no problems"]:
+        problems = check_task(self.edited)
+        for line in problems or [f"{self.edited.name}: no problems"]:
             self.panel.post_message(WorkPanel.Logged(line))
 
     def action_close(self) -> None:
         """Back to the task set."""
-        self.dismiss(self.task.name if self.saved and self.task else None)
+        self.dismiss(self.edited.name if self.saved and self.edited else None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Worker errors are shown in the app."""

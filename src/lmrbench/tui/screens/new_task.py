@@ -58,6 +58,16 @@ STEPS = [
     ("save", "Save"),
 ]
 KEYS = [k for k, _ in STEPS]
+FOCUS = {
+    "source": "#source",
+    "function": "#fp-search",
+    "mask": "#mask-style",
+    "paper": "#pdf",
+    "metadata": "#md-paper_name",
+    "tests": "#tests-cmd",
+    "validate": "#validate",
+    "save": "#save",
+}
 DRAFT_PREFIX = ".lmrbench-draft-"
 
 
@@ -105,7 +115,7 @@ class NewTaskScreen(Screen[str | None]):
             tooltip="This step's work: clone, record, build & validate",
         ),
         Binding("ctrl+s", "save", "Save", id="new.save", tooltip="Write the task into the task set"),
-        Binding("ctrl+x", "stop_work", "Stop", id="new.stop", tooltip="Cancel the running work"),
+        Binding("ctrl+t", "stop_work", "Stop", id="new.stop", tooltip="Cancel the running work"),
         Binding(
             "escape", "cancel", "Cancel", id="new.cancel", tooltip="Leave without saving, removing the draft"
         ),
@@ -170,6 +180,7 @@ class NewTaskScreen(Screen[str | None]):
         self.draft_key: tuple | None = None
         self.step = "source"
         self.done: set[str] = set()
+        self._auto_name = ""
 
     # ---- layout ----------------------------------------------------------------------------------
 
@@ -233,17 +244,17 @@ class NewTaskScreen(Screen[str | None]):
     # ---- steps -----------------------------------------------------------------------------------
 
     def go(self, step: str) -> None:
-        """Show a step (any step can be revisited)."""
+        """Show a step (any step can be revisited) and focus its first field."""
         self.step = step
         self.query_one(ContentSwitcher).current = f"step-{step}"
         self.query_one(StepList).update_marks(step, self.done)
+        self.query_one(FOCUS[step]).focus()
         if step == "mask":
             self.remask()
         elif step == "metadata":
             self._prefill_metadata()
         elif step == "tests":
             self.query_one(TaskTests).set_task(self.draft_task)
-            self.query_one("#tests-cmd", Input).focus()
         elif step == "save":
             self._summarize()
 
@@ -314,7 +325,6 @@ class NewTaskScreen(Screen[str | None]):
             self.panel.post_message(WorkPanel.Logged(f"skipped {line}"))
         self.done.add("source")
         self.go("function")
-        self.query_one("#fp-search", Input).focus()
 
     @on(FunctionPicker.Highlighted)
     def _show_code(self, message: FunctionPicker.Highlighted) -> None:
@@ -396,10 +406,15 @@ class NewTaskScreen(Screen[str | None]):
     def _prefill_metadata(self) -> None:
         form = self.query_one(MetadataForm)
         md = form.values()
-        if not md.name:
-            title = md.paper_name or (self.repo.path.name if self.repo else "Task")
-            md.name = next_task_name(self.bench, title)
+        if not md.name or md.name == self._auto_name:
+            title = md.paper_name or (Path(self.repo.url.rstrip("/")).name if self.repo else "Task")
+            md.name = self._auto_name = next_task_name(self.bench, title)
             form.set_values(md)
+
+    @on(Input.Changed, "#md-paper_name")
+    def _title_changed(self) -> None:
+        """The task's name follows the paper's title until the author edits the name."""
+        self._prefill_metadata()
 
     def spec(self, bench: Path) -> TaskSpec:
         """The task spec the author has built so far (LmrError when a required part is missing)."""

@@ -118,10 +118,8 @@ class TaskSetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Set up the columns and load."""
-        table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        """Load after the first frame."""
+        self._fill()
         self.call_after_refresh(self.action_refresh)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
@@ -142,6 +140,8 @@ class TaskSetScreen(Screen[None]):
                     snap.warnings.extend(f"{name}#{index}: {reason}" for reason in res.reasons)
             snap.warnings.extend(check_task(task))
         self.post_message(self.Loaded(snap))
+        # Load the new-task flow's stack (git, LibCST, PyMuPDF) now, so that opening it is instant.
+        import lmrbench.tui.screens.new_task  # noqa: F401
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -163,7 +163,9 @@ class TaskSetScreen(Screen[None]):
             return (0, v) if isinstance(v, int) else (1, str(v).lower())
 
         rows.sort(key=key, reverse=self.sort_reverse)
-        table.clear()
+        table.clear(columns=True)  # columns are sized anew for the rows shown
+        for name in COLUMNS:
+            table.add_column(name, key=name)
         for r in rows:
             table.add_row(*r.cells(), key=f"{r.task}#{r.impl}")
         arrow = "↓" if self.sort_reverse else "↑"

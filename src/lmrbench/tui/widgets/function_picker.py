@@ -75,7 +75,7 @@ class FunctionPicker(Widget):
 
     DEFAULT_CSS = """
     FunctionPicker { height: 1fr; }
-    FunctionPicker Tree { width: 32; border-right: solid $primary-darken-2; }
+    FunctionPicker Tree { width: 26; border-right: solid $primary-darken-2; }
     FunctionPicker #fp-right { width: 1fr; }
     FunctionPicker OptionList { height: 1fr; border: none; }
     FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; }

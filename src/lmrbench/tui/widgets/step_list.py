@@ -15,7 +15,7 @@ class StepList(OptionList):
     """Steps with a mark: ✔ done, ▶ current, · to do. Posts Chosen when the author picks one."""
 
     DEFAULT_CSS = """
-    StepList { width: 24; height: 1fr; border: none; border-right: solid $primary-darken-2; }
+    StepList { width: 28; height: 1fr; border: none; border-right: solid $primary-darken-2; }
     """
 
     @dataclass

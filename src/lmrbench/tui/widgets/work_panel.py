@@ -78,8 +78,8 @@ class WorkPanel(Widget):
     def done(self, text: str) -> None:
         """Mark the work finished (from the UI thread)."""
         bar = self.query_one(ProgressBar)
-        if bar.total is None:
-            bar.update(total=1, progress=1)
+        total = bar.total or 1
+        bar.update(total=total, progress=total)
         self.query_one("#work-label", Label).update(Text(text))
 
     @on(Started)

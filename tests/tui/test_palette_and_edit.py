@@ -1,0 +1,80 @@
+"""The command palette lists the screen's actions; the edit screen changes a task's info.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import Input, TextArea
+
+from lmrbench.authoring.check import check_task
+from lmrbench.authoring.taskset import load_task
+from lmrbench.tui.app import make_app
+from lmrbench.tui.screens.edit_task import EditTaskScreen
+from lmrbench.tui.screens.new_task import NewTaskScreen
+from lmrbench.tui.screens.taskset import TaskSetScreen
+
+pytestmark = pytest.mark.anyio
+
+
+async def settle(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_every_binding_has_an_id_and_a_tooltip(bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        for screen in (TaskSetScreen, NewTaskScreen, EditTaskScreen, type(app)):
+            for binding in screen.BINDINGS:
+                assert binding.id and binding.tooltip and binding.description, (screen.__name__, binding)
+
+
+async def test_palette_runs_a_screen_action(bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"new task")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, NewTaskScreen)
+
+
+async def test_edit_instruction_and_metadata(new_task, bench: Path) -> None:
+    task = new_task()
+    app = make_app(bench)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EditTaskScreen)
+        area = screen.query_one("#edit-instruction", TextArea)
+        assert area.text == "Implement the DPO loss."
+        area.text = "Implement the DPO loss on log-ratios (eq. 7)."
+        screen.query_one("#md-year", Input).value = "1800"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert load_task(task.path).info.year == 2023  # a bad year is refused, nothing written
+        screen.query_one("#md-year", Input).value = "2024"
+        screen.query_one("#md-paper_url", Input).value = "https://arxiv.org/abs/2305.18290"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TaskSetScreen)
+
+    raw = json.loads((task.path / "info.json").read_text())
+    assert raw["year"] == 2024 and raw["paper_url"] == "https://arxiv.org/abs/2305.18290"
+    assert raw["implementations"][0]["instruction"] == "Implement the DPO loss on log-ratios (eq. 7)."
+    assert raw["implementations"][0]["goal_function"] == "preference_loss"
+    assert check_task(load_task(task.path)) == []

@@ -1,0 +1,84 @@
+"""The task set screen: rows per implementation, validation results, filter, sort, the task checks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, RichLog
+
+from lmrbench.authoring.check import check_task
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.validate import default_run_dir, result_path
+from lmrbench.fsutil import atomic_write_json
+from lmrbench.schemas.validation import ImplValidation
+from lmrbench.tui.app import make_app
+from lmrbench.tui.screens.taskset import TaskSetScreen
+
+pytestmark = pytest.mark.anyio
+
+
+def shown_warnings(app) -> str:
+    """The warnings pane's text with the wrapping (and all other whitespace) removed."""
+    lines = app.screen.query_one("#warnings", RichLog).lines
+    return "".join("".join(str(line.text).split()) for line in lines)
+
+
+def rows(app) -> list[list[str]]:
+    table = app.screen.query_one("#tasks", DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int) -> None:
+    res = ImplValidation(
+        task=task.name, impl=1, runner="local", fingerprint="x", repeat=3, golden_passes=3 if valid else 1,
+        mutants_killed=killed, mutants_total=total, valid=valid,
+        reasons=[] if valid else ["golden code failed 2 of 3 runs"],
+        finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+    )
+    atomic_write_json(result_path(default_run_dir(bench), task.name, 1), res.model_dump(mode="json"))
+
+
+async def test_rows_show_stored_validation_and_the_task_checks(new_task, bench: Path) -> None:
+    good = new_task()
+    bad = new_task(with_test=False)
+    write_result(bench, good, valid=True, killed=5, total=6)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, TaskSetScreen)
+        table = rows(app)
+        assert [r[:5] for r in table] == [
+            [good.name, "1", "valid", "3/3", "5/6 (83%)"],
+            [bad.name, "1", "not validated", "-", "-"],
+        ]
+        assert table[0][5] == "Training Objectives & Optimization"
+        expected = check_task(bad)
+        assert expected and all("".join(w.split()) in shown_warnings(app) for w in expected)
+        assert not check_task(good)
+
+
+async def test_filter_and_sort(new_task, bench: Path) -> None:
+    first = new_task()
+    second = new_task()
+    write_result(bench, second, valid=False, killed=0, total=4)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("slash", *"invalid")
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [second.name]
+        assert "goldencodefailed2of3runs" in shown_warnings(app)
+        app.screen.query_one("#filter", Input).value = ""
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [first.name, second.name]
+        # Sorting by status puts "invalid" before "not validated"; the same header again reverses.
+        await pilot.click("#tasks", offset=(2, 0))  # task header: already sorted ascending -> descending
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [second.name, first.name]
+        app.screen.sort_column = 2
+        await pilot.press("s")  # next column after status: golden
+        assert app.screen.sort_column == 3
