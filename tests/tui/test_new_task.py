@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 from textual.widgets import Input, Select, TextArea
+from textual.worker import Worker, WorkerState
 
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.taskset import load_task, load_taskset
@@ -155,4 +156,32 @@ async def test_saving_needs_the_missing_parts(fixture_repo: Path, bench: Path) -
         summary = str(screen.query_one("#save-summary").render())
         assert "select at least one function" in summary
         assert "instruction: empty" in summary
+    assert list(bench.iterdir()) == []
+
+
+@pytest.mark.docker
+async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench: Path) -> None:
+    seen: list[Message] = []
+    app = make_app(bench, sandbox="docker")
+    async with app.run_test(size=(150, 45), message_hook=seen.append) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        await pilot.press(*"prfloss", "enter", "enter")
+        screen.go("tests")
+        await pilot.pause()
+        await pilot.press(*"python train.py", "ctrl+g")
+        for _ in range(600):  # the draft task is created, then its environment is prepared
+            if any(isinstance(m, WorkPanel.Started) and m.label.startswith("environment of") for m in seen):
+                break
+            await pilot.pause(0.1)
+        else:
+            pytest.fail("the build never started")
+        assert screen.draft is not None and any(screen.draft.rglob("info.json"))
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TaskSetScreen)
+        assert not any(w.is_running for w in app.workers)
+        ends = [m.state for m in seen if isinstance(m, Worker.StateChanged) and m.worker.name == "record"]
+        assert ends[-1] in (WorkerState.CANCELLED, WorkerState.ERROR)  # stopped, not finished
     assert list(bench.iterdir()) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -11,8 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Select, TextArea
-from textual.worker import Worker, WorkerState
+from textual.widgets import Footer, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.index import python_files
@@ -20,7 +21,14 @@ from lmrbench.authoring.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import save_task_info
 from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
+from lmrbench.tui.widgets.task_tests import TaskTests
+from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel, error_text
+
+if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
+    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.schemas.recording import RecordedCase
+    from lmrbench.schemas.validation import ImplValidation
 
 
 class EditTaskScreen(Screen[str | None]):
@@ -28,9 +36,27 @@ class EditTaskScreen(Screen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="edit.save", tooltip="Write info.json (atomically)"),
+        Binding(
+            "ctrl+g", "validate", "Validate", id="edit.validate",
+            tooltip="Build the environment and validate every implementation again",
+        ),
+        Binding("ctrl+t", "stop_work", "Stop", id="edit.stop", tooltip="Cancel the running work"),
         Binding("ctrl+r", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
         Binding("escape", "close", "Close", id="edit.close", tooltip="Back to the task set"),
     ]
+
+    @dataclass
+    class Recorded(Message):
+        """The cases recorded for one implementation."""
+
+        impl: int
+        cases: list[RecordedCase]
+
+    @dataclass
+    class Validated(Message):
+        """The task's validation results."""
+
+        results: list[ImplValidation]
 
     @dataclass
     class Loaded(Message):
@@ -39,9 +65,10 @@ class EditTaskScreen(Screen[str | None]):
         task: Task
         files: list[str]
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, sandbox: RunnerKind | None = None) -> None:
         super().__init__()
         self.path = path
+        self.sandbox_kind = sandbox
         self.edited: Task | None = None
         self.impl_index = 1
         self.saved = False
@@ -52,11 +79,17 @@ class EditTaskScreen(Screen[str | None]):
             yield Label("Implementation ", classes="pane-title")
             yield Select[int]([], id="impl", prompt="implementation")
             yield Label("", id="edit-where", classes="hint")
-        with Horizontal():
-            with Vertical():
-                yield Label("Instruction (shown to the model)", classes="pane-title")
-                yield TextArea("", id="edit-instruction", soft_wrap=True)
-            yield MetadataForm(id="edit-metadata")
+        with TabbedContent(id="edit-tabs"):
+            with TabPane("Instruction & metadata", id="tab-info"), Horizontal():
+                with Vertical():
+                    yield Label("Instruction (shown to the model)", classes="pane-title")
+                    yield TextArea("", id="edit-instruction", soft_wrap=True)
+                yield MetadataForm(id="edit-metadata")
+            with TabPane("Tests", id="tab-tests"):
+                yield TaskTests(id="tests")
+            with TabPane("Validate", id="tab-validate"):
+                yield Label("Validate this task (golden passes, masked fails, mutants die)", classes="hint")
+                yield ValidationTable(id="validation")
         yield WorkPanel(id="work")
         yield Footer()
 
@@ -80,6 +113,7 @@ class EditTaskScreen(Screen[str | None]):
         select = self.query_one("#impl", Select)
         select.set_options([(f"{i.index}: {i.goal_function}", i.index) for i in info.implementations])
         self._files = message.files
+        self.query_one(TaskTests).set_task(message.task)
         if info.implementations:
             select.value = info.implementations[0].index
             self._show(info.implementations[0].index)
@@ -138,6 +172,81 @@ class EditTaskScreen(Screen[str | None]):
         self.saved = True
         self.notify(f"saved {self.edited.path / 'info.json'}")
         self.action_check()
+
+    @on(TaskTests.Record)
+    def _record(self, message: TaskTests.Record) -> None:
+        if self.edited is not None:
+            self.record(self.edited, self.impl_index, message.command)
+
+    @on(TaskTests.Scaffold)
+    def _scaffold(self) -> None:
+        if self.edited is not None:
+            self.scaffold(self.edited, self.impl_index)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    def record(self, task: Task, impl: int, command: str) -> None:
+        """Record the selected implementation's tests again (replacing the generated file)."""
+        from lmrbench.authoring.record import record_tests
+        from lmrbench.benchmark.sandbox import get_sandbox
+
+        cancel = get_current_worker().cancelled_event
+        progress = self.panel.progress()
+        sandbox = get_sandbox(self.sandbox_kind, progress=progress)
+        result = record_tests(
+            task, impl, command, sandbox=sandbox, force=True, progress=progress, cancel=cancel
+        )
+        self.post_message(self.Recorded(impl, result.cases))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    def scaffold(self, task: Task, impl: int) -> None:
+        """Write a scaffold for the selected implementation (refuses to replace an edited test file)."""
+        from lmrbench.authoring.record import scaffold_tests
+
+        path = scaffold_tests(task, impl)
+        self.panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
+
+    @on(Recorded)
+    def _recorded(self, message: Recorded) -> None:
+        self.query_one(TaskTests).show_cases(message.impl, message.cases)
+        self.saved = True
+
+    def action_validate(self) -> None:
+        """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set)."""
+        if self.edited is not None:
+            self.query_one(TabbedContent).active = "tab-validate"
+            self.validate(self.edited)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
+    def validate(self, task: Task) -> None:
+        """Build and validate in a thread (live log)."""
+        from lmrbench.benchmark.validate import (
+            ValidateOptions,
+            default_run_dir,
+            load_result,
+            result_path,
+            validate_taskset,
+        )
+
+        cancel = get_current_worker().cancelled_event
+        bench = task.path.parent
+        validate_taskset(
+            bench, only=[task.name], runner=self.sandbox_kind, options=ValidateOptions(force=True),
+            progress=self.panel.progress(), cancel=cancel,
+        )
+        run_dir = default_run_dir(bench)
+        results = [load_result(result_path(run_dir, task.name, i.index)) for i in task.info.implementations]
+        self.post_message(self.Validated([r for r in results if r is not None]))
+
+    @on(Validated)
+    def _validated(self, message: Validated) -> None:
+        self.query_one(ValidationTable).show(message.results)
+        self.saved = True
+
+    def action_stop_work(self) -> None:
+        """Cancel the running work."""
+        for worker in self.app.workers:
+            if worker.node is self and worker.is_running:
+                worker.cancel()
 
     def action_check(self) -> None:
         """Show the task's problems in the log."""

@@ -237,7 +237,7 @@ class TaskSetScreen(Screen[None]):
             return
         from lmrbench.tui.screens.edit_task import EditTaskScreen
 
-        self.app.push_screen(EditTaskScreen(path), self._after_edit)
+        self.app.push_screen(EditTaskScreen(path, sandbox=self.sandbox), self._after_edit)
 
     def _after_edit(self, saved: str | None) -> None:
         if saved:

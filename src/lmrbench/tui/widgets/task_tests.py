@@ -43,7 +43,7 @@ class TaskTests(Vertical):
             yield Input(placeholder="recording command", id="tests-cmd")
             yield Button("Record (ctrl+g)", id="record", variant="primary")
             yield Button("Scaffold", id="scaffold")
-        yield Label("the draft task is made when you record or scaffold", id="tests-status", classes="hint")
+        yield Label("", id="tests-status", classes="hint")
         yield DataTable(id="tests-cases", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -52,15 +52,15 @@ class TaskTests(Vertical):
 
     def set_task(self, task: Task | None) -> None:
         """Say which draft task the tests belong to and which test files exist."""
+        status = self.query_one("#tests-status", Label)
         if task is None:
+            status.update("the task is made in the draft folder when you record or scaffold")
             return
         have = [
             f"{impl.index}: {t}" for impl in task.info.implementations for t in impl.unit_test_files
             if (task.repo_dir / t).is_file()
         ]
-        self.query_one("#tests-status", Label).update(
-            f"draft task {task.name}; test files: {', '.join(have) or 'none yet'}"
-        )
+        status.update(f"task {task.name}; test files: {', '.join(have) or 'none yet'}")
 
     def show_cases(self, impl: int, cases: list[RecordedCase]) -> None:
         """Add the cases recorded for one implementation (replacing earlier ones of it)."""
