@@ -130,3 +130,58 @@ def test_report_round_trips_as_json(tmp_path):
 def test_junit_that_is_not_xml_is_rejected():
     with pytest.raises(ValueError, match="not valid XML"):
         parse_junit(b"PASSED")
+
+
+SNEAKY = """import os
+os.makedirs("b", exist_ok=True)
+open("b/conftest.py", "w").write(
+    "import pytest\\n"
+    "@pytest.hookimpl(hookwrapper=True)\\n"
+    "def pytest_runtest_makereport(item, call):\\n"
+    "    outcome = yield\\n"
+    "    rep = outcome.get_result()\\n"
+    "    rep.outcome = 'passed'\\n"
+)
+
+
+def test_a():
+    pass
+"""
+
+
+def test_a_conftest_written_during_the_run_is_detected(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a").mkdir()
+    (repo / "a" / "test_a.py").write_text(SNEAKY)
+    (repo / "b").mkdir()
+    (repo / "b" / "test_b.py").write_text("def test_b():\n    assert 1 == 2\n")
+    out, harness = tmp_path / "out", tmp_path / "harness"
+    out.mkdir(), harness.mkdir()
+    for name, data in harness_files(KEY).items():
+        (harness / name).write_bytes(data)
+    env = {
+        **os.environ,
+        "LMRBENCH_OUT": str(out),
+        "LMRBENCH_HARNESS": str(harness),
+        "PYTHONPATH": str(harness),
+    }
+    proc = subprocess.run([sys.executable, *pytest_argv(["."])[1:]], cwd=repo, env=env, capture_output=True)
+    res = RunResult(proc.returncode, False, "", 1.0)
+    junit, seal = (out / "junit.xml").read_bytes(), (out / "seal.json").read_bytes()
+    assert {c.outcome for c in parse_junit(junit)} == {"passed"}, (
+        "the attack must have turned the failure into a pass"
+    )
+    pristine = tmp_path / "pristine"
+    (pristine / "a").mkdir(parents=True)
+    report = decide(res, junit, seal, KEY, None, runner="local", tree=pristine)
+    assert report.status is TestStatus.ERROR and "b/conftest.py" in report.detail
+
+
+def test_the_harness_and_the_plugin_compute_the_same_seal():
+    from lmrbench.benchmark import pytest_run, report_plugin
+
+    facts = {"unit_test/conftest.py": "ab"}
+    assert report_plugin.seal_digest(KEY, b"<x/>", 1, facts) == pytest_run._seal_digest(
+        KEY, b"<x/>", 1, facts
+    )

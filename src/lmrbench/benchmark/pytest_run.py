@@ -8,6 +8,7 @@ a report written by anyone else, or a report that disagrees with the exit status
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import secrets
@@ -33,10 +34,23 @@ _PYTEST_EXIT = {
 }
 
 
-def _seal_digest(key: bytes, junit: bytes, exitstatus: int) -> str:
-    import hashlib
+def _seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
+    """Must equal ``report_plugin.seal_digest`` (that module runs in the sandbox, without lmrbench)."""
+    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
+    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 
-    return hmac.new(key, junit + b"\0" + str(int(exitstatus)).encode(), hashlib.sha256).hexdigest()
+
+def _foreign_conftest(tree: Path, loaded: dict[str, str]) -> str | None:
+    """The first loaded conftest.py that is not, byte for byte, a file of the evaluated tree."""
+    for rel, digest in sorted(loaded.items()):
+        path = tree / rel
+        if (
+            rel.startswith("../")
+            or not path.is_file()
+            or hashlib.sha256(path.read_bytes()).hexdigest() != digest
+        ):
+            return rel
+    return None
 
 
 def pytest_argv(test_files: list[str]) -> list[str]:
@@ -85,7 +99,7 @@ def run_pytest(
         )
         junit = _read(Path(out) / JUNIT_NAME)
         seal = _read(Path(out) / SEAL_NAME)
-    return decide(res, junit, seal, key, expected_ids, runner=sandbox.name)
+    return decide(res, junit, seal, key, expected_ids, runner=sandbox.name, tree=Path(tree))
 
 
 def _read(path: Path) -> bytes | None:
@@ -103,8 +117,12 @@ def decide(
     expected_ids: list[str] | None,
     *,
     runner: str,
+    tree: Path | None = None,
 ) -> TestReport:
-    """The TestReport of a finished run, from its result, report bytes, seal and the ids expected."""
+    """The TestReport of a finished run, from its result, report bytes, seal and the ids expected.
+
+    With ``tree`` (the evaluated tree), every conftest.py pytest loaded must be a file of it, unchanged.
+    """
     base = {
         "exit_code": res.exit_code,
         "duration": round(res.duration, 3),
@@ -132,15 +150,19 @@ def decide(
     try:
         sealed = json.loads(seal or b"")
         exitstatus = int(sealed["exitstatus"])
-        valid = hmac.compare_digest(str(sealed["hmac"]), _seal_digest(key, junit, exitstatus))
+        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
+        valid = hmac.compare_digest(str(sealed["hmac"]), _seal_digest(key, junit, exitstatus, conftests))
     except (ValueError, KeyError, TypeError):
-        valid, exitstatus = False, -1
+        valid, exitstatus, conftests = False, -1, {}
     if not valid:
         return report(
             TestStatus.ERROR,
             "the test report is not sealed by this run: it was written or changed "
             f"outside pytest's session, or the session never ended (exit {res.exit_code})",
         )
+    foreign = _foreign_conftest(tree, conftests) if tree is not None else None
+    if foreign:
+        return report(TestStatus.ERROR, f"pytest loaded {foreign}, a conftest.py that is not the task's own")
     if exitstatus != res.exit_code:
         return report(
             TestStatus.ERROR,

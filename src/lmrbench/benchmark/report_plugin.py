@@ -1,14 +1,17 @@
 """pytest plugin run inside the sandbox (stdlib + pytest only): junit report to $LMRBENCH_OUT, sealed.
 
-The harness writes a random key into ``$LMRBENCH_HARNESS/lmrbench_key`` and starts pytest with ``-p
-lmrbench_report_plugin``. pytest imports ``-p`` plugins before any conftest or test module, so this module
-reads the key and deletes the file before code under test runs. At the very end of the session, after the
-junit plugin has written its file, it writes ``seal.json``: the exit status and an HMAC of the junit bytes
-and that status. The harness accepts a report only with a valid seal, so a candidate that writes its own
-report file and then ends the process (``os._exit(0)``, a signal) before the session ends is detected, and
-so is a report rewritten after the seal. What a seal cannot stop is code that deliberately subverts this
-process's memory (the key lives there): the tests run in the candidate's process; the seal raises the bar
-from writing a file to attacking the harness, which the judge and reviewers see in the candidate's code.
+The harness writes a random key into ``$LMRBENCH_HARNESS/lmrbench_key`` and starts pytest with
+``-p lmrbench_report_plugin``. pytest imports ``-p`` plugins before any conftest or test module, so this
+module reads the key and deletes the file before code under test runs. At the very end of the session,
+after the junit plugin has written its file, it writes ``seal.json``: the exit status, the path and hash of
+every conftest.py pytest loaded, and an HMAC of those and the junit bytes.
+
+The harness accepts a report only with a valid seal whose conftests are, byte for byte, files of the
+evaluated tree. So a candidate that writes its own report and ends the process early (``os._exit(0)``, a
+signal) is detected, and so is a report rewritten after the seal, or a conftest.py the candidate wrote to
+change outcomes. What a seal cannot stop is code that deliberately subverts this process (the key lives
+in its memory): the tests run in the candidate's process; the seal raises the bar from writing a file to
+attacking the harness, which the judge and reviewers see in the candidate's code.
 """
 
 from __future__ import annotations
@@ -39,18 +42,32 @@ def _take_key() -> bytes:
     return key
 
 
-def seal_digest(key: bytes, junit: bytes, exitstatus: int) -> str:
-    """The HMAC the harness recomputes."""
-    return hmac.new(key, junit + b"\0" + str(int(exitstatus)).encode(), hashlib.sha256).hexdigest()
+def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
+    """The HMAC the harness recomputes over the junit bytes, the exit status and the conftests loaded."""
+    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
+    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 
 
-def _make_hooks(key: bytes) -> tuple[object, object]:
+def _make_hooks(key: bytes) -> tuple[object, object, object]:
     out = os.environ.get("LMRBENCH_OUT", "")
+    root = os.getcwd()
+    conftests: dict[str, str] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(config: pytest.Config) -> None:
         if out:
             config.option.xmlpath = os.path.join(out, JUNIT_NAME)
+
+    def pytest_plugin_registered(plugin: object) -> None:
+        path = str(getattr(plugin, "__file__", "") or "")
+        if os.path.basename(path) != "conftest.py":
+            return
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        try:
+            with open(path, "rb") as fh:
+                conftests[rel] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            conftests[rel] = "unreadable"
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -61,11 +78,15 @@ def _make_hooks(key: bytes) -> tuple[object, object]:
                 junit = fh.read()
         except OSError:
             return
-        seal = {"exitstatus": int(exitstatus), "hmac": seal_digest(key, junit, int(exitstatus))}
+        seal = {
+            "exitstatus": int(exitstatus),
+            "conftests": dict(conftests),
+            "hmac": seal_digest(key, junit, int(exitstatus), dict(conftests)),
+        }
         with open(os.path.join(out, SEAL_NAME), "w") as fh:
             json.dump(seal, fh)
 
-    return pytest_configure, pytest_sessionfinish
+    return pytest_configure, pytest_plugin_registered, pytest_sessionfinish
 
 
-pytest_configure, pytest_sessionfinish = _make_hooks(_take_key())
+pytest_configure, pytest_plugin_registered, pytest_sessionfinish = _make_hooks(_take_key())
