@@ -1,5 +1,5 @@
 """Property tests over generated Python sources: masking then splicing the golden body back is the identity,
-and masking changes nothing outside the function's body."""
+and neither masking nor a mutant changes anything outside the function's body."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.mask import MaskStyle, mask_source
+from lmrbench.authoring.mutants import MAX_MUTANTS, generate_mutants
 from lmrbench.authoring.splice import splice_bodies
 
 TEXT = st.text(alphabet="abcé✓ü漢 _-", min_size=0, max_size=8)
@@ -246,3 +247,22 @@ def test_masking_every_function_at_once_is_undone_by_one_splice(source):
     masked = mask_source(source, names, file="gen.py")
     ast.parse(masked)
     assert splice_bodies(masked, source, names, file="gen.py") == source
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sources())
+def test_mutants_parse_differ_and_change_only_the_body(source):
+    nodes = function_nodes(ast.parse(source))
+    for info in index_source(source, "gen.py"):
+        if info.is_overload:
+            continue
+        start, end = body_span(source, nodes[info.lineno])
+        mutants = generate_mutants(source, info.qualname, file="gen.py")
+        assert 2 <= len(mutants) <= MAX_MUTANTS
+        assert len({mu.source for mu in mutants}) == len(mutants)
+        for mu in mutants:
+            assert mu.source != source
+            ast.parse(mu.source)
+            tail = len(source) - end
+            assert mu.source[:start] == source[:start]
+            assert mu.source[len(mu.source) - tail :] == source[end:]

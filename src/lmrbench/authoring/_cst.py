@@ -191,6 +191,11 @@ class Located:
         """The LibCST module (one top-level statement) holding a def, for ``code_for_node``."""
         return self._defs[qualname][which][0].module
 
+    def line_offset(self, qualname: str, which: int = 0) -> int:
+        """Lines of the source before the module of :meth:`module_of` (add to its 1-based line numbers)."""
+        chunk = self._defs[qualname][which][0]
+        return len(line_starts(self.source[: chunk.start])) - 1
+
     def rebuild(self, replace: Mapping[int, cst.FunctionDef]) -> str:
         """The source with each def whose ``id`` is a key replaced; other chunks are copied as they are."""
         parts: list[str] = []
