@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -250,3 +252,29 @@ def test_two_jobs_of_one_task_share_one_image(runner, small_task):
         )
     assert tags[0] == tags[1]
     assert [r.status for r in reports] == [TestStatus.PASSED, TestStatus.PASSED]
+
+
+def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_image, docker_engine):
+    import socket
+    import subprocess
+
+    from lmrbench.benchmark.docker_runner import OWNER_LABEL, remove_stale_containers
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    made = {}
+    for who, pid in (("gone", gone.pid), ("live", os.getpid())):
+        labels = {RUN_LABEL: "stale-test", OWNER_LABEL: f"{socket.gethostname()}:{pid}"}
+        made[who] = docker_engine.containers.create(base_image, ["true"], labels=labels)
+    try:
+        removed = remove_stale_containers(docker_engine)
+        assert made["gone"].name in removed and made["live"].name not in removed
+        names = [
+            c.name
+            for c in docker_engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}=stale-test"})
+        ]
+        assert names == [made["live"].name]
+    finally:
+        for c in made.values():
+            with contextlib.suppress(Exception):
+                c.remove(force=True)

@@ -18,6 +18,7 @@ import collections
 import contextlib
 import hashlib
 import io
+import os
 import re
 import socket
 import tarfile
@@ -48,6 +49,9 @@ if TYPE_CHECKING:
 
 WORK = "/work"
 RUN_LABEL = "org.lmrbench.run"
+OWNER_LABEL = "org.lmrbench.owner"
+ORPHAN_GRACE = 30
+"""Seconds past its timeout after which a run's boot script kills the command itself (harness gone)."""
 _MARK = b"LMRBENCH-OUT "
 _INFRA = b"LMRBENCH-INFRA "
 _STDERR_KEEP = 256_000
@@ -68,13 +72,16 @@ except Exception as exc:
     sys.exit(125)
 null = os.open(os.devnull, os.O_RDONLY)
 try:
-    child = subprocess.Popen(sys.argv[1:], cwd=root + "/repo", stdin=null, stdout=2, stderr=2,
+    child = subprocess.Popen(sys.argv[2:], cwd=root + "/repo", stdin=null, stdout=2, stderr=2,
                              start_new_session=True)
 except OSError as exc:
-    sys.stderr.write("cannot start %r: %s\n" % (sys.argv[1], exc))
+    sys.stderr.write("cannot start %r: %s\n" % (sys.argv[2], exc))
     code = 127
 else:
-    code = child.wait()
+    try:  # a deadline of its own, in case the harness that started us is gone
+        code = child.wait(timeout=float(sys.argv[1]))
+    except subprocess.TimeoutExpired:
+        code = 124
     code = 128 - code if code < 0 else code
     try:
         os.killpg(child.pid, 9)
@@ -344,9 +351,9 @@ class DockerRunner:
         try:
             container = self.client.containers.create(
                 tag,
-                ["python3", "-c", BOOT, *argv],
+                ["python3", "-c", BOOT, str(int(timeout) + ORPHAN_GRACE), *argv],
                 name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
-                labels={RUN_LABEL: task.name},
+                labels={RUN_LABEL: task.name, OWNER_LABEL: _owner()},
                 user=f"{self.uid}:{self.gid}",
                 working_dir=WORK,
                 environment=environment,
@@ -425,6 +432,35 @@ class DockerRunner:
             except (ValueError, IndexError, tarfile.TarError) as exc:
                 output += f"\n[the out folder could not be read back: {exc}]"
         return RunResult(exit_code, False, tail(output), duration)
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def remove_stale_containers(client: docker.DockerClient) -> list[str]:
+    """Remove run containers left by lmrbench processes of this host that are gone; return their names."""
+    import docker
+
+    removed = []
+    for c in client.containers.list(all=True, filters={"label": RUN_LABEL}):
+        host, _, pid = str(c.labels.get(OWNER_LABEL, "")).partition(":")
+        if host != socket.gethostname() or not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(docker.errors.NotFound):
+            c.remove(force=True)
+            removed.append(c.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
