@@ -118,3 +118,10 @@ def test_splice_mismatched_definition_counts_is_an_error():
     assert splice_bodies(masked, two, ["f"]) == two
     with pytest.raises(LmrError, match="defined 2 time"):
         splice_bodies(masked, one, ["f"], file="t.py")
+
+
+def test_byte_order_mark_and_old_mac_line_endings_survive():
+    for src in ("\ufeffdef f():\n    return 1\n", "def f():\r    return 1\rdef g():\r    return 2\r"):
+        masked = mask_source(src, ["f"], MaskStyle.RAISE)
+        assert masked == src.replace("return 1", "raise NotImplementedError")
+        assert splice_bodies(masked, src, ["f"]) == src

@@ -115,6 +115,8 @@ class Located:
     """A source with the top-level statements holding some functions parsed by LibCST."""
 
     def __init__(self, source: str, file: str, qualnames: list[str]) -> None:
+        self.bom = "\ufeff" if source.startswith("\ufeff") else ""  # a byte order mark is kept as it is
+        source = source[len(self.bom) :]
         self.source = source
         self.file = file
         tree = parse_python(source, file)
@@ -198,7 +200,7 @@ class Located:
 
     def rebuild(self, replace: Mapping[int, cst.FunctionDef]) -> str:
         """The source with each def whose ``id`` is a key replaced; other chunks are copied as they are."""
-        parts: list[str] = []
+        parts: list[str] = [self.bom]
         pos = 0
         for chunk in sorted(self.chunks, key=lambda c: c.start):
             parts.append(self.source[pos : chunk.start])

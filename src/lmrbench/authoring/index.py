@@ -179,6 +179,8 @@ def index_tree(tree: ast.Module, file: str) -> list[FunctionInfo]:
 
 def parse_python(source: str | bytes, file: str) -> ast.Module:
     """``ast.parse`` with a one-line LmrError naming the file for a syntax error or a non-UTF-8 file."""
+    if isinstance(source, str) and source.startswith("\ufeff"):
+        source = source[1:]  # a decoded byte order mark
     try:
         return ast.parse(source, filename=file)
     except SyntaxError as exc:
