@@ -185,3 +185,39 @@ async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench:
         ends = [m.state for m in seen if isinstance(m, Worker.StateChanged) and m.worker.name == "record"]
         assert ends[-1] in (WorkerState.CANCELLED, WorkerState.ERROR)  # stopped, not finished
     assert list(bench.iterdir()) == []
+
+
+@pytest.mark.docker
+async def test_record_validate_and_save_a_valid_task(fixture_repo: Path, bench: Path) -> None:
+    from lmrbench.benchmark.validate import latest_results
+
+    app = make_app(bench, sandbox="docker")
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        await pilot.press(*"prfloss", "enter", "enter")
+        screen.go("paper")
+        screen.query_one("#instruction", TextArea).text = "Implement the DPO loss."
+        screen.go("metadata")
+        screen.query_one("#md-category", Select).value = "Training Objectives & Optimization"
+        screen.go("tests")
+        await pilot.pause()
+        await pilot.press(*"python train.py", "ctrl+g")
+        await settle(app, pilot)
+        assert screen.query_one("#tests-cases").row_count >= 1
+        screen.go("validate")
+        await pilot.press("ctrl+g")
+        await settle(app, pilot)
+        assert "the task is valid" in str(screen.query_one("#validate-summary").render())
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TaskSetScreen)
+        await settle(app, pilot)
+        table = app.screen.query_one("#tasks")
+        row = [str(c) for c in table.get_row_at(0)]
+        assert row[2] == "valid"
+
+    (task,) = load_taskset(bench)[0]
+    assert check_task(task) == []
+    result = latest_results(bench)[(task.name, 1)]
+    assert result.valid and result.golden_passed and result.masked_failed
+    assert not any(p.name.startswith(".lmrbench-draft") for p in bench.iterdir())
