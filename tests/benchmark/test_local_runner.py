@@ -102,3 +102,10 @@ def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
     task = write_small_task(tmp_path / "bench", goal=goal)
     report = run_pytest(LocalRunner(), task, task.repo_dir, TESTS, timeout=60)
     assert report.exit_code == 0 and report.status is TestStatus.ERROR
+
+
+def test_memory_hog_hits_the_address_space_limit(cache, tmp_path):
+    goal = "def dot(a, b):\n    x = bytearray(4 << 30)\n    return 0\n"
+    task = write_small_task(tmp_path / "bench", goal=goal)
+    report = run_pytest(LocalRunner(memory=1 << 30), task, task.repo_dir, TESTS, timeout=60)
+    assert report.status is TestStatus.FAILED and "MemoryError" in report.cases[0].message

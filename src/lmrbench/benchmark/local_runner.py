@@ -3,8 +3,8 @@
 Each task gets a venv cached per requirements hash under ``<cache>/venvs/<hash>``, installed offline from a
 host-side wheelhouse. Each run copies the tree into a fresh temp folder (same layout as a container: ``repo``,
 ``out``, ``harness``) and runs the command in its own process group with a wall-clock timeout (the whole group
-is killed) and a per-file size limit. There is no network, memory or pid isolation and the code runs as the
-calling user: the runner says so once.
+is killed), an address-space limit (8 GiB by default) and a per-file size limit. There is no network or pid
+isolation and the code runs as the calling user: the runner says so once.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
 WEAKER_ISOLATION = (
-    "local runner: tests run as this user, with network access and no memory or pid isolation "
-    "(only a timeout and a file size limit); use Docker for untrusted candidates"
+    "local runner: tests run as this user, with network access and no pid isolation (only a timeout, "
+    "an address-space limit and a file size limit); use Docker for untrusted candidates"
 )
 _OUTPUT_KEEP = 256_000
 
@@ -51,8 +51,10 @@ class LocalRunner:
 
     name: RunnerKind = "local"
 
-    def __init__(self, *, file_size: int = 1 << 30, progress: Progress | None = None) -> None:
-        self.file_size = file_size
+    def __init__(
+        self, *, memory: int | None = 8 << 30, file_size: int = 1 << 30, progress: Progress | None = None
+    ) -> None:
+        self.memory, self.file_size = memory, file_size
         self._progress = progress or NullProgress()
         self._warned = False
         self._lock = threading.Lock()
@@ -163,11 +165,13 @@ class LocalRunner:
         return result
 
     def _spawn(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, t0: float) -> RunResult:
-        limit = self.file_size
+        limit, memory = self.file_size, self.memory
 
         def limits() -> None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if memory:
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
         try:
             proc = subprocess.Popen(
