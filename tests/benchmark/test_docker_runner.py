@@ -278,3 +278,35 @@ def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_im
         for c in made.values():
             with contextlib.suppress(Exception):
                 c.remove(force=True)
+
+
+INTERRUPTED = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from conftest import write_small_task
+from lmrbench.benchmark.docker_runner import DockerRunner
+task = write_small_task(Path({root!r}), name="8-Interrupt")
+DockerRunner(base_image={base!r}).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
+"""
+
+
+def test_ctrl_c_during_a_run_leaves_no_container(base_image, docker_engine, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = INTERRUPTED.format(tests=str(Path(__file__).parent), root=str(tmp_path), base=base_image)
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    label = {"label": f"{RUN_LABEL}=8-Interrupt"}
+    try:
+        deadline = time.monotonic() + 90
+        while not docker_engine.containers.list(filters=label) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert docker_engine.containers.list(filters=label), "the run never started"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        proc.kill()
+    assert docker_engine.containers.list(all=True, filters=label) == []
