@@ -113,11 +113,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--max-mutants", type=int, default=4)
     args = parser.parse_args()
-    try:
-        import lmrbench.authoring.mutants  # noqa: F401
-    except ImportError:
-        print("note: mutant generation is not available; running without mutants")
-        args.max_mutants = 0
     with tempfile.TemporaryDirectory(prefix="lmrbench-overhead-") as tmp:
         bench = Path(tmp) / "bench"
         shutil.copytree(args.bench, bench, ignore=shutil.ignore_patterns(".lmrbench"))

@@ -122,7 +122,6 @@ def test_flaky_tests_are_the_ones_whose_outcome_differs():
 
 
 def test_mutants_are_run_and_the_kill_rate_reported(tmp_path):
-    pytest.importorskip("lmrbench.authoring.mutants", reason="mutant generation is not in the tree yet")
     bench = tmp_path / "bench"
     weak_scale = "from calc import scale\n\n\ndef test_scale():\n    assert len(scale([1, 2], 3)) == 2\n"
     write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": weak_scale})

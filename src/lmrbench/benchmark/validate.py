@@ -118,7 +118,7 @@ def task_fingerprint(task: Task) -> str:
                     h.update(b"link:" + os.readlink(p).encode())
                 else:
                     with p.open("rb") as fh:
-                        for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                        while chunk := fh.read(1 << 20):
                             h.update(chunk)
             except OSError:
                 h.update(b"unreadable")
