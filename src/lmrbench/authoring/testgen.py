@@ -219,9 +219,9 @@ def render_recorded_test(
     side = any(c.changed or c.state_changed for c in cases)
     doc = (
         f"Tests of {what} ({', '.join(files)}), implementation {impl_index}.\n\n"
-        f"Each case was recorded from a real call while `{command}` ran the reference code: the arguments of "
-        "the call and what it returned (and changed) are in the case file, and the function must give the "
-        f"same results {_tolerance_text(checker)}."
+        f"Each case was recorded from a real call while {_command_text(command, impl_index)} ran the "
+        "reference code: the arguments of the call and what it returned (and changed) are in the case file, "
+        f"and the function must give the same results {_tolerance_text(checker)}."
     )
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
@@ -239,6 +239,12 @@ def render_recorded_test(
     for case in cases:
         body += ["", ""] + _test_function(case, "DATA", checker, factory)
     return stamp("\n".join(body) + "\n")
+
+
+def _command_text(command: str, impl_index: int) -> str:
+    if "\n" in command.strip() or len(command) > 80:
+        return f"the command kept in data/impl_{impl_index}/index.json"
+    return f"`{command.strip()}`"
 
 
 def _wrap_paragraphs(text: str) -> list[str]:

@@ -439,7 +439,8 @@ def write_case(case: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
     """The bytes of a case file: ``arrays`` plus the case's JSON under ``__case__`` (an uncompressed .npz)."""
     payload = json.dumps(case, sort_keys=True, ensure_ascii=False).encode("utf-8")
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays, **{CASE_KEY: np.frombuffer(payload, dtype=np.uint8)})
+    members: dict[str, Any] = {**arrays, CASE_KEY: np.frombuffer(payload, dtype=np.uint8)}
+    np.savez(buffer, **members)
     return buffer.getvalue()
 
 
@@ -493,7 +494,7 @@ class Case:
         names = [p["name"] for p in self.data["arguments"] if p["kind"] != "var_keyword"]
         return self.args[names.index(name)]
 
-    def instance(self, cls: type, factory: Any = None) -> Any:
+    def instance(self, cls: Any, factory: Any = None) -> Any:
         """An object of ``cls`` (or built by ``factory()``) holding the recorded attributes."""
         obj = factory() if factory is not None else cls.__new__(cls)
         for name, value in (self.state or {}).items():
