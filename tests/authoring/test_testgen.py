@@ -172,5 +172,6 @@ def test_a_long_command_is_pointed_to_not_pasted():
     spec = _spec("test_case_1", qualname="score", binding="function", arguments={"x": "1"})
     short = render_recorded_test(1, [spec], CheckerSettings(), "python run.py --steps 2", None)
     assert "while `python run.py --steps 2` ran the reference code" in short
-    long = render_recorded_test(3, [spec], CheckerSettings(), "python run.py && python -c '\nimport x\n'", None)
+    command = "python run.py && python -c '\nimport x\n'"
+    long = render_recorded_test(3, [spec], CheckerSettings(), command, None)
     assert "while the command kept in data/impl_3/index.json ran the" in long
