@@ -25,7 +25,7 @@ class DiffView(VerticalScroll):
 
     def show(self, pairs: list[tuple[str, str, str]]) -> None:
         """Show the diff of each ``(file, before, after)``."""
-        chunks = []
+        chunks: list[str] = []
         for name, before, after in pairs:
             chunks.extend(
                 difflib.unified_diff(
