@@ -47,6 +47,13 @@ def _dotted(expr: cst.BaseExpression) -> str:
     return ""
 
 
+def _first_line(node: ast.stmt) -> int:
+    """The first line of a top-level statement, its decorators included."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.decorator_list:
+        return node.decorator_list[0].lineno
+    return node.lineno
+
+
 def decorator_names(node: cst.FunctionDef) -> tuple[str, ...]:
     """Dotted names of a def's decorators ("" for a decorator that is not a plain dotted name)."""
     return tuple(_dotted(d.decorator) for d in node.decorators)
@@ -122,10 +129,7 @@ class Located:
         tree = parse_python(source, file)
         self.index: list[FunctionInfo] = index_tree(tree, file)
         starts = line_starts(source)
-        bounds = [
-            starts[(n.decorator_list[0].lineno if getattr(n, "decorator_list", None) else n.lineno) - 1]
-            for n in tree.body
-        ]
+        bounds = [starts[_first_line(n) - 1] for n in tree.body]
         bounds.append(len(source))
         self.chunks: list[_Chunk] = []
         self._defs: dict[str, list[tuple[_Chunk, cst.FunctionDef]]] = {}

@@ -70,7 +70,7 @@ def mask_def(node: cst.FunctionDef, style: MaskStyle = MaskStyle.TODO_RAISE) -> 
     body = node.body
     if isinstance(body, cst.IndentedBlock):
         return node.with_changes(body=_masked_block(body, style))
-    return node.with_changes(body=_masked_suite(body, style))
+    return node.with_changes(body=_masked_suite(cst.ensure_type(body, cst.SimpleStatementSuite), style))
 
 
 def mask_source(

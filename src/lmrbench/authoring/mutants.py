@@ -9,8 +9,9 @@ kind the sites come in source order; mutants are de-duplicated, differ from the 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -19,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from lmrbench.authoring._cst import Located
 
 MAX_MUTANTS = 25
+_T = TypeVar("_T")
 
 _DOCSTRING = m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())])
 _ADD_SUB = m.BinaryOperation(operator=m.Add() | m.Subtract())
@@ -131,7 +133,7 @@ def _flip_add_sub(module: cst.Module, node: cst.BinaryOperation) -> Iterator[_Ed
     for keep, drop in ((node.left, node.right), (node.right, node.left)):
         description = f"drop {_snippet(module, drop)!r} from {text!r}"
         yield _Edit("drop_term", description, node, _with_parens(keep, node))
-    op = node.operator
+    op = cast(cst.Add | cst.Subtract, node.operator)
     flipped = (cst.Subtract if isinstance(op, cst.Add) else cst.Add)(
         whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
     )
@@ -144,7 +146,7 @@ def _drop_minus(module: cst.Module, node: cst.UnaryOperation) -> Iterator[_Edit]
 
 
 def _flip_aug_assign(module: cst.Module, node: cst.AugAssign) -> Iterator[_Edit]:
-    op = node.operator
+    op = cast(cst.AddAssign | cst.SubtractAssign, node.operator)
     flipped = (cst.SubtractAssign if isinstance(op, cst.AddAssign) else cst.AddAssign)(
         whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after
     )
@@ -160,6 +162,8 @@ def _negate_return(module: cst.Module, node: cst.Return) -> Iterator[_Edit]:
 
 def _plus_one(expr: cst.BaseExpression | None) -> tuple[cst.BaseExpression, str] | None:
     """The expression one more (``2`` -> ``3``, ``-1`` -> ``0``, ``n`` -> ``n + 1``), and how it changed."""
+    if expr is None:
+        return None
     if m.matches(expr, m.Integer()):
         assert isinstance(expr, cst.Integer)
         value = int(expr.value.replace("_", ""), 0)
@@ -209,14 +213,15 @@ def _swap_min_max(module: cst.Module, node: cst.Call) -> Iterator[_Edit]:
 
 
 def _loosen_comparison(module: cst.Module, node: cst.ComparisonTarget) -> Iterator[_Edit]:
-    op = node.operator
+    op = cast(cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual, node.operator)
     old_symbol, new_class, new_symbol = _COMPARISONS[type(op)]
     new_op = new_class(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
     description = f"{old_symbol} becomes {new_symbol} in {_snippet(module, node)!r}"
     yield _Edit("compare", description, node, node.with_changes(operator=new_op))
 
 
-_RULES = (
+_Rule = Callable[[cst.Module, Any], Iterator[_Edit]]
+_RULES: tuple[tuple[m.BaseMatcherNode, _Rule], ...] = (
     (_ADD_SUB, _flip_add_sub),
     (_NEGATION, _drop_minus),
     (_AUG_ADD_SUB, _flip_aug_assign),
@@ -240,7 +245,7 @@ def _site_edits(module: cst.Module, func: cst.FunctionDef) -> dict[str, list[_Ed
     return edits
 
 
-def _round_robin(groups: list[list[_Edit]]) -> Iterator[_Edit]:
+def _round_robin(groups: list[list[_T]]) -> Iterator[_T]:
     """Items of the groups taking turns: a1, b1, c1, a2, b2, ..."""
     longest = max((len(g) for g in groups), default=0)
     for i in range(longest):
@@ -279,8 +284,9 @@ def generate_mutants(
     for func, edit in _round_robin(list(by_kind.values())):
         if len(out) >= limit:
             break
-        new_func = edit.new if edit.old is func else func.deep_replace(edit.old, edit.new)
+        new = edit.new if edit.old is func else func.deep_replace(edit.old, edit.new)
         try:
+            new_func = cst.ensure_type(new, cst.FunctionDef)
             text = located.rebuild({id(func): new_func})
             ast.parse(text)
         except (SyntaxError, ValueError, cst.CSTValidationError):
