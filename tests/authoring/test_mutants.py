@@ -35,7 +35,7 @@ def mutant_of(mutants, kind, needle=""):
 
 
 def test_each_kind_changes_the_body_as_described():
-    mutants = generate_mutants(SOURCE, "DPOLoss.forward", file="loss.py")
+    mutants = generate_mutants(SOURCE, "DPOLoss.forward", file="loss.py", limit=100)
     body = SOURCE[SOURCE.index("        z = beta") : SOURCE.index("\n\n\ndef other")]
     assert mutant_of(mutants, "constant_return", "None").source == SOURCE.replace(body, "        return None")
     assert mutant_of(mutants, "constant_return", "zeros_like").source.count("return np.zeros_like(pi)") == 1
@@ -51,6 +51,8 @@ def test_each_kind_changes_the_body_as_described():
     assert "z[1:n + 1]" in mutant_of(mutants, "off_by_one", "upper bound").source
     assert "best = min(z[0]" in mutant_of(mutants, "swap_min_max").source
     assert "if z.sum() >= 0:" in mutant_of(mutants, "compare").source
+    assert "if z.mean() > 0:" in mutant_of(mutants, "swap_reduction", "z.sum()").source
+    assert "np.log1p(np.exp(-z)).sum() + best" in mutant_of(mutants, "swap_reduction", ".mean()'").source
     assert mutant_of(mutants, "drop_term").description.startswith("line 9: ")
 
 
@@ -70,9 +72,9 @@ def test_only_the_function_body_changes_and_every_mutant_parses_and_differs():
 def test_deterministic_and_kinds_take_turns():
     first = generate_mutants(SOURCE, "DPOLoss.forward")
     assert first == generate_mutants(SOURCE, "DPOLoss.forward")
-    kinds = [mu.kind for mu in first[:7]]
+    kinds = [mu.kind for mu in first[:8]]
     assert kinds == ["constant_return", "return_input", "drop_term", "flip_sign", "off_by_one",
-                     "swap_min_max", "compare"]  # fmt: skip
+                     "swap_min_max", "swap_reduction", "compare"]  # fmt: skip
     assert [mu.kind for mu in generate_mutants(SOURCE, "DPOLoss.forward", limit=3)] == kinds[:3]
 
 

@@ -2,8 +2,9 @@
 
 Each mutant changes one thing in the function's body (the docstring is kept): a constant return, an input
 returned unchanged, a dropped term of a sum or difference, a flipped sign, an index or slice bound off by one,
-``min``/``max`` swapped, a comparison loosened. The order is deterministic: the kinds take turns, and within a
-kind the sites come in source order; mutants are de-duplicated, differ from the source and all parse.
+``min``/``max`` or ``mean``/``sum`` swapped, a comparison loosened. The order is deterministic: the kinds take
+turns, and within a kind the sites come in source order; mutants are de-duplicated, differ from the source and
+all parse.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ _MIN_MAX_CALL = m.Call(
     func=m.Name(m.MatchIfTrue(lambda n: n in ("min", "max")))
     | m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _MIN_MAX_NAMES)))
 )
+_REDUCTIONS = {"mean": "sum", "sum": "mean", "nanmean": "nansum", "nansum": "nanmean"}
+_REDUCTION_CALL = m.Call(func=m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _REDUCTIONS))))
 _COMPARISONS: dict[type, tuple[str, type, str]] = {
     cst.LessThan: ("<", cst.LessThanEqual, "<="),
     cst.LessThanEqual: ("<=", cst.LessThan, "<"),
@@ -212,6 +215,13 @@ def _swap_min_max(module: cst.Module, node: cst.Call) -> Iterator[_Edit]:
     yield _Edit("swap_min_max", f"swap min and max in {text!r}", node, node.with_changes(func=new_func))
 
 
+def _swap_reduction(module: cst.Module, node: cst.Call) -> Iterator[_Edit]:
+    func = cst.ensure_type(node.func, cst.Attribute)
+    new_func = func.with_changes(attr=func.attr.with_changes(value=_REDUCTIONS[func.attr.value]))
+    text = _snippet(module, node)
+    yield _Edit("swap_reduction", f"swap mean and sum in {text!r}", node, node.with_changes(func=new_func))
+
+
 def _loosen_comparison(module: cst.Module, node: cst.ComparisonTarget) -> Iterator[_Edit]:
     op = cast(cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual, node.operator)
     old_symbol, new_class, new_symbol = _COMPARISONS[type(op)]
@@ -228,6 +238,7 @@ _RULES: tuple[tuple[m.BaseMatcherNode, _Rule], ...] = (
     (_RETURN_VALUE, _negate_return),
     (_SUBSCRIPT, _off_by_one),
     (_MIN_MAX_CALL, _swap_min_max),
+    (_REDUCTION_CALL, _swap_reduction),
     (_COMPARE, _loosen_comparison),
 )
 _ANY_SITE = m.OneOf(*(matcher for matcher, _ in _RULES))
@@ -254,7 +265,16 @@ def _round_robin(groups: list[list[_T]]) -> Iterator[_T]:
                 yield group[i]
 
 
-KINDS = ("constant_return", "return_input", "drop_term", "flip_sign", "off_by_one", "swap_min_max", "compare")
+KINDS = (
+    "constant_return",
+    "return_input",
+    "drop_term",
+    "flip_sign",
+    "off_by_one",
+    "swap_min_max",
+    "swap_reduction",
+    "compare",
+)
 
 
 def generate_mutants(
