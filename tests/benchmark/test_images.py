@@ -79,3 +79,14 @@ def test_unknown_requirement_is_one_clear_error(tmp_path, monkeypatch):
             ["lmrbench-no-such-distribution-xyz==0.0.1"], WheelTarget(python="3.11", glibc="2.36")
         )
     assert list((tmp_path / "wheels").iterdir()) == []
+
+
+@pytest.mark.docker
+def test_prune_removes_task_images_but_keeps_the_base(base_image, docker_engine):
+    from lmrbench.benchmark.images import prune_task_images
+
+    docker_engine.images.get(base_image).tag("lmrbench-task-zz-prunetest", "one")
+    removed, busy = prune_task_images(docker_engine, prefix="lmrbench-task-zz-prunetest")
+    assert removed == ["lmrbench-task-zz-prunetest:one"] and busy == []
+    assert [t for t, _, _ in list_images() if t.startswith("lmrbench-task-zz-")] == []
+    assert docker_engine.images.get(base_image)

@@ -251,3 +251,29 @@ def list_images(client: docker.DockerClient | None = None) -> list[tuple[str, st
             if t.startswith("lmrbench"):
                 out.append((t, img.short_id.removeprefix("sha256:"), img.attrs.get("Size", 0) / 1e6))
     return sorted(out)
+
+
+TASK_IMAGE_PREFIX = "lmrbench-task-"
+
+
+def prune_task_images(
+    client: docker.DockerClient | None = None, *, prefix: str = TASK_IMAGE_PREFIX
+) -> tuple[list[str], list[str]]:
+    """Remove the task images (a cache: rebuilt on demand) whose tag starts with ``prefix``.
+
+    Returns (removed tags, tags kept because a container uses them).
+    """
+    import docker
+
+    client = client or docker_client()
+    removed, busy = [], []
+    for img in client.images.list():
+        for tag in img.tags:
+            if not tag.startswith(prefix):
+                continue
+            try:
+                client.images.remove(tag)
+                removed.append(tag)
+            except docker.errors.APIError:
+                busy.append(tag)
+    return sorted(removed), sorted(busy)

@@ -1,4 +1,4 @@
-"""``lmrbench images bootstrap|list``: the base image built from Debian packages, and the local images."""
+"""``lmrbench images bootstrap|list|prune``: the base image built from Debian packages, the local images."""
 
 from __future__ import annotations
 
@@ -37,6 +37,17 @@ def list_cmd() -> None:
         typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
     for tag, short, size in rows:
         typer.echo(f"{tag:<60} {short:<12} {size:8.0f} MB")
+
+
+@images_app.command("prune")
+def prune() -> None:
+    """Remove the task images (the base image stays); they are rebuilt when next needed."""
+    from lmrbench.benchmark.images import prune_task_images
+
+    removed, busy = prune_task_images()
+    typer.echo(f"removed {len(removed)} task images")
+    for tag in busy:
+        typer.echo(f"kept {tag}: in use by a container")
 
 
 def register(app: typer.Typer) -> None:
