@@ -90,3 +90,19 @@ def test_prune_removes_task_images_but_keeps_the_base(base_image, docker_engine)
     assert removed == ["lmrbench-task-zz-prunetest:one"] and busy == []
     assert [t for t, _, _ in list_images() if t.startswith("lmrbench-task-zz-")] == []
     assert docker_engine.images.get(base_image)
+
+
+@pytest.mark.docker
+def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tmp_path):
+    from conftest import write_small_task
+
+    task = write_small_task(tmp_path, dockerfile=False)
+    (task.path / "Dockerfile").write_text("FROM pytorch/pytorch:2.1.0\nCOPY . .\n")
+    res = CliRunner().invoke(app, ["images", "dockerfile", str(task.path)])
+    assert res.exit_code != 0 and "not written by lmrbench" in str(res.exception)
+    res = CliRunner().invoke(app, ["images", "dockerfile", str(task.path), "--force"])
+    assert res.exit_code == 0 and "wrote" in res.output
+    assert "COPY . ." not in (task.path / "Dockerfile").read_text()
+    res = CliRunner().invoke(app, ["images", "build", str(tmp_path), "--base", base_image])
+    assert res.exit_code == 0, res.output
+    assert "7-Vec: lmrbench-task-7-vec:" in res.output

@@ -1,6 +1,10 @@
-"""``lmrbench images bootstrap|list|prune``: the base image built from Debian packages, the local images."""
+"""``lmrbench images bootstrap|build|dockerfile|list|prune``: base and task images."""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -37,6 +41,51 @@ def list_cmd() -> None:
         typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
     for tag, short, size in rows:
         typer.echo(f"{tag:<60} {short:<12} {size:8.0f} MB")
+
+
+@images_app.command("build")
+def build(
+    bench: Annotated[Path, typer.Argument(help="A task set folder, or one task folder.")],
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only these tasks (name or number).")
+    ] = None,
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Build even when an image of the same inputs exists."
+    ),
+    base: str = typer.Option(
+        None, "--base", help="BASE_IMAGE to build on (default: bootstrapped, else official)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build logs."),
+) -> None:
+    """Build (or find) each task's image: tagged by a hash of its Dockerfile, requirements and base."""
+    from lmrbench.authoring.taskset import load_taskset
+    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.cli.rich_progress import RichProgress
+
+    tasks, problems = load_taskset(bench, task or None)
+    for problem in problems:
+        typer.echo(f"error: {problem}", err=True)
+    runner = DockerRunner(base_image=base)
+    with RichProgress(verbose=verbose) as progress:
+        for t in tasks:
+            t0 = time.monotonic()
+            tag = runner.prepare(t, rebuild=rebuild, progress=progress)
+            typer.echo(f"{t.name}: {tag} ({time.monotonic() - t0:.1f} s)")
+    if problems:
+        raise typer.Exit(1)
+
+
+@images_app.command("dockerfile")
+def dockerfile(
+    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    force: bool = typer.Option(False, "--force", help="Replace a Dockerfile that lmrbench did not write."),
+) -> None:
+    """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; requirements only, no task files."""
+    from lmrbench.authoring.dockerfile import write_dockerfile
+    from lmrbench.authoring.taskset import load_task
+
+    t = load_task(task_dir)
+    typer.echo(f"wrote {write_dockerfile(t.path, t.info.repo_folder_name, force=force)}")
 
 
 @images_app.command("prune")
