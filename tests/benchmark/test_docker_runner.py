@@ -310,3 +310,14 @@ def test_ctrl_c_during_a_run_leaves_no_container(base_image, docker_engine, tmp_
     finally:
         proc.kill()
     assert docker_engine.containers.list(all=True, filters=label) == []
+
+
+def test_a_tree_too_big_for_the_work_folder_is_an_infrastructure_error(base_image, small_task, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "blob.bin").write_bytes(os.urandom(24 << 20))
+    runner = DockerRunner(base_image=base_image, work_size="8m")
+    res = runner.run(small_task, tree, ["true"], timeout=60)
+    assert res.infra_error and "cannot unpack the tree" in res.infra_error
+    report = run_pytest(runner, small_task, tree, TESTS, timeout=60)
+    assert report.status is TestStatus.INFRA_ERROR
