@@ -331,13 +331,16 @@ class DockerRunner:
     ) -> RunResult:
         """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring."""
         import docker
+        import requests
 
-        t0 = time.monotonic()
         try:
             tag = self.prepare(task)
             payload = _tree_tar(Path(tree), harness_files or {})
         except LmrError as exc:
-            return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
+            return RunResult(None, False, "", 0.0, infra_error=str(exc))
+        except OSError as exc:
+            return RunResult(None, False, "", 0.0, infra_error=f"cannot read the tree: {exc}")
+        t0 = time.monotonic()  # the timeout and the duration count from here, after any image build
         environment = {
             **(env or {}),
             "LMRBENCH_OUT": f"{WORK}/out",
@@ -396,7 +399,7 @@ class DockerRunner:
                 container.kill()
             reader.join(timeout=10)
             state = (container.client.api.inspect_container(container.id) or {}).get("State", {})
-        except docker.errors.DockerException as exc:
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             return RunResult(
                 None,
                 False,
@@ -406,8 +409,8 @@ class DockerRunner:
             )
         finally:
             if container is not None:
-                with contextlib.suppress(docker.errors.NotFound):
-                    container.remove(force=True)
+                with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+                    container.remove(force=True)  # if this fails, remove_stale_containers finds it later
         duration = time.monotonic() - t0
         output = _decode(stderr)
         if state.get("OOMKilled"):

@@ -157,7 +157,7 @@ class LocalRunner:
                 ),
                 "PYTHONDONTWRITEBYTECODE": "1",
             }
-            result = self._spawn(argv, root / "repo", full_env, timeout, t0)
+            result = self._spawn(argv, root / "repo", full_env, timeout, time.monotonic())
             if out_dir is not None and result.infra_error is None:
                 shutil.copytree(
                     root / "out", out_dir, dirs_exist_ok=True, symlinks=False, ignore_dangling_symlinks=True
@@ -165,6 +165,7 @@ class LocalRunner:
         return result
 
     def _spawn(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, t0: float) -> RunResult:
+        """Run in its own process group; the timeout counts from ``t0`` (after the venv and the copy)."""
         limit, memory = self.file_size, self.memory
 
         def limits() -> None:
