@@ -332,3 +332,16 @@ def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
     probe = "import builtins, sys; print(hasattr(builtins, 'SHADOWED_RAN'), 'lmrbench_record' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert (out.stdout.strip(), out.stderr) == ("True False", "")
+
+
+def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tmp_path, local):
+    from lmrbench.benchmark.validate import ValidateOptions, validate_implementation
+
+    task = make_task(tmp_path)
+    record_tests(task, 1, TRAIN, sandbox=local)
+    task = load_task(task.path)
+    options = ValidateOptions(repeat=2, timeout=300, max_mutants=12, min_kill_rate=0.8)
+    result = validate_implementation(local, task, task.info.implementation(1), options=options)
+    assert result.golden_passed and result.masked_failed and not result.flaky_tests
+    assert result.valid, result.reasons
+    assert result.kill_rate is not None and result.kill_rate >= 0.8
