@@ -185,6 +185,7 @@ class DockerRunner:
         self._client = client
         self._lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
+        self._limits_said = False
 
     @property
     def client(self) -> docker.DockerClient:
@@ -251,6 +252,11 @@ class DockerRunner:
     ) -> str:
         """The task's image tag, built when no image of the same inputs exists (or ``rebuild``)."""
         progress = progress or NullProgress()
+        with self._lock:
+            say, self._limits_said = not self._limits_said, True
+        if say:
+            for warning in self.limits_warnings():
+                progress.log(f"warning: {warning}: runs are not bounded by it")
         path = task.path / DOCKERFILE
         text = path.read_text(errors="replace") if path.is_file() else render_dockerfile()
         for warning in dockerfile_warnings(text, path):
