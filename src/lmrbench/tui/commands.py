@@ -10,13 +10,15 @@ from lmrbench.tui.messages import RunAction
 
 
 class ScreenActions(Provider):
-    """Every action bound on the active screen (and the app), by its description."""
+    """Every action bound on the active screen and the app, by its description."""
 
     def _entries(self) -> list[tuple[str, str, RunAction]]:
         out: list[tuple[str, str, RunAction]] = []
         seen: set[str] = set()
         for key, active in self.screen.active_bindings.items():
             b = active.binding
+            if active.node not in (self.screen, self.app):  # widgets' own keys (cursor moves) stay out
+                continue
             if not b.description or b.action in seen or b.action == "command_palette":
                 continue
             seen.add(b.action)

@@ -142,7 +142,10 @@ class EditTaskScreen(Screen[str | None]):
         if self.edited is None:
             return
         form = self.query_one(MetadataForm)
-        problems = {k: v for k, v in form.check_fields().items() if k != "name"}
+        unchanged = {"name"}  # an official file's odd URL does not block other edits
+        if form.values().paper_url == self.edited.info.paper_url:
+            unchanged.add("paper_url")
+        problems = {k: v for k, v in form.check_fields().items() if k not in unchanged}
         if problems:
             text = "; ".join(f"{k}: {v}" for k, v in problems.items())
             self.notify(text, title="Not saved", severity="error")

@@ -88,7 +88,7 @@ class TaskSetScreen(Screen[None]):
         Binding("e", "edit_task", "Edit", id="taskset.edit", tooltip="Edit the selected task"),
         Binding("r", "refresh", "Refresh", id="taskset.refresh", tooltip="Reload the task set from disk"),
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
-        Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column (again: reverse)"),
+        Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column"),
     ]
 
     AUTO_FOCUS = "#tasks"
