@@ -221,3 +221,13 @@ async def test_record_validate_and_save_a_valid_task(fixture_repo: Path, bench: 
     result = latest_results(bench)[(task.name, 1)]
     assert result.valid and result.golden_passed and result.masked_failed
     assert not any(p.name.startswith(".lmrbench-draft") for p in bench.iterdir())
+
+
+async def test_quitting_the_app_removes_the_draft(fixture_repo: Path, bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        assert screen.draft is not None and screen.draft.is_dir()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert list(bench.iterdir()) == []

@@ -472,6 +472,9 @@ class NewTaskScreen(Screen[str | None]):
         key = (spec.source, tuple(self.selected), spec.mask_style, spec.name)
         if self.draft_task is not None and key == self.draft_key:
             return None
+        if self.draft_task is not None:
+            text = "the functions, mask or name changed: the draft task is made again; record its tests again"
+            self.notify(text, severity="warning")
         self.draft_key = key
         return spec
 
