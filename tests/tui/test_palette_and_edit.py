@@ -78,3 +78,15 @@ async def test_edit_instruction_and_metadata(new_task, bench: Path) -> None:
     assert raw["implementations"][0]["instruction"] == "Implement the DPO loss on log-ratios (eq. 7)."
     assert raw["implementations"][0]["goal_function"] == "preference_loss"
     assert check_task(load_task(task.path)) == []
+
+
+def test_cli_refuses_a_file_as_the_task_set(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    target = tmp_path / "notes.txt"
+    target.write_text("x")
+    cli = Path(sys.executable).with_name("lmrbench")
+    out = subprocess.run([str(cli), "tui", str(target)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"error: {target}: not a folder"]
