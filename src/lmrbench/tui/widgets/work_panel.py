@@ -18,7 +18,8 @@ from lmrbench.errors import LmrError
 
 def error_text(exc: BaseException | None) -> str:
     """One line for the author: an LmrError as it is, anything else with its type."""
-    return str(exc) if isinstance(exc, LmrError) else f"{type(exc).__name__}: {exc}"
+    text = str(exc) if isinstance(exc, LmrError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
 
 
 class WorkPanel(Widget):
