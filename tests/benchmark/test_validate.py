@@ -237,3 +237,29 @@ def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_im
     assert "2-Broken" in reason and "boom-in-build" in reason
     again = validate_taskset(bench, sandbox=sandbox, options=opts)
     assert [r.skipped for r in again.rows] == [True, True, False, False]  # build failures are retried
+
+
+def test_ctrl_c_with_the_local_runner_kills_the_running_tests(tmp_path):
+    bench = tmp_path / "bench"
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    mark = f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()"
+    hang = f"import os, time\n\n\ndef test_hangs():\n    {mark}\n    time.sleep(600)\n"
+    write_task(bench, "5-Hang", tests={"unit_test/unit_test_1.py": hang, "unit_test/unit_test_2.py": hang})
+    write_task(bench, "6-Hang", tests={"unit_test/unit_test_1.py": hang, "unit_test/unit_test_2.py": hang})
+    code = "from lmrbench.cli.main import main; main()"
+    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "local", "--jobs", "2",
+            "--max-mutants", "0", "--timeout", "300"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 2, proc.communicate(timeout=30)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    for pid in started:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    leftovers = [p.name for p in default_run_dir(bench).rglob("*")] if default_run_dir(bench).exists() else []
+    assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
