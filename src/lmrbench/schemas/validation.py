@@ -30,7 +30,7 @@ class MutantResult(_Strict):
     status: TestStatus
     """The test run's status on the mutated code."""
     killed: bool
-    """True when the tests failed on the mutant (an infrastructure error or timeout kills nothing)."""
+    """True when the tests failed, errored or timed out on the mutant (an infrastructure error does not)."""
     detail: str = ""
     """The failing tests or the error, shortened."""
 
@@ -65,7 +65,7 @@ class ImplValidation(_Strict):
     mutants_killed: int = 0
     """Mutants the tests failed."""
     mutants_total: int = 0
-    """Mutants that ran to a verdict (infrastructure errors and timeouts excluded)."""
+    """Mutants that ran to a verdict (infrastructure errors excluded)."""
     flaky_tests: list[str] = []
     """Tests whose outcome differed between golden runs."""
     seconds: float = 0.0
