@@ -1,14 +1,16 @@
 """Regenerate the example task set in examples/tasks from the sources and paper texts beside this script.
 
-    python examples/make_examples.py            # writes examples/tasks/<N-Name>/ (replacing existing tasks)
+    python examples/make_examples.py [--runner docker|local]   # replaces examples/tasks/<N-Name>/
 
 Each source folder becomes a git repository (fixed author and date, so the pinned commit is reproducible), each
-paper text becomes a PDF made with PyMuPDF, and the task is authored with lmrbench's own create_task. Unit tests
-are recorded afterwards with `lmrbench task record` (see RECORD below), exactly as an author would.
+paper text becomes a PDF made with PyMuPDF, the task is authored with lmrbench's own create_task, and its unit
+tests are recorded with record_tests from the repository's own driver script, exactly as an author would with
+`lmrbench task new` and `lmrbench task record`.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -18,7 +20,9 @@ from pathlib import Path
 
 import pymupdf
 
+from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.benchmark.sandbox import get_sandbox
 
 HERE = Path(__file__).resolve().parent
 TASKS = HERE / "tasks"
@@ -37,6 +41,7 @@ EXAMPLES = [
             "Section 2.2, and the implicit rewards of Section 2.3. Return per-example values; do not reduce."
         ),
         "record": "python train.py --steps 1",
+        "max_calls": 3,
     },
     {
         "name": "2-BERTScore",
@@ -50,6 +55,7 @@ EXAMPLES = [
             "greedily by cosine similarity and return the idf-weighted precision, recall and F1 of Section 2."
         ),
         "record": "python run_metric.py",
+        "max_calls": 5,
     },
     {
         "name": "3-ContrastiveDecoding",
@@ -63,6 +69,7 @@ EXAMPLES = [
             "adaptive plausibility constraint of Section 2, for a batch of positions, at the given temperature."
         ),
         "record": "python generate.py --steps 6",
+        "max_calls": 3,
     },
 ]
 
@@ -104,6 +111,11 @@ def git_repo(source: Path, dest: Path) -> None:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runner", choices=["docker", "local"], default=None,
+                        help="where to record (default: docker when the engine answers)")
+    args = parser.parse_args()
+    sandbox = get_sandbox(args.runner)
     TASKS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lmrbench-examples-") as tmp:
         for ex in EXAMPLES:
@@ -128,7 +140,9 @@ def main() -> int:
                 ),
                 force=True,
             )
-            print(f"{task.path.relative_to(HERE.parent)}: {ex['function']}  (record with: {ex['record']})")
+            result = record_tests(task, 1, ex["record"], sandbox=sandbox, max_calls=ex["max_calls"], force=True)
+            print(f"{task.path.relative_to(HERE.parent)}: {ex['function']}: {len(result.cases)} cases recorded "
+                  f"from `{ex['record']}` ({result.total_bytes} bytes)")
     return 0
 
 

@@ -1,5 +1,7 @@
 """Score candidate sentences against references: python run_metric.py"""
 
+import numpy as np
+
 from bertscore_np.embed import embed, idf_weights, sentence_idf
 from bertscore_np.score import greedy_cos_idf
 
@@ -21,6 +23,17 @@ def main():
         p, r, f = greedy_cos_idf(embed(ref), sentence_idf(ref, idf, default), embed(hyp),
                                  sentence_idf(hyp, idf, default))
         print(f"P={p:.4f} R={r:.4f} F1={f:.4f}  {hyp!r}")
+    sanity_checks()
+
+
+def sanity_checks():
+    """Degenerate inputs: a candidate identical to its reference, and opposite embeddings (F1 defined as 0)."""
+    same = np.array([[1.0, 2.0, 0.5], [0.0, 1.0, -1.0]])
+    p, r, f = greedy_cos_idf(same, np.array([1.0, 2.0]), same.copy(), np.array([1.0, 2.0]))
+    print(f"identical: P={p:.4f} R={r:.4f} F1={f:.4f}")
+    p, r, f = greedy_cos_idf(np.array([[3.0, 4.0], [-1.0, 0.0]]), np.array([1.0, 3.0]), np.array([[1.0, 0.0]]),
+                             np.array([1.0]))
+    print(f"opposite:  P={p:.4f} R={r:.4f} F1={f:.4f}")
 
 
 if __name__ == "__main__":
