@@ -84,7 +84,7 @@ def main() -> None:
         for _ in range(args.runs):
             cmd = ["docker", "run", "--rm", "--network", "none", "-v", f"{task.repo_dir}:/w:ro", "-w", "/w", tag,
                    "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "unit_test/test_vec.py"]
-            proc, secs = _timed(lambda: subprocess.run(cmd, capture_output=True))
+            proc, secs = _timed(lambda cmd=cmd: subprocess.run(cmd, capture_output=True))
             assert proc.returncode == 0, proc.stdout
             direct.append(secs)
         a, b = statistics.median(ours), statistics.median(direct)

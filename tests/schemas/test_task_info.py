@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from lmrbench.errors import LmrError
-from lmrbench.schemas import Category, TaskInfo, category_from_text, load_task_info, parse_category, save_task_info
+from lmrbench.schemas import (
+    Category,
+    TaskInfo,
+    category_from_text,
+    load_task_info,
+    parse_category,
+    save_task_info,
+)
 
 DATA = Path(__file__).parent / "data"
 

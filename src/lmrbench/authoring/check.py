@@ -37,8 +37,8 @@ def golden_body_lines(source: str, qualname: str) -> list[str] | None:
     if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         return None
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         body = body[1:]
     if not body:
         return []

@@ -6,7 +6,15 @@ import threading
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 
 class RichProgress:
@@ -27,7 +35,7 @@ class RichProgress:
             transient=False,
             disable=not self.console.is_terminal,
         )
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> RichProgress:
         self._bar.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -12,7 +13,9 @@ DEFAULT_DIR = Path("schema")
 
 
 @schema_app.command("export")
-def export(out: Path = typer.Option(DEFAULT_DIR, "--out", help="Folder to write *.schema.json into.")) -> None:
+def export(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write *.schema.json into.")] = DEFAULT_DIR,
+) -> None:
     """Write one JSON Schema file per format (info.json, reports, results, verdicts, labels)."""
     from lmrbench.schemas.export import export_schemas
 

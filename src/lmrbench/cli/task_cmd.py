@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,20 +20,20 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 
 @task_app.command("new")
 def task_new(
-    repo: str = typer.Option(..., "--repo", help="Git URL, local git repository or folder to take the code from."),
-    function: list[str] = typer.Option(..., "--function", help="FILE::[Class.]name to mask; repeat for more."),
-    instruction: list[str] = typer.Option(..., "--instruction", help="What to implement; once, or once per function."),
-    out: Path = typer.Option(..., "--out", help="The task set folder (BENCH_DIR) to create the task in."),
-    category: str = typer.Option("", "--category", help="One of the paper's nine categories."),
-    paper: Path | None = typer.Option(None, "--paper", help="The paper's PDF."),
-    paper_url: str = typer.Option("", "--paper-url", help="Where the paper is published."),
-    paper_name: str = typer.Option("", "--paper-name", help="The paper's title."),
-    year: int | None = typer.Option(None, "--year", help="The paper's year."),
-    commit: str | None = typer.Option(None, "--commit", help="Commit to pin (default: HEAD)."),
-    name: str | None = typer.Option(None, "--name", help="Task folder name, N-Name (default: next number)."),
-    retrieval: list[str] = typer.Option([], "--retrieval", help="Repository file given to the model as context."),
-    mask_style: str = typer.Option("todo_raise", "--mask-style", help="todo_raise, raise or pass."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing task folder."),
+    repo: Annotated[str, typer.Option("--repo", help="Git URL, local git repository or folder to take the code from.")],
+    function: Annotated[list[str], typer.Option("--function", help="FILE::[Class.]name to mask; repeat for more.")],
+    instruction: Annotated[list[str], typer.Option("--instruction", help="What to implement; once, or per function.")],
+    out: Annotated[Path, typer.Option("--out", help="The task set folder (BENCH_DIR) to create the task in.")],
+    category: Annotated[str, typer.Option("--category", help="One of the paper's nine categories.")] = "",
+    paper: Annotated[Path | None, typer.Option("--paper", help="The paper's PDF.")] = None,
+    paper_url: Annotated[str, typer.Option("--paper-url", help="Where the paper is published.")] = "",
+    paper_name: Annotated[str, typer.Option("--paper-name", help="The paper's title.")] = "",
+    year: Annotated[int | None, typer.Option("--year", help="The paper's year.")] = None,
+    commit: Annotated[str | None, typer.Option("--commit", help="Commit to pin (default: HEAD).")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Task folder name, N-Name (default: next number).")] = None,
+    retrieval: Annotated[list[str] | None, typer.Option("--retrieval", help="Repo file shown as context.")] = None,
+    mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")] = "todo_raise",
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing task folder.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
     from lmrbench.authoring.mask import MaskStyle
@@ -55,7 +56,7 @@ def task_new(
         year=year,
         commit=commit,
         name=name,
-        retrieval_context=retrieval,
+        retrieval_context=retrieval or [],
         mask_style=style,
     )
     with RichProgress() as progress:
@@ -65,7 +66,7 @@ def task_new(
 
 
 @tasks_app.command("list")
-def tasks_list(bench: Path = typer.Argument(..., help="A task set folder (or one task folder).")) -> None:
+def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
     """One row per implementation: task, index, category, goal file and function, tests."""
     from lmrbench.authoring.taskset import load_taskset
 
@@ -86,7 +87,7 @@ def tasks_list(bench: Path = typer.Argument(..., help="A task set folder (or one
 
 
 @tasks_app.command("check")
-def tasks_check(bench: Path = typer.Argument(..., help="A task set folder (or one task folder).")) -> None:
+def tasks_check(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
     """Load every task and report missing files, unknown categories and leaked golden bodies."""
     from lmrbench.authoring.check import check_taskset
 
