@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from lmrbench import pyparse
 from lmrbench.authoring.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
@@ -23,7 +24,7 @@ def _norm_line(line: str) -> str:
 
 def golden_body_lines(source: str, qualname: str) -> list[str] | None:
     """The golden body of ``qualname`` (docstring excluded) as normalised, non-blank code lines."""
-    tree = ast.parse(source)
+    tree = pyparse.parse(source)
     parts = qualname.split(".")
     scope: list[ast.stmt] = tree.body
     node: ast.AST | None = None

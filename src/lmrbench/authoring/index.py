@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lmrbench import pyparse
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress, check_cancel
 
@@ -182,7 +183,7 @@ def parse_python(source: str | bytes, file: str) -> ast.Module:
     if isinstance(source, str) and source.startswith("\ufeff"):
         source = source[1:]  # a decoded byte order mark
     try:
-        return ast.parse(source, filename=file)
+        return pyparse.parse(source, filename=file)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         if "codec can't decode" in msg:

@@ -18,6 +18,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from lmrbench import pyparse
 from lmrbench.authoring._cst import Located
 
 MAX_MUTANTS = 25
@@ -285,7 +286,7 @@ def generate_mutants(
     LmrError (naming the file) for a syntax error or an unknown function.
     """
     located = Located(source, file, [qualname])
-    arrays = _array_modules(ast.parse(source))
+    arrays = _array_modules(pyparse.parse(source))
     is_method = any(i.is_method for i in located.index if i.qualname == qualname)
     by_kind: dict[str, list[tuple[cst.FunctionDef, _Edit]]] = {k: [] for k in KINDS}
     for which, func in enumerate(located.defs(qualname)):
@@ -308,7 +309,7 @@ def generate_mutants(
         try:
             new_func = cst.ensure_type(new, cst.FunctionDef)
             text = located.rebuild({id(func): new_func})
-            ast.parse(text)
+            pyparse.parse(text)
         except (SyntaxError, ValueError, cst.CSTValidationError):
             continue
         if text not in seen:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from lmrbench import pyparse
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import CheckerSettings
 
@@ -273,7 +274,7 @@ class Signature:
 def read_signature(source: str, qualname: str, file: str) -> Signature:
     """The parameters of ``qualname`` in ``source`` (LmrError naming the file when it is not there)."""
     try:
-        tree = ast.parse(source)
+        tree = pyparse.parse(source)
     except SyntaxError as exc:
         raise LmrError(f"syntax error at line {exc.lineno}: {exc.msg}", file) from None
     parts = qualname.split(".")

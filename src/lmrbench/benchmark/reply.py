@@ -16,6 +16,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from lmrbench import pyparse
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import extract_function, replace_functions
 from lmrbench.errors import LmrError
@@ -54,7 +55,7 @@ def _parsed(blocks: list[str], names: set[str]) -> tuple[list[tuple[str, ast.Mod
     for block in blocks:
         text = textwrap.dedent(block)
         try:
-            good.append((text, ast.parse(text)))
+            good.append((text, pyparse.parse(text)))
         except (SyntaxError, ValueError) as exc:
             if any(re.search(rf"\bdef\s+{re.escape(n)}\b", text) for n in names):
                 bad.append(f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")
@@ -106,7 +107,7 @@ def _donor(pieces: dict[str, str]) -> str:
 
 def _helpers(blocks: list[tuple[str, ast.Module]], target: str, goal_names: set[str]) -> list[str]:
     """Top-level imports and definitions of the reply that the target lacks, as source texts."""
-    tree = ast.parse(target)
+    tree = pyparse.parse(target)
     defined = {getattr(n, "name", None) for n in tree.body}
     have_imports = {ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)}
     out: list[str] = []
@@ -134,7 +135,7 @@ def _nest(piece: str, qualname: str, helpers: list[str]) -> str:
     name = qualname.rpartition(".")[2]
     node = next(
         n
-        for n in ast.walk(ast.parse(piece))
+        for n in ast.walk(pyparse.parse(piece))
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name
     )
     first = node.body[0]
