@@ -11,12 +11,10 @@ from __future__ import annotations
 import ast
 import threading
 
-from lmrbench import pyparse
-
 _LOCK = threading.Lock()
 
 
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """``pyparse.parse(source, filename)`` under a process-wide lock."""
+    """``ast.parse(source, filename)`` under a process-wide lock."""
     with _LOCK:
-        return pyparse.parse(source, filename=filename)
+        return ast.parse(source, filename=filename)
