@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from small_task import write_small_task
+from vec_task import write_small_task
 
 from lmrbench.authoring.taskset import Task
 

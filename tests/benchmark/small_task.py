@@ -1,77 +1,152 @@
-"""A small task written by the environment tests themselves (imported by name: `from small_task import ...`)."""
+"""A small task written by the tests themselves: a two-function arithmetic repo, masked, with its tests."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import textwrap
+import os
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.authoring.mask import mask_source
 
-GOAL = '''"""Vector helpers."""
+REPO = "calc"
+GOLDEN = "golden_files/calc_golden.py"
+CALC_PY = '''"""Tiny arithmetic used by the validation tests."""
 
 
-def dot(a, b):
-    """Dot product."""
-    return sum(x * y for x, y in zip(a, b))
+def add(a, b):
+    """Sum of a and b."""
+    return a + b
+
+
+def scale(xs, k):
+    """Multiply every item by k."""
+    out = []
+    for x in xs:
+        out.append(x * k)
+    return out
+
+
+def unrelated():
+    return "kept"
 '''
 
-TESTS = """from vec import dot
+TEST_ADD = '''from calc import add
 
 
-def test_dot():
-    assert dot([1, 2], [3, 4]) == 11
+def test_add_small():
+    assert add(2, 3) == 5
 
 
-def test_dot_empty():
-    assert dot([], []) == 0
-"""
+def test_add_negative():
+    assert add(-4, 1) == -3
+'''
+
+TEST_SCALE = '''from calc import scale
 
 
-def write_small_task(
-    root: Path,
+def test_scale():
+    assert scale([1, 2, 3], 2) == [2, 4, 6]
+
+
+def test_scale_empty():
+    assert scale([], 5) == []
+'''
+
+# An official script-style test: it logs the verdict and exits 0 even on a mismatch.
+LEGACY_SCALE = '''import logging
+import os
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), '..')))
+
+from calc import scale
+
+
+class TestScale(unittest.TestCase):
+    def test_scale(self):
+        if scale([1, 2, 3], 2) == [2, 4, 6] and scale([], 3) == []:
+            logging.info("Test Passed")
+        else:
+            logging.info("Test Failed")
+
+
+if __name__ == "__main__":
+    log_dir = Path(__file__).resolve().parent / 'logs'
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / 'unit_test_3.log'
+    logging.basicConfig(filename=log_file, filemode="w", level=logging.INFO,
+                        format="%(asctime)s - %(message)s")
+    unittest.main()
+'''
+
+
+def write_task(
+    bench: Path,
+    name: str = "1-Calc",
     *,
-    goal: str = GOAL,
-    tests: str = TESTS,
-    requirements: str = "",
-    name: str = "7-Vec",
+    tests: dict[str, str] | None = None,
+    legacy: bool = False,
     dockerfile: bool = True,
-) -> Task:
-    """A task ``root/name``: repo ``vecrepo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
-    task = root / name
-    repo = task / "vecrepo"
+) -> Path:
+    """Write a task folder ``bench/name`` with impl 1 = add, impl 2 = scale (impl 3 = scale, legacy test)."""
+    task = bench / name
+    repo = task / REPO
     (repo / "unit_test").mkdir(parents=True)
-    (repo / "vec.py").write_text(goal)
-    (repo / "unit_test" / "test_vec.py").write_text(tests)
     (task / "golden_files").mkdir()
-    (task / "golden_files" / "vec_golden.py").write_text(GOAL)
-    if requirements:
-        (repo / "requirements.txt").write_text(requirements)
-    info = {
-        "instance_id": int(name.split("-")[0]),
-        "paper_name": "Vec",
-        "folder_name": name,
-        "repo_folder_name": "vecrepo",
-        "implementations": [
-            {
-                "instruction": "Dot.",
-                "index": 1,
-                "category": "Other",
-                "goal_file": "vec.py",
-                "goal_function": "dot",
-                "golden_file": "golden_files/vec_golden.py",
-                "unit_test_file": "unit_test/test_vec.py",
-            }
-        ],
-    }
+    (task / "golden_files" / "calc_golden.py").write_text(CALC_PY)
+    (repo / "calc.py").write_text(mask_source(CALC_PY, ["add", "scale"], file="calc.py"))
+    (repo / "README.md").write_text("# calc\n")
+    files = {"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": TEST_SCALE}
+    if legacy:
+        files["unit_test/unit_test_3.py"] = LEGACY_SCALE
+    if tests is not None:
+        files = tests
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    common = {"category": "Other", "goal_file": "calc.py", "class_name": "", "golden_file": GOLDEN}
+    impls = [
+        {**common, "instruction": "Add.", "index": 1, "goal_function": "add",
+         "unit_test_file": "unit_test/unit_test_1.py"},
+        {**common, "instruction": "Scale.", "index": 2, "goal_function": "scale",
+         "unit_test_file": "unit_test/unit_test_2.py"},
+    ]
+    if legacy:
+        impls.append({**impls[1], "index": 3, "unit_test_file": "unit_test/unit_test_3.py"})
+    info = {"instance_id": int(name.split("-")[0]), "paper_name": "Calc", "folder_name": name,
+            "repo_folder_name": REPO, "implementations": impls}
     (task / "info.json").write_text(json.dumps(info, indent=4))
     if dockerfile:
         from lmrbench.authoring.dockerfile import write_dockerfile
 
-        write_dockerfile(task, "vecrepo")
-    return load_task(task)
+        write_dockerfile(task, REPO)
+    return task
 
 
-def dedent(text: str) -> str:
-    """Source text written inline in a test."""
-    return textwrap.dedent(text).lstrip("\n")
+def write_candidate(root: Path, calc_source: str, extra: dict[str, str] | None = None) -> Path:
+    """A repo-shaped candidate folder holding ``calc.py`` (and any extra files it tries to smuggle in)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "calc.py").write_text(calc_source)
+    for rel, text in (extra or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def tree_hash(root: Path) -> str:
+    """A hash of every path, mode and content under ``root`` (symlinks by target)."""
+    h = hashlib.sha256()
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files + dirs):
+            p = Path(dirpath) / name
+            st = p.lstat()
+            h.update(f"{p.relative_to(root).as_posix()}|{st.st_mode:o}".encode())
+            if p.is_symlink():
+                h.update(os.readlink(p).encode())
+            elif p.is_file():
+                h.update(p.read_bytes())
+    return h.hexdigest()

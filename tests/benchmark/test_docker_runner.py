@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from small_task import dedent, write_small_task
+from vec_task import dedent, write_small_task
 
 from lmrbench.authoring.taskset import load_task
 from lmrbench.benchmark.docker_runner import RUN_LABEL, DockerRunner
@@ -284,7 +284,7 @@ INTERRUPTED = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from small_task import write_small_task
+from vec_task import write_small_task
 from lmrbench.benchmark.docker_runner import DockerRunner
 task = write_small_task(Path({root!r}), name="8-Interrupt")
 DockerRunner(base_image={base!r}).run(task, task.repo_dir, ["sleep", "120"], timeout=120)

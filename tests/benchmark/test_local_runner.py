@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from small_task import write_small_task
+from vec_task import write_small_task
 
 from lmrbench.benchmark.local_runner import WEAKER_ISOLATION, LocalRunner
 from lmrbench.benchmark.pytest_run import run_pytest
