@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 from lmrbench.authoring.check import check_task
+from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.splice import splice_bodies
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task, next_task_name
+from lmrbench.authoring.task_new import (
+    FunctionRef,
+    TaskSpec,
+    add_implementation,
+    create_task,
+    next_task_name,
+    remask,
+)
 from lmrbench.errors import LmrError
 
 
@@ -130,3 +138,93 @@ def test_next_task_name_counts_up(tmp_path: Path) -> None:
     (tmp_path / "7-X").mkdir()
     (tmp_path / "7-X" / "info.json").write_text("{}")
     assert next_task_name(tmp_path, "y").startswith("8-")
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _raises(repo_dir: Path, call: str) -> str:
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import losses, numpy as np\n"
+            f"try:\n    {call}\nexcept NotImplementedError:\n    print('masked')\n")
+    out = subprocess.run([sys.executable, "-c", code, str(repo_dir)], capture_output=True, text=True)
+    return out.stdout.strip() or out.stderr
+
+
+def test_add_implementation_masks_a_method_and_reuses_the_golden(fixture_repo: Path, tmp_path: Path) -> None:
+    original = (fixture_repo / "losses.py").read_bytes()
+    task = create_task(_spec(fixture_repo, tmp_path / "bench"))
+    task = add_implementation(task, FunctionRef.parse("losses.py::Scaler.scale"), "Scale by k.",
+                              category="Training Objectives & Optimization")
+
+    raw = json.loads((task.path / "info.json").read_text())
+    new = raw["implementations"][1]
+    assert (new["index"], new["goal_function"], new["class_name"]) == (2, "scale", "Scaler")
+    assert new["golden_file"] == "golden_files/losses_golden.py"
+    assert new["unit_test_file"] == "unit_test/unit_test_2.py"
+    assert sorted(p.name for p in (task.path / "golden_files").iterdir()) == ["losses_golden.py"]
+    assert (task.path / "golden_files" / "losses_golden.py").read_bytes() == original
+    assert _raises(task.repo_dir, "losses.preference_loss(np.zeros(1), np.zeros(1))") == "masked"
+    assert _raises(task.repo_dir, "losses.Scaler(2).scale(3)") == "masked"
+    masked = task.goal_path(task.info.implementations[1]).read_text()
+    assert splice_bodies(masked, original.decode(), ["preference_loss", "Scaler.scale"]).encode() == original
+    assert [p for p in check_task(task) if "unit_test_file" not in p] == []
+
+
+def test_add_implementation_in_a_new_file_writes_its_golden(make_repo, tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    make_repo(repo, {"a.py": "def f():\n    return 1\n", "pkg/util.py": "def g(x):\n    return x * 2\n"})
+    task = create_task(_spec(repo, tmp_path / "b", functions=[FunctionRef.parse("a.py::f")]))
+    task = add_implementation(task, FunctionRef.parse("pkg/util.py::g"), "Double x.")
+    impl = task.info.implementation(2)
+    assert impl.golden_file == "golden_files/util_golden.py"
+    assert task.golden_path(impl).read_text() == "def g(x):\n    return x * 2\n"
+    assert "raise NotImplementedError" in task.goal_path(impl).read_text()
+
+
+@pytest.mark.parametrize(
+    ("ref", "needle"),
+    [
+        ("losses.py::preference_loss", "already implementation 1"),
+        ("losses.py::Scaler.scal", "Scaler.scale"),
+        ("missing.py::f", "goal file not found"),
+        ("../x.py::f", "leaves the repository"),
+    ],
+)
+def test_add_implementation_errors_leave_the_folder_unchanged(fixture_repo: Path, tmp_path: Path, ref: str,
+                                                              needle: str) -> None:
+    task = create_task(_spec(fixture_repo, tmp_path / "bench"))
+    before = _snapshot(task.path)
+    with pytest.raises(LmrError) as err:
+        add_implementation(task, FunctionRef.parse(ref), "x")
+    assert needle in str(err.value) and "\n" not in str(err.value)
+    assert _snapshot(task.path) == before
+
+
+def test_add_implementation_refuses_a_function_masked_by_hand(fixture_repo: Path, tmp_path: Path) -> None:
+    task = create_task(_spec(fixture_repo, tmp_path / "bench"))
+    goal = task.repo_dir / "losses.py"
+    goal.write_text(goal.read_text().replace("return -np.logaddexp(0.0, -x)", "raise NotImplementedError"))
+    before = _snapshot(task.path)
+    with pytest.raises(LmrError, match="log_sigmoid is already masked"):
+        add_implementation(task, FunctionRef.parse("losses.py::log_sigmoid"), "x")
+    with pytest.raises(LmrError, match="instruction is empty"):
+        add_implementation(task, FunctionRef.parse("losses.py::Scaler.scale"), " ")
+    assert _snapshot(task.path) == before
+
+
+def test_remask_rebuilds_every_implementation_of_the_file_in_the_new_style(fixture_repo: Path,
+                                                                            tmp_path: Path) -> None:
+    original = (fixture_repo / "losses.py").read_text()
+    task = create_task(_spec(fixture_repo, tmp_path / "bench"))
+    task = add_implementation(task, FunctionRef.parse("losses.py::Scaler.scale"), "Scale by k.")
+    task = remask(task, 1, MaskStyle.PASS)
+    masked = (task.repo_dir / "losses.py").read_text()
+    assert "NotImplementedError" not in masked and "TODO" not in masked
+    assert masked.count("        pass\n") == 1 and masked.count("    pass\n") == 2
+    assert splice_bodies(masked, original, ["preference_loss", "Scaler.scale"]) == original
+    assert _raises(task.repo_dir, "losses.Scaler(2).scale(3)") == ""  # pass: returns None, no error
+    before = _snapshot(task.path)
+    with pytest.raises(LmrError, match="no implementation with index 5"):
+        remask(task, 5, MaskStyle.RAISE)
+    assert _snapshot(task.path) == before

@@ -50,3 +50,30 @@ def test_exit_status_of_a_failing_check_reaches_the_shell(tmp_path: Path) -> Non
     (broken / "info.json").write_text("[]")
     out = _lmrbench("tasks", "check", str(tmp_path))
     assert out.returncode == 1 and "the top level must be a JSON object" in out.stdout
+
+
+def test_task_add_then_remask(fixture_repo: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    res = runner.invoke(app, ["task", "new", "--repo", str(fixture_repo), "--function", "losses.py::preference_loss",
+                              "--instruction", "Implement the loss.", "--out", str(bench)])
+    assert res.exit_code == 0, res.output
+    task = bench / "1-SrcRepo"
+    res = runner.invoke(app, ["task", "add", str(task), "--function", "losses.py::Scaler.scale",
+                              "--instruction", "Scale by k.", "--mask-style", "raise"])
+    assert res.exit_code == 0, res.output
+    assert "added implementation 2" in res.output
+    impls = json.loads((task / "info.json").read_text())["implementations"]
+    assert [(i["index"], i["goal_function"]) for i in impls] == [(1, "preference_loss"), (2, "scale")]
+    goal = task / "src-repo" / "losses.py"
+    assert goal.read_text().count("# TODO: Implement this function") == 1  # only the first, todo_raise
+    res = runner.invoke(app, ["task", "remask", str(task), "--impl", "2", "--mask-style", "todo_raise"])
+    assert res.exit_code == 0, res.output
+    assert goal.read_text().count("# TODO: Implement this function") == 2
+
+    before = goal.read_bytes()
+    out = _lmrbench("task", "add", str(task), "--function", "losses.py::Scaler.scale", "--instruction", "again")
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        "error: src-repo/losses.py: Scaler.scale is already implementation 2"]
+    out = _lmrbench("task", "remask", str(task), "--impl", "1", "--mask-style", "nothing")
+    assert out.returncode == 2 and "unknown --mask-style 'nothing'" in out.stderr
+    assert goal.read_bytes() == before

@@ -90,3 +90,48 @@ def test_cli_refuses_a_file_as_the_task_set(tmp_path: Path) -> None:
     out = subprocess.run([str(cli), "tui", str(target)], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [f"error: {target}: not a folder"]
+
+
+async def test_add_an_implementation_and_remask_in_the_edit_screen(new_task, bench: Path) -> None:
+    import subprocess
+    import sys
+
+    from textual.widgets import Select
+
+    task = new_task()
+    app = make_app(bench)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EditTaskScreen)
+        before = {p: p.read_bytes() for p in task.path.rglob("*") if p.is_file()}
+        screen.query_one("#add-function", Input).value = "losses.py::Scaler.scal"
+        screen.query_one("#add-instruction", Input).value = "Scale by k."
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        assert "Scaler.scale" in str(screen.query_one("#work-label").render())  # the error, in the app
+        assert {p: p.read_bytes() for p in task.path.rglob("*") if p.is_file()} == before
+
+        screen.query_one("#add-function", Input).value = "losses.py::Scaler.scale"
+        await pilot.click("#add-impl")
+        await settle(app, pilot)
+        assert screen.query_one("#impl", Select).value == 2
+        screen.query_one("#mask-style", Select).value = "pass"
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+    info = load_task(task.path).info
+    assert [(i.index, i.goal_function, i.class_name) for i in info.implementations] == [
+        (1, "preference_loss", ""), (2, "scale", "Scaler")]
+    assert info.implementation(2).instruction == "Scale by k."
+    assert info.implementation(2).category == info.implementation(1).category
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import losses, numpy as np\n"
+            "assert losses.Scaler(2).scale(3) is None\n"
+            "assert losses.preference_loss(np.zeros(1), np.zeros(1)) is None\nprint('pass-masked')\n")
+    out = subprocess.run([sys.executable, "-c", code, str(task.repo_dir)], capture_output=True, text=True)
+    assert out.stdout.strip() == "pass-masked", out.stderr
+    assert [p for p in check_task(load_task(task.path)) if "unit_test_2" not in p] == []

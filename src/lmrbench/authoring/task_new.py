@@ -12,12 +12,13 @@ from lmrbench import __version__
 from lmrbench.authoring.clone import clone_repo
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import write_paper
+from lmrbench.authoring.splice import extract_function
 from lmrbench.authoring.taskset import Task, load_task, task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.categories import parse_category
-from lmrbench.schemas.task_info import Implementation, TaskInfo, save_task_info
+from lmrbench.schemas.task_info import Implementation, TaskInfo, as_list, save_task_info
 
 UNIT_TEST_DIR = "unit_test"
 GOLDEN_DIR = "golden_files"
@@ -216,6 +217,109 @@ def _maybe_write_dockerfile(task_dir: Path, repo_folder: str) -> None:
     from lmrbench.authoring.dockerfile import write_dockerfile
 
     write_dockerfile(task_dir, repo_folder)
+
+
+def _qualnames(impl: Implementation) -> list[str]:
+    from lmrbench.benchmark.variant import qualnames
+
+    return qualnames(impl)
+
+
+def _golden_of(info: TaskInfo, goal_file: str) -> str | None:
+    """The golden file recorded for ``goal_file`` by any implementation, or None."""
+    for impl in info.implementations:
+        goldens = as_list(impl.golden_file)
+        for k, file in enumerate(impl.goal_files):
+            if file == goal_file and k < len(goldens) and goldens[k]:
+                return goldens[k]
+    return None
+
+
+def _names_in(info: TaskInfo, goal_file: str) -> list[str]:
+    """The qualified names masked in ``goal_file`` by the task's implementations."""
+    return [q for impl in info.implementations if goal_file in impl.goal_files for q in _qualnames(impl)]
+
+
+def _is_stub(source: str, qualname: str, file: str) -> bool:
+    return any(mask_source(source, [qualname], style, file=file) == source for style in MaskStyle)
+
+
+def add_implementation(
+    task: Task, ref: FunctionRef, instruction: str, *, category: str = "", mask_style: MaskStyle = MaskStyle.TODO_RAISE
+) -> Task:
+    """Mask one more function of the task's repository as a new implementation (index max+1).
+
+    The goal file's golden file is reused when one exists, else written from the goal file as it is now.
+    Everything is computed before the first (atomic) write, so an error leaves the task folder unchanged.
+    """
+    info_path = task.path / "info.json"
+    shown = f"{task.info.repo_folder_name}/{ref.file}"
+    if not instruction.strip():
+        raise LmrError("the instruction is empty", info_path)
+    if category:
+        try:
+            parse_category(category)
+        except ValueError as exc:
+            raise LmrError(str(exc), info_path) from None
+    if not is_within(task.repo_dir, Path(ref.file)):
+        raise LmrError("goal file leaves the repository", ref.file)
+    info = task.info
+    for impl in info.implementations:
+        if ref.file in impl.goal_files and ref.qualname in _qualnames(impl):
+            raise LmrError(f"{ref.qualname} is already implementation {impl.index}", shown)
+    taken = _names_in(info, ref.file)
+    if any(ref.qualname.startswith(q + ".") for q in taken):
+        raise LmrError(f"{ref.qualname} is already masked (inside a masked function)", shown)
+    current = _read_source(task.repo_dir / ref.file, shown)
+    masked = mask_source(current, [ref.qualname], MaskStyle(mask_style), file=shown)
+    golden = _golden_of(info, ref.file)
+    golden_bytes: bytes | None = None
+    if golden is None:
+        existing = {p.name for p in (task.path / GOLDEN_DIR).glob("*")} if (task.path / GOLDEN_DIR).is_dir() else set()
+        golden = golden_name(ref.file, existing)
+        if (task.path / golden).exists():
+            raise LmrError("golden file exists but no implementation names it", task.path / golden)
+        golden_bytes = current.encode("utf-8")
+    else:
+        original = _read_source(task.path / golden, golden)
+        if extract_function(original, ref.qualname, file=golden) != extract_function(current, ref.qualname, file=shown):
+            raise LmrError(f"{ref.qualname} is already masked (it differs from {golden})", shown)
+    if _is_stub(current, ref.qualname, shown):
+        raise LmrError(f"{ref.qualname} is already masked", shown)
+    index = max((i.index for i in info.implementations), default=0) + 1
+    impl = Implementation(
+        instruction=instruction,
+        index=index,
+        category=category,
+        goal_file=ref.file,
+        goal_function=ref.name,
+        class_name=ref.class_name,
+        golden_file=golden,
+        unit_test_file=f"{UNIT_TEST_DIR}/unit_test_{index}.py",
+    )
+    new_info = info.model_copy(update={"implementations": [*info.implementations, impl]})
+    new_info.to_json_dict()  # fails here, before any write, if the result cannot be saved
+    if golden_bytes is not None:
+        atomic_write_bytes(task.path / golden, golden_bytes)
+    atomic_write_bytes(task.repo_dir / ref.file, masked.encode("utf-8"))
+    save_task_info(new_info, info_path)
+    return load_task(task.path)
+
+
+def remask(task: Task, index: int, mask_style: MaskStyle) -> Task:
+    """Rebuild implementation ``index``'s goal file(s) from the golden file, every implementation in it masked anew."""
+    impl = task.info.implementation(index)
+    goldens = as_list(impl.golden_file)
+    writes: list[tuple[Path, bytes]] = []
+    for k, file in enumerate(impl.goal_files):
+        if k >= len(goldens) or not goldens[k]:
+            raise LmrError(f"implementation {index} has no golden file for {file}", task.path / "info.json")
+        original = _read_source(task.path / goldens[k], goldens[k])
+        masked = mask_source(original, _names_in(task.info, file), MaskStyle(mask_style), file=goldens[k])
+        writes.append((task.repo_dir / file, masked.encode("utf-8")))
+    for path, data in writes:
+        atomic_write_bytes(path, data)
+    return load_task(task.path)
 
 
 def remove_task(path: Path) -> None:

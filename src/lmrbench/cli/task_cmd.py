@@ -1,16 +1,19 @@
-"""``lmrbench task new`` and ``lmrbench tasks list|check``."""
+"""``lmrbench task new|add|remask`` and ``lmrbench tasks list|check``."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from lmrbench.errors import LmrError
+
+if TYPE_CHECKING:
+    from lmrbench.authoring.mask import MaskStyle
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
@@ -36,14 +39,10 @@ def task_new(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing task folder.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
-    from lmrbench.authoring.mask import MaskStyle
     from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
     from lmrbench.cli.rich_progress import RichProgress
 
-    try:
-        style = MaskStyle(mask_style)
-    except ValueError:
-        raise LmrError(f"unknown --mask-style {mask_style!r}; use todo_raise, raise or pass") from None
+    style = _mask_style(mask_style)
     spec = TaskSpec(
         source=repo,
         functions=[FunctionRef.parse(f) for f in function],
@@ -63,6 +62,49 @@ def task_new(
         task = create_task(spec, force=force, progress=progress)
     console.print(f"created {task.path} ({len(task.info.implementations)} implementation(s), "
                   f"commit {task.info.upstream_commit or 'none'})")
+
+
+def _mask_style(text: str) -> MaskStyle:
+    from lmrbench.authoring.mask import MaskStyle
+
+    try:
+        return MaskStyle(text)
+    except ValueError:
+        raise LmrError(f"unknown --mask-style {text!r}; use todo_raise, raise or pass") from None
+
+
+@task_app.command("add")
+def task_add(
+    task: Annotated[Path, typer.Argument(help="The task folder to add an implementation to.")],
+    function: Annotated[str, typer.Option("--function", help="FILE::[Class.]name to mask.")],
+    instruction: Annotated[str, typer.Option("--instruction", help="What to implement.")],
+    category: Annotated[str, typer.Option("--category", help="One of the paper's nine categories.")] = "",
+    mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")] = "todo_raise",
+) -> None:
+    """Mask one more function of a task's repository as a new implementation."""
+    from lmrbench.authoring.task_new import FunctionRef, add_implementation
+    from lmrbench.authoring.taskset import load_task
+
+    new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
+                             mask_style=_mask_style(mask_style))
+    impl = new.info.implementations[-1]
+    console.print(f"added implementation {impl.index} to {new.path}: {impl.goal_file}::{function.partition('::')[2]}"
+                  f" (tests go in {impl.unit_test_file})", highlight=False)
+
+
+@task_app.command("remask")
+def task_remask(
+    task: Annotated[Path, typer.Argument(help="The task folder.")],
+    impl: Annotated[int, typer.Option("--impl", help="The implementation whose goal file to rebuild.")],
+    mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")],
+) -> None:
+    """Rebuild an implementation's masked goal file from its golden file in another mask style."""
+    from lmrbench.authoring.task_new import remask
+    from lmrbench.authoring.taskset import load_task
+
+    new = remask(load_task(task), impl, _mask_style(mask_style))
+    files = ", ".join(new.info.implementation(impl).goal_files)
+    console.print(f"re-masked {files} of {new.path} ({mask_style})", highlight=False)
 
 
 @tasks_app.command("list")

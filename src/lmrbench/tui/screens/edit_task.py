@@ -1,4 +1,4 @@
-"""Edit a task: the instruction and metadata of each implementation; re-validate it."""
+"""Edit a task: the instruction and metadata of each implementation; add one, re-mask, re-record, re-validate."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
+from textual.widgets import Button, Footer, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.index import python_files
+from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import save_task_info
@@ -39,6 +40,14 @@ class EditTaskScreen(Screen[str | None]):
         Binding(
             "ctrl+g", "validate", "Validate", id="edit.validate",
             tooltip="Build the environment and validate every implementation again",
+        ),
+        Binding(
+            "ctrl+o", "add_implementation", "Add impl", id="edit.add_impl",
+            tooltip="Mask one more function of the repository as a new implementation",
+        ),
+        Binding(
+            "ctrl+b", "remask", "Re-mask", id="edit.remask",
+            tooltip="Rebuild the selected implementation's goal file from its golden file in the chosen style",
         ),
         Binding("ctrl+t", "stop_work", "Stop", id="edit.stop", tooltip="Cancel the running work"),
         Binding("ctrl+r", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
@@ -64,6 +73,8 @@ class EditTaskScreen(Screen[str | None]):
 
         task: Task
         files: list[str]
+        index: int | None = None
+        """The implementation to show (default: the first)."""
 
     def __init__(self, path: Path, *, sandbox: RunnerKind | None = None) -> None:
         super().__init__()
@@ -87,6 +98,27 @@ class EditTaskScreen(Screen[str | None]):
                 yield MetadataForm(id="edit-metadata")
             with TabPane("Tests", id="tab-tests"):
                 yield TaskTests(id="tests")
+            with TabPane("Implementations", id="tab-impls"), Vertical():
+                yield Label("Add an implementation, or re-mask the selected one", classes="pane-title")
+                yield Label(
+                    "The new implementation takes the category shown in the metadata form;"
+                    " its golden file is the goal file's existing one, or the file as it is now.",
+                    classes="hint",
+                )
+                yield Input(placeholder="FILE::[Class.]name", id="add-function")
+                yield Input(placeholder="instruction for the new implementation", id="add-instruction")
+                with Horizontal(classes="row"):
+                    yield Label("Mask style ", classes="pane-title")
+                    yield Select[str](
+                        [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,
+                        allow_blank=False, id="mask-style",
+                    )
+                    add = Button("Add implementation (ctrl+o)", id="add-impl", variant="primary")
+                    add.tooltip = "Mask the function above as a new implementation"
+                    yield add
+                    again = Button("Re-mask (ctrl+b)", id="remask")
+                    again.tooltip = "Rebuild the selected implementation's goal file in the chosen style"
+                    yield again
             with TabPane("Validate", id="tab-validate"):
                 yield Label("Validate this task (golden passes, masked fails, mutants die)", classes="hint")
                 yield ValidationTable(id="validation")
@@ -107,6 +139,8 @@ class EditTaskScreen(Screen[str | None]):
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
+        if message.index is not None:
+            self.saved = True
         self.edited = message.task
         info = message.task.info
         self.query_one("#edit-where", Label).update(f"{message.task.path} · repo {info.repo_folder_name}/")
@@ -114,9 +148,11 @@ class EditTaskScreen(Screen[str | None]):
         select.set_options([(f"{i.index}: {i.goal_function}", i.index) for i in info.implementations])
         self._files = message.files
         self.query_one(TaskTests).set_task(message.task)
-        if info.implementations:
-            select.value = info.implementations[0].index
-            self._show(info.implementations[0].index)
+        indexes = [i.index for i in info.implementations]
+        if indexes:
+            index = message.index if message.index in indexes else indexes[0]
+            select.value = index
+            self._show(index)
 
     def _show(self, index: int) -> None:
         assert self.edited is not None
@@ -244,6 +280,53 @@ class EditTaskScreen(Screen[str | None]):
     def _validated(self, message: Validated) -> None:
         self.query_one(ValidationTable).show(message.results)
         self.saved = True
+
+    def _mask_style(self) -> MaskStyle:
+        return MaskStyle(self.query_one("#mask-style", Select).value)
+
+    @on(Button.Pressed, "#add-impl")
+    def _add_pressed(self) -> None:
+        self.action_add_implementation()
+
+    @on(Button.Pressed, "#remask")
+    def _remask_pressed(self) -> None:
+        self.action_remask()
+
+    def action_add_implementation(self) -> None:
+        """Add the function typed in the Implementations tab as a new implementation."""
+        if self.edited is None:
+            return
+        self.query_one(TabbedContent).active = "tab-impls"
+        function = self.query_one("#add-function", Input).value
+        instruction = self.query_one("#add-instruction", Input).value
+        category = self.query_one(MetadataForm).values().category
+        self.add_impl(self.edited, function, instruction, category, self._mask_style())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
+    def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
+        """Mask one more function (nothing changes on an error)."""
+        from lmrbench.authoring.task_new import FunctionRef, add_implementation
+
+        new = add_implementation(task, FunctionRef.parse(function), instruction, category=category, mask_style=style)
+        impl = new.info.implementations[-1]
+        self.panel.progress().log(f"added implementation {impl.index}: {impl.goal_file} ({style})")
+        self.post_message(self.Loaded(new, python_files(new.repo_dir), impl.index))
+
+    def action_remask(self) -> None:
+        """Re-mask the selected implementation's goal file in the chosen style."""
+        if self.edited is not None:
+            self.query_one(TabbedContent).active = "tab-impls"
+            self.remask(self.edited, self.impl_index, self._mask_style())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
+    def remask(self, task: Task, index: int, style: MaskStyle) -> None:
+        """Rebuild the goal file from the golden file."""
+        from lmrbench.authoring.task_new import remask
+
+        new = remask(task, index, style)
+        files = ", ".join(new.info.implementation(index).goal_files)
+        self.panel.progress().log(f"re-masked {files} ({style})")
+        self.post_message(self.Loaded(new, python_files(new.repo_dir), index))
 
     def action_stop_work(self) -> None:
         """Cancel the running work."""
