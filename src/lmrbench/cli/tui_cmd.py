@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -15,9 +15,13 @@ SandboxOpt = Annotated[
 
 def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None) -> None:
     """Open the terminal app: browse the task set, author and edit tasks."""
+    from lmrbench.errors import LmrError
     from lmrbench.tui.app import make_app
 
-    make_app(bench_dir, sandbox=sandbox).run()
+    if sandbox is not None and sandbox not in ("docker", "local"):
+        raise LmrError(f"unknown --sandbox {sandbox!r}; use docker or local")
+    kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
+    make_app(bench_dir, sandbox=kind).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -282,7 +282,8 @@ class EditTaskScreen(Screen[str | None]):
         self.saved = True
 
     def _mask_style(self) -> MaskStyle:
-        return MaskStyle(self.query_one("#mask-style", Select).value)
+        value = self.query_one("#mask-style", Select).value
+        return MaskStyle(value) if isinstance(value, str) else MaskStyle.TODO_RAISE
 
     @on(Button.Pressed, "#add-impl")
     def _add_pressed(self) -> None:

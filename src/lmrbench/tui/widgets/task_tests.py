@@ -41,7 +41,10 @@ class TaskTests(Vertical):
         )
         with Horizontal(classes="row"):
             yield Input(placeholder="recording command", id="tests-cmd")
-            yield Button("Record (ctrl+g)", id="record", variant="primary")
+            yield Button(
+                "Record", id="record", variant="primary",
+                tooltip="Run the command on the golden code and write the tests",
+            )
             yield Button("Scaffold", id="scaffold")
         yield Label("", id="tests-status", classes="hint")
         yield DataTable(id="tests-cases", cursor_type="row")
