@@ -228,3 +228,22 @@ def test_remask_rebuilds_every_implementation_of_the_file_in_the_new_style(fixtu
     with pytest.raises(LmrError, match="no implementation with index 5"):
         remask(task, 5, MaskStyle.RAISE)
     assert _snapshot(task.path) == before
+
+
+def test_publish_moves_a_draft_task_with_its_final_metadata_and_results(fixture_repo: Path, fixture_pdf: Path,
+                                                                       tmp_path: Path) -> None:
+    from lmrbench.authoring.task_new import publish_task
+
+    draft = tmp_path / "bench" / ".draft"
+    task = create_task(_spec(fixture_repo, draft, name="1-Toy"))
+    (draft / "validate" / "1-Toy").mkdir(parents=True)
+    (draft / "validate" / "1-Toy" / "impl-1.json").write_text("{}")
+    spec = _spec(fixture_repo, tmp_path / "bench", instructions=["Final words."], paper=fixture_pdf,
+                 paper_url="https://x/p.pdf", year=2024)
+    done = publish_task(task, spec, draft / "validate")
+    assert done.path == tmp_path / "bench" / "1-Toy" and not task.path.exists()
+    assert done.info.implementations[0].instruction == "Final words." and done.info.year == 2024
+    assert (done.repo_dir / "paper.json").is_file()
+    assert (tmp_path / "bench" / ".lmrbench" / "validate" / "1-Toy" / "impl-1.json").is_file()
+    with pytest.raises(LmrError, match="exists"):
+        publish_task(create_task(_spec(fixture_repo, draft, name="1-Toy")), spec, draft / "validate")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -325,3 +326,36 @@ def remask(task: Task, index: int, mask_style: MaskStyle) -> Task:
 def remove_task(path: Path) -> None:
     """Delete a task folder (used by the authoring app's cancel)."""
     shutil.rmtree(path, ignore_errors=True)
+
+
+def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
+    """Write the spec's instruction, metadata and paper into a draft task and move it, with its validation
+    results from ``draft_results``, into ``spec.bench`` (the authoring app's Save)."""
+    final = Path(spec.bench) / task.name
+    if final.exists():
+        raise LmrError("a task with this name exists; choose another name (step 5)", final)
+    info = task.info
+    impls = [
+        impl.model_copy(
+            update={
+                "instruction": spec.instructions[min(k, len(spec.instructions) - 1)],
+                "category": spec.category,
+                "retrieval_context": list(spec.retrieval_context),
+            }
+        )
+        for k, impl in enumerate(info.implementations)
+    ]
+    paper = {"paper_name": spec.paper_name, "paper_url": spec.paper_url, "year": spec.year}
+    save_task_info(info.model_copy(update={**paper, "implementations": impls}), task.path)
+    if spec.paper is not None:
+        write_paper(spec.paper, task.repo_dir)
+    os.replace(task.path, final)
+    from lmrbench.benchmark.validate import default_run_dir
+
+    results = draft_results / task.name
+    if results.is_dir():
+        dest = default_run_dir(spec.bench) / task.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        remove_task(dest)
+        os.replace(results, dest)
+    return load_task(final)

@@ -7,7 +7,6 @@ removes it.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -26,11 +25,17 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from lmrbench.authoring.clone import ClonedRepo, clone_repo
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
-from lmrbench.authoring.paper import paper_pages, write_paper
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task, next_task_name, remove_task
+from lmrbench.authoring.paper import paper_pages
+from lmrbench.authoring.task_new import (
+    FunctionRef,
+    TaskSpec,
+    create_task,
+    next_task_name,
+    publish_task,
+    remove_task,
+)
 from lmrbench.authoring.taskset import Task, load_task, task_dirs
 from lmrbench.errors import LmrError
-from lmrbench.schemas.task_info import save_task_info
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
@@ -70,38 +75,6 @@ FOCUS = {
 }
 DRAFT_PREFIX = ".lmrbench-draft-"
 
-
-
-def publish_draft(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
-    """Write the spec's instruction, metadata and paper into a draft task; move it into ``spec.bench``."""
-    final = Path(spec.bench) / task.name
-    if final.exists():
-        raise LmrError("a task with this name exists; choose another name (step 5)", final)
-    info = task.info
-    impls = [
-        impl.model_copy(
-            update={
-                "instruction": spec.instructions[min(k, len(spec.instructions) - 1)],
-                "category": spec.category,
-                "retrieval_context": list(spec.retrieval_context),
-            }
-        )
-        for k, impl in enumerate(info.implementations)
-    ]
-    paper = {"paper_name": spec.paper_name, "paper_url": spec.paper_url, "year": spec.year}
-    save_task_info(info.model_copy(update={**paper, "implementations": impls}), task.path)
-    if spec.paper is not None:
-        write_paper(spec.paper, task.repo_dir)
-    os.replace(task.path, final)
-    from lmrbench.benchmark.validate import default_run_dir
-
-    results = draft_results / task.name
-    if results.is_dir():
-        dest = default_run_dir(spec.bench) / task.name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        remove_task(dest)
-        os.replace(results, dest)
-    return load_task(final)
 
 
 class NewTaskScreen(Screen[str | None]):
@@ -601,7 +574,7 @@ class NewTaskScreen(Screen[str | None]):
             task = create_task(final, progress=self.panel.progress(), cancel=cancel)
         else:
             assert self.draft is not None
-            task = publish_draft(self._ensure_task(draft, cancel), final, self.draft / "validate")
+            task = publish_task(self._ensure_task(draft, cancel), final, self.draft / "validate")
         self.post_message(self.Saved(task.name))
 
     @on(Saved)
