@@ -20,7 +20,7 @@ from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.generate import goal_plan, start_manifest, write_candidate
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.benchmark.stage import StageSummary
-from lmrbench.benchmark.variant import trusted_paths
+from lmrbench.benchmark.variant import read_untrusted_goal_file, trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -29,7 +29,6 @@ from lmrbench.schemas.task_info import Implementation
 
 PROMPT_FILE = "TASK.md"
 AGENT_PROMPT_VERSION = "agent-1"
-MAX_GOAL_BYTES = 2_000_000
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
 
@@ -107,24 +106,6 @@ def export_agent(
     return out
 
 
-def _agent_file(folder: Path, rel: str) -> str:
-    """The agent's goal file; LmrError for a missing, linked, oversized or non-UTF-8 file."""
-    path = folder / rel
-    cur = folder
-    for part in PurePosixPath(rel).parts:
-        cur = cur / part
-        if cur.is_symlink():
-            raise LmrError("is a symbolic link; the goal file must be a regular file", path)
-    if not path.is_file():
-        raise LmrError("the agent's folder has no such goal file", path)
-    if path.stat().st_size > MAX_GOAL_BYTES:
-        raise LmrError(f"larger than {MAX_GOAL_BYTES} bytes", path)
-    try:
-        return path.read_text("utf-8")
-    except UnicodeDecodeError:
-        raise LmrError("not UTF-8", path) from None
-
-
 def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -> Candidate:
     """Turn the agent's goal file(s) of one implementation into a candidate."""
     base = Candidate(task=task.name, impl=impl.index, source="agent", status=CandidateStatus.OK,
@@ -135,7 +116,7 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
     functions: list[str] = []
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
         try:
-            text = _agent_file(folder, rel)
+            text = read_untrusted_goal_file(folder, rel)
         except LmrError as exc:
             return write_candidate(run, task, base.model_copy(update={
                 "status": CandidateStatus.NO_FUNCTION, "reason": str(exc)}), "", {})  # fmt: skip

@@ -94,16 +94,16 @@ def _candidate_repo(task: Task, folder: Path) -> Path:
     return inner if inner.is_dir() and not inner.is_symlink() else folder
 
 
-def _candidate_source(cand_repo: Path, goal_file: str) -> str:
-    """A candidate's goal file, refusing symlinks and paths that leave the candidate folder."""
+def read_untrusted_goal_file(cand_repo: Path, goal_file: str) -> str:
+    """A goal file written by a model or agent: refuses symlinks, missing, oversized and non-UTF-8 files."""
     path = cand_repo / goal_file
     cur = cand_repo
     for part in PurePosixPath(goal_file).parts:
         cur = cur / part
         if cur.is_symlink():
-            raise LmrError("is a symbolic link; a candidate's goal file must be a regular file", path)
+            raise LmrError("is a symbolic link; a goal file must be a regular file", path)
     if not path.is_file():
-        raise LmrError("candidate has no such goal file", path)
+        raise LmrError("no such goal file in the candidate's folder", path)
     return _read_source(path, path)
 
 
@@ -163,7 +163,7 @@ def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, des
                 golden = task.golden_path(impl, which)
                 new = splice_bodies(target, _read_source(golden, golden), quals, file=goal)
             else:
-                donor = _candidate_source(cand_repo, goal)
+                donor = read_untrusted_goal_file(cand_repo, goal)
                 new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
             target_path.write_bytes(new.encode("utf-8"))
     _overlay_trusted(task, dest, goal_files)
