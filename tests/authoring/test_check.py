@@ -55,3 +55,13 @@ def test_official_style_dockerfile_that_bakes_in_golden_files_is_flagged(fixture
     assert any("COPY . ." in p and "golden" in p for p in problems)
     (task.path / "Dockerfile").unlink()
     assert any("Dockerfile: missing" in p for p in check_task(task))
+
+
+def test_a_leaked_method_body_is_found_through_its_class(fixture_repo: Path, tmp_path: Path) -> None:
+    task = create_task(TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::Scaler.scale")],
+                                instructions=["x"], bench=tmp_path, name="2-M"))
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    assert check_task(task) == []
+    (task.repo_dir / "notes.md").write_text("```\nout = x * self.k\nreturn out\n```\n")
+    problems = check_task(task)
+    assert len(problems) == 1 and "notes.md" in problems[0] and "Scaler.scale" in problems[0]

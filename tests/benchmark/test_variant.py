@@ -9,7 +9,7 @@ import pytest
 from small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
 
 from lmrbench.authoring.taskset import load_task
-from lmrbench.benchmark.variant import build_tree, impl_test_files, qualnames, trusted_paths
+from lmrbench.benchmark.variant import build_tree, impl_test_files, trusted_paths
 from lmrbench.errors import LmrError
 
 
@@ -127,7 +127,7 @@ def test_destination_must_not_exist(task, tmp_path):
 
 def test_method_qualnames_and_test_file_fallback(task):
     impl = task.info.implementations[0].model_copy(update={"class_name": "Calc", "goal_function": "add, sub"})
-    assert qualnames(impl) == ["Calc.add", "Calc.sub"]
+    assert impl.qualnames == ["Calc.add", "Calc.sub"]
     wrong = task.info.implementations[0].model_copy(update={"unit_test_file": "unit_test/missing.py"})
     assert impl_test_files(task, wrong) == ["unit_test/unit_test_1.py"]
     none = task.info.implementations[1].model_copy(update={"unit_test_file": "", "index": 7})

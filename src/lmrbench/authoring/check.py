@@ -67,22 +67,27 @@ def _contains_run(haystack: list[str], needle: list[str]) -> bool:
 
 
 def find_leaks(task: Task, impl: Implementation) -> list[str]:
-    """Files of the task's repository that still hold the golden body of ``impl`` (a leaked solution)."""
+    """Files of the task's repository that still hold the golden body of any goal function of ``impl``."""
     golden = task.golden_path(impl)
     if not golden.is_file():
         return []
-    try:
-        body = golden_body_lines(golden.read_bytes().decode("utf-8", errors="replace"),
-                                 f"{impl.class_name}.{impl.goal_functions[0]}" if impl.class_name
-                                 else impl.goal_functions[0])
-    except SyntaxError:
-        return []
-    if not body or len(body) < MIN_LEAK_LINES:
+    source = golden.read_bytes().decode("utf-8", errors="replace")
+    bodies = []
+    for qualname in impl.qualnames:
+        try:
+            body = golden_body_lines(source, qualname)
+        except SyntaxError:
+            return []
+        if body and len(body) >= MIN_LEAK_LINES:
+            bodies.append(body)
+    if not bodies:
         return []
     leaks = []
     for path in sorted(task.repo_dir.rglob("*")):
-        if path.is_file() and path.suffix in LEAK_SUFFIXES and _contains_run(_file_lines(path), body):
-            leaks.append(path.relative_to(task.repo_dir).as_posix())
+        if path.is_file() and path.suffix in LEAK_SUFFIXES:
+            lines = _file_lines(path)
+            if any(_contains_run(lines, body) for body in bodies):
+                leaks.append(path.relative_to(task.repo_dir).as_posix())
     return leaks
 
 
@@ -119,7 +124,7 @@ def check_task(task: Task) -> list[str]:
         if impl.goal_functions and impl.golden_file:
             for leak in find_leaks(task, impl):
                 problems.append(f"{task.repo_dir / leak}: holds the golden body of "
-                                f"{impl.goal_functions[0]} (leaked solution, implementation {impl.index})")
+                                f"{', '.join(impl.qualnames)} (leaked solution, implementation {impl.index})")
     return problems
 
 

@@ -68,7 +68,7 @@ def default_checker(impl: Implementation) -> CheckerSettings:
 
 def goal_targets(impl: Implementation) -> list[tuple[str, str]]:
     """(goal file, qualname) of each goal function: every function in the one goal file, or pairwise."""
-    names = [f"{impl.class_name}.{n}" if impl.class_name and "." not in n else n for n in impl.goal_functions]
+    names = impl.qualnames
     files = impl.goal_files
     if not names or not files:
         raise LmrError(f"implementation {impl.index} names no goal function or goal file")

@@ -220,12 +220,6 @@ def _maybe_write_dockerfile(task_dir: Path, repo_folder: str) -> None:
     write_dockerfile(task_dir, repo_folder)
 
 
-def _qualnames(impl: Implementation) -> list[str]:
-    from lmrbench.benchmark.variant import qualnames
-
-    return qualnames(impl)
-
-
 def _golden_of(info: TaskInfo, goal_file: str) -> str | None:
     """The golden file recorded for ``goal_file`` by any implementation, or None."""
     for impl in info.implementations:
@@ -238,7 +232,7 @@ def _golden_of(info: TaskInfo, goal_file: str) -> str | None:
 
 def _names_in(info: TaskInfo, goal_file: str) -> list[str]:
     """The qualified names masked in ``goal_file`` by the task's implementations."""
-    return [q for impl in info.implementations if goal_file in impl.goal_files for q in _qualnames(impl)]
+    return [q for impl in info.implementations if goal_file in impl.goal_files for q in impl.qualnames]
 
 
 def _is_stub(source: str, qualname: str, file: str) -> bool:
@@ -266,7 +260,7 @@ def add_implementation(
         raise LmrError("goal file leaves the repository", ref.file)
     info = task.info
     for impl in info.implementations:
-        if ref.file in impl.goal_files and ref.qualname in _qualnames(impl):
+        if ref.file in impl.goal_files and ref.qualname in impl.qualnames:
             raise LmrError(f"{ref.qualname} is already implementation {impl.index}", shown)
     taken = _names_in(info, ref.file)
     if any(ref.qualname.startswith(q + ".") for q in taken):

@@ -18,7 +18,6 @@ from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, GENERATE_PROMPT_
 from lmrbench.benchmark.reply import ReplyProblem, splice_reply
 from lmrbench.benchmark.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
 from lmrbench.benchmark.stage import StageSummary, run_jobs
-from lmrbench.benchmark.variant import qualnames
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import Progress
@@ -40,7 +39,7 @@ class GenerateOptions:
 
 def goal_plan(task: Task, impl: Implementation) -> list[tuple[str, list[str]]]:
     """(goal file, qualnames defined in its masked version) for each goal file; LmrError for a broken file."""
-    names = qualnames(impl)
+    names = impl.qualnames
     if not names:
         raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
     files = impl.goal_files
@@ -84,7 +83,7 @@ def generate_one(
     )
     try:
         plan = goal_plan(task, impl)
-        prompt = generation_prompt(task, impl, qualnames(impl), max_paper_chars=options.max_paper_chars)
+        prompt = generation_prompt(task, impl, impl.qualnames, max_paper_chars=options.max_paper_chars)
     except (LmrError, OSError, UnicodeDecodeError) as exc:
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": f"task: {exc}"})
         return write_candidate(run, task, bad, "", {})

@@ -28,7 +28,7 @@ from lmrbench.authoring.check import find_leaks
 from lmrbench.authoring.taskset import Task, load_taskset, task_dirs
 from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox import RunnerKind, Sandbox, get_sandbox
-from lmrbench.benchmark.variant import Variant, evaluate_variant, impl_test_files, qualnames
+from lmrbench.benchmark.variant import Variant, evaluate_variant, impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within
 from lmrbench.progress import Cancelled, NullProgress, Progress, check_cancel
@@ -173,7 +173,7 @@ def plan_mutants(task: Task, impl: Implementation) -> list[PlannedMutant]:
     from lmrbench.authoring.mutants import generate_mutants  # LibCST: loaded only when mutants are made
 
     out: list[PlannedMutant] = []
-    names = qualnames(impl)
+    names = impl.qualnames
     for which, goal in enumerate(impl.goal_files):
         golden = task.golden_path(impl, which)
         try:

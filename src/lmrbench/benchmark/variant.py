@@ -35,14 +35,6 @@ MAX_SOURCE_BYTES = 2_000_000
 _SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 
 
-def qualnames(impl: Implementation) -> list[str]:
-    """The qualified names of an implementation's goal functions (``Class.method`` or ``func``)."""
-    out = []
-    for name in impl.goal_functions:
-        out.append(f"{impl.class_name}.{name}" if impl.class_name and "." not in name else name)
-    return out
-
-
 def impl_test_files(task: Task, impl: Implementation) -> list[str]:
     """The implementation's unit test files that exist (repository-relative, POSIX).
 
@@ -120,7 +112,7 @@ def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
 
 def _goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str]]]:
     """(goal file position, goal file, qualnames defined there) for each goal file of ``impl``."""
-    names = qualnames(impl)
+    names = impl.qualnames
     if not names:
         raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
     plan = []

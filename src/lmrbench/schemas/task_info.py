@@ -129,6 +129,11 @@ class Implementation(BaseModel):
         return out
 
     @property
+    def qualnames(self) -> list[str]:
+        """The goal functions' qualified names: ``Class.method`` when class_name is set, else the name as given."""
+        return [f"{self.class_name}.{n}" if self.class_name and "." not in n else n for n in self.goal_functions]
+
+    @property
     def unit_test_files(self) -> list[str]:
         """unit_test_file as a list."""
         return as_list(self.unit_test_file)
