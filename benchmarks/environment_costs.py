@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 from lmrbench.authoring.dockerfile import write_dockerfile
-from lmrbench.authoring.taskset import load_task
-from lmrbench.benchmark.docker_runner import DockerRunner
-from lmrbench.benchmark.images import BASE_IMAGE_TAG, BASE_TARGET, bootstrap_base_image
-from lmrbench.benchmark.pytest_run import run_pytest
-from lmrbench.benchmark.wheelhouse import build_wheelhouse
+from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_TARGET, bootstrap_base_image
+from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse
+from lmrbench.benchmark.testrun.pytest_run import run_pytest
+from lmrbench.core.taskset import load_task
 
 TEST = """import numpy as np
 from vec import dot

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmrbench.authoring.taskset import load_taskset
-from lmrbench.benchmark.docker_runner import DockerRunner
-from lmrbench.benchmark.legacy import is_legacy_test
+from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.testrun.legacy import is_legacy_test
+from lmrbench.benchmark.testrun.variant import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.validate import (
     ValidateOptions,
     ensure_base_image,
@@ -31,7 +31,7 @@ from lmrbench.benchmark.validate import (
     validate_taskset,
     write_mutant_candidate,
 )
-from lmrbench.benchmark.variant import Variant, build_tree, impl_test_files
+from lmrbench.core.taskset import load_taskset
 from lmrbench.progress import NullProgress
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ import pymupdf
 
 from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
-from lmrbench.benchmark.sandbox import get_sandbox
+from lmrbench.benchmark.sandbox.choose import get_sandbox
 
 HERE = Path(__file__).resolve().parent
 TASKS = HERE / "tasks"

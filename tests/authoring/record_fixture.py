@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 
 LOSSES = '''\
 """Losses and a feature scaler of a tiny linear model."""

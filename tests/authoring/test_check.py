@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lmrbench.authoring.check import check_task, check_taskset
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
-from lmrbench.authoring.taskset import load_task
+from lmrbench.core.taskset import load_task
 
 
 def _task(repo: Path, bench: Path):

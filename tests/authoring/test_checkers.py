@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from lmrbench.authoring.runtime.lmrbench_checkers import (
+from lmrbench.runtime.lmrbench_checkers import (
     assert_close,
     assert_equal,
     assert_similar_text,

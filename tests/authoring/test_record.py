@@ -9,11 +9,11 @@ import pytest
 from record_fixture import make_task
 
 from lmrbench.authoring.record import record_tests, scaffold_tests
-from lmrbench.authoring.taskset import load_task
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
-from lmrbench.benchmark.local_runner import LocalRunner
-from lmrbench.benchmark.variant import evaluate_variant
+from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.report import TestStatus
@@ -211,7 +211,7 @@ def _docker_info_answers() -> bool:
 
 @pytest.mark.docker
 def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     if not _docker_info_answers():
         pytest.skip("no Docker engine on this machine (`docker info` does not answer)")

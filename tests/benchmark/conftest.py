@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from vec_task import write_small_task
 
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 
 
 def _docker_info_answers() -> bool:
@@ -48,7 +48,7 @@ def _needs_docker(request):
 @pytest.fixture(scope="session")
 def base_image(docker_engine) -> str:
     """The bootstrapped base image, made by the product's own command (reused when present)."""
-    from lmrbench.benchmark.images import bootstrap_base_image
+    from lmrbench.benchmark.sandbox.images import bootstrap_base_image
 
     return bootstrap_base_image().tag
 

@@ -10,11 +10,11 @@ import pytest
 from run_task import GOAL, METRICS_PY, REPO, write_taskset
 
 from lmrbench.authoring.splice import extract_function, replace_functions
-from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.agent import PROMPT_FILE, export_agent, import_agent
 from lmrbench.benchmark.evaluate import evaluate
 from lmrbench.benchmark.rundir import RunDir
-from lmrbench.benchmark.sandbox import get_sandbox
+from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
 
 

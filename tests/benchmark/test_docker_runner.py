@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from vec_task import dedent, write_small_task
 
-from lmrbench.authoring.taskset import load_task
-from lmrbench.benchmark.docker_runner import RUN_LABEL, DockerRunner
-from lmrbench.benchmark.pytest_run import run_pytest
+from lmrbench.benchmark.sandbox.docker import RUN_LABEL, DockerRunner
+from lmrbench.benchmark.testrun.pytest_run import run_pytest
+from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.report import TestStatus
 
@@ -232,7 +232,7 @@ def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_im
 
 
 def test_default_sandbox_is_docker_when_the_engine_answers():
-    from lmrbench.benchmark.sandbox import get_sandbox
+    from lmrbench.benchmark.sandbox.choose import get_sandbox
 
     assert isinstance(get_sandbox(None), DockerRunner)
     assert get_sandbox("local").name == "local"
@@ -258,7 +258,7 @@ def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_im
     import socket
     import subprocess
 
-    from lmrbench.benchmark.docker_runner import OWNER_LABEL, remove_stale_containers
+    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, remove_stale_containers
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -285,7 +285,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from vec_task import write_small_task
-from lmrbench.benchmark.docker_runner import DockerRunner
+from lmrbench.benchmark.sandbox.docker import DockerRunner
 task = write_small_task(Path({root!r}), name="8-Interrupt")
 DockerRunner(base_image={base!r}).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
 """

@@ -15,13 +15,13 @@ import pytest
 from llm_server import LLMServer, status
 from run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 
-from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.evaluate import evaluate
 from lmrbench.benchmark.generate import GenerateOptions, generate
 from lmrbench.benchmark.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.report import build_report, render_csv
 from lmrbench.benchmark.rundir import RunDir
-from lmrbench.benchmark.sandbox import get_sandbox
+from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 
 DICE = "Functions to implement, in toy/metrics.py: dice"

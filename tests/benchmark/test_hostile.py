@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from small_task import CALC_PY, tree_hash, write_candidate, write_task
 
-from lmrbench.authoring.taskset import Task, load_task
-from lmrbench.benchmark.variant import evaluate_variant
+from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.schemas.report import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker
@@ -116,7 +116,7 @@ def hostile_task(tmp_path_factory, base_image) -> Task:
 
 @pytest.fixture(scope="module")
 def sandbox(base_image):
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     return DockerRunner(base_image=base_image)
 
@@ -130,7 +130,7 @@ def golden(sandbox, hostile_task) -> TestReport:
 
 
 def our_containers(engine, task: Task) -> list[str]:
-    from lmrbench.benchmark.docker_runner import RUN_LABEL
+    from lmrbench.benchmark.sandbox.docker import RUN_LABEL
 
     return [c.name for c in engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}={task.name}"})]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image, list_images
-from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines, requirements_hash
+from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image, list_images
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines, requirements_hash
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 
@@ -83,7 +83,7 @@ def test_unknown_requirement_is_one_clear_error(tmp_path, monkeypatch):
 
 @pytest.mark.docker
 def test_prune_removes_task_images_but_keeps_the_base(base_image, docker_engine):
-    from lmrbench.benchmark.images import prune_task_images
+    from lmrbench.benchmark.sandbox.images import prune_task_images
 
     docker_engine.images.get(base_image).tag("lmrbench-task-zz-prunetest", "one")
     removed, busy = prune_task_images(docker_engine, prefix="lmrbench-task-zz-prunetest")

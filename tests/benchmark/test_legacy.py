@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 
-from lmrbench.authoring.taskset import load_task
-from lmrbench.benchmark.legacy import is_legacy_test, judge_script, unseal
-from lmrbench.benchmark.variant import evaluate_variant
+from lmrbench.benchmark.testrun.legacy import is_legacy_test, judge_script, unseal
+from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.core.taskset import load_task
 from lmrbench.schemas.report import TestStatus
 
 SCALE_BODY = "    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n"
@@ -65,10 +65,10 @@ def test_detection(tmp_path):
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 def sandbox(request):
     if request.param == "local":
-        from lmrbench.benchmark.local_runner import LocalRunner
+        from lmrbench.benchmark.sandbox.local import LocalRunner
 
         return LocalRunner()
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     return DockerRunner(base_image=request.getfixturevalue("base_image"))
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from vec_task import write_small_task
 
-from lmrbench.benchmark.local_runner import WEAKER_ISOLATION, LocalRunner
-from lmrbench.benchmark.pytest_run import run_pytest
+from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
+from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.schemas.report import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.benchmark.junit import parse_junit
-from lmrbench.benchmark.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
-from lmrbench.benchmark.sandbox import RunResult
+from lmrbench.benchmark.testrun.junit import parse_junit
+from lmrbench.benchmark.testrun.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
+from lmrbench.core.sandbox import RunResult
 from lmrbench.schemas.report import TestStatus
 
 TESTS = """import pytest

@@ -140,7 +140,7 @@ def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
     server, base_image, tmp_path
 ) -> None:
     from lmrbench.authoring.splice import extract_function
-    from lmrbench.authoring.taskset import load_taskset
+    from lmrbench.core.taskset import load_taskset
 
     bench = tmp_path / "tasks"
     shutil.copytree(EXAMPLES, bench, ignore=shutil.ignore_patterns(".lmrbench"))

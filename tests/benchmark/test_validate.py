@@ -172,7 +172,7 @@ def test_cli_bad_runner_is_one_line_error(tmp_path):
 
 @pytest.mark.docker
 def test_docker_validate_with_two_jobs(tmp_path, base_image):
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     bench = tmp_path / "bench"
     write_task(bench, "1-Calc")
@@ -190,7 +190,7 @@ HANGING = "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
 
 @pytest.mark.docker
 def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_image, docker_engine):
-    from lmrbench.benchmark.docker_runner import RUN_LABEL
+    from lmrbench.benchmark.sandbox.docker import RUN_LABEL
 
     bench = tmp_path / "bench"
     hanging = {"unit_test/unit_test_1.py": HANGING, "unit_test/unit_test_2.py": HANGING}
@@ -220,7 +220,7 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
 
 @pytest.mark.docker
 def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_image):
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     bench = tmp_path / "bench"
     write_task(bench, "1-Calc")

@@ -6,7 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.core.taskset import Task, load_task
 
 GOAL = '''"""Vector helpers."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 
 UNIT_TEST = '''import numpy as np
 from losses import preference_loss

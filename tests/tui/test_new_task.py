@@ -11,7 +11,7 @@ from textual.widgets import Input, Select, TextArea
 from textual.worker import Worker, WorkerState
 
 from lmrbench.authoring.check import check_task
-from lmrbench.authoring.taskset import load_task, load_taskset
+from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from lmrbench import pyparse
-from lmrbench.authoring.taskset import Task, load_taskset
+from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 

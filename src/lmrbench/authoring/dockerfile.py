@@ -4,7 +4,7 @@ The generated image holds the Python environment and nothing of the task: no gol
 repo. The runner copies the evaluated repo variant into a fresh container for each run. Its build context,
 assembled by the runner rather than taken from the task folder, holds this Dockerfile,
 ``requirements.txt`` and ``wheels/`` (a host-side wheelhouse, installed with ``--no-index``: see
-``lmrbench.benchmark.wheelhouse``).
+``lmrbench.benchmark.sandbox.wheelhouse``).
 
 Official Dockerfiles (``FROM`` a pytorch image, ``COPY . .`` of the whole task folder) still build with
 the task folder as context where their base image is available; ``dockerfile_warnings`` says that such a

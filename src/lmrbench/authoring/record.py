@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen, values
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.sandbox import RunResult, Sandbox
+from lmrbench.core.sandbox import RunResult, Sandbox
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -126,7 +126,7 @@ def record_tests(
         "checker": checker.model_dump(),
     }
     with tempfile.TemporaryDirectory(prefix="lmrbench-record-") as tmp:
-        from lmrbench.benchmark.variant import build_tree
+        from lmrbench.benchmark.testrun.variant import build_tree
 
         tree = build_tree(task, None, "golden", Path(tmp) / "tree")
         out = Path(tmp) / "out"

@@ -14,7 +14,7 @@ from lmrbench.authoring.clone import clone_repo
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import write_paper
 from lmrbench.authoring.splice import extract_function
-from lmrbench.authoring.taskset import Task, load_task, task_dirs
+from lmrbench.core.taskset import Task, load_task, task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel

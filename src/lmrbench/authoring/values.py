@@ -1,15 +1,14 @@
 """The value codec and checkers as lmrbench uses them, and the runtime files shipped into tasks.
 
-The code lives in ``authoring/runtime/`` as standalone modules (standard library + numpy) because the same
+The code lives in ``lmrbench/runtime/`` as standalone modules (standard library + numpy) because the same
 files run inside a task's sandbox, where lmrbench is not installed: ``lmrbench_values`` (encoding, case
 files), ``lmrbench_checkers`` (comparisons), ``lmrbench_record`` and ``sitecustomize`` (instrumentation).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from lmrbench.authoring.runtime.lmrbench_values import (
+from lmrbench.runtime import RUNTIME_DIR, runtime_files
+from lmrbench.runtime.lmrbench_values import (
     Case,
     Decoder,
     Encoder,
@@ -37,14 +36,8 @@ __all__ = [
     "write_case",
 ]
 
-RUNTIME_DIR = Path(__file__).parent / "runtime"
-"""Where the standalone runtime modules live."""
 TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_record.py", "sitecustomize.py")
 """Modules put first on the Python path of a recorded command."""
 
-
-def runtime_files(names: tuple[str, ...]) -> dict[str, bytes]:
-    """The bytes of the named runtime modules, by file name."""
-    return {name: (RUNTIME_DIR / name).read_bytes() for name in names}

@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.rundir import RunDir, save_model, unless_broken
-from lmrbench.benchmark.sandbox import Sandbox
 from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress, check_cancel
 from lmrbench.schemas.report import TestReport, TestStatus
@@ -94,7 +94,7 @@ def evaluate(
     cancel: threading.Event | None = None,
 ) -> StageSummary:
     """Evaluate every candidate of the run that has no current result; returns counts by result status."""
-    from lmrbench.benchmark.variant import evaluate_variant
+    from lmrbench.benchmark.testrun.variant import evaluate_variant
 
     run = RunDir(Path(run_path))
     run.require_manifest()

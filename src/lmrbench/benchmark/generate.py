@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.llm import LLMClient, LLMError
 from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, GENERATE_PROMPT_VERSION, generation_prompt
 from lmrbench.benchmark.reply import ReplyProblem, splice_reply
 from lmrbench.benchmark.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
 from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import Progress

@@ -16,12 +16,12 @@ from collections import Counter
 from pathlib import Path
 
 from lmrbench.authoring.splice import extract_function
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.generate import goal_plan
 from lmrbench.benchmark.llm import LLMClient, LLMError
 from lmrbench.benchmark.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
 from lmrbench.benchmark.rundir import RunDir, save_model, slug, unless_broken
 from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
 from lmrbench.schemas.run import Candidate, CandidateStatus, JudgeCategory, JudgeEntry, Usage, Verdict

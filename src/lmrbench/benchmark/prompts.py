@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.llm import Message
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 

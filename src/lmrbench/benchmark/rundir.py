@@ -23,7 +23,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lmrbench import __version__
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.run import Candidate, EvalResult, HumanLabel, RunManifest, TaskEntry, Verdict

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from lmrbench.authoring.check import find_leaks
-from lmrbench.authoring.taskset import Task, load_taskset, task_dirs
 from lmrbench.authoring.testgen import TODO_MARK
-from lmrbench.benchmark.sandbox import RunnerKind, Sandbox, get_sandbox
-from lmrbench.benchmark.variant import Variant, evaluate_variant, impl_test_files
+from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.benchmark.testrun.variant import Variant, evaluate_variant, impl_test_files
+from lmrbench.core.sandbox import RunnerKind, Sandbox
+from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within
 from lmrbench.progress import Cancelled, NullProgress, Progress, check_cancel
@@ -457,11 +458,11 @@ def validate_taskset(
 
 def ensure_base_image(sandbox: Sandbox, *, progress: Progress, cancel: threading.Event | None = None) -> None:
     """With the Docker runner and no base image at all, bootstrap one (saying so): a fresh machine works."""
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     if not isinstance(sandbox, DockerRunner) or sandbox.base_image:
         return
-    from lmrbench.benchmark.images import BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE, bootstrap_base_image, image_id
+    from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE, bootstrap_base_image, image_id
 
     if any(image_id(sandbox.client, tag) for tag in (BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE)):
         return
@@ -522,7 +523,7 @@ def stop_runs(token: str) -> int:
     try:
         import docker
 
-        from lmrbench.benchmark.docker_runner import RUN_LABEL
+        from lmrbench.benchmark.sandbox.docker import RUN_LABEL
 
         client = docker.from_env(timeout=10)
         try:

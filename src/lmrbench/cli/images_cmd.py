@@ -19,7 +19,7 @@ def bootstrap(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build log."),
 ) -> None:
     """Build the base image from Debian packages (mmdebstrap or debootstrap), or reuse it when present."""
-    from lmrbench.benchmark.images import BASE_IMAGE_TAG, bootstrap_base_image
+    from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, bootstrap_base_image
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress(verbose=verbose) as progress:
@@ -34,7 +34,7 @@ def bootstrap(
 @images_app.command("list")
 def list_cmd() -> None:
     """List the local lmrbench images (base and task images)."""
-    from lmrbench.benchmark.images import list_images
+    from lmrbench.benchmark.sandbox.images import list_images
 
     rows = list_images()
     if not rows:
@@ -58,9 +58,9 @@ def build(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build logs."),
 ) -> None:
     """Build (or find) each task's image: tagged by a hash of its Dockerfile, requirements and base."""
-    from lmrbench.authoring.taskset import load_taskset
-    from lmrbench.benchmark.docker_runner import DockerRunner
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.core.taskset import load_taskset
 
     tasks, problems = load_taskset(bench, task or None)
     for problem in problems:
@@ -82,7 +82,7 @@ def dockerfile(
 ) -> None:
     """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; requirements only, no task files."""
     from lmrbench.authoring.dockerfile import write_dockerfile
-    from lmrbench.authoring.taskset import load_task
+    from lmrbench.core.taskset import load_task
 
     t = load_task(task_dir)
     typer.echo(f"wrote {write_dockerfile(t.path, t.info.repo_folder_name, force=force)}")
@@ -91,7 +91,7 @@ def dockerfile(
 @images_app.command("prune")
 def prune() -> None:
     """Remove the task images (the base image stays); they are rebuilt when next needed."""
-    from lmrbench.benchmark.images import prune_task_images
+    from lmrbench.benchmark.sandbox.images import prune_task_images
 
     removed, busy = prune_task_images()
     typer.echo(f"removed {len(removed)} task images")

@@ -37,7 +37,7 @@ def task_record(
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
     from lmrbench.authoring.record import record_tests, scaffold_tests
-    from lmrbench.authoring.taskset import load_task
+    from lmrbench.core.taskset import load_task
 
     task = load_task(task_dir)
     if scaffold:
@@ -52,7 +52,7 @@ def task_record(
         )
     if runner not in (None, "docker", "local"):
         raise LmrError(f"unknown runner {runner!r}; use docker or local")
-    from lmrbench.benchmark.sandbox import get_sandbox
+    from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress() as progress:

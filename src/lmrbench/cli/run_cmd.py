@@ -13,9 +13,9 @@ from rich.table import Table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.taskset import Task
     from lmrbench.benchmark.llm import LLMClient
     from lmrbench.benchmark.stage import StageSummary
+    from lmrbench.core.taskset import Task
 
 out_console = Console()
 err_console = Console(stderr=True)
@@ -43,7 +43,7 @@ Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
 
 
 def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
-    from lmrbench.authoring.taskset import load_taskset
+    from lmrbench.core.taskset import load_taskset
 
     tasks, problems = load_taskset(bench, only or None)
     for problem in problems:
@@ -165,7 +165,7 @@ def evaluate_cmd(
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
     from lmrbench.benchmark.evaluate import evaluate
-    from lmrbench.benchmark.sandbox import get_sandbox
+    from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)

@@ -83,7 +83,7 @@ def task_add(
 ) -> None:
     """Mask one more function of a task's repository as a new implementation."""
     from lmrbench.authoring.task_new import FunctionRef, add_implementation
-    from lmrbench.authoring.taskset import load_task
+    from lmrbench.core.taskset import load_task
 
     new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
                              mask_style=_mask_style(mask_style))
@@ -100,7 +100,7 @@ def task_remask(
 ) -> None:
     """Rebuild an implementation's masked goal file from its golden file in another mask style."""
     from lmrbench.authoring.task_new import remask
-    from lmrbench.authoring.taskset import load_task
+    from lmrbench.core.taskset import load_task
 
     new = remask(load_task(task), impl, _mask_style(mask_style))
     files = ", ".join(new.info.implementation(impl).goal_files)
@@ -110,7 +110,7 @@ def task_remask(
 @tasks_app.command("list")
 def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
     """One row per implementation: task, index, category, goal file and function, tests."""
-    from lmrbench.authoring.taskset import load_taskset
+    from lmrbench.core.taskset import load_taskset
 
     tasks, problems = load_taskset(bench)
     table = Table("task", "impl", "category", "goal", "tests")

@@ -15,7 +15,7 @@ from lmrbench.tui.messages import RunAction
 from lmrbench.tui.screens.taskset import TaskSetScreen
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
 
 
 class LmrApp(App[None]):

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.index import python_files
 from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import save_task_info
 from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
@@ -27,7 +27,7 @@ from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel, error_text
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -226,7 +226,7 @@ class EditTaskScreen(Screen[str | None]):
     def record(self, task: Task, impl: int, command: str) -> None:
         """Record the selected implementation's tests again (replacing the generated file)."""
         from lmrbench.authoring.record import record_tests
-        from lmrbench.benchmark.sandbox import get_sandbox
+        from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

@@ -34,7 +34,7 @@ from lmrbench.authoring.task_new import (
     publish_task,
     remove_task,
 )
-from lmrbench.authoring.taskset import Task, load_task, task_dirs
+from lmrbench.core.taskset import Task, load_task, task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.widgets.code_view import CodeView
@@ -48,7 +48,7 @@ from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel, error_text
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -483,7 +483,7 @@ class NewTaskScreen(Screen[str | None]):
     def record(self, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
         from lmrbench.authoring.record import record_tests
-        from lmrbench.benchmark.sandbox import get_sandbox
+        from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

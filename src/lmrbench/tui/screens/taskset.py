@@ -18,8 +18,8 @@ from textual.worker import Worker, WorkerState
 from lmrbench.tui.messages import TaskSetChanged
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
-    from lmrbench.authoring.taskset import Task
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.taskset import Task
     from lmrbench.schemas.validation import ImplValidation
 
 COLUMNS = ("task", "impl", "status", "golden", "mutants killed", "category", "last validated")
@@ -126,8 +126,8 @@ class TaskSetScreen(Screen[None]):
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
         from lmrbench.authoring.check import check_task
-        from lmrbench.authoring.taskset import load_taskset
         from lmrbench.benchmark.validate import latest_results
+        from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)
         results = latest_results(self.bench)

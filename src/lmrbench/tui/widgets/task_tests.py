@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Label
 
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 from lmrbench.schemas.recording import RecordedCase
 
 

@@ -15,10 +15,10 @@ from typing import Literal
 
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions, splice_bodies
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.legacy import is_legacy_test, run_legacy
-from lmrbench.benchmark.pytest_run import run_pytest
-from lmrbench.benchmark.sandbox import Sandbox
+from lmrbench.benchmark.testrun.legacy import is_legacy_test, run_legacy
+from lmrbench.benchmark.testrun.pytest_run import run_pytest
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.task_info import Implementation, as_list

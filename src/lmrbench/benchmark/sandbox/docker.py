@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.images import (
+from lmrbench.benchmark.sandbox.images import (
     BASE_IMAGE_TAG,
     OFFICIAL_BASE_IMAGE,
     build_context,
@@ -39,8 +38,9 @@ from lmrbench.benchmark.images import (
     image_id,
     task_requirements,
 )
-from lmrbench.benchmark.sandbox import RunnerKind, RunResult, tail
-from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
+from lmrbench.core.sandbox import RunnerKind, RunResult, tail
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 

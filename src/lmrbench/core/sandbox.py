@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 from lmrbench.progress import Progress
 
 OUTPUT_TAIL_CHARS = 20_000
@@ -73,36 +73,3 @@ class Sandbox(Protocol):
 def tail(text: str, limit: int = OUTPUT_TAIL_CHARS) -> str:
     """The last ``limit`` characters of ``text``."""
     return text if len(text) <= limit else text[-limit:]
-
-
-def docker_available(timeout: float = 3.0) -> bool:
-    """True when a Docker engine answers a ping within ``timeout`` seconds."""
-    try:
-        import docker
-
-        client = docker.from_env(timeout=int(max(1, timeout)))
-        try:
-            return bool(client.ping())
-        finally:
-            client.close()
-    except Exception:
-        return False
-
-
-def get_sandbox(kind: RunnerKind | None = None, *, progress: Progress | None = None) -> Sandbox:
-    """The sandbox of that kind; None picks Docker when the engine answers, else local (and says so)."""
-    from lmrbench.benchmark.docker_runner import DockerRunner
-    from lmrbench.benchmark.local_runner import LocalRunner
-    from lmrbench.errors import LmrError
-
-    if kind == "docker":
-        return DockerRunner()
-    if kind == "local":
-        return LocalRunner(progress=progress)
-    if kind is not None:
-        raise LmrError(f"unknown runner {kind!r}; use docker or local")
-    if docker_available():
-        return DockerRunner()
-    if progress is not None:
-        progress.log("no Docker engine answers: using the local runner (weaker isolation)")
-    return LocalRunner(progress=progress)

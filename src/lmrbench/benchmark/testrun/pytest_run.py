@@ -16,9 +16,9 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.junit import parse_junit
-from lmrbench.benchmark.sandbox import RunResult, Sandbox
+from lmrbench.benchmark.testrun.junit import parse_junit
+from lmrbench.core.sandbox import RunResult, Sandbox
+from lmrbench.core.taskset import Task
 from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
 
 PLUGIN_MODULE = "lmrbench_report_plugin"
@@ -71,7 +71,7 @@ def pytest_argv(test_files: list[str]) -> list[str]:
 
 def harness_files(key: bytes) -> dict[str, bytes]:
     """The plugin and the run's key, placed in $LMRBENCH_HARNESS."""
-    plugin = resources.files("lmrbench.benchmark").joinpath("report_plugin.py").read_bytes()
+    plugin = resources.files("lmrbench.runtime").joinpath("lmrbench_report_plugin.py").read_bytes()
     return {f"{PLUGIN_MODULE}.py": plugin, KEY_FILE: key}
 
 

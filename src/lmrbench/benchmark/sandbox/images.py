@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 

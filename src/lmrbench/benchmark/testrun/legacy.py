@@ -16,8 +16,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.sandbox import Sandbox
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import Task
 from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
 
 LEGACY_MARKERS = ("Test Passed", "Test Failed")

@@ -21,16 +21,16 @@ import threading
 import time
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task
-from lmrbench.benchmark.images import task_requirements
-from lmrbench.benchmark.sandbox import RunnerKind, RunResult, tail
-from lmrbench.benchmark.wheelhouse import (
+from lmrbench.benchmark.sandbox.images import task_requirements
+from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
     build_wheelhouse,
     cache_root,
     requirement_lines,
     requirements_hash,
 )
+from lmrbench.core.sandbox import RunnerKind, RunResult, tail
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
