@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.testrun.legacy import is_legacy_test
-from lmrbench.benchmark.testrun.variant import Variant, build_tree, impl_test_files
+from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.validate import (
     ValidateOptions,
     ensure_base_image,

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,3 +81,44 @@ def is_within(root: Path, candidate: Path) -> bool:
     root_r = Path(root).resolve()
     cand = (root_r / candidate).resolve()
     return cand == root_r or root_r in cand.parents
+
+
+def read_capped(path: Path, limit: int, *, shown: Path | str | None = None) -> bytes:
+    """The bytes of an untrusted file, stat-checked before it is read: a regular file, not a link, at most
+    ``limit`` bytes (and never more read, should it grow meanwhile). LmrError naming the file otherwise."""
+    from lmrbench.errors import LmrError
+
+    path = Path(path)
+    where = shown if shown is not None else path
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        raise LmrError(f"cannot read: {exc.strerror or exc}", where) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise LmrError("is a symbolic link; refused", where)
+    if not stat.S_ISREG(st.st_mode):
+        raise LmrError("is not a regular file", where)
+    if st.st_size > limit:
+        raise LmrError(f"is {st.st_size} bytes, over the {limit}-byte limit", where)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise LmrError(f"cannot read: {exc.strerror or exc}", where) from None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise LmrError(f"grew over the {limit}-byte limit while it was read", where)
+    return data
+
+
+def links_leaving(root: Path) -> list[Path]:
+    """Symbolic links under ``root`` whose target resolves outside it (dangling ones included), sorted."""
+    root = Path(root)
+    bad: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink() and not is_within(root, path.resolve()):
+                bad.append(path)
+    return sorted(bad)

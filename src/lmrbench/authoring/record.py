@@ -126,7 +126,7 @@ def record_tests(
         "checker": checker.model_dump(),
     }
     with tempfile.TemporaryDirectory(prefix="lmrbench-record-") as tmp:
-        from lmrbench.benchmark.testrun.variant import build_tree
+        from lmrbench.authoring.tree import build_tree
 
         tree = build_tree(task, None, "golden", Path(tmp) / "tree")
         out = Path(tmp) / "out"

@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath
 from lmrbench import __version__
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions
+from lmrbench.authoring.tree import read_untrusted_goal_file, trusted_paths
 from lmrbench.benchmark.generate import goal_plan, start_manifest, write_candidate
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.benchmark.stage import StageSummary
-from lmrbench.benchmark.testrun.variant import read_untrusted_goal_file, trusted_paths
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir

@@ -26,8 +26,9 @@ from pydantic import ValidationError
 
 from lmrbench.authoring.check import find_leaks
 from lmrbench.authoring.testgen import TODO_MARK
+from lmrbench.authoring.tree import Variant, impl_test_files
 from lmrbench.benchmark.sandbox.choose import get_sandbox
-from lmrbench.benchmark.testrun.variant import Variant, evaluate_variant, impl_test_files
+from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.errors import LmrError

@@ -1,15 +1,19 @@
-"""Where a task's code runs: the Sandbox interface, its result, and the choice between Docker and local.
+"""Where a task's code runs: the Sandbox interface and its result.
 
-Layout every sandbox gives the command it runs (the same in a container and in a local temp folder):
-``<root>/repo`` is the working directory, a copy of the tree; ``$LMRBENCH_OUT`` (``<root>/out``) is an empty
-folder whose content is copied back to ``out_dir``; ``$LMRBENCH_HARNESS`` (``<root>/harness``) holds the
-``harness_files`` given to ``run`` and is first on ``PYTHONPATH``.
+Layout every sandbox gives a run (the same in a container and in a local temp folder, made by the runtime's
+boot script): ``<root>/trusted/repo`` is the working directory of the command, a copy of the tree;
+``$LMRBENCH_OUT`` (``<root>/trusted/out``) is an empty folder whose content is copied back to ``out_dir``;
+``$LMRBENCH_HARNESS`` (``<root>/trusted/harness``) holds the ``harness_files`` and is first on ``PYTHONPATH``.
+
+A split run also has a ``Worker``: the candidate's repository (``<root>/cand/repo``) and a process that serves
+the goal functions' calls from it over two pipes (``$LMRBENCH_CALL_FDS`` on both sides). In a container the two
+sides run as two users who cannot read each other's files; the local runner has one user (weaker, and says so).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -23,6 +27,18 @@ RunnerKind = Literal["docker", "local"]
 
 
 @dataclass(frozen=True)
+class Worker:
+    """The candidate's side of a split run."""
+
+    tree: Path
+    """The candidate's repository: only its goal functions differ from the task's; no tests, no data."""
+    argv: list[str]
+    """The worker's command, run in its copy of ``tree``."""
+    files: dict[str, bytes] = field(default_factory=dict)
+    """The worker's harness (first on its ``PYTHONPATH``)."""
+
+
+@dataclass(frozen=True)
 class RunResult:
     """How one command ended in a sandbox."""
 
@@ -31,11 +47,13 @@ class RunResult:
     timed_out: bool
     """True when the wall-clock timeout killed it."""
     output: str
-    """The end of stdout+stderr, decoded with errors="replace"."""
+    """The end of the command's stdout+stderr, decoded with errors="replace"."""
     duration: float
     """Wall-clock seconds."""
     infra_error: str | None = None
     """Set when the sandbox itself failed (engine gone, copy failed): not the candidate's fault."""
+    worker_output: str = ""
+    """The end of the candidate's worker's output (split runs), kept apart from the command's."""
 
 
 class Sandbox(Protocol):
@@ -65,6 +83,7 @@ class Sandbox(Protocol):
         out_dir: Path | None = None,
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
+        worker: Worker | None = None,
     ) -> RunResult:
         """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended."""
         ...

@@ -72,6 +72,18 @@ def _import_type(path: str) -> Any:
     return obj
 
 
+def _is_module(obj: Any) -> bool:
+    return type(obj).__name__ == "module"
+
+
+_KIND_CHECKS = {
+    "path": lambda c: issubclass(c, pathlib.PurePath),
+    "enum": lambda c: issubclass(c, enum.Enum),
+    "namedtuple": lambda c: issubclass(c, tuple) and hasattr(c, "_fields"),
+    "dataclass": lambda c: dataclasses.is_dataclass(c),
+}
+
+
 def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields") and type(value) is not tuple
 
@@ -296,8 +308,23 @@ def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
 class Decoder:
     """Turns JSON nodes back into values, reading arrays from ``arrays``."""
 
-    def __init__(self, arrays: Any) -> None:
+    def __init__(self, arrays: Any, *, strict: bool = False) -> None:
         self.arrays = arrays
+        self.strict = strict
+        """Values from untrusted code: named types must already be loaded and be of the kind the node says
+        (a path class, an enum, a namedtuple, a dataclass); nothing is imported and no other callable is
+        called."""
+
+    def _type(self, path: str, kind: str) -> Any:
+        if not self.strict:
+            return _import_type(path)
+        module, _, qual = str(path).partition(":")
+        obj: Any = sys.modules.get(module)
+        for part in qual.split("."):
+            obj = obj.__dict__.get(part) if isinstance(obj, type) or _is_module(obj) else None
+        if not isinstance(obj, type) or not _KIND_CHECKS[kind](obj):
+            raise ValueError(f"{path!r} is not a loaded {kind} type")
+        return obj
 
     def decode(self, node: Any) -> Any:
         """The value a node encodes (fresh objects on every call)."""
@@ -343,16 +370,16 @@ class Decoder:
         return slice(*self._items(node))
 
     def _d_path(self, node: Any) -> Any:
-        return _import_type(node["type"])(node["value"])
+        return self._type(node["type"], "path")(node["value"])
 
     def _d_enum(self, node: Any) -> Any:
-        return _import_type(node["type"])[node["name"]]
+        return self._type(node["type"], "enum")[node["name"]]
 
     def _d_namedtuple(self, node: Any) -> Any:
-        return _import_type(node["type"])(*self._items(node))
+        return self._type(node["type"], "namedtuple")(*self._items(node))
 
     def _d_dataclass(self, node: Any) -> Any:
-        cls = _import_type(node["type"])
+        cls = self._type(node["type"], "dataclass")
         obj = cls.__new__(cls)
         for name, value in node["fields"].items():
             object.__setattr__(obj, name, self.decode(value))
@@ -371,7 +398,10 @@ class Decoder:
 
     def _d_np_generator(self, node: Any) -> np.random.Generator:
         state = self.decode(node["state"])
-        bitgen = getattr(np.random, state["bit_generator"])()
+        kind = getattr(np.random, str(state["bit_generator"]), None)
+        if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
+            raise ValueError(f"{state['bit_generator']!r} is not a numpy bit generator")
+        bitgen = kind()
         bitgen.state = state
         return np.random.Generator(bitgen)
 

@@ -62,8 +62,16 @@ class TestReport(BaseModel):
     """The sandbox that ran the tests."""
     evidence: Literal["pytest", "legacy"] = "pytest"
     """pytest: a sealed junit report; legacy: an official script's log file (weaker evidence)."""
+    isolation: Literal["split", "shared"] = "shared"
+    """split: the candidate ran in a process of its own that never saw the tests, their data or the report;
+    shared: the tests ran in the candidate's process (weaker evidence; reports before split runs say so too)."""
     detail: str = ""
     """One line saying why the status is not passed (or a note on weaker evidence)."""
+
+    @property
+    def weaker(self) -> bool:
+        """True when the evidence is weaker than a split pytest run (legacy logs, or a shared process)."""
+        return self.evidence == "legacy" or self.isolation == "shared"
 
     @property
     def passed(self) -> bool:

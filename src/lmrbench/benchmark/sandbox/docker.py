@@ -1,23 +1,20 @@
 """DockerRunner: one image per task (tagged by a hash of what it is built from), one fresh container per run.
 
-A run's container has a read-only root filesystem, no network, a non-root user, memory (no swap), CPU and
-pid limits, no capabilities, and no log driver. Everything it may write is a size-bounded tmpfs: ``/work``
-(the repo copy, ``out`` and ``harness``) and ``/tmp``, so a candidate that fills the disk fills only
-those. The tree is not copied with put_archive (a read-only root refuses it, and an archive never lands in
-a tmpfs) but streamed as a tar on the container's stdin to a small boot script, PID 1, which unpacks it,
-runs the command as its child, then writes the out folder as a framed tar on its stdout (the child's own
-output goes to stderr) and exits with the child's status. The boot script marks itself non-dumpable, so
-the child cannot open its stdout through /proc. The container is removed in ``finally``, also on timeout
-and Ctrl-C.
+A run's container has a read-only root filesystem, no network, memory (no swap), CPU and pid limits, and no
+log driver. Everything it may write is a size-bounded tmpfs: ``/work`` and ``/tmp``, so a candidate that fills
+the disk fills only those. The payload (``payload.py``) is streamed as a tar on the container's stdin to the
+runtime's boot script, PID 1: the only process that keeps a few capabilities (``CAPABILITIES``), which it uses
+to give the trusted tree and the candidate's tree to two unprivileged users and to start the trusted command
+and the candidate's worker as those users. It writes the closing frame on stdout (the children's output goes
+to stderr) and exits with the trusted command's status. The container is removed in ``finally``, also on
+timeout and Ctrl-C; one left by a killed lmrbench is removed by ``remove_stale_containers`` at the next start.
 """
 
 from __future__ import annotations
 
-import base64
 import collections
 import contextlib
 import hashlib
-import io
 import os
 import re
 import socket
@@ -29,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
+from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.images import (
     BASE_IMAGE_TAG,
     OFFICIAL_BASE_IMAGE,
@@ -39,7 +37,7 @@ from lmrbench.benchmark.sandbox.images import (
     task_requirements,
 )
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
-from lmrbench.core.sandbox import RunnerKind, RunResult, tail
+from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -52,53 +50,12 @@ RUN_LABEL = "org.lmrbench.run"
 OWNER_LABEL = "org.lmrbench.owner"
 ORPHAN_GRACE = 30
 """Seconds past its timeout after which a run's boot script kills the command itself (harness gone)."""
-_MARK = b"LMRBENCH-OUT "
-_INFRA = b"LMRBENCH-INFRA "
 _STDERR_KEEP = 256_000
-
-BOOT = r"""
-import base64, ctypes, io, os, subprocess, sys, tarfile
-try:
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the child cannot open our fds via /proc
-except Exception:
-    pass
-root = "/work"
-try:
-    tarfile.open(fileobj=sys.stdin.buffer, mode="r|").extractall(root)
-    os.makedirs(root + "/out", exist_ok=True)
-except Exception as exc:
-    sys.stdout.write("LMRBENCH-INFRA cannot unpack the tree: %s: %s\n" % (type(exc).__name__, exc))
-    sys.stdout.flush()
-    sys.exit(125)
-null = os.open(os.devnull, os.O_RDONLY)
-try:
-    child = subprocess.Popen(sys.argv[2:], cwd=root + "/repo", stdin=null, stdout=2, stderr=2,
-                             start_new_session=True)
-except OSError as exc:
-    sys.stderr.write("cannot start %r: %s\n" % (sys.argv[2], exc))
-    code = 127
-else:
-    try:  # a deadline of its own, in case the harness that started us is gone
-        code = child.wait(timeout=float(sys.argv[1]))
-    except subprocess.TimeoutExpired:
-        code = 124
-    code = 128 - code if code < 0 else code
-    try:
-        os.killpg(child.pid, 9)
-    except OSError:
-        pass
-buf = io.BytesIO()
-try:
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.add(root + "/out", arcname="out")
-except Exception as exc:
-    sys.stderr.write("cannot pack the out folder: %s\n" % exc)
-    buf = io.BytesIO()
-data = base64.b64encode(buf.getvalue())
-sys.stdout.buffer.write(b"LMRBENCH-OUT %d %d\n" % (code, len(data)) + data + b"\n")
-sys.stdout.flush()
-sys.exit(code)
-"""
+_STDOUT_LIMIT = payload.OUT_LIMIT * 2
+"""Most of a run's stdout kept: the boot script's frame (base64 of a capped out folder) fits well inside."""
+CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
+"""What the boot script (root, PID 1) keeps: to hand each side its files, drop to its user, read the out
+folder back and kill what the worker left. Its children run as other users with no capability at all."""
 
 _targets: dict[str, WheelTarget] = {}
 
@@ -115,49 +72,6 @@ def _folder_digest(folder: Path) -> str:
         if p.is_file() and ".git" not in p.relative_to(folder).parts:
             h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
-
-
-def _tree_tar(tree: Path, harness_files: dict[str, bytes]) -> bytes:
-    """The payload streamed to the boot script: repo/ (the tree, no .git), harness/, out/."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-
-        def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-            parts = Path(info.name).parts
-            if ".git" in parts or "__pycache__" in parts:
-                return None
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mode |= 0o600 if info.isfile() else 0o700
-            return info
-
-        tar.add(str(tree), arcname="repo", filter=keep)
-        for d in ("harness", "out"):
-            info = tarfile.TarInfo(d)
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(info)
-        for name, data in harness_files.items():
-            info = tarfile.TarInfo(f"harness/{name}")
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def _unpack_out(data: bytes, out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        for m in tar.getmembers():
-            parts = Path(m.name).parts
-            if not parts or parts[0] != "out" or ".." in parts or not (m.isfile() or m.isdir()):
-                continue
-            rel = Path(*parts[1:]) if len(parts) > 1 else Path()
-            dest = out_dir / rel
-            if m.isdir():
-                dest.mkdir(parents=True, exist_ok=True)
-            else:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                src = tar.extractfile(m)
-                dest.write_bytes(src.read() if src else b"")
 
 
 class DockerRunner:
@@ -334,6 +248,7 @@ class DockerRunner:
         out_dir: Path | None = None,
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
+        worker: Worker | None = None,
     ) -> RunResult:
         """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring."""
         import docker
@@ -341,37 +256,31 @@ class DockerRunner:
 
         try:
             tag = self.prepare(task)
-            payload = _tree_tar(Path(tree), harness_files or {})
+            data = payload.payload(Path(tree), harness_files or {}, worker)
         except LmrError as exc:
             return RunResult(None, False, "", 0.0, infra_error=str(exc))
         except OSError as exc:
             return RunResult(None, False, "", 0.0, infra_error=f"cannot read the tree: {exc}")
         t0 = time.monotonic()  # the timeout and the duration count from here, after any image build
-        environment = {
-            **(env or {}),
-            "LMRBENCH_OUT": f"{WORK}/out",
-            "LMRBENCH_HARNESS": f"{WORK}/harness",
-            "PYTHONPATH": ":".join(p for p in (f"{WORK}/harness", (env or {}).get("PYTHONPATH", "")) if p),
-            "HOME": "/tmp",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
+        ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
+        command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env or {}, ids=ids)
         container = None
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
             container = self.client.containers.create(
                 tag,
-                ["python3", "-c", BOOT, str(int(timeout) + ORPHAN_GRACE), *argv],
+                command,
                 name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
                 labels={RUN_LABEL: task.name, OWNER_LABEL: _owner()},
-                user=f"{self.uid}:{self.gid}",
+                user="0:0",
                 working_dir=WORK,
-                environment=environment,
+                environment={"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
                 stdin_open=True,
                 read_only=True,
                 network_disabled=not network,
                 network_mode=None if network else "none",
                 tmpfs={
-                    WORK: f"size={self.work_size},uid={self.uid},gid={self.gid},mode=0700,exec",
+                    WORK: f"size={self.work_size},mode=0711,exec",
                     "/tmp": f"size={self.tmp_size},mode=1777,exec",
                 },
                 mem_limit=self.memory,
@@ -379,6 +288,7 @@ class DockerRunner:
                 nano_cpus=int(self.cpus * 1e9),
                 pids_limit=self.pids,
                 cap_drop=["ALL"],
+                cap_add=CAPABILITIES,
                 security_opt=["no-new-privileges"],
                 log_config=docker.types.LogConfig(type="none"),
             )
@@ -390,7 +300,7 @@ class DockerRunner:
             reader.start()
             raw = getattr(sock, "_sock", sock)
             try:
-                raw.sendall(payload)
+                raw.sendall(data)
                 raw.shutdown(socket.SHUT_WR)
             except OSError:
                 pass  # the container ended before reading it all; its status tells why
@@ -423,24 +333,15 @@ class DockerRunner:
             output += f"\n[killed: out of memory (limit {self.memory})]"
         if timed_out:
             return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
-        body = bytes(stdout)
-        if body.startswith(_INFRA):
-            return RunResult(
-                exit_code,
-                False,
-                tail(output),
-                duration,
-                infra_error=body[len(_INFRA) :].decode(errors="replace").strip(),
-            )
-        at = body.rfind(_MARK)
-        if at >= 0 and out_dir is not None:
-            header, _, rest = body[at + len(_MARK) :].partition(b"\n")
+        frame = payload.read_frame(bytes(stdout))
+        if frame.infra_error:
+            return RunResult(exit_code, False, tail(output), duration, infra_error=frame.infra_error)
+        if frame.out_tar and out_dir is not None:
             try:
-                size = int(header.split()[1])
-                _unpack_out(base64.b64decode(rest[:size]), Path(out_dir))
-            except (ValueError, IndexError, tarfile.TarError) as exc:
+                payload.unpack_out(frame.out_tar, Path(out_dir))
+            except (ValueError, tarfile.TarError) as exc:
                 output += f"\n[the out folder could not be read back: {exc}]"
-        return RunResult(exit_code, False, tail(output), duration)
+        return RunResult(exit_code, False, tail(output), duration, worker_output=tail(frame.worker_output))
 
 
 def _owner() -> str:
@@ -479,7 +380,8 @@ def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[byte
     try:
         for stream, data in frames_iter(sock, tty=False):
             if stream == 1:
-                stdout.extend(data)
+                if len(stdout) < _STDOUT_LIMIT:
+                    stdout.extend(data)
             else:
                 stderr.append(data)
                 kept += len(data)

@@ -1,10 +1,12 @@
 """LocalRunner: the embedded default where no Docker engine answers. Same contract, weaker isolation.
 
 Each task gets a venv cached per requirements hash under ``<cache>/venvs/<hash>``, installed offline from a
-host-side wheelhouse. Each run copies the tree into a fresh temp folder (same layout as a container: ``repo``,
-``out``, ``harness``) and runs the command in its own process group with a wall-clock timeout (the whole group
-is killed), an address-space limit (8 GiB by default) and a per-file size limit. There is no network or pid
-isolation and the code runs as the calling user: the runner says so once.
+host-side wheelhouse. Each run streams the same payload as a container to the same boot script, which unpacks
+it into a fresh temp folder; the boot script and everything it starts run in one process group with a
+wall-clock timeout (the whole group is killed), an address-space limit (8 GiB by default) and a per-file size
+limit. The trusted command and the candidate's worker are separate processes, but of the same user: the worker
+could read the trusted side's files if it looked for them. There is no network or pid isolation: the runner
+says so once.
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.images import task_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
@@ -29,7 +33,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
     requirement_lines,
     requirements_hash,
 )
-from lmrbench.core.sandbox import RunnerKind, RunResult, tail
+from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
@@ -37,7 +41,8 @@ from lmrbench.progress import NullProgress, Progress, check_cancel
 
 WEAKER_ISOLATION = (
     "local runner: tests run as this user, with network access and no pid isolation (only a timeout, "
-    "an address-space limit and a file size limit); use Docker for untrusted candidates"
+    "an address-space limit and a file size limit), and a candidate's process could read the tests' files; "
+    "use Docker for untrusted candidates"
 )
 _OUTPUT_KEEP = 256_000
 
@@ -123,48 +128,45 @@ class LocalRunner:
         out_dir: Path | None = None,
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
+        worker: Worker | None = None,
     ) -> RunResult:
-        """Run ``argv`` in a fresh temp copy of ``tree`` with the task's venv first on PATH."""
+        """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH."""
         t0 = time.monotonic()
         try:
             venv = Path(self.prepare(task))
+            data = payload.payload(Path(tree), harness_files or {}, worker)
         except LmrError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
+        except OSError as exc:
+            return RunResult(None, False, "", time.monotonic() - t0, infra_error=f"cannot read the tree: {exc}")
         with tempfile.TemporaryDirectory(prefix="lmrbench-run-") as tmp:
-            root = Path(tmp)
-            try:
-                shutil.copytree(tree, root / "repo", symlinks=True, ignore=_ignore)
-            except OSError as exc:
-                return RunResult(
-                    None, False, "", time.monotonic() - t0, infra_error=f"cannot copy the tree: {exc}"
-                )
-            (root / "out").mkdir()
-            (root / "harness").mkdir()
-            for name, data in (harness_files or {}).items():
-                (root / "harness" / name).write_bytes(data)
             base_env = {
                 k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))
             }
             full_env = {
                 **base_env,
-                **(env or {}),
                 "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                 "VIRTUAL_ENV": str(venv),
-                "LMRBENCH_OUT": str(root / "out"),
-                "LMRBENCH_HARNESS": str(root / "harness"),
-                "PYTHONPATH": os.pathsep.join(
-                    p for p in (str(root / "harness"), (env or {}).get("PYTHONPATH", "")) if p
-                ),
-                "PYTHONDONTWRITEBYTECODE": "1",
             }
-            result = self._spawn(argv, root / "repo", full_env, timeout, time.monotonic())
-            if out_dir is not None and result.infra_error is None:
-                shutil.copytree(
-                    root / "out", out_dir, dirs_exist_ok=True, symlinks=False, ignore_dangling_symlinks=True
-                )
-        return result
+            command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None)
+            command[0] = str(venv / "bin" / "python")
+            result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic())
+            if result.timed_out or result.infra_error:
+                return result
+            frame = payload.read_frame(stdout)
+            if frame.infra_error:
+                return replace(result, infra_error=frame.infra_error)
+            output = result.output
+            if frame.out_tar and out_dir is not None:
+                try:
+                    payload.unpack_out(frame.out_tar, Path(out_dir))
+                except (ValueError, tarfile.TarError) as exc:
+                    output += f"\n[the out folder could not be read back: {exc}]"
+        return replace(result, output=tail(output), worker_output=tail(frame.worker_output))
 
-    def _spawn(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float, t0: float) -> RunResult:
+    def _spawn(
+        self, argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, timeout: float, t0: float
+    ) -> tuple[RunResult, bytes]:
         """Run in its own process group; the timeout counts from ``t0`` (after the venv and the copy)."""
         limit, memory = self.file_size, self.memory
 
@@ -179,28 +181,42 @@ class LocalRunner:
                 argv,
                 cwd=cwd,
                 env=env,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.PIPE,
                 start_new_session=True,
                 preexec_fn=limits,
             )
         except OSError as exc:
-            return RunResult(127, False, f"cannot start {argv[0]!r}: {exc}", time.monotonic() - t0)
-        chunks: list[bytes] = []
+            return RunResult(127, False, f"cannot start {argv[0]!r}: {exc}", time.monotonic() - t0), b""
+        errs: list[bytes] = []
+        outs = bytearray()
 
-        def pump() -> None:
+        def pump_err() -> None:
             kept = 0
-            assert proc.stdout is not None
-            fd = proc.stdout.fileno()
-            for chunk in iter(lambda: os.read(fd, 65536), b""):
-                chunks.append(chunk)
+            assert proc.stderr is not None
+            for chunk in iter(lambda: os.read(proc.stderr.fileno(), 65536), b""):  # type: ignore[union-attr]
+                errs.append(chunk)
                 kept += len(chunk)
-                while kept > _OUTPUT_KEEP and len(chunks) > 1:
-                    kept -= len(chunks.pop(0))
+                while kept > _OUTPUT_KEEP and len(errs) > 1:
+                    kept -= len(errs.pop(0))
 
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
+        def pump_out() -> None:
+            assert proc.stdout is not None
+            for chunk in iter(lambda: os.read(proc.stdout.fileno(), 65536), b""):  # type: ignore[union-attr]
+                if len(outs) < payload.OUT_LIMIT * 2:
+                    outs.extend(chunk)
+
+        def feed() -> None:
+            assert proc.stdin is not None
+            with contextlib.suppress(OSError):
+                proc.stdin.write(stdin)
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+        pumps = [threading.Thread(target=f, daemon=True) for f in (pump_err, pump_out, feed)]
+        for t in pumps:
+            t.start()
         timed_out = False
         try:
             proc.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
@@ -210,10 +226,11 @@ class LocalRunner:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        reader.join(timeout=5)
-        output = b"".join(chunks).decode("utf-8", errors="replace")
+        for t in pumps:
+            t.join(timeout=5)
+        output = b"".join(errs).decode("utf-8", errors="replace")
         code = proc.returncode
         exit_code = None if timed_out else (128 - code if code < 0 else code)
         if timed_out:
             output += f"\n[killed: timeout after {timeout:g} s]"
-        return RunResult(exit_code, timed_out, tail(output), time.monotonic() - t0)
+        return RunResult(exit_code, timed_out, tail(output), time.monotonic() - t0), bytes(outs)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 import tempfile
 from pathlib import Path
 
-from lmrbench.core.sandbox import Sandbox
+from lmrbench.benchmark.testrun.split import trusted_files
+from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import read_capped
+from lmrbench.runtime.lmrbench_wire import loads_bounded
 from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
 
 LEGACY_MARKERS = ("Test Passed", "Test Failed")
@@ -35,14 +38,15 @@ import os, runpy, sys, traceback
 fd, path = int(sys.argv[1]), sys.argv[2]
 sys.argv = [path]
 sys.path[0] = os.path.dirname(os.path.abspath(path))
+if os.environ.get("LMRBENCH_CALL_FDS"):
+    import lmrbench_proxy  # a split run: the goal functions run in the candidate's process
 code = 0
 try:
     runpy.run_path(path, run_name="__main__")
-except SystemExit as exc:
+except SystemExit as exc:  # never a pass: a script that passes runs to its end
     c = exc.code
-    code = c if isinstance(c, int) else (0 if c is None else 1)
-    if not isinstance(c, int) and c is not None:
-        print(c, file=sys.stderr)
+    code = c if isinstance(c, int) and c else 1
+    print("the script ended through SystemExit(%r) before its end" % (c,), file=sys.stderr)
 except BaseException:
     traceback.print_exc()
     code = 1
@@ -65,6 +69,7 @@ try:
 except OSError:
     key = b""
 wrapper = sys.argv[1]
+calls = tuple(int(x) for x in os.environ.get("LMRBENCH_CALL_FDS", "").split(",") if x)
 env = dict(os.environ)
 env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
 results = []
@@ -81,7 +86,7 @@ for k, script in enumerate(sys.argv[2:]):
     start = time.monotonic()
     with open(log_path, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "-c", wrapper, str(w), script], stdin=subprocess.DEVNULL,
-                                stdout=fh, stderr=subprocess.STDOUT, pass_fds=(w,), env=env)
+                                stdout=fh, stderr=subprocess.STDOUT, pass_fds=(w, *calls), env=env)
         os.close(w)
         code = proc.wait()
     os.set_blocking(r, False)
@@ -126,14 +131,14 @@ def unseal(raw: bytes | None, key: bytes) -> list[dict[str, object]] | None:
     if not raw:
         return None
     try:
-        data = json.loads(raw)
+        data = loads_bounded(raw.decode("utf-8"))
         payload, seal = data["payload"], data["hmac"]
         if not isinstance(payload, str) or not isinstance(seal, str):
             return None
         if not hmac.compare_digest(hmac.new(key, payload.encode(), hashlib.sha256).hexdigest(), seal):
             return None
-        entries = json.loads(payload)["results"]
-    except (ValueError, KeyError, TypeError):
+        entries = loads_bounded(payload)["results"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else None
 
@@ -178,15 +183,23 @@ def run_legacy(
     *,
     timeout: float,
     env: dict[str, str] | None = None,
+    worker: Worker | None = None,
 ) -> TestReport:
-    """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings."""
+    """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
+
+    With ``worker`` (a split run) the goal functions run in the worker's process, so nothing the candidate does
+    can write the logs, print into the scripts' output or end a script early with a status of its choosing.
+    """
     argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
     key = secrets.token_hex(32).encode()
+    files = {KEY_FILE: key, **(trusted_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
-        run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out),
-                          harness_files={KEY_FILE: key})
-        result = Path(out) / RESULT_FILE
-        raw = result.read_bytes()[:5_000_000] if result.is_file() and not result.is_symlink() else None
+        run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
+                          worker=worker)
+        try:
+            raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
+        except LmrError:
+            raw = None
 
     def report(status: TestStatus, cases: list[TestCaseResult], missing: list[str], why: str) -> TestReport:
         return TestReport(
@@ -196,7 +209,7 @@ def run_legacy(
             missing_ids=missing,
             exit_code=run.exit_code,
             duration=run.duration,
-            log_tail=run.output[-_MAX_TAIL:],
+            log_tail=_log_tail(run),
             runner=sandbox.name,  # type: ignore[arg-type]
             evidence="legacy",
             detail=why,
@@ -221,3 +234,10 @@ def run_legacy(
     failing = [f"{c.test_id}: {c.message}" for c in cases if c.outcome != "passed"]
     why = "; ".join(failing)[:500] if failing else "decided from the official scripts' logs (weaker evidence)"
     return report(TestStatus.PASSED if ok else TestStatus.FAILED, cases, [], why)
+
+
+def _log_tail(run: RunResult) -> str:
+    if not run.worker_output.strip():
+        return run.output[-_MAX_TAIL:]
+    half = _MAX_TAIL // 2
+    return f"{run.output[-half:]}\n--- the candidate's process ---\n{run.worker_output[-half:]}"

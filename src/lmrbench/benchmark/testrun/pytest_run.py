@@ -13,12 +13,15 @@ import hmac
 import json
 import secrets
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 from lmrbench.benchmark.testrun.junit import parse_junit
-from lmrbench.core.sandbox import RunResult, Sandbox
+from lmrbench.benchmark.testrun.split import PROXY_PLUGIN, id_matches, trusted_files
+from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import read_capped
+from lmrbench.runtime import runtime_files
 from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
 
 PLUGIN_MODULE = "lmrbench_report_plugin"
@@ -26,6 +29,8 @@ KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
 LOG_TAIL_CHARS = 4000
+MAX_JUNIT = 16 << 20
+"""Largest junit report read back."""
 _PYTEST_EXIT = {
     2: "interrupted (collection errors?)",
     3: "internal error",
@@ -53,14 +58,15 @@ def _foreign_conftest(tree: Path, loaded: dict[str, str]) -> str | None:
     return None
 
 
-def pytest_argv(test_files: list[str]) -> list[str]:
-    """The command a sandbox runs (working dir: the repo copy)."""
+def pytest_argv(test_files: list[str], *, split: bool = False) -> list[str]:
+    """The command a sandbox runs (working dir: the repo copy); a split run loads the proxy first."""
     return [
         "python",
         "-m",
         "pytest",
         "-p",
         PLUGIN_MODULE,
+        *(["-p", PROXY_PLUGIN] if split else []),
         "-p",
         "no:cacheprovider",
         "-q",
@@ -69,10 +75,10 @@ def pytest_argv(test_files: list[str]) -> list[str]:
     ]
 
 
-def harness_files(key: bytes) -> dict[str, bytes]:
-    """The plugin and the run's key, placed in $LMRBENCH_HARNESS."""
-    plugin = resources.files("lmrbench.runtime").joinpath("lmrbench_report_plugin.py").read_bytes()
-    return {f"{PLUGIN_MODULE}.py": plugin, KEY_FILE: key}
+def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
+    """The plugin and the run's key (and for a split run the proxy), placed in $LMRBENCH_HARNESS."""
+    files = {**runtime_files((f"{PLUGIN_MODULE}.py",)), KEY_FILE: key}
+    return {**files, **trusted_files()} if split else files
 
 
 def run_pytest(
@@ -84,28 +90,34 @@ def run_pytest(
     timeout: float,
     expected_ids: list[str] | None = None,
     env: dict[str, str] | None = None,
+    worker: Worker | None = None,
 ) -> TestReport:
-    """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status."""
+    """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
+
+    With ``worker`` (a split run) the goal functions run in the worker's process; ``env`` then names them.
+    """
     key = secrets.token_bytes(32)
+    split = worker is not None
     with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
         res = sandbox.run(
             task,
             Path(tree),
-            pytest_argv(test_files),
+            pytest_argv(test_files, split=split),
             timeout=timeout,
             env=env,
             out_dir=Path(out),
-            harness_files=harness_files(key),
+            harness_files=harness_files(key, split=split),
+            worker=worker,
         )
-        junit = _read(Path(out) / JUNIT_NAME)
-        seal = _read(Path(out) / SEAL_NAME)
+        junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
+        seal = _read(Path(out) / SEAL_NAME, 1 << 20)
     return decide(res, junit, seal, key, expected_ids, runner=sandbox.name, tree=Path(tree))
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, limit: int) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_capped(path, limit)
+    except LmrError:
         return None
 
 
@@ -127,7 +139,7 @@ def decide(
         "exit_code": res.exit_code,
         "duration": round(res.duration, 3),
         "runner": runner,
-        "log_tail": res.output[-LOG_TAIL_CHARS:],
+        "log_tail": _log_tail(res),
         "expected_ids": list(expected_ids or []),
     }
 
@@ -173,11 +185,10 @@ def decide(
         cases = parse_junit(junit)
     except ValueError as exc:
         return report(TestStatus.ERROR, str(exc))
-    by_id = {c.test_id: c for c in cases}
-    wanted = list(expected_ids) if expected_ids else list(by_id)
-    missing = [i for i in wanted if i not in by_id]
+    wanted = list(expected_ids) if expected_ids else [c.test_id for c in cases]
+    missing = [i for i in wanted if not any(id_matches(i, c.test_id) for c in cases)]
     bad = [c for c in cases if c.outcome in ("failed", "error")]
-    skipped = [i for i in wanted if i in by_id and by_id[i].outcome == "skipped"]
+    skipped = [c.test_id for c in cases if c.outcome == "skipped" and any(id_matches(i, c.test_id) for i in wanted)]
     if not wanted:
         return report(TestStatus.ERROR, "the report holds no test case", cases)
     if any(c.outcome == "failed" for c in bad):
@@ -207,3 +218,11 @@ def decide(
         why = _PYTEST_EXIT.get(res.exit_code or 0, "non-zero exit")
         return report(TestStatus.ERROR, f"pytest exited {res.exit_code}: {why}", cases)
     return report(TestStatus.PASSED, "", cases)
+
+
+def _log_tail(res: RunResult) -> str:
+    """The end of the test output, then (split runs) the end of the candidate's own output, labelled."""
+    if not res.worker_output.strip():
+        return res.output[-LOG_TAIL_CHARS:]
+    half = LOG_TAIL_CHARS // 2
+    return f"{res.output[-half:]}\n--- the candidate's process ---\n{res.worker_output[-half:]}"

@@ -1,185 +1,34 @@
-"""Build the tree a test run sees: the pristine masked repository with one variant's goal functions in it.
+"""Run one implementation's tests on one variant and decide: split by default, shared where it must be.
 
-A variant is ``"golden"`` (the bodies from golden_files), ``"masked"`` (the task as shipped) or a candidate
-folder shaped like the repository (or like the task folder holding it). From a candidate only the goal
-functions are taken (``replace_functions`` into the pristine masked goal file); every other file it holds is
-ignored, and the trusted files (unit tests and recorded data) are copied from the task last.
+A split run (the default) gives the candidate a process of its own: the trusted tree is the task's pristine
+masked repository with its tests and recorded data, where the tests run with the goal functions replaced by
+proxies (``runtime/lmrbench_proxy.py``); the candidate's tree holds the variant's goal functions and no test or
+data, and its worker (``runtime/lmrbench_worker.py``) serves the calls. A shared run (``"isolation": "shared"``
+in info.json, or a goal function kept inside a test file) runs the tests in the candidate's tree, in one
+process with it: weaker evidence, and every report says so.
 """
 
 from __future__ import annotations
 
-import shutil
 import tempfile
-from pathlib import Path, PurePosixPath
-from typing import Literal
+from pathlib import Path
 
-from lmrbench.authoring.index import index_source
-from lmrbench.authoring.splice import replace_functions, splice_bodies
+from lmrbench.authoring.tree import (
+    Variant,
+    build_tree,
+    candidate_tree,
+    impl_test_files,
+    isolation_of,
+    trusted_tree,
+)
 from lmrbench.benchmark.testrun.legacy import is_legacy_test, run_legacy
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
-from lmrbench.core.sandbox import Sandbox
+from lmrbench.benchmark.testrun.split import declared_ids, goals_env, make_worker
+from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.report import TestReport, TestStatus
-from lmrbench.schemas.task_info import Implementation, as_list
-
-Variant = Literal["golden", "masked"] | Path
-"""What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
-
-UNIT_TEST_DIR = "unit_test"
-"""The official folder of unit tests and their recorded data, trusted as a whole."""
-TRUSTED_KEY = "trusted_files"
-"""Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
-MAX_SOURCE_BYTES = 2_000_000
-"""Largest candidate goal file read."""
-_SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
-
-
-def impl_test_files(task: Task, impl: Implementation) -> list[str]:
-    """The implementation's unit test files that exist (repository-relative, POSIX).
-
-    When none of the declared files exists (official files sometimes name the wrong one), the official default
-    ``unit_test/unit_test_<index>.py`` is used if present.
-    """
-    found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
-    if found:
-        return found
-    default = f"{UNIT_TEST_DIR}/unit_test_{impl.index}.py"
-    return [default] if (task.repo_dir / default).is_file() else []
-
-
-def trusted_paths(task: Task) -> list[str]:
-    """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
-    paths = [UNIT_TEST_DIR]
-    for impl in task.info.implementations:
-        paths.extend(impl.unit_test_files)
-        extra = (impl.model_extra or {}).get(TRUSTED_KEY)
-        if isinstance(extra, str | list):
-            paths.extend(p for p in as_list(extra) if isinstance(p, str))
-    seen: list[str] = []
-    for p in paths:
-        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
-        if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
-            seen.append(norm)
-    return seen
-
-
-def _read_source(path: Path, shown: str | Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise LmrError(f"cannot read: {exc.strerror or exc}", shown) from None
-    if len(raw) > MAX_SOURCE_BYTES:
-        raise LmrError(f"larger than {MAX_SOURCE_BYTES} bytes", shown)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise LmrError("not UTF-8", shown) from None
-
-
-def _candidate_repo(task: Task, folder: Path) -> Path:
-    """The repository folder of a candidate given as a repo-shaped folder or a task-shaped one."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise LmrError("candidate is not a folder", folder)
-    inner = folder / task.info.repo_folder_name
-    return inner if inner.is_dir() and not inner.is_symlink() else folder
-
-
-def read_untrusted_goal_file(cand_repo: Path, goal_file: str) -> str:
-    """A goal file written by a model or agent: refuses symlinks, missing, oversized and non-UTF-8 files."""
-    path = cand_repo / goal_file
-    cur = cand_repo
-    for part in PurePosixPath(goal_file).parts:
-        cur = cur / part
-        if cur.is_symlink():
-            raise LmrError("is a symbolic link; a goal file must be a regular file", path)
-    if not path.is_file():
-        raise LmrError("no such goal file in the candidate's folder", path)
-    return _read_source(path, path)
-
-
-def _ignore(folder: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in _SKIP}
-
-
-def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
-    """The names of ``wanted`` defined in ``source`` (all when none is: splice then says so)."""
-    defined = {f.qualname for f in index_source(source, file)}
-    present = [q for q in wanted if q in defined]
-    return present or wanted
-
-
-def _goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str]]]:
-    """(goal file position, goal file, qualnames defined there) for each goal file of ``impl``."""
-    names = impl.qualnames
-    if not names:
-        raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
-    plan = []
-    files = impl.goal_files
-    for which, goal in enumerate(files):
-        if len(files) > 1 and len(files) == len(names):
-            quals = [names[which]]
-        elif len(files) > 1:
-            src = _read_source(task.golden_path(impl, which), task.golden_path(impl, which))
-            quals = _functions_in(src, names, goal)
-        else:
-            quals = names
-        plan.append((which, goal, quals))
-    return plan
-
-
-def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, dest: Path) -> Path:
-    """Write the evaluated repository to ``dest`` (which must not exist) and return it.
-
-    The goal functions of the implementations in ``impl_indexes`` (all when None) come from ``variant``; the
-    other implementations stay masked. Raises LmrError when the variant cannot be spliced (a candidate without
-    the goal function, a syntax error), naming the file.
-    """
-    dest = Path(dest)
-    if dest.exists():
-        raise LmrError("destination of the evaluated tree already exists", dest)
-    impls = task.info.implementations
-    chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
-    shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
-    goal_files: set[str] = set()
-    cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
-    for impl in chosen:
-        for which, goal, quals in _goal_plan(task, impl):
-            goal_files.add(PurePosixPath(goal).as_posix())
-            if variant == "masked":
-                continue
-            target_path = dest / goal
-            target = _read_source(target_path, task.goal_path(impl, which))
-            if cand_repo is None:
-                golden = task.golden_path(impl, which)
-                new = splice_bodies(target, _read_source(golden, golden), quals, file=goal)
-            else:
-                donor = read_untrusted_goal_file(cand_repo, goal)
-                new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
-            target_path.write_bytes(new.encode("utf-8"))
-    _overlay_trusted(task, dest, goal_files)
-    return dest
-
-
-def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
-    """Copy the trusted files from the task over ``dest`` and drop stale legacy log folders."""
-    for rel in trusted_paths(task):
-        if rel in goal_files:
-            continue
-        src, dst = task.repo_dir / rel, dest / rel
-        if dst.is_symlink() or dst.is_file():
-            dst.unlink()
-        elif dst.is_dir():
-            shutil.rmtree(dst)
-        if src.is_dir() and not src.is_symlink():
-            shutil.copytree(src, dst, symlinks=True, ignore=_ignore)
-        elif src.exists() or src.is_symlink():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst, follow_symlinks=False)
-    for logs in (dest / UNIT_TEST_DIR).glob("**/logs"):
-        if logs.is_dir() and not logs.is_symlink():
-            shutil.rmtree(logs)
+from lmrbench.schemas.task_info import Implementation
 
 
 def rejected_report(problem: str, runner: str, expected: list[str]) -> TestReport:
@@ -194,6 +43,7 @@ def rejected_report(problem: str, runner: str, expected: list[str]) -> TestRepor
         log_tail="",
         runner=runner,  # type: ignore[arg-type]
         evidence="pytest",
+        isolation="split",
         detail=f"variant rejected: {problem}",
     )
 
@@ -210,31 +60,48 @@ def evaluate_variant(
 ) -> TestReport:
     """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report.
 
-    Official script-style tests run in legacy mode (evidence "legacy"); the others under pytest, where
-    ``expected_ids`` (e.g. the golden run's case ids) must all be present and pass. A candidate that cannot be
-    spliced is an ERROR report, not an exception.
+    Every test the test files declare must be in the report and pass, and so must ``expected_ids`` (e.g. the
+    golden run's case ids). Official script-style tests run in legacy mode (evidence "legacy"). A candidate
+    that cannot be spliced is an ERROR report, not an exception.
     """
     files = impl_test_files(task, impl)
     if not files:
         raise LmrError(f"implementation {impl.index} has no unit tests", task.path / "info.json")
+    mode, why = isolation_of(task, impl)
+    folder = task.info.repo_folder_name
     with tempfile.TemporaryDirectory(prefix="lmrbench-tree-") as tmp:
+        worker: Worker | None = None
         try:
-            tree = build_tree(task, [impl.index], variant, Path(tmp) / task.info.repo_folder_name)
+            if mode == "split":
+                cand = candidate_tree(task, [impl.index], variant, Path(tmp) / "cand" / folder)
+                tree = trusted_tree(task, Path(tmp) / "trusted" / folder)
+                worker = make_worker(cand)
+            else:
+                tree = build_tree(task, [impl.index], variant, Path(tmp) / "shared" / folder)
         except LmrError as exc:
             if not isinstance(variant, Path):
                 raise
             return rejected_report(str(exc), sandbox.name, files)
+        run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}
         legacy = [f for f in files if is_legacy_test(tree / f)]
         modern = [f for f in files if f not in legacy]
         reports = []
         if modern:
-            wanted = [i for i in expected_ids or [] if not _is_legacy_id(i, legacy)] or None
+            wanted = declared_ids(task, modern)
+            wanted += [i for i in expected_ids or [] if not _is_legacy_id(i, legacy) and i not in wanted]
             reports.append(
-                run_pytest(sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted, env=env)
+                run_pytest(
+                    sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
+                    worker=worker,
+                )
             )
         if legacy:
-            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=env))
-    return reports[0] if len(reports) == 1 else merge_reports(reports)
+            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker))
+    report = reports[0] if len(reports) == 1 else merge_reports(reports)
+    if mode == "shared":
+        note = f"tests shared the candidate's process ({why}): weaker evidence"
+        report = report.model_copy(update={"detail": "; ".join(d for d in (report.detail, note) if d)})
+    return report.model_copy(update={"isolation": mode})
 
 
 def _is_legacy_id(test_id: str, legacy_files: list[str]) -> bool:
@@ -258,5 +125,6 @@ def merge_reports(reports: list[TestReport]) -> TestReport:
         log_tail="\n".join(r.log_tail for r in reports)[-4000:],
         runner=reports[0].runner,
         evidence="legacy" if any(r.evidence == "legacy" for r in reports) else "pytest",
+        isolation="shared" if any(r.isolation == "shared" for r in reports) else "split",
         detail="; ".join(r.detail for r in reports if r.detail),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
 
-from lmrbench.benchmark.testrun.variant import build_tree, impl_test_files, trusted_paths
+from lmrbench.authoring.tree import build_tree, impl_test_files, trusted_paths
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 

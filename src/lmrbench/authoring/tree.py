@@ -1,0 +1,241 @@
+"""Build the trees a run sees: the pristine masked repository with one variant's goal functions in it.
+
+A variant is ``"golden"`` (the bodies from golden_files), ``"masked"`` (the task as shipped) or a candidate
+folder shaped like the repository (or like the task folder holding it). From a candidate only the goal
+functions are taken (``replace_functions`` into the pristine masked goal file); every other file it holds is
+ignored, and the trusted files (unit tests and recorded data) are copied from the task last.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from lmrbench.authoring.index import index_source
+from lmrbench.authoring.splice import replace_functions, splice_bodies
+from lmrbench.core.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import links_leaving, read_capped
+from lmrbench.schemas.task_info import Implementation, as_list
+
+Variant = Literal["golden", "masked"] | Path
+"""What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
+
+UNIT_TEST_DIR = "unit_test"
+"""The official folder of unit tests and their recorded data, trusted as a whole."""
+TRUSTED_KEY = "trusted_files"
+"""Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
+MAX_SOURCE_BYTES = 2_000_000
+"""Largest candidate goal file read."""
+_SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+
+
+def impl_test_files(task: Task, impl: Implementation) -> list[str]:
+    """The implementation's unit test files that exist (repository-relative, POSIX).
+
+    When none of the declared files exists (official files sometimes name the wrong one), the official default
+    ``unit_test/unit_test_<index>.py`` is used if present.
+    """
+    found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
+    if found:
+        return found
+    default = f"{UNIT_TEST_DIR}/unit_test_{impl.index}.py"
+    return [default] if (task.repo_dir / default).is_file() else []
+
+
+def trusted_paths(task: Task) -> list[str]:
+    """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
+    paths = [UNIT_TEST_DIR]
+    for impl in task.info.implementations:
+        paths.extend(impl.unit_test_files)
+        extra = (impl.model_extra or {}).get(TRUSTED_KEY)
+        if isinstance(extra, str | list):
+            paths.extend(p for p in as_list(extra) if isinstance(p, str))
+    seen: list[str] = []
+    for p in paths:
+        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
+        if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
+            seen.append(norm)
+    return seen
+
+
+def _read_source(path: Path, shown: str | Path) -> str:
+    raw = read_capped(path, MAX_SOURCE_BYTES, shown=shown)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LmrError("not UTF-8", shown) from None
+
+
+def _candidate_repo(task: Task, folder: Path) -> Path:
+    """The repository folder of a candidate given as a repo-shaped folder or a task-shaped one."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise LmrError("candidate is not a folder", folder)
+    inner = folder / task.info.repo_folder_name
+    return inner if inner.is_dir() and not inner.is_symlink() else folder
+
+
+def read_untrusted_goal_file(cand_repo: Path, goal_file: str) -> str:
+    """A goal file written by a model or agent: refuses links (the file or a folder on its way), missing,
+    oversized (checked before reading) and non-UTF-8 files."""
+    path = cand_repo / goal_file
+    cur = cand_repo
+    for part in PurePosixPath(goal_file).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise LmrError("is a symbolic link; a goal file must be a regular file", path)
+    if not path.is_file():
+        raise LmrError("no such goal file in the candidate's folder", path)
+    return _read_source(path, path)
+
+
+def check_contained(task: Task) -> None:
+    """LmrError unless the task is closed: no link in it leaves the task folder, and no goal file, golden file
+    or test file is a link (writing a spliced goal file must never write through one)."""
+    leaving = links_leaving(task.path)
+    if leaving:
+        raise LmrError(f"a symbolic link leaves the task folder: {leaving[0].relative_to(task.path)}", leaving[0])
+    for impl in task.info.implementations:
+        paths = [task.goal_path(impl, k) for k in range(len(impl.goal_files))]
+        paths += [task.golden_path(impl, k) for k in range(len(impl.goal_files))]
+        paths += [task.repo_dir / f for f in impl.unit_test_files]
+        for path in paths:
+            cur = path
+            while cur != task.path and task.path in cur.parents:
+                if cur.is_symlink():
+                    raise LmrError("is a symbolic link; goal, golden and test files must be regular files", cur)
+                cur = cur.parent
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in _SKIP}
+
+
+def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
+    """The names of ``wanted`` defined in ``source`` (all when none is: splice then says so)."""
+    defined = {f.qualname for f in index_source(source, file)}
+    present = [q for q in wanted if q in defined]
+    return present or wanted
+
+
+def goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str]]]:
+    """(goal file position, goal file, qualnames defined there) for each goal file of ``impl``."""
+    names = impl.qualnames
+    if not names:
+        raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
+    plan = []
+    files = impl.goal_files
+    for which, goal in enumerate(files):
+        if len(files) > 1 and len(files) == len(names):
+            quals = [names[which]]
+        elif len(files) > 1:
+            src = _read_source(task.golden_path(impl, which), task.golden_path(impl, which))
+            quals = _functions_in(src, names, goal)
+        else:
+            quals = names
+        plan.append((which, goal, quals))
+    return plan
+
+
+def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, dest: Path) -> Path:
+    """Write the evaluated repository to ``dest`` (which must not exist) and return it.
+
+    The goal functions of the implementations in ``impl_indexes`` (all when None) come from ``variant``; the
+    other implementations stay masked. Raises LmrError when the variant cannot be spliced (a candidate without
+    the goal function, a syntax error), naming the file.
+    """
+    dest = Path(dest)
+    if dest.exists():
+        raise LmrError("destination of the evaluated tree already exists", dest)
+    check_contained(task)
+    impls = task.info.implementations
+    chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
+    shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
+    goal_files: set[str] = set()
+    cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
+    for impl in chosen:
+        for which, goal, quals in goal_plan(task, impl):
+            goal_files.add(PurePosixPath(goal).as_posix())
+            if variant == "masked":
+                continue
+            target_path = dest / goal
+            target = _read_source(target_path, task.goal_path(impl, which))
+            if cand_repo is None:
+                golden = task.golden_path(impl, which)
+                new = splice_bodies(target, _read_source(golden, golden), quals, file=goal)
+            else:
+                donor = read_untrusted_goal_file(cand_repo, goal)
+                new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
+            target_path.write_bytes(new.encode("utf-8"))
+    _overlay_trusted(task, dest, goal_files)
+    return dest
+
+
+def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
+    """Copy the trusted files from the task over ``dest`` and drop stale legacy log folders."""
+    for rel in trusted_paths(task):
+        if rel in goal_files:
+            continue
+        src, dst = task.repo_dir / rel, dest / rel
+        if dst.is_symlink() or dst.is_file():
+            dst.unlink()
+        elif dst.is_dir():
+            shutil.rmtree(dst)
+        if src.is_dir() and not src.is_symlink():
+            shutil.copytree(src, dst, symlinks=True, ignore=_ignore)
+        elif src.exists() or src.is_symlink():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    for logs in (dest / UNIT_TEST_DIR).glob("**/logs"):
+        if logs.is_dir() and not logs.is_symlink():
+            shutil.rmtree(logs)
+
+
+
+
+def candidate_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, dest: Path) -> Path:
+    """The candidate's view of a split run: ``build_tree`` without any trusted path (tests, recorded data,
+    their checkers), so that nothing the tests compare with is there to read."""
+    tree = build_tree(task, impl_indexes, variant, dest)
+    goal_files = {PurePosixPath(g).as_posix() for i in task.info.implementations for g in i.goal_files}
+    for rel in trusted_paths(task):
+        if rel in goal_files:
+            continue
+        path = tree / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    return tree
+
+
+def trusted_tree(task: Task, dest: Path) -> Path:
+    """The trusted view of a split run: the task's pristine masked repository, tests and data included."""
+    dest = Path(dest)
+    if dest.exists():
+        raise LmrError("destination of the trusted tree already exists", dest)
+    check_contained(task)
+    shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
+    for logs in (dest / UNIT_TEST_DIR).glob("**/logs"):
+        if logs.is_dir() and not logs.is_symlink():
+            shutil.rmtree(logs)
+    return dest
+
+
+Isolation = Literal["split", "shared"]
+ISOLATION_KEY = "isolation"
+"""Optional implementation key in info.json: "shared" runs the tests in the candidate's process (weaker)."""
+
+
+def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
+    """How ``impl``'s tests run, and why when not split."""
+    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
+    inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
+    if inside:
+        return "shared", f"the goal function is inside the test file {inside[0]}"
+    asked = (impl.model_extra or {}).get(ISOLATION_KEY)
+    if asked == "shared":
+        return "shared", 'info.json asks for "isolation": "shared"'
+    return "split", ""

@@ -1,0 +1,121 @@
+"""What both runners stream into a run and read back: the payload tar, the boot command, the closing frame.
+
+The boot script (``runtime/lmrbench_boot.py``) is the same in a container and in a local temp folder, so the
+two runners keep one contract: same layout, same split between the trusted command and the candidate's
+worker, same frame at the end. See ``lmrbench.core.sandbox`` for the layout.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmrbench.core.sandbox import Worker
+from lmrbench.runtime import runtime_files
+
+SKIP_PARTS = frozenset({".git", "__pycache__"})
+"""Folders never streamed into a run."""
+OUT_LIMIT = 64 << 20
+"""Largest out folder read back (the boot script stops packing there)."""
+OUT_MARK = b"LMRBENCH-OUT "
+INFRA_MARK = b"LMRBENCH-INFRA "
+BOOT_SOURCE = runtime_files(("lmrbench_boot.py",))["lmrbench_boot.py"].decode("utf-8")
+
+
+def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
+              env: dict[str, str], ids: dict[str, list[int]] | None) -> list[str]:
+    """The command that starts a run: the boot script and its spec."""
+    spec = {
+        "root": root,
+        "argv": argv,
+        "worker": worker.argv if worker else None,
+        "env": env,
+        "deadline": deadline,
+        "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
+    }
+    return ["python3", "-c", BOOT_SOURCE, json.dumps(spec)]
+
+
+def _add_tree(tar: tarfile.TarFile, tree: Path, arcname: str) -> None:
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if SKIP_PARTS.intersection(Path(info.name).parts):
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        info.mode |= 0o600 if info.isfile() else 0o700
+        return info
+
+    tar.add(str(tree), arcname=arcname, filter=keep)
+
+
+def _add_files(tar: tarfile.TarFile, folder: str, files: dict[str, bytes]) -> None:
+    info = tarfile.TarInfo(folder)
+    info.type, info.mode = tarfile.DIRTYPE, 0o755
+    tar.addfile(info)
+    for name, data in files.items():
+        info = tarfile.TarInfo(f"{folder}/{name}")
+        info.size, info.mode = len(data), 0o644
+        tar.addfile(info, io.BytesIO(data))
+
+
+def payload(tree: Path, harness_files: dict[str, bytes], worker: Worker | None) -> bytes:
+    """The tar the boot script unpacks: trusted/{repo,harness} and, for a split run, cand/{repo,harness}."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        _add_tree(tar, Path(tree), "trusted/repo")
+        _add_files(tar, "trusted/harness", harness_files)
+        if worker is not None:
+            _add_tree(tar, Path(worker.tree), "cand/repo")
+            _add_files(tar, "cand/harness", worker.files)
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What the boot script said at the end."""
+
+    infra_error: str | None = None
+    out_tar: bytes = b""
+    worker_output: str = ""
+
+
+def read_frame(stdout: bytes) -> Frame:
+    """The boot script's closing frame (an empty Frame when it never wrote one)."""
+    if stdout.startswith(INFRA_MARK):
+        return Frame(infra_error=stdout[len(INFRA_MARK):].decode(errors="replace").strip())
+    at = stdout.rfind(OUT_MARK)
+    if at < 0:
+        return Frame()
+    header, _, rest = stdout[at + len(OUT_MARK):].partition(b"\n")
+    try:
+        _, n, m = (int(x) for x in header.split()[:3])
+        out = base64.b64decode(rest[:n])
+        log = base64.b64decode(rest[n:n + m]).decode("utf-8", errors="replace")
+    except ValueError:
+        return Frame()
+    return Frame(out_tar=out, worker_output=log)
+
+
+def unpack_out(data: bytes, out_dir: Path) -> None:
+    """Write the out folder's regular files and folders under ``out_dir`` (nothing else, nothing outside)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    total = 0
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        for m in tar.getmembers():
+            parts = Path(m.name).parts
+            if not parts or parts[0] != "out" or ".." in parts or not (m.isfile() or m.isdir()):
+                continue
+            dest = out_dir.joinpath(*parts[1:])
+            if m.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            total += m.size
+            if total > OUT_LIMIT:
+                raise ValueError(f"the out folder is larger than {OUT_LIMIT} bytes")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            src = tar.extractfile(m)
+            dest.write_bytes(src.read(m.size) if src else b"")

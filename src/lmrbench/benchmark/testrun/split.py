@@ -1,0 +1,66 @@
+"""The pieces of a split run: the worker's harness, the trusted side's, and the test ids a task declares."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path, PurePosixPath
+
+from lmrbench import pyparse
+from lmrbench.authoring.tree import goal_plan
+from lmrbench.core.sandbox import Worker
+from lmrbench.core.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.runtime import runtime_files
+from lmrbench.schemas.task_info import Implementation
+
+PROXY_PLUGIN = "lmrbench_proxy"
+"""The module the trusted side loads first (a pytest plugin, or imported by the legacy wrapper)."""
+WORKER_ARGV = ["python", "-m", "lmrbench_worker"]
+
+
+def _codec_files() -> dict[str, bytes]:
+    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py"))
+    return {"lmrbench_wire.py": files["lmrbench_wire.py"], "lmrbench_codec.py": files["lmrbench_values.py"]}
+
+
+def make_worker(cand_tree: Path) -> Worker:
+    """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else."""
+    return Worker(tree=cand_tree, argv=WORKER_ARGV, files={**runtime_files(("lmrbench_worker.py",)), **_codec_files()})
+
+
+def trusted_files() -> dict[str, bytes]:
+    """The proxy and the codec, for the trusted side's harness."""
+    return {**runtime_files((f"{PROXY_PLUGIN}.py",)), **_codec_files()}
+
+
+def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
+    """``LMRBENCH_GOALS``: the goal functions the trusted side proxies, file by file."""
+    goals = [{"file": goal, "qualname": q} for _, goal, quals in goal_plan(task, impl) for q in quals]
+    return {"LMRBENCH_GOALS": json.dumps(goals)}
+
+
+def declared_ids(task: Task, test_files: list[str]) -> list[str]:
+    """The pytest ids the test files declare (``unit_test.unit_test_1::test_case_1``, ``...::TestX::test_y``):
+    every one must be in the report and pass; a parametrized test is matched by its ``[...]`` cases."""
+    ids: list[str] = []
+    for rel in test_files:
+        path = task.repo_dir / rel
+        try:
+            tree = pyparse.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, SyntaxError) as exc:
+            raise LmrError(f"the test file cannot be read: {exc}", path) from None
+        module = ".".join(PurePosixPath(rel).with_suffix("").parts)
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+                ids.append(f"{module}::{node.name}")
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test"):
+                        ids.append(f"{module}.{node.name}::{item.name}")
+    return ids
+
+
+def id_matches(expected: str, case_id: str) -> bool:
+    """True when a report's case is the expected test or one of its parametrized cases."""
+    return case_id == expected or case_id.startswith(expected + "[")

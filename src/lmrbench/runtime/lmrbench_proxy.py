@@ -1,0 +1,274 @@
+"""The trusted side of a split run: goal functions that run in the candidate's process, not in this one.
+
+Loaded first in the trusted test process (``-p lmrbench_proxy`` for pytest, imported by the legacy wrapper)
+when ``LMRBENCH_CALL_FDS`` and ``LMRBENCH_GOALS`` are set. An import hook recognises each goal file by its path,
+whatever name it is imported under, lets the (pristine, masked) module run, then puts a proxy in place of each
+goal function. A call of the proxy sends the arguments (and, for a method, the instance's attributes and the
+random generators' state) to the worker, which runs the candidate's body; the reply's result is decoded
+strictly and returned, the arguments the candidate changed are changed here in place, and the instance gets
+the attributes the candidate left. The candidate's exceptions come back as exceptions; a reply that cannot
+be read, or a worker that is gone, is an exception too. The tests, the expected values, the checkers and the
+report never leave this process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib.abc
+import json
+import os
+import secrets
+import sys
+import threading
+from typing import Any
+
+import lmrbench_codec as codec
+import lmrbench_wire as wire
+
+MAX_REPLY = int(os.environ.get("LMRBENCH_MAX_REPLY", str(256 << 20)))
+"""Largest reply read from the worker, in bytes."""
+
+
+class CandidateError(Exception):
+    """An exception raised by the candidate's code (its type is not one of Python's built-in exceptions)."""
+
+
+class CandidateGone(Exception):
+    """The candidate's process ended, or sent a reply that cannot be read."""
+
+
+class _Channel:
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.lock = threading.Lock()
+        self.broken = ""
+
+    def call(self, request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        with self.lock:
+            if self.broken:
+                raise CandidateGone(self.broken)
+            request["id"] = secrets.token_hex(16)
+            try:
+                wire.send(self.wfd, request, arrays)
+                while True:
+                    reply, out = wire.recv(self.rfd, MAX_REPLY)
+                    if reply.get("id") == request["id"]:
+                        return reply, out
+            except wire.WireError as exc:
+                self.broken = f"the candidate's process: {exc}"
+                raise CandidateGone(self.broken) from None
+
+
+_CHANNEL: _Channel | None = None
+_GOALS: dict[str, list[str]] = {}
+_ROOT = ""
+_BUILTIN_ERRORS = {
+    name: cls
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == "builtins"
+}
+
+
+def install() -> None:
+    """Start proxying (idempotent); does nothing unless the split-run variables are set."""
+    global _CHANNEL, _ROOT
+    fds, goals = os.environ.get("LMRBENCH_CALL_FDS"), os.environ.get("LMRBENCH_GOALS")
+    if _CHANNEL is not None or not fds or not goals:
+        return
+    rfd, wfd = (int(x) for x in fds.split(","))
+    _CHANNEL = _Channel(rfd, wfd)
+    _ROOT = os.getcwd()
+    for goal in json.loads(goals):
+        path = os.path.realpath(os.path.join(_ROOT, goal["file"]))
+        _GOALS.setdefault(path, []).append(goal["qualname"])
+    sys.meta_path.insert(0, _Finder())
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds modules through the other finders and wraps the loader of a goal file."""
+
+    def __init__(self) -> None:
+        self.local = threading.local()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if getattr(self.local, "busy", False):
+            return None
+        self.local.busy = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self.local.busy = False
+        if spec is not None and spec.origin and spec.loader is not None:
+            real = os.path.realpath(spec.origin)
+            if real in _GOALS:
+                spec.loader = _Loader(spec.loader, real)
+        return spec
+
+
+class _Loader(importlib.abc.Loader):
+    """Runs the goal module as usual, then puts the proxies in place of its goal functions."""
+
+    def __init__(self, inner: Any, path: str) -> None:
+        self.inner, self.path = inner, path
+
+    def create_module(self, spec: Any) -> Any:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.inner.exec_module(module)
+        for qualname in _GOALS[self.path]:
+            _patch(module, qualname, self.path)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _root_of(module: Any, path: str) -> str:
+    """The import root of ``module`` relative to the repository: the folder its dotted name starts from."""
+    up = module.__name__.count(".") + 1
+    if os.path.basename(path) == "__init__.py":
+        up += 1
+    folder = path
+    for _ in range(up):
+        folder = os.path.dirname(folder)
+    return os.path.relpath(folder, _ROOT)
+
+
+def _patch(module: Any, qualname: str, path: str) -> None:
+    parts = qualname.split(".")
+    owner: Any = module
+    for part in parts[:-1]:
+        owner = owner.__dict__.get(part)
+        if not isinstance(owner, type):
+            raise ImportError(f"{'.'.join(parts[:-1])} is not a class of {path}")
+    name = parts[-1]
+    raw = owner.__dict__.get(name)
+    if raw is None:
+        raise ImportError(f"no function {qualname} in {path}")
+    base = {
+        "module": module.__name__,
+        "root": _root_of(module, path),
+        "file": os.path.relpath(path, _ROOT),
+        "qualname": qualname,
+    }
+    if owner is module:
+        proxy = _proxy(raw, {**base, "binding": "function"}, bound=False)
+        for key, value in list(module.__dict__.items()):
+            if value is raw:
+                setattr(module, key, proxy)
+    elif isinstance(raw, staticmethod):
+        setattr(owner, name, staticmethod(_proxy(raw.__func__, {**base, "binding": "staticmethod"}, bound=False)))
+    elif isinstance(raw, classmethod):
+        setattr(owner, name, classmethod(_proxy(raw.__func__, {**base, "binding": "classmethod"}, bound=True)))
+    else:
+        setattr(owner, name, _proxy(raw, {**base, "binding": "method"}, bound=True))
+
+
+def _proxy(func: Any, base: dict[str, Any], *, bound: bool) -> Any:
+    if bound:
+
+        @functools.wraps(func)
+        def method(first: Any, *args: Any, **kwargs: Any) -> Any:
+            return _remote_call(base, first, args, kwargs)
+
+        return method
+
+    @functools.wraps(func)
+    def function(*args: Any, **kwargs: Any) -> Any:
+        return _remote_call(base, None, args, kwargs)
+
+    return function
+
+
+def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if _CHANNEL is None:
+        raise CandidateGone("no candidate process")
+    enc = codec.Encoder("a")
+    request = dict(base)
+    try:
+        request["args"] = [enc.encode(a, f"argument {i}") for i, a in enumerate(args)]
+        request["kwargs"] = {k: enc.encode(v, k) for k, v in kwargs.items()}
+        if base["binding"] == "method":
+            request["self"] = enc.encode(dict(vars(first)), "self")
+            request["self_type"] = codec.type_path(type(first))
+        elif base["binding"] == "classmethod":
+            request["self_type"] = codec.type_path(first)
+        request["random"] = enc.encode(codec.get_random_state(), "the random state")
+    except codec.UnencodableValue as exc:
+        raise TypeError(
+            f"{exc}: this call cannot cross to the candidate's process; the task needs "
+            '"isolation": "shared" in info.json (weaker evidence)'
+        ) from None
+    reply, arrays = _CHANNEL.call(request, enc.arrays)
+    if not reply.get("ok"):
+        raised, message = str(reply.get("raised", "")), str(reply.get("message", ""))[:4000]
+        cls = _BUILTIN_ERRORS.get(raised)
+        if cls is not None:
+            try:
+                error: Exception = cls(f"(in the candidate's code) {message}")
+            except Exception:
+                error = CandidateError(message)
+            raise error
+        raise CandidateError(f"{message or raised} (raised in the candidate's code)")
+    try:
+        return _apply(reply, arrays, first, args, kwargs, base["binding"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise CandidateGone(f"the candidate's reply cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _apply(
+    reply: dict[str, Any], arrays: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+    binding: str,
+) -> Any:
+    dec = codec.Decoder(arrays, strict=True)
+    result = dec.decode(reply["result"])
+    for key, node in dict(reply.get("changed") or {}).items():
+        original = args[int(key)] if key.isdigit() else kwargs[key]
+        _copy_into(original, dec.decode(node))
+    if binding == "method" and isinstance(reply.get("self_after"), dict):
+        after = {str(k): dec.decode(v) for k, v in reply["self_after"].items()}
+        dropped = {str(d) for d in reply.get("dropped") or []}
+        for attr in [a for a in vars(first) if a not in after and a not in dropped]:
+            delattr(first, attr)
+        for attr, value in after.items():
+            object.__setattr__(first, attr, value)
+    if reply.get("random") is not None:
+        codec.set_random_state(dec.decode(reply["random"]))
+    return result
+
+
+def _copy_into(original: Any, new: Any) -> None:
+    """Change ``original`` in place to hold ``new`` (an argument the candidate changed)."""
+    import numpy as np
+
+    if isinstance(original, np.ndarray):
+        if not isinstance(new, np.ndarray) or new.shape != original.shape:
+            raise ValueError("the candidate changed an array argument's shape or type")
+        np.copyto(original, new, casting="unsafe")
+    elif isinstance(original, list):
+        original[:] = list(new)
+    elif isinstance(original, dict):
+        original.clear()
+        original.update(dict(new))
+    elif isinstance(original, set):
+        original.clear()
+        original.update(set(new))
+    elif type(original).__module__.startswith("torch") and hasattr(original, "copy_"):
+        import torch
+
+        with torch.no_grad():
+            original.copy_(new)
+    elif hasattr(original, "__dict__") and hasattr(new, "__dict__"):
+        vars(original).clear()
+        vars(original).update(vars(new))
+
+
+install()

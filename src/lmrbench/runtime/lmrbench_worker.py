@@ -1,0 +1,126 @@
+"""The candidate's side of a split run: serve goal-function calls from the trusted test process.
+
+Started by the boot script in the candidate's repository (its working directory), as a user of its own, with
+``LMRBENCH_CALL_FDS=<read>,<write>``. For each request it imports the goal module from the candidate's
+repository, calls the goal function with the arguments it was sent, and replies with the result, the
+arguments the call changed, the instance's attributes after a method call, and the random generators'
+state. It holds the candidate's code and the call's arguments, nothing else: no test, no expected value,
+no checker, no report. Whatever it replies is only data, which the trusted side decodes strictly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+import lmrbench_codec as codec
+import lmrbench_wire as wire
+
+MAX_REQUEST = 1 << 34
+
+
+def _resolve(request: dict[str, Any]) -> tuple[Any, Any]:
+    """(the owner class, None) of a method's goal, or (None, the function) of a module-level one."""
+    root = os.path.normpath(os.path.join(os.getcwd(), request["root"]))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    module = importlib.import_module(request["module"])
+    want = os.path.realpath(os.path.join(os.getcwd(), request["file"]))
+    got = os.path.realpath(getattr(module, "__file__", "") or "")
+    if got != want:
+        raise ImportError(f"{request['module']} is {got}, not the goal file {request['file']}")
+    owner: Any = None
+    obj: Any = module
+    for part in request["qualname"].split(".")[:-1]:
+        obj = getattr(obj, part)
+        owner = obj
+    return owner, (getattr(module, request["qualname"]) if owner is None else None)
+
+
+def _class_of(type_path: str | None, default: Any) -> Any:
+    if not type_path:
+        return default
+    try:
+        cls = codec._import_type(type_path)
+    except Exception:
+        return default
+    return cls if isinstance(cls, type) else default
+
+
+def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    dec = codec.Decoder(arrays)
+    owner, target = _resolve(request)
+    name = request["qualname"].split(".")[-1]
+    args = [dec.decode(a) for a in request["args"]]
+    kwargs = {k: dec.decode(v) for k, v in request["kwargs"].items()}
+    before = {str(i): codec.digest(a, arrays) for i, a in enumerate(request["args"])}
+    before.update({k: codec.digest(v, arrays) for k, v in request["kwargs"].items()})
+    binding, instance = request["binding"], None
+    if binding == "method":
+        cls = _class_of(request.get("self_type"), owner)
+        instance = cls.__new__(cls)
+        for attr, value in dec.decode(request["self"]).items():
+            object.__setattr__(instance, attr, value)
+        func = getattr(instance, name)
+    elif binding == "classmethod":
+        func = getattr(_class_of(request.get("self_type"), owner), name)
+    else:
+        func = target if owner is None else getattr(owner, name)
+    if request.get("random") is not None:
+        codec.set_random_state(dec.decode(request["random"]))
+    result = func(*args, **kwargs)
+    enc = codec.Encoder("r")
+    reply: dict[str, Any] = {"ok": True, "result": enc.encode(result, "the result")}
+    changed: dict[str, Any] = {}
+    for key, value in [*((str(i), a) for i, a in enumerate(args)), *kwargs.items()]:
+        probe = codec.Encoder("p")
+        try:
+            node = probe.encode(value, key)
+        except codec.UnencodableValue:
+            continue
+        if codec.digest(node, probe.arrays) != before.get(key):
+            changed[key] = enc.encode(value, key)
+    reply["changed"] = changed
+    if instance is not None:
+        after, dropped = {}, []
+        for attr, value in vars(instance).items():
+            try:
+                after[attr] = enc.encode(value, f"self.{attr}")
+            except codec.UnencodableValue:
+                dropped.append(attr)
+        reply["self_after"], reply["dropped"] = after, dropped
+    reply["random"] = enc.encode(codec.get_random_state(), "the random state")
+    return reply, enc.arrays
+
+
+def main() -> int:
+    """Serve requests until the trusted side closes the channel."""
+    rfd, wfd = (int(x) for x in os.environ.pop("LMRBENCH_CALL_FDS").split(","))
+    while True:
+        try:
+            request, arrays = wire.recv(rfd, MAX_REQUEST)
+        except wire.WireError:
+            return 0
+        reply: dict[str, Any]
+        out: dict[str, Any] = {}
+        try:
+            reply, out = _call(request, arrays)
+        except BaseException as exc:  # the candidate's exception, SystemExit and pytest's Exit included
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            sys.stderr.write(traceback.format_exc())
+            reply = {"ok": False, "raised": type(exc).__name__, "message": detail[:4000]}
+        reply["id"] = request.get("id")
+        try:
+            wire.send(wfd, reply, out)
+        except wire.WireError:
+            return 0
+        except Exception as exc:  # a result the codec took but numpy cannot write
+            wire.send(wfd, {"id": request.get("id"), "ok": False, "raised": type(exc).__name__,
+                            "message": str(exc)[:4000]}, {})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
