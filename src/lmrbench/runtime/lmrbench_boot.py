@@ -38,10 +38,10 @@ def _say_infra(why):
 
 def _own(path, ids):
     uid, gid = ids
+    os.chmod(path, 0o700)  # before the chown: without CAP_FOWNER root may not chmod what it no longer owns
     for folder, dirs, files in os.walk(path):
         for name in [folder] + [os.path.join(folder, n) for n in dirs + files]:
             os.lchown(name, uid, gid)
-    os.chmod(path, 0o700)
 
 
 def _dropper(ids):
