@@ -179,7 +179,8 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
 
 
 def test_the_harness_and_the_plugin_compute_the_same_seal():
-    from lmrbench.benchmark import pytest_run, report_plugin
+    from lmrbench.benchmark.testrun import pytest_run
+    from lmrbench.runtime import lmrbench_report_plugin as report_plugin
 
     facts = {"unit_test/conftest.py": "ab"}
     assert report_plugin.seal_digest(KEY, b"<x/>", 1, facts) == pytest_run._seal_digest(

@@ -40,7 +40,10 @@ import pathlib
 import sys
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a task environment without numpy: plain values only
+    np = None  # type: ignore[assignment]
 
 CASE_FORMAT = "lmrbench-case"
 CASE_VERSION = 1
@@ -167,6 +170,8 @@ class Encoder:
         raise UnencodableValue(where, _type_name(value))
 
     def _encode_numpy(self, value: Any, where: str) -> Any:
+        if np is None:
+            return None
         if type(value) is np.ndarray:
             if value.dtype.hasobject:
                 raise UnencodableValue(
@@ -552,7 +557,9 @@ def get_random_state() -> dict[str, Any]:
     """The global generators' state of random, numpy and (when imported) torch."""
     import random
 
-    state: dict[str, Any] = {"random": random.getstate(), "numpy": np.random.get_state()}
+    state: dict[str, Any] = {"random": random.getstate()}
+    if np is not None:
+        state["numpy"] = np.random.get_state()
     torch = _torch()
     if torch is not None and hasattr(torch, "get_rng_state"):
         state["torch"] = torch.get_rng_state()
@@ -566,7 +573,8 @@ def set_random_state(state: dict[str, Any] | None) -> None:
     import random
 
     random.setstate(_as_tuples(state["random"]))
-    np.random.set_state(_as_tuples(state["numpy"]))
+    if "numpy" in state and np is not None:
+        np.random.set_state(_as_tuples(state["numpy"]))
     if "torch" in state:
         import torch
 
@@ -583,6 +591,8 @@ def same_random_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when no generator moved between two ``get_random_state`` snapshots."""
     if a["random"] != b["random"]:
         return False
+    if "numpy" not in a or "numpy" not in b:
+        return "numpy" not in a and "numpy" not in b
     na, nb = a["numpy"], b["numpy"]
     if na[0] != nb[0] or not np.array_equal(na[1], nb[1]) or tuple(na[2:]) != tuple(nb[2:]):
         return False

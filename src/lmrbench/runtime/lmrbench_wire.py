@@ -1,8 +1,9 @@
 """Messages between the trusted test process and the candidate's worker process of a split run.
 
-A message is a frame on a pipe: ``LMRB``, an 8-byte big-endian length, then an uncompressed .npz holding the
-message's JSON (``__msg__``, UTF-8) and the arrays its values refer to, encoded with the value codec
-(``lmrbench_codec``, the same module as ``lmrbench_values``). Never pickle. A frame read from the candidate is
+A message is a frame on a pipe: ``LMRB``, an 8-byte big-endian length, then the body: an 8-byte length, a JSON
+header (the message, and the offset and size of each array), then the arrays as .npy bytes. Values are encoded
+with the value codec (``lmrbench_codec``, the same module as ``lmrbench_values``). Never pickle; numpy only
+when a message holds arrays. A frame read from the candidate is
 size-capped, its JSON depth-bounded, and its values decoded strictly (no import, no call of a named type).
 """
 
@@ -13,10 +14,7 @@ import json
 import os
 from typing import Any
 
-import numpy as np
-
 MAGIC = b"LMRB"
-MSG_KEY = "__msg__"
 MAX_DEPTH = 200
 """Deepest JSON nesting accepted in a message."""
 
@@ -54,17 +52,24 @@ def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
     return json.loads(text)
 
 
-def pack(message: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
-    """The frame of one message."""
-    payload = json.dumps(message, ensure_ascii=False).encode("utf-8")
-    buf = io.BytesIO()
-    members: dict[str, Any] = {**arrays, MSG_KEY: np.frombuffer(payload, dtype=np.uint8)}
-    np.savez(buf, **members)
-    body = buf.getvalue()
+def pack(message: dict[str, Any], arrays: dict[str, Any]) -> bytes:
+    """The frame of one message: a JSON header (the message and where each array's .npy bytes lie), then
+    the arrays' bytes. numpy is needed only when there are arrays."""
+    blobs, spans, at = [], {}, 0
+    for key, array in arrays.items():
+        import numpy as np
+
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False)
+        blobs.append(buf.getvalue())
+        spans[key] = [at, len(blobs[-1])]
+        at += len(blobs[-1])
+    head = json.dumps({"message": message, "arrays": spans}, ensure_ascii=False).encode("utf-8")
+    body = len(head).to_bytes(8, "big") + head + b"".join(blobs)
     return MAGIC + len(body).to_bytes(8, "big") + body
 
 
-def send(fd: int, message: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+def send(fd: int, message: dict[str, Any], arrays: dict[str, Any]) -> None:
     """Write one frame to ``fd`` (WireError when the reader is gone)."""
     data = memoryview(pack(message, arrays))
     try:
@@ -86,7 +91,7 @@ def _read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def recv(fd: int, limit: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def recv(fd: int, limit: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """Read one frame of at most ``limit`` bytes: the message and its arrays."""
     head = _read_exact(fd, 12)
     if head[:4] != MAGIC:
@@ -96,11 +101,18 @@ def recv(fd: int, limit: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         raise WireError(f"a message of {size} bytes, over the {limit}-byte limit")
     body = _read_exact(fd, size)
     try:
-        with np.load(io.BytesIO(body), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-        message = loads_bounded(arrays.pop(MSG_KEY).tobytes().decode("utf-8"))
-    except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
+        n = int.from_bytes(body[:8], "big")
+        head = loads_bounded(body[8:8 + n].decode("utf-8"))
+        message, spans = head["message"], dict(head["arrays"])
+        arrays = {str(k): _array(body[8 + n + int(a):8 + n + int(a) + int(b)]) for k, (a, b) in spans.items()}
+    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as exc:
         raise WireError(f"a malformed message: {exc}") from None
     if not isinstance(message, dict):
         raise WireError("a malformed message: not an object")
     return message, arrays
+
+
+def _array(blob: bytes) -> Any:
+    import numpy as np
+
+    return np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
