@@ -1,0 +1,142 @@
+"""Every attack on the grading that once passed, on three tasks, in Docker: none passes now.
+
+The tasks: the small calc task (hand-written pytest tests), the bundled DPO example (recorded cases whose
+checker compares arrays) and a calc task with an official script-style test (legacy mode). Each run is split:
+the candidate's body runs in a worker process that holds only its repository and the call's arguments.
+After each attack the task folder is unchanged and no container is left.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hostile_bodies import ATTACKS, attack_body
+from small_task import tree_hash, write_task
+
+from lmrbench.authoring.splice import splice_bodies
+from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.core.taskset import Task, load_task
+from lmrbench.schemas.report import TestReport, TestStatus
+
+pytestmark = pytest.mark.docker
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
+TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
+"""Task name -> the implementation attacked."""
+
+
+@pytest.fixture(scope="module")
+def sandbox(base_image):
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+
+    return DockerRunner(base_image=base_image)
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory, base_image) -> dict[str, Task]:
+    root = tmp_path_factory.mktemp("hostile-split")
+    dpo = root / "dpo-bench" / "1-DPO"
+    shutil.copytree(EXAMPLES / "1-DPO", dpo)
+    return {
+        "calc": load_task(write_task(root / "calc-bench", "1-Calc")),
+        "dpo": load_task(dpo),
+        "legacy": load_task(write_task(root / "legacy-bench", "1-Legacy", legacy=True)),
+    }
+
+
+@pytest.fixture(scope="module")
+def goldens(sandbox, tasks) -> dict[str, TestReport]:
+    out = {}
+    for name, task in tasks.items():
+        report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[name]), "golden", timeout=120)
+        assert report.status is TestStatus.PASSED, (name, report.detail, report.log_tail)
+        assert report.isolation == "split"
+        out[name] = report
+    return out
+
+
+def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> Path:
+    """A repo-shaped candidate whose goal function's body is the attack."""
+    impl = task.info.implementation(impl_index)
+    goal, qual = impl.goal_files[0], impl.qualnames[0]
+    golden = task.golden_path(impl).read_text()
+    name = qual.split(".")[-1]
+    donor = f"def {name}(*args, **kwargs):\n{attack_body(attack)}"
+    source = splice_bodies(golden, donor, [qual], file=goal)
+    (dest / goal).parent.mkdir(parents=True, exist_ok=True)
+    (dest / goal).write_text(source)
+    return dest
+
+
+def our_containers(engine) -> list[str]:
+    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL, _owner
+
+    found = engine.containers.list(all=True, filters={"label": RUN_LABEL})
+    return [c.name for c in found if c.labels.get(OWNER_LABEL) == _owner()]
+
+
+@pytest.mark.parametrize("task_name", sorted(TASKS))
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_does_not_pass(attack, task_name, sandbox, tasks, goldens, docker_engine, tmp_path):
+    task = tasks[task_name]
+    before = tree_hash(task.path)
+    cand = hostile_candidate(task, TASKS[task_name], attack, tmp_path / "cand")
+    expected = [c.test_id for c in goldens[task_name].cases]
+    report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[task_name]), cand,
+                              timeout=60, expected_ids=expected)
+    assert report.status is not TestStatus.PASSED, (report.detail, report.log_tail[-1500:])
+    assert report.status in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT), report.detail
+    assert report.isolation == "split"
+    assert tree_hash(task.path) == before
+    assert our_containers(docker_engine) == []
+
+
+def test_the_worker_never_sees_tests_or_data(sandbox, tasks, goldens, tmp_path):
+    """A candidate that lists what it can see: the tests and recorded data are not there, and the trusted
+    side's folder cannot be opened."""
+    task = tasks["dpo"]
+    probe = """
+        import os
+        seen = []
+        for root, dirs, files in os.walk("/work"):
+            seen += [os.path.join(root, f) for f in files]
+        try:
+            os.listdir("/work/trusted")
+            trusted = "readable"
+        except OSError as exc:
+            trusted = type(exc).__name__
+        raise RuntimeError("SEEN %d files, data %d, tests %d, trusted %s" % (
+            len(seen), sum(p.endswith(".npz") for p in seen), sum("unit_test" in p for p in seen), trusted))
+    """
+    from hostile_bodies import ATTACKS as table
+
+    table["_probe"] = probe
+    try:
+        cand = hostile_candidate(task, 1, "_probe", tmp_path / "cand")
+    finally:
+        table.pop("_probe")
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), cand, timeout=60)
+    assert report.status is TestStatus.FAILED
+    seen = next(c.message for c in report.cases if "SEEN" in c.message)
+    assert "data 0, tests 0, trusted PermissionError" in seen, seen
+
+
+@pytest.mark.parametrize("attack", ["swaps_the_test_modules_globals", "registers_a_pytest_plugin"])
+def test_the_attacks_are_real_where_the_process_is_shared(attack, sandbox, tasks, tmp_path):
+    """The same bodies do pass when a task asks for a shared process: the suite attacks for real, and that
+    mode is reported as weaker evidence."""
+    import json
+
+    task_dir = tmp_path / "1-DPO"
+    shutil.copytree(tasks["dpo"].path, task_dir)
+    info = json.loads((task_dir / "info.json").read_text())
+    info["implementations"][0]["isolation"] = "shared"
+    (task_dir / "info.json").write_text(json.dumps(info))
+    task = load_task(task_dir)
+    cand = hostile_candidate(task, 1, attack, tmp_path / "cand")
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), cand, timeout=60)
+    assert report.status is TestStatus.PASSED
+    assert report.isolation == "shared" and report.weaker
+    assert "weaker evidence" in report.detail
