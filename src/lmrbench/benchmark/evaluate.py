@@ -57,6 +57,8 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         duration=report.duration,
         env_id=env_id,
         log_tail=report.log_tail[-4000:],
+        isolation=report.isolation,
+        weaker_evidence=report.weaker,
     )
 
 

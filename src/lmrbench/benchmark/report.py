@@ -49,6 +49,8 @@ class RunRow:
     """Prompt and completion tokens spent on the run's candidates."""
     judge_tokens: int = 0
     """Prompt and completion tokens spent by this judge."""
+    weaker_passes: int = 0
+    """Passes that rest on weaker evidence (tests that shared the candidate's process, or script logs)."""
 
     def pct(self, n: int) -> float | None:
         """``n`` as a percentage of the judged candidates."""
@@ -110,6 +112,7 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
             per_cat[cat]["n"] += 1
             if res.status is ResultStatus.PASSED:
                 base.passed += 1
+                base.weaker_passes += res.weaker_evidence or res.isolation != "split"
                 per_cat[cat]["passed"] += 1
             else:
                 base.failed += 1
@@ -163,8 +166,14 @@ def _f(value: float | None) -> str:
 
 TABLE_HEADERS = [
     "Run", "Unit test acc. (%)", "Passed", "Scored", "Infra errors", "Pending",
-    "Judge", "CC (%)", "LC (%)", "LI (%)", "No verdict",
+    "Judge", "CC (%)", "LC (%)", "LI (%)", "No verdict", "Weaker-evidence passes",
 ]  # fmt: skip
+
+
+WEAKER_NOTE = (
+    "Weaker-evidence passes: the candidate ran in the same process as the tests (a task that asks for a "
+    "shared process, or results from before split runs), or the verdict came from official script logs."
+)
 
 
 def table_rows(report: Report) -> list[list[str]]:
@@ -182,6 +191,7 @@ def table_rows(report: Report) -> list[list[str]]:
             _f(r.pct(r.lc)),
             _f(r.pct(r.li)),
             str(r.no_verdict) if r.judge else "-",
+            str(r.weaker_passes),
         ]  # fmt: skip
         for r in report.rows
     ]
@@ -207,7 +217,7 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 def render_markdown(report: Report) -> str:
     """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
-    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), ""]
+    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
     headers, rows = category_table(report)
     parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), "", "## Runs", ""]
     for label, m in report.manifests.items():

@@ -104,9 +104,14 @@ def latest_results(bench: Path, run_dir: Path | None = None) -> dict[tuple[str, 
     return out
 
 
+HARNESS = "split-1"
+"""The way tests are run and decided; a new value validates every task again."""
+
+
 def task_fingerprint(task: Task) -> str:
-    """A hash of everything a task's test results depend on (paper and logs excluded)."""
-    h = hashlib.sha256()
+    """A hash of everything a task's test results depend on (paper and logs excluded), and of how the harness
+    runs tests (``HARNESS``): results from an older way of running are not reused."""
+    h = hashlib.sha256(HARNESS.encode() + b"\0")
     for root, dirs, files in os.walk(task.path):
         dirs[:] = sorted(d for d in dirs if d not in _FINGERPRINT_SKIP)
         for name in sorted(files):
@@ -268,6 +273,7 @@ def _run_checks(
     for k in range(opts.repeat):
         result.golden_runs.append(run("golden", f"golden {k + 1}/{opts.repeat}", opts.timeout, None))
     result.evidence = result.golden_runs[0].evidence if result.golden_runs else None
+    result.isolation = result.golden_runs[0].isolation if result.golden_runs else None
     result.golden_passes = sum(r.passed for r in result.golden_runs)
     result.flaky_tests = flaky_tests(result.golden_runs)
     for k, r in enumerate(result.golden_runs, start=1):
@@ -340,7 +346,16 @@ def _row(res: ImplValidation, skipped: bool) -> SummaryRow:
         task=res.task, impl=res.impl, valid=res.valid, golden_passes=res.golden_passes, repeat=res.repeat,
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
+        evidence=_evidence(res),
     )
+
+
+def _evidence(res: ImplValidation) -> str:
+    if not res.golden_runs:
+        return ""
+    if res.evidence == "legacy":
+        return "legacy (weaker)"
+    return "shared (weaker)" if res.isolation == "shared" else (res.isolation or "shared (weaker)")
 
 
 def _runs_of(job: _Job, opts: ValidateOptions) -> int:

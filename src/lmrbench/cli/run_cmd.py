@@ -221,6 +221,7 @@ def report_cmd(
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV and JSON."""
     from lmrbench.benchmark.report import (
         TABLE_HEADERS,
+        WEAKER_NOTE,
         build_report,
         category_table,
         table_rows,
@@ -234,6 +235,8 @@ def report_cmd(
     for row in table_rows(report):
         table.add_row(*row)
     out_console.print(table)
+    if any(r.weaker_passes for r in report.rows):
+        out_console.print(WEAKER_NOTE, highlight=False, markup=False)
     headers, rows = category_table(report)
     cats = Table(title="Unit-test accuracy by category (%)")
     for h in headers:

@@ -50,16 +50,16 @@ def validate(
 def print_summary(console: Console, summary: ValidationSummary) -> None:
     """The table of results, the problems, and the golden pass rate."""
     table = Table(title=f"validate {summary.bench} ({summary.runner})")
-    cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "seconds", "valid")
+    cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
     for col in cols:
-        table.add_column(col, justify="right" if col not in ("task", "valid") else "left")
+        table.add_column(col, justify="right" if col not in ("task", "valid", "evidence") else "left")
     for r in summary.rows:
         killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
         secs = f"{r.seconds:.1f}" + ("*" if r.skipped else "")
         valid = "[green]yes[/green]" if r.valid else f"[red]no[/red]: {'; '.join(r.reasons)}"
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
-        table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), secs, valid)
+        table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
     console.print(table)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")

@@ -139,6 +139,11 @@ class EvalResult(_Strict):
     """The environment the tests ran in (image tag or venv)."""
     log_tail: str = ""
     """The end of the test output."""
+    isolation: Literal["split", "shared", ""] = ""
+    """split: the candidate ran in a process of its own, apart from the tests, their data and the report;
+    shared: in the tests' process (weaker evidence); empty when the tests did not run."""
+    weaker_evidence: bool = False
+    """True when the verdict rests on weaker evidence: a shared process or official script logs."""
 
 
 class JudgeCategory(StrEnum):

@@ -48,6 +48,9 @@ class ImplValidation(_Strict):
     """The sandbox the tests ran in (docker or local)."""
     evidence: Literal["pytest", "legacy"] | None = None
     """How the tests decided: pytest's report, or the official scripts' logs (weaker)."""
+    isolation: Literal["split", "shared"] | None = None
+    """split: the code under test ran in a process of its own, apart from the tests and their data; shared:
+    in the tests' process (weaker evidence)."""
     fingerprint: str
     """A hash of the task files the result depends on; a changed task is validated again."""
     repeat: int
@@ -122,6 +125,8 @@ class SummaryRow(_Strict):
     """Time spent."""
     skipped: bool
     """True when an earlier result was reused."""
+    evidence: str = ""
+    """How the golden runs were decided: split, shared (weaker) or legacy (weaker); empty when none ran."""
     reasons: list[str] = []
     """Why it is invalid."""
 
