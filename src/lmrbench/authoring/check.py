@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from lmrbench import pyparse
+from lmrbench import jsonsafe, pyparse
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
@@ -51,7 +51,7 @@ def _file_lines(path: Path) -> list[str]:
     raw = path.read_bytes()[:_MAX_FILE_BYTES].decode("utf-8", errors="replace")
     if path.suffix == ".ipynb":
         try:
-            cells = json.loads(raw).get("cells", [])
+            cells = jsonsafe.loads(raw).get("cells", [])
             raw = "\n".join("".join(c.get("source", [])) if isinstance(c.get("source"), list)
                             else str(c.get("source", "")) for c in cells)
         except (json.JSONDecodeError, AttributeError):

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from lmrbench import __version__
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions
-from lmrbench.authoring.tree import read_untrusted_goal_file, trusted_paths
+from lmrbench.authoring.tree import check_contained, read_untrusted_goal_file, trusted_paths
 from lmrbench.benchmark.generate import goal_plan, start_manifest, write_candidate
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.benchmark.stage import StageSummary
@@ -37,7 +37,9 @@ def _excluded(task: Task) -> set[PurePosixPath]:
 
 
 def _copy_repo(task: Task, dest: Path) -> None:
-    """Copy the masked repository without trusted files, VCS folders, caches or symbolic links out of it."""
+    """Copy the masked repository without trusted files, VCS folders, caches or symbolic links out of it;
+    LmrError for a task whose links leave its folder."""
+    check_contained(task)
     hidden = _excluded(task)
     root = task.repo_dir
 

@@ -9,12 +9,12 @@ or no-verdict ones.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import Counter
 from pathlib import Path
 
+from lmrbench import jsonsafe
 from lmrbench.authoring.splice import extract_function
 from lmrbench.benchmark.generate import goal_plan
 from lmrbench.benchmark.llm import LLMClient, LLMError
@@ -42,13 +42,13 @@ def parse_verdict(text: str) -> tuple[JudgeCategory, list[str]]:
     if fence:
         body = fence.group(1).strip()
     try:
-        data = json.loads(body)
+        data = jsonsafe.loads(body)
     except ValueError:
         start, end = body.find("{"), body.rfind("}")
         if start < 0 or end <= start:
             raise ValueError("the reply holds no JSON object") from None
         try:
-            data = json.loads(body[start : end + 1])
+            data = jsonsafe.loads(body[start : end + 1])
         except ValueError as exc:
             raise ValueError(f"the JSON object does not parse ({exc})") from None
     if not isinstance(data, dict):

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import httpx
 
+from lmrbench import jsonsafe
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.run import LLMParams, Usage
@@ -143,7 +144,7 @@ class LLMClient:
         if path is None or not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = jsonsafe.loads(path.read_text("utf-8"), where=path)
             usage = Usage(
                 prompt_tokens=data.get("prompt_tokens", 0),
                 completion_tokens=data.get("completion_tokens", 0),
@@ -255,7 +256,7 @@ class _Transient(Exception):
 
 def _parse_completion(resp: httpx.Response, key: str, url: str) -> LLMReply:
     try:
-        data = resp.json()
+        data = jsonsafe.loads(resp.content)
         choice = data["choices"][0]
         text = choice["message"]["content"]
         if not isinstance(text, str):

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmrbench import jsonsafe
 from lmrbench.benchmark.llm import Message
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
@@ -109,7 +110,7 @@ def load_paper(repo_dir: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = jsonsafe.loads(path.read_text("utf-8"), where=path)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LmrError(f"not a valid paper.json: {exc}", path) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):

@@ -90,10 +90,18 @@ def dockerfile(
 
 @images_app.command("prune")
 def prune() -> None:
-    """Remove the task images (the base image stays); they are rebuilt when next needed."""
-    from lmrbench.benchmark.sandbox.images import prune_task_images
+    """Remove the task images (the base image stays); they are rebuilt when next needed.
 
-    removed, busy = prune_task_images()
+    Run containers left by a killed lmrbench are removed first, so that they do not keep their images.
+    """
+    from lmrbench.benchmark.sandbox.docker import remove_stale_containers
+    from lmrbench.benchmark.sandbox.images import docker_client, prune_task_images
+
+    client = docker_client()
+    stale = remove_stale_containers(client)
+    if stale:
+        typer.echo(f"removed {len(stale)} containers left by lmrbench processes that are gone")
+    removed, busy = prune_task_images(client)
     typer.echo(f"removed {len(removed)} task images")
     for tag in busy:
         typer.echo(f"kept {tag}: in use by a container")

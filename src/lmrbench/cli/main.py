@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -52,8 +53,16 @@ def _register() -> None:
 _register()
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2."""
+    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2.
+
+    SIGTERM is handled like Ctrl-C, so that running containers and temp folders are cleaned up on the way out.
+    """
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         rv = app(standalone_mode=False)
     except LmrError as exc:

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from lmrbench import jsonsafe
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_json
+from lmrbench.fsutil import atomic_write_json, read_capped
 from lmrbench.schemas.categories import Category, category_from_text
 
 INFO_JSON = "info.json"
@@ -39,6 +40,9 @@ def as_list(value: str | list[str] | None) -> list[str]:
         return []
     return [value] if isinstance(value, str) else list(value)
 
+
+MAX_INFO_BYTES = 10 << 20
+"""Largest info.json read (checked before reading)."""
 
 class CheckerSettings(BaseModel):
     """How recorded outputs are compared with a candidate's (an lmrbench addition to info.json)."""
@@ -208,14 +212,11 @@ def load_task_info(path: Path) -> TaskInfo:
     path = Path(path)
     if path.is_dir():
         path = path / INFO_JSON
+    if not path.exists() and not path.is_symlink():
+        raise LmrError("no info.json here", path)
+    raw = read_capped(path, MAX_INFO_BYTES)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise LmrError("no info.json here", path) from None
-    except OSError as exc:
-        raise LmrError(f"cannot read: {exc.strerror}", path) from None
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = jsonsafe.loads(raw.decode("utf-8-sig"), where=path)
     except UnicodeDecodeError:
         raise LmrError("not UTF-8", path) from None
     except json.JSONDecodeError as exc:

@@ -107,6 +107,7 @@ class DockerRunner:
         with self._lock:
             if self._client is None:
                 self._client = docker_client()
+                sweep_once(self._client)
             return self._client
 
     def limits_warnings(self) -> list[str]:
@@ -346,6 +347,20 @@ class DockerRunner:
 
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+_swept = threading.Event()
+
+
+def sweep_once(client: docker.DockerClient) -> list[str]:
+    """``remove_stale_containers`` the first time this process talks to an engine (every command's start)."""
+    if _swept.is_set():
+        return []
+    _swept.set()
+    try:
+        return remove_stale_containers(client)
+    except Exception:  # an engine that cannot list containers still runs them; the next start tries again
+        return []
 
 
 def remove_stale_containers(client: docker.DockerClient) -> list[str]:

@@ -15,6 +15,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from lmrbench import jsonsafe
 from lmrbench.benchmark.testrun.junit import parse_junit
 from lmrbench.benchmark.testrun.split import PROXY_PLUGIN, id_matches, trusted_files
 from lmrbench.core.sandbox import RunResult, Sandbox, Worker
@@ -160,7 +161,7 @@ def decide(
             TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})"
         )
     try:
-        sealed = json.loads(seal or b"")
+        sealed = jsonsafe.loads(seal or b"")
         exitstatus = int(sealed["exitstatus"])
         conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
         valid = hmac.compare_digest(str(sealed["hmac"]), _seal_digest(key, junit, exitstatus, conftests))
