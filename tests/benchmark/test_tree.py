@@ -132,3 +132,43 @@ def test_method_qualnames_and_test_file_fallback(task):
     assert impl_test_files(task, wrong) == ["unit_test/unit_test_1.py"]
     none = task.info.implementations[1].model_copy(update={"unit_test_file": "", "index": 7})
     assert impl_test_files(task, none) == []
+
+
+def test_a_goal_file_linked_outside_the_task_is_refused_and_nothing_is_written_through_it(task, tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("host file\n")
+    goal = task.repo_dir / "calc.py"
+    goal.unlink()
+    goal.symlink_to(outside)
+    cand = write_candidate(tmp_path / "cand", CALC_PY)
+    with pytest.raises(LmrError, match="symbolic link leaves the task folder"):
+        build_tree(task, None, cand, tmp_path / "tree")
+    assert outside.read_text() == "host file\n"
+
+
+def test_a_goal_file_that_is_a_link_inside_the_task_is_refused(task, tmp_path):
+    goal = task.repo_dir / "calc.py"
+    (task.repo_dir / "real.py").write_text(goal.read_text())
+    goal.unlink()
+    goal.symlink_to("real.py")
+    with pytest.raises(LmrError, match="is a symbolic link"):
+        build_tree(task, None, "golden", tmp_path / "tree")
+
+
+def test_a_huge_sparse_goal_file_from_an_agent_is_refused_before_it_is_read(task, tmp_path):
+    from lmrbench.authoring.tree import read_untrusted_goal_file
+
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    with open(cand / "calc.py", "wb") as fh:
+        fh.truncate(3 << 30)  # 3 GB of holes: reading it would take seconds and gigabytes
+    with pytest.raises(LmrError, match="over the 2000000-byte limit"):
+        read_untrusted_goal_file(cand, "calc.py")
+
+
+def test_the_candidates_view_holds_no_tests_or_data(task, tmp_path):
+    from lmrbench.authoring.tree import candidate_tree
+
+    tree = candidate_tree(task, [1], write_candidate(tmp_path / "cand", CALC_PY), tmp_path / "tree")
+    assert (tree / "calc.py").is_file()
+    assert not (tree / "unit_test").exists()

@@ -1,0 +1,55 @@
+"""A run killed with SIGKILL leaves its container; the next command that talks to the engine removes it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from small_task import write_task
+
+pytestmark = pytest.mark.docker
+
+SLOW_TEST = '''import time
+from calc import add
+
+
+def test_add_slowly():
+    time.sleep(60)
+    assert add(2, 3) == 5
+'''
+
+
+def _containers_of(engine, pid: int) -> list:
+    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL
+
+    return [c for c in engine.containers.list(all=True, filters={"label": RUN_LABEL})
+            if c.labels.get(OWNER_LABEL, "").endswith(f":{pid}")]
+
+
+def test_sigkill_leaves_a_container_that_the_next_command_sweeps(docker_engine, base_image, tmp_path: Path):
+    bench = tmp_path / "bench"
+    write_task(bench, tests={"unit_test/unit_test_1.py": SLOW_TEST, "unit_test/unit_test_2.py": SLOW_TEST})
+    exe = str(Path(sys.executable).parent / "lmrbench")
+    proc = subprocess.Popen([exe, "validate", str(bench), "--runner", "docker", "--repeat", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not _containers_of(docker_engine, proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, "validate never started a container"
+            time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _containers_of(docker_engine, proc.pid), "the killed run left nothing to sweep"
+    quick = write_task(tmp_path / "quick")
+    out = subprocess.run([exe, "validate", str(quick), "--runner", "docker", "--repeat", "1"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _containers_of(docker_engine, proc.pid) == []
