@@ -21,6 +21,7 @@ from typing import Any
 from lmrbench.authoring import testgen, values
 from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
+from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -28,7 +29,6 @@ from lmrbench.schemas.categories import Category
 from lmrbench.schemas.recording import RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
-UNIT_TEST_DIR = "unit_test"
 DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
 """Largest recorded data of one call (arguments, instance, results, random state)."""

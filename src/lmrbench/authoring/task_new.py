@@ -15,13 +15,13 @@ from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import write_paper
 from lmrbench.authoring.splice import extract_function
 from lmrbench.core.taskset import Task, load_task, task_dirs
+from lmrbench.defaults import UNIT_TEST_DIR, default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.categories import parse_category
 from lmrbench.schemas.task_info import Implementation, TaskInfo, as_list, save_task_info
 
-UNIT_TEST_DIR = "unit_test"
 GOLDEN_DIR = "golden_files"
 
 
@@ -344,8 +344,6 @@ def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
     if spec.paper is not None:
         write_paper(spec.paper, task.repo_dir)
     os.replace(task.path, final)
-    from lmrbench.benchmark.validate import default_run_dir
-
     results = draft_results / task.name
     if results.is_dir():
         dest = default_run_dir(spec.bench) / task.name

@@ -15,6 +15,7 @@ from typing import Literal
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions, splice_bodies
 from lmrbench.core.taskset import Task
+from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
 from lmrbench.schemas.task_info import Implementation, as_list
@@ -22,8 +23,6 @@ from lmrbench.schemas.task_info import Implementation, as_list
 Variant = Literal["golden", "masked"] | Path
 """What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
 
-UNIT_TEST_DIR = "unit_test"
-"""The official folder of unit tests and their recorded data, trusted as a whole."""
 TRUSTED_KEY = "trusted_files"
 """Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
 MAX_SOURCE_BYTES = 2_000_000

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import httpx
 
 from lmrbench import jsonsafe
+from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.run import LLMParams, Usage
@@ -29,7 +30,7 @@ from lmrbench.schemas.run import LLMParams, Usage
 ErrorKind = Literal["connect", "timeout", "rate_limit", "server", "client", "malformed", "auth"]
 Message = dict[str, str]
 
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lmrbench" / "llm"
+DEFAULT_CACHE = cache_root() / "llm"
 
 
 class LLMError(LmrError):

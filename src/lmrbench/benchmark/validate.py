@@ -31,6 +31,7 @@ from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
+from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within
 from lmrbench.progress import Cancelled, NullProgress, Progress, check_cancel
@@ -66,16 +67,6 @@ class ValidateOptions:
     """Validate again even where a matching result exists."""
     rebuild: bool = False
     """Rebuild each task's environment."""
-
-
-def default_run_dir(bench: Path) -> Path:
-    """Where ``lmrbench validate`` keeps results for a task set: ``<bench>/.lmrbench/validate``.
-
-    For a single task folder given as the set, the folder beside it is used, so the task itself never changes.
-    """
-    bench = Path(bench)
-    root = bench.parent if (bench / "info.json").is_file() else bench
-    return root / ".lmrbench" / "validate"
 
 
 def result_path(run_dir: Path, task_name: str, impl_index: int) -> Path:

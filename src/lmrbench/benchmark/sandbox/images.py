@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING
 
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.core.taskset import Task
+from lmrbench.defaults import BASE_IMAGE_TAG
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
 if TYPE_CHECKING:
     import docker
 
-BASE_IMAGE_TAG = "lmrbench-base:bookworm"
-"""The bootstrapped base image (Debian bookworm, Python 3.11, pytest in /opt/venv)."""
 OFFICIAL_BASE_IMAGE = "python:3.11-slim"
 """The default BASE_IMAGE of generated Dockerfiles, used where a registry is reachable."""
 BASE_LABEL = "org.lmrbench.base"

@@ -12,26 +12,18 @@ Python.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress
 
 HARNESS_REQUIREMENTS = ["pytest"]
 """What every environment gets besides the task's own requirements (the test runner)."""
-
-
-def cache_root() -> Path:
-    """Where wheelhouses and venvs live: $LMRBENCH_CACHE, else $XDG_CACHE_HOME/lmrbench (~/.cache)."""
-    if os.environ.get("LMRBENCH_CACHE"):
-        return Path(os.environ["LMRBENCH_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "lmrbench"
 
 
 @dataclass(frozen=True)

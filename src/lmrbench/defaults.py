@@ -1,0 +1,32 @@
+"""The defaults every layer shares, defined once: folders, the cache root, the base image, time limits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+UNIT_TEST_DIR = "unit_test"
+"""The official folder of unit tests and their recorded data, inside the repository folder."""
+BASE_IMAGE_TAG = "lmrbench-base:bookworm"
+"""The base image lmrbench bootstraps from Debian packages where no registry answers."""
+TEST_TIMEOUT = 600.0
+"""Seconds one test run may take, by default."""
+
+
+def cache_root() -> Path:
+    """Where wheelhouses, venvs and model replies are cached: $LMRBENCH_CACHE, else $XDG_CACHE_HOME/lmrbench
+    (~/.cache/lmrbench)."""
+    if os.environ.get("LMRBENCH_CACHE"):
+        return Path(os.environ["LMRBENCH_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "lmrbench"
+
+
+def default_run_dir(bench: Path) -> Path:
+    """Where ``lmrbench validate`` keeps results for a task set: ``<bench>/.lmrbench/validate``.
+
+    For a single task folder given as the set, the folder beside it is used, so the task itself never changes.
+    """
+    bench = Path(bench)
+    root = bench.parent if (bench / "info.json").is_file() else bench
+    return root / ".lmrbench" / "validate"
