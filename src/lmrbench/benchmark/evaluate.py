@@ -17,7 +17,7 @@ from lmrbench.benchmark.stage import StageSummary, run_jobs
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.progress import Progress, check_cancel
+from lmrbench.progress import Cancelled, Progress, check_cancel
 from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus, Usage
 from lmrbench.schemas.task_info import Implementation
@@ -118,9 +118,9 @@ def evaluate(
         check_cancel(cancel)
         try:
             env_ids[task.name] = sandbox.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
+        except Cancelled:
+            raise
         except LmrError as exc:
-            if exc.problem == "cancelled":
-                raise
             env_errors[task.name] = str(exc)
 
     def work(job: tuple[Task, Implementation, Candidate]) -> tuple[str, Usage]:

@@ -25,13 +25,13 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:^[ \t]*```[ \t]*$
 _CODE_LANGS = {"", "python", "py", "python3"}
 
 
-class ReplyProblem(Exception):
+class ReplyProblem(LmrError):
     """The reply yields no candidate; ``status`` is no_function or parse_error."""
 
     def __init__(self, status: str, reason: str) -> None:
         super().__init__(reason)
         self.status = status
-        self.reason = " ".join(reason.split())
+        self.reason = self.problem
 
 
 @dataclass
