@@ -10,11 +10,18 @@ from pathlib import Path
 import lmrbench
 
 
+IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_checkers",
+                    "lmrbench.runtime.lmrbench_wire"}
+"""The runtime modules lmrbench itself imports."""
+
+
 def _core_modules() -> list[str]:
     names = []
     for mod in pkgutil.walk_packages(lmrbench.__path__, "lmrbench."):
         if mod.name.startswith(("lmrbench.tui", "lmrbench.cli")):
             continue
+        if mod.name.startswith("lmrbench.runtime.") and mod.name not in IMPORTED_RUNTIME:
+            continue  # sandbox-side files, shipped as files: they import each other by their sandbox names
         names.append(mod.name)
     return names
 

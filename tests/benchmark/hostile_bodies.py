@@ -111,7 +111,8 @@ ATTACKS: dict[str, str] = {
                         continue
                     if isinstance(value, bytes) and len(value) == 32:
                         keys.append(value)
-        junit = b'<testsuites><testsuite name="pytest" tests="1"><testcase classname="x" name="y"/></testsuite></testsuites>'
+        junit = (b'<testsuites><testsuite name="pytest" tests="1"><testcase classname="x" name="y"/>'
+                 b'</testsuite></testsuites>')
         for out in {os.environ.get("LMRBENCH_OUT", ""), "/work/trusted/out", "/work/out"}:
             for key in keys or [b"0" * 32]:
                 facts = json.dumps({"exitstatus": 0, "conftests": {}}, sort_keys=True)

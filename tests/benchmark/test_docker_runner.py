@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from docker_helpers import owned_containers
 from vec_task import dedent, write_small_task
 
 from lmrbench.benchmark.sandbox.docker import RUN_LABEL, DockerRunner
@@ -25,7 +26,7 @@ def runner(base_image) -> DockerRunner:
 
 
 def _leftover_containers(client, task) -> list:
-    return client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={task.name}"})
+    return owned_containers(client, task=task.name)
 
 
 def _hostile(tmp_path: Path, body: str):
@@ -299,17 +300,16 @@ def test_ctrl_c_during_a_run_leaves_no_container(base_image, docker_engine, tmp_
 
     code = INTERRUPTED.format(tests=str(Path(__file__).parent), root=str(tmp_path), base=base_image)
     proc = subprocess.Popen([sys.executable, "-c", code])
-    label = {"label": f"{RUN_LABEL}=8-Interrupt"}
     try:
         deadline = time.monotonic() + 90
-        while not docker_engine.containers.list(filters=label) and time.monotonic() < deadline:
+        while not owned_containers(docker_engine, proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert docker_engine.containers.list(filters=label), "the run never started"
+        assert owned_containers(docker_engine, proc.pid), "the run never started"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) != 0
     finally:
         proc.kill()
-    assert docker_engine.containers.list(all=True, filters=label) == []
+    assert owned_containers(docker_engine, proc.pid) == []
 
 
 def test_a_tree_too_big_for_the_work_folder_is_an_infrastructure_error(base_image, small_task, tmp_path):

@@ -130,9 +130,9 @@ def golden(sandbox, hostile_task) -> TestReport:
 
 
 def our_containers(engine, task: Task) -> list[str]:
-    from lmrbench.benchmark.sandbox.docker import RUN_LABEL
+    from docker_helpers import owned_containers
 
-    return [c.name for c in engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}={task.name}"})]
+    return [c.name for c in owned_containers(engine, task=task.name)]
 
 
 @pytest.mark.parametrize("name", sorted(hostile_sources(Path("/x"))))

@@ -71,10 +71,9 @@ def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> P
 
 
 def our_containers(engine) -> list[str]:
-    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL, _owner
+    from docker_helpers import owned_containers
 
-    found = engine.containers.list(all=True, filters={"label": RUN_LABEL})
-    return [c.name for c in found if c.labels.get(OWNER_LABEL) == _owner()]
+    return [c.name for c in owned_containers(engine)]
 
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))

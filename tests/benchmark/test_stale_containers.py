@@ -25,10 +25,9 @@ def test_add_slowly():
 
 
 def _containers_of(engine, pid: int) -> list:
-    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL
+    from docker_helpers import owned_containers
 
-    return [c for c in engine.containers.list(all=True, filters={"label": RUN_LABEL})
-            if c.labels.get(OWNER_LABEL, "").endswith(f":{pid}")]
+    return owned_containers(engine, pid)
 
 
 def test_sigkill_leaves_a_container_that_the_next_command_sweeps(docker_engine, base_image, tmp_path: Path):

@@ -190,7 +190,7 @@ HANGING = "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
 
 @pytest.mark.docker
 def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_image, docker_engine):
-    from lmrbench.benchmark.sandbox.docker import RUN_LABEL
+    from docker_helpers import owned_containers
 
     bench = tmp_path / "bench"
     hanging = {"unit_test/unit_test_1.py": HANGING, "unit_test/unit_test_2.py": HANGING}
@@ -202,8 +202,7 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     proc = subprocess.Popen([*argv, "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def ours() -> list[object]:
-        found = docker_engine.containers.list(all=True, filters={"label": RUN_LABEL})
-        return [c for c in found if c.labels.get(RUN_LABEL) in ("5-Hang", "6-Hang")]
+        return owned_containers(docker_engine, proc.pid)
 
     deadline = time.monotonic() + 120
     while len(ours()) < 2 and time.monotonic() < deadline and proc.poll() is None:

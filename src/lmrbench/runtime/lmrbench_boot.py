@@ -175,4 +175,5 @@ def main():
     return code
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

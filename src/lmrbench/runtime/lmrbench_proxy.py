@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib.abc
+import inspect
 import json
 import os
 import secrets
@@ -173,17 +174,31 @@ def _patch(module: Any, qualname: str, path: str) -> None:
 
 
 def _proxy(func: Any, base: dict[str, Any], *, bound: bool) -> Any:
-    if bound:
+    """A stand-in with ``func``'s name and signature that calls the candidate's version; async and generator
+    functions get an async or generator stand-in (the worker awaits or exhausts the candidate's)."""
+
+    def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        first, rest = (args[0], args[1:]) if bound else (None, args)
+        return _remote_call(base, first, rest, kwargs)
+
+    if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
-        def method(first: Any, *args: Any, **kwargs: Any) -> Any:
-            return _remote_call(base, first, args, kwargs)
+        async def coroutine(*args: Any, **kwargs: Any) -> Any:
+            return call(args, kwargs)
 
-        return method
+        return coroutine
+    if inspect.isgeneratorfunction(func):
+
+        @functools.wraps(func)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            yield from call(args, kwargs)
+
+        return generator
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
-        return _remote_call(base, None, args, kwargs)
+        return call(args, kwargs)
 
     return function
 

@@ -10,7 +10,9 @@ no checker, no report. Whatever it replies is only data, which the trusted side 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import os
 import sys
 import traceback
@@ -72,6 +74,10 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
     if request.get("random") is not None:
         codec.set_random_state(dec.decode(request["random"]))
     result = func(*args, **kwargs)
+    if inspect.iscoroutine(result):  # an async goal function: the trusted side awaits a proxy of its own
+        result = asyncio.run(result)
+    elif inspect.isgenerator(result):  # a generator: its items, which the trusted side yields again
+        result = list(result)
     enc = codec.Encoder("r")
     reply: dict[str, Any] = {"ok": True, "result": enc.encode(result, "the result")}
     changed: dict[str, Any] = {}
