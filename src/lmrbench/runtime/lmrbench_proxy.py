@@ -63,6 +63,7 @@ class _Channel:
 
 _CHANNEL: _Channel | None = None
 _GOALS: dict[str, list[str]] = {}
+_FACTORIES: dict[tuple[str, str], str] = {}
 _ROOT = ""
 _BUILTIN_ERRORS = {
     name: cls
@@ -83,6 +84,8 @@ def install() -> None:
     for goal in json.loads(goals):
         path = os.path.realpath(os.path.join(_ROOT, goal["file"]))
         _GOALS.setdefault(path, []).append(goal["qualname"])
+        if goal.get("factory"):
+            _FACTORIES[(path, goal["qualname"])] = goal["factory"]
     sys.meta_path.insert(0, _Finder())
 
 
@@ -159,6 +162,7 @@ def _patch(module: Any, qualname: str, path: str) -> None:
         "root": _root_of(module, path),
         "file": os.path.relpath(path, _ROOT),
         "qualname": qualname,
+        "factory": _FACTORIES.get((path, qualname)),
     }
     if owner is module:
         proxy = _proxy(raw, {**base, "binding": "function"}, bound=False)
@@ -212,7 +216,7 @@ def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs
         request["args"] = [enc.encode(a, f"argument {i}") for i, a in enumerate(args)]
         request["kwargs"] = {k: enc.encode(v, k) for k, v in kwargs.items()}
         if base["binding"] == "method":
-            request["self"] = enc.encode(dict(vars(first)), "self")
+            request["self"], request["self_skipped"] = _encode_attributes(enc, first, base.get("factory"))
             request["self_type"] = codec.type_path(type(first))
         elif base["binding"] == "classmethod":
             request["self_type"] = codec.type_path(first)
@@ -237,6 +241,22 @@ def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs
         return _apply(reply, arrays, first, args, kwargs, base["binding"])
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise CandidateGone(f"the candidate's reply cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _encode_attributes(enc: Any, obj: Any, factory: str | None) -> tuple[Any, list[str]]:
+    """The instance's attributes; with a factory, those that cannot be encoded are left for it to make."""
+    if factory is None:
+        return enc.encode(dict(vars(obj)), "self"), []
+    kept, skipped = {}, []
+    for name, value in vars(obj).items():
+        probe = codec.Encoder("p")
+        try:
+            probe.encode(value, f"self.{name}")
+        except codec.UnencodableValue:
+            skipped.append(name)
+            continue
+        kept[name] = value
+    return enc.encode(kept, "self"), skipped
 
 
 def _apply(

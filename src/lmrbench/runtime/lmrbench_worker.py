@@ -63,7 +63,8 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
     binding, instance = request["binding"], None
     if binding == "method":
         cls = _class_of(request.get("self_type"), owner)
-        instance = cls.__new__(cls)
+        factory = request.get("factory")
+        instance = codec._import_type(factory)() if factory else cls.__new__(cls)
         for attr, value in dec.decode(request["self"]).items():
             object.__setattr__(instance, attr, value)
         func = getattr(instance, name)

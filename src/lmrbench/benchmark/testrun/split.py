@@ -6,11 +6,13 @@ import ast
 import json
 from pathlib import Path, PurePosixPath
 
-from lmrbench import pyparse
+from lmrbench import jsonsafe, pyparse
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.taskset import Task
+from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
+from lmrbench.fsutil import read_capped
 from lmrbench.runtime import runtime_files
 from lmrbench.schemas.task_info import Implementation
 
@@ -35,9 +37,25 @@ def trusted_files() -> dict[str, bytes]:
 
 
 def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
-    """``LMRBENCH_GOALS``: the goal functions the trusted side proxies, file by file."""
-    goals = [{"file": goal, "qualname": q} for _, goal, quals in goal_plan(task, impl) for q in quals]
+    """``LMRBENCH_GOALS``: the goal functions the trusted side proxies, file by file, with the factory the
+    recording named for their instances (the worker builds an instance with it when some of its attributes
+    cannot cross the boundary)."""
+    factory = recorded_factory(task, impl)
+    goals = [
+        {"file": goal, "qualname": q, "factory": factory} for _, goal, quals in goal_plan(task, impl) for q in quals
+    ]
     return {"LMRBENCH_GOALS": json.dumps(goals)}
+
+
+def recorded_factory(task: Task, impl: Implementation) -> str | None:
+    """The ``--self-factory`` of the implementation's recording, if it was recorded with one."""
+    index = task.repo_dir / UNIT_TEST_DIR / "data" / f"impl_{impl.index}" / "index.json"
+    try:
+        data = jsonsafe.loads(read_capped(index, 16 << 20), where=index)
+    except (LmrError, ValueError):
+        return None
+    factory = data.get("self_factory") if isinstance(data, dict) else None
+    return factory if isinstance(factory, str) and ":" in factory else None
 
 
 def declared_ids(task: Task, test_files: list[str]) -> list[str]:
