@@ -9,7 +9,6 @@ from pathlib import Path
 
 import lmrbench
 
-
 IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_checkers",
                     "lmrbench.runtime.lmrbench_wire"}
 """The runtime modules lmrbench itself imports."""

@@ -12,5 +12,7 @@ def owned_containers(engine, pid: int | None = None, task: str | None = None) ->
     from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL
 
     owner = f"{socket.gethostname()}:{pid or os.getpid()}"
-    found = engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}={task}" if task else RUN_LABEL})
-    return [c for c in found if c.labels.get(OWNER_LABEL) == owner]
+    found = engine.containers.list(
+        all=True, filters={"label": f"{RUN_LABEL}={task}" if task else RUN_LABEL}, sparse=True
+    )  # sparse: no inspect per container, which fails for one another process removes meanwhile
+    return [c for c in found if (c.attrs.get("Labels") or {}).get(OWNER_LABEL) == owner]

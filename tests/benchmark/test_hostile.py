@@ -132,7 +132,7 @@ def golden(sandbox, hostile_task) -> TestReport:
 def our_containers(engine, task: Task) -> list[str]:
     from docker_helpers import owned_containers
 
-    return [c.name for c in owned_containers(engine, task=task.name)]
+    return [c.id[:12] for c in owned_containers(engine, task=task.name)]
 
 
 @pytest.mark.parametrize("name", sorted(hostile_sources(Path("/x"))))

@@ -73,7 +73,7 @@ def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> P
 def our_containers(engine) -> list[str]:
     from docker_helpers import owned_containers
 
-    return [c.name for c in owned_containers(engine)]
+    return [c.id[:12] for c in owned_containers(engine)]
 
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))

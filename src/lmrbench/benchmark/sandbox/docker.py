@@ -368,13 +368,15 @@ def remove_stale_containers(client: docker.DockerClient) -> list[str]:
     import docker
 
     removed = []
-    for c in client.containers.list(all=True, filters={"label": RUN_LABEL}):
-        host, _, pid = str(c.labels.get(OWNER_LABEL, "")).partition(":")
+    # sparse: the list's own data, no inspect per container (one removed meanwhile would be a 404)
+    for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, sparse=True):
+        labels = c.attrs.get("Labels") or {}
+        host, _, pid = str(labels.get(OWNER_LABEL, "")).partition(":")
         if host != socket.gethostname() or not pid.isdigit() or _alive(int(pid)):
             continue
         with contextlib.suppress(docker.errors.NotFound):
             c.remove(force=True)
-            removed.append(c.name)
+            removed.append(str((c.attrs.get("Names") or [c.id])[0]).lstrip("/"))
     return removed
 
 
