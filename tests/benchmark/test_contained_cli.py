@@ -3,6 +3,7 @@ the link (the installed console script, as a user runs it)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +21,10 @@ def test_a_goal_file_linking_out_of_the_task_is_refused(tmp_path: Path):
     before = outside.read_bytes()
     goal.unlink()
     goal.symlink_to(outside)
+    wide = {**os.environ, "COLUMNS": "400"}  # one table row per line
     out = subprocess.run([LMRBENCH, "validate", str(tmp_path / "bench"), "--runner", "local"],
-                         capture_output=True, text=True, timeout=600)
-    assert "a symbolic link leaves the task folder" in " ".join(out.stdout.split())
+                         capture_output=True, text=True, timeout=600, env=wide)
+    assert "a symbolic link leaves the task folder: calc/calc.py" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr
     exported = subprocess.run([LMRBENCH, "export-agent", str(tmp_path / "bench"), "--out", str(tmp_path / "agent")],
                               capture_output=True, text=True, timeout=120)
