@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -122,3 +123,28 @@ def links_leaving(root: Path) -> list[Path]:
             if path.is_symlink() and not is_within(root, path.resolve()):
                 bad.append(path)
     return sorted(bad)
+
+
+def tree_digest(root: Path, *, skip: frozenset[str] | set[str] = frozenset(), salt: bytes = b"") -> str:
+    """sha256 over every path under ``root`` and its content (a link by its target), read in chunks; folders
+    and files named in ``skip`` are left out. One digest for "has this task changed" everywhere."""
+    h = hashlib.sha256(salt + b"\0")
+    root = Path(root)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        for name in sorted(files):
+            if name in skip:
+                continue
+            path = Path(folder) / name
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            try:
+                if path.is_symlink():
+                    h.update(b"link:" + os.readlink(path).encode())
+                else:
+                    with path.open("rb") as fh:
+                        while chunk := fh.read(1 << 20):
+                            h.update(chunk)
+            except OSError:
+                h.update(b"unreadable")
+            h.update(b"\0")
+    return h.hexdigest()

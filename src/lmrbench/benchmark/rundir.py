@@ -13,7 +13,6 @@ Every file is written atomically, so an interrupted stage leaves whole files onl
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from lmrbench import __version__
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_text
+from lmrbench.fsutil import atomic_write_text, tree_digest
 from lmrbench.schemas.run import Candidate, EvalResult, HumanLabel, RunManifest, TaskEntry, Verdict
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,7 +32,7 @@ M = TypeVar("M", bound=BaseModel)
 MANIFEST = "run.json"
 CANDIDATE_JSON = "candidate.json"
 REPLY_TXT = "reply.txt"
-_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".lmrbench", ".mypy_cache", ".ruff_cache"}
+_SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".lmrbench", ".mypy_cache", ".ruff_cache"})
 
 
 def load_model(path: Path, model: type[M]) -> M:
@@ -76,14 +75,7 @@ def digest_files(files: dict[str, bytes], salt: str = "") -> str:
 
 def task_digest(task: Task) -> str:
     """sha256 over every file of a task folder (caches, VCS and lmrbench state folders excluded)."""
-    files: dict[str, bytes] = {}
-    for root, dirs, names in os.walk(task.path):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in names:
-            p = Path(root) / name
-            if p.is_file() and not p.is_symlink():
-                files[p.relative_to(task.path).as_posix()] = p.read_bytes()
-    return digest_files(files)
+    return tree_digest(task.path, skip=_SKIP_DIRS)
 
 
 def task_entry(task: Task) -> TaskEntry:

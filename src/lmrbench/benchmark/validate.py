@@ -8,7 +8,6 @@ result matches the task's current files and settings, unless forced.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import secrets
 import signal
@@ -33,7 +32,7 @@ from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_json, is_within
+from lmrbench.fsutil import atomic_write_json, is_within, tree_digest
 from lmrbench.progress import Cancelled, NullProgress, Progress, check_cancel
 from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.task_info import Implementation
@@ -102,26 +101,7 @@ HARNESS = "split-1"
 def task_fingerprint(task: Task) -> str:
     """A hash of everything a task's test results depend on (paper and logs excluded), and of how the harness
     runs tests (``HARNESS``): results from an older way of running are not reused."""
-    h = hashlib.sha256(HARNESS.encode() + b"\0")
-    for root, dirs, files in os.walk(task.path):
-        dirs[:] = sorted(d for d in dirs if d not in _FINGERPRINT_SKIP)
-        for name in sorted(files):
-            if name in _FINGERPRINT_SKIP:
-                continue
-            p = Path(root) / name
-            rel = p.relative_to(task.path).as_posix()
-            h.update(rel.encode() + b"\0")
-            try:
-                if p.is_symlink():
-                    h.update(b"link:" + os.readlink(p).encode())
-                else:
-                    with p.open("rb") as fh:
-                        while chunk := fh.read(1 << 20):
-                            h.update(chunk)
-            except OSError:
-                h.update(b"unreadable")
-            h.update(b"\0")
-    return h.hexdigest()[:24]
+    return tree_digest(task.path, skip=_FINGERPRINT_SKIP, salt=HARNESS.encode())[:24]
 
 
 def static_problems(task: Task, impl: Implementation) -> list[str]:
