@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from lmrbench.errors import LmrError
 
@@ -60,6 +61,56 @@ def structure_cmd(bench: Bench, json_out: JsonOut = None, only: Only = None) -> 
                       f"{r.imbalance:.2f}", str(r.goal_lines), str(r.files), str(r.folders))  # fmt: skip
     out_console.print(table)
     _write_json(json_out, {"bench": str(bench), "rows": [r.as_dict() for r in rows]})
+
+
+def _bench_of(runs: list[Path], bench: Path | None) -> Path:
+    """--bench, or the task set every run was made from (as run.json records it)."""
+    if bench is not None:
+        return bench
+    from lmrbench.benchmark.rundir import RunDir
+
+    recorded = {RunDir(r).require_manifest().bench for r in runs}
+    if len(recorded) != 1 or not next(iter(recorded)) or not Path(next(iter(recorded))).is_dir():
+        shown = ", ".join(sorted(b or "(none)" for b in recorded))
+        raise LmrError(f"the runs do not name one task set that exists here ({shown}); pass --bench", runs[0])
+    return Path(next(iter(recorded)))
+
+
+@analyze_app.command("regression")
+def regression_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (one model each; several give model indicators).")],
+    bench: Annotated[
+        Path | None, typer.Option("--bench", help="The task set (default: the one run.json names).")
+    ] = None,
+    outcome: Annotated[
+        str, typer.Option("--outcome", help="tests: all unit tests pass; human: labelled Completely Correct.")
+    ] = "tests",
+    json_out: JsonOut = None,
+) -> None:
+    """Logistic regression of success on standardized structure predictors plus model indicators."""
+    from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
+    from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
+
+    if outcome not in ("tests", "human"):
+        raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
+    rows, problems = structure(_tasks(_bench_of(runs, bench), None))
+    for problem in problems:
+        err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+    obs, notes = collect(runs, rows, outcome)  # type: ignore[arg-type]
+    result = fit_logit(obs, PREDICTORS, outcome=outcome)
+    headers, body = table(result)
+    title = (f"Logit of success ({outcome}), n = {result.n}, successes = {result.successes}, "
+             f"pseudo R2 = {result.pseudo_r2:.3f}")  # fmt: skip
+    out = Table(title=title)
+    for h in headers:
+        out.add_column(h, justify="left" if not h else "right")
+    for row in body:
+        out.add_row(*(Text(cell) for cell in row))  # model names may hold [brackets]
+    out_console.print(out)
+    out_console.print(f"predictors standardized; reference model: {result.reference_model}", highlight=False)
+    for note in notes + result.notes:
+        out_console.print(f"note: {note}", highlight=False)
+    _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes})
 
 
 def register(app: typer.Typer) -> None:
