@@ -29,9 +29,12 @@ REPO = "r"
 def golden_source(lines: int) -> str:
     """A goal function ``f`` of exactly ``lines`` source lines (at least 3), after an import."""
     body = [f"    x = x + {i}" for i in range(lines - 3)]
-    return "import math\n\n\ndef f(x):\n    \"\"\"A step of the method.\"\"\"\n" + "\n".join(body) + (
-        "\n" if body else ""
-    ) + "    return math.floor(x)\n"
+    return (
+        'import math\n\n\ndef f(x):\n    """A step of the method."""\n'
+        + "\n".join(body)
+        + ("\n" if body else "")
+        + "    return math.floor(x)\n"
+    )
 
 
 def write_shaped_task(bench: Path, number: int, *, nest: int, root_files: int, docs: int, lines: int,

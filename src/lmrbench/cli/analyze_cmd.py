@@ -113,6 +113,58 @@ def regression_cmd(
     _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes})
 
 
+@analyze_app.command("familiarity")
+def familiarity_cmd(
+    bench: Bench,
+    model: Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")],
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible base URL with /completions, echo and logprobs."),
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    run: Annotated[
+        list[Path] | None, typer.Option("--run", help="A run folder whose unit-test results to correlate with.")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")] = 300.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")] = 4,
+    json_out: JsonOut = None,
+    only: Only = None,
+) -> None:
+    """Per task, the mean probability the model gives each token of the golden file; --run adds success."""
+    from lmrbench.benchmark.analysis.familiarity import familiarity
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.cli.run_cmd import _client
+
+    tasks = _tasks(bench, only)
+    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, None, True)
+    with client, RichProgress() as progress:
+        report = familiarity(client, tasks, run or [], progress=progress)
+    table = Table(title=f"Familiarity of {model} with the golden goal files")
+    for h in ("Task", "Tokens", "Mean token prob.", "Mean logprob", "Success", "Problem"):
+        table.add_column(h, justify="left" if h in ("Task", "Problem") else "right")
+    for r in report.tasks:
+        table.add_row(
+            r.task, str(r.tokens), "-" if r.mean_prob is None else f"{r.mean_prob:.4f}",
+            "-" if r.mean_logprob is None else f"{r.mean_logprob:.4f}",
+            "-" if r.success is None else f"{100 * r.success:.1f}%", Text(r.error),
+        )  # fmt: skip
+    out_console.print(table)
+    c = report.correlation
+    if c is not None:
+        if c.note:
+            out_console.print(f"correlation with success: {c.note}", highlight=False, soft_wrap=True)
+        else:
+            out_console.print(
+                f"correlation with success over {c.n} tasks: Pearson r = {c.pearson:.3f} (p = {c.pearson_p:.3g}), "
+                f"Spearman rho = {c.spearman:.3f} (p = {c.spearman_p:.3g})",
+                highlight=False,
+                soft_wrap=True,
+            )
+    _write_json(json_out, report.as_dict())
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``analyze`` to the root app."""
     app.add_typer(analyze_app, name="analyze")
