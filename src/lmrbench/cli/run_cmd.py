@@ -14,6 +14,7 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.llm import LLMClient
+    from lmrbench.benchmark.report import Report
     from lmrbench.benchmark.stage import StageSummary
     from lmrbench.core.taskset import Task
 
@@ -233,8 +234,15 @@ def report_cmd(
     judge_name: Annotated[
         str | None, typer.Option("--judge", help="Only this judge (its folder name).")
     ] = None,
+    figures: Annotated[
+        bool, typer.Option("--figures/--no-figures", help="Also write PNG and SVG figures (needs lmrbench[plots]).")
+    ] = True,
+    bench: Annotated[
+        Path | None,
+        typer.Option("--bench", help="The task set, for the success-vs-structure figure (default: run.json's)."),
+    ] = None,
 ) -> None:
-    """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV and JSON."""
+    """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
     from lmrbench.benchmark.report import (
         TABLE_HEADERS,
         WEAKER_NOTE,
@@ -271,6 +279,25 @@ def report_cmd(
         out_console.print(by_setting)
     for path in write_report(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
+    if figures:
+        _figures(report, runs, (out or runs[0]) / "figures", bench)
+
+
+def _figures(report: Report, runs: list[Path], folder: Path, bench: Path | None) -> None:
+    """Write the report's figures, or say in one line why not."""
+    from rich.markup import escape
+
+    from lmrbench.benchmark.analysis.figures import FiguresUnavailable, report_figures
+
+    try:
+        written, notes = report_figures(report, runs, folder, bench)
+    except FiguresUnavailable as exc:
+        err_console.print(f"[yellow]figures skipped:[/yellow] {escape(exc.problem)}", highlight=False)
+        return
+    for note in notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+    for path in written:
+        out_console.print(f"wrote {path}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -54,3 +54,19 @@ def human_outcomes(run: RunDir) -> dict[Key, bool]:
 def outcomes(run: RunDir, outcome: Outcome) -> dict[Key, bool]:
     """The success of each candidate of ``run`` under ``outcome``."""
     return unit_test_outcomes(run) if outcome == "tests" else human_outcomes(run)
+
+
+def human_judge_pairs(run: RunDir, judge: str) -> list[tuple[JudgeCategory, JudgeCategory]]:
+    """(human label, judge verdict) of every current candidate that has both (the confusion matrix's data)."""
+    cands = {(c.task, c.impl): c for c in run.candidates()}
+    verdicts = {(v.task, v.impl): v for v in run.verdicts(judge)}
+    pairs = []
+    for label in read_human_labels(run):
+        key = (label.task, label.impl)
+        cand, verdict = cands.get(key), verdicts.get(key)
+        if cand is None or verdict is None or verdict.category is None or verdict.candidate_digest != cand.digest:
+            continue
+        if label.candidate_digest and label.candidate_digest != cand.digest:
+            continue
+        pairs.append((label.label, verdict.category))
+    return pairs
