@@ -50,7 +50,9 @@ class RunPlots(Horizontal):
         if judged:
             shares = [[100.0 * getattr(r, c.short.lower()) / r.judged for r in judged] for c in JudgeCategory]
             names = [f"{r.run}/{r.judge}" for r in judged]
-            plt.stacked_bar(names, shares, labels=[c.short for c in JudgeCategory], color=["green", "orange", "red"])  # type: ignore[call-arg]
+            labels = [c.short for c in JudgeCategory]
+            # the bundled stubs lag plotext: it takes ``labels`` and one color per stacked series
+            plt.stacked_bar(names, shares, labels=labels, color=["green", "orange", "red"])  # type: ignore[call-arg,arg-type]
             plt.title("Judge: CC / LC / LI (%)")
         else:
             plt.title("No judge verdicts yet")
