@@ -13,13 +13,13 @@ from llm_server import LLMServer
 from run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 
 from lmrbench.authoring.mask import mask_source
-from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.agent import export_agent, import_agent
 from lmrbench.benchmark.context import goal_stub
 from lmrbench.benchmark.generate import GenerateOptions, generate
 from lmrbench.benchmark.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.report import build_report, render_markdown, settings_table
 from lmrbench.benchmark.rundir import RunDir
+from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 
 GEN = "Functions to implement, in toy/metrics.py: "

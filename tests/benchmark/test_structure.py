@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 from run_task import write_taskset
 
-from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.analysis.structure import structure, tree_metrics
+from lmrbench.core.taskset import load_taskset
 
 EXE = str(Path(sys.executable).with_name("lmrbench"))
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.taskset import Task
+    from lmrbench.core.taskset import Task
 
 out_console = Console()
 err_console = Console(stderr=True)

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.analysis.outcomes import unit_test_outcomes
 from lmrbench.benchmark.llm import LLMClient, LLMError
 from lmrbench.benchmark.rundir import RunDir
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 

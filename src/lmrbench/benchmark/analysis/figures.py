@@ -198,9 +198,9 @@ def report_figures(
     report: Report, run_paths: Sequence[Path], out: Path, bench: Path | None = None
 ) -> tuple[list[Path], list[str]]:
     """The report's figures in ``out`` (structure figure when the task set is known); (written, notes)."""
-    from lmrbench.authoring.taskset import load_taskset
     from lmrbench.benchmark.analysis.regression import collect
     from lmrbench.benchmark.analysis.structure import structure
+    from lmrbench.core.taskset import load_taskset
 
     _pyplot()  # fail before any work when matplotlib is missing
     notes: list[str] = []

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.taskset import Task
+from lmrbench.authoring.tree import trusted_paths
 from lmrbench.benchmark.generate import goal_plan
-from lmrbench.benchmark.variant import trusted_paths
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 
 SKIPPED_NAMES = frozenset(
