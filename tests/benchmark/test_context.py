@@ -135,3 +135,23 @@ def test_import_records_the_exported_setting(bench, tmp_path) -> None:
     assert run.require_manifest().settings == {"context": "paper-only"}
     spliced = (run.candidate_dir("1-Toy", 1) / REPO / GOAL).read_text()
     assert "import math" in spliced and "2 * len(a & b)" in spliced
+
+
+def test_a_run_keeps_one_setting_and_older_runs_count_as_full(server, bench, tmp_path) -> None:
+    from lmrbench.benchmark.rundir import save_model
+    from lmrbench.errors import LmrError
+
+    for qual in ("dice", "Scaler.apply", "total"):
+        server.on(GEN + qual, golden_def(qual))
+    tasks, _ = load_taskset(bench, only=["2"])
+    run = RunDir(tmp_path / "run")
+    with _client(server, tmp_path) as client:
+        generate(tasks, run.path, client)
+        with pytest.raises(LmrError, match="other settings; use another --out"):
+            generate(tasks, run.path, client, options=GenerateOptions(context="paper-only"))
+        # a run.json written before the setting existed has no "context": it is a full run
+        old = run.require_manifest()
+        save_model(run.path / "run.json", old.model_copy(update={"settings": {
+            k: v for k, v in old.settings.items() if k != "context"}}))  # fmt: skip
+        generate(tasks, run.path, client)
+    assert build_report([run.path]).rows[0].context == "full"

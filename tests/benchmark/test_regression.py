@@ -103,3 +103,26 @@ def test_cli_on_synthetic_run_folders(tmp_path) -> None:
     human = subprocess.run([EXE, "analyze", "regression", str(few), "--outcome", "human"], capture_output=True,
                            text=True)  # fmt: skip
     assert human.returncode == 2 and "no observation with a human outcome" in human.stderr
+
+
+def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current_candidate(tmp_path) -> None:
+    from lmrbench.benchmark.analysis.outcomes import human_outcomes, unit_test_outcomes
+    from lmrbench.benchmark.rundir import RunDir, save_model
+    from lmrbench.schemas.run import HumanLabel, JudgeCategory
+
+    run = write_run(tmp_path / "run", "m", {"1-A": True, "2-B": False, "3-C": True, "4-D": False})
+    labels = {
+        "1-A": JudgeCategory.COMPLETELY_CORRECT,
+        "2-B": JudgeCategory.COMPLETELY_CORRECT,  # tests failed, a human disagrees: the human outcome wins
+        "3-C": JudgeCategory.LOGICALLY_CORRECT,
+    }
+    for task, label in labels.items():
+        digest = run.candidate(task, 1).digest  # type: ignore[union-attr]
+        save_model(run.label_path(task, 1), HumanLabel(task=task, impl=1, label=label, candidate_digest=digest))
+    # a label of an earlier candidate (another digest) does not count
+    save_model(run.label_path("4-D", 1), HumanLabel(task="4-D", impl=1, label=JudgeCategory.COMPLETELY_CORRECT,
+                                                    candidate_digest="old"))  # fmt: skip
+    assert human_outcomes(RunDir(run.path)) == {("1-A", 1): True, ("2-B", 1): True, ("3-C", 1): False}
+    assert unit_test_outcomes(RunDir(run.path)) == {
+        ("1-A", 1): True, ("2-B", 1): False, ("3-C", 1): True, ("4-D", 1): False,
+    }  # fmt: skip
