@@ -53,12 +53,13 @@ def structure_cmd(bench: Bench, json_out: JsonOut = None, only: Only = None) -> 
         err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
     if not rows:
         raise LmrError("no implementation could be measured", bench)
-    table = Table(title="Repository structure per implementation")
-    for h in ("Task", "Impl", "Category", "Depth", "Branch factor", "Imbalance", "Goal lines", "Files", "Folders"):
-        table.add_column(h, justify="left" if h in ("Task", "Category") else "right")
+    table = Table(title="Repository structure per implementation (all fields in --json)")
+    table.add_column("Task", no_wrap=True)
+    for h in ("Impl", "Depth", "Branch", "Imbal.", "Lines", "Files"):
+        table.add_column(h, justify="right", no_wrap=True, min_width=len(h))
     for r in rows:
-        table.add_row(r.task, str(r.impl), r.category or "-", f"{r.depth:.2f}", f"{r.branch_factor:.2f}",
-                      f"{r.imbalance:.2f}", str(r.goal_lines), str(r.files), str(r.folders))  # fmt: skip
+        table.add_row(r.task, str(r.impl), f"{r.depth:.2f}", f"{r.branch_factor:.2f}", f"{r.imbalance:.2f}",
+                      str(r.goal_lines), str(r.files))  # fmt: skip
     out_console.print(table)
     _write_json(json_out, {"bench": str(bench), "rows": [r.as_dict() for r in rows]})
 
@@ -142,7 +143,7 @@ def familiarity_cmd(
     with client, RichProgress() as progress:
         report = familiarity(client, tasks, run or [], progress=progress)
     table = Table(title=f"Familiarity of {model} with the golden goal files")
-    for h in ("Task", "Tokens", "Mean token prob.", "Mean logprob", "Success", "Problem"):
+    for h in ("Task", "Tokens", "Mean prob.", "Mean logprob", "Success", "Problem"):
         table.add_column(h, justify="left" if h in ("Task", "Problem") else "right")
     for r in report.tasks:
         table.add_row(
