@@ -1,6 +1,8 @@
-"""A small OpenAI-compatible chat server on 127.0.0.1 that tests start and script (test support, not product).
+"""A small OpenAI-compatible server on 127.0.0.1 that tests start and script (test support, not product).
 
-A script is a list of rules; the first rule whose ``match`` text occurs in the request's messages answers.
+It answers ``/v1/chat/completions`` and ``/v1/completions`` (the latter with ``echo`` and per-token
+``logprobs`` when a step scripts them, as vLLM does). A script is a list of rules; the first rule whose
+``match`` text occurs in the request's messages (or prompt) answers.
 A rule holds a sequence of steps used one per request, the last one repeating: a reply text, an HTTP
 status (with an optional Retry-After), a malformed body, each with an optional delay. Requests are recorded.
 """
@@ -25,11 +27,21 @@ class Step:
     body: str | None = None
     retry_after: str | None = None
     delay: float = 0.0
+    prompt_logprobs: list[tuple[str, float | None]] | None = None
+    """For /v1/completions: the prompt's tokens and their logprobs (echoed, followed by one generated token)."""
+    generated_only: bool = False
+    """For /v1/completions: logprobs of the generated token only, none for the prompt (what an endpoint
+    without echo support returns)."""
 
 
 def reply(text: str, delay: float = 0.0, finish_reason: str = "stop") -> Step:
     """A normal completion whose content is ``text``."""
     return Step(reply=text, delay=delay, finish_reason=finish_reason)
+
+
+def logprobs(tokens: list[tuple[str, float | None]], *, generated_only: bool = False) -> Step:
+    """A /v1/completions answer whose prompt tokens have these logprobs (the first is usually None)."""
+    return Step(reply=" x", prompt_logprobs=tokens, generated_only=generated_only)
 
 
 def status(code: int, retry_after: str | None = None) -> Step:
@@ -61,7 +73,10 @@ class Request:
 
     @property
     def text(self) -> str:
-        """All message contents joined."""
+        """All message contents (or the completion prompt) joined."""
+        prompt = self.body.get("prompt")
+        if isinstance(prompt, str):
+            return prompt
         return "\n".join(m.get("content", "") for m in self.body.get("messages", []))
 
 
@@ -87,13 +102,17 @@ class LLMServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                path = self.path.rstrip("/")
+                if path not in ("/v1/chat/completions", "/v1/completions"):
                     self._send(404, "{}")
                     return
                 body = json.loads(raw)
                 step = server._answer(Request(body, dict(self.headers), time.time()))
                 try:
-                    self._reply(step, body)
+                    if path == "/v1/completions":
+                        self._text_reply(step, body)
+                    else:
+                        self._reply(step, body)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -123,6 +142,38 @@ class LLMServer:
                         "total_tokens": prompt + len(content.split()),
                     },
                 }
+                self._send(200, json.dumps(payload))
+
+            def _text_reply(self, step: Step, body: dict[str, Any]) -> None:
+                if step.delay:
+                    time.sleep(step.delay)
+                if step.body is not None:
+                    self._send(step.status, step.body, step.retry_after)
+                    return
+                prompt = str(body.get("prompt", ""))
+                gen = step.reply or ""
+                tokens = step.prompt_logprobs or [(w, None) for w in prompt.split()]
+                logprobs: dict[str, Any] | None = None
+                if step.prompt_logprobs is not None and body.get("logprobs") is not None:
+                    shown = [] if step.generated_only or not body.get("echo") else tokens
+                    offsets, at = [], 0
+                    for tok, _ in shown:
+                        offsets.append(at)
+                        at += len(tok)
+                    logprobs = {
+                        "tokens": [t for t, _ in shown] + [gen],
+                        "token_logprobs": [lp for _, lp in shown] + [-0.5],
+                        "top_logprobs": [None if lp is None else {t: lp} for t, lp in shown] + [{gen: -0.5}],
+                        "text_offset": offsets + [at],
+                    }
+                payload = {
+                    "id": "cmpl-test",
+                    "object": "text_completion",
+                    "model": body.get("model", ""),
+                    "choices": [{"index": 0, "text": (prompt if body.get("echo") else "") + gen,
+                                 "finish_reason": "length", "logprobs": logprobs}],
+                    "usage": {"prompt_tokens": len(tokens), "completion_tokens": 1, "total_tokens": len(tokens) + 1},
+                }  # fmt: skip
                 self._send(200, json.dumps(payload))
 
             def _send(self, code: int, text: str, retry_after: str | None = None) -> None:

@@ -46,7 +46,7 @@ def test_export_holds_masked_repo_paper_and_prompt_only(bench, tmp_path) -> None
             "TASK.md", f"{REPO}/paper.json", f"{REPO}/paper.pdf", f"{REPO}/toy/__init__.py",
             f"{REPO}/toy/metrics.py", f"{REPO}/toy/utils.py",
         )
-    ]  # fmt: skip
+    ] + ["export.json"]  # fmt: skip
     assert (out / "1-Toy" / REPO / GOAL).read_bytes() == (bench / "1-Toy" / REPO / GOAL).read_bytes()
 
     def text_of(task: str) -> str:

@@ -86,7 +86,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     assert (bad["cc"], bad["lc"], bad["li"], bad["no_verdict"]) == ("0", "1", "2", "0")
 
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "| gold | 100.0 | 3 | 3 | 0 | 0 | the-judge | 100.0 | 0.0 | 0.0 | 0 |" in md
+    assert "| gold | full | 100.0 | 3 | 3 | 0 | 0 | the-judge | 100.0 | 0.0 | 0.0 | 0 |" in md
     assert "| Evaluation Metrics | 100.0 (2/2) | 0.0 (0/2) |" in md
     assert "| Neural Network Architectures | 100.0 (1/1) | 0.0 (0/1) |" in md
     data = json.loads((tmp_path / "report" / "report.json").read_text())

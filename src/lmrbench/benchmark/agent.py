@@ -5,6 +5,10 @@ included) without unit tests, recorded data, trusted files or version-control hi
 with the instructions. Golden files and info.json are never copied, and the export does not name the task
 set's location. ``import_agent`` reads the agent's edited goal files and splices only the goal functions into
 the pristine masked files, as candidates of a run.
+
+Under an input setting other than ``full`` (see benchmark.context) the repository folder holds only the paper
+and the goal file(s), or the paper and stubs of the goal functions; ``export.json`` records the setting and
+``import_agent`` writes it into the run's settings.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ from lmrbench import __version__
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions
 from lmrbench.authoring.tree import check_contained, read_untrusted_goal_file, trusted_paths
+from lmrbench.benchmark.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.generate import goal_plan, start_manifest, write_candidate
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.rundir import RunDir, load_model, save_model
 from lmrbench.benchmark.stage import StageSummary
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
-from lmrbench.schemas.run import Candidate, CandidateStatus, RunManifest
+from lmrbench.schemas.run import AgentExport, Candidate, CandidateStatus, RunManifest
 from lmrbench.schemas.task_info import Implementation
 
 PROMPT_FILE = "TASK.md"
+EXPORT_JSON = "export.json"
+PAPER_FILES = ("paper.pdf", "paper.json")
 AGENT_PROMPT_VERSION = "agent-1"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
@@ -57,15 +64,25 @@ def _copy_repo(task: Task, dest: Path) -> None:
     shutil.copytree(root, dest, symlinks=True, ignore=ignore)
 
 
-def agent_prompt(task: Task) -> str:
+_INTRO: dict[ContextSetting, str] = {
+    "full": "The folder `{repo}/` is the paper's code repository with some functions left unimplemented "
+    "(they raise NotImplementedError).",
+    "paper+goal-file": "The folder `{repo}/` holds only the paper and the file(s) of the paper's code repository "
+    "in which some functions are left unimplemented (they raise NotImplementedError); the rest of the "
+    "repository is not given.",
+    "paper-only": "The folder `{repo}/` holds only the paper and, in place of each file to complete, the "
+    "signature and docstring of each function to implement; the paper's code repository is not given.",
+}
+
+
+def agent_prompt(task: Task, context: ContextSetting = "full") -> str:
     """TASK.md: what to implement, where, and the rules of the hand-off."""
     repo = task.info.repo_folder_name
     lines = [
         f"# {task.info.paper_name or task.name}",
         "",
-        f"The folder `{repo}/` is the paper's code repository with some functions left unimplemented "
-        f"(they raise NotImplementedError). The paper is `{repo}/paper.pdf`, its text per page "
-        f"`{repo}/paper.json`.",
+        _INTRO[context].format(repo=repo)
+        + f" The paper is `{repo}/paper.pdf`, its text per page `{repo}/paper.json`.",
         "",
         "Implement each function below in place, in its file, keeping its name, class and signature. "
         "Only these functions are taken from your work: other edits, new files and helper functions "
@@ -80,9 +97,32 @@ def agent_prompt(task: Task) -> str:
             impl.instruction.strip() or "(no instruction given)",
             "",
         ]
-        if impl.retrieval_context:
+        if impl.retrieval_context and context == "full":
             lines += ["Useful context: " + ", ".join(f"`{repo}/{c}`" for c in impl.retrieval_context), ""]
     return "\n".join(lines)
+
+
+def _copy_reduced(task: Task, dest: Path, context: ContextSetting) -> None:
+    """The paper files and, per goal file, the masked file (paper+goal-file) or its goal stubs (paper-only)."""
+    dest.mkdir(parents=True)
+    for name in PAPER_FILES:
+        src = task.repo_dir / name
+        if src.is_file() and not src.is_symlink():
+            shutil.copyfile(src, dest / name)
+    files: dict[str, list[str]] = {}
+    for impl in task.info.implementations:
+        plan = goal_plan(task, impl)
+        if context == "paper+goal-file":
+            for rel, _ in plan:
+                files.setdefault(rel, [])
+        else:
+            for rel, quals in plan:
+                files.setdefault(rel, []).extend(q for q in quals if q not in files.get(rel, []))
+    for rel, quals in files.items():
+        masked = read_untrusted_goal_file(task.repo_dir, rel)  # refuses a symlink or a path out of the repo
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(masked if context == "paper+goal-file" else goal_stub(masked, quals, file=rel), "utf-8")
 
 
 def export_agent(
@@ -90,10 +130,14 @@ def export_agent(
     out: Path,
     *,
     replace: bool = False,
+    context: ContextSetting = "full",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> Path:
-    """Write the agent's view of ``tasks`` to ``out`` (all or nothing); LmrError when ``out`` exists."""
+    """Write the agent's view of ``tasks`` under an input setting to ``out`` (all or nothing).
+
+    LmrError when ``out`` exists (without ``replace``).
+    """
     progress = progress or NullProgress()
     out = Path(out)
     if out.exists() and not replace:
@@ -102,10 +146,22 @@ def export_agent(
     with staging_dir(out, replace=replace) as tmp:
         for task in tasks:
             check_cancel(cancel)
-            _copy_repo(task, tmp / task.name / task.info.repo_folder_name)
-            (tmp / task.name / PROMPT_FILE).write_text(agent_prompt(task), "utf-8")
+            repo = tmp / task.name / task.info.repo_folder_name
+            if context == "full":
+                _copy_repo(task, repo)
+            else:
+                _copy_reduced(task, repo, context)
+            (tmp / task.name / PROMPT_FILE).write_text(agent_prompt(task, context), "utf-8")
             progress.advance(1, task.name)
+        save_model(tmp / EXPORT_JSON, AgentExport(tool_version=__version__, context=context,
+                                                  tasks=[t.name for t in tasks]))  # fmt: skip
     return out
+
+
+def export_context(agent_dir: Path) -> ContextSetting:
+    """The input setting an agent folder was exported with (full for exports without export.json)."""
+    path = Path(agent_dir) / EXPORT_JSON
+    return load_model(path, AgentExport).context if path.is_file() else "full"
 
 
 def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -> Candidate:
@@ -165,7 +221,7 @@ def import_agent(
     run = RunDir(Path(run_path))
     start_manifest(run, tasks, RunManifest(
         tool_version=__version__, source="agent", label=label or agent_dir.name, bench=bench,
-        prompt_version=AGENT_PROMPT_VERSION))  # fmt: skip
+        prompt_version=AGENT_PROMPT_VERSION, settings={CONTEXT_KEY: export_context(agent_dir)}))  # fmt: skip
     progress = progress or NullProgress()
     summary = StageSummary()
     progress.start("import", sum(len(t.info.implementations) for t in tasks))

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.authoring.index import index_source
+from lmrbench.benchmark.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.llm import LLMClient, LLMError
-from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, GENERATE_PROMPT_VERSION, generation_prompt
+from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
 from lmrbench.benchmark.reply import ReplyProblem, splice_reply
 from lmrbench.benchmark.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
 from lmrbench.benchmark.stage import StageSummary, run_jobs
@@ -35,6 +36,8 @@ class GenerateOptions:
     """Paper text budget (see prompts.truncate_paper)."""
     jobs: int = 4
     """Implementations in flight at once (the client's concurrency caps the requests)."""
+    context: ContextSetting = "full"
+    """What the prompt shows of the repository (see benchmark.context); evaluation always uses all of it."""
 
 
 def goal_plan(task: Task, impl: Implementation) -> list[tuple[str, list[str]]]:
@@ -79,11 +82,13 @@ def generate_one(
         source="generate",
         status=CandidateStatus.OK,
         model=client.params.model,
-        prompt_version=GENERATE_PROMPT_VERSION,
+        prompt_version=generate_prompt_version(options.context),
     )
     try:
         plan = goal_plan(task, impl)
-        prompt = generation_prompt(task, impl, impl.qualnames, max_paper_chars=options.max_paper_chars)
+        prompt = generation_prompt(
+            task, impl, impl.qualnames, max_paper_chars=options.max_paper_chars, context=options.context, plan=plan
+        )
     except (LmrError, OSError, UnicodeDecodeError) as exc:
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": f"task: {exc}"})
         return write_candidate(run, task, bad, "", {})
@@ -125,7 +130,7 @@ def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> Run
             old.source,
             old.generation and old.generation.model_dump(exclude={"base_url"}),
             old.prompt_version,
-            old.settings,
+            {CONTEXT_KEY: "full", **old.settings},  # runs made before the setting existed were full
         )
         new = (
             manifest.source,
@@ -178,10 +183,11 @@ def generate(
             label=client.params.model,
             bench=bench,
             generation=client.params,
-            prompt_version=GENERATE_PROMPT_VERSION,
+            prompt_version=generate_prompt_version(options.context),
             settings={
                 "allow_helpers": str(options.allow_helpers),
                 "max_paper_chars": str(options.max_paper_chars),
+                CONTEXT_KEY: options.context,
             },
         ),
     )

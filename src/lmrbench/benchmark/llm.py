@@ -15,9 +15,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -29,6 +30,7 @@ from lmrbench.schemas.run import LLMParams, Usage
 
 ErrorKind = Literal["connect", "timeout", "rate_limit", "server", "client", "malformed", "auth"]
 Message = dict[str, str]
+T = TypeVar("T")
 
 DEFAULT_CACHE = cache_root() / "llm"
 
@@ -199,60 +201,82 @@ class LLMClient:
             "temperature": self.params.temperature,
             "max_tokens": self.params.max_tokens,
         }
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                with self._gate:
-                    reply = self._post(body, key)
-                reply.attempts = attempt
-                break
-            except _Transient as exc:
-                if attempt > self.config.max_retries:
-                    raise LLMError(exc.kind, f"{exc.problem} (after {attempt} attempts)", self.url) from None
-                wait = self.config.backoff * (2 ** (attempt - 1))
-                if exc.retry_after is not None:
-                    wait = max(wait, exc.retry_after)
-                time.sleep(min(wait, self.config.max_backoff))
+        reply, attempts = self._retrying(lambda: _parse_completion(self._send(self.url, body), key, self.url))
+        reply.attempts = attempts
         self._count(reply.usage)
         if use_cache:
             self._cache_put(reply)
         return reply
 
+    def post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to ``<base url><path>`` with the same retries, limits and errors; the reply's JSON object.
+
+        For endpoints other than chat completions (e.g. ``/completions``); replies are not cached.
+        """
+        url = self.params.base_url.rstrip("/") + path
+        resp, _ = self._retrying(lambda: self._send(url, body))
+        try:
+            data = resp.json()
+        except ValueError:
+            raise LLMError("malformed", f"reply is not JSON: {resp.text[:200]!r}", url) from None
+        if not isinstance(data, dict):
+            raise LLMError("malformed", "reply is not a JSON object", url)
+        return data
+
+    def _retrying(self, call: Callable[[], T]) -> tuple[T, int]:
+        """``call()`` under the concurrency gate, retried after transient errors; (result, attempts)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._gate:
+                    return call(), attempt
+            except _Transient as exc:
+                if attempt > self.config.max_retries:
+                    raise LLMError(exc.kind, f"{exc.problem} (after {attempt} attempts)", exc.url) from None
+                wait = self.config.backoff * (2 ** (attempt - 1))
+                if exc.retry_after is not None:
+                    wait = max(wait, exc.retry_after)
+                time.sleep(min(wait, self.config.max_backoff))
+
     def _count(self, usage: Usage) -> None:
         with self._lock:
             self.usage = self.usage.add(usage)
 
-    def _post(self, body: dict[str, Any], key: str) -> LLMReply:
+    def _send(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        """One POST; _Transient for errors worth retrying, LLMError for the others."""
         try:
-            resp = self._http.post(self.url, json=body)
+            resp = self._http.post(url, json=body)
         except httpx.ConnectError as exc:
-            raise _Transient("connect", f"cannot connect: {exc}") from None
+            raise _Transient("connect", f"cannot connect: {exc}", url=url) from None
         except httpx.ConnectTimeout:
-            raise _Transient("connect", "connection timed out") from None
+            raise _Transient("connect", "connection timed out", url=url) from None
         except httpx.PoolTimeout:
-            raise _Transient("connect", "no free connection") from None
+            raise _Transient("connect", "no free connection", url=url) from None
         except httpx.TimeoutException:
-            raise LLMError("timeout", f"no reply within {self.config.timeout:g} s", self.url) from None
+            raise LLMError("timeout", f"no reply within {self.config.timeout:g} s", url) from None
         except httpx.HTTPError as exc:
-            raise _Transient("connect", f"{type(exc).__name__}: {exc}") from None
+            raise _Transient("connect", f"{type(exc).__name__}: {exc}", url=url) from None
         if resp.status_code == 429:
-            raise _Transient("rate_limit", "HTTP 429 rate limited", _retry_after(resp))
+            raise _Transient("rate_limit", "HTTP 429 rate limited", _retry_after(resp), url)
         if resp.status_code >= 500:
-            raise _Transient("server", f"HTTP {resp.status_code}: {resp.text[:200]}", _retry_after(resp))
+            raise _Transient("server", f"HTTP {resp.status_code}: {resp.text[:200]}", _retry_after(resp), url)
         if resp.status_code in (401, 403):
-            raise LLMError("auth", f"HTTP {resp.status_code}: check ${self.config.api_key_env}", self.url)
+            raise LLMError("auth", f"HTTP {resp.status_code}: check ${self.config.api_key_env}", url)
         if resp.status_code >= 400:
-            raise LLMError("client", f"HTTP {resp.status_code}: {resp.text[:200]}", self.url)
-        return _parse_completion(resp, key, self.url)
+            raise LLMError("client", f"HTTP {resp.status_code}: {resp.text[:200]}", url)
+        return resp
 
 
 class _Transient(Exception):
-    def __init__(self, kind: ErrorKind, problem: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: ErrorKind, problem: str, retry_after: float | None = None, url: str | None = None
+    ) -> None:
         super().__init__(problem)
         self.kind = kind
         self.problem = problem
         self.retry_after = retry_after
+        self.url = url
 
 
 def _parse_completion(resp: httpx.Response, key: str, url: str) -> LLMReply:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe
+from lmrbench.benchmark.context import ContextSetting, goal_stubs
 from lmrbench.benchmark.llm import Message
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
@@ -26,6 +27,13 @@ DEFAULT_MAX_PAPER_CHARS = 100_000
 """About 25k tokens of paper text."""
 MAX_CONTEXT_FILE_CHARS = 40_000
 """A retrieval-context file longer than this is cut (and says so)."""
+
+
+
+def generate_prompt_version(context: ContextSetting) -> str:
+    """The generation prompt's version under an input setting (the full setting keeps the plain version)."""
+    return GENERATE_PROMPT_VERSION if context == "full" else f"{GENERATE_PROMPT_VERSION}+{context}"
+
 
 GENERATE_SYSTEM = (
     "You are an expert in machine learning research and Python. You reproduce the code of research papers "
@@ -48,6 +56,44 @@ Functions to implement, in {goal_files}: {functions}
 {context}
 
 # The file to complete
+{goal_sources}
+
+Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
+docstring and a full body. Put a method inside its class statement. Reply with one ```python code block.\
+"""
+
+GENERATE_GOAL_FILE_TEMPLATE = """\
+You are given a research paper and the file of the paper's code repository in which some functions are left \
+unimplemented. The rest of the repository is not given.
+
+Instruction:
+{instruction}
+
+Functions to implement, in {goal_files}: {functions}
+
+# Paper (paper.json: page number -> page text)
+{paper}
+
+# The file to complete
+{goal_sources}
+
+Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
+docstring and a full body. Put a method inside its class statement. Reply with one ```python code block.\
+"""
+
+GENERATE_PAPER_ONLY_TEMPLATE = """\
+You are given a research paper and the signature and docstring of each function to implement. The paper's \
+code repository is not given.
+
+Instruction:
+{instruction}
+
+Functions to implement, in {goal_files}: {functions}
+
+# Paper (paper.json: page number -> page text)
+{paper}
+
+# The functions to implement (signature and docstring only)
 {goal_sources}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
@@ -183,24 +229,44 @@ class GenerationPrompt:
 
 
 def generation_prompt(
-    task: Task, impl: Implementation, qualnames: list[str], *, max_paper_chars: int = DEFAULT_MAX_PAPER_CHARS
+    task: Task,
+    impl: Implementation,
+    qualnames: list[str],
+    *,
+    max_paper_chars: int = DEFAULT_MAX_PAPER_CHARS,
+    context: ContextSetting = "full",
+    plan: list[tuple[str, list[str]]] | None = None,
 ) -> GenerationPrompt:
-    """The standard-prompting messages for one implementation (masked goal files read from the task)."""
+    """The standard-prompting messages for one implementation under an input setting.
+
+    ``full`` gives the retrieval-context files and the whole masked goal file, ``paper+goal-file`` the masked
+    goal file only, ``paper-only`` the goal functions' signatures and docstrings (``plan`` says which goal
+    function lives in which goal file; by default all of them in the first).
+    """
     goals = []
-    for which, rel in enumerate(impl.goal_files):
-        path = task.goal_path(impl, which)
-        try:
-            goals.append(_fenced(rel, path.read_text("utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LmrError(f"cannot read the goal file: {exc}", path) from None
+    if context == "paper-only":
+        stubs = goal_stubs(task, impl, plan or [(impl.goal_files[0], qualnames)])
+        goals = [_fenced(rel, text) for rel, text in stubs.items() if text]
+    else:
+        for which, rel in enumerate(impl.goal_files):
+            path = task.goal_path(impl, which)
+            try:
+                goals.append(_fenced(rel, path.read_text("utf-8")))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LmrError(f"cannot read the goal file: {exc}", path) from None
     paper = truncate_paper(load_paper(task.repo_dir), max_paper_chars)
-    context, missing = _context(task, impl)
-    user = GENERATE_TEMPLATE.format(
+    context_text, missing = _context(task, impl) if context == "full" else ("", [])
+    template = {
+        "full": GENERATE_TEMPLATE,
+        "paper+goal-file": GENERATE_GOAL_FILE_TEMPLATE,
+        "paper-only": GENERATE_PAPER_ONLY_TEMPLATE,
+    }[context]
+    user = template.format(
         instruction=impl.instruction.strip() or "(no instruction given)",
         goal_files=", ".join(impl.goal_files),
         functions=", ".join(qualnames),
         paper=paper.text,
-        context=context,
+        context=context_text,
         goal_sources="\n\n".join(goals),
     )
     messages = [{"role": "system", "content": GENERATE_SYSTEM}, {"role": "user", "content": user}]

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from lmrbench.benchmark.context import CONTEXT_SETTINGS, run_context
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
@@ -34,6 +35,10 @@ class RunRow:
     run: str
     path: str
     judge: str = ""
+    context: str = "full"
+    """The input setting the candidates were made under (full, paper+goal-file, paper-only)."""
+    model: str = ""
+    """The generating model or the agent's label (the run label without a folder suffix)."""
     implementations: int = 0
     passed: int = 0
     failed: int = 0
@@ -97,7 +102,10 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
         cands = {(c.task, c.impl): c for c in run.candidates()}
         results = {(r.task, r.impl): r for r in run.results()}
         expected = {(t.name, i) for t in report.manifests[label].tasks for i in t.implementations}
-        base = RunRow(run=label, path=str(run.path), implementations=len(expected | set(cands)))
+        manifest = report.manifests[label]
+        base = RunRow(run=label, path=str(run.path), implementations=len(expected | set(cands)),
+                      context=run_context(manifest.settings),
+                      model=manifest.generation.model if manifest.generation else manifest.label or label)  # fmt: skip
         base.pending = len(expected - set(cands))
         per_cat: dict[str, Counter[str]] = defaultdict(Counter)
         for key, cand in cands.items():
@@ -165,7 +173,7 @@ def _f(value: float | None) -> str:
 
 
 TABLE_HEADERS = [
-    "Run", "Unit test acc. (%)", "Passed", "Scored", "Infra errors", "Pending",
+    "Run", "Context", "Unit test acc. (%)", "Passed", "Scored", "Infra errors", "Pending",
     "Judge", "CC (%)", "LC (%)", "LI (%)", "No verdict", "Weaker-evidence passes",
 ]  # fmt: skip
 
@@ -181,6 +189,7 @@ def table_rows(report: Report) -> list[list[str]]:
     return [
         [
             r.run,
+            r.context,
             _f(r.accuracy),
             str(r.passed),
             str(r.passed + r.failed),
@@ -209,6 +218,21 @@ def category_table(report: Report) -> tuple[list[str], list[list[str]]]:
     return ["Category", *runs], [[cat, *(cells.get((run, cat), "-") for run in runs)] for cat in cats]
 
 
+def settings_table(report: Report) -> tuple[list[str], list[list[str]]] | None:
+    """The paper's Table 3: unit-test accuracy per model (rows) and input setting (columns), "acc% (passed/n)".
+
+    None when every run was made under one setting (there is nothing to put side by side).
+    """
+    contexts = [c for c in CONTEXT_SETTINGS if any(r.context == c for r in report.rows)]
+    if len(contexts) < 2:
+        return None
+    cells: dict[tuple[str, str], str] = {}
+    for r in report.rows:
+        cells.setdefault((r.model, r.context), f"{_f(r.accuracy)} ({r.passed}/{r.passed + r.failed})")
+    models = list(dict.fromkeys(r.model for r in report.rows))
+    return ["Model", *contexts], [[m, *(cells.get((m, c), "-") for c in contexts)] for m in models]
+
+
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
@@ -219,14 +243,18 @@ def render_markdown(report: Report) -> str:
     """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
     parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
     headers, rows = category_table(report)
-    parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), "", "## Runs", ""]
+    parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), ""]
+    settings = settings_table(report)
+    if settings is not None:
+        parts += ["## Unit-test accuracy by input setting (%)", "", _md_table(*settings), ""]
+    parts += ["## Runs", ""]
     for label, m in report.manifests.items():
         parts.append(f"- **{label}**: {_describe(m)}")
     return "\n".join(parts) + "\n"
 
 
 def _describe(m: RunManifest) -> str:
-    bits: list[str] = [m.source]
+    bits: list[str] = [m.source, f"context {run_context(m.settings)}"]
     if m.generation:
         g = m.generation
         bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
@@ -247,13 +275,13 @@ def render_csv(report: Report) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([
-        "run", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
+        "run", "context", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
         "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct", "generation_tokens",
         "judge_tokens",
     ])  # fmt: skip
     for r in report.rows:
         writer.writerow([
-            r.run, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
+            r.run, r.context, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
             "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
             *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
             r.generation_tokens, r.judge_tokens,

@@ -14,6 +14,7 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.llm import LLMClient
+    from lmrbench.benchmark.report import Report
     from lmrbench.benchmark.stage import StageSummary
     from lmrbench.core.taskset import Task
 
@@ -40,6 +41,14 @@ Cache = Annotated[
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
 Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
+Context = Annotated[
+    str,
+    typer.Option(
+        "--context",
+        help="What is shown of each repository: full, paper+goal-file (only the goal file) or paper-only "
+        "(only the goal functions' signatures and docstrings). Evaluation always uses the full repository.",
+    ),
+]
 
 
 def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
@@ -107,14 +116,19 @@ def generate_cmd(
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
     jobs: Jobs = 4,
+    context: Context = "full",
     only: Only = None,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
+    from lmrbench.benchmark.context import check_context
     from lmrbench.benchmark.generate import GenerateOptions, generate
     from lmrbench.cli.rich_progress import RichProgress
 
+    setting = check_context(context)
     tasks = _tasks(bench, only)
-    opts = GenerateOptions(allow_helpers=allow_helpers, max_paper_chars=max_paper_chars, jobs=jobs)
+    opts = GenerateOptions(
+        allow_helpers=allow_helpers, max_paper_chars=max_paper_chars, jobs=jobs, context=setting
+    )
     client = _client(
         model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
     )
@@ -127,12 +141,15 @@ def export_agent_cmd(
     bench: Bench,
     out: Annotated[Path, typer.Option("--out", help="Folder to write the agent's view into.")],
     force: Annotated[bool, typer.Option("--force", help="Replace an existing folder.")] = False,
+    context: Context = "full",
     only: Only = None,
 ) -> None:
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
     from lmrbench.benchmark.agent import export_agent
+    from lmrbench.benchmark.context import check_context
 
-    path = export_agent(_tasks(bench, only), out, replace=force)
+    setting = check_context(context)
+    path = export_agent(_tasks(bench, only), out, replace=force, context=setting)
     out_console.print(f"exported to {path}", highlight=False)
 
 
@@ -217,13 +234,21 @@ def report_cmd(
     judge_name: Annotated[
         str | None, typer.Option("--judge", help="Only this judge (its folder name).")
     ] = None,
+    figures: Annotated[
+        bool, typer.Option("--figures/--no-figures", help="Also write PNG and SVG figures (needs lmrbench[plots]).")
+    ] = True,
+    bench: Annotated[
+        Path | None,
+        typer.Option("--bench", help="The task set, for the success-vs-structure figure (default: run.json's)."),
+    ] = None,
 ) -> None:
-    """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV and JSON."""
+    """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
     from lmrbench.benchmark.report import (
         TABLE_HEADERS,
         WEAKER_NOTE,
         build_report,
         category_table,
+        settings_table,
         table_rows,
         write_report,
     )
@@ -231,7 +256,7 @@ def report_cmd(
     report = build_report(runs, judge=judge_name)
     table = Table(title="Unit tests and LLM judge")
     for h in TABLE_HEADERS:
-        table.add_column(h, justify="left" if h in ("Run", "Judge") else "right")
+        table.add_column(h, justify="left" if h in ("Run", "Context", "Judge") else "right")
     for row in table_rows(report):
         table.add_row(*row)
     out_console.print(table)
@@ -244,8 +269,35 @@ def report_cmd(
     for row in rows:
         cats.add_row(*row)
     out_console.print(cats)
+    settings = settings_table(report)
+    if settings is not None:
+        by_setting = Table(title="Unit-test accuracy by input setting (%)")
+        for h in settings[0]:
+            by_setting.add_column(h, justify="left" if h == "Model" else "right")
+        for row in settings[1]:
+            by_setting.add_row(*row)
+        out_console.print(by_setting)
     for path in write_report(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
+    if figures:
+        _figures(report, runs, (out or runs[0]) / "figures", bench)
+
+
+def _figures(report: Report, runs: list[Path], folder: Path, bench: Path | None) -> None:
+    """Write the report's figures, or say in one line why not."""
+    from rich.markup import escape
+
+    from lmrbench.benchmark.analysis.figures import FiguresUnavailable, report_figures
+
+    try:
+        written, notes = report_figures(report, runs, folder, bench)
+    except FiguresUnavailable as exc:
+        err_console.print(f"[yellow]figures skipped:[/yellow] {escape(exc.problem)}", highlight=False)
+        return
+    for note in notes:
+        err_console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+    for path in written:
+        out_console.print(f"wrote {path}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,10 @@ SandboxOpt = Annotated[
 ]
 
 
-def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None) -> None:
+RunOpt = Annotated[list[Path] | None, typer.Option("--run", help="Open the summary of this run folder (repeatable).")]
+
+
+def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None, run: RunOpt = None) -> None:
     """Open the terminal app: browse the task set, author and edit tasks."""
     from lmrbench.errors import LmrError
     from lmrbench.tui.app import make_app
@@ -21,7 +24,7 @@ def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None) -> None:
     if sandbox is not None and sandbox not in ("docker", "local"):
         raise LmrError(f"unknown --sandbox {sandbox!r}; use docker or local")
     kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
-    make_app(bench_dir, sandbox=kind).run()
+    make_app(bench_dir, sandbox=kind, runs=run).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ EXTRA_MODELS.update(
         "verdict": _run.Verdict,
         "label": _run.HumanLabel,
         "run": _run.RunManifest,
+        "agent_export": _run.AgentExport,
         "test_report": _report.TestReport,
         "recording": _recording.RecordingIndex,
         "validation": _validation.ImplValidation,

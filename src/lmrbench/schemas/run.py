@@ -266,3 +266,16 @@ class RunManifest(_Strict):
     """The runner the tests ran with (docker or local)."""
     judges: dict[str, JudgeEntry] = Field(default_factory=dict)
     """Judge folder name -> the judge."""
+
+
+class AgentExport(_Strict):
+    """``export.json`` at the top of an agent export: how it was made, read back by ``import-agent``."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    tool_version: str
+    """lmrbench's version."""
+    context: Literal["full", "paper+goal-file", "paper-only"] = "full"
+    """What the agent was shown of each repository (the input setting)."""
+    tasks: list[str] = Field(default_factory=list)
+    """Task folders exported."""

@@ -32,11 +32,19 @@ class LmrApp(App[None]):
         ),
     ]
 
-    def __init__(self, bench_dir: Path, *, sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, bench_dir: Path, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None) -> None:
         super().__init__()
         self.bench_dir = bench_dir
         self.sandbox_kind = sandbox
+        self.runs = runs or []
         self.sub_title = str(bench_dir)
+
+    def on_mount(self) -> None:
+        """With run folders given, open their summary over the task set."""
+        if self.runs:
+            from lmrbench.tui.screens.run_summary import RunSummaryScreen
+
+            self.push_screen(RunSummaryScreen(self.runs))
 
     def get_default_screen(self) -> TaskSetScreen:
         """The task set is the app's first screen."""
@@ -47,10 +55,11 @@ class LmrApp(App[None]):
         await self.run_action(message.action, message.node)
 
 
-def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None) -> LmrApp:
+def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None) -> LmrApp:
     """Build the app for a task set folder (created when missing); used by the CLI and the tests.
 
-    ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers).
+    ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers);
+    ``runs`` opens the summary of these run folders first.
     """
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
@@ -58,4 +67,4 @@ def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None) -> Lmr
     if bench.exists() and not bench.is_dir():
         raise LmrError("not a folder", bench)
     bench.mkdir(parents=True, exist_ok=True)
-    return LmrApp(bench.resolve(), sandbox=sandbox)
+    return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []])

@@ -1,0 +1,171 @@
+"""``lmrbench analyze structure | regression | familiarity``: the paper's analyses of a task set and its runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lmrbench.errors import LmrError
+
+if TYPE_CHECKING:
+    from lmrbench.core.taskset import Task
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+analyze_app = typer.Typer(
+    help="The paper's analyses: repository structure, regression, familiarity.", no_args_is_help=True
+)
+
+Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
+JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON to this file.")]
+Only = Annotated[list[str] | None, typer.Option("--only", help="Only these tasks (folder name or number).")]
+
+
+def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
+    from lmrbench.cli.run_cmd import _tasks as load
+
+    return load(bench, only)
+
+
+def _write_json(path: Path | None, data: object) -> None:
+    if path is None:
+        return
+    from lmrbench.fsutil import atomic_write_text
+
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    out_console.print(f"wrote {path}", highlight=False)
+
+
+@analyze_app.command("structure")
+def structure_cmd(bench: Bench, json_out: JsonOut = None, only: Only = None) -> None:
+    """Per implementation: average directory depth, branch factor, imbalance, goal-function lines."""
+    from lmrbench.benchmark.analysis.structure import structure
+
+    rows, problems = structure(_tasks(bench, only))
+    for problem in problems:
+        err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+    if not rows:
+        raise LmrError("no implementation could be measured", bench)
+    table = Table(title="Repository structure per implementation (all fields in --json)")
+    table.add_column("Task", no_wrap=True)
+    for h in ("Impl", "Depth", "Branch", "Imbal.", "Lines", "Files"):
+        table.add_column(h, justify="right", no_wrap=True, min_width=len(h))
+    for r in rows:
+        table.add_row(r.task, str(r.impl), f"{r.depth:.2f}", f"{r.branch_factor:.2f}", f"{r.imbalance:.2f}",
+                      str(r.goal_lines), str(r.files))  # fmt: skip
+    out_console.print(table)
+    _write_json(json_out, {"bench": str(bench), "rows": [r.as_dict() for r in rows]})
+
+
+def _bench_of(runs: list[Path], bench: Path | None) -> Path:
+    """--bench, or the task set every run was made from (as run.json records it)."""
+    if bench is not None:
+        return bench
+    from lmrbench.benchmark.rundir import RunDir
+
+    recorded = {RunDir(r).require_manifest().bench for r in runs}
+    if len(recorded) != 1 or not next(iter(recorded)) or not Path(next(iter(recorded))).is_dir():
+        shown = ", ".join(sorted(b or "(none)" for b in recorded))
+        raise LmrError(f"the runs do not name one task set that exists here ({shown}); pass --bench", runs[0])
+    return Path(next(iter(recorded)))
+
+
+@analyze_app.command("regression")
+def regression_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (one model each; several give model indicators).")],
+    bench: Annotated[
+        Path | None, typer.Option("--bench", help="The task set (default: the one run.json names).")
+    ] = None,
+    outcome: Annotated[
+        str, typer.Option("--outcome", help="tests: all unit tests pass; human: labelled Completely Correct.")
+    ] = "tests",
+    json_out: JsonOut = None,
+) -> None:
+    """Logistic regression of success on standardized structure predictors plus model indicators."""
+    from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
+    from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
+
+    if outcome not in ("tests", "human"):
+        raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
+    rows, problems = structure(_tasks(_bench_of(runs, bench), None))
+    for problem in problems:
+        err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
+    obs, notes = collect(runs, rows, outcome)  # type: ignore[arg-type]
+    result = fit_logit(obs, PREDICTORS, outcome=outcome)
+    headers, body = table(result)
+    title = (f"Logit of success ({outcome}), n = {result.n}, successes = {result.successes}, "
+             f"pseudo R2 = {result.pseudo_r2:.3f}")  # fmt: skip
+    out = Table(title=title)
+    for h in headers:
+        out.add_column(h, justify="left" if not h else "right")
+    for row in body:
+        out.add_row(*(Text(cell) for cell in row))  # model names may hold [brackets]
+    out_console.print(out)
+    out_console.print(f"predictors standardized; reference model: {result.reference_model}", highlight=False)
+    for note in notes + result.notes:
+        out_console.print(f"note: {note}", highlight=False)
+    _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes})
+
+
+@analyze_app.command("familiarity")
+def familiarity_cmd(
+    bench: Bench,
+    model: Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")],
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible base URL with /completions, echo and logprobs."),
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    run: Annotated[
+        list[Path] | None, typer.Option("--run", help="A run folder whose unit-test results to correlate with.")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")] = 300.0,
+    retries: Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")] = 4,
+    json_out: JsonOut = None,
+    only: Only = None,
+) -> None:
+    """Per task, the mean probability the model gives each token of the golden file; --run adds success."""
+    from lmrbench.benchmark.analysis.familiarity import familiarity
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.cli.run_cmd import _client
+
+    tasks = _tasks(bench, only)
+    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, None, True)
+    with client, RichProgress() as progress:
+        report = familiarity(client, tasks, run or [], progress=progress)
+    table = Table(title=f"Familiarity of {model} with the golden goal files")
+    for h in ("Task", "Tokens", "Mean prob.", "Mean logprob", "Success", "Problem"):
+        table.add_column(h, justify="left" if h in ("Task", "Problem") else "right")
+    for r in report.tasks:
+        table.add_row(
+            r.task, str(r.tokens), "-" if r.mean_prob is None else f"{r.mean_prob:.4f}",
+            "-" if r.mean_logprob is None else f"{r.mean_logprob:.4f}",
+            "-" if r.success is None else f"{100 * r.success:.1f}%", Text(r.error),
+        )  # fmt: skip
+    out_console.print(table)
+    c = report.correlation
+    if c is not None:
+        if c.note:
+            out_console.print(f"correlation with success: {c.note}", highlight=False, soft_wrap=True)
+        else:
+            out_console.print(
+                f"correlation with success over {c.n} tasks: Pearson r = {c.pearson:.3f} (p = {c.pearson_p:.3g}), "
+                f"Spearman rho = {c.spearman:.3f} (p = {c.spearman_p:.3g})",
+                highlight=False,
+                soft_wrap=True,
+            )
+    _write_json(json_out, report.as_dict())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``analyze`` to the root app."""
+    app.add_typer(analyze_app, name="analyze")
