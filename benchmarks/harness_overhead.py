@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.testrun.legacy import is_legacy_test
-from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.validate import (
     ValidateOptions,
     ensure_base_image,
