@@ -58,7 +58,8 @@ def test_export_gives_back_the_same_records_and_analyses(tmp_path) -> None:
     for path in sorted((out / "human_evaluation").glob("*.json")):
         records += json.loads(path.read_text())
     assert sorted(records, key=lambda r: json.dumps(r, sort_keys=True)) == expected_records()
-    assert {p.name for p in (out / "human_evaluation").iterdir()} == {f"{a}.json" for a in "alice bob carol dave".split()}
+    names = {p.name for p in (out / "human_evaluation").iterdir()}
+    assert names == {"alice.json", "bob.json", "carol.json", "dave.json"}
     for folder, task, repo, fi, _, _ in ANALYSES:
         rel = Path("llm_as_a_judge_evaluation") / folder / "gpt4o" / f"{task}_{repo}_{fi}_analysis.txt"
         assert (out / rel).read_text() == (results / rel).read_text()

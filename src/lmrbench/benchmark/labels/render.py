@@ -60,7 +60,8 @@ def render_markdown(report: AgreementReport) -> str:
     ]  # fmt: skip
     for key, title in COMPARISONS:
         conf = getattr(report, key).confusion
-        parts += [f"**{title}**", "", *_md(["", "1", "2", "3"], [[str(k + 1), *map(str, r)] for k, r in enumerate(conf)]), ""]
+        rows = [[str(k + 1), *map(str, r)] for k, r in enumerate(conf)]
+        parts += [f"**{title}**", "", *_md(["", "1", "2", "3"], rows), ""]
     ia = report.inter_annotator
     parts += ["## Between annotators", "", f"{ia.items} items with two or more labels; "
               f"Krippendorff's alpha (ordinal): {_f(ia.krippendorff_alpha)}", ""]  # fmt: skip
