@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lmrbench.benchmark.labels.agreement import Item, alpha, compare, consensus, inter_annotator
+from lmrbench.benchmark.labels.agreement import Item, alpha, compare, inter_annotator
+from lmrbench.benchmark.labels.consensus import consensus
 
 
 def test_compare_on_four_items() -> None:

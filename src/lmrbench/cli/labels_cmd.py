@@ -29,7 +29,7 @@ def assign_cmd(
 
     result = assign(runs, annotators.split(","), overlap=overlap, seed=seed)
     write_assignment(result)
-    table = Table(title=f"{result.items} items, {result.shared} labelled twice (seed {seed})")
+    table = Table()
     table.add_column("Annotator")
     table.add_column("Items", justify="right")
     table.add_column("Shared", justify="right")
@@ -40,6 +40,11 @@ def assign_cmd(
     for name, n in result.load().items():
         table.add_row(name, str(n), str(shared.get(name, 0)))
     out_console.print(table)
+    out_console.print(
+        f"{result.items} items, {result.shared} labelled twice (seed {seed}); queues written to "
+        "RUN/labels/<annotator>/queue.json",
+        highlight=False,
+    )
 
 
 @labels_app.command("import-official")

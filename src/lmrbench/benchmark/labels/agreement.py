@@ -10,10 +10,8 @@ Only labels and verdicts of the current candidate (same digest) count.
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -23,6 +21,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from lmrbench.authoring.taskset import load_taskset
+from lmrbench.benchmark.labels.consensus import RULE, consensus
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.errors import LmrError
 from lmrbench.schemas.agreement import (
@@ -37,8 +36,8 @@ from lmrbench.schemas.run import ResultStatus
 
 METHOD = (
     "Labels on the paper's scale: 1 logically incorrect, 2 logically correct, 3 completely correct. "
-    "Human consensus per item: the majority label of its annotators; on a tie, the median label "
-    "(the lower middle value for an even count). Unit tests as a label: passed = 3, failed or timed out = 1. "
+    + RULE
+    + " Unit tests as a label: passed = 3, failed or timed out = 1. "
     "Binary agreement: 3 against not 3. Weighted kappa: quadratic weights."
 )
 UNCATEGORIZED = "Uncategorized"
@@ -61,17 +60,6 @@ class Item:
     def human(self) -> int | None:
         """The human consensus, or None when nobody labelled the item."""
         return consensus(self.humans.values())
-
-
-def consensus(scores: Iterable[int]) -> int | None:
-    """The majority score; on a tie the median (lower middle value for an even count); None for no score."""
-    values = sorted(scores)
-    if not values:
-        return None
-    counts = Counter(values).most_common()
-    if len(counts) == 1 or counts[0][1] > counts[1][1]:
-        return counts[0][0]
-    return int(statistics.median_low(values))
 
 
 def _none_if_nan(value: float) -> float | None:
