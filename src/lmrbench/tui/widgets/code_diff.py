@@ -20,10 +20,10 @@ class WholeDiffView(DiffView):
     def grouped_opcodes(self) -> list[list[tuple[str, int, int, int, int]]]:
         """One group spanning both texts (DiffView's default keeps 3 lines around each change)."""
         if self._grouped_opcodes is None:
-            matcher = difflib.SequenceMatcher(
-                None, self.code_original.splitlines(), self.code_modified.splitlines(), autojunk=False
-            )
-            self._grouped_opcodes = list(matcher.get_grouped_opcodes(WHOLE))
+            a, b = self.code_original.splitlines(), self.code_modified.splitlines()
+            groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(WHOLE))
+            # difflib yields no group for identical texts: show them whole all the same
+            self._grouped_opcodes = groups or [[("equal", 0, len(a), 0, len(b))]]
         return self._grouped_opcodes
 
     def get_title(self) -> Content:
