@@ -132,3 +132,49 @@ def test_a_malformed_record_is_an_error_naming_the_file(tmp_path) -> None:
 )
 def test_parse_analysis_takes_the_last_category_or_a_final_bare_digit(text, score) -> None:
     assert parse_analysis(text)[0] == score
+
+
+def test_import_with_the_task_set_names_tasks_and_categories(tmp_path) -> None:
+    from run_task import write_taskset
+
+    bench = write_taskset(tmp_path / "bench")
+    results = tmp_path / "results"
+    write_human(results, "erin", [])
+    (results / "human_evaluation" / "erin.json").write_text(json.dumps([
+        {"annotator": "erin", "agent_type": "no_agent", "model_name": "m", "paper_index": 1, "function_index": 1,
+         "human_judge_result": 2, "comment": "scaler"},
+        {"annotator": "erin", "agent_type": "no_agent", "model_name": "m", "paper_index": 2, "function_index": 0,
+         "human_judge_result": 3, "comment": ""},
+    ]))  # fmt: skip
+    judged = results / "llm_as_a_judge_evaluation" / "BaseAgent" / "m"
+    judged.mkdir(parents=True)
+    (judged / "1-Toy_toy_repo_1_analysis.txt").write_text('{"category": "2", "rationale": ["ok"]}')
+    (judged / "2-Async_toy_repo_0_analysis.txt").write_text("Looks right.\n3")
+    summary = import_official(results, tmp_path / "runs", bench=bench)
+    run = RunDir(summary.runs["no_agent-m"])
+    assert {(lab.task, lab.impl) for lab in run.labels()} == {("1-Toy", 2), ("2-Async", 1)}
+    report = agreement([run.path])
+    assert report.human_vs_judge.exact == 1.0
+    assert set(report.by_category) == {"Neural Network Architectures", "Evaluation Metrics"}
+    out = tmp_path / "out"
+    export_official([run.path], out)
+    back = json.loads((out / "human_evaluation" / "erin.json").read_text())
+    assert [(r["paper_index"], r["function_index"]) for r in back] == [(1, 1), (2, 0)]
+    assert (out / "llm_as_a_judge_evaluation" / "BaseAgent" / "m" / "1-Toy_toy_repo_1_analysis.txt").is_file()
+
+
+def test_export_of_a_run_made_here_writes_the_paper_scale(tmp_path) -> None:
+    from labels_run import write_review_run
+    from lmrbench.benchmark.labels.store import LabelStore
+
+    _, run = write_review_run(tmp_path)
+    LabelStore(RunDir(run), "alice").save("1-Toy", 1, 1, note="constant")
+    export_official([run], tmp_path / "out")
+    judged = tmp_path / "out" / "llm_as_a_judge_evaluation" / "BaseAgent" / "toy-model"
+    # Our judge numbers completely correct 1; the official files number it 3.
+    assert parse_analysis((judged / "1-Toy_toy_repo_0_analysis.txt").read_text())[0] == 1
+    assert parse_analysis((judged / "1-Toy_toy_repo_1_analysis.txt").read_text())[0] == 3
+    assert parse_analysis((judged / "2-Async_toy_repo_0_analysis.txt").read_text())[0] == 2
+    (record,) = json.loads((tmp_path / "out" / "human_evaluation" / "alice.json").read_text())
+    assert record == {"annotator": "alice", "agent_type": "no_agent", "model_name": "toy-model", "paper_index": 1,
+                      "function_index": 0, "human_judge_result": 1, "comment": "constant"}  # fmt: skip
