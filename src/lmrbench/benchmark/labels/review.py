@@ -48,6 +48,9 @@ class ReviewItem:
     source_error: str = ""
     result: EvalResult | None = None
     verdict: Verdict | None = None
+    loaded: bool = False
+    """True once the goal functions were read (they are read when the item is first shown)."""
+    source: Task | None = field(default=None, repr=False)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -141,6 +144,10 @@ class ReviewSession:
             return None
         return self.store.comment(item.task, item.impl, note)
 
+    def sources(self, item: ReviewItem) -> ReviewItem:
+        """The item with its goal functions read (parsing goal files is the slow part: done on first show)."""
+        return load_sources(self.run, item)
+
     def note_of(self, item: ReviewItem) -> str:
         """The comment shown for an item (saved, or typed and waiting for the label)."""
         lab = self.label_of(item)
@@ -153,7 +160,7 @@ def _task_map(bench: Path) -> dict[str, Task]:
 
 
 def load_item(run: RunDir, task: Task | None, key: tuple[str, int], model: str, judge: str) -> ReviewItem:
-    """Everything shown for one candidate; an unreadable source becomes ``source_error``."""
+    """Everything shown for one candidate but its code (see ``load_sources``)."""
     name, index = key
     cand = run.candidate(name, index)
     item = ReviewItem(task=name, impl=index, model=model, digest=cand.digest if cand else "")
@@ -167,10 +174,21 @@ def load_item(run: RunDir, task: Task | None, key: tuple[str, int], model: str, 
         item.source_error = f"{name} has no implementation {index}"
         return item
     item.instruction = impl.instruction
+    item.source = task
+    return item
+
+
+def load_sources(run: RunDir, item: ReviewItem) -> ReviewItem:
+    """Read the golden and candidate goal functions of an item once (an unreadable file becomes ``source_error``)."""
+    if item.loaded or item.source is None or item.source_error:
+        item.loaded = True
+        return item
+    impl = next(i for i in item.source.info.implementations if i.index == item.impl)
     try:
-        item.golden, item.candidate = scoped_sources(run, task, impl)
+        item.golden, item.candidate = scoped_sources(run, item.source, impl)
     except LmrError as exc:
         item.source_error = str(exc)
+    item.loaded = True
     return item
 
 

@@ -6,6 +6,7 @@ unlabelled item. In blind mode (the default) the judge's verdict stays hidden un
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -156,6 +157,8 @@ class ReviewScreen(Screen[None]):
         self.query_one("#item-title", Label).update(Text(title, style="bold"))
         self.query_one("#instruction", Label).update(item.instruction)
         diff = self.query_one(CodeDiff)
+        if not item.loaded:
+            await asyncio.to_thread(self.session.sources, item)
         if item.source_error:
             await diff.message(f"cannot show the code: {item.source_error}")
         else:
