@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.run_task import GOAL, METRICS_PY, write_taskset
-from lmrbench.authoring.taskset import load_taskset
 from lmrbench.benchmark.generate import write_candidate
 from lmrbench.benchmark.rundir import RunDir, save_model, task_entry
+from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import (
     Candidate,
     CandidateStatus,

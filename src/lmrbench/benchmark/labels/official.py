@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench import __version__
-from lmrbench.authoring.taskset import Task, load_taskset
 from lmrbench.benchmark.labels.official_files import (
     AGENT_FOLDERS,
     HUMAN_DIR,
@@ -25,6 +24,7 @@ from lmrbench.benchmark.labels.official_files import (
     read_human_files,
 )
 from lmrbench.benchmark.rundir import RunDir, save_model, slug
+from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text
 from lmrbench.schemas.run import (
