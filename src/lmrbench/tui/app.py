@@ -33,7 +33,7 @@ class LmrApp(App[None]):
             tooltip="Search every action of this screen",
         ),
         Binding(
-            "ctrl+r", "review", "Review labels", id="app.review",
+            "ctrl+r", "review", "Review labels", id="app.review", show=False,
             tooltip="Label a run's candidates 1-3 (human evaluation)",
         ),
     ]
