@@ -178,3 +178,15 @@ def test_export_of_a_run_made_here_writes_the_paper_scale(tmp_path) -> None:
     (record,) = json.loads((tmp_path / "out" / "human_evaluation" / "alice.json").read_text())
     assert record == {"annotator": "alice", "agent_type": "no_agent", "model_name": "toy-model", "paper_index": 1,
                       "function_index": 0, "human_judge_result": 1, "comment": "constant"}  # fmt: skip
+
+
+def test_report_of_imported_runs_sets_judge_and_human_shares_side_by_side(tmp_path) -> None:
+    from lmrbench.benchmark.report import build_report, human_table
+
+    summary = import_official(write_official(tmp_path / "results"), tmp_path / "runs")
+    report = build_report(sorted(summary.runs.values()))
+    # no_agent: judge 3,2,2,3,3,3 and humans 3,2,1,3,2,3; openhands: judge 1,2 and humans 1,1.
+    assert human_table(report) == [
+        ["no_agent-gpt4o", "official", "66.7", "33.3", "0.0", "6", "50.0", "33.3", "16.7"],
+        ["openhands_agent-gpt4o", "official", "0.0", "50.0", "50.0", "2", "0.0", "0.0", "100.0"],
+    ]
