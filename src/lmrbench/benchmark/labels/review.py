@@ -9,6 +9,7 @@ item. Only this annotator's labels are read: another annotator's labels are neve
 from __future__ import annotations
 
 import getpass
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -19,7 +20,7 @@ from lmrbench.benchmark.labels.store import LabelStore, check_annotator
 from lmrbench.benchmark.rundir import RunDir, slug, unless_broken
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
-from lmrbench.schemas.run import EvalResult, HumanLabel, JudgeCategory, ResultStatus, Verdict
+from lmrbench.schemas.run import EvalResult, HumanLabel, ResultStatus, Verdict
 
 SCALE = {1: "logically incorrect", 2: "logically correct", 3: "completely correct"}
 
@@ -77,8 +78,6 @@ class ReviewItem:
 
 def default_annotator() -> str:
     """$LMRBENCH_ANNOTATOR, else the login name, made safe for a folder name."""
-    import os
-
     name = os.environ.get("LMRBENCH_ANNOTATOR") or getpass.getuser() or "annotator"
     return slug(name)
 
@@ -237,5 +236,3 @@ def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
         head += f": {r.reason}"
     return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]
 
-
-__all__ = ["SCALE", "Filter", "JudgeCategory", "ReviewItem", "ReviewSession", "open_session"]
