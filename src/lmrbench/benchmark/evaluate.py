@@ -59,6 +59,7 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         log_tail=report.log_tail[-4000:],
         isolation=report.isolation,
         weaker_evidence=report.weaker,
+        failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lmrbench.benchmark.context import CONTEXT_SETTINGS, run_context
+from lmrbench.benchmark.labels.consensus import run_consensus
 from lmrbench.benchmark.rundir import RunDir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
@@ -56,10 +57,19 @@ class RunRow:
     """Prompt and completion tokens spent by this judge."""
     weaker_passes: int = 0
     """Passes that rest on weaker evidence (tests that shared the candidate's process, or script logs)."""
+    labelled: int = 0
+    """Candidates with a current human label (their consensus is counted in h_cc, h_lc, h_li)."""
+    h_cc: int = 0
+    h_lc: int = 0
+    h_li: int = 0
 
     def pct(self, n: int) -> float | None:
         """``n`` as a percentage of the judged candidates."""
         return 100.0 * n / self.judged if self.judged else None
+
+    def hpct(self, n: int) -> float | None:
+        """``n`` as a percentage of the labelled candidates."""
+        return 100.0 * n / self.labelled if self.labelled else None
 
 
 @dataclass
@@ -126,6 +136,8 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
                 base.failed += 1
         scored = base.passed + base.failed
         base.accuracy = 100.0 * base.passed / scored if scored else None
+        human = Counter(run_consensus(run).values())
+        base.labelled, base.h_li, base.h_lc, base.h_cc = sum(human.values()), human[1], human[2], human[3]
         base.generation_tokens = sum(
             c.usage.prompt_tokens + c.usage.completion_tokens for c in cands.values()
         )
@@ -154,18 +166,26 @@ def _judged(run: RunDir, base: RunRow, name: str, cands: dict[tuple[str, int], C
             row.li += 1
             continue
         verdict = verdicts.get(key)
-        if verdict is None or verdict.candidate_digest != cand.digest or verdict.category is None:
+        if verdict is None or verdict.candidate_digest != cand.digest:
             row.no_verdict += 1
             continue
-        if verdict.category is JudgeCategory.COMPLETELY_CORRECT:
-            row.cc += 1
-        elif verdict.category is JudgeCategory.LOGICALLY_CORRECT:
-            row.lc += 1
-        else:
-            row.li += 1
+        _count(row, verdict.category)
+    for verdict in verdicts.values() if not cands else []:  # imported from the official files: no candidates
+        _count(row, verdict.category)
     row.judged = row.cc + row.lc + row.li
     row.judge_tokens = sum(v.usage.prompt_tokens + v.usage.completion_tokens for v in verdicts.values())
     return row
+
+
+def _count(row: RunRow, category: JudgeCategory | None) -> None:
+    if category is None:
+        row.no_verdict += 1
+    elif category is JudgeCategory.COMPLETELY_CORRECT:
+        row.cc += 1
+    elif category is JudgeCategory.LOGICALLY_CORRECT:
+        row.lc += 1
+    else:
+        row.li += 1
 
 
 def _f(value: float | None) -> str:
@@ -206,6 +226,21 @@ def table_rows(report: Report) -> list[list[str]]:
     ]
 
 
+HUMAN_HEADERS = ["Run", "Judge", "CC (%)", "LC (%)", "LI (%)", "Labelled", "Human CC (%)", "Human LC (%)",
+                 "Human LI (%)"]  # fmt: skip
+
+
+def human_table(report: Report) -> list[list[str]]:
+    """The paper's Table 6: judge and human shares side by side; empty when no run holds labels."""
+    if not any(r.labelled for r in report.rows):
+        return []
+    return [
+        [r.run, r.judge or "-", _f(r.pct(r.cc)), _f(r.pct(r.lc)), _f(r.pct(r.li)), str(r.labelled),
+         _f(r.hpct(r.h_cc)), _f(r.hpct(r.h_lc)), _f(r.hpct(r.h_li))]
+        for r in report.rows
+    ]  # fmt: skip
+
+
 def category_table(report: Report) -> tuple[list[str], list[list[str]]]:
     """Per-category unit-test accuracy: one row per category, one column per run ("acc% (passed/n)")."""
     runs = list(dict.fromkeys(c.run for c in report.categories)) or list(
@@ -242,6 +277,8 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 def render_markdown(report: Report) -> str:
     """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
     parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
+    if human_table(report):
+        parts += ["## Human evaluation and the judge (%)", "", _md_table(HUMAN_HEADERS, human_table(report)), ""]
     headers, rows = category_table(report)
     parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), ""]
     settings = settings_table(report)
@@ -277,14 +314,14 @@ def render_csv(report: Report) -> str:
     writer.writerow([
         "run", "context", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
         "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct", "generation_tokens",
-        "judge_tokens",
+        "judge_tokens", "labelled", "h_cc", "h_lc", "h_li",
     ])  # fmt: skip
     for r in report.rows:
         writer.writerow([
             r.run, r.context, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
             "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
             *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
-            r.generation_tokens, r.judge_tokens,
+            r.generation_tokens, r.judge_tokens, r.labelled, r.h_cc, r.h_lc, r.h_li,
         ])  # fmt: skip
     return buf.getvalue()
 

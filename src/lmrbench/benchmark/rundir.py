@@ -5,7 +5,8 @@ RUN/run.json                                   RunManifest
 RUN/candidates/<task>/<impl>/candidate.json    Candidate, beside reply.txt and <repo>/<goal file>
 RUN/results/<task>/<impl>.json                 EvalResult
 RUN/verdicts/<judge>/<task>/<impl>.json        Verdict
-RUN/labels/<task>/<impl>.json                  HumanLabel
+RUN/labels/<annotator>/<task>/<impl>.json      HumanLabel (one folder per annotator)
+RUN/labels/<annotator>/queue.json              LabelQueue
 ```
 Every file is written atomically, so an interrupted stage leaves whole files only and a re-run continues.
 """
@@ -25,7 +26,15 @@ from lmrbench import __version__
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text, tree_digest
-from lmrbench.schemas.run import Candidate, EvalResult, HumanLabel, RunManifest, TaskEntry, Verdict
+from lmrbench.schemas.run import (
+    Candidate,
+    EvalResult,
+    HumanLabel,
+    LabelQueue,
+    RunManifest,
+    TaskEntry,
+    Verdict,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -106,9 +115,13 @@ class RunDir:
         """Verdict of one judge on one candidate."""
         return self.path / "verdicts" / judge / task / f"{impl}.json"
 
-    def label_path(self, task: str, impl: int) -> Path:
-        """Human label of one candidate."""
-        return self.path / "labels" / task / f"{impl}.json"
+    def label_path(self, annotator: str, task: str, impl: int) -> Path:
+        """One annotator's label of one candidate."""
+        return self.path / "labels" / slug(annotator) / task / f"{impl}.json"
+
+    def queue_path(self, annotator: str) -> Path:
+        """One annotator's queue."""
+        return self.path / "labels" / slug(annotator) / "queue.json"
 
     def candidate(self, task: str, impl: int) -> Candidate | None:
         """The candidate, or None when there is none yet."""
@@ -146,11 +159,17 @@ class RunDir:
         root = self.path / "verdicts" / judge
         return [load_model(p, Verdict) for p in sorted(root.glob("*/*.json"), key=_order)]
 
-    def labels(self) -> list[HumanLabel]:
-        """Every human label on disk."""
-        return [
-            load_model(p, HumanLabel) for p in sorted((self.path / "labels").glob("*/*.json"), key=_order)
-        ]
+    def labels(self, annotator: str | None = None) -> list[HumanLabel]:
+        """Every human label on disk, or only those of one annotator."""
+        root = self.path / "labels"
+        pattern = f"{slug(annotator)}/*/*.json" if annotator is not None else "*/*/*.json"
+        paths = sorted(root.glob(pattern), key=lambda p: (p.parts[-3], _order(p)))
+        return [load_model(p, HumanLabel) for p in paths]
+
+    def queue(self, annotator: str) -> LabelQueue | None:
+        """One annotator's queue, or None when none was assigned."""
+        path = self.queue_path(annotator)
+        return load_model(path, LabelQueue) if path.is_file() else None
 
     def manifest(self) -> RunManifest | None:
         """run.json, or None for a folder that is not a run yet."""

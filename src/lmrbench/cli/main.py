@@ -51,6 +51,9 @@ def _register() -> None:
     from lmrbench.cli import analyze_cmd
 
     analyze_cmd.register(app)
+    from lmrbench.cli import labels_cmd
+
+    labels_cmd.register(app)
 
 
 _register()

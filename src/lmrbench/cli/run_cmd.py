@@ -244,10 +244,12 @@ def report_cmd(
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
     from lmrbench.benchmark.report import (
+        HUMAN_HEADERS,
         TABLE_HEADERS,
         WEAKER_NOTE,
         build_report,
         category_table,
+        human_table,
         settings_table,
         table_rows,
         write_report,
@@ -262,6 +264,13 @@ def report_cmd(
     out_console.print(table)
     if any(r.weaker_passes for r in report.rows):
         out_console.print(WEAKER_NOTE, highlight=False, markup=False)
+    if human_table(report):
+        human = Table(title="Human evaluation and the judge (%)")
+        for h in HUMAN_HEADERS:
+            human.add_column(h, justify="left" if h in ("Run", "Judge") else "right")
+        for row in human_table(report):
+            human.add_row(*row)
+        out_console.print(human)
     headers, rows = category_table(report)
     cats = Table(title="Unit-test accuracy by category (%)")
     for h in headers:

@@ -14,17 +14,36 @@ SandboxOpt = Annotated[
 
 
 RunOpt = Annotated[list[Path] | None, typer.Option("--run", help="Open the summary of this run folder (repeatable).")]
+ReviewOpt = Annotated[
+    Path | None, typer.Option("--review", help="Open the review screen of this run folder (human labels).")
+]
+AnnotatorOpt = Annotated[
+    str | None, typer.Option("--annotator", help="Who labels (default: $LMRBENCH_ANNOTATOR or the login name).")
+]
 
 
-def tui(bench_dir: BenchArg = Path("."), sandbox: SandboxOpt = None, run: RunOpt = None) -> None:
-    """Open the terminal app: browse the task set, author and edit tasks."""
+def tui(
+    bench_dir: BenchArg = Path("."),
+    sandbox: SandboxOpt = None,
+    run: RunOpt = None,
+    review: ReviewOpt = None,
+    annotator: AnnotatorOpt = None,
+) -> None:
+    """Open the terminal app: browse the task set, author and edit tasks, review a run's candidates."""
     from lmrbench.errors import LmrError
     from lmrbench.tui.app import make_app
 
     if sandbox is not None and sandbox not in ("docker", "local"):
         raise LmrError(f"unknown --sandbox {sandbox!r}; use docker or local")
     kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
-    make_app(bench_dir, sandbox=kind, runs=run).run()
+    if review is not None:
+        from lmrbench.benchmark.labels.store import check_annotator
+        from lmrbench.benchmark.rundir import RunDir
+
+        RunDir(review).require_manifest()
+        if annotator is not None:
+            check_annotator(annotator)
+    make_app(bench_dir, sandbox=kind, runs=run, review=review, annotator=annotator).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from lmrbench.schemas import agreement as _agreement
 from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import report as _report
 from lmrbench.schemas import run as _run
@@ -16,6 +17,8 @@ EXTRA_MODELS.update(
         "result": _run.EvalResult,
         "verdict": _run.Verdict,
         "label": _run.HumanLabel,
+        "label_queue": _run.LabelQueue,
+        "agreement": _agreement.AgreementReport,
         "run": _run.RunManifest,
         "agent_export": _run.AgentExport,
         "test_report": _report.TestReport,

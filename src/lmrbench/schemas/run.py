@@ -2,8 +2,8 @@
 
 A run folder holds ``run.json`` (:class:`RunManifest`), ``candidates/<task>/<impl>/candidate.json``
 (:class:`Candidate`), ``results/<task>/<impl>.json`` (:class:`EvalResult`),
-``verdicts/<judge>/<task>/<impl>.json`` (:class:`Verdict`) and ``labels/<task>/<impl>.json``
-(:class:`HumanLabel`).
+``verdicts/<judge>/<task>/<impl>.json`` (:class:`Verdict`), ``labels/<annotator>/<task>/<impl>.json``
+(:class:`HumanLabel`) and ``labels/<annotator>/queue.json`` (:class:`LabelQueue`).
 """
 
 from __future__ import annotations
@@ -144,6 +144,8 @@ class EvalResult(_Strict):
     shared: in the tests' process (weaker evidence); empty when the tests did not run."""
     weaker_evidence: bool = False
     """True when the verdict rests on weaker evidence: a shared process or official script logs."""
+    failures: dict[str, str] = Field(default_factory=dict)
+    """Test id -> message (first lines) of each test that failed or errored."""
 
 
 class JudgeCategory(StrEnum):
@@ -165,6 +167,22 @@ class JudgeCategory(StrEnum):
     def short(self) -> str:
         """CC, LC or LI."""
         return "".join(word[0] for word in self.value.split("_")).upper()
+
+    @property
+    def score(self) -> int:
+        """The paper's human-evaluation scale: 1 logically incorrect, 2 logically correct, 3 completely correct.
+
+        The official judge's analysis files use the same scale; our judge prompt numbers the other way round
+        (:attr:`number`), so every comparison goes through this score.
+        """
+        return 4 - self.number
+
+    @classmethod
+    def from_score(cls, score: int) -> JudgeCategory:
+        """The category of a score on the paper's scale (1-3); ValueError for any other number."""
+        if score not in (1, 2, 3):
+            raise ValueError(f"a label must be 1, 2 or 3, not {score!r}")
+        return list(cls)[3 - score]
 
 
 class Verdict(_Strict):
@@ -197,7 +215,10 @@ class Verdict(_Strict):
 
 
 class HumanLabel(_Strict):
-    """``labels/<task>/<impl>.json``: a reviewer's label of one candidate, on the judge's scale."""
+    """``labels/<annotator>/<task>/<impl>.json``: one annotator's label of one candidate, on the judge's scale.
+
+    Each annotator has a folder of their own, so two annotators never write the same file.
+    """
 
     schema_version: Literal[1] = 1
     """Version of this format."""
@@ -206,13 +227,58 @@ class HumanLabel(_Strict):
     impl: int
     """The implementation's index."""
     label: JudgeCategory
-    """The reviewer's category."""
-    annotator: str = ""
-    """Who labelled."""
+    """The annotator's category (on the paper's 1-3 scale: see ``JudgeCategory.score``)."""
+    annotator: str
+    """Who labelled (the folder under labels/ is this name made safe for a file system)."""
     note: str = ""
-    """Free text."""
+    """The annotator's comment."""
     candidate_digest: str = ""
-    """The digest of the candidate labelled."""
+    """The digest of the candidate labelled (empty for labels imported without their candidate)."""
+    labelled_at: str = ""
+    """When the label was given, ISO 8601 UTC (empty for imported labels)."""
+
+
+class QueueItem(_Strict):
+    """One candidate in an annotator's queue."""
+
+    task: str
+    """The task folder's name."""
+    impl: int
+    """The implementation's index."""
+    shared: bool = False
+    """True when another annotator labels this item too (the overlap that agreement is computed on)."""
+
+
+class LabelQueue(_Strict):
+    """``labels/<annotator>/queue.json``: the candidates of this run assigned to one annotator."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    annotator: str
+    """Whose queue this is."""
+    annotators: list[str]
+    """Every annotator of the assignment."""
+    seed: int
+    """The seed the assignment was drawn with (same seed, same runs, same queues)."""
+    overlap: float
+    """Share of the items given to two annotators."""
+    items: list[QueueItem] = Field(default_factory=list)
+    """The items, in the order they are reviewed."""
+
+
+class OfficialSource(_Strict):
+    """Where a run imported from the official results layout came from (used to export it back)."""
+
+    agent_type: str
+    """``no_agent`` or ``openhands_agent``."""
+    model_name: str
+    """The model's name as the official files spell it."""
+    judge_folder: str
+    """``BaseAgent`` or ``OpenHands``: the folder of the judge analyses."""
+    repo_folders: dict[str, str] = Field(default_factory=dict)
+    """Task folder -> repository folder, as the analysis file names give them."""
+    annotator_files: dict[str, str] = Field(default_factory=dict)
+    """Annotator -> the stem of the human_evaluation file their records came from."""
 
 
 class TaskEntry(_Strict):
@@ -266,6 +332,8 @@ class RunManifest(_Strict):
     """The runner the tests ran with (docker or local)."""
     judges: dict[str, JudgeEntry] = Field(default_factory=dict)
     """Judge folder name -> the judge."""
+    official: OfficialSource | None = None
+    """Set on runs imported from the official results layout."""
 
 
 class AgentExport(_Strict):

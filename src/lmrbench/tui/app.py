@@ -11,7 +11,9 @@ from textual.binding import Binding
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.commands import ScreenActions
+from lmrbench.tui.dialogs.open_review import OpenReviewDialog
 from lmrbench.tui.messages import RunAction
+from lmrbench.tui.screens.review import ReviewScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 
 if TYPE_CHECKING:
@@ -30,14 +32,23 @@ class LmrApp(App[None]):
             "ctrl+p", "command_palette", "Commands", id="app.palette",
             tooltip="Search every action of this screen",
         ),
+        Binding(
+            "ctrl+r", "review", "Review labels", id="app.review", show=False,
+            tooltip="Label a run's candidates 1-3 (human evaluation)",
+        ),
     ]
 
-    def __init__(self, bench_dir: Path, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None) -> None:
+    def __init__(
+        self, bench_dir: Path, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None,
+        review: Path | None = None, annotator: str | None = None,
+    ) -> None:
         super().__init__()
         self.bench_dir = bench_dir
         self.sandbox_kind = sandbox
         self.runs = runs or []
         self.sub_title = str(bench_dir)
+        self.review_run = review
+        self.annotator = annotator
 
     def on_mount(self) -> None:
         """With run folders given, open their summary over the task set."""
@@ -45,6 +56,18 @@ class LmrApp(App[None]):
             from lmrbench.tui.screens.run_summary import RunSummaryScreen
 
             self.push_screen(RunSummaryScreen(self.runs))
+        if self.review_run is not None:
+            self.push_screen(ReviewScreen(self.bench_dir, self.review_run, self.annotator))
+
+    def action_review(self) -> None:
+        """Ask for a run folder and an annotator, then open the review screen."""
+        from lmrbench.benchmark.labels.review import default_annotator
+
+        def opened(answer: tuple[Path, str] | None) -> None:
+            if answer is not None:
+                self.push_screen(ReviewScreen(self.bench_dir, answer[0], answer[1] or None))
+
+        self.push_screen(OpenReviewDialog(self.annotator or default_annotator()), opened)
 
     def get_default_screen(self) -> TaskSetScreen:
         """The task set is the app's first screen."""
@@ -55,11 +78,19 @@ class LmrApp(App[None]):
         await self.run_action(message.action, message.node)
 
 
-def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None) -> LmrApp:
+def make_app(
+    bench_dir: Path | str,
+    *,
+    sandbox: RunnerKind | None = None,
+    runs: list[Path] | None = None,
+    review: Path | str | None = None,
+    annotator: str | None = None,
+) -> LmrApp:
     """Build the app for a task set folder (created when missing); used by the CLI and the tests.
 
     ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers);
-    ``runs`` opens the summary of these run folders first.
+    ``runs`` opens the summary of these run folders first; ``review`` opens the review screen of that run
+    folder for ``annotator``.
     """
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
@@ -67,4 +98,5 @@ def make_app(bench_dir: Path | str, *, sandbox: RunnerKind | None = None, runs: 
     if bench.exists() and not bench.is_dir():
         raise LmrError("not a folder", bench)
     bench.mkdir(parents=True, exist_ok=True)
-    return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []])
+    run = Path(review).expanduser().resolve() if review is not None else None
+    return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []], review=run, annotator=annotator)

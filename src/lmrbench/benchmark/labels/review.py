@@ -1,0 +1,238 @@
+"""A review session: one annotator's queue over one run, what each item shows, and labelling it.
+
+The queue is the annotator's assigned queue (``labels assign``) or else every candidate with code. Each item
+carries the golden and candidate goal functions, the unit-test outcome with the failing tests' messages and
+the judge's verdict. In blind mode (the default) the verdict is withheld until this annotator has labelled the
+item. Only this annotator's labels are read: another annotator's labels are never loaded.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from lmrbench.benchmark.judge import scoped_sources
+from lmrbench.benchmark.labels.assign import reviewable
+from lmrbench.benchmark.labels.store import LabelStore, check_annotator
+from lmrbench.benchmark.rundir import RunDir, slug, unless_broken
+from lmrbench.core.taskset import Task, load_taskset
+from lmrbench.errors import LmrError
+from lmrbench.schemas.run import EvalResult, HumanLabel, ResultStatus, Verdict
+
+SCALE = {1: "logically incorrect", 2: "logically correct", 3: "completely correct"}
+
+
+class Filter(StrEnum):
+    """Which items the queue shows."""
+
+    ALL = "all"
+    UNLABELLED = "unlabelled"
+    VS_JUDGE = "disagrees with judge"
+    VS_TESTS = "disagrees with tests"
+
+
+@dataclass
+class ReviewItem:
+    """One candidate to label."""
+
+    task: str
+    impl: int
+    model: str
+    shared: bool = False
+    digest: str = ""
+    instruction: str = ""
+    golden: str = ""
+    candidate: str = ""
+    source_error: str = ""
+    result: EvalResult | None = None
+    verdict: Verdict | None = None
+    loaded: bool = False
+    """True once the goal functions were read (they are read when the item is first shown)."""
+    source: Task | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(task, impl)."""
+        return (self.task, self.impl)
+
+    @property
+    def tests_passed(self) -> bool | None:
+        """True/False for a scored test run, None for no result or an infrastructure error."""
+        if self.result is None or self.result.status is ResultStatus.INFRA_ERROR:
+            return None
+        if self.digest and self.result.candidate_digest != self.digest:
+            return None
+        return self.result.status is ResultStatus.PASSED
+
+    @property
+    def judge_score(self) -> int | None:
+        """The judge's score on the paper's scale, or None."""
+        v = self.verdict
+        if v is None or v.category is None or (self.digest and v.candidate_digest != self.digest):
+            return None
+        return v.category.score
+
+
+def default_annotator() -> str:
+    """$LMRBENCH_ANNOTATOR, else the login name, made safe for a folder name."""
+    name = os.environ.get("LMRBENCH_ANNOTATOR") or getpass.getuser() or "annotator"
+    return slug(name)
+
+
+@dataclass
+class ReviewSession:
+    """One annotator's queue over one run."""
+
+    run: RunDir
+    annotator: str
+    items: list[ReviewItem]
+    store: LabelStore
+    blind: bool = True
+    judge: str = ""
+    notes: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def label_of(self, item: ReviewItem) -> HumanLabel | None:
+        """This annotator's current label of an item (a label of an older candidate does not count)."""
+        lab = self.store.get(item.task, item.impl)
+        if lab is None or (item.digest and lab.candidate_digest != item.digest):
+            return None
+        return lab
+
+    def progress(self) -> tuple[int, int]:
+        """(labelled, total)."""
+        return sum(1 for i in self.items if self.label_of(i) is not None), len(self.items)
+
+    def judge_visible(self, item: ReviewItem) -> bool:
+        """The verdict shows when blind mode is off or this annotator has labelled the item."""
+        return not self.blind or self.label_of(item) is not None
+
+    def first_unlabelled(self) -> int:
+        """Position where the annotator resumes: the first unlabelled item (0 when all are labelled)."""
+        return next((k for k, i in enumerate(self.items) if self.label_of(i) is None), 0)
+
+    def matches(self, item: ReviewItem, which: Filter) -> bool:
+        """Whether an item passes a filter (disagreements need this annotator's label)."""
+        lab = self.label_of(item)
+        if which is Filter.ALL:
+            return True
+        if which is Filter.UNLABELLED:
+            return lab is None
+        if lab is None:
+            return False
+        if which is Filter.VS_JUDGE:
+            return item.judge_score is not None and item.judge_score != lab.label.score
+        passed = item.tests_passed
+        return passed is not None and passed != (lab.label.score == 3)
+
+    def visible(self, which: Filter) -> list[int]:
+        """Positions of the items that pass a filter."""
+        return [k for k, i in enumerate(self.items) if self.matches(i, which)]
+
+    def label(self, item: ReviewItem, score: int) -> HumanLabel:
+        """Label an item 1-3 (saved at once, atomically); a comment typed before labelling goes with it."""
+        note = self.notes.pop(item.key, None)
+        return self.store.save(item.task, item.impl, score, note=note, candidate_digest=item.digest)
+
+    def comment(self, item: ReviewItem, note: str) -> HumanLabel | None:
+        """Set the comment: saved at once when the item is labelled, else kept until it is."""
+        if self.label_of(item) is None:
+            self.notes[item.key] = note
+            return None
+        return self.store.comment(item.task, item.impl, note)
+
+    def sources(self, item: ReviewItem) -> ReviewItem:
+        """The item with its goal functions read (parsing goal files is the slow part: done on first show)."""
+        return load_sources(self.run, item)
+
+    def note_of(self, item: ReviewItem) -> str:
+        """The comment shown for an item (saved, or typed and waiting for the label)."""
+        lab = self.label_of(item)
+        return self.notes.get(item.key, lab.note if lab else "")
+
+
+def _task_map(bench: Path) -> dict[str, Task]:
+    tasks, _ = load_taskset(bench)
+    return {t.name: t for t in tasks}
+
+
+def load_item(run: RunDir, task: Task | None, key: tuple[str, int], model: str, judge: str) -> ReviewItem:
+    """Everything shown for one candidate but its code (see ``load_sources``)."""
+    name, index = key
+    cand = run.candidate(name, index)
+    item = ReviewItem(task=name, impl=index, model=model, digest=cand.digest if cand else "")
+    item.result = unless_broken(run.result, name, index)
+    item.verdict = unless_broken(run.verdict, judge, name, index) if judge else None
+    if task is None:
+        item.source_error = f"task {name} is not in the task set"
+        return item
+    impl = next((i for i in task.info.implementations if i.index == index), None)
+    if impl is None:
+        item.source_error = f"{name} has no implementation {index}"
+        return item
+    item.instruction = impl.instruction
+    item.source = task
+    return item
+
+
+def load_sources(run: RunDir, item: ReviewItem) -> ReviewItem:
+    """Read the golden and candidate goal functions of an item once (an unreadable file becomes ``source_error``)."""
+    if item.loaded or item.source is None or item.source_error:
+        item.loaded = True
+        return item
+    impl = next(i for i in item.source.info.implementations if i.index == item.impl)
+    try:
+        item.golden, item.candidate = scoped_sources(run, item.source, impl)
+    except LmrError as exc:
+        item.source_error = str(exc)
+    item.loaded = True
+    return item
+
+
+def open_session(
+    bench: Path, run_path: Path, annotator: str | None = None, *, blind: bool = True, judge: str | None = None
+) -> ReviewSession:
+    """Open the review of a run for one annotator; LmrError when the run or the names do not fit."""
+    run = RunDir(Path(run_path))
+    manifest = run.require_manifest()
+    name = check_annotator(annotator or default_annotator())
+    judges = run.judges()
+    if judge is not None and judge not in judges:
+        raise LmrError(f"no verdicts of judge {judge!r} (judges here: {', '.join(judges) or 'none'})", run.path)
+    chosen = judge or (judges[0] if judges else "")
+    queue = run.queue(name)
+    keys = [(q.task, q.impl) for q in queue.items] if queue else reviewable(run)
+    shared = {(q.task, q.impl) for q in queue.items if q.shared} if queue else set()
+    if not keys:
+        raise LmrError(f"nothing to review for {name}: no candidate with code and no queue", run.path)
+    tasks = _task_map(Path(bench))
+    model = manifest.label or run.path.name
+    items = [load_item(run, tasks.get(k[0]), k, model, chosen) for k in keys]
+    for it in items:
+        it.shared = it.key in shared
+    return ReviewSession(run=run, annotator=name, items=items, store=LabelStore(run, name), blind=blind, judge=chosen)
+
+
+def verdict_text(item: ReviewItem) -> tuple[str, list[str]]:
+    """("<score> <name>", rationale) of the judge, or a line saying there is none."""
+    score = item.judge_score
+    if score is None:
+        reason = item.verdict.reason if item.verdict is not None else "not judged"
+        return f"no verdict ({reason or 'stale'})", []
+    return f"{score} {SCALE[score]}", list(item.verdict.rationale if item.verdict else [])
+
+
+def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
+    """(one-line outcome, failing test messages) of the unit tests."""
+    r = item.result
+    if r is None:
+        return "not evaluated", []
+    if item.digest and r.candidate_digest != item.digest:
+        return "stale result (the candidate changed since)", []
+    head = f"{r.status.value} {r.passed_tests}/{r.total_tests}"
+    if r.reason:
+        head += f": {r.reason}"
+    return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]
+

@@ -1,0 +1,124 @@
+"""``lmrbench labels assign | import-official | export-official | agreement``: human-evaluation labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+labels_app = typer.Typer(help="Human-evaluation labels: assign, import/export the official files, agreement.")
+Runs = Annotated[list[Path], typer.Argument(help="Run folders.")]
+JudgeOpt = Annotated[str | None, typer.Option("--judge", help="The judge folder to use when a run has several.")]
+
+
+@labels_app.command("assign")
+def assign_cmd(
+    runs: Runs,
+    annotators: Annotated[str, typer.Option("--annotators", help="Comma-separated names, e.g. a,b,c.")],
+    overlap: Annotated[float, typer.Option("--overlap", help="Share of items labelled by two annotators.")] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw: same seed, same queues.")] = 0,
+) -> None:
+    """Write each annotator's queue (RUN/labels/<annotator>/queue.json), a share of items given to two people."""
+    from lmrbench.benchmark.labels.assign import assign, write_assignment
+
+    result = assign(runs, annotators.split(","), overlap=overlap, seed=seed)
+    write_assignment(result)
+    table = Table()
+    table.add_column("Annotator")
+    table.add_column("Items", justify="right")
+    table.add_column("Shared", justify="right")
+    shared: dict[str, int] = {}
+    for per_run in result.queues.values():
+        for name, queue in per_run.items():
+            shared[name] = shared.get(name, 0) + sum(1 for i in queue.items if i.shared)
+    for name, n in result.load().items():
+        table.add_row(name, str(n), str(shared.get(name, 0)))
+    out_console.print(table)
+    out_console.print(
+        f"{result.items} items, {result.shared} labelled twice (seed {seed}); queues written to "
+        "RUN/labels/<annotator>/queue.json",
+        highlight=False,
+    )
+
+
+@labels_app.command("import-official")
+def import_cmd(
+    results: Annotated[Path, typer.Argument(help="Folder holding human_evaluation/ and llm_as_a_judge_evaluation/.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to write one run folder per agent type and model.")],
+    bench: Annotated[Path | None, typer.Option("--bench", help="The task set (names tasks and indexes).")] = None,
+    judge: Annotated[str, typer.Option("--judge-name", help="Folder name for the imported verdicts.")] = "official",
+) -> None:
+    """Import the official results layout (the input files are never modified)."""
+    from lmrbench.benchmark.labels.official import import_official
+
+    summary = import_official(results, out, bench=bench, judge=judge)
+    for warning in summary.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    for line in summary.no_verdict:
+        err_console.print(f"[yellow]no verdict:[/yellow] {line}", highlight=False)
+    out_console.print(
+        f"imported {summary.verdicts} judge analyses and {summary.labels} labels of "
+        f"{len(summary.annotators)} annotators ({', '.join(summary.annotators) or 'none'})",
+        highlight=False,
+    )
+    for label, path in summary.runs.items():
+        out_console.print(f"wrote {path}  ({label})", highlight=False)
+
+
+@labels_app.command("export-official")
+def export_cmd(
+    runs: Runs,
+    out: Annotated[Path, typer.Option("--out", help="Folder to write human_evaluation/ and the analyses into.")],
+    judge: JudgeOpt = None,
+) -> None:
+    """Write the runs' labels and verdicts in the official results layout."""
+    from lmrbench.benchmark.labels.official import export_official
+
+    summary = export_official(runs, out, judge=judge)
+    out_console.print(
+        f"wrote {summary.records} label records in {len(summary.human_files)} files and "
+        f"{summary.analyses} judge analyses under {out}",
+        highlight=False,
+    )
+
+
+@labels_app.command("agreement")
+def agreement_cmd(
+    runs: Runs,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for agreement.md/.csv/.json (default: the first run).")
+    ] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the JSON report to this file.")] = None,
+    judge: JudgeOpt = None,
+) -> None:
+    """Human vs judge vs unit tests, and between annotators; per model and per category."""
+    from lmrbench.benchmark.labels.agreement import agreement
+    from lmrbench.benchmark.labels.render import HEADERS, overall_rows, pair_rows, write_agreement
+
+    report = agreement(runs, judge=judge)
+    table = Table(title=f"Agreement: {report.items} items, {report.labels} labels")
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h == "Comparison" else "right")
+    for row in overall_rows(report) + pair_rows(report):
+        table.add_row(*row)
+    out_console.print(table)
+    alpha = report.inter_annotator.krippendorff_alpha
+    out_console.print(
+        f"between annotators: {report.inter_annotator.items} items with two or more labels, Krippendorff's alpha "
+        f"(ordinal) {'-' if alpha is None else f'{alpha:.3f}'}",
+        highlight=False,
+    )
+    out_console.print(f"method: {report.method}", highlight=False)
+    for path in write_agreement(report, out or runs[0], json_file):
+        out_console.print(f"wrote {path}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach to the root app."""
+    app.add_typer(labels_app, name="labels")

@@ -1,0 +1,43 @@
+"""The review queue: one row per candidate (task, implementation, model, label)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+from textual.widgets import DataTable
+
+
+class ReviewQueue(DataTable[str]):
+    """Rows given by the screen; choosing a row posts ``Chosen`` with its position in the queue."""
+
+    DEFAULT_CSS = """
+    ReviewQueue { width: 44; height: 1fr; }
+    """
+
+    @dataclass
+    class Chosen(Message):
+        """A row was chosen with the mouse or enter."""
+
+        position: int
+
+    def on_mount(self) -> None:
+        """Columns."""
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        self.add_columns("task", "impl", "model", "label")
+
+    def show(self, rows: list[tuple[int, tuple[str, str, str, str]]], current: int) -> None:
+        """``rows`` are (position, cells); the row of ``current`` gets the cursor."""
+        self.clear()
+        for position, cells in rows:
+            self.add_row(*cells, key=str(position))
+        keys = [p for p, _ in rows]
+        if current in keys:
+            self.move_cursor(row=keys.index(current), animate=False)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Tell the screen which item was chosen."""
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.Chosen(int(event.row_key.value)))

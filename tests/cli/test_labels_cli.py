@@ -1,0 +1,89 @@
+"""``lmrbench labels ...`` and the report's human columns, through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from labels_run import write_review_run
+from lmrbench.benchmark.labels.store import LabelStore
+from lmrbench.benchmark.rundir import RunDir
+
+EXE = str(Path(sys.executable).with_name("lmrbench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmark"))
+from official_fixture import EXPECTED, write_official  # noqa: E402
+
+
+def lmrbench(*args: object, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, timeout=120)
+    if ok:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def queue_bytes(run: Path) -> dict[str, bytes]:
+    return {p.parent.name: p.read_bytes() for p in sorted((run / "labels").glob("*/queue.json"))}
+
+
+def test_assign_label_agreement_and_report(tmp_path) -> None:
+    bench, run = write_review_run(tmp_path)
+    out = lmrbench("labels", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
+    assert "3 items, 1 labelled twice (seed 7)" in out.stdout
+    first = queue_bytes(run)
+    lmrbench("labels", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
+    assert queue_bytes(run) == first  # same seed, same queues
+    queues = {name: RunDir(run).queue(name) for name in ("alice", "bob")}
+    items = {n: {(i.task, i.impl) for i in q.items} for n, q in queues.items() if q}
+    shared = items["alice"] & items["bob"]
+    assert len(shared) == 1 and items["alice"] | items["bob"] == {("1-Toy", 1), ("1-Toy", 2), ("2-Async", 1)}
+    # Each annotator labels their queue: 1 for the wrong dice, 3 otherwise; bob says 2 on the shared item.
+    digests = {(c.task, c.impl): c.digest for c in RunDir(run).candidates()}
+    for name, keys in items.items():
+        store = LabelStore(RunDir(run), name)
+        for key in keys:
+            score = 1 if key == ("1-Toy", 1) else 3
+            if name == "bob" and key in shared:
+                score = 2
+            store.save(*key, score, candidate_digest=digests[key])
+
+    report_file = tmp_path / "agreement.json"
+    out = lmrbench("labels", "agreement", run, "--out", tmp_path / "agr", "--json", report_file)
+    assert "Human vs judge" in out.stdout and "Krippendorff" in out.stdout
+    data = json.loads(report_file.read_text())
+    hj = data["human_vs_judge"]
+    assert set(hj) >= {"n", "exact", "cohen_kappa", "weighted_kappa", "binary"}
+    assert hj["n"] == 3 and 0.0 <= hj["exact"] <= 1.0 and 0.0 <= hj["binary"] <= 1.0
+    assert data["inter_annotator"]["items"] == 1 and len(data["inter_annotator"]["pairs"]) == 1
+    assert data["inter_annotator"]["pairs"][0]["exact"] == 0.0
+    assert "median" in data["method"]
+    assert (tmp_path / "agr" / "agreement.md").read_text().startswith("# Agreement")
+    assert (tmp_path / "agr" / "agreement.csv").read_text().startswith("scope,slice,comparison,n,")
+
+    out = lmrbench("report", run, "--out", tmp_path / "rep")
+    assert "Human CC" in (tmp_path / "rep" / "report.md").read_text()
+    row = json.loads((tmp_path / "rep" / "report.json").read_text())["rows"][0]
+    assert row["labelled"] == 3
+
+
+def test_import_and_export_official_through_the_cli(tmp_path) -> None:
+    results = write_official(tmp_path / "results")
+    out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs")
+    assert "'dave'" in out.stderr and "shifted to 1-3" in out.stderr
+    assert "8 judge analyses and 8 labels of 4 annotators" in out.stdout
+    runs = sorted((tmp_path / "runs").iterdir())
+    lmrbench("labels", "agreement", *runs, "--json", tmp_path / "a.json")
+    hj = json.loads((tmp_path / "a.json").read_text())["human_vs_judge"]
+    assert hj["n"] == EXPECTED["n"] and hj["exact"] == EXPECTED["exact"] and hj["binary"] == EXPECTED["binary"]
+    lmrbench("labels", "export-official", *runs, "--out", tmp_path / "back")
+    assert len(list((tmp_path / "back" / "human_evaluation").glob("*.json"))) == 4
+
+    bad = tmp_path / "bad"
+    (bad / "human_evaluation").mkdir(parents=True)
+    (bad / "human_evaluation" / "eve.json").write_text(json.dumps([{
+        "annotator": "eve", "agent_type": "no_agent", "model_name": "m", "paper_index": 1, "function_index": 0,
+        "human_judge_result": 5, "comment": ""}]))  # fmt: skip
+    proc = lmrbench("labels", "import-official", bad, "--out", tmp_path / "runs2", ok=False)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "eve.json" in proc.stderr and "record 0" in proc.stderr

@@ -1,0 +1,218 @@
+"""The review screen: label with the keys, resume, blind mode, filters, comments, one annotator at a time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Label, Static
+
+from labels_run import write_review_run
+from lmrbench.benchmark.labels.store import LabelStore
+from lmrbench.benchmark.rundir import RunDir
+from lmrbench.schemas.run import JudgeCategory
+from lmrbench.tui.app import make_app
+from lmrbench.tui.dialogs.open_review import OpenReviewDialog
+from lmrbench.tui.screens.review import ReviewScreen
+from lmrbench.tui.widgets.code_diff import WholeDiffView
+from lmrbench.tui.widgets.review_queue import ReviewQueue
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def review_run(tmp_path: Path) -> tuple[Path, Path]:
+    return write_review_run(tmp_path)
+
+
+async def opened(app, pilot) -> ReviewScreen:
+    for _ in range(100):
+        await pilot.pause(0.05)
+        screen = app.screen
+        if isinstance(screen, ReviewScreen) and screen.session is not None:
+            await pilot.pause()
+            return screen
+    raise AssertionError("the review screen did not open")
+
+
+def text_of(screen: ReviewScreen, selector: str) -> str:
+    widget = screen.query_one(selector)
+    return str(widget.render() if isinstance(widget, Label) else widget.visual)
+
+
+def facts(screen: ReviewScreen) -> str:
+    return " ".join(str(screen.query_one(f"#facts-{k}", Static).visual) for k in ("tests", "judge", "label"))
+
+
+def queue_rows(screen: ReviewScreen) -> list[list[str]]:
+    table = screen.query_one(ReviewQueue)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_keys_label_at_once_and_a_new_session_resumes(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "0/3 labelled" in text_of(screen, "#progress")
+        assert "1-Toy #1" in text_of(screen, "#item-title")
+        diff = screen.query_one(WholeDiffView)
+        assert "return 0.5" in diff.code_modified and "2 * len(a & b)" in diff.code_original
+        assert "test_dice_overlap: assert 0.5 == 0.6666666666666666" in facts(screen)
+        await pilot.press("1")
+        assert RunDir(run).labels("alice")[0].label is JudgeCategory.LOGICALLY_INCORRECT  # on disk at once
+        await pilot.press("n", "3")
+        assert "2/3 labelled" in text_of(screen, "#progress")
+        assert [r[3] for r in queue_rows(screen)] == ["1", "3", "·"]
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "2/3 labelled" in text_of(screen, "#progress")
+        assert "2-Async #1" in text_of(screen, "#item-title")  # resumes at the first unlabelled item
+        await pilot.press("2")
+        await pilot.press("p")
+        assert "1-Toy #2" in text_of(screen, "#item-title")
+    labels = {(lab.task, lab.impl): lab.label.score for lab in RunDir(run).labels("alice")}
+    assert labels == {("1-Toy", 1): 1, ("1-Toy", 2): 3, ("2-Async", 1): 2}
+
+
+async def test_blind_mode_hides_the_judge_until_the_item_is_labelled(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "hidden until you label" in facts(screen) and "judge thinks" not in facts(screen)
+        await pilot.press("n")
+        assert "hidden until you label" in facts(screen)
+        await pilot.press("3")
+        assert "3 completely correct" in facts(screen) and "The judge thinks completely_correct." in facts(screen)
+        await pilot.press("p")
+        assert "hidden until you label" in facts(screen)
+
+
+async def test_filters_show_disagreements_and_unlabelled_items(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("3")  # 1-Toy#1: judge 1, tests failed -> disagrees with both
+        await pilot.press("n", "3")  # 1-Toy#2: judge 3, tests passed -> agrees with both
+        await pilot.press("n", "1")  # 2-Async#1: judge 2, tests passed -> disagrees with both
+        await pilot.press("a")
+        assert "filter: unlabelled (0 shown)" in text_of(screen, "#progress") and queue_rows(screen) == []
+        await pilot.press("a")
+        assert "disagrees with judge" in text_of(screen, "#progress")
+        assert [(r[0], r[1]) for r in queue_rows(screen)] == [("1-Toy", "1"), ("2-Async", "1")]
+        await pilot.press("2")  # 2-Async#1 now agrees with the judge: it stays until the next move
+        await pilot.press("a")
+        assert "disagrees with tests" in text_of(screen, "#progress")
+        assert [(r[0], r[1]) for r in queue_rows(screen)] == [("1-Toy", "1"), ("2-Async", "1")]
+        await pilot.press("a")
+        assert "filter: all (3 shown)" in text_of(screen, "#progress")
+
+
+async def test_annotators_never_see_each_others_labels(review_run) -> None:
+    bench, run = review_run
+    LabelStore(RunDir(run), "bob").save("1-Toy", 1, 3, note="bob thinks it is fine")
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "0/3 labelled" in text_of(screen, "#progress")
+        assert [r[3] for r in queue_rows(screen)] == ["·", "·", "·"]
+        assert "bob" not in facts(screen) and "hidden until you label" in facts(screen)
+        await pilot.press("1")
+    assert RunDir(run).labels("bob")[0].label.score == 3  # alice's label went to her own folder
+    assert RunDir(run).labels("alice")[0].label.score == 1
+
+
+async def test_comment_typed_before_the_label_is_saved_with_it(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "returns a constant"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "returns a constant (saved with the label)" in facts(screen)
+        assert RunDir(run).labels("alice") == []
+        await pilot.press("1")
+        await pilot.press("c")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "constant 0.5"
+        await pilot.press("enter")
+        await pilot.pause()
+    (label,) = RunDir(run).labels("alice")
+    assert label.note == "constant 0.5" and label.label.score == 1
+
+
+async def test_palette_entry_opens_the_review(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Review labels")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, OpenReviewDialog)
+        app.screen.query_one("#run", Input).value = str(run)
+        await pilot.press("enter")  # to the annotator field
+        app.screen.query_one("#annotator", Input).value = "carol"
+        await pilot.press("enter")
+        screen = await opened(app, pilot)
+        assert screen.session is not None and screen.session.annotator == "carol"
+
+
+KILLED = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from pathlib import Path
+    from lmrbench.tui.app import make_app
+    from lmrbench.tui.screens.review import ReviewScreen
+
+    async def main():
+        app = make_app(Path(sys.argv[1]), review=Path(sys.argv[2]), annotator="alice")
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not (isinstance(app.screen, ReviewScreen) and app.screen.session is not None):
+                await pilot.pause(0.05)
+            await pilot.press("1")
+            print("first", flush=True)
+            await pilot.press("n", "3")
+            print("second", flush=True)
+            time.sleep(600)  # killed here, the app still running
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_killing_the_app_between_two_labels_loses_neither(review_run, tmp_path) -> None:
+    bench, run = review_run
+    script = tmp_path / "label_then_hang.py"
+    script.write_text(KILLED)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(bench), str(run)], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "first"
+        first = {(lab.task, lab.impl): lab.label.score for lab in RunDir(run).labels("alice")}
+        assert first == {("1-Toy", 1): 1}
+        assert proc.stdout.readline().strip() == "second"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    labels = {(lab.task, lab.impl): lab.label.score for lab in RunDir(run).labels("alice")}
+    assert labels == {("1-Toy", 1): 1, ("1-Toy", 2): 3}
+    assert not list((Path(run) / "labels").rglob("*.tmp"))
