@@ -9,7 +9,6 @@ from lmrbench.authoring.check import check_task, check_taskset
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
 from lmrbench.core.taskset import load_task
 
-
 CALLS = "from losses import preference_loss\n\n\ndef test():\n    assert preference_loss(1.0, 0.0) < 1\n"
 
 
@@ -63,7 +62,8 @@ def test_official_style_dockerfile_that_bakes_in_golden_files_is_flagged(fixture
 def test_a_leaked_method_body_is_found_through_its_class(fixture_repo: Path, tmp_path: Path) -> None:
     task = create_task(TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::Scaler.scale")],
                                 instructions=["x"], bench=tmp_path, name="2-M"))
-    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("from losses import Scaler\n\n\ndef test():\n    assert Scaler(2).scale(1) == 2\n")
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(
+        "from losses import Scaler\n\n\ndef test():\n    assert Scaler(2).scale(1) == 2\n")
     assert check_task(task) == []
     (task.repo_dir / "notes.md").write_text("```\nout = x * self.k\nreturn out\n```\n")
     problems = check_task(task)

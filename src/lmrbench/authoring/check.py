@@ -66,10 +66,11 @@ def golden_body_lines(source: str, qualname: str) -> list[str] | None:
     return [n for n in (_norm_line(ln) for ln in text.splitlines()) if n]
 
 
-def _contains_run(haystack: list[str], needle: list[str]) -> bool:
+def _find_run(haystack: list[str], needle: list[str]) -> int:
+    """Where ``needle`` first appears contiguously in ``haystack`` (-1 when it does not)."""
     k = len(needle)
     first = needle[0]
-    return any(haystack[i : i + k] == needle for i, line in enumerate(haystack) if line == first)
+    return next((i for i, tok in enumerate(haystack) if tok == first and haystack[i : i + k] == needle), -1)
 
 
 def golden_bodies(task: Task, impl: Implementation) -> dict[str, str]:
@@ -91,25 +92,29 @@ def golden_bodies(task: Task, impl: Implementation) -> dict[str, str]:
 def find_copies(task: Task, impl: Implementation) -> list[nearcopy.NearCopy]:
     """Copies and near-copies of ``impl``'s golden bodies in the task's repository, best first.
 
-    The one entry point of the leak scan: a fingerprint scan for bodies long enough to compare fuzzily, and an
-    exact scan of normalised lines for the short ones (score 1.0).
+    The one entry point of the leak scan: a fingerprint scan for bodies long enough to compare fuzzily, and a
+    search for the whole normalized token sequence of the short ones (score 1.0).
     """
     bodies = golden_bodies(task, impl)
     if not bodies or not task.repo_dir.is_dir():
         return []
     found = nearcopy.scan(task.repo_dir, bodies)
     fuzzy = {q for q, b in bodies.items() if len(nearcopy.body_fingerprints(b)[0]) >= nearcopy.MIN_FINGERPRINTS}
-    short = {q: lines for q, b in bodies.items() if q not in fuzzy
-             and len(lines := [n for n in (_norm_line(ln) for ln in b.splitlines()) if n]) >= MIN_LEAK_LINES}
+    short = {q: [t.text for t in nearcopy.tokens(b)] for q, b in bodies.items() if q not in fuzzy
+             and len([n for n in (_norm_line(ln) for ln in b.splitlines()) if n]) >= MIN_LEAK_LINES}
     if short:
         for path in nearcopy.text_files(task.repo_dir):
             text = nearcopy.read_text(path)
             if text is None:
                 continue
-            lines = [n for n in (_norm_line(ln) for ln in text.splitlines()) if n]
+            toks = nearcopy.tokens(text)
+            words = [t.text for t in toks]
             for q, body in short.items():
-                if _contains_run(lines, body):
-                    found.append(nearcopy.NearCopy(path.relative_to(task.repo_dir).as_posix(), 0, 0, 1.0, q))
+                at = _find_run(words, body)
+                if at >= 0:
+                    line = toks[at].line
+                    end = toks[at + len(body) - 1].line
+                    found.append(nearcopy.NearCopy(path.relative_to(task.repo_dir).as_posix(), line, end, 1.0, q))
     return sorted(found, key=lambda c: (-c.score, c.path))
 
 
@@ -238,6 +243,11 @@ def _checker_text(c: object) -> str:
     if kind == "text":
         return f"text(threshold={getattr(c, 'text_threshold', '?')})"
     return str(kind)
+
+
+def leak_findings(task: Task) -> list[Finding]:
+    """The L2xx findings of a task: copies and near-copies of its golden bodies, compiled Python."""
+    return [f for f in task_findings(task) if f.code.startswith("L")]
 
 
 def task_findings(task: Task) -> list[Finding]:

@@ -14,6 +14,7 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.mask import MaskStyle
+    from lmrbench.authoring.taskset import Task
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
@@ -62,6 +63,16 @@ def task_new(
         task = create_task(spec, force=force, progress=progress)
     console.print(f"created {task.path} ({len(task.info.implementations)} implementation(s), "
                   f"commit {task.info.upstream_commit or 'none'})")
+    _warn_leaks(task)
+
+
+def _warn_leaks(task: Task) -> None:
+    """Say where the new task's repository still holds its golden code (copies, near-copies, bytecode)."""
+    from lmrbench.authoring.check import leak_findings
+
+    for f in leak_findings(task):
+        console.print(f"[yellow]warning[/yellow] {f.code} {f.where}: {f.message}; remove it before publishing",
+                      highlight=False, soft_wrap=True)
 
 
 def _mask_style(text: str) -> MaskStyle:
@@ -88,6 +99,7 @@ def task_add(
     new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
                              mask_style=_mask_style(mask_style))
     impl = new.info.implementations[-1]
+    _warn_leaks(new)
     console.print(f"added implementation {impl.index} to {new.path}: {impl.goal_file}::{function.partition('::')[2]}"
                   f" (tests go in {impl.unit_test_file})", highlight=False)
 
