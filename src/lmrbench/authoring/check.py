@@ -221,7 +221,7 @@ def _checker_findings(task: Task, impl: Implementation) -> list[Finding]:
     from lmrbench.schemas.recording import RecordingIndex
 
     index = task.repo_dir / UNIT_TEST_DIR / "data" / f"impl_{impl.index}" / "index.json"
-    if not index.is_file():
+    if impl.checker is None or not index.is_file():
         return []
     try:
         recorded = RecordingIndex.model_validate_json(index.read_bytes()).checker
