@@ -44,7 +44,7 @@ def _imports_golden(tree: ast.Module, modules: set[str]) -> int:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "golden_files" in node.value:
             return node.lineno
         if any(set(name.split(".")) & modules for name in found):
-            return node.lineno
+            return getattr(node, "lineno", 0)
     return 0
 
 
@@ -116,7 +116,7 @@ def _tautologies(tree: ast.Module, calls: set[str]) -> list[int]:
                     tainted |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
                 ops = _compared(node)
                 if ops and all(_calls_goal(op, calls, tainted) for op in ops):
-                    lines.append(node.lineno)
+                    lines.append(getattr(node, "lineno", 0))
     return sorted(set(lines))
 
 
@@ -126,10 +126,10 @@ def _is_legacy(text: str) -> bool:
 
 def _lowercase_passed(tree: ast.Module) -> int:
     """The line of a lowercase "passed" string in a script that never writes "Passed" (0 when none)."""
-    strings = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    if any("Passed" in n.value for n in strings):
+    strings = [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    if any("Passed" in text for _, text in strings):
         return 0
-    return next((n.lineno for n in strings if _LOWER_PASSED.search(n.value)), 0)
+    return next((line for line, text in strings if _LOWER_PASSED.search(text)), 0)
 
 
 def test_findings(task: Task, impl: Implementation) -> list[Finding]:

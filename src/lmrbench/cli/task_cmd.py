@@ -13,6 +13,7 @@ from rich.table import Table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
+    from lmrbench.authoring.findings import Finding
     from lmrbench.authoring.mask import MaskStyle
     from lmrbench.authoring.taskset import Task
 
@@ -179,11 +180,10 @@ _STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 _MAX_NAMES = 6
 
 
-def _print_findings(names: list[str], findings: list[object]) -> None:
+def _print_findings(names: list[str], items: list[Finding]) -> None:
     """Grouped text: one line per group of identical findings, a second line naming the tasks when many."""
-    from lmrbench.authoring.findings import Finding, Severity, group
+    from lmrbench.authoring.findings import Severity, group
 
-    items = [f for f in findings if isinstance(f, Finding)]
     for g in group(items):
         sev = str(g.severity)
         head = f"[{_STYLE[sev]}]{sev:7s}[/] [bold]{g.code}[/]"
