@@ -13,12 +13,13 @@ import json
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen, values
+from lmrbench.authoring.bodycoverage import BodyModel, pick_cases
 from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR
@@ -26,7 +27,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.categories import Category
-from lmrbench.schemas.recording import RecordedCase, RecordingIndex
+from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
 DEFAULT_MAX_CALLS = 3
@@ -34,7 +35,7 @@ DEFAULT_MAX_BYTES = 20_000_000
 """Largest recorded data of one call (arguments, instance, results, random state)."""
 DEFAULT_TIMEOUT = 1800.0
 POOL_FACTOR = 4
-"""Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``spread``)."""
+"""Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``pick_cases``)."""
 _TAIL_LINES = 15
 
 
@@ -45,6 +46,7 @@ class RecordResult:
     test_file: Path
     data_dir: Path
     cases: list[RecordedCase]
+    coverage: list[BodyCoverage] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
@@ -146,7 +148,9 @@ def record_tests(
             harness_files=values.runtime_files(values.RECORD_RUNTIME),
         )
         _check_run(result, command, timeout)
-        chosen = _collect(out, targets, max_calls, command)
+        models = _body_models(task, impl, targets)
+        chosen = _collect(out, targets, max_calls, command, models)
+        coverage = _coverage(out, chosen, models)
         return _write_all(
             task,
             impl,
@@ -160,7 +164,39 @@ def record_tests(
             self_factory,
             test_path,
             progress,
+            coverage,
         )
+
+
+def _body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]) -> dict[str, BodyModel | None]:
+    """The statements and branches of each target's golden body (None where the golden file cannot be read)."""
+    out: dict[str, BodyModel | None] = {}
+    for file, qual in targets:
+        which = impl.goal_files.index(file) if file in impl.goal_files else 0
+        try:
+            source = task.golden_path(impl, which).read_text(encoding="utf-8")
+            out[f"{file}::{qual}"] = BodyModel(source, qual)
+        except (OSError, UnicodeDecodeError, SyntaxError, IndexError):
+            out[f"{file}::{qual}"] = None
+    return out
+
+
+def _coverage(
+    out: Path, chosen: dict[str, list[dict[str, Any]]], models: dict[str, BodyModel | None]
+) -> list[BodyCoverage]:
+    """Coverage of each target's body by its chosen calls, and what the whole run reached."""
+    reached: dict[str, set[tuple[int, int]]] = {}
+    for path in out.glob("summary-*.json"):
+        for target, arcs in json.loads(path.read_text(encoding="utf-8")).get("reached", {}).items():
+            reached.setdefault(target, set()).update(tuple(a) for a in arcs)
+    result = []
+    for target, calls in chosen.items():
+        model = models.get(target)
+        if model is None or not model.statements or all(c.get("arcs") is None for c in calls):
+            continue
+        arcs = set().union(*(model.normalize(c.get("arcs") or []) for c in calls))
+        result.append(model.measure(target, arcs, model.normalize(reached.get(target, set()))))
+    return result
 
 
 def _tail(output: str) -> str:
@@ -182,9 +218,14 @@ def _check_run(result: RunResult, command: str, timeout: float) -> None:
 
 
 def _collect(
-    out: Path, targets: list[tuple[str, str]], max_calls: int, command: str
+    out: Path,
+    targets: list[tuple[str, str]],
+    max_calls: int,
+    command: str,
+    models: dict[str, BodyModel | None] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """``max_calls`` distinct calls of each target over every process (see ``spread``), or LmrError."""
+    """``max_calls`` distinct calls of each target over every process, or LmrError: those that cover most of the
+    golden body first (``bodycoverage.pick_cases``), then one of each call shape (see ``pick_cases``)."""
     errors = sorted(out.glob("error-*.json"))
     if errors:
         raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
@@ -203,7 +244,8 @@ def _collect(
                 seen.add(line["digest"])
                 line["path"] = out / line["file"]
                 distinct.append(line)
-        picked = spread(distinct, max_calls)
+        model = (models or {}).get(target)
+        picked = pick_cases(distinct, max_calls, model, lambda c: call_shape(c["path"]))
         if not picked:
             raise LmrError(_never_called(target, file, command, summaries))
         for n, line in enumerate(picked, 1):
@@ -241,23 +283,6 @@ def call_shape(path: Path) -> str:
     return "; ".join(parts)
 
 
-def spread(calls: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """``n`` of the calls, in the order they happened: first one of each call shape, then the earliest others.
-
-    A training loop calls a loss many times with the same settings and different numbers; a driver that tries
-    several settings calls it once per setting. Taking one call per shape first covers every setting.
-    """
-    picked: list[int] = []
-    shapes: set[str] = set()
-    for i, call in enumerate(calls):
-        shape = call_shape(call["path"])
-        if shape not in shapes and len(picked) < n:
-            shapes.add(shape)
-            picked.append(i)
-    picked += [i for i in range(len(calls)) if i not in picked][: n - len(picked)]
-    return [calls[i] for i in sorted(picked)]
-
-
 def _never_called(target: str, file: str, command: str, summaries: list[dict[str, Any]]) -> str:
     if any(s.get("main_is_goal") for s in summaries):
         return (
@@ -282,6 +307,7 @@ def _write_all(
     factory: str | None,
     test_path: Path,
     progress: Progress,
+    coverage: list[BodyCoverage] | None = None,
 ) -> RecordResult:
     unit_dir = task.repo_dir / UNIT_TEST_DIR
     data_dir = unit_dir / "data" / f"impl_{impl.index}"
@@ -322,6 +348,7 @@ def _write_all(
             checker=checker,
             self_factory=factory,
             cases=cases,
+            coverage=coverage or [],
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in values.runtime_files(values.TEST_RUNTIME).items():
@@ -335,7 +362,7 @@ def _write_all(
     save_task_info(task.info, task.path)
     for c in cases:
         progress.log(f"{c.file}: {c.bytes:,} bytes ({c.target}: {', '.join(c.arguments) or 'no arguments'})")
-    return RecordResult(test_file=test_path, data_dir=data_dir, cases=cases)
+    return RecordResult(test_file=test_path, data_dir=data_dir, cases=cases, coverage=coverage or [])
 
 
 def _needs_positional(case: dict[str, Any]) -> bool:
