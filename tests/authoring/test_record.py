@@ -385,3 +385,33 @@ def test_cases_are_picked_to_cover_the_branches_the_objects_state_takes(tmp_path
     assert any(s % 5 == 4 for s in steps) and any(s < 2 for s in steps)
     one = record_tests(task, 1, "python run.py", sandbox=local, max_calls=1, force=True)
     assert one.coverage[0].lines_covered < 6 and one.coverage[0].reached_not_kept != []
+
+
+PROMPTS = '''
+def format_prompt(question, shots):
+    """The few-shot prompt."""
+    lines = [f"Q: {q}\\nA: {a}" for q, a in shots]
+    return "\\n\\n".join(lines + [f"Q: {question}\\nA:"])
+'''
+
+
+def test_text_results_get_the_exact_checker_and_the_test_says_which(tmp_path, local):
+    driver = """
+        from model.prompts import format_prompt
+        print(format_prompt("2+2?", [("1+1?", "2")]))
+    """
+    task = make_task(tmp_path, "model/prompts.py::format_prompt", category="Prompting & Reasoning",
+                     extra={"model/prompts.py": PROMPTS, "run.py": driver})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    text = result.test_file.read_text()
+    assert "Checker: exact (every recorded result is text)" in text and "assert_equal(result" in text
+    assert load_task_info(task.path).implementation(1).checker.kind == "exact"
+    status, _ = _outcomes(local, task, "golden")
+    assert status is TestStatus.PASSED
+    # a format that is 0.97 similar (one missing space) passes a 0.9 text checker, and fails this test
+    cand = tmp_path / "cand" / "model"
+    cand.mkdir(parents=True)
+    (cand / "prompts.py").write_text(PROMPTS.replace('f"Q: {question}', 'f"Q:{question}'))
+    assert (cand / "prompts.py").read_text() != PROMPTS
+    status, _ = _outcomes(local, task, tmp_path / "cand")
+    assert status is TestStatus.FAILED

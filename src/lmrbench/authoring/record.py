@@ -26,7 +26,6 @@ from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
-from lmrbench.schemas.categories import Category
 from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
@@ -55,17 +54,36 @@ class RecordResult:
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
-    """The implementation's checker: its own, else text for text-producing categories, else numeric.
+    """The implementation's checker as asked for in info.json, else numeric (which compares text exactly).
 
     Every field is set explicitly, so info.json shows the tolerances the tests use.
     """
-    if impl.checker is not None:
-        chosen = impl.checker
-    elif impl.category_normalized in (Category.PROMPTING, Category.DATA_AUGMENTATION):
-        chosen = CheckerSettings(kind="text")
-    else:
-        chosen = CheckerSettings()
+    chosen = impl.checker if impl.checker is not None else CheckerSettings()
     return CheckerSettings(**chosen.model_dump())
+
+
+def checker_by_type(impl: Implementation, expected: list[Any]) -> tuple[CheckerSettings, str]:
+    """The checker of the generated test and why: the one asked for in info.json, else ``exact`` when every
+    recorded result is text (prompt formats, templates: a similarity threshold would pass a wrong format),
+    else numeric."""
+    if impl.checker is not None:
+        return default_checker(impl), "as set in info.json"
+    if expected and all(_is_text(node) for node in expected):
+        return CheckerSettings(kind="exact"), "every recorded result is text"
+    return CheckerSettings(), "the recorded results hold numbers"
+
+
+def _is_text(node: Any) -> bool:
+    """True for an encoded value made of strings only (a string, or a collection of strings)."""
+    if isinstance(node, str):
+        return True
+    if isinstance(node, list):
+        return bool(node) and all(_is_text(n) for n in node)
+    if isinstance(node, dict) and node.get("$") in ("tuple", "namedtuple", "set", "frozenset"):
+        return bool(node["items"]) and all(_is_text(n) for n in node["items"])
+    if isinstance(node, dict) and node.get("$") == "dict":
+        return bool(node["items"]) and all(_is_text(v) for _, v in node["items"])
+    return False
 
 
 def goal_targets(impl: Implementation) -> list[tuple[str, str]]:
@@ -314,6 +332,7 @@ def _write_all(
     single = len(targets) == 1
     cases: list[RecordedCase] = []
     specs: list[testgen.CaseSpec] = []
+    expected: list[Any] = []
     with staging_dir(data_dir, replace=True) as stage:
         for file, qual in targets:
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
@@ -324,6 +343,7 @@ def _write_all(
                 (stage / f"{name}.npz").write_bytes(raw)
                 entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", line)
                 cases.append(entry)
+                expected.append(case["expected"])
                 specs.append(
                     testgen.CaseSpec(
                         test=entry.test,
@@ -339,6 +359,7 @@ def _write_all(
                         random_state=entry.random_state,
                     )
                 )
+        checker, why = checker_by_type(impl, expected)
         index = RecordingIndex(
             implementation=impl.index,
             command=command,
@@ -354,7 +375,7 @@ def _write_all(
         for name, data in values.runtime_files(values.TEST_RUNTIME).items():
             atomic_write_bytes(unit_dir / name, data)
         atomic_write_text(
-            test_path, testgen.render_recorded_test(impl.index, specs, checker, command, factory)
+            test_path, testgen.render_recorded_test(impl.index, specs, checker, command, factory, checker_note=why)
         )
     rel = test_path.relative_to(task.repo_dir).as_posix()
     impl.unit_test_file = rel
