@@ -405,7 +405,8 @@ def test_text_results_get_the_exact_checker_and_the_test_says_which(tmp_path, lo
     result = record_tests(task, 1, "python run.py", sandbox=local)
     text = result.test_file.read_text()
     assert "Checker: exact (every recorded result is text)" in text and "assert_equal(result" in text
-    assert load_task_info(task.path).implementation(1).checker.kind == "exact"
+    saved = json.loads((task.path / "info.json").read_text())["implementations"][0]["checker"]
+    assert saved == {"kind": "exact", "rtol": 1e-5, "atol": 1e-8, "text_threshold": 0.9}
     status, _ = _outcomes(local, task, "golden")
     assert status is TestStatus.PASSED
     # a format that is 0.97 similar (one missing space) passes a 0.9 text checker, and fails this test

@@ -69,8 +69,10 @@ def checker_by_type(impl: Implementation, expected: list[Any]) -> tuple[CheckerS
     if impl.checker is not None:
         return default_checker(impl), "as set in info.json"
     if expected and all(_is_text(node) for node in expected):
-        return CheckerSettings(kind="exact"), "every recorded result is text"
-    return CheckerSettings(), "the recorded results hold numbers"
+        chosen, why = CheckerSettings(kind="exact"), "every recorded result is text"
+    else:
+        chosen, why = CheckerSettings(), "the recorded results hold numbers"
+    return CheckerSettings(**chosen.model_dump()), why  # every field set: info.json shows them all
 
 
 def _is_text(node: Any) -> bool:
