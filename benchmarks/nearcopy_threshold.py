@@ -3,7 +3,7 @@
 Positives: each near-copy form of the defect fixture set (tests/authoring/defect_set.py), and siblings of its
 golden body with 1..n of its lines rewritten. Negatives: the best score of any other place, against every golden
 body (the bundled examples' and the fixture's), in the bundled examples' masked repositories and in lmrbench's
-own source tree (about 15,000 lines of Python that copies none of them).
+own source tree (about 14,000 lines of Python that copies none of them).
 
 Run: python benchmarks/nearcopy_threshold.py
 """
