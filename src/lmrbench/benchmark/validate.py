@@ -29,9 +29,9 @@ from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.authoring.tree import Variant, impl_test_files
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE, is_weak, mutant_diff, mutant_name, survivors
 from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
-from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE, is_weak, mutant_diff, mutant_name, survivors
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within

@@ -15,7 +15,7 @@ from lmrbench.errors import LmrError
 if TYPE_CHECKING:
     from lmrbench.authoring.findings import Finding
     from lmrbench.authoring.mask import MaskStyle
-    from lmrbench.authoring.taskset import Task
+    from lmrbench.core.taskset import Task
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
