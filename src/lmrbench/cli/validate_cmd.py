@@ -69,6 +69,10 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
     console.print(table)
     for r in summary.rows:
+        if r.weak:
+            console.print(f"[yellow]{r.task}#{r.impl} is valid but weak[/yellow]: its tests kill "
+                          f"{r.mutants_killed}/{r.mutants_total} mutants ({r.kill_rate or 0:.0%}), below "
+                          f"--min-kill-rate {min_kill_rate:.0%}", highlight=False)
         if r.survivors:
             console.print(f"surviving mutants of {r.task}#{r.impl}:", highlight=False)
             for name, diff in (diffs or {}).get((r.task, r.impl)) or [(s, "") for s in r.survivors]:
