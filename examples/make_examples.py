@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pymupdf
 
+from lmrbench.authoring.bodycoverage import coverage_text
 from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
 from lmrbench.benchmark.sandbox.choose import get_sandbox
@@ -143,6 +144,8 @@ def main() -> int:
             result = record_tests(task, 1, ex["record"], sandbox=sandbox, max_calls=ex["max_calls"], force=True)
             print(f"{task.path.relative_to(HERE.parent)}: {ex['function']}: {len(result.cases)} cases recorded "
                   f"from `{ex['record']}` ({result.total_bytes} bytes)")
+            for cov in result.coverage:
+                print(f"  coverage of the golden body: {coverage_text(cov)}")
     return 0
 
 

@@ -9,6 +9,8 @@ from lmrbench.authoring.check import check_task, check_taskset
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
 from lmrbench.core.taskset import load_task
 
+CALLS = "from losses import preference_loss\n\n\ndef test():\n    assert preference_loss(1.0, 0.0) < 1\n"
+
 
 def _task(repo: Path, bench: Path):
     return create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("losses.py::preference_loss")],
@@ -17,7 +19,7 @@ def _task(repo: Path, bench: Path):
 
 def test_golden_body_copied_into_another_file_or_notebook_is_a_leak(fixture_repo: Path, tmp_path: Path) -> None:
     task = _task(fixture_repo, tmp_path)
-    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(CALLS)
     assert check_task(task) == []
     (task.repo_dir / "old_copy.py").write_text(
         "def dpo(chosen, rejected, beta):\n    logits = chosen - rejected  # same\n"
@@ -27,7 +29,7 @@ def test_golden_body_copied_into_another_file_or_notebook_is_a_leak(fixture_repo
     (task.repo_dir / "explore.ipynb").write_text(json.dumps(nb))
     problems = check_task(task)
     assert len(problems) == 2
-    assert all("leaked solution" in p for p in problems)
+    assert all("L201" in p and "golden body of preference_loss" in p for p in problems)
     assert any("old_copy.py" in p for p in problems) and any("explore.ipynb" in p for p in problems)
 
 
@@ -48,19 +50,20 @@ def test_wrong_unit_test_file_and_broken_task_are_reported_while_others_load(fix
 
 def test_official_style_dockerfile_that_bakes_in_golden_files_is_flagged(fixture_repo: Path, tmp_path: Path) -> None:
     task = _task(fixture_repo, tmp_path)
-    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(CALLS)
     (task.path / "Dockerfile").write_text("FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime\nARG UID\n"
                                           "WORKDIR /workspace\nCOPY . .\n")
     problems = check_task(task)
     assert any("COPY . ." in p and "golden" in p for p in problems)
     (task.path / "Dockerfile").unlink()
-    assert any("Dockerfile: missing" in p for p in check_task(task))
+    assert any("Dockerfile: D401 missing" in p for p in check_task(task))
 
 
 def test_a_leaked_method_body_is_found_through_its_class(fixture_repo: Path, tmp_path: Path) -> None:
     task = create_task(TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::Scaler.scale")],
                                 instructions=["x"], bench=tmp_path, name="2-M"))
-    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test(): pass\n")
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(
+        "from losses import Scaler\n\n\ndef test():\n    assert Scaler(2).scale(1) == 2\n")
     assert check_task(task) == []
     (task.repo_dir / "notes.md").write_text("```\nout = x * self.k\nreturn out\n```\n")
     problems = check_task(task)

@@ -345,3 +345,74 @@ def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tm
     assert result.golden_passed and result.masked_failed and not result.flaky_tests
     assert result.valid, result.reasons
     assert result.kill_rate is not None and result.kill_rate >= 0.8
+
+
+SCHEDULE = '''
+class Schedule:
+    """A learning-rate schedule: warm-up, then a tenth of the rate every fifth step."""
+
+    def __init__(self):
+        self.step = 0
+
+    def rate(self, base):
+        """The rate of the next step."""
+        self.step += 1
+        if self.step <= 2:
+            return base * self.step / 2
+        if self.step % 5 == 0:
+            return base / 10
+        return base
+'''
+
+
+def test_cases_are_picked_to_cover_the_branches_the_objects_state_takes(tmp_path, local):
+    driver = """
+        from model.sched import Schedule
+        s = Schedule()
+        for _ in range(12):
+            s.rate(0.1)
+    """
+    task = make_task(tmp_path, "model/sched.py::Schedule.rate", extra={"model/sched.py": SCHEDULE, "run.py": driver})
+    result = record_tests(task, 1, "python run.py", sandbox=local, max_calls=3)
+    # every call has the same shape; the first three (all warm-up or just after) would leave `base / 10` unrun
+    (cov,) = result.coverage
+    assert cov.target == "model/sched.py::Schedule.rate"
+    assert (cov.lines_covered, cov.lines_total) == (6, 6) and cov.missing_lines == []
+    assert cov.branches_total == 4 and cov.branches_covered == 4
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_bytes())
+    assert index.coverage == result.coverage
+    steps = sorted(read_case_file(result.data_dir / c.file)[0]["self"]["items"][0][1] for c in result.cases)
+    assert any(s % 5 == 4 for s in steps) and any(s < 2 for s in steps)
+    one = record_tests(task, 1, "python run.py", sandbox=local, max_calls=1, force=True)
+    assert one.coverage[0].lines_covered < 6 and one.coverage[0].reached_not_kept != []
+
+
+PROMPTS = '''
+def format_prompt(question, shots):
+    """The few-shot prompt."""
+    lines = [f"Q: {q}\\nA: {a}" for q, a in shots]
+    return "\\n\\n".join(lines + [f"Q: {question}\\nA:"])
+'''
+
+
+def test_text_results_get_the_exact_checker_and_the_test_says_which(tmp_path, local):
+    driver = """
+        from model.prompts import format_prompt
+        print(format_prompt("2+2?", [("1+1?", "2")]))
+    """
+    task = make_task(tmp_path, "model/prompts.py::format_prompt", category="Prompting & Reasoning",
+                     extra={"model/prompts.py": PROMPTS, "run.py": driver})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    text = result.test_file.read_text()
+    assert "Checker: exact (every recorded result is text)" in text and "assert_equal(result" in text
+    saved = json.loads((task.path / "info.json").read_text())["implementations"][0]["checker"]
+    assert saved == {"kind": "exact", "rtol": 1e-5, "atol": 1e-8, "text_threshold": 0.9}
+    status, _ = _outcomes(local, task, "golden")
+    assert status is TestStatus.PASSED
+    # a format that is 0.97 similar (one missing space) passes a 0.9 text checker, and fails this test
+    cand = tmp_path / "cand" / "model"
+    cand.mkdir(parents=True)
+    (cand / "prompts.py").write_text(PROMPTS.replace('f"Q: {question}', 'f"Q:{question}'))
+    assert (cand / "prompts.py").read_text() != PROMPTS
+    status, _ = _outcomes(local, task, tmp_path / "cand")
+    assert status is TestStatus.FAILED

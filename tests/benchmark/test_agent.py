@@ -26,6 +26,9 @@ def bench(tmp_path: Path) -> Path:
     (repo / "unit_test" / "data" / "case_1.json").write_text('{"expected": 0.666}')
     (repo / "recorded").mkdir()
     (repo / "recorded" / "outputs.json").write_text("{}")
+    (repo / "toy" / "metrics.pyc").write_bytes(b"compiled golden code")  # stray bytecode beside its source
+    (repo / "toy" / "__pycache__").mkdir()
+    (repo / "toy" / "__pycache__" / "metrics.cpython-311.pyc").write_bytes(b"compiled golden code")
     info = (bench / "1-Toy" / "info.json").read_text()
     (bench / "1-Toy" / "info.json").write_text(
         info.replace('"index": 1,', '"index": 1, "trusted_files": ["recorded"],')

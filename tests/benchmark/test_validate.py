@@ -129,10 +129,15 @@ def test_mutants_are_run_and_the_kill_rate_reported(tmp_path):
     add, scale = summary.rows
     assert add.mutants_total > 0 and add.mutants_killed == add.mutants_total and add.valid
     assert scale.mutants_total > 0 and scale.mutants_killed < scale.mutants_total
-    assert not scale.valid and "mutants" in scale.reasons[0]
+    assert scale.valid and scale.weak and not add.weak and scale.reasons == []  # valid, but weak
+    assert scale.kill_rate is not None and scale.kill_rate < 0.9 and add.kill_rate == 1.0
     stored = latest_results(bench)[("1-Calc", 2)]
-    assert any(not m.killed for m in stored.mutants)
-    assert stored.kill_rate is not None and stored.kill_rate < 0.9
+    alive = [m for m in stored.mutants if not m.killed]
+    assert alive and scale.survivors == [f"{m.name}: {m.description}" for m in alive]
+    assert all(m.name.startswith("M") and m.diff.startswith("--- a/calc.py") for m in stored.mutants)
+    assert all("-        out.append(x * k)" in m.diff or "return" in m.diff for m in alive)
+    # the threshold is a reading of the stored result: a lower one makes the same runs not weak
+    assert not local(bench, ValidateOptions(repeat=1, max_mutants=6, min_kill_rate=0.1)).rows[1].weak
 
 
 def test_bad_options_and_run_folder_inside_a_task(tmp_path):
@@ -262,3 +267,20 @@ def test_ctrl_c_with_the_local_runner_kills_the_running_tests(tmp_path):
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
     leftovers = [p.name for p in default_run_dir(bench).rglob("*")] if default_run_dir(bench).exists() else []
     assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
+
+
+def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tmp_path):
+    bench = tmp_path / "bench"
+    weak_scale = "from calc import scale\n\n\ndef test_scale():\n    assert scale([1, 2], 3) is not None\n"
+    write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": weak_scale})
+    exe = Path(sys.executable).parent / "lmrbench"
+    proc = subprocess.run([str(exe), "validate", str(bench), "--runner", "local", "--repeat", "1",
+                           "--max-mutants", "6"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "1-Calc#2 is valid but weak: its tests kill 2/5 mutants (40%), below --min-kill-rate 75%" in out
+    assert "1-Calc#1 is valid but weak" not in out
+    assert "surviving mutants of 1-Calc#2:" in out and "--- a/calc.py" in out
+    assert "valid: 1/2, valid but weak: 1/2" in out
+    doc = json.loads(result_path(default_run_dir(bench), "1-Calc", 2).read_text())
+    assert doc["weak"] is True and any(not m["killed"] and m["diff"] for m in doc["mutants"])

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
+
+if TYPE_CHECKING:
+    from lmrbench.authoring.findings import Finding
 
 DOCKERFILE = "Dockerfile"
 GENERATED_MARK = "# lmrbench task image"
@@ -105,6 +109,22 @@ def copies_task_folder(text: str) -> bool:
         if any(src in (".", "./", "*") for src in parts[:-1]):
             return True
     return False
+
+
+def dockerfile_findings(text: str, task: str) -> list[Finding]:
+    """D402 (copies the task folder) and D403 (no ARG BASE_IMAGE, a note) for a Dockerfile lmrbench did not write."""
+    from lmrbench.authoring.findings import Finding
+
+    if is_generated(text):
+        return []
+    out = []
+    if copies_task_folder(text):
+        out.append(Finding("D402", task, DOCKERFILE, "copies the whole task folder into the image (COPY . .): "
+                           "golden files and tests are readable by the code under test"))
+    if not re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE):
+        out.append(Finding("D403", task, DOCKERFILE, "has no ARG BASE_IMAGE: it builds only where its FROM image "
+                           "can be pulled or exists"))
+    return out
 
 
 def dockerfile_warnings(text: str, path: Path | str = DOCKERFILE) -> list[str]:

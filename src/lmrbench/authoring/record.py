@@ -13,20 +13,20 @@ import json
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen, values
+from lmrbench.authoring.bodycoverage import BodyModel, pick_cases
 from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
-from lmrbench.schemas.categories import Category
-from lmrbench.schemas.recording import RecordedCase, RecordingIndex
+from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
 DEFAULT_MAX_CALLS = 3
@@ -34,7 +34,7 @@ DEFAULT_MAX_BYTES = 20_000_000
 """Largest recorded data of one call (arguments, instance, results, random state)."""
 DEFAULT_TIMEOUT = 1800.0
 POOL_FACTOR = 4
-"""Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``spread``)."""
+"""Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``pick_cases``)."""
 _TAIL_LINES = 15
 
 
@@ -45,6 +45,7 @@ class RecordResult:
     test_file: Path
     data_dir: Path
     cases: list[RecordedCase]
+    coverage: list[BodyCoverage] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
@@ -53,17 +54,38 @@ class RecordResult:
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
-    """The implementation's checker: its own, else text for text-producing categories, else numeric.
+    """The implementation's checker as asked for in info.json, else numeric (which compares text exactly).
 
     Every field is set explicitly, so info.json shows the tolerances the tests use.
     """
-    if impl.checker is not None:
-        chosen = impl.checker
-    elif impl.category_normalized in (Category.PROMPTING, Category.DATA_AUGMENTATION):
-        chosen = CheckerSettings(kind="text")
-    else:
-        chosen = CheckerSettings()
+    chosen = impl.checker if impl.checker is not None else CheckerSettings()
     return CheckerSettings(**chosen.model_dump())
+
+
+def checker_by_type(impl: Implementation, expected: list[Any]) -> tuple[CheckerSettings, str]:
+    """The checker of the generated test and why: the one asked for in info.json, else ``exact`` when every
+    recorded result is text (prompt formats, templates: a similarity threshold would pass a wrong format),
+    else numeric."""
+    if impl.checker is not None:
+        return default_checker(impl), "as set in info.json"
+    if expected and all(_is_text(node) for node in expected):
+        chosen, why = CheckerSettings(kind="exact"), "every recorded result is text"
+    else:
+        chosen, why = CheckerSettings(), "the recorded results hold numbers"
+    return CheckerSettings(**chosen.model_dump()), why  # every field set: info.json shows them all
+
+
+def _is_text(node: Any) -> bool:
+    """True for an encoded value made of strings only (a string, or a collection of strings)."""
+    if isinstance(node, str):
+        return True
+    if isinstance(node, list):
+        return bool(node) and all(_is_text(n) for n in node)
+    if isinstance(node, dict) and node.get("$") in ("tuple", "namedtuple", "set", "frozenset"):
+        return bool(node["items"]) and all(_is_text(n) for n in node["items"])
+    if isinstance(node, dict) and node.get("$") == "dict":
+        return bool(node["items"]) and all(_is_text(v) for _, v in node["items"])
+    return False
 
 
 def goal_targets(impl: Implementation) -> list[tuple[str, str]]:
@@ -146,7 +168,9 @@ def record_tests(
             harness_files=values.runtime_files(values.RECORD_RUNTIME),
         )
         _check_run(result, command, timeout)
-        chosen = _collect(out, targets, max_calls, command)
+        models = _body_models(task, impl, targets)
+        chosen = _collect(out, targets, max_calls, command, models)
+        coverage = _coverage(out, chosen, models)
         return _write_all(
             task,
             impl,
@@ -160,7 +184,39 @@ def record_tests(
             self_factory,
             test_path,
             progress,
+            coverage,
         )
+
+
+def _body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]) -> dict[str, BodyModel | None]:
+    """The statements and branches of each target's golden body (None where the golden file cannot be read)."""
+    out: dict[str, BodyModel | None] = {}
+    for file, qual in targets:
+        which = impl.goal_files.index(file) if file in impl.goal_files else 0
+        try:
+            source = task.golden_path(impl, which).read_text(encoding="utf-8")
+            out[f"{file}::{qual}"] = BodyModel(source, qual)
+        except (OSError, UnicodeDecodeError, SyntaxError, IndexError):
+            out[f"{file}::{qual}"] = None
+    return out
+
+
+def _coverage(
+    out: Path, chosen: dict[str, list[dict[str, Any]]], models: dict[str, BodyModel | None]
+) -> list[BodyCoverage]:
+    """Coverage of each target's body by its chosen calls, and what the whole run reached."""
+    reached: dict[str, set[tuple[int, int]]] = {}
+    for path in out.glob("summary-*.json"):
+        for target, arcs in json.loads(path.read_text(encoding="utf-8")).get("reached", {}).items():
+            reached.setdefault(target, set()).update(tuple(a) for a in arcs)
+    result = []
+    for target, calls in chosen.items():
+        model = models.get(target)
+        if model is None or not model.statements or all(c.get("arcs") is None for c in calls):
+            continue
+        arcs = set().union(*(model.normalize(c.get("arcs") or []) for c in calls))
+        result.append(model.measure(target, arcs, model.normalize(reached.get(target, set()))))
+    return result
 
 
 def _tail(output: str) -> str:
@@ -182,9 +238,14 @@ def _check_run(result: RunResult, command: str, timeout: float) -> None:
 
 
 def _collect(
-    out: Path, targets: list[tuple[str, str]], max_calls: int, command: str
+    out: Path,
+    targets: list[tuple[str, str]],
+    max_calls: int,
+    command: str,
+    models: dict[str, BodyModel | None] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """``max_calls`` distinct calls of each target over every process (see ``spread``), or LmrError."""
+    """``max_calls`` distinct calls of each target over every process, or LmrError: those that cover most of the
+    golden body first (``bodycoverage.pick_cases``), then one of each call shape (see ``pick_cases``)."""
     errors = sorted(out.glob("error-*.json"))
     if errors:
         raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
@@ -203,7 +264,8 @@ def _collect(
                 seen.add(line["digest"])
                 line["path"] = out / line["file"]
                 distinct.append(line)
-        picked = spread(distinct, max_calls)
+        model = (models or {}).get(target)
+        picked = pick_cases(distinct, max_calls, model, lambda c: call_shape(c["path"]))
         if not picked:
             raise LmrError(_never_called(target, file, command, summaries))
         for n, line in enumerate(picked, 1):
@@ -241,23 +303,6 @@ def call_shape(path: Path) -> str:
     return "; ".join(parts)
 
 
-def spread(calls: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """``n`` of the calls, in the order they happened: first one of each call shape, then the earliest others.
-
-    A training loop calls a loss many times with the same settings and different numbers; a driver that tries
-    several settings calls it once per setting. Taking one call per shape first covers every setting.
-    """
-    picked: list[int] = []
-    shapes: set[str] = set()
-    for i, call in enumerate(calls):
-        shape = call_shape(call["path"])
-        if shape not in shapes and len(picked) < n:
-            shapes.add(shape)
-            picked.append(i)
-    picked += [i for i in range(len(calls)) if i not in picked][: n - len(picked)]
-    return [calls[i] for i in sorted(picked)]
-
-
 def _never_called(target: str, file: str, command: str, summaries: list[dict[str, Any]]) -> str:
     if any(s.get("main_is_goal") for s in summaries):
         return (
@@ -282,12 +327,14 @@ def _write_all(
     factory: str | None,
     test_path: Path,
     progress: Progress,
+    coverage: list[BodyCoverage] | None = None,
 ) -> RecordResult:
     unit_dir = task.repo_dir / UNIT_TEST_DIR
     data_dir = unit_dir / "data" / f"impl_{impl.index}"
     single = len(targets) == 1
     cases: list[RecordedCase] = []
     specs: list[testgen.CaseSpec] = []
+    expected: list[Any] = []
     with staging_dir(data_dir, replace=True) as stage:
         for file, qual in targets:
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
@@ -298,6 +345,7 @@ def _write_all(
                 (stage / f"{name}.npz").write_bytes(raw)
                 entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", line)
                 cases.append(entry)
+                expected.append(case["expected"])
                 specs.append(
                     testgen.CaseSpec(
                         test=entry.test,
@@ -313,6 +361,7 @@ def _write_all(
                         random_state=entry.random_state,
                     )
                 )
+        checker, why = checker_by_type(impl, expected)
         index = RecordingIndex(
             implementation=impl.index,
             command=command,
@@ -322,12 +371,13 @@ def _write_all(
             checker=checker,
             self_factory=factory,
             cases=cases,
+            coverage=coverage or [],
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in values.runtime_files(values.TEST_RUNTIME).items():
             atomic_write_bytes(unit_dir / name, data)
         atomic_write_text(
-            test_path, testgen.render_recorded_test(impl.index, specs, checker, command, factory)
+            test_path, testgen.render_recorded_test(impl.index, specs, checker, command, factory, checker_note=why)
         )
     rel = test_path.relative_to(task.repo_dir).as_posix()
     impl.unit_test_file = rel
@@ -335,7 +385,7 @@ def _write_all(
     save_task_info(task.info, task.path)
     for c in cases:
         progress.log(f"{c.file}: {c.bytes:,} bytes ({c.target}: {', '.join(c.arguments) or 'no arguments'})")
-    return RecordResult(test_file=test_path, data_dir=data_dir, cases=cases)
+    return RecordResult(test_file=test_path, data_dir=data_dir, cases=cases, coverage=coverage or [])
 
 
 def _needs_positional(case: dict[str, Any]) -> bool:

@@ -211,9 +211,16 @@ def _test_function(case: CaseSpec, data_var: str, checker: CheckerSettings, fact
 
 
 def render_recorded_test(
-    impl_index: int, cases: list[CaseSpec], checker: CheckerSettings, command: str, factory: str | None = None
+    impl_index: int,
+    cases: list[CaseSpec],
+    checker: CheckerSettings,
+    command: str,
+    factory: str | None = None,
+    *,
+    checker_note: str = "",
 ) -> str:
-    """The whole test file (with its header) for the recorded ``cases`` of one implementation."""
+    """The whole test file (with its header) for the recorded ``cases`` of one implementation; the header
+    names the checker and, with ``checker_note``, why it was chosen."""
     names = sorted({c.qualname for c in cases})
     files = sorted({c.goal.module for c in cases})
     what = ", ".join(f"`{n}`" for n in names)
@@ -222,7 +229,9 @@ def render_recorded_test(
         f"Tests of {what} ({', '.join(files)}), implementation {impl_index}.\n\n"
         f"Each case was recorded from a real call while {_command_text(command, impl_index)} ran the "
         "reference code: the arguments of the call and what it returned (and changed) are in the case file, "
-        f"and the function must give the same results {_tolerance_text(checker)}."
+        f"and the function must give the same results {_tolerance_text(checker)}.\n\n"
+        f"Checker: {checker.kind}" + (f" ({checker_note})" if checker_note else "")
+        + '; set "checker" of the implementation in info.json and record again to change it.'
     )
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',

@@ -44,8 +44,8 @@ def _excluded(task: Task) -> set[PurePosixPath]:
 
 
 def _copy_repo(task: Task, dest: Path) -> None:
-    """Copy the masked repository without trusted files, VCS folders, caches or symbolic links out of it;
-    LmrError for a task whose links leave its folder."""
+    """Copy the masked repository without trusted files, VCS folders, caches, compiled Python or symbolic links
+    out of it; LmrError for a task whose links leave its folder."""
     check_contained(task)
     hidden = _excluded(task)
     root = task.repo_dir
@@ -57,7 +57,8 @@ def _copy_repo(task: Task, dest: Path) -> None:
             path = Path(folder) / name
             trusted = (rel / name if str(rel) != "." else PurePosixPath(name)) in hidden
             escapes = path.is_symlink() and not path.resolve().is_relative_to(root.resolve())
-            if name in _NEVER or trusted or escapes:
+            compiled = name.endswith((".pyc", ".pyo"))  # bytecode holds the golden code's names and constants
+            if name in _NEVER or trusted or escapes or compiled:
                 out.add(name)
         return out
 

@@ -28,6 +28,7 @@ from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.authoring.tree import Variant, impl_test_files
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE, is_weak, mutant_diff, mutant_name, survivors
 from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
@@ -58,8 +59,8 @@ class ValidateOptions:
     """Wall-clock limit of one test run, in seconds."""
     max_mutants: int = 12
     """Most mutants run per implementation (picked evenly from the generated ones)."""
-    min_kill_rate: float = 0.0
-    """An implementation whose tests kill fewer mutants than this is invalid."""
+    min_kill_rate: float = DEFAULT_MIN_KILL_RATE
+    """An implementation whose tests kill fewer mutants than this is valid but weak."""
     jobs: int = 1
     """Tasks validated at once, each run in its own container."""
     force: bool = False
@@ -225,6 +226,8 @@ def validate_implementation(
         reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
     result.reasons = reasons
     result.valid = not reasons
+    result.min_kill_rate = opts.min_kill_rate
+    result.weak = is_weak(result, opts.min_kill_rate)
     result.seconds = round(time.monotonic() - start, 3)
     result.finished_at = datetime.now(UTC)
     return result
@@ -272,17 +275,15 @@ def _run_checks(
             cand = write_mutant_candidate(task, impl, Path(tmp), goal, mutant)
             report = run(cand, f"mutant {n}/{len(chosen)}", mutant_timeout, expected)
         failing = [c.test_id for c in report.cases if c.outcome in ("failed", "error")]
+        golden = task.golden_path(impl, impl.goal_files.index(goal)).read_text(encoding="utf-8")
         result.mutants.append(MutantResult(
             qualname=qual, kind=mutant.kind, description=mutant.description, status=report.status,
             killed=report.status in _KILLING, detail=(", ".join(failing) or report.detail)[:200],
+            name=mutant_name(n, mutant.kind), diff=mutant_diff(golden, mutant.source, goal),
         ))
     counted = [m for m in result.mutants if m.status is not TestStatus.INFRA_ERROR]
     result.mutants_total = len(counted)
     result.mutants_killed = sum(m.killed for m in counted)
-    rate = result.kill_rate
-    if opts.min_kill_rate > 0 and rate is not None and rate < opts.min_kill_rate:
-        reasons.append(f"tests kill {result.mutants_killed}/{result.mutants_total} mutants, "
-                       f"below {opts.min_kill_rate:.0%}")
     return reasons
 
 
@@ -318,6 +319,8 @@ def _row(res: ImplValidation, skipped: bool) -> SummaryRow:
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
         evidence=_evidence(res),
+        weak=res.weak, kill_rate=res.kill_rate,
+        survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
     )
 
 
@@ -414,6 +417,7 @@ def validate_taskset(
         for impl in task.info.implementations:
             old = None if opts.force else load_result(result_path(run_dir, task.name, impl.index))
             if old is not None and is_reusable(old, fp, opts):
+                old.min_kill_rate, old.weak = opts.min_kill_rate, is_weak(old, opts.min_kill_rate)
                 rows[(task.name, impl.index)] = _row(old, skipped=True)
                 continue
             job.impls.append(impl)

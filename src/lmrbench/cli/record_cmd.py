@@ -83,6 +83,13 @@ def task_record(
         highlight=False,
         soft_wrap=True,
     )
+    from lmrbench.authoring.bodycoverage import coverage_text
+
+    for cov in result.coverage:
+        console.print(f"coverage of {cov.target}'s golden body by the cases: {coverage_text(cov)}",
+                      highlight=False, soft_wrap=True)
+    if not result.coverage:
+        console.print("coverage: not traced (another tracer was active)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

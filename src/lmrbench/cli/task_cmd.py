@@ -13,7 +13,9 @@ from rich.table import Table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
+    from lmrbench.authoring.findings import Finding
     from lmrbench.authoring.mask import MaskStyle
+    from lmrbench.core.taskset import Task
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
 tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
@@ -62,6 +64,16 @@ def task_new(
         task = create_task(spec, force=force, progress=progress)
     console.print(f"created {task.path} ({len(task.info.implementations)} implementation(s), "
                   f"commit {task.info.upstream_commit or 'none'})")
+    _warn_leaks(task)
+
+
+def _warn_leaks(task: Task) -> None:
+    """Say where the new task's repository still holds its golden code (copies, near-copies, bytecode)."""
+    from lmrbench.authoring.check import leak_findings
+
+    for f in leak_findings(task):
+        console.print(f"[yellow]warning[/yellow] {f.code} {f.where}: {f.message}; remove it before publishing",
+                      highlight=False, soft_wrap=True)
 
 
 def _mask_style(text: str) -> MaskStyle:
@@ -88,6 +100,7 @@ def task_add(
     new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
                              mask_style=_mask_style(mask_style))
     impl = new.info.implementations[-1]
+    _warn_leaks(new)
     console.print(f"added implementation {impl.index} to {new.path}: {impl.goal_file}::{function.partition('::')[2]}"
                   f" (tests go in {impl.unit_test_file})", highlight=False)
 
@@ -129,22 +142,74 @@ def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or
 
 
 @tasks_app.command("check")
-def tasks_check(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
-    """Load every task and report missing files, unknown categories and leaked golden bodies."""
-    from lmrbench.authoring.check import check_taskset
+def tasks_check(
+    bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
+    select: Annotated[str | None, typer.Option("--select", help="Only these codes or prefixes (L,T301).")] = None,
+    ignore: Annotated[str | None, typer.Option("--ignore", help="Leave out these codes or prefixes (D403).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text, json or sarif.")] = "text",
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 on findings this severe: error, warning, note.")]
+    = "error",
+) -> None:
+    """Check every task statically: files, goal functions, leaked or near-copied golden code, tests that cannot
+    test the candidate, Dockerfiles. Identical findings of many tasks are shown once."""
+    import json
 
-    results = check_taskset(bench)
-    bad = 0
-    for name, problems in results:
-        if problems:
-            bad += 1
-            for p in problems:
-                console.print(f"[red]✗[/red] {name}: {p}", highlight=False, soft_wrap=True)
-        else:
-            console.print(f"[green]✓[/green] {name}", highlight=False)
-    console.print(f"{len(results)} task(s), {bad} with problems")
-    if bad:
-        raise typer.Exit(1)
+    from lmrbench import __version__
+    from lmrbench.authoring.check import taskset_findings
+    from lmrbench.authoring.findings import Severity, as_json, as_sarif, exit_status, parse_codes, selected
+
+    if fmt not in ("text", "json", "sarif"):
+        raise LmrError(f"unknown --format {fmt!r}; use text, json or sarif")
+    try:
+        threshold = Severity[fail_on.upper()]
+    except KeyError:
+        raise LmrError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
+    sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
+    names, findings = taskset_findings(bench)
+    findings = selected(findings, sel, ign)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(as_json(names, findings), indent=2) + "\n")
+    elif fmt == "sarif":
+        sys.stdout.write(json.dumps(as_sarif(findings, __version__), indent=2) + "\n")
+    else:
+        _print_findings(names, findings)
+    raise typer.Exit(exit_status(findings, threshold))
+
+
+_STYLE = {"error": "bold red", "warning": "yellow", "note": "cyan"}
+_MAX_NAMES = 6
+
+
+def _print_findings(names: list[str], items: list[Finding]) -> None:
+    """Grouped text: one line per group of identical findings, a second line naming the tasks when many."""
+    from lmrbench.authoring.findings import Severity, group
+
+    for g in group(items):
+        sev = str(g.severity)
+        head = f"[{_STYLE[sev]}]{sev:7s}[/] [bold]{g.code}[/]"
+        tasks = sorted({t for t, _ in g.where}, key=lambda n: (len(n.split("-")[0]), n))
+        places = {w for _, w in g.where}
+        if len(g.where) == 1:
+            task, where = g.where[0]
+            console.print(f"{head} {task}/{where}: {g.message}" if where else f"{head} {task}: {g.message}",
+                          highlight=False, soft_wrap=True)
+            continue
+        if len(places) == 1:
+            where = f"{next(iter(places))}: " if next(iter(places)) else ""
+            console.print(f"{head} {len(tasks)} tasks: {where}{g.message}", highlight=False, soft_wrap=True)
+            more = f" and {len(tasks) - _MAX_NAMES} more" if len(tasks) > _MAX_NAMES else ""
+            console.print(f"          {', '.join(tasks[:_MAX_NAMES])}{more}", highlight=False, soft_wrap=True)
+            continue
+        console.print(f"{head} {len(g.where)} places: {g.message}", highlight=False, soft_wrap=True)
+        for task, where in g.where[:_MAX_NAMES]:
+            console.print(f"          {task}/{where}", highlight=False, soft_wrap=True)
+        if len(g.where) > _MAX_NAMES:
+            console.print(f"          and {len(g.where) - _MAX_NAMES} more", highlight=False)
+    counts = {s: sum(f.severity is s for f in items) for s in reversed(Severity)}
+    bad = len({f.task for f in items if f.severity > Severity.NOTE})
+    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
+    console.print(f"{len(names)} task(s) checked: {summary}; {len(names) - bad} without errors or warnings",
+                  highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE
 from lmrbench.schemas.validation import ValidationSummary
 
 
@@ -23,10 +24,11 @@ def validate(
     run_dir: Annotated[Path | None, typer.Option(help="Results (<bench>/.lmrbench/validate).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds one test run may take.")] = 600.0,
     max_mutants: Annotated[int, typer.Option(help="Most mutants run per implementation.")] = 12,
-    min_kill_rate: Annotated[float, typer.Option(help="Invalid below this mutant kill rate (0-1).")] = 0.0,
+    min_kill_rate: Annotated[float, typer.Option(
+        help="Valid but weak below this mutant kill rate (0-1; 0 never weak).")] = DEFAULT_MIN_KILL_RATE,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print log lines above the bars.")] = False,
 ) -> None:
-    """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid."""
+    """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid or weak."""
     from lmrbench.benchmark.validate import ValidateOptions, default_run_dir, validate_taskset
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.errors import LmrError
@@ -41,14 +43,17 @@ def validate(
     with RichProgress(verbose=verbose) as progress:
         summary = validate_taskset(bench, only=task or None, runner=runner, options=opts,  # type: ignore[arg-type]
                                    run_dir=run_dir, progress=progress)
-    print_summary(console, summary)
+    print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
     console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
-    if summary.problems or any(not r.valid for r in summary.rows):
+    if summary.problems or any(not r.valid or r.weak for r in summary.rows):
         raise typer.Exit(1)
 
 
-def print_summary(console: Console, summary: ValidationSummary) -> None:
-    """The table of results, the problems, and the golden pass rate."""
+def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
+                  diffs: dict[tuple[str, int], list[tuple[str, str]]] | None = None) -> None:
+    """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
+    from lmrbench.benchmark.weakness import verdict
+
     table = Table(title=f"validate {summary.bench} ({summary.runner})")
     cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
     for col in cols:
@@ -56,11 +61,24 @@ def print_summary(console: Console, summary: ValidationSummary) -> None:
     for r in summary.rows:
         killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
         secs = f"{r.seconds:.1f}" + ("*" if r.skipped else "")
-        valid = "[green]yes[/green]" if r.valid else f"[red]no[/red]: {'; '.join(r.reasons)}"
+        text = verdict(r.valid, r.weak, r.mutants_killed, r.mutants_total, min_kill_rate)
+        valid = (f"[red]no[/red]: {'; '.join(r.reasons)}" if not r.valid
+                 else f"[yellow]{text}[/yellow]" if r.weak else f"[green]{text}[/green]")
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
     console.print(table)
+    for r in summary.rows:
+        if r.weak:
+            console.print(f"[yellow]{r.task}#{r.impl} is valid but weak[/yellow]: its tests kill "
+                          f"{r.mutants_killed}/{r.mutants_total} mutants ({r.kill_rate or 0:.0%}), below "
+                          f"--min-kill-rate {min_kill_rate:.0%}", highlight=False)
+        if r.survivors:
+            console.print(f"surviving mutants of {r.task}#{r.impl}:", highlight=False)
+            for name, diff in (diffs or {}).get((r.task, r.impl)) or [(s, "") for s in r.survivors]:
+                console.print(f"  {name}", highlight=False)
+                for line in diff.splitlines():
+                    console.print(f"      {line}", highlight=False, markup=False)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
@@ -69,9 +87,22 @@ def print_summary(console: Console, summary: ValidationSummary) -> None:
     if summary.golden_pass_rate is not None:
         passed = round(summary.golden_pass_rate * n)
         console.print(f"golden pass rate: {passed}/{n} = {summary.golden_pass_rate:.1%}; "
-                      f"valid: {sum(r.valid for r in summary.rows)}/{n}", highlight=False)
+                      f"valid: {sum(r.valid and not r.weak for r in summary.rows)}/{n}, "
+                      f"valid but weak: {sum(r.weak for r in summary.rows)}/{n}", highlight=False)
     else:
         console.print("no implementation validated", highlight=False)
+
+
+def survivor_diffs(run_dir: Path, summary: ValidationSummary) -> dict[tuple[str, int], list[tuple[str, str]]]:
+    """(name: description, diff) of each surviving mutant, read from the run folder's result files."""
+    from lmrbench.benchmark.validate import load_result, result_path
+    from lmrbench.benchmark.weakness import survivors
+
+    out = {}
+    for r in summary.rows:
+        if r.survivors and (res := load_result(result_path(run_dir, r.task, r.impl))) is not None:
+            out[(r.task, r.impl)] = [(f"{m.name or m.kind}: {m.description}", m.diff) for m in survivors(res.mutants)]
+    return out
 
 
 def register(app: typer.Typer) -> None:

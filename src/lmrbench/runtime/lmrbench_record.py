@@ -8,7 +8,8 @@ Started by ``sitecustomize`` in every Python process of the command when ``LMRBE
 - ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format), at most ``max_calls`` per
   target and process (the host keeps the cases it wants among them);
 - ``calls-<pid>.jsonl``: one line per saved case (target, input digest, sizes, randomness, replay outcome);
-- ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script;
+- ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script, and the
+  line arcs each target reached over all its calls (``reached``);
 - ``error-<pid>.json``: the first problem (a value that cannot be saved, a call over the size limit...).
 
 How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name
@@ -25,6 +26,13 @@ keeps it so the test can restore it. Then the call is replayed exactly as the ge
 (decoded inputs, a rebuilt instance, the random state restored) and the outcome is compared: a difference
 means the function is non-deterministic or reads state that was not recorded. The program's own random state
 is put back after the replay, so the command runs on as it would have.
+
+Coverage: each call of a goal function runs under a tracer scoped to the function's own frames (``sys.settrace``
+with a local trace function for the goal's code object only), which records the (from line, to line) arcs the
+call took; each saved case carries its arcs, and the summary the union over every call (the first
+``MAX_TRACED`` per target). The host maps them onto the golden body's statements and branches with the
+``coverage`` package and picks the cases that add most. The tracer needs nothing in the task's image; when
+another tracer is active (a debugger, coverage run by the author), calls are not traced.
 """
 
 from __future__ import annotations
@@ -48,6 +56,50 @@ _KINDS = {
 }
 
 
+MAX_TRACED = 10_000
+"""Calls traced per target after its cases are saved (only to report what the run reached)."""
+
+
+def _code_of(func: Any) -> Any:
+    inner = func
+    for _ in range(20):  # functools.wraps chains
+        nxt = getattr(inner, "__wrapped__", None)
+        if nxt is None:
+            break
+        inner = nxt
+    return getattr(inner, "__code__", None)
+
+
+def _traced(func: Any, code: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """Call ``func``; returns (result, the set of line arcs taken in ``code``'s frames, or None)."""
+    if code is None or sys.gettrace() is not None:
+        return func(*args, **kwargs), None
+    arcs: set[tuple[int, int]] = set()
+    entry = -code.co_firstlineno
+
+    def glob(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code is not code:
+            return None
+        last = [entry]
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                arcs.add((last[0], frame.f_lineno))
+                last[0] = frame.f_lineno
+            elif event == "return":
+                arcs.add((last[0], entry))
+            return local
+
+        return local
+
+    sys.settrace(glob)
+    try:
+        result = func(*args, **kwargs)
+    finally:
+        sys.settrace(None)
+    return result, arcs
+
+
 class _State:
     def __init__(self, spec: dict[str, Any], root: str, out: str) -> None:
         self.spec = spec
@@ -59,6 +111,8 @@ class _State:
         self.local = threading.local()
         self.seen: set[str] = set()
         self.saved: dict[str, int] = {}
+        self.reached: dict[str, set[tuple[int, int]]] = {}
+        self.traced: dict[str, int] = {}
         self.calls = 0
         self.done = False
         self.patched: list[str] = []
@@ -82,6 +136,7 @@ class _State:
             "saved": self.saved,
             "patched": self.patched,
             "main_is_goal": main is not None and os.path.realpath(main) in self.by_path,
+            "reached": {t: sorted(a) for t, a in self.reached.items()},
         }
         _write(os.path.join(self.out, f"summary-{os.getpid()}.json"), json.dumps(data).encode())
 
@@ -202,15 +257,21 @@ def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> An
     if inspect.isgeneratorfunction(func) or inspect.iscoroutinefunction(func):
         raise ValueError("generators and coroutines cannot be recorded")
     sig = inspect.signature(func)
+    code = _code_of(func)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if (
-            state.done
-            or state.saved.get(target, 0) >= state.max_calls
-            or getattr(state.local, "active", False)
-        ):
+        if state.done or getattr(state.local, "active", False):
             return func(*args, **kwargs)
+        if state.saved.get(target, 0) >= state.max_calls:
+            if state.traced.get(target, 0) >= MAX_TRACED:
+                return func(*args, **kwargs)
+            state.traced[target] = state.traced.get(target, 0) + 1
+            result, arcs = _traced(func, code, args, kwargs)
+            if arcs:
+                with state.lock:
+                    state.reached.setdefault(target, set()).update(arcs)
+            return result
         with state.lock:
             state.local.active = True
             try:
@@ -227,6 +288,14 @@ class _Recorder:
     def __init__(self, func: Any, sig: Any, binding: str, owner: Any, target: str, state: _State) -> None:
         self.func, self.sig, self.binding, self.owner = func, sig, binding, owner
         self.target, self.state = target, state
+        self.arcs: Any = None
+
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call the function traced; its arcs go to ``self.arcs`` and the target's reached set."""
+        result, self.arcs = _traced(self.func, _code_of(self.func), args, kwargs)
+        if self.arcs:
+            self.state.reached.setdefault(self.target, set()).update(self.arcs)
+        return result
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import lmrbench_values as lv
@@ -257,9 +326,9 @@ class _Recorder:
             return self.func(*args, **kwargs)
         digest = lv.digest({"a": arguments, "s": self_node}, enc.arrays)
         if digest in state.seen:
-            return self.func(*args, **kwargs)
+            return self._run(args, kwargs)
         before = lv.get_random_state()
-        result = self.func(*args, **kwargs)
+        result = self._run(args, kwargs)
         after = lv.get_random_state()
         try:
             self._save(
@@ -369,6 +438,7 @@ class _Recorder:
             "drew_random": drew,
             "replay": replay,
             "replay_detail": detail,
+            "arcs": sorted(self.arcs) if self.arcs is not None else None,
             "time": time.time(),
             "pid": os.getpid(),
             "seq": seq,

@@ -47,6 +47,27 @@ class RecordedCase(BaseModel):
     """Replaying the call from the saved inputs gave the same result exactly, or within the tolerance."""
 
 
+class BodyCoverage(BaseModel):
+    """How much of one goal function's body the recorded cases run (traced while recording)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    lines_total: int
+    """Statements of the body (docstring excluded)."""
+    lines_covered: int
+    """Statements the kept cases run."""
+    branches_total: int
+    """Branch arcs of the body (the ways out of a line with more than one)."""
+    branches_covered: int
+    """Branch arcs the kept cases take."""
+    missing_lines: list[int] = []
+    """Statements no kept case runs (line numbers of the golden file)."""
+    reached_not_kept: list[int] = []
+    """Of those, the ones the command ran in calls that were not kept."""
+
+
 class RecordingIndex(BaseModel):
     """How one implementation's cases were recorded, and the cases."""
 
@@ -70,3 +91,5 @@ class RecordingIndex(BaseModel):
     """``module:function`` building the instance of a method, when the author named one."""
     cases: list[RecordedCase]
     """The recorded calls, in the order they happened."""
+    coverage: list[BodyCoverage] = []
+    """Line and branch coverage of each goal function's golden body by the cases (empty when not traced)."""

@@ -33,6 +33,10 @@ class MutantResult(_Strict):
     """True when the tests failed, errored or timed out on the mutant (an infrastructure error does not)."""
     detail: str = ""
     """The failing tests or the error, shortened."""
+    name: str = ""
+    """The mutant's name in the run (``M3 flip_sign``)."""
+    diff: str = ""
+    """The change as a short unified diff of the goal file."""
 
 
 class ImplValidation(_Strict):
@@ -75,6 +79,10 @@ class ImplValidation(_Strict):
     """Wall-clock time spent validating this implementation."""
     valid: bool
     """True when every check held."""
+    weak: bool = False
+    """Valid, but the tests killed fewer mutants than ``min_kill_rate`` (valid but weak)."""
+    min_kill_rate: float = 0.0
+    """The kill rate below which a valid implementation is weak, as asked for."""
     reasons: list[str] = []
     """Why the implementation is invalid, one line each (empty when valid)."""
     finished_at: datetime
@@ -129,6 +137,12 @@ class SummaryRow(_Strict):
     """How the golden runs were decided: split, shared (weaker) or legacy (weaker); empty when none ran."""
     reasons: list[str] = []
     """Why it is invalid."""
+    weak: bool = False
+    """Valid, but its tests kill fewer mutants than asked for."""
+    kill_rate: float | None = None
+    """Mutants killed over mutants run (None when none ran)."""
+    survivors: list[str] = []
+    """Each surviving mutant: its name and what it changed."""
 
 
 class ValidationSummary(_Strict):

@@ -12,6 +12,9 @@ def main():
     args = parser.parse_args()
     expert, amateur = expert_and_amateur()
     prompts = [[expert.index["the"]], [expert.index["a"], expert.index["good"]]]
+    # alpha=1 keeps only the expert's own top token: one step of plain greedy decoding of the expert
+    first = greedy_decode(expert, amateur, prompts, 1, alpha=1.0)
+    print("alpha=1.0 (expert greedy): " + " | ".join(expert.vocab[seq[-1]] for seq in first))
     for alpha, temperature in [(0.1, 1.0), (0.5, 0.7)]:
         out = greedy_decode(expert, amateur, prompts, args.steps, alpha=alpha, temperature=temperature)
         for seq in out:

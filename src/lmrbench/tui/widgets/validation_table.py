@@ -6,11 +6,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, RichLog
 
+from lmrbench.benchmark.weakness import survivors
 from lmrbench.schemas.validation import ImplValidation
 
 
 class ValidationTable(Vertical):
-    """One row per implementation, and the reasons of the invalid ones below."""
+    """One row per implementation, and below: the reasons of the invalid ones, the surviving mutants with diffs."""
 
     DEFAULT_CSS = """
     ValidationTable { height: 1fr; }
@@ -37,7 +38,7 @@ class ValidationTable(Vertical):
             rate = r.kill_rate
             table.add_row(
                 str(r.impl),
-                "valid" if r.valid else "INVALID",
+                ("weak" if r.weak else "valid") if r.valid else "INVALID",
                 f"{r.golden_passes}/{r.repeat}",
                 "yes" if r.masked_failed else "no",
                 f"{r.mutants_killed}/{r.mutants_total}" + (f" ({rate:.0%})" if rate is not None else ""),
@@ -49,5 +50,9 @@ class ValidationTable(Vertical):
                 log.write(f"impl {r.impl}: {reason}")
             for test in r.flaky_tests:
                 log.write(f"impl {r.impl}: flaky {test}")
-        if results and all(r.valid for r in results):
+            for m in survivors(r.mutants):
+                log.write(f"impl {r.impl}: surviving mutant {m.name or m.kind}: {m.description}")
+                if m.diff:
+                    log.write(m.diff)
+        if results and all(r.valid and not r.weak for r in results):
             log.write("every implementation is valid")

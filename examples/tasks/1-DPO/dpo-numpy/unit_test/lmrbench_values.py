@@ -40,7 +40,10 @@ import pathlib
 import sys
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a task environment without numpy: plain values only
+    np = None  # type: ignore[assignment]
 
 CASE_FORMAT = "lmrbench-case"
 CASE_VERSION = 1
@@ -70,6 +73,18 @@ def _import_type(path: str) -> Any:
     for part in qual.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _is_module(obj: Any) -> bool:
+    return type(obj).__name__ == "module"
+
+
+_KIND_CHECKS = {
+    "path": lambda c: issubclass(c, pathlib.PurePath),
+    "enum": lambda c: issubclass(c, enum.Enum),
+    "namedtuple": lambda c: issubclass(c, tuple) and hasattr(c, "_fields"),
+    "dataclass": lambda c: dataclasses.is_dataclass(c),
+}
 
 
 def _is_namedtuple(value: Any) -> bool:
@@ -155,6 +170,8 @@ class Encoder:
         raise UnencodableValue(where, _type_name(value))
 
     def _encode_numpy(self, value: Any, where: str) -> Any:
+        if np is None:
+            return None
         if type(value) is np.ndarray:
             if value.dtype.hasobject:
                 raise UnencodableValue(
@@ -296,8 +313,23 @@ def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
 class Decoder:
     """Turns JSON nodes back into values, reading arrays from ``arrays``."""
 
-    def __init__(self, arrays: Any) -> None:
+    def __init__(self, arrays: Any, *, strict: bool = False) -> None:
         self.arrays = arrays
+        self.strict = strict
+        """Values from untrusted code: named types must already be loaded and be of the kind the node says
+        (a path class, an enum, a namedtuple, a dataclass); nothing is imported and no other callable is
+        called."""
+
+    def _type(self, path: str, kind: str) -> Any:
+        if not self.strict:
+            return _import_type(path)
+        module, _, qual = str(path).partition(":")
+        obj: Any = sys.modules.get(module)
+        for part in qual.split("."):
+            obj = obj.__dict__.get(part) if isinstance(obj, type) or _is_module(obj) else None
+        if not isinstance(obj, type) or not _KIND_CHECKS[kind](obj):
+            raise ValueError(f"{path!r} is not a loaded {kind} type")
+        return obj
 
     def decode(self, node: Any) -> Any:
         """The value a node encodes (fresh objects on every call)."""
@@ -343,16 +375,16 @@ class Decoder:
         return slice(*self._items(node))
 
     def _d_path(self, node: Any) -> Any:
-        return _import_type(node["type"])(node["value"])
+        return self._type(node["type"], "path")(node["value"])
 
     def _d_enum(self, node: Any) -> Any:
-        return _import_type(node["type"])[node["name"]]
+        return self._type(node["type"], "enum")[node["name"]]
 
     def _d_namedtuple(self, node: Any) -> Any:
-        return _import_type(node["type"])(*self._items(node))
+        return self._type(node["type"], "namedtuple")(*self._items(node))
 
     def _d_dataclass(self, node: Any) -> Any:
-        cls = _import_type(node["type"])
+        cls = self._type(node["type"], "dataclass")
         obj = cls.__new__(cls)
         for name, value in node["fields"].items():
             object.__setattr__(obj, name, self.decode(value))
@@ -371,7 +403,10 @@ class Decoder:
 
     def _d_np_generator(self, node: Any) -> np.random.Generator:
         state = self.decode(node["state"])
-        bitgen = getattr(np.random, state["bit_generator"])()
+        kind = getattr(np.random, str(state["bit_generator"]), None)
+        if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
+            raise ValueError(f"{state['bit_generator']!r} is not a numpy bit generator")
+        bitgen = kind()
         bitgen.state = state
         return np.random.Generator(bitgen)
 
@@ -522,7 +557,9 @@ def get_random_state() -> dict[str, Any]:
     """The global generators' state of random, numpy and (when imported) torch."""
     import random
 
-    state: dict[str, Any] = {"random": random.getstate(), "numpy": np.random.get_state()}
+    state: dict[str, Any] = {"random": random.getstate()}
+    if np is not None:
+        state["numpy"] = np.random.get_state()
     torch = _torch()
     if torch is not None and hasattr(torch, "get_rng_state"):
         state["torch"] = torch.get_rng_state()
@@ -536,7 +573,8 @@ def set_random_state(state: dict[str, Any] | None) -> None:
     import random
 
     random.setstate(_as_tuples(state["random"]))
-    np.random.set_state(_as_tuples(state["numpy"]))
+    if "numpy" in state and np is not None:
+        np.random.set_state(_as_tuples(state["numpy"]))
     if "torch" in state:
         import torch
 
@@ -553,6 +591,8 @@ def same_random_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when no generator moved between two ``get_random_state`` snapshots."""
     if a["random"] != b["random"]:
         return False
+    if "numpy" not in a or "numpy" not in b:
+        return "numpy" not in a and "numpy" not in b
     na, nb = a["numpy"], b["numpy"]
     if na[0] != nb[0] or not np.array_equal(na[1], nb[1]) or tuple(na[2:]) != tuple(nb[2:]):
         return False

@@ -1,0 +1,57 @@
+"""Weak tests: an implementation whose tests pass the golden code and fail the stub, but let mutants live.
+
+Such an implementation is valid but weak (kept apart from valid): its tests kill fewer than
+``DEFAULT_MIN_KILL_RATE`` of the mutants of the golden body. Each surviving mutant is named (``M3 flip_sign``)
+and carries the diff of its change, for the table, the JSON and the app.
+
+The default was measured (docs/checks.md): the bundled examples' recorded tests kill 100% of their mutants,
+a weak recorded fixture (a test that checks only the shape of the result) 0-25%, and the hand-written fixture
+tests of the validation suite 50% (one of two behaviours checked) to 100%. 0.75 separates them.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from lmrbench.schemas.validation import ImplValidation, MutantResult
+
+DEFAULT_MIN_KILL_RATE = 0.75
+"""Below this share of killed mutants an implementation is valid but weak."""
+_DIFF_LINES = 12
+
+
+def mutant_name(number: int, kind: str) -> str:
+    """The name a mutant is reported by: its number in the run and its kind (``M3 flip_sign``)."""
+    return f"M{number} {kind}"
+
+
+def mutant_diff(golden: str, mutated: str, file: str) -> str:
+    """The mutant's change as a short unified diff of the goal file (one line of context)."""
+    lines = list(difflib.unified_diff(golden.splitlines(), mutated.splitlines(), f"a/{file}", f"b/{file}",
+                                      n=1, lineterm=""))
+    if len(lines) > _DIFF_LINES:
+        lines = [*lines[:_DIFF_LINES], f"... ({len(lines) - _DIFF_LINES} more diff lines)"]
+    return "\n".join(lines)
+
+
+def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
+    """The mutants the tests let pass (infrastructure errors are not survivors)."""
+    from lmrbench.schemas.report import TestStatus
+
+    return [m for m in mutants if not m.killed and m.status is not TestStatus.INFRA_ERROR]
+
+
+def is_weak(result: ImplValidation, min_kill_rate: float) -> bool:
+    """True for a valid result whose tests kill fewer than ``min_kill_rate`` of the mutants that ran."""
+    rate = result.kill_rate
+    return result.valid and rate is not None and rate < min_kill_rate
+
+
+def verdict(valid: bool, weak: bool, killed: int, total: int, min_kill_rate: float) -> str:
+    """The valid column's text: ``yes (kills 12/12)``, ``weak: kills 2/12 = 17% < 75%``."""
+    kills = f"kills {killed}/{total}" if total else "no mutants ran"
+    if not valid:
+        return "no"
+    if weak:
+        return f"weak: {kills} = {killed / total:.0%} < {min_kill_rate:.0%}"
+    return f"yes ({kills})"
