@@ -172,3 +172,9 @@ def test_the_candidates_view_holds_no_tests_or_data(task, tmp_path):
     tree = candidate_tree(task, [1], write_candidate(tmp_path / "cand", CALC_PY), tmp_path / "tree")
     assert (tree / "calc.py").is_file()
     assert not (tree / "unit_test").exists()
+
+
+def test_compiled_files_never_reach_a_run_tree(task, tmp_path):
+    (task.repo_dir / "calc.cpython-311.pyc").write_bytes(b"golden constants")
+    for tree in (build_tree(task, None, "golden", tmp_path / "a"),):
+        assert not list(tree.rglob("*.pyc"))
