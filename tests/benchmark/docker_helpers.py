@@ -9,7 +9,7 @@ import socket
 
 def owned_containers(engine, pid: int | None = None, task: str | None = None) -> list:
     """Run containers (running or not) started by process ``pid`` (default: this one), of ``task`` if given."""
-    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, RUN_LABEL
+    from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
 
     owner = f"{socket.gethostname()}:{pid or os.getpid()}"
     found = engine.containers.list(

@@ -10,7 +10,8 @@ import pytest
 from docker_helpers import owned_containers
 from vec_task import dedent, write_small_task
 
-from lmrbench.benchmark.sandbox.docker import RUN_LABEL, DockerRunner
+from lmrbench.benchmark.sandbox.containers import RUN_LABEL
+from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
@@ -259,7 +260,7 @@ def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_im
     import socket
     import subprocess
 
-    from lmrbench.benchmark.sandbox.docker import OWNER_LABEL, remove_stale_containers
+    from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, remove_stale_containers
 
     gone = subprocess.Popen(["true"])
     gone.wait()

@@ -514,7 +514,7 @@ def stop_runs(token: str) -> int:
     try:
         import docker
 
-        from lmrbench.benchmark.sandbox.docker import RUN_LABEL
+        from lmrbench.benchmark.sandbox.containers import RUN_LABEL
 
         client = docker.from_env(timeout=10)
         try:

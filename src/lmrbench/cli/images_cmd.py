@@ -94,7 +94,7 @@ def prune() -> None:
 
     Run containers left by a killed lmrbench are removed first, so that they do not keep their images.
     """
-    from lmrbench.benchmark.sandbox.docker import remove_stale_containers
+    from lmrbench.benchmark.sandbox.containers import remove_stale_containers
     from lmrbench.benchmark.sandbox.images import docker_client, prune_task_images
 
     client = docker_client()

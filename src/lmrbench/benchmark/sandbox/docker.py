@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
-import os
 import re
 import socket
 import tarfile
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox import payload
+from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
 from lmrbench.benchmark.sandbox.images import (
     BASE_IMAGE_TAG,
     OFFICIAL_BASE_IMAGE,
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     import docker
 
 WORK = "/work"
-RUN_LABEL = "org.lmrbench.run"
-OWNER_LABEL = "org.lmrbench.owner"
 ORPHAN_GRACE = 30
 """Seconds past its timeout after which a run's boot script kills the command itself (harness gone)."""
 _STDERR_KEEP = 256_000
@@ -272,7 +270,7 @@ class DockerRunner:
                 tag,
                 command,
                 name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
-                labels={RUN_LABEL: task.name, OWNER_LABEL: _owner()},
+                labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
                 user="0:0",
                 working_dir=WORK,
                 environment={"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
@@ -327,7 +325,7 @@ class DockerRunner:
         finally:
             if container is not None:
                 with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-                    container.remove(force=True)  # if this fails, remove_stale_containers finds it later
+                    container.remove(force=True)  # if this fails, the next command's sweep removes it
         duration = time.monotonic() - t0
         output = _decode(stderr)
         if state.get("OOMKilled"):
@@ -343,51 +341,6 @@ class DockerRunner:
             except (ValueError, tarfile.TarError) as exc:
                 output += f"\n[the out folder could not be read back: {exc}]"
         return RunResult(exit_code, False, tail(output), duration, worker_output=tail(frame.worker_output))
-
-
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-_swept = threading.Event()
-
-
-def sweep_once(client: docker.DockerClient) -> list[str]:
-    """``remove_stale_containers`` the first time this process talks to an engine (every command's start)."""
-    if _swept.is_set():
-        return []
-    _swept.set()
-    try:
-        return remove_stale_containers(client)
-    except Exception:  # an engine that cannot list containers still runs them; the next start tries again
-        return []
-
-
-def remove_stale_containers(client: docker.DockerClient) -> list[str]:
-    """Remove run containers left by lmrbench processes of this host that are gone; return their names."""
-    import docker
-
-    removed = []
-    # sparse: the list's own data, no inspect per container (one removed meanwhile would be a 404)
-    for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, sparse=True):
-        labels = c.attrs.get("Labels") or {}
-        host, _, pid = str(labels.get(OWNER_LABEL, "")).partition(":")
-        if host != socket.gethostname() or not pid.isdigit() or _alive(int(pid)):
-            continue
-        with contextlib.suppress(docker.errors.NotFound):
-            c.remove(force=True)
-            removed.append(str((c.attrs.get("Names") or [c.id])[0]).lstrip("/"))
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
