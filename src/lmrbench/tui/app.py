@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -115,7 +115,7 @@ class LmrApp(App[None]):
             return
         self.notify(path, title="Screenshot saved")
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, with a Screenshot that saves where the author can find it."""
         for command in super().get_system_commands(screen):
             if command.title != "Screenshot":

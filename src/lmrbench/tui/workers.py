@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -38,7 +40,7 @@ def error_text(exc: BaseException | None) -> str:
     return " ".join(text.split())
 
 
-def report_worker(screen: Screen[object], event: Worker.StateChanged) -> None:
+def report_worker(screen: Screen[Any], event: Worker.StateChanged) -> None:
     """Show a worker's end on ``screen``'s work panel (when it has one) and, for errors, as a notification."""
     from lmrbench.tui.widgets.work_panel import WorkPanel
 

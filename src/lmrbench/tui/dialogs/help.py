@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,7 +29,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,f1,q,question_mark", "close", "Close", id="help.close", tooltip="Back to the screen"),
     ]
 
-    def __init__(self, screen: Screen[object]) -> None:
+    def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self.about = screen
 

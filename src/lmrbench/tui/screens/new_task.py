@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, Label, Select, TextArea
 
+from lmrbench.authoring.clone import ClonedRepo
 from lmrbench.authoring.draft import Draft, repo_folder_name
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
@@ -81,7 +82,7 @@ class NewTaskScreen(NewTaskWork):
     def __init__(self, bench: Path, *, source: str = "", sandbox: RunnerKind | None = None) -> None:
         super().__init__(bench, sandbox=sandbox)
         self.initial_source = source
-        self.repo = None
+        self.repo: ClonedRepo | None = None
         self.functions: list[FunctionInfo] = []
         self.selected: list[str] = []
         self.pages: dict[str, str] = {}
