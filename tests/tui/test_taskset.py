@@ -9,8 +9,8 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from lmrbench.authoring.check import check_task
-from lmrbench.benchmark.validate import default_run_dir, result_path
-from lmrbench.core.taskset import Task
+from lmrbench.authoring.taskset import Task
+from lmrbench.benchmark.validate import default_run_dir, result_path, task_fingerprint
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.validation import ImplValidation
 from lmrbench.tui.app import make_app
@@ -31,8 +31,9 @@ def rows(app) -> list[list[str]]:
 
 
 def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int) -> None:
+    """A stored result about the task's files as they are now."""
     res = ImplValidation(
-        task=task.name, impl=1, runner="local", fingerprint="x", repeat=3, golden_passes=3 if valid else 1,
+        task=task.name, impl=1, runner="local", fingerprint=task_fingerprint(task), repeat=3, golden_passes=3 if valid else 1,
         mutants_killed=killed, mutants_total=total, valid=valid,
         reasons=[] if valid else ["golden code failed 2 of 3 runs"],
         finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),

@@ -74,7 +74,7 @@ class EditTaskScreen(EditTaskWork):
         yield Header()
         with Horizontal(classes="row"):
             yield Label("Implementation ", classes="pane-title")
-            yield Select[int]([], id="impl", prompt="implementation", allow_blank=False)
+            yield Select[int]([], id="impl", prompt="implementation")
             yield Label("", id="edit-where", classes="hint")
         with TabbedContent(id="edit-tabs"):
             with TabPane("Info", id="tab-info"), Horizontal():
