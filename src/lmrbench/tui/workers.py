@@ -33,6 +33,21 @@ DONE = {
     "files": "loaded",
 }
 
+RUNNING = {
+    "clone": "cloning",
+    "mask": "masking",
+    "paper": "reading the paper",
+    "tests": "recording",
+    "validate": "validation",
+    "save": "saving",
+}
+"""What a running worker of this group is doing, as a question to the author says it."""
+
+
+def running_text(groups: list[str]) -> str:
+    """``cloning and validation``: the running work, for a question before it is stopped."""
+    return " and ".join(dict.fromkeys(RUNNING.get(g, g) for g in groups))
+
 
 def error_text(exc: BaseException | None) -> str:
     """One line for the author: an LmrError as it is, anything else with its type."""

@@ -26,6 +26,7 @@ from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel
+from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.sandbox import RunnerKind
@@ -177,7 +178,7 @@ class EditTaskScreen(EditTaskWork):
             lost.append(f"the unsaved edits of {self.edited.name}#{self.impl_index}")
         running = [w.group for w in self.running_workers if w.group in ("tests", "validate", "mask")]
         if running:
-            lost.append(f"the running {', '.join(running)} work")
+            lost.append(f"the running {running_text(running)}")
         return " and ".join(lost) or None
 
     @on(Select.Changed, "#impl")

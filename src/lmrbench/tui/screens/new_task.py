@@ -33,6 +33,7 @@ from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.step_list import StepList
 from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.work_panel import WorkPanel
+from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.sandbox import RunnerKind
@@ -366,8 +367,8 @@ class NewTaskScreen(NewTaskWork):
         """What leaving now would lose (the app asks before quitting), or None."""
         if self.draft is None:
             return None
-        running = [w.group for w in self.running_workers]
-        return "the draft task" + (f" (while {', '.join(running)} is running)" if running else "")
+        running = running_text([w.group for w in self.running_workers])
+        return "the draft task" + (f" and the running {running}" if running else "")
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -172,9 +172,12 @@ class TaskSetScreen(Screen[None]):
             return (0, v) if isinstance(v, int) else (1, str(v).lower())
 
         rows.sort(key=key, reverse=self.sort_reverse)
-        table.clear(columns=True)  # columns are sized anew for the rows shown
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        table.clear(columns=True)
+        # Widths are set from the rows shown, never left to the table's deferred measuring (which could leave
+        # a column at its header's width).
+        for k, name in enumerate(COLUMNS):
+            width = max([len(name), *(len(str(r.cells()[k])) for r in rows)])
+            table.add_column(name, key=name, width=min(width, 60))
         for r in rows:
             table.add_row(*r.cells(), key=f"{r.task}#{r.impl}")
         arrow = "↓" if self.sort_reverse else "↑"

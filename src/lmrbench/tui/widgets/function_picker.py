@@ -76,7 +76,6 @@ class FunctionPicker(Widget):
     DEFAULT_CSS = """
     FunctionPicker { height: 1fr; }
     FunctionPicker Tree { width: 26; border-right: solid $primary-darken-2; }
-    .-narrow FunctionPicker Tree { display: none; }
     FunctionPicker #fp-right { width: 1fr; }
     FunctionPicker OptionList { height: 1fr; border: none; }
     FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; }

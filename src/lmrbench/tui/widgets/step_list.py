@@ -19,7 +19,6 @@ class StepList(OptionList):
 
     DEFAULT_CSS = """
     StepList { width: 26; height: 1fr; border: none; border-right: solid $primary-darken-2; }
-    .-narrow StepList { width: 18; }
     """
 
     @dataclass
