@@ -125,9 +125,9 @@ class TaskSetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Load after the first frame."""
+        """Show the empty table and start loading (in a thread: the first frame does not wait)."""
         self._fill()
-        self.call_after_refresh(self.action_refresh)
+        self.action_refresh()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
