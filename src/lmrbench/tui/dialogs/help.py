@@ -35,18 +35,20 @@ class HelpScreen(ModalScreen[None]):
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(key, action, what it does) for every described binding of the screen and the app."""
-        out: list[tuple[str, str, str]] = []
+        own: list[tuple[str, str, str]] = []
+        widget: list[tuple[str, str, str]] = []
         seen: set[tuple[str, str]] = set()
         for active in self.about.active_bindings.values():
             b = active.binding
             if not b.description or (b.action, b.description) in seen:
                 continue
             seen.add((b.action, b.description))
-            shown = self.app.get_key_display(b)
-            out.append((shown, b.description, b.tooltip or b.description))
+            row = (self.app.get_key_display(b), b.description, b.tooltip or b.description)
+            (own if active.node in (self.about, self.app) else widget).append(row)
+        out = own  # the screen's and the app's keys first, then those of the focused widget
         out.append((self.app.get_key_display(Binding("ctrl+p", "command_palette")), "Commands",
                     "Search every action by name"))
-        return out
+        return out + widget
 
     def compose(self) -> ComposeResult:
         doc = inspect.getdoc(type(self.about)) or ""

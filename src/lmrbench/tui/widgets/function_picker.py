@@ -77,7 +77,7 @@ class FunctionPicker(Widget):
     FunctionPicker { height: 1fr; }
     FunctionPicker Tree { width: 26; border-right: solid $primary-darken-2; }
     FunctionPicker #fp-right { width: 1fr; }
-    FunctionPicker OptionList { height: 1fr; border: none; }
+    FunctionPicker OptionList { height: 1fr; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
     FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; }
     """
 
@@ -147,7 +147,7 @@ class FunctionPicker(Widget):
 
     def _prompt(self, fn: FunctionInfo) -> Text:
         mark = "✔ " if key_of(fn) in self.selected else "  "
-        text = Text(mark, style="bold green", no_wrap=True, overflow="ellipsis")  # one line per function
+        text = Text(mark, style="bold green")
         text.append(fn.qualname, style="bold")
         text.append(f"  {fn.file}:{fn.lineno}", style="dim")
         return text

@@ -18,7 +18,10 @@ class StepList(OptionList):
     """
 
     DEFAULT_CSS = """
-    StepList { width: 26; height: 1fr; border: none; border-right: solid $primary-darken-2; }
+    StepList {
+        width: 26; height: 1fr; border: none; border-right: solid $primary-darken-2;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     @dataclass
@@ -41,8 +44,7 @@ class StepList(OptionList):
             style = {"done": "green", "problem": "red"}.get(state, "")
             if key == self.current:
                 style += " bold"
-            out.append(Option(Text(f"{mark} {n}. {title}", style=style.strip(), no_wrap=True, overflow="ellipsis"),
-                              id=key))
+            out.append(Option(Text(f"{mark} {n}. {title}", style=style.strip()), id=key))
         return out
 
     def mark(self, key: str) -> str:
