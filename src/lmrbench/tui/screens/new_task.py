@@ -116,6 +116,7 @@ class NewTaskScreen(NewTaskWork):
     def on_mount(self) -> None:
         """Start on the source step."""
         self.panel = self.query_one(WorkPanel)
+        self.set_class(self.app.size.width < NARROW, "-narrow")
         self.query_one("#source", Input).focus()
 
     def on_resize(self, event: events.Resize) -> None:
