@@ -104,3 +104,30 @@ async def test_the_work_panel_shows_no_bar_when_idle_and_no_full_bar_after_an_er
         await settle(app, pilot)
         assert "error" in str(screen.query_one("#work-label").render())
         assert not bar.display or bar.percentage != 1  # an error is not 100 %
+
+
+async def test_a_cancelled_phase_does_not_show_a_full_bar() -> None:
+    from textual.app import App
+
+    class One(App[None]):
+        def compose(self):
+            yield WorkPanel(id="work")
+
+    app = One()
+    async with app.run_test(size=(80, 10)) as pilot:
+        panel = app.query_one(WorkPanel)
+        bar = panel.query_one(ProgressBar)
+        assert not bar.display  # idle
+        panel.post_message(WorkPanel.Started("validate", 16))
+        panel.post_message(WorkPanel.Advanced(4, "1-Toy#1 mutant 1/12: killed"))
+        await pilot.pause()
+        assert bar.display and bar.percentage == 0.25
+        panel.stopped("validate: cancelled")
+        await pilot.pause()
+        assert not bar.display and "cancelled" in str(panel.query_one("#work-label").render())
+        panel.post_message(WorkPanel.Started("validate", None))  # work without a known length moves the bar
+        await pilot.pause()
+        assert bar.display
+        panel.done("validation finished")
+        await pilot.pause()
+        assert bar.percentage == 1
