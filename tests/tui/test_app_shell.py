@@ -11,7 +11,6 @@ from textual.widgets import ProgressBar
 from textual.widgets._footer import FooterKey
 
 from lmrbench.tui.app import make_app
-from lmrbench.tui.dialogs.help import HelpScreen
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.work_panel import WorkPanel
@@ -53,6 +52,8 @@ async def test_the_palette_lists_quit_once_and_the_footer_one_palette_key(bench:
 
 
 async def test_f1_and_question_mark_open_the_help_of_the_screen(bench: Path) -> None:
+    from lmrbench.tui.dialogs.help import HelpScreen
+
     app = make_app(bench)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
