@@ -19,7 +19,7 @@ from lmrbench.authoring.metadata import (
     update_info,
 )
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
-from lmrbench.authoring.taskset import load_task, load_taskset
+from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.errors import LmrError
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "tasks"

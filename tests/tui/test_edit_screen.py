@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select, SelectionList, TabbedContent, TextArea
 
 from lmrbench.authoring.paper import write_paper
-from lmrbench.authoring.taskset import load_task
+from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.edit_task import EditTaskScreen

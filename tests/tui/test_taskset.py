@@ -9,8 +9,8 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from lmrbench.authoring.check import check_task
-from lmrbench.authoring.taskset import Task
 from lmrbench.benchmark.validate import default_run_dir, result_path, task_fingerprint
+from lmrbench.core.taskset import Task
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.validation import ImplValidation
 from lmrbench.tui.app import make_app

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.categories import parse_category
 from lmrbench.schemas.task_info import save_task_info

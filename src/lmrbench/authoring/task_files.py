@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.authoring.paper import PAPER_JSON, PAPER_PDF, paper_pages
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import as_list
 

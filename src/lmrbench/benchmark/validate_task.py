@@ -10,16 +10,16 @@ import threading
 from enum import StrEnum
 from pathlib import Path
 
-from lmrbench.authoring.taskset import Task, load_task
-from lmrbench.benchmark.sandbox import RunnerKind
 from lmrbench.benchmark.validate import (
     ValidateOptions,
-    default_run_dir,
     load_result,
     result_path,
     task_fingerprint,
     validate_taskset,
 )
+from lmrbench.core.sandbox import RunnerKind
+from lmrbench.core.taskset import Task, load_task
+from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
 from lmrbench.schemas.validation import ImplValidation

@@ -15,7 +15,7 @@ from textual.widgets import Button, Footer, Header, Input, Label, Select, Tabbed
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.metadata import ImplFields, PaperFields, update_info
-from lmrbench.authoring.taskset import Task
+from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.edit_task_work import EditTaskWork
@@ -29,7 +29,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
 
 
 class EditTaskScreen(EditTaskWork):

@@ -14,12 +14,12 @@ from textual.worker import Worker, get_current_worker
 from lmrbench.authoring.index import python_files
 from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.task_files import TaskFiles, read_task_files
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -77,7 +77,7 @@ class EditTaskWork(Screen[str | None]):
     def record(self, task: Task, impl: int, command: str) -> None:
         """Record the selected implementation's tests again (replacing the generated file)."""
         from lmrbench.authoring.record import record_tests
-        from lmrbench.benchmark.sandbox import get_sandbox
+        from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

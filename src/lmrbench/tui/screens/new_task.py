@@ -20,7 +20,7 @@ from lmrbench.authoring.draft import Draft, repo_folder_name
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, next_task_name
-from lmrbench.authoring.taskset import task_dirs
+from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task_work import NewTaskWork
@@ -36,7 +36,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
 
 STEPS = [
     ("source", "Source"),

@@ -23,7 +23,7 @@ from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import paper_pages
 from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task, publish_task, remove_task
-from lmrbench.authoring.taskset import Task, load_task
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.validation_table import ValidationTable
@@ -31,7 +31,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.benchmark.sandbox import RunnerKind
+    from lmrbench.core.sandbox import RunnerKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -204,7 +204,7 @@ class NewTaskWork(Screen[str | None]):
     def record(self, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
         from lmrbench.authoring.record import record_tests
-        from lmrbench.benchmark.sandbox import get_sandbox
+        from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

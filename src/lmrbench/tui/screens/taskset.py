@@ -19,9 +19,9 @@ from lmrbench.tui.messages import TaskSetChanged
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
-    from lmrbench.authoring.taskset import Task
-    from lmrbench.benchmark.sandbox import RunnerKind
     from lmrbench.benchmark.validate_task import ResultStatus
+    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.taskset import Task
     from lmrbench.schemas.validation import ImplValidation
 
 COLUMNS = ("task", "impl", "status", "golden", "mutants killed", "category", "last validated")
@@ -133,8 +133,8 @@ class TaskSetScreen(Screen[None]):
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
         from lmrbench.authoring.check import check_task
-        from lmrbench.authoring.taskset import load_taskset
         from lmrbench.benchmark.validate_task import ResultStatus, stored_results
+        from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)
         snap = Snapshot(warnings=[str(p) for p in problems])
