@@ -49,7 +49,8 @@ def test_metadata_step_shows_problems_under_fields(snap_compare, fixture_repo: P
         screen = pilot.app.screen
         for _ in range(3):
             await pilot.press("ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
         screen.query_one("#md-year", Input).value = "20x3"
         screen.query_one("#md-paper_url", Input).value = "arxiv"
         screen.query_one("#md-category", Select).value = "Evaluation Metrics"

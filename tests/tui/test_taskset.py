@@ -142,3 +142,13 @@ async def test_columns_are_as_wide_as_their_longest_cell(new_task, bench: Path) 
             await pilot.pause()
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_a_draft_left_behind_is_listed(new_task, bench: Path) -> None:
+    new_task()
+    (bench / ".lmrbench-draft-k2x9" / "source").mkdir(parents=True)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert ".lmrbench-draft-k2x9:anunsavednewtask" in shown_warnings(app)

@@ -133,11 +133,14 @@ class TaskSetScreen(Screen[None]):
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
         from lmrbench.authoring.check import check_task
+        from lmrbench.authoring.draft import leftover_drafts
         from lmrbench.benchmark.validate_task import ResultStatus, stored_results
         from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)
         snap = Snapshot(warnings=[str(p) for p in problems])
+        for draft in leftover_drafts(self.bench):
+            snap.warnings.append(f"{draft}: an unsaved new task (an interrupted app left it, or one is open)")
         for task in tasks:
             results = stored_results(task)
             snap.paths[task.name] = task.path
