@@ -54,6 +54,7 @@ def test_metadata_step_shows_problems_under_fields(snap_compare, fixture_repo: P
         screen.query_one("#md-year", Input).value = "20x3"
         screen.query_one("#md-paper_url", Input).value = "arxiv"
         screen.query_one("#md-category", Select).value = "Evaluation Metrics"
+        screen.set_focus(None)  # no blinking cursor in the picture
         await pilot.pause()
 
     assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
