@@ -133,7 +133,7 @@ def main() -> int:
                     bench=TASKS,
                     category=ex["category"],
                     paper=pdf,
-                    paper_url=f"examples/papers/{ex['paper']}",
+                    paper_url="",  # made-up papers: nowhere online; the PDF is bundled in the task
                     paper_name=title,
                     year=ex["year"],
                     name=ex["name"],

@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
+from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.diff_view import DiffView
@@ -48,7 +49,7 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert len(cloned) == 1
         assert {f.qualname for f in cloned[0].functions} >= {"preference_loss", "Scaler.scale", "log_sigmoid"}
         assert screen.step == "function"
-        assert screen.draft is not None and screen.draft.parent == bench
+        assert screen.draft is not None and screen.draft.path.parent == bench
 
         # Fuzzy search: the letters in order find the function; enter selects it.
         await pilot.press(*"prfloss", "enter", "enter")
@@ -97,7 +98,7 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert name.startswith("1-")
 
         # Nothing outside the draft folder yet.
-        assert [p.name for p in bench.iterdir()] == [screen.draft.name]
+        assert [p.name for p in bench.iterdir()] == [screen.draft.path.name]
 
         await pilot.press("ctrl+s")
         await settle(app, pilot)
@@ -122,7 +123,7 @@ async def test_cancel_removes_the_draft(fixture_repo: Path, bench: Path) -> None
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
         screen = await open_and_clone(app, pilot, fixture_repo)
-        assert screen.draft is not None and (screen.draft / "source" / "losses.py").is_file()
+        assert screen.draft is not None and (screen.draft.source_dir / "losses.py").is_file()
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
@@ -175,7 +176,7 @@ async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench:
             await pilot.pause(0.1)
         else:
             pytest.fail("the build never started")
-        assert screen.draft is not None and any(screen.draft.rglob("info.json"))
+        assert screen.draft is not None and any(screen.draft.path.rglob("info.json"))
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
@@ -227,7 +228,15 @@ async def test_quitting_the_app_removes_the_draft(fixture_repo: Path, bench: Pat
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
         screen = await open_and_clone(app, pilot, fixture_repo)
-        assert screen.draft is not None and screen.draft.is_dir()
+        assert screen.draft is not None and screen.draft.path.is_dir()
         await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog) and "the draft task" in app.screen.question
+        await pilot.press("n")  # no: nothing is lost
+        await pilot.pause()
+        assert app.screen is screen and screen.draft.path.is_dir()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
         await pilot.pause()
     assert list(bench.iterdir()) == []

@@ -49,10 +49,12 @@ def test_metadata_step_shows_problems_under_fields(snap_compare, fixture_repo: P
         screen = pilot.app.screen
         for _ in range(3):
             await pilot.press("ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
         screen.query_one("#md-year", Input).value = "20x3"
         screen.query_one("#md-paper_url", Input).value = "arxiv"
         screen.query_one("#md-category", Select).value = "Evaluation Metrics"
+        screen.set_focus(None)  # no blinking cursor in the picture
         await pilot.pause()
 
     assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
@@ -68,3 +70,52 @@ def test_task_set(snap_compare, new_task, bench: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
+
+
+SMALL = (80, 24)
+
+
+def test_task_set_at_80x24(snap_compare, new_task, bench: Path) -> None:
+    new_task()
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+
+
+def test_function_step_at_80x24(snap_compare, fixture_repo: Path, bench: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _new_task(pilot, fixture_repo, "prefloss")
+
+    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+
+
+def test_edit_screen_at_80x24_after_a_check(snap_compare, new_task, bench: Path) -> None:
+    new_task()
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        pilot.app.screen.query_one("#edit-where").update("1-ToyDPO · repo src-repo/")  # not the temp path
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+
+    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+
+
+def test_help_at_80x24(snap_compare, bench: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("f1")
+        await pilot.pause()
+
+    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)

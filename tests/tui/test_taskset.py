@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from lmrbench.authoring.check import check_task
-from lmrbench.benchmark.validate import default_run_dir, result_path
+from lmrbench.benchmark.validate import default_run_dir, result_path, task_fingerprint
 from lmrbench.core.taskset import Task
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.validation import ImplValidation
@@ -31,9 +31,10 @@ def rows(app) -> list[list[str]]:
 
 
 def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int) -> None:
+    """A stored result about the task's files as they are now."""
     res = ImplValidation(
-        task=task.name, impl=1, runner="local", fingerprint="x", repeat=3, golden_passes=3 if valid else 1,
-        mutants_killed=killed, mutants_total=total, valid=valid,
+        task=task.name, impl=1, runner="local", fingerprint=task_fingerprint(task), repeat=3,
+        golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid,
         reasons=[] if valid else ["golden code failed 2 of 3 runs"],
         finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
     )
@@ -82,3 +83,72 @@ async def test_filter_and_sort(new_task, bench: Path) -> None:
         app.screen.sort_column = 2
         await pilot.press("s")  # next column after status: golden
         assert app.screen.sort_column == 3
+
+
+async def test_a_result_goes_stale_when_the_tests_change(new_task, bench: Path) -> None:
+    task = new_task()
+    write_result(bench, task, valid=True, killed=5, total=6)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert rows(app)[0][2] == "valid"
+        test = task.repo_dir / "unit_test" / "unit_test_1.py"
+        test.write_text(test.read_text() + "\n\ndef test_more():\n    pass\n")  # tests recorded again
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert rows(app)[0][2] == "stale"
+        assert "changedsinceitwasvalidated" in shown_warnings(app)
+
+
+async def test_escape_clears_the_filter_and_shift_s_reverses(new_task, bench: Path) -> None:
+    first = new_task()
+    second = new_task()
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("slash", *first.name)
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [first.name]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.query_one("#filter", Input).value == ""
+        assert app.screen.focused is app.screen.query_one("#tasks", DataTable)
+        assert [r[0] for r in rows(app)] == [first.name, second.name]
+        await pilot.press("S")
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [second.name, first.name]
+        assert "↓" in str(app.screen.query_one("#count").render())
+        await pilot.press("S")
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [first.name, second.name]
+
+
+async def test_columns_are_as_wide_as_their_longest_cell(new_task, bench: Path) -> None:
+    task = new_task()
+    write_result(bench, task, valid=True, killed=5, total=6)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#tasks", DataTable)
+        for _ in range(2):  # as loaded, and after a filter that empties the table and is cleared
+            for k, column in enumerate(table.columns.values()):
+                longest = max(len(str(table.get_row_at(i)[k])) for i in range(table.row_count))
+                assert column.get_render_width(table) >= longest + 2, column.label
+            await pilot.press("slash", *"zzz")
+            await pilot.pause()
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+async def test_a_draft_left_behind_is_listed(new_task, bench: Path) -> None:
+    new_task()
+    (bench / ".lmrbench-draft-k2x9" / "source").mkdir(parents=True)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert ".lmrbench-draft-k2x9:anunsavednewtask" in shown_warnings(app)

@@ -12,6 +12,17 @@ from pathlib import Path, PurePosixPath
 from lmrbench import __version__
 from lmrbench.authoring.clone import clone_repo
 from lmrbench.authoring.mask import MaskStyle, mask_source
+from lmrbench.authoring.metadata import (
+    ImplFields,
+    PaperFields,
+    category_problem,
+    is_test_file,
+    name_problem,
+    paper_url_problem,
+    repo_folder_name,
+    update_info,
+    year_problem,
+)
 from lmrbench.authoring.paper import write_paper
 from lmrbench.authoring.splice import extract_function
 from lmrbench.core.taskset import Task, load_task, task_dirs
@@ -19,7 +30,6 @@ from lmrbench.defaults import UNIT_TEST_DIR, default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
-from lmrbench.schemas.categories import parse_category
 from lmrbench.schemas.task_info import Implementation, TaskInfo, as_list, save_task_info
 
 GOLDEN_DIR = "golden_files"
@@ -120,11 +130,17 @@ def _validate_spec(spec: TaskSpec) -> None:
         if key in seen:
             raise LmrError(f"function {ref.file}::{ref.qualname} is given twice")
         seen.add(key)
-    if spec.category:
-        try:
-            parse_category(spec.category)
-        except ValueError as exc:
-            raise LmrError(str(exc)) from None
+    if spec.category and (bad := category_problem(spec.category)):
+        raise LmrError(bad)
+    if spec.name is not None and (bad := name_problem(spec.name)):
+        raise LmrError(f"task name {spec.name!r} {bad}", spec.bench)
+    if bad := paper_url_problem(spec.paper_url):
+        raise LmrError(f"paper URL {spec.paper_url!r} {bad}")
+    if spec.year is not None and (bad := year_problem(str(spec.year))):
+        raise LmrError(f"year {spec.year} {bad}")
+    for ctx in spec.retrieval_context:
+        if is_test_file(ctx):
+            raise LmrError(f"{ctx} is a test file; tests are never given as context")
     if spec.paper is not None and not Path(spec.paper).is_file():
         raise LmrError("no such PDF file", spec.paper)
 
@@ -149,7 +165,7 @@ def create_task(
         raise LmrError(f"task name {name!r} must be one folder name", spec.bench)
     if final.exists() and not force:
         raise LmrError("task folder exists; use --force to replace it", final)
-    repo_folder = spec.repo_folder_name or Path(spec.source.rstrip("/")).name.removesuffix(".git") or "repo"
+    repo_folder = spec.repo_folder_name or repo_folder_name(spec.source)
     m = re.match(r"(\d+)-", name)
     instance_id: int | str = int(m.group(1)) if m else name
 
@@ -251,11 +267,8 @@ def add_implementation(
     shown = f"{task.info.repo_folder_name}/{ref.file}"
     if not instruction.strip():
         raise LmrError("the instruction is empty", info_path)
-    if category:
-        try:
-            parse_category(category)
-        except ValueError as exc:
-            raise LmrError(str(exc), info_path) from None
+    if category and (bad := category_problem(category)):
+        raise LmrError(bad, info_path)
     if not is_within(task.repo_dir, Path(ref.file)):
         raise LmrError("goal file leaves the repository", ref.file)
     info = task.info
@@ -328,19 +341,15 @@ def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
     final = Path(spec.bench) / task.name
     if final.exists():
         raise LmrError("a task with this name exists; choose another name (step 5)", final)
-    info = task.info
-    impls = [
-        impl.model_copy(
-            update={
-                "instruction": spec.instructions[min(k, len(spec.instructions) - 1)],
-                "category": spec.category,
-                "retrieval_context": list(spec.retrieval_context),
-            }
+    impls = {
+        impl.index: ImplFields(
+            instruction=spec.instructions[min(k, len(spec.instructions) - 1)],
+            category=spec.category,
+            retrieval_context=list(spec.retrieval_context),
         )
-        for k, impl in enumerate(info.implementations)
-    ]
-    paper = {"paper_name": spec.paper_name, "paper_url": spec.paper_url, "year": spec.year}
-    save_task_info(info.model_copy(update={**paper, "implementations": impls}), task.path)
+        for k, impl in enumerate(task.info.implementations)
+    }
+    update_info(task, PaperFields(spec.paper_name, spec.paper_url, spec.year), impls)
     if spec.paper is not None:
         write_paper(spec.paper, task.repo_dir)
     os.replace(task.path, final)

@@ -209,7 +209,10 @@ def validate_implementation(
         report = evaluate_variant(sandbox, task, impl, variant, timeout=timeout, expected_ids=expected,
                                   env=run_env)
         check_cancel(cancel)
-        progress.advance(1, f"{label} {what}: {report.status}")
+        outcome = str(report.status)
+        if what.startswith("mutant") and report.status is not TestStatus.INFRA_ERROR:
+            outcome = "killed" if report.status in _KILLING else "survived"  # a failing mutant is good news
+        progress.advance(1, f"{label} {what}: {outcome}")
         if report.status is TestStatus.INFRA_ERROR:
             progress.log(f"{label} {what}: infrastructure error: {report.detail}")
         return report

@@ -1,1 +1,2 @@
-"""The Textual authoring app: screens and widgets only; every action calls authoring/ or benchmark/."""
+"""The Textual authoring app: screens, widgets and dialogs only; every action calls authoring/ or benchmark/,
+and worker outcomes are shown by one handler (workers.py)."""

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.commands import ScreenActions
+from lmrbench.tui.dialogs.confirm import ConfirmDialog
+from lmrbench.tui.dialogs.help import HelpScreen
 from lmrbench.tui.dialogs.open_review import OpenReviewDialog
 from lmrbench.tui.messages import RunAction
 from lmrbench.tui.screens.review import ReviewScreen
@@ -27,16 +31,15 @@ class LmrApp(App[None]):
     TITLE = "lmrbench"
     COMMANDS = App.COMMANDS | {ScreenActions}
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave the app (drafts are removed)"),
-        Binding(
-            "ctrl+p", "command_palette", "Commands", id="app.palette",
-            tooltip="Search every action of this screen",
-        ),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave the app (asks first when work would be lost)"),
+        Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="The keys and what this screen does"),
         Binding(
             "ctrl+r", "review", "Review labels", id="app.review", show=False,
             tooltip="Label a run's candidates 1-3 (human evaluation)",
         ),
     ]
+    SCREENSHOTS = ".lmrbench/screenshots"
+    """Where the palette's Screenshot saves, inside the task set folder."""
 
     def __init__(
         self, bench_dir: Path, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None,
@@ -72,6 +75,55 @@ class LmrApp(App[None]):
     def get_default_screen(self) -> TaskSetScreen:
         """The task set is the app's first screen."""
         return TaskSetScreen(self.bench_dir, sandbox=self.sandbox_kind)
+
+    def unsaved_work(self) -> list[str]:
+        """What quitting now would lose, from every screen that can say (``unsaved_work()``)."""
+        out = []
+        for screen in self.screen_stack:
+            ask = getattr(screen, "unsaved_work", None)
+            lost = ask() if callable(ask) else None
+            if lost:
+                out.append(lost)
+        return out
+
+    async def action_quit(self) -> None:
+        """Quit; asks first when a draft, unsaved edits or running work would be lost."""
+        lost = self.unsaved_work()
+        if not lost or isinstance(self.screen, ConfirmDialog):
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmDialog(f"Quit and lose {'; '.join(lost)}?", yes="Quit"), answered)
+
+    def action_help(self) -> None:
+        """Show the keys of the current screen and what it is for."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_save_screenshot(self) -> None:
+        """Save an SVG of the screen into the task set's screenshot folder and say where."""
+        folder = self.bench_dir / self.SCREENSHOTS
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = self.save_screenshot(path=str(folder))
+        except OSError as exc:
+            self.notify(f"{folder}: {exc.strerror}", title="No screenshot", severity="error")
+            return
+        self.notify(path, title="Screenshot saved")
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands, with a Screenshot that saves where the author can find it."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot":
+                yield command
+        yield SystemCommand(
+            "Screenshot", f"Save an SVG of the screen in {self.SCREENSHOTS}/ of the task set",
+            lambda: self.set_timer(0.1, self.action_save_screenshot),
+        )
 
     @on(RunAction)
     async def _run_action(self, message: RunAction) -> None:

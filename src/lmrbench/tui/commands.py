@@ -8,6 +8,9 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from lmrbench.tui.messages import RunAction
 
+SYSTEM = frozenset({"command_palette", "quit", "screenshot"})
+"""Actions the palette already lists as Textual's system commands (Quit, Keys, Screenshot): never twice."""
+
 
 class ScreenActions(Provider):
     """Every action bound on the active screen and the app, by its description."""
@@ -19,7 +22,7 @@ class ScreenActions(Provider):
             b = active.binding
             if active.node not in (self.screen, self.app):  # widgets' own keys (cursor moves) stay out
                 continue
-            if not b.description or b.action in seen or b.action == "command_palette":
+            if not b.description or b.action in seen or (active.node is self.app and b.action in SYSTEM):
                 continue
             seen.add(b.action)
             help_text = f"{b.tooltip or b.description} ({key})"

@@ -13,11 +13,13 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from lmrbench.tui.messages import TaskSetChanged
+from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
+    from lmrbench.benchmark.validate_task import ResultStatus
     from lmrbench.core.sandbox import RunnerKind
     from lmrbench.core.taskset import Task
     from lmrbench.schemas.validation import ImplValidation
@@ -58,11 +60,11 @@ class Snapshot:
     warnings: list[str] = field(default_factory=list)
 
 
-def _rows_of(task: Task, results: dict[tuple[str, int], ImplValidation]) -> list[Row]:
+def _rows_of(task: Task, results: dict[int, tuple[ImplValidation | None, ResultStatus]]) -> list[Row]:
     rows = []
     for impl in task.info.implementations:
         cat = impl.category_normalized
-        res = results.get((task.name, impl.index))
+        res, status = results.get(impl.index, (None, None))
         rate = res.kill_rate if res else None
         kills = f"{res.mutants_killed}/{res.mutants_total} ({rate:.0%})" if res and rate is not None else "-"
         when = "-" if res is None else res.finished_at.astimezone().strftime("%Y-%m-%d %H:%M")
@@ -70,7 +72,7 @@ def _rows_of(task: Task, results: dict[tuple[str, int], ImplValidation]) -> list
             Row(
                 task=task.name,
                 impl=impl.index,
-                status="not validated" if res is None else ("valid" if res.valid else "invalid"),
+                status=str(status or "not validated"),
                 golden="-" if res is None else f"{res.golden_passes}/{res.repeat}",
                 kill_rate=kills,
                 category=cat.value if cat else (impl.category or "-"),
@@ -89,6 +91,11 @@ class TaskSetScreen(Screen[None]):
         Binding("r", "refresh", "Refresh", id="taskset.refresh", tooltip="Reload the task set from disk"),
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
         Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column"),
+        Binding("S", "reverse_sort", "Reverse", id="taskset.reverse", tooltip="Reverse the sort order"),
+        Binding(
+            "escape", "clear_filter", "Clear filter", id="taskset.clear", show=False,
+            tooltip="Empty the filter and go back to the table",
+        ),
     ]
 
     AUTO_FOCUS = "#tasks"
@@ -118,26 +125,31 @@ class TaskSetScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Load after the first frame."""
+        """Show the empty table and start loading (in a thread: the first frame does not wait)."""
         self._fill()
-        self.call_after_refresh(self.action_refresh)
+        self.action_refresh()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
         from lmrbench.authoring.check import check_task
-        from lmrbench.benchmark.validate import latest_results
+        from lmrbench.authoring.draft import leftover_drafts
+        from lmrbench.benchmark.validate_task import ResultStatus, stored_results
         from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)
-        results = latest_results(self.bench)
         snap = Snapshot(warnings=[str(p) for p in problems])
+        for draft in leftover_drafts(self.bench):
+            snap.warnings.append(f"{draft}: an unsaved new task (an interrupted app left it, or one is open)")
         for task in tasks:
+            results = stored_results(task)
             snap.paths[task.name] = task.path
             snap.rows.extend(_rows_of(task, results))
-            for (name, index), res in results.items():
-                if name == task.name and not res.valid:
-                    snap.warnings.extend(f"{name}#{index}: {reason}" for reason in res.reasons)
+            for index, (res, status) in results.items():
+                if res is not None and status is ResultStatus.INVALID:
+                    snap.warnings.extend(f"{task.name}#{index}: {reason}" for reason in res.reasons)
+                elif status is ResultStatus.STALE:
+                    snap.warnings.append(f"{task.name}#{index}: changed since it was validated; validate again")
             snap.warnings.extend(check_task(task))
         self.post_message(self.Loaded(snap))
         # Load the new-task flow's stack (git, LibCST, PyMuPDF) now, so that opening it is instant.
@@ -163,9 +175,12 @@ class TaskSetScreen(Screen[None]):
             return (0, v) if isinstance(v, int) else (1, str(v).lower())
 
         rows.sort(key=key, reverse=self.sort_reverse)
-        table.clear(columns=True)  # columns are sized anew for the rows shown
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        table.clear(columns=True)
+        # Widths are set from the rows shown, never left to the table's deferred measuring (which could leave
+        # a column at its header's width).
+        for k, name in enumerate(COLUMNS):
+            width = max([len(name), *(len(str(r.cells()[k])) for r in rows)])
+            table.add_column(name, key=name, width=min(width, 60))
         for r in rows:
             table.add_row(*r.cells(), key=f"{r.task}#{r.impl}")
         arrow = "↓" if self.sort_reverse else "↑"
@@ -198,8 +213,7 @@ class TaskSetScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Every worker error of this screen ends up here: shown in the app, never as a traceback."""
-        if event.state == WorkerState.ERROR:
-            self.notify(str(event.worker.error), title="Could not load the task set", severity="error")
+        report_worker(self, event)
 
     def selected_task(self) -> Path | None:
         """The folder of the task under the cursor."""
@@ -216,6 +230,16 @@ class TaskSetScreen(Screen[None]):
     def action_focus_filter(self) -> None:
         """Type a filter."""
         self.query_one("#filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        """Empty the filter and go back to the table."""
+        self.query_one("#filter", Input).value = ""
+        self.query_one(DataTable).focus()
+
+    def action_reverse_sort(self) -> None:
+        """Reverse the order of the current sort."""
+        self.sort_reverse = not self.sort_reverse
+        self._fill()
 
     def action_sort(self) -> None:
         """Sort by the next column (clicking a header twice reverses)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from dataclasses import dataclass, field
 
 from textual import on
@@ -11,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Label, Select, SelectionList
 
+from lmrbench.authoring.metadata import metadata_problems, retrieval_candidates
 from lmrbench.schemas.categories import Category, parse_category
 
 
@@ -61,10 +61,10 @@ class MetadataForm(VerticalScroll):
         yield SelectionList[str](id="md-retrieval")
 
     def set_files(self, files: list[str], chosen: list[str] | None = None) -> None:
-        """The repository files the author may pick as retrieval context."""
+        """The repository files the author may pick as retrieval context (test files never are)."""
         sel = self.query_one(SelectionList)
         sel.clear_options()
-        sel.add_options([(f, f, f in (chosen or [])) for f in files])
+        sel.add_options([(f, f, f in (chosen or [])) for f in retrieval_candidates(files)])
 
     def set_values(self, md: Metadata) -> None:
         """Fill the form."""
@@ -91,28 +91,16 @@ class MetadataForm(VerticalScroll):
         )
 
     def problems(self) -> dict[str, str]:
-        """Field -> problem, for every field that is not acceptable."""
-        out: dict[str, str] = {}
-        name = self.query_one("#md-name", Input).value.strip()
-        if not re.fullmatch(r"\d+-[A-Za-z0-9_.-]+", name):
-            out["name"] = "must look like N-Name (a number, a dash, letters or digits)"
-        elif name in self.taken:
-            out["name"] = f"the task set already has a task {name}"
-        url = self.query_one("#md-paper_url", Input).value.strip()
-        if url and not re.match(r"https?://\S+$", url):
-            out["paper_url"] = "must be an http(s) URL"
-        year = self.query_one("#md-year", Input).value.strip()
-        if year and not (year.isdigit() and 1950 <= int(year) <= 2100):
-            out["year"] = "must be a year such as 2023"
+        """Field -> problem, for every field that is not acceptable (the core's rules, as `task new` checks)."""
         cat = self.query_one("#md-category", Select).value
-        if cat is Select.NULL:
-            out["category"] = "choose one of the nine categories"
-        else:
-            try:
-                parse_category(str(cat))
-            except ValueError as exc:
-                out["category"] = str(exc)
-        return out
+        name = self.query_one("#md-name", Input)
+        return metadata_problems(
+            name=None if name.disabled else name.value.strip(),
+            paper_url=self.query_one("#md-paper_url", Input).value.strip(),
+            year=self.query_one("#md-year", Input).value.strip(),
+            category="" if cat is Select.NULL else str(cat),
+            taken=self.taken,
+        )
 
     def check_fields(self) -> dict[str, str]:
         """Show each field's problem under it; return them."""

@@ -13,14 +13,6 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Label, ProgressBar, RichLog
 
-from lmrbench.errors import LmrError
-
-
-def error_text(exc: BaseException | None) -> str:
-    """One line for the author: an LmrError as it is, anything else with its type."""
-    text = str(exc) if isinstance(exc, LmrError) else f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())
-
 
 class WorkPanel(Widget):
     """Shows the phase, the progress and the log lines of the work a screen runs in its workers."""
@@ -33,8 +25,8 @@ class WorkPanel(Widget):
     WorkPanel #work-head { height: 1; }
     WorkPanel #work-label { width: 1fr; margin: 0 1; }
     WorkPanel ProgressBar { width: auto; }
-    WorkPanel RichLog { height: 6; background: $surface; }
-    WorkPanel.-idle RichLog { height: 3; }
+    WorkPanel RichLog { height: 4; background: $surface; }
+    WorkPanel.-quiet ProgressBar { display: none; }
     """
 
     @dataclass
@@ -59,6 +51,9 @@ class WorkPanel(Widget):
 
     _phase = ""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="-quiet")  # no bar until work starts: an idle bar would move
+
     def compose(self) -> ComposeResult:
         from textual.containers import Horizontal
 
@@ -72,9 +67,16 @@ class WorkPanel(Widget):
         return PanelProgress(self)
 
     def error(self, text: str) -> None:
-        """Show an error line (from the UI thread)."""
+        """Show an error line (from the UI thread); the bar goes away, since the work did not finish."""
         self.query_one(RichLog).write(f"error: {text}")
         self.query_one("#work-label", Label).update(Text.assemble(("error: ", "bold red"), text))
+        self.add_class("-quiet")
+
+    def stopped(self, text: str) -> None:
+        """The work was cancelled: say so, without a full bar."""
+        self.query_one(RichLog).write(text)
+        self.query_one("#work-label", Label).update(Text.assemble((text, "yellow")))
+        self.add_class("-quiet")
 
     def done(self, text: str) -> None:
         """Mark the work finished (from the UI thread)."""
@@ -85,6 +87,7 @@ class WorkPanel(Widget):
 
     @on(Started)
     def _started(self, message: Started) -> None:
+        self.remove_class("-quiet")
         self._phase = message.label
         self.query_one("#work-label", Label).update(Text(message.label))
         self.query_one(ProgressBar).update(total=message.total, progress=0)

@@ -1,0 +1,70 @@
+"""A draft task: a hidden folder in the task set where a new task is cloned, recorded and validated before Save.
+
+Layout of ``<bench>/.lmrbench-draft-XXXX/``: ``source/`` (the clone the author picks functions from), ``tasks/``
+(the draft task, made again whenever its functions, mask or name change), ``validate/`` (its results).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmrbench.authoring.metadata import repo_folder_name
+from lmrbench.authoring.task_new import TaskSpec
+
+__all__ = ["DRAFT_PREFIX", "Draft", "draft_key", "leftover_drafts", "repo_folder_name"]
+
+DRAFT_PREFIX = ".lmrbench-draft-"
+
+
+def draft_key(spec: TaskSpec) -> tuple[object, ...]:
+    """What the draft task is made from: when it changes the draft task is made again (and recorded again)."""
+    functions = tuple((f.file, f.qualname) for f in spec.functions)
+    return (spec.source, functions, str(spec.mask_style), spec.name)
+
+
+@dataclass
+class Draft:
+    """One draft folder; ``key`` is the draft_key of the task made in it (None: not made yet)."""
+
+    path: Path
+    key: tuple[object, ...] | None = field(default=None)
+
+    @classmethod
+    def create(cls, bench: Path) -> Draft:
+        """A new, empty draft folder in the task set."""
+        return cls(Path(tempfile.mkdtemp(prefix=DRAFT_PREFIX, dir=bench)))
+
+    @property
+    def source_dir(self) -> Path:
+        """Where the repository is cloned."""
+        return self.path / "source"
+
+    @property
+    def tasks_dir(self) -> Path:
+        """The task set holding the draft task."""
+        return self.path / "tasks"
+
+    @property
+    def results_dir(self) -> Path:
+        """The draft task's validation results (moved with the task on Save)."""
+        return self.path / "validate"
+
+    def needs_task(self, spec: TaskSpec) -> bool:
+        """True when the draft task must be made (again) for ``spec``; remembers ``spec`` as made."""
+        key = draft_key(spec)
+        if key == self.key:
+            return False
+        self.key = key
+        return True
+
+    def remove(self) -> None:
+        """Delete the draft folder and everything in it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def leftover_drafts(bench: Path) -> list[Path]:
+    """Draft folders a crashed session left in a task set."""
+    return sorted(p for p in Path(bench).glob(DRAFT_PREFIX + "*") if p.is_dir())

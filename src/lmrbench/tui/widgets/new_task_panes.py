@@ -1,0 +1,93 @@
+"""The panes of the new-task flow that are only a layout: source, mask, paper, validate, save."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Input, Label, Select, TextArea
+
+from lmrbench.authoring.mask import MaskStyle
+from lmrbench.tui.widgets.diff_view import DiffView
+from lmrbench.tui.widgets.paper_view import PaperView
+from lmrbench.tui.widgets.validation_table import ValidationTable
+
+
+class SourcePane(Vertical):
+    """Step 1: the repository and the commit."""
+
+    DEFAULT_CSS = """
+    SourcePane #source, SourcePane #commit { width: 1fr; }
+    """
+
+    def __init__(self, source: str, *, id: str) -> None:
+        super().__init__(id=id)
+        self.source = source
+
+    def compose(self) -> ComposeResult:
+        yield Label("Repository: a git URL or a local folder", classes="pane-title")
+        yield Input(self.source, placeholder="https://… or /path/to/repo", id="source")
+        yield Input(placeholder="commit (default: HEAD)", id="commit")
+        with Horizontal(classes="row"):
+            yield Button("Clone and index (ctrl+g)", id="clone", variant="primary")
+        yield Label("", id="source-status", classes="hint")
+
+
+class MaskPane(Vertical):
+    """Step 3: the mask style and the diff it makes."""
+
+    DEFAULT_CSS = """
+    MaskPane #mask-style { width: 30; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="row"):
+            yield Label("Mask style ", classes="pane-title")
+            yield Select(
+                [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,
+                allow_blank=False, id="mask-style",
+            )
+        yield Label("", id="mask-functions", classes="hint")
+        yield DiffView(id="diff")
+
+
+class PaperPane(Vertical):
+    """Step 4: the paper beside the instruction the model will read."""
+
+    DEFAULT_CSS = """
+    PaperPane #pdf { width: 1fr; }
+    PaperPane #paper { width: 1fr; }
+    PaperPane #instruction-pane { width: 1fr; border-left: solid $primary-darken-2; }
+    PaperPane #instruction { height: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="row"):
+            yield Input(placeholder="paper PDF path (optional)", id="pdf")
+            yield Button("Load", id="load-pdf")
+        with Horizontal():
+            yield PaperView(id="paper")
+            with Vertical(id="instruction-pane"):
+                yield Label("Instruction (shown to the model)", classes="pane-title")
+                yield TextArea("", id="instruction", soft_wrap=True)
+
+
+class ValidatePane(Vertical):
+    """Step 7: build and validate the draft task."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Build the task's environment, then validate it", classes="pane-title")
+        with Horizontal(classes="row"):
+            yield Button("Build & validate (ctrl+g)", id="validate", variant="primary")
+        yield Label("", id="validate-summary", classes="hint")
+        yield ValidationTable(id="validation")
+
+
+class SavePane(Vertical):
+    """Step 8: what is missing, and Save or Cancel."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Save", classes="pane-title")
+        yield Label("", id="save-summary", classes="hint")
+        with Horizontal(classes="row"):
+            yield Button("Save (ctrl+s)", id="save", variant="success")
+            yield Button("Cancel (esc)", id="cancel", variant="error")

@@ -1,0 +1,79 @@
+"""The one place worker outcomes become what the author sees: the messages are defined here, once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from lmrbench.errors import LmrError
+from lmrbench.progress import Cancelled
+
+FAILED = {
+    "load": "Could not load",
+    "clone": "Could not clone",
+    "mask": "Could not mask",
+    "paper": "Could not read the paper",
+    "tests": "Could not record the tests",
+    "validate": "Could not validate",
+    "save": "Could not save",
+    "files": "Could not read the task's files",
+}
+"""Title of the notification when a worker of this group fails."""
+
+DONE = {
+    "clone": "cloned and indexed",
+    "mask": "masked",
+    "paper": "paper read",
+    "tests": "tests written",
+    "validate": "validation finished",
+    "save": "saved",
+    "load": "loaded",
+    "files": "loaded",
+}
+
+RUNNING = {
+    "clone": "cloning",
+    "mask": "masking",
+    "paper": "reading the paper",
+    "tests": "recording",
+    "validate": "validation",
+    "save": "saving",
+}
+"""What a running worker of this group is doing, as a question to the author says it."""
+
+
+def running_text(groups: list[str]) -> str:
+    """``cloning and validation``: the running work, for a question before it is stopped."""
+    return " and ".join(dict.fromkeys(RUNNING.get(g, g) for g in groups))
+
+
+def error_text(exc: BaseException | None) -> str:
+    """One line for the author: an LmrError as it is, anything else with its type."""
+    text = str(exc) if isinstance(exc, LmrError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
+
+
+def report_worker(screen: Screen[Any], event: Worker.StateChanged) -> None:
+    """Show a worker's end on ``screen``'s work panel (when it has one) and, for errors, as a notification."""
+    from lmrbench.tui.widgets.work_panel import WorkPanel
+
+    worker = event.worker
+    group = worker.group
+    panels = screen.query(WorkPanel)
+    panel = panels.first() if panels else None
+    if event.state == WorkerState.ERROR:
+        if isinstance(worker.error, Cancelled):
+            if panel is not None:
+                panel.stopped(f"{group}: cancelled")
+            return
+        text = error_text(worker.error)
+        if panel is not None:
+            panel.error(text)
+        screen.notify(text, title=FAILED.get(group, f"{group} failed"), severity="error")
+    elif event.state == WorkerState.CANCELLED:
+        if panel is not None:
+            panel.stopped(f"{group}: cancelled")
+    elif event.state == WorkerState.SUCCESS and panel is not None:
+        panel.done(DONE.get(group, f"{group}: done"))
