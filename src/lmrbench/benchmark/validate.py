@@ -321,18 +321,10 @@ def _row(res: ImplValidation, skipped: bool) -> SummaryRow:
         task=res.task, impl=res.impl, valid=res.valid, golden_passes=res.golden_passes, repeat=res.repeat,
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
-        evidence=_evidence(res),
+        evidence=res.evidence_text,
         weak=res.weak, kill_rate=res.kill_rate,
         survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
     )
-
-
-def _evidence(res: ImplValidation) -> str:
-    if not res.golden_runs:
-        return ""
-    if res.evidence == "legacy":
-        return "legacy (weaker)"
-    return "shared (weaker)" if res.isolation == "shared" else (res.isolation or "shared (weaker)")
 
 
 def _runs_of(job: _Job, opts: ValidateOptions) -> int:

@@ -94,6 +94,15 @@ class ImplValidation(_Strict):
         return self.repeat > 0 and self.golden_passes == self.repeat == len(self.golden_runs)
 
     @property
+    def evidence_text(self) -> str:
+        """How the golden runs were decided: split, shared (weaker) or legacy (weaker); empty when none ran."""
+        if not self.golden_runs:
+            return ""
+        if self.evidence == "legacy":
+            return "legacy (weaker)"
+        return "split" if self.isolation == "split" else "shared (weaker)"
+
+    @property
     def masked_failed(self) -> bool:
         """The masked run failed (a pass or an infrastructure error is not a failure)."""
         return self.masked is not None and self.masked.status in (

@@ -25,7 +25,8 @@ class ValidationTable(Vertical):
 
     def on_mount(self) -> None:
         """Columns."""
-        columns = ("impl", "valid", "golden", "masked fails", "mutants killed", "flaky", "runner", "seconds")
+        columns = ("impl", "valid", "golden", "masked fails", "mutants killed", "flaky", "evidence", "runner",
+                   "seconds")
         self.query_one(DataTable).add_columns(*columns)
 
     def show(self, results: list[ImplValidation]) -> None:
@@ -43,6 +44,7 @@ class ValidationTable(Vertical):
                 "yes" if r.masked_failed else "no",
                 f"{r.mutants_killed}/{r.mutants_total}" + (f" ({rate:.0%})" if rate is not None else ""),
                 str(len(r.flaky_tests)),
+                r.evidence_text or "-",
                 r.runner,
                 f"{r.seconds:.1f}",
             )
