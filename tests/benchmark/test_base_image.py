@@ -60,3 +60,9 @@ def test_without_an_engine_validate_runs_locally_and_says_why(tmp_path):
     assert said == ["warning: no Docker engine answers: using the local runner, whose isolation is weaker than "
                     "a container's"], out.stderr
     assert "(local)" in out.stdout and "valid: 2/2" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.docker
+def test_images_base_says_which_base_and_how(base_image):
+    out = subprocess.run([str(SCRIPT), "images", "base"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == f"base image {base_image}: present locally", out.stderr
