@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -135,7 +136,8 @@ def test_a_task_without_goal_function_is_skipped_with_one_line(bench, tmp_path) 
     assert not problems
     said = _Lines()
     out = export_agent(tasks, tmp_path / "agent", progress=said)
-    assert sorted(p.name for p in out.iterdir()) == ["1-Toy"]
+    assert sorted(p.name for p in out.iterdir()) == ["1-Toy", "export.json"]
+    assert json.loads((out / "export.json").read_text())["tasks"] == ["1-Toy"]
     assert said.lines == [f"warning: 2-Async: not exported: {bench / '2-Async' / 'info.json'}: "
                           "implementation 1 names no goal function"]
 
@@ -158,4 +160,4 @@ def test_a_goal_function_kept_in_a_test_file_is_exported_alone(tmp_path) -> None
     assert not problems
     out = export_agent(tasks, tmp_path / "agent")
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert files == ["3-InTest/TASK.md", "3-InTest/repo/unit_test/unit_test_1.py"]
+    assert files == ["3-InTest/TASK.md", "3-InTest/repo/unit_test/unit_test_1.py", "export.json"]

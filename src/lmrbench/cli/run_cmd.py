@@ -148,7 +148,6 @@ def export_agent_cmd(
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
     from lmrbench.benchmark.agent import export_agent
     from lmrbench.benchmark.context import check_context
-
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
