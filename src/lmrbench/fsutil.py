@@ -52,6 +52,17 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=4, ensure_ascii=False) + "\n")
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask would, for a moment, in every thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 @contextlib.contextmanager
 def staging_dir(final: Path, *, replace: bool = False) -> Iterator[Path]:
     """Yield a temp folder beside ``final``; on success it is renamed to ``final``, on error removed.
@@ -62,6 +73,7 @@ def staging_dir(final: Path, *, replace: bool = False) -> Iterator[Path]:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes it 0700; a folder made in place would not be
         yield tmp
         if final.exists():
             if not replace:

@@ -416,3 +416,61 @@ def test_text_results_get_the_exact_checker_and_the_test_says_which(tmp_path, lo
     assert (cand / "prompts.py").read_text() != PROMPTS
     status, _ = _outcomes(local, task, tmp_path / "cand")
     assert status is TestStatus.FAILED
+
+
+def test_scaffold_keeps_a_recording_unless_forced(tmp_path, local):
+    task = make_task(tmp_path)
+    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=1)
+    before = _snapshot(task)
+    with pytest.raises(LmrError, match=r"has a recording .*--force replaces it"):
+        scaffold_tests(task, 1)
+    assert _snapshot(task) == before
+    scaffold_tests(task, 1, force=True)
+    assert not result.data_dir.exists() and TODO_MARK in result.test_file.read_text()
+
+
+def test_pythonpath_set_in_the_command_keeps_recording_on(tmp_path, local):
+    task = make_task(tmp_path)
+    result = record_tests(task, 1, "PYTHONPATH=. python train.py --steps 3", sandbox=local, max_calls=2)
+    assert [c.test for c in result.cases] == ["test_case_1", "test_case_2"]
+
+
+def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
+    driver = """
+        import numpy as np
+        from model.losses import hinge_loss
+
+        class Margin(float):
+            pass
+
+        hinge_loss(np.ones(2), np.ones(2), margin=Margin(1.0))
+        hinge_loss(np.ones(2), -np.ones(2), margin=0.5)
+    """
+    task = make_task(tmp_path, extra={"odd.py": driver})
+    result = record_tests(task, 1, "python odd.py", sandbox=local)
+    assert [c.test for c in result.cases] == ["test_case_1"]
+    assert len(result.skipped) == 1 and "`margin` is a __main__.Margin" in result.skipped[0]
+    status, _ = _outcomes(local, task, "golden")
+    assert status == TestStatus.PASSED
+
+
+def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
+    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from lmrbench.authoring.tree import build_tree
+
+    repo = tmp_path / "plain"
+    make_repo(repo, {
+        "geo/__init__.py": "",
+        "geo/area.py": "def area(w, h, scale=1.0):\n    return w * h * scale\n",
+        "run.py": "from geo.area import area\nprint(area(2.0, 3.5))\nprint(area(1, 2, scale=0.25))\n",
+    })
+    task = create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("geo/area.py::area")],
+                                instructions=["Area."], bench=tmp_path / "bench"))
+    tree = build_tree(task, None, "golden", tmp_path / "tree")
+    probe = local.run(task, tree, ["python", "-c", "import numpy"], timeout=120)
+    assert probe.exit_code != 0 and "No module named 'numpy'" in probe.output
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    assert [c.test for c in result.cases] == ["test_case_1", "test_case_2"]
+    assert _outcomes(local, task, "golden") == (TestStatus.PASSED, {"test_case_1": "passed",
+                                                                     "test_case_2": "passed"})
+    assert _outcomes(local, task, "masked")[0] == TestStatus.FAILED

@@ -42,7 +42,7 @@ def test_task_from_git_repo_masks_function_and_golden_restores_original(fixture_
     assert (impl.goal_file, impl.goal_function, impl.golden_file) == (
         "losses.py", "preference_loss", "golden_files/losses_golden.py")
     assert task.info.upstream_commit == head.strip()
-    assert impl.category == "loss function"
+    assert impl.category == "Training Objectives & Optimization"
     masked = task.goal_path(impl).read_bytes()
     assert task.golden_path(impl).read_bytes() == original
     assert splice_bodies(masked.decode(), original.decode(), ["preference_loss"]).encode() == original
@@ -96,7 +96,6 @@ def test_existing_task_is_refused_without_force_and_replaced_with_it(fixture_rep
     [
         ({"functions": [FunctionRef.parse("losses.py::preferance_loss")]}, "preference_loss"),
         ({"functions": [FunctionRef.parse("nope.py::f")]}, "goal file not found"),
-        ({"functions": [FunctionRef.parse("../outside.py::f")]}, "leaves the repository"),
         ({"source": "/nonexistent/repo.git"}, "clone failed"),
         ({"commit": "0123456789abcdef"}, "no commit"),
         ({"category": "astrology"}, "unknown category"),
@@ -247,3 +246,105 @@ def test_publish_moves_a_draft_task_with_its_final_metadata_and_results(fixture_
     assert (tmp_path / "bench" / ".lmrbench" / "validate" / "1-Toy" / "impl-1.json").is_file()
     with pytest.raises(LmrError, match="exists"):
         publish_task(create_task(_spec(fixture_repo, draft, name="1-Toy")), spec, draft / "validate")
+
+
+@pytest.mark.parametrize("text", ["../x.py::f", "/abs/x.py::f", "a/../../x.py::f"])
+def test_a_function_outside_the_repository_is_one_line(text: str) -> None:
+    with pytest.raises(LmrError, match="FILE leaves the repository") as err:
+        FunctionRef.parse(text)
+    assert "\n" not in str(err.value)
+
+
+def test_category_alias_is_stored_as_the_papers_name(fixture_repo: Path, tmp_path: Path) -> None:
+    task = create_task(_spec(fixture_repo, tmp_path, category="loss"))
+    assert task.info.implementations[0].category == "Training Objectives & Optimization"
+
+
+def test_a_file_that_is_not_a_pdf_is_refused_as_the_paper(fixture_repo: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    with pytest.raises(LmrError, match="not a PDF") as err:
+        create_task(_spec(fixture_repo, bench, paper=fixture_repo / "README.md"))
+    assert "README.md" in str(err.value)
+    assert not bench.exists() or list(bench.iterdir()) == []
+
+
+def test_without_a_paper_paper_json_is_an_empty_object(fixture_repo: Path, tmp_path: Path) -> None:
+    task = create_task(_spec(fixture_repo, tmp_path))
+    assert json.loads((task.repo_dir / "paper.json").read_text()) == {}
+    assert not (task.repo_dir / "paper.pdf").exists()
+
+
+def test_nested_function_has_no_class_name_and_a_method_has_its_class(make_repo, tmp_path: Path) -> None:
+    src = ("class Box:\n    def area(self):\n        return 1\n\n\n"
+           "def outer(x):\n    def inner(y):\n        return y + 1\n    return inner(x)\n")
+    repo = tmp_path / "nest"
+    make_repo(repo, {"m.py": src})
+    task = create_task(_spec(repo, tmp_path / "bench", functions=[FunctionRef.parse("m.py::outer.inner"),
+                                                                  FunctionRef.parse("m.py::Box.area")]))
+    nested, method = task.info.implementations
+    assert (nested.goal_function, nested.class_name, nested.qualnames) == ("outer.inner", "", ["outer.inner"])
+    assert (method.goal_function, method.class_name, method.qualnames) == ("area", "Box", ["Box.area"])
+
+
+def test_the_same_function_twice_is_refused_unless_forced(fixture_repo: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    create_task(_spec(fixture_repo, bench))
+    with pytest.raises(LmrError, match="already task 1-ToyDPO") as err:
+        create_task(_spec(fixture_repo, bench))
+    assert "--force" in str(err.value)
+    assert sorted(p.name for p in bench.iterdir()) == ["1-ToyDPO"]
+    assert create_task(_spec(fixture_repo, bench), force=True).name == "2-ToyDPO"
+
+
+def test_task_folders_follow_the_umask_not_0700(fixture_repo: Path, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        task = create_task(_spec(fixture_repo, tmp_path))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(task.path.stat().st_mode) == 0o755
+
+
+def test_a_bare_repository_is_cloned_at_its_head(fixture_repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo), str(bare)], check=True)
+    task = create_task(_spec(bare, tmp_path / "bench"))
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=fixture_repo, capture_output=True, text=True).stdout
+    assert task.info.upstream_commit == head.strip()
+    assert sorted(p.name for p in task.repo_dir.iterdir()) == [
+        "README.md", "losses.py", "paper.json", "requirements.txt", "train.py", "unit_test"]
+
+
+def test_a_failed_checkout_reports_gits_own_error(make_repo, tmp_path: Path) -> None:
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with pytest.raises(LmrError) as err:
+        create_task(_spec(repo, tmp_path / "bench"))
+    assert "None" not in str(err.value) and "no HEAD commit" in str(err.value)
+
+
+def test_repo_url_and_folder_name_can_be_set(fixture_repo: Path, tmp_path: Path) -> None:
+    task = create_task(_spec(fixture_repo, tmp_path, repo_url="https://example.org/toy.git", repo_folder_name="toy"))
+    assert (task.info.repo_url, task.info.repo_folder_name) == ("https://example.org/toy.git", "toy")
+    assert (task.path / "toy" / "losses.py").is_file()
+    with pytest.raises(LmrError, match="one plain folder name"):
+        create_task(_spec(fixture_repo, tmp_path / "b2", repo_folder_name="../up"))
+
+
+def test_new_tasks_write_retrieval_content_and_old_files_keep_their_spelling(fixture_repo: Path,
+                                                                            tmp_path: Path) -> None:
+    from lmrbench.schemas.task_info import load_task_info, save_task_info
+
+    task = create_task(_spec(fixture_repo, tmp_path, retrieval_context=["train.py"]))
+    raw = json.loads((task.path / "info.json").read_text())["implementations"][0]
+    assert raw["retrieval_content"] == ["train.py"] and "retrieval_context" not in raw
+    raw_old = json.loads((task.path / "info.json").read_text())
+    raw_old["implementations"][0]["retrieval_context"] = raw_old["implementations"][0].pop("retrieval_content")
+    (task.path / "info.json").write_text(json.dumps(raw_old))
+    save_task_info(load_task_info(task.path), task.path)
+    again = json.loads((task.path / "info.json").read_text())["implementations"][0]
+    assert again["retrieval_context"] == ["train.py"] and "retrieval_content" not in again

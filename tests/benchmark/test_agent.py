@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -113,3 +114,53 @@ def test_import_of_a_missing_task_folder_or_function(bench, tmp_path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(LmrError, match="none of the task set"):
         import_agent(tasks, tmp_path / "empty", tmp_path / "run2")
+
+
+class _Lines:
+    """A Progress that keeps the log lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def start(self, label: str, total: int | None) -> None:
+        pass
+
+    def advance(self, n: int = 1, detail: str = "") -> None:
+        pass
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_a_task_without_goal_function_is_skipped_with_one_line(bench, tmp_path) -> None:
+    info = (bench / "2-Async" / "info.json").read_text()
+    (bench / "2-Async" / "info.json").write_text(info.replace('"goal_function": "total"', '"goal_function": ""'))
+    tasks, problems = load_taskset(bench)
+    assert not problems
+    said = _Lines()
+    out = export_agent(tasks, tmp_path / "agent", progress=said)
+    assert sorted(p.name for p in out.iterdir()) == ["1-Toy", "export.json"]
+    assert json.loads((out / "export.json").read_text())["tasks"] == ["1-Toy"]
+    assert said.lines == [f"warning: 2-Async: not exported: {bench / '2-Async' / 'info.json'}: "
+                          "implementation 1 names no goal function"]
+
+
+def test_a_goal_function_kept_in_a_test_file_is_exported_alone(tmp_path) -> None:
+    import json
+
+    task = tmp_path / "bench" / "3-InTest"
+    tests = task / "repo" / "unit_test"
+    (tests / "data").mkdir(parents=True)
+    (tests / "unit_test_1.py").write_text(
+        "def goal(x):\n    raise NotImplementedError\n\n\nif __name__ == '__main__':\n    print(goal(2))\n")
+    (tests / "unit_test_2.py").write_text("SECRET = 41\n")
+    (tests / "data" / "expected.json").write_text("[4]")
+    info = {"instance_id": 3, "repo_folder_name": "repo", "implementations": [
+        {"index": 1, "instruction": "Square.", "goal_file": "unit_test/unit_test_1.py", "goal_function": "goal",
+         "unit_test_file": "unit_test/unit_test_1.py"}]}
+    (task / "info.json").write_text(json.dumps(info))
+    tasks, problems = load_taskset(tmp_path / "bench")
+    assert not problems
+    out = export_agent(tasks, tmp_path / "agent")
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == ["3-InTest/TASK.md", "3-InTest/repo/unit_test/unit_test_1.py", "export.json"]

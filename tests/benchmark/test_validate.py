@@ -284,3 +284,45 @@ def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tm
     assert "valid: 1/2, valid but weak: 1/2" in out
     doc = json.loads(result_path(default_run_dir(bench), "1-Calc", 2).read_text())
     assert doc["weak"] is True and any(not m["killed"] and m["diff"] for m in doc["mutants"])
+
+
+@pytest.mark.docker
+def test_results_of_the_local_runner_are_not_reused_for_docker(tmp_path, base_image):
+    bench = tmp_path / "bench"
+    write_task(bench)
+    opts = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
+    assert [r.skipped for r in local(bench, opts).rows] == [False, False]
+    assert [r.skipped for r in local(bench, opts).rows] == [True, True]
+    docker = validate_taskset(bench, runner="docker", options=opts)
+    assert [r.skipped for r in docker.rows] == [False, False]
+    assert {r.runner for r in latest_results(bench).values()} == {"docker"}
+    assert [r.skipped for r in validate_taskset(bench, runner="docker", options=opts).rows] == [True, True]
+
+
+@pytest.mark.docker
+def test_a_todo_scaffold_is_refused_before_the_environment_is_built(tmp_path, base_image):
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+
+    bench = tmp_path / "bench"
+    todo = TEST_ADD + "\n# LMRBENCH-TODO: record the cases of add\n"
+    task = write_task(bench, tests={"unit_test/unit_test_1.py": todo})
+    (task / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo building && exit 3\n")
+    info = json.loads((task / "info.json").read_text())
+    info["implementations"] = info["implementations"][:1]
+    (task / "info.json").write_text(json.dumps(info))
+    summary = validate_taskset(bench, sandbox=DockerRunner(base_image=base_image), options=FAST)
+    (row,) = summary.rows
+    assert not row.valid and len(row.reasons) == 1 and "LMRBENCH-TODO" in row.reasons[0]
+    assert summary.seconds < 30
+
+
+@pytest.mark.docker
+def test_rich_markup_in_a_build_log_is_printed_as_text(tmp_path, base_image):
+    bench = tmp_path / "bench"
+    task = write_task(bench, "2-Broken")
+    (task / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo '[/x] [bold]boom' && exit 3\n")
+    out = subprocess.run([str(Path(sys.executable).with_name("lmrbench")), "validate", str(bench), "--runner",
+                          "docker", "--repeat", "1", "--max-mutants", "0"], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and "MarkupError" not in out.stderr
+    assert "[/x]" in out.stdout and "[bold]boom" in out.stdout, out.stdout

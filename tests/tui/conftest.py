@@ -32,7 +32,7 @@ def make_task(repo: Path, bench: Path, *, with_test: bool = True) -> Task:
         paper_name="Toy DPO",
         year=2023,
     )
-    task = create_task(spec)
+    task = create_task(spec, force=True)  # several tasks of one function on purpose: the set has rows to sort
     if with_test:
         (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(UNIT_TEST)
     return task

@@ -37,6 +37,20 @@ def _one_line(exc: git.GitCommandError) -> str:
     return msg.replace("stderr:", "").strip().strip("'")
 
 
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, git.GitCommandError):
+        return _one_line(exc)
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def is_git_repo(path: Path) -> bool:
+    """True for a work tree (``.git`` inside) and for a bare repository (HEAD, objects/ and refs/ at the top)."""
+    path = Path(path)
+    if (path / ".git").exists():
+        return True
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
 def clone_repo(
     source: str,
     dest: Path,
@@ -54,7 +68,7 @@ def clone_repo(
     if dest.exists():
         raise LmrError("already exists", dest)
     local = Path(source).expanduser()
-    if local.exists() and not (local / ".git").exists() and commit is None:
+    if local.exists() and not is_git_repo(local) and commit is None:
         if not local.is_dir():
             raise LmrError("not a folder or git repository", local)
         progress.start(f"copy {local.name}", None)
@@ -68,12 +82,16 @@ def clone_repo(
         except git.GitCommandError as exc:
             raise LmrError(f"clone failed: {_one_line(exc)}", source) from None
         check_cancel(cancel)
+        rev = commit or "HEAD"
         try:
-            rev = commit or "HEAD"
             sha = repo.commit(rev).hexsha
+        except (git.GitCommandError, git.BadName, ValueError) as exc:
+            what = f"no commit {commit!r} in the repository" if commit else "the repository has no HEAD commit"
+            raise LmrError(f"{what} ({_reason(exc)})", source) from None
+        try:
             repo.git.checkout(sha, force=True)
-        except (git.GitCommandError, git.BadName, ValueError):
-            raise LmrError(f"no commit {commit!r} in the repository", source) from None
+        except git.GitCommandError as exc:
+            raise LmrError(f"checkout of {sha[:12]} failed: {_one_line(exc)}", source) from None
         check_cancel(cancel)
         _copy_tree(Path(tmp) / "repo", dest)
         repo.close()

@@ -36,7 +36,8 @@ ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}}
 ARG UID=1000
 ARG GID=1000
-ARG DIR=/workspace
+# DIR as the official tooling means it: the repository's folder under /workspace.
+ARG DIR=repo
 ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi
 ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
@@ -45,21 +46,62 @@ COPY wheels/ /tmp/lmrbench/wheels/
 RUN pip install --no-cache-dir --no-index --find-links /tmp/lmrbench/wheels \\
         -r /tmp/lmrbench/requirements.txt pytest \\
  && rm -rf /tmp/lmrbench
+{user}"""
+
+_USER = """\
 RUN if ! getent group "$GID" >/dev/null; then \\
         groupadd -g "$GID" lmrbench 2>/dev/null || echo "lmrbench:x:$GID:" >> /etc/group; fi \\
  && if ! getent passwd "$UID" >/dev/null; then \\
         useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
         || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
- && mkdir -p "$DIR" && chown "$UID:$GID" "$DIR"
-WORKDIR $DIR
+ && mkdir -p "/workspace/$DIR/unit_test/logs" && chown -R "$UID:$GID" /workspace
+WORKDIR /workspace
 USER $UID:$GID
 """
+
+OFFICIAL_MARK = "# lmrbench task image, exported for the official LMR-Bench tooling"
+
+_OFFICIAL = """\
+{mark}: build it in this folder with
+#   docker build --build-arg UID=$(id -u) --build-arg GID=$(id -g) --build-arg DIR={repo} -t NAME .
+# and run the tests with this folder mounted at /workspace. The image holds the Python environment only.
+ARG BASE_IMAGE={base}
+FROM ${{BASE_IMAGE}}
+ARG UID=1000
+ARG GID=1000
+ARG DIR={repo}
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# `python` (what the official runner calls, in a login shell that resets PATH) runs the venv's interpreter.
+RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+ && rm -f /usr/local/bin/python \\
+ && printf '#!/bin/sh\\nexec /opt/venv/bin/python "$@"\\n' > /usr/local/bin/python \\
+ && chmod 755 /usr/local/bin/python
+ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+{install}{user}"""
+
+
+def render_official_dockerfile(
+    *, repo_folder_name: str, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None, wheels: bool
+) -> str:
+    """A Dockerfile that builds with the official ``docker build`` in the task folder (context = the folder):
+    it copies only ``requirements`` (relative to the task folder) and ``wheels/`` when they are there."""
+    copies = []
+    pip = "pip install --no-cache-dir"
+    if wheels:
+        copies.append("COPY wheels/ /tmp/lmrbench/wheels/\n")
+        pip += " --no-index --find-links /tmp/lmrbench/wheels"
+    if requirements:
+        copies.append(f"COPY {requirements} /tmp/lmrbench/requirements.txt\n")
+        pip += " -r /tmp/lmrbench/requirements.txt"
+    install = "".join(copies) + f"RUN {pip} pytest \\\n && rm -rf /tmp/lmrbench\n"
+    return _OFFICIAL.format(mark=OFFICIAL_MARK, repo=repo_folder_name, base=base_image, install=install,
+                            user=_USER)
 
 
 def render_dockerfile(*, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None = None) -> str:
     """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from."""
     note = f" (from {requirements})" if requirements else " (empty when the task has none)"
-    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note)
+    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER)
 
 
 def write_dockerfile(
@@ -93,8 +135,8 @@ def write_dockerfile(
 
 
 def is_generated(text: str) -> bool:
-    """True for a Dockerfile written by ``write_dockerfile``."""
-    return text.startswith(GENERATED_MARK)
+    """True for a Dockerfile written by ``write_dockerfile`` (not for an exported one, which builds from its folder)."""
+    return text.startswith(GENERATED_MARK + ":")
 
 
 _COPY_RE = re.compile(r"^\s*(COPY|ADD)\s+(?:--\S+\s+)*(.+)$", re.IGNORECASE | re.MULTILINE)

@@ -9,6 +9,7 @@ and checked: the data folder is staged and renamed, the test file and info.json 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -36,6 +37,19 @@ DEFAULT_TIMEOUT = 1800.0
 POOL_FACTOR = 4
 """Distinct calls saved per goal function and process, as a multiple of the cases kept (see ``pick_cases``)."""
 _TAIL_LINES = 15
+RECORD_PRELUDE = r"""LMRBENCH_RECORD_ROOT="$PWD"; export LMRBENCH_RECORD_ROOT
+_lmrbench_bin=$(mktemp -d) || exit 125
+for _lmrbench_py in python python3; do
+    _lmrbench_real=$(command -v "$_lmrbench_py") || continue
+    printf '#!/bin/sh
+PYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" exec "%s" "$@"
+'         "$LMRBENCH_HARNESS" "$_lmrbench_real" > "$_lmrbench_bin/$_lmrbench_py"
+    chmod 755 "$_lmrbench_bin/$_lmrbench_py"
+done
+PATH="$_lmrbench_bin:$PATH"; export PATH
+"""
+"""Run before the author's command: ``python``/``python3`` become wrappers that put the recorder's harness
+first on PYTHONPATH, so ``PYTHONPATH=. python train.py`` (which replaces the variable) still records."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,8 @@ class RecordResult:
     data_dir: Path
     cases: list[RecordedCase]
     coverage: list[BodyCoverage] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Calls left out because a value could not be saved, one line each (the first few)."""
 
     @property
     def total_bytes(self) -> int:
@@ -161,7 +177,7 @@ def record_tests(
         result = sandbox.run(
             task,
             tree,
-            ["sh", "-c", f'LMRBENCH_RECORD_ROOT="$PWD"; export LMRBENCH_RECORD_ROOT\n{command}'],
+            ["sh", "-c", RECORD_PRELUDE + command],
             timeout=timeout,
             env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)},
             out_dir=out,
@@ -171,7 +187,10 @@ def record_tests(
         models = _body_models(task, impl, targets)
         chosen = _collect(out, targets, max_calls, command, models)
         coverage = _coverage(out, chosen, models)
-        return _write_all(
+        skipped = skipped_calls(out)
+        for line in skipped:
+            progress.log(f"note: call skipped: {line}")
+        written = _write_all(
             task,
             impl,
             chosen,
@@ -186,6 +205,17 @@ def record_tests(
             progress,
             coverage,
         )
+        return dataclasses.replace(written, skipped=skipped)
+
+
+def skipped_calls(out: Path) -> list[str]:
+    """The notes of calls that could not be saved, over every process of the recording (distinct, in order)."""
+    seen: list[str] = []
+    for path in sorted(out.glob("summary-*.json")):
+        for note in json.loads(path.read_text(encoding="utf-8")).get("skipped", []):
+            if note.get("message") not in seen:
+                seen.append(str(note.get("message")))
+    return seen
 
 
 def _body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]) -> dict[str, BodyModel | None]:
@@ -267,6 +297,9 @@ def _collect(
         model = (models or {}).get(target)
         picked = pick_cases(distinct, max_calls, model, lambda c: call_shape(c["path"]))
         if not picked:
+            notes = [n["message"] for sm in summaries for n in sm.get("skipped", []) if n.get("target") == target]
+            if notes:
+                raise LmrError(f"no call could be saved: {notes[0]}")
             raise LmrError(_never_called(target, file, command, summaries))
         for n, line in enumerate(picked, 1):
             if line["replay"] == "raised":
@@ -422,6 +455,13 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
     checker = default_checker(impl)
     test_path = test_file_path(task, impl)
     testgen.check_replaceable(test_path, force)
+    recorded = task.repo_dir / UNIT_TEST_DIR / "data" / f"impl_{impl.index}"
+    if recorded.is_dir() and not force:
+        raise LmrError(
+            f"implementation {impl.index} has a recording ({recorded.relative_to(task.path).as_posix()}); "
+            "--force replaces it with a scaffold",
+            test_path,
+        )
     sigs = []
     for which, (file, qual) in enumerate(goal_targets(impl)):
         golden = task.golden_path(impl, min(which, len(impl.goal_files) - 1))

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
 from lmrbench.authoring.clone import clone_repo
+from lmrbench.authoring.index import index_source
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.metadata import (
     ImplFields,
@@ -23,14 +24,15 @@ from lmrbench.authoring.metadata import (
     update_info,
     year_problem,
 )
-from lmrbench.authoring.paper import write_paper
+from lmrbench.authoring.paper import check_pdf, write_empty_paper, write_paper
 from lmrbench.authoring.splice import extract_function
 from lmrbench.core.taskset import Task, load_task, task_dirs
 from lmrbench.defaults import UNIT_TEST_DIR, default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, is_within, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
-from lmrbench.schemas.task_info import Implementation, TaskInfo, as_list, save_task_info
+from lmrbench.schemas.categories import parse_category
+from lmrbench.schemas.task_info import Implementation, TaskInfo, as_list, load_task_info, save_task_info
 
 GOLDEN_DIR = "golden_files"
 
@@ -48,7 +50,10 @@ class FunctionRef:
         file, sep, qual = text.partition("::")
         if not sep or not file.strip() or not qual.strip():
             raise LmrError(f"function {text!r} must look like FILE::name or FILE::Class.name")
-        return cls(file=PurePosixPath(file.strip().replace("\\", "/")).as_posix(), qualname=qual.strip())
+        posix = PurePosixPath(file.strip().replace("\\", "/"))
+        if posix.is_absolute() or ".." in posix.parts or re.match(r"^[A-Za-z]:", posix.as_posix()):
+            raise LmrError(f"function {text!r}: FILE leaves the repository (give a path relative to it, without '..')")
+        return cls(file=posix.as_posix(), qualname=qual.strip())
 
     @property
     def name(self) -> str:
@@ -117,6 +122,25 @@ def _read_source(path: Path, shown: str) -> str:
         raise LmrError(f"not UTF-8 (byte {exc.start})", shown) from None
 
 
+def canonical_category(text: str, where: Path | None = None) -> str:
+    """The paper's name of the category a user typed (an alias such as ``loss`` included); LmrError if unknown."""
+    try:
+        return parse_category(text).value
+    except ValueError as exc:
+        raise LmrError(str(exc), where) from None
+
+
+def goal_names(source: str, file: str, ref: FunctionRef) -> tuple[str, str]:
+    """(goal_function, class_name) for info.json: ``class_name`` only when the enclosing scope is a class, so
+    ``outer.inner`` (a nested function) is ``("outer.inner", "")`` and ``Class.method`` is ``("method", "Class")``."""
+    for info in index_source(source, file):
+        if info.qualname == ref.qualname:
+            if info.class_name and info.qualname == f"{info.class_name}.{info.name}":
+                return info.name, info.class_name
+            return info.qualname, "" if not info.class_name else info.class_name
+    return ref.name, ref.class_name
+
+
 def _validate_spec(spec: TaskSpec) -> None:
     if not spec.functions:
         raise LmrError("give at least one --function FILE::name")
@@ -141,8 +165,43 @@ def _validate_spec(spec: TaskSpec) -> None:
     for ctx in spec.retrieval_context:
         if is_test_file(ctx):
             raise LmrError(f"{ctx} is a test file; tests are never given as context")
-    if spec.paper is not None and not Path(spec.paper).is_file():
-        raise LmrError("no such PDF file", spec.paper)
+    folder = spec.repo_folder_name
+    if folder is not None and (not re.fullmatch(r"[A-Za-z0-9._-]+", folder) or folder in (".", "..")):
+        raise LmrError(f"repo folder name {folder!r} must be one plain folder name (letters, digits, . _ -)")
+    if spec.category:
+        spec.category = canonical_category(spec.category)
+    if spec.paper is not None:
+        check_pdf(Path(spec.paper))
+
+
+def source_url(source: str) -> str:
+    """The repo_url recorded for a clone source: a local path resolved, a URL as given."""
+    local = Path(source).expanduser()
+    return str(local.resolve()) if local.exists() else source
+
+
+def _refuse_duplicate(spec: TaskSpec, final: Path) -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
+    url = spec.repo_url or source_url(spec.source)
+    wanted = {(r.file, r.qualname) for r in spec.functions}
+    for folder in task_dirs(spec.bench) if Path(spec.bench).is_dir() else []:
+        if folder.resolve() == final.resolve():
+            continue
+        try:
+            info = load_task_info(folder)
+        except LmrError:
+            continue
+        if info.repo_url not in (url, spec.source):
+            continue
+        for impl in info.implementations:
+            for file in impl.goal_files:
+                for q in impl.qualnames:
+                    if (file, q) in wanted:
+                        raise LmrError(
+                            f"{file}::{q} of this repository is already task {folder.name} (implementation "
+                            f"{impl.index}); --force makes another task anyway",
+                            spec.bench,
+                        )
 
 
 def create_task(
@@ -165,6 +224,8 @@ def create_task(
         raise LmrError(f"task name {name!r} must be one folder name", spec.bench)
     if final.exists() and not force:
         raise LmrError("task folder exists; use --force to replace it", final)
+    if not force:
+        _refuse_duplicate(spec, final)
     repo_folder = spec.repo_folder_name or repo_folder_name(spec.source)
     m = re.match(r"(\d+)-", name)
     instance_id: int | str = int(m.group(1)) if m else name
@@ -178,10 +239,12 @@ def create_task(
                 raise LmrError("goal file leaves the repository", ref.file)
             by_file.setdefault(ref.file, []).append(ref)
         goldens: dict[str, str] = {}
+        names: dict[FunctionRef, tuple[str, str]] = {}
         progress.start("mask", len(by_file))
         for file, refs in by_file.items():
             src_path = cloned.path / file
             original = _read_source(src_path, file)
+            names.update({r: goal_names(original, file, r) for r in refs})
             masked = mask_source(original, [r.qualname for r in refs], spec.mask_style, file=file)
             golden = golden_name(file, {PurePosixPath(g).name for g in goldens.values()})
             goldens[file] = golden
@@ -192,6 +255,9 @@ def create_task(
         if spec.paper is not None:
             progress.start("paper", None)
             write_paper(Path(spec.paper), cloned.path)
+        else:
+            write_empty_paper(cloned.path)
+            progress.log(f"warning: no --paper: {repo_folder}/paper.json is {{}} (the official tooling opens it)")
         for ctx in spec.retrieval_context:
             if not (cloned.path / ctx).is_file():
                 raise LmrError("retrieval context file not found in the repository", ctx)
@@ -204,10 +270,10 @@ def create_task(
                     index=k,
                     category=spec.category,
                     goal_file=ref.file,
-                    goal_function=ref.name,
-                    class_name=ref.class_name,
+                    goal_function=names[ref][0],
+                    class_name=names[ref][1],
                     golden_file=goldens[ref.file],
-                    retrieval_context=list(spec.retrieval_context),
+                    retrieval_content=list(spec.retrieval_context),
                     unit_test_file=f"{UNIT_TEST_DIR}/unit_test_{k}.py",
                 )
             )
@@ -267,8 +333,8 @@ def add_implementation(
     shown = f"{task.info.repo_folder_name}/{ref.file}"
     if not instruction.strip():
         raise LmrError("the instruction is empty", info_path)
-    if category and (bad := category_problem(category)):
-        raise LmrError(bad, info_path)
+    if category:
+        category = canonical_category(category, info_path)
     if not is_within(task.repo_dir, Path(ref.file)):
         raise LmrError("goal file leaves the repository", ref.file)
     info = task.info
@@ -300,8 +366,8 @@ def add_implementation(
         index=index,
         category=category,
         goal_file=ref.file,
-        goal_function=ref.name,
-        class_name=ref.class_name,
+        goal_function=goal_names(current, shown, ref)[0],
+        class_name=goal_names(current, shown, ref)[1],
         golden_file=golden,
         unit_test_file=f"{UNIT_TEST_DIR}/unit_test_{index}.py",
     )

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from lmrbench import pyparse
+from lmrbench.authoring.script_mode import with_script_block
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import CheckerSettings
 
@@ -248,7 +249,7 @@ def render_recorded_test(
     body += _constants(checker)
     for case in cases:
         body += ["", ""] + _test_function(case, "DATA", checker, factory)
-    return stamp("\n".join(body) + "\n")
+    return stamp(with_script_block("\n".join(body) + "\n"))
 
 
 def _command_text(command: str, impl_index: int) -> str:

@@ -39,15 +39,21 @@ AGENT_PROMPT_VERSION = "agent-1"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
 
-def _excluded(task: Task) -> set[PurePosixPath]:
-    return {PurePosixPath(p) for p in trusted_paths(task)}
+def _goal_files(task: Task) -> set[PurePosixPath]:
+    return {PurePosixPath(f) for impl in task.info.implementations for f in impl.goal_files}
 
 
 def _copy_repo(task: Task, dest: Path) -> None:
     """Copy the masked repository without trusted files, VCS folders, caches, compiled Python or symbolic links
-    out of it; LmrError for a task whose links leave its folder."""
+    out of it.
+
+    A goal file that lies among the trusted files is copied all the same (and nothing else there): official
+    tasks (03, 06, 20) keep the goal function inside a test file, and the agent must have the file it edits.
+    LmrError for a task whose links leave its folder.
+    """
     check_contained(task)
-    hidden = _excluded(task)
+    hidden = {PurePosixPath(p) for p in trusted_paths(task)}
+    goals = _goal_files(task)
     root = task.repo_dir
 
     def ignore(folder: str, names: list[str]) -> set[str]:
@@ -55,10 +61,12 @@ def _copy_repo(task: Task, dest: Path) -> None:
         out = set()
         for name in names:
             path = Path(folder) / name
-            trusted = (rel / name if str(rel) != "." else PurePosixPath(name)) in hidden
+            here = rel / name if str(rel) != "." else PurePosixPath(name)
+            trusted = any(here == h or h in here.parents for h in hidden)
+            needed = here in goals or (path.is_dir() and any(here in g.parents for g in goals))
             escapes = path.is_symlink() and not path.resolve().is_relative_to(root.resolve())
             compiled = name.endswith((".pyc", ".pyo"))  # bytecode holds the golden code's names and constants
-            if name in _NEVER or trusted or escapes or compiled:
+            if name in _NEVER or (trusted and not needed) or escapes or compiled:
                 out.add(name)
         return out
 
@@ -137,7 +145,8 @@ def export_agent(
 ) -> Path:
     """Write the agent's view of ``tasks`` under an input setting to ``out`` (all or nothing).
 
-    LmrError when ``out`` exists (without ``replace``).
+    LmrError when ``out`` exists (without ``replace``). A task that cannot be exported (no goal function, a
+    broken goal file) is left out with one ``warning:`` line on ``progress``; LmrError when no task is left.
     """
     progress = progress or NullProgress()
     out = Path(out)
@@ -145,17 +154,26 @@ def export_agent(
         raise LmrError("already exists; choose another folder or pass --force", out)
     progress.start("export", len(tasks))
     with staging_dir(out, replace=replace) as tmp:
+        done: list[str] = []
         for task in tasks:
             check_cancel(cancel)
             repo = tmp / task.name / task.info.repo_folder_name
-            if context == "full":
-                _copy_repo(task, repo)
-            else:
-                _copy_reduced(task, repo, context)
-            (tmp / task.name / PROMPT_FILE).write_text(agent_prompt(task, context), "utf-8")
+            try:
+                prompt = agent_prompt(task, context)
+                if context == "full":
+                    _copy_repo(task, repo)
+                else:
+                    _copy_reduced(task, repo, context)
+                (tmp / task.name / PROMPT_FILE).write_text(prompt, "utf-8")
+                done.append(task.name)
+            except (LmrError, OSError, UnicodeDecodeError) as exc:
+                shutil.rmtree(tmp / task.name, ignore_errors=True)
+                progress.log(f"warning: {task.name}: not exported: {exc}")
             progress.advance(1, task.name)
+        if tasks and not done:
+            raise LmrError("no task could be exported (see the warnings above)", out)
         save_model(tmp / EXPORT_JSON, AgentExport(tool_version=__version__, context=context,
-                                                  tasks=[t.name for t in tasks]))  # fmt: skip
+                                                  tasks=done))  # fmt: skip
     return out
 
 

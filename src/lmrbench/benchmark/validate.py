@@ -298,12 +298,16 @@ def infra_errors(result: ImplValidation) -> int:
     return n + sum(r.startswith("environment:") for r in result.reasons)
 
 
-def is_reusable(result: ImplValidation | None, fingerprint: str, opts: ValidateOptions) -> bool:
-    """True when a stored result is about the same files and settings and had no infrastructure errors."""
+def is_reusable(
+    result: ImplValidation | None, fingerprint: str, opts: ValidateOptions, runner: RunnerKind | None = None
+) -> bool:
+    """True when a stored result is about the same files and settings, was made by ``runner`` (any runner when
+    None: the automatic choice) and had no infrastructure errors."""
     return (
         result is not None
         and result.fingerprint == fingerprint
         and result.repeat == opts.repeat
+        and (runner is None or result.runner == runner)
         and infra_errors(result) == 0
     )
 
@@ -346,16 +350,19 @@ def _validate_job(
     """Prepare one task's environment and validate its pending implementations, saving each result."""
     out = []
     env_error = None
+    # Refused before anything is built (a scaffold still holding LMRBENCH-TODO, no tests): no environment for them.
+    refused = {impl.index for impl in job.impls if static_problems(job.task, impl)}
     try:
         check_cancel(cancel)
-        sandbox.prepare(job.task, rebuild=opts.rebuild, progress=progress, cancel=cancel)
+        if any(impl.index not in refused for impl in job.impls):
+            sandbox.prepare(job.task, rebuild=opts.rebuild, progress=progress, cancel=cancel)
     except Cancelled:
         raise
     except LmrError as exc:
         env_error = f"environment: {exc}"
         progress.log(f"{job.task.name}: {env_error}")
-    for impl in job.impls:
-        if env_error:
+    for impl in sorted(job.impls, key=lambda i: i.index not in refused):
+        if env_error and impl.index not in refused:
             res = ImplValidation(
                 task=job.task.name, impl=impl.index, runner=sandbox.name, fingerprint=job.fingerprint,
                 repeat=opts.repeat, test_files=impl_test_files(job.task, impl), valid=False,
@@ -411,7 +418,7 @@ def validate_taskset(
         job = _Job(task=task, fingerprint=fp, impls=[])
         for impl in task.info.implementations:
             old = None if opts.force else load_result(result_path(run_dir, task.name, impl.index))
-            if old is not None and is_reusable(old, fp, opts):
+            if old is not None and is_reusable(old, fp, opts, sandbox.name if sandbox else runner):
                 old.min_kill_rate, old.weak = opts.min_kill_rate, is_weak(old, opts.min_kill_rate)
                 rows[(task.name, impl.index)] = _row(old, skipped=True)
                 continue
@@ -443,17 +450,16 @@ def validate_taskset(
 
 
 def ensure_base_image(sandbox: Sandbox, *, progress: Progress, cancel: threading.Event | None = None) -> None:
-    """With the Docker runner and no base image at all, bootstrap one (saying so): a fresh machine works."""
+    """With the Docker runner and no base image at all, pull or bootstrap one (saying so): a fresh machine works."""
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     if not isinstance(sandbox, DockerRunner) or sandbox.base_image:
         return
-    from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE, bootstrap_base_image, image_id
+    from lmrbench.benchmark.sandbox.base_image import obtain_base_image
 
-    if any(image_id(sandbox.client, tag) for tag in (BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE)):
-        return
-    progress.log(f"no base image: bootstrapping {BASE_IMAGE_TAG} from Debian packages (once)")
-    bootstrap_base_image(progress=progress, cancel=cancel)
+    choice = obtain_base_image(sandbox.client, progress=progress, cancel=cancel)
+    if choice.how != "present":
+        progress.log(choice.line())
 
 
 def _run_jobs(

@@ -31,6 +31,18 @@ def bootstrap(
         typer.echo(f"reused {res.tag} ({short}): already present (--force rebuilds)")
 
 
+@images_app.command("base")
+def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the pull or bootstrap log.")) -> None:
+    """Find the base image task images build on: present, else pulled, else bootstrapped; say which."""
+    from lmrbench.benchmark.sandbox.base_image import obtain_base_image
+    from lmrbench.benchmark.sandbox.images import docker_client
+    from lmrbench.cli.rich_progress import RichProgress
+
+    with RichProgress(verbose=verbose) as progress:
+        choice = obtain_base_image(docker_client(timeout=600), progress=progress)
+    typer.echo(choice.line().removeprefix("note: "))
+
+
 @images_app.command("list")
 def list_cmd() -> None:
     """List the local lmrbench images (base and task images)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from lmrbench import __version__
 from lmrbench.errors import LmrError
@@ -59,35 +61,81 @@ def _register() -> None:
 _register()
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+_Kinds = tuple[type[BaseException], ...]
+
+
+def _click_kinds() -> tuple[_Kinds, _Kinds, _Kinds]:
+    """(ClickException, Exit, Abort) classes of click and of the click that typer >= 0.15 vendors."""
+    usage: list[type[BaseException]] = []
+    exits: list[type[BaseException]] = [typer.Exit]
+    aborts: list[type[BaseException]] = [typer.Abort]
+    try:  # typer < 0.15 uses click itself; newer typer does not even install it
+        import click
+    except ImportError:
+        pass
+    else:
+        usage.append(click.exceptions.ClickException)
+        exits.append(click.exceptions.Exit)
+        aborts.append(click.exceptions.Abort)
+    try:
+        from typer import _click as vendored  # type: ignore[attr-defined]
+    except ImportError:
+        pass
+    else:
+        for names, kinds in (("ClickException", usage), ("Exit", exits), ("Abort", aborts)):
+            kind = getattr(vendored.exceptions, names, None)
+            if isinstance(kind, type) and issubclass(kind, BaseException):
+                kinds.append(kind)
+    return tuple(usage), tuple(exits), tuple(aborts)
+
+
+def usage_error_text(exc: BaseException) -> str:
+    """One line naming the problem, then the help hint of the command it belongs to."""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    line = "error: " + " ".join(str(message).split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and getattr(ctx, "help_option_names", None):
+        return f"{line}\nTry '{ctx.command_path} {ctx.help_option_names[0]}' for help."
+    return line
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM unwinds like Ctrl-C, so every ``finally`` runs: temp folders (a half-downloaded wheelhouse) are
+    removed and containers stopped, instead of the process vanishing with them left behind."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (embedded use): leave the default
+        signal.signal(signal.SIGTERM, handler)
 
 
 def main() -> None:
-    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2.
-
-    SIGTERM is handled like Ctrl-C, so that running containers and temp folders are cleaned up on the way out.
-    """
-    signal.signal(signal.SIGTERM, _terminate)
+    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2, a usage error one line
+    plus the help hint."""
+    usage, exits, aborts = _click_kinds()
+    _terminate_as_interrupt()
     try:
         rv = app(standalone_mode=False)
     except LmrError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True, soft_wrap=True)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("[red]interrupted[/red]")
         sys.exit(130)
-    except Exception as exc:  # click's usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
-        raise
+    except usage as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help (already shown by typer, else here)
+            text = str(exc.format_message()).strip()  # type: ignore[attr-defined]
+            if text:
+                print(text, file=sys.stderr)
+        else:
+            print(usage_error_text(exc), file=sys.stderr)
+        sys.exit(int(getattr(exc, "exit_code", 2) or 2))
+    except exits as exc:
+        sys.exit(int(getattr(exc, "exit_code", 0)))
+    except aborts:
+        err_console.print("[red]interrupted[/red]")
+        sys.exit(130)
     # Without standalone mode, click returns the exit code of typer.Exit and of Ctrl-C instead of raising.
     if isinstance(rv, int) and rv:
         if rv == 130:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
 from lmrbench.errors import LmrError
 
 console = Console()
@@ -34,6 +35,10 @@ def task_record(
     force: Annotated[
         bool, typer.Option("--force", help="Replace a test file edited or written by hand.")
     ] = False,
+    memory: Memory = None,
+    cpus: Cpus = None,
+    gpus: Gpus = None,
+    hf_cache: HfCache = None,
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
     from lmrbench.authoring.record import record_tests, scaffold_tests
@@ -56,7 +61,8 @@ def task_record(
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress() as progress:
-        sandbox = get_sandbox(runner, progress=progress)  # type: ignore[arg-type]
+        limits = run_limits(memory, cpus, gpus, hf_cache)
+        sandbox = get_sandbox(runner, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = record_tests(
             task,
             impl,

@@ -16,6 +16,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+ALWAYS_SHOWN = ("warning:", "note:")
+"""Log lines that start so are printed without --verbose: what the user must know about a run."""
+
 
 class RichProgress:
     """Shows each phase as a rich progress bar; log lines are printed above the bars when ``verbose``."""
@@ -56,6 +59,6 @@ class RichProgress:
                 self._bar.update(self._task, advance=n, detail=detail[:60])
 
     def log(self, line: str) -> None:
-        """Print a log line above the bars when verbose."""
-        if self.verbose:
-            self._bar.console.print(line, markup=False, highlight=False)
+        """Print a log line above the bars when verbose; ``warning:`` and ``note:`` lines always."""
+        if self.verbose or line.startswith(ALWAYS_SHOWN):
+            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -147,9 +148,11 @@ def export_agent_cmd(
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
     from lmrbench.benchmark.agent import export_agent
     from lmrbench.benchmark.context import check_context
+    from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
-    path = export_agent(_tasks(bench, only), out, replace=force, context=setting)
+    with RichProgress() as progress:
+        path = export_agent(_tasks(bench, only), out, replace=force, context=setting, progress=progress)
     out_console.print(f"exported to {path}", highlight=False)
 
 
@@ -179,6 +182,10 @@ def evaluate_cmd(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 600.0,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the environments.")] = False,
     only: Only = None,
+    memory: Memory = None,
+    cpus: Cpus = None,
+    gpus: Gpus = None,
+    hf_cache: HfCache = None,
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
     from lmrbench.benchmark.evaluate import evaluate
@@ -187,7 +194,8 @@ def evaluate_cmd(
 
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
-        sandbox = get_sandbox(runner, progress=progress)  # type: ignore[arg-type]
+        limits = run_limits(memory, cpus, gpus, hf_cache)
+        sandbox = get_sandbox(runner, progress=progress, limits=limits)  # type: ignore[arg-type]
         summary = evaluate(
             tasks, run, sandbox, jobs=jobs, timeout=timeout, rebuild=rebuild, progress=progress
         )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from lmrbench.errors import LmrError
@@ -38,7 +39,12 @@ def task_new(
     name: Annotated[str | None, typer.Option("--name", help="Task folder name, N-Name (default: next number).")] = None,
     retrieval: Annotated[list[str] | None, typer.Option("--retrieval", help="Repo file shown as context.")] = None,
     mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")] = "todo_raise",
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing task folder.")] = False,
+    repo_url: Annotated[str | None, typer.Option(
+        "--repo-url", help="repo_url to record (default: --repo), e.g. the public URL of a local mirror.")] = None,
+    repo_folder_name: Annotated[str | None, typer.Option(
+        "--repo-folder-name", help="The repository's folder in the task (default: the repository's name).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing task folder; make a task even when one masks the same function.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
     from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
@@ -59,6 +65,8 @@ def task_new(
         name=name,
         retrieval_context=retrieval or [],
         mask_style=style,
+        repo_url=repo_url,
+        repo_folder_name=repo_folder_name,
     )
     with RichProgress() as progress:
         task = create_task(spec, force=force, progress=progress)
@@ -120,6 +128,35 @@ def task_remask(
     console.print(f"re-masked {files} of {new.path} ({mask_style})", highlight=False)
 
 
+@task_app.command("export")
+def task_export(
+    task: Annotated[Path, typer.Argument(help="The task folder.")],
+    out: Annotated[Path, typer.Option("--out", help="The folder to write <out>/<task name> into.")],
+    official: Annotated[bool, typer.Option(
+        "--official", help="For the official LMR-Bench tooling: its docker build, runner and statistics.")] = False,
+    base_image: Annotated[str | None, typer.Option(
+        "--base-image", help="FROM of the exported Dockerfile (default python:3.11-slim).")] = None,
+    no_wheels: Annotated[bool, typer.Option(
+        "--no-wheels", help="Install requirements from the index at build time instead of a wheels/ folder.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier export.")] = False,
+) -> None:
+    """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
+    from lmrbench.authoring.dockerfile import DEFAULT_BASE_IMAGE
+    from lmrbench.benchmark.official_export import export_official
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.core.taskset import load_task
+
+    if not official:
+        raise LmrError("task export writes the official layout only: pass --official")
+    with RichProgress() as progress:
+        res = export_official(load_task(task), out, base_image=base_image or DEFAULT_BASE_IMAGE,
+                              wheels=not no_wheels, force=force, progress=progress)
+    for note in res.notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
+    scripts = f"; script block added to {', '.join(res.scripts)}" if res.scripts else ""
+    console.print(f"exported {res.path}{scripts}", highlight=False, markup=False)
+
+
 @tasks_app.command("list")
 def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
     """One row per implementation: task, index, category, goal file and function, tests."""
@@ -135,7 +172,7 @@ def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or
                           f"{', '.join(impl.goal_files)}::{qual}", ", ".join(impl.unit_test_files))
     console.print(table)
     for p in problems:
-        console.print(f"[red]error:[/red] {p}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(p))}", highlight=False)
     console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")
     if problems:
         raise typer.Exit(1)
@@ -191,18 +228,19 @@ def _print_findings(names: list[str], items: list[Finding]) -> None:
         places = {w for _, w in g.where}
         if len(g.where) == 1:
             task, where = g.where[0]
-            console.print(f"{head} {task}/{where}: {g.message}" if where else f"{head} {task}: {g.message}",
+            text = f"{task}/{where}: {g.message}" if where else f"{task}: {g.message}"
+            console.print(f"{head} {escape(text)}",
                           highlight=False, soft_wrap=True)
             continue
         if len(places) == 1:
             where = f"{next(iter(places))}: " if next(iter(places)) else ""
-            console.print(f"{head} {len(tasks)} tasks: {where}{g.message}", highlight=False, soft_wrap=True)
+            console.print(f"{head} {len(tasks)} tasks: {escape(where + g.message)}", highlight=False, soft_wrap=True)
             more = f" and {len(tasks) - _MAX_NAMES} more" if len(tasks) > _MAX_NAMES else ""
-            console.print(f"          {', '.join(tasks[:_MAX_NAMES])}{more}", highlight=False, soft_wrap=True)
+            console.print(f"          {escape(', '.join(tasks[:_MAX_NAMES]))}{more}", highlight=False, soft_wrap=True)
             continue
-        console.print(f"{head} {len(g.where)} places: {g.message}", highlight=False, soft_wrap=True)
+        console.print(f"{head} {len(g.where)} places: {escape(g.message)}", highlight=False, soft_wrap=True)
         for task, where in g.where[:_MAX_NAMES]:
-            console.print(f"          {task}/{where}", highlight=False, soft_wrap=True)
+            console.print(f"          {escape(f'{task}/{where}')}", highlight=False, soft_wrap=True)
         if len(g.where) > _MAX_NAMES:
             console.print(f"          and {len(g.where) - _MAX_NAMES} more", highlight=False)
     counts = {s: sum(f.severity is s for f in items) for s in reversed(Severity)}

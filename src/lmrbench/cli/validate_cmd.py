@@ -7,9 +7,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
 from lmrbench.schemas.validation import ValidationSummary
 
 
@@ -27,8 +29,13 @@ def validate(
     min_kill_rate: Annotated[float, typer.Option(
         help="Valid but weak below this mutant kill rate (0-1; 0 never weak).")] = DEFAULT_MIN_KILL_RATE,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print log lines above the bars.")] = False,
+    memory: Memory = None,
+    cpus: Cpus = None,
+    gpus: Gpus = None,
+    hf_cache: HfCache = None,
 ) -> None:
     """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid or weak."""
+    from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.benchmark.validate import ValidateOptions, default_run_dir, validate_taskset
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.errors import LmrError
@@ -40,9 +47,11 @@ def validate(
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 120)  # piped output: keep full task names and reasons
+    limits = run_limits(memory, cpus, gpus, hf_cache)
     with RichProgress(verbose=verbose) as progress:
+        sandbox = get_sandbox(runner, progress=progress, limits=limits) if limits.is_set() else None  # type: ignore[arg-type]
         summary = validate_taskset(bench, only=task or None, runner=runner, options=opts,  # type: ignore[arg-type]
-                                   run_dir=run_dir, progress=progress)
+                                   run_dir=run_dir, progress=progress, sandbox=sandbox)
     print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
     console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
     if summary.problems or any(not r.valid or r.weak for r in summary.rows):
@@ -54,7 +63,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
     from lmrbench.benchmark.weakness import verdict
 
-    table = Table(title=f"validate {summary.bench} ({summary.runner})")
+    table = Table(title=escape(f"validate {summary.bench} ({summary.runner})"))
     cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
     for col in cols:
         table.add_column(col, justify="right" if col not in ("task", "valid", "evidence") else "left")
@@ -62,11 +71,11 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
         secs = f"{r.seconds:.1f}" + ("*" if r.skipped else "")
         text = verdict(r.valid, r.weak, r.mutants_killed, r.mutants_total, min_kill_rate)
-        valid = (f"[red]no[/red]: {'; '.join(r.reasons)}" if not r.valid
+        valid = (f"[red]no[/red]: {escape('; '.join(r.reasons))}" if not r.valid
                  else f"[yellow]{text}[/yellow]" if r.weak else f"[green]{text}[/green]")
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
-        table.add_row(r.task, str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
+        table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
     console.print(table)
     for r in summary.rows:
         if r.weak:
@@ -82,7 +91,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
-        console.print(f"[red]problem:[/red] {p}", highlight=False)
+        console.print(f"[red]problem:[/red] {escape(p)}", highlight=False)
     n = len(summary.rows)
     if summary.golden_pass_rate is not None:
         passed = round(summary.golden_pass_rate * n)

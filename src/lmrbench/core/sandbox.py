@@ -24,6 +24,8 @@ OUTPUT_TAIL_CHARS = 20_000
 """How much of a command's combined output a RunResult keeps (the end of it)."""
 
 RunnerKind = Literal["docker", "local"]
+LOCAL_FALLBACK = "using the local runner, whose isolation is weaker than a container's"
+"""The end of the line that says why the automatic choice fell back to the local runner."""
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ Started by ``sitecustomize`` in every Python process of the command when ``LMRBE
 - ``case-<pid>-<seq>.npz``: one distinct call (``lmrbench_values`` case format), at most ``max_calls`` per
   target and process (the host keeps the cases it wants among them);
 - ``calls-<pid>.jsonl``: one line per saved case (target, input digest, sizes, randomness, replay outcome);
-- ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script, and the
-  line arcs each target reached over all its calls (``reached``);
-- ``error-<pid>.json``: the first problem (a value that cannot be saved, a call over the size limit...).
+- ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script, the
+  line arcs each target reached over all its calls (``reached``), and the calls skipped because their values
+  cannot be saved (``skipped``);
+- ``error-<pid>.json``: the first problem that ends the recording (a call over the size limit...).
 
 How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name
 it is imported under, and after the module has run replaces the goal function (or the class attribute of a
@@ -115,6 +116,7 @@ class _State:
         self.traced: dict[str, int] = {}
         self.calls = 0
         self.done = False
+        self.skipped: list[dict[str, str]] = []
         self.patched: list[str] = []
         self.by_path: dict[str, list[str]] = {}
         for t in spec["targets"]:
@@ -128,6 +130,11 @@ class _State:
         if not os.path.exists(path):
             _write(path, json.dumps({"message": message}).encode())
 
+    def skip(self, target: str, message: str) -> None:
+        """A call that cannot be saved: noted (the first few), and the recording goes on with the next call."""
+        if len(self.skipped) < 20:
+            self.skipped.append({"target": target, "message": message})
+
     def summary(self) -> None:
         main = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c") else None  # script or -m module
         data = {
@@ -137,6 +144,7 @@ class _State:
             "patched": self.patched,
             "main_is_goal": main is not None and os.path.realpath(main) in self.by_path,
             "reached": {t: sorted(a) for t, a in self.reached.items()},
+            "skipped": self.skipped,
         }
         _write(os.path.join(self.out, f"summary-{os.getpid()}.json"), json.dumps(data).encode())
 
@@ -322,7 +330,7 @@ class _Recorder:
             if self.binding == "method":
                 self_node, skipped = self._encode_state(instance, enc, "self")
         except lv.UnencodableValue as exc:
-            state.error(f"{self.target}: {exc}{self._hint(exc)}")
+            state.skip(self.target, f"{self.target}: {exc}{self._hint(exc)}")
             return self.func(*args, **kwargs)
         digest = lv.digest({"a": arguments, "s": self_node}, enc.arrays)
         if digest in state.seen:
@@ -335,10 +343,10 @@ class _Recorder:
                 lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest
             )
         except lv.UnencodableValue as exc:
-            state.error(f"{self.target}: {exc}")
+            state.skip(self.target, f"{self.target}: {exc}")
         except Exception as exc:  # a recording problem must never change the program's behaviour
             number = state.saved.get(self.target, 0) + 1
-            state.error(f"{self.target}: recording call {number} failed: {type(exc).__name__}: {exc}")
+            state.skip(self.target, f"{self.target}: recording call {number} failed: {type(exc).__name__}: {exc}")
         finally:
             lv.set_random_state(after)
         return result

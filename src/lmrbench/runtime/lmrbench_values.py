@@ -37,7 +37,9 @@ import io
 import json
 import math
 import pathlib
+import struct
 import sys
+import zipfile
 from typing import Any
 
 try:
@@ -474,13 +476,40 @@ def write_case(case: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
     """The bytes of a case file: ``arrays`` plus the case's JSON under ``__case__`` (an uncompressed .npz)."""
     payload = json.dumps(case, sort_keys=True, ensure_ascii=False).encode("utf-8")
     buffer = io.BytesIO()
+    if np is None:  # no arrays without numpy: the .npz holds the case alone, written as numpy would
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr(CASE_KEY + ".npy", _npy_bytes(payload))
+        return buffer.getvalue()
     members: dict[str, Any] = {**arrays, CASE_KEY: np.frombuffer(payload, dtype=np.uint8)}
     np.savez(buffer, **members)
     return buffer.getvalue()
 
 
+def _npy_bytes(data: bytes) -> bytes:
+    """``data`` as a one-dimensional uint8 array in the .npy format (version 1.0), without numpy."""
+    header = f"{{'descr': '|u1', 'fortran_order': False, 'shape': ({len(data)},), }}"
+    pad = 64 - (10 + len(header) + 1) % 64
+    header += " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") + data
+
+
+def _case_without_numpy(path: Any) -> dict[str, Any]:
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        if names != [CASE_KEY + ".npy"]:
+            raise ValueError(f"{path}: holds arrays, which need numpy to read")
+        raw = zf.read(names[0])
+    (length,) = struct.unpack("<H", raw[8:10])
+    return json.loads(raw[10 + length :].decode("utf-8"))
+
+
 def read_case_file(path: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON and the arrays of a case file (never unpickles anything)."""
+    if np is None:
+        case = _case_without_numpy(path)
+        if case.get("format") != CASE_FORMAT:
+            raise ValueError(f"{path}: not a recorded case")
+        return case, {}
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     case = json.loads(arrays.pop(CASE_KEY).tobytes().decode("utf-8"))

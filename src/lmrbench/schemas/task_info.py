@@ -1,6 +1,7 @@
 """info.json: the official LMR-Bench task description, read and written with its own field names.
 
-Real files are messier than the paper: ``retrieval_content`` spells ``retrieval_context``, ``category`` is free text
+Real files are messier than the paper: ``retrieval_content`` (what the official generator reads, and what new
+tasks get) is also spelled ``retrieval_context``, ``category`` is free text
 or missing, ``instance_id`` is once a string, ``goal_file``/``unit_test_file`` are sometimes lists. All of that
 loads; unknown keys and the spelling used survive a load/save round trip.
 """
@@ -87,20 +88,21 @@ class Implementation(BaseModel):
     checker: CheckerSettings | None = None
     """lmrbench: the checker the generated tests use (absent in official files)."""
 
-    _retrieval_key: str = PrivateAttr(default="retrieval_context")
+    _retrieval_key: str = PrivateAttr(default="retrieval_content")
+    """The spelling written back: the one read, else the official generator's ``retrieval_content``."""
 
     @model_validator(mode="before")
     @classmethod
     def _remember_spelling(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "retrieval_content" in data and "retrieval_context" not in data:
+        if isinstance(data, dict) and "retrieval_context" in data and "retrieval_content" not in data:
             data = dict(data)
-            data["__retrieval_key"] = "retrieval_content"
+            data["__retrieval_key"] = "retrieval_context"
         return data
 
     def model_post_init(self, context: Any) -> None:  # noqa: D102
         extra = self.__pydantic_extra__ or {}
         if extra.pop("__retrieval_key", None):
-            self._retrieval_key = "retrieval_content"
+            self._retrieval_key = "retrieval_context"
 
     @model_validator(mode="after")
     def _paths_stay_inside(self) -> Implementation:
@@ -143,6 +145,22 @@ class Implementation(BaseModel):
         return as_list(self.unit_test_file)
 
 
+class TaskResources(BaseModel):
+    """lmrbench: what a task's container needs beyond the defaults (2 GB, 1 CPU, no GPU). The Docker runner
+    applies these; ``--memory``, ``--cpus``, ``--gpus`` and ``--hf-cache`` on the command line win over them."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    memory: str | None = None
+    """Memory limit (no swap beyond it), in Docker's notation: "8g", "512m"."""
+    cpus: float | None = None
+    """CPU cores, e.g. 2 or 0.5."""
+    gpus: str | int | None = None
+    """GPUs: "all", a count, or device ids such as "0,1" (Docker device requests; needs the NVIDIA toolkit)."""
+    hf_cache: bool = False
+    """The task loads model weights: mount the Hugging Face cache read-only and run offline."""
+
+
 class TaskInfo(BaseModel):
     """The whole info.json of one task folder."""
 
@@ -168,6 +186,8 @@ class TaskInfo(BaseModel):
     """lmrbench: the commit the repository was cloned at."""
     provenance: dict[str, str] | None = None
     """lmrbench: who or what authored the task, with which tool version."""
+    resources: TaskResources | None = None
+    """lmrbench: memory, CPUs, GPUs and the Hugging Face cache the task's container needs."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskInfo:

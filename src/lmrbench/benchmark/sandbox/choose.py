@@ -1,8 +1,10 @@
-"""Which sandbox runs a task's code: Docker when its engine answers, else the local runner (and it says so)."""
+"""Which sandbox runs a task's code: Docker when its engine answers and a base image is present, can be pulled
+or bootstrapped (``base_image``); else the local runner, saying why in one line and that isolation is weaker."""
 
 from __future__ import annotations
 
-from lmrbench.core.sandbox import RunnerKind, Sandbox
+from lmrbench.benchmark.sandbox.run_limits import RunLimits
+from lmrbench.core.sandbox import LOCAL_FALLBACK, RunnerKind, Sandbox
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
 
@@ -21,19 +23,44 @@ def docker_available(timeout: float = 3.0) -> bool:
         return False
 
 
-def get_sandbox(kind: RunnerKind | None = None, *, progress: Progress | None = None) -> Sandbox:
-    """The sandbox of that kind; None picks Docker when the engine answers, else local (and says so)."""
+def get_sandbox(
+    kind: RunnerKind | None = None, *, progress: Progress | None = None, limits: RunLimits | None = None
+) -> Sandbox:
+    """The sandbox of that kind. None picks Docker when the engine answers and a base image is present, can be
+    pulled or bootstrapped; else the local runner, saying why in one line."""
     from lmrbench.benchmark.sandbox.docker import DockerRunner
-    from lmrbench.benchmark.sandbox.local import LocalRunner
 
+    limits = limits or RunLimits()
+    options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache}
     if kind == "docker":
-        return DockerRunner()
+        return DockerRunner(**options)  # type: ignore[arg-type]
     if kind == "local":
-        return LocalRunner(progress=progress)
+        return _local(progress, limits)
     if kind is not None:
         raise LmrError(f"unknown runner {kind!r}; use docker or local")
-    if docker_available():
-        return DockerRunner()
-    if progress is not None:
-        progress.log("no Docker engine answers: using the local runner (weaker isolation)")
+    if not docker_available():
+        _say(progress, f"warning: no Docker engine answers: {LOCAL_FALLBACK}")
+        return _local(progress, limits)
+    from lmrbench.benchmark.sandbox.base_image import NoBaseImage, obtain_base_image
+
+    runner = DockerRunner(**options)  # type: ignore[arg-type]
+    try:
+        choice = obtain_base_image(runner.client, progress=progress)
+    except NoBaseImage as exc:
+        _say(progress, f"warning: {exc}: {LOCAL_FALLBACK}")
+        return _local(progress, limits)
+    _say(progress, choice.line())
+    return runner
+
+
+def _local(progress: Progress | None, limits: RunLimits) -> Sandbox:
+    from lmrbench.benchmark.sandbox.local import LocalRunner
+
+    if limits.is_set():
+        _say(progress, "warning: --memory, --cpus, --gpus and --hf-cache apply to the Docker runner only")
     return LocalRunner(progress=progress)
+
+
+def _say(progress: Progress | None, line: str) -> None:
+    if progress is not None:
+        progress.log(line)

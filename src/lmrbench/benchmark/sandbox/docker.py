@@ -28,15 +28,14 @@ from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_ge
 from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
 from lmrbench.benchmark.sandbox.images import (
-    BASE_IMAGE_TAG,
-    OFFICIAL_BASE_IMAGE,
     build_context,
     docker_build,
     docker_client,
     image_id,
-    task_requirements,
 )
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse, requirement_lines
+from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
@@ -81,8 +80,10 @@ class DockerRunner:
         self,
         *,
         base_image: str | None = None,
-        memory: str = "2g",
-        cpus: float = 1.0,
+        memory: str | None = None,
+        cpus: float | None = None,
+        gpus: str | None = None,
+        hf_cache: Path | None = None,
         pids: int = 256,
         work_size: str = "1g",
         tmp_size: str = "512m",
@@ -92,6 +93,8 @@ class DockerRunner:
     ) -> None:
         self.base_image = base_image
         self.memory, self.cpus, self.pids = memory, cpus, pids
+        # Resources: these options, else the task's info.json "resources", else 2 GB / 1 CPU (run_limits).
+        self.limits = RunLimits(memory=memory, cpus=cpus, gpus=gpus, hf_cache=hf_cache)
         self.work_size, self.tmp_size = work_size, tmp_size
         self.uid, self.gid = uid, gid
         self._client = client
@@ -124,16 +127,12 @@ class DockerRunner:
         ]
 
     def resolve_base(self) -> str:
-        """BASE_IMAGE for builds: the one given, else the bootstrapped base, else the official one."""
+        """BASE_IMAGE for builds: the one given, else one present, pulled or bootstrapped (``base_image``)."""
         if self.base_image:
             return self.base_image
-        for cand in (BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE):
-            if image_id(self.client, cand):
-                return cand
-        raise LmrError(
-            f"no base image: neither {BASE_IMAGE_TAG} nor {OFFICIAL_BASE_IMAGE} is present; "
-            "run `lmrbench images bootstrap`"
-        )
+        from lmrbench.benchmark.sandbox.base_image import obtain_base_image
+
+        return obtain_base_image(self.client).tag
 
     def wheel_target(self, image: str) -> WheelTarget:
         """Python version and glibc of an image (asked once per image id)."""
@@ -174,12 +173,10 @@ class DockerRunner:
         text = path.read_text(errors="replace") if path.is_file() else render_dockerfile()
         for warning in dockerfile_warnings(text, path):
             progress.log(f"warning: {warning}")
-        req_path = task_requirements(task)
-        req_text = req_path.read_text(errors="replace") if req_path else ""
-        try:
-            lines = requirement_lines(req_text)
-        except LmrError as exc:
-            raise LmrError(exc.problem, req_path) from None
+        reqs = read_task_requirements(task)  # requirements.txt, else environment.yml's pip section
+        for warning in reqs.warnings:
+            progress.log(f"warning: {warning}")
+        req_text, lines = reqs.text, reqs.lines
         uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
         base = self.resolve_base() if uses_base else ""
         base_id = (image_id(self.client, base) or "") if base else ""
@@ -217,12 +214,13 @@ class DockerRunner:
         check_cancel(cancel)
         progress.log(f"building {tag} from {base or 'its own FROM'}")
         if generated:
-            wheels = build_wheelhouse(lines, target, progress=progress)
+            wheels = build_wheelhouse(lines, target, progress=progress, cancel=cancel)
             files = {"Dockerfile": text.encode(), "requirements.txt": "\n".join(lines).encode() + b"\n"}
             context = build_context(files, {"wheels": wheels})
         else:
             context = build_context({}, {".": task.path})
-        args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": "/workspace"}
+        # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR).
+        args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": task.info.repo_folder_name}
         if base:
             args["BASE_IMAGE"] = base
         docker_build(
@@ -256,13 +254,15 @@ class DockerRunner:
         try:
             tag = self.prepare(task)
             data = payload.payload(Path(tree), harness_files or {}, worker)
+            resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
         except LmrError as exc:
             return RunResult(None, False, "", 0.0, infra_error=str(exc))
         except OSError as exc:
             return RunResult(None, False, "", 0.0, infra_error=f"cannot read the tree: {exc}")
         t0 = time.monotonic()  # the timeout and the duration count from here, after any image build
         ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
-        command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env or {}, ids=ids)
+        env = {**(env or {}), **resources.pop("environment", {})}  # HF_HOME and offline flags with a cache mount
+        command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
         container = None
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
@@ -282,14 +282,12 @@ class DockerRunner:
                     WORK: f"size={self.work_size},mode=0711,exec",
                     "/tmp": f"size={self.tmp_size},mode=1777,exec",
                 },
-                mem_limit=self.memory,
-                memswap_limit=self.memory,
-                nano_cpus=int(self.cpus * 1e9),
                 pids_limit=self.pids,
                 cap_drop=["ALL"],
                 cap_add=CAPABILITIES,
                 security_opt=["no-new-privileges"],
                 log_config=docker.types.LogConfig(type="none"),
+                **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
             )
             sock = self.client.api.attach_socket(
                 container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
@@ -329,7 +327,7 @@ class DockerRunner:
         duration = time.monotonic() - t0
         output = _decode(stderr)
         if state.get("OOMKilled"):
-            output += f"\n[killed: out of memory (limit {self.memory})]"
+            output += f"\n[killed: out of memory (limit {resources['mem_limit']})]"
         if timed_out:
             return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
         frame = payload.read_frame(bytes(stdout))

@@ -25,12 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from lmrbench.benchmark.sandbox import payload
-from lmrbench.benchmark.sandbox.images import task_requirements
+from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
     build_wheelhouse,
     cache_root,
-    requirement_lines,
     requirements_hash,
 )
 from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
@@ -81,17 +80,16 @@ class LocalRunner:
         """The venv folder for the task's requirements, created from the wheelhouse when missing."""
         progress = progress or self._progress
         self._say_once()
-        req = task_requirements(task)
-        try:
-            lines = requirement_lines(req.read_text(errors="replace")) if req else []
-        except LmrError as exc:
-            raise LmrError(exc.problem, req) from None
+        reqs = read_task_requirements(task)  # requirements.txt, else environment.yml's pip section
+        for warning in reqs.warnings:
+            progress.log(f"warning: {warning}")
+        lines = reqs.lines
         final = cache_root() / "venvs" / requirements_hash(lines, HOST)
         with self._lock:
             if (final / "bin" / "python").exists() and not rebuild:
                 return str(final)
             check_cancel(cancel)
-            wheels = build_wheelhouse(lines, HOST, progress=progress)
+            wheels = build_wheelhouse(lines, HOST, progress=progress, cancel=cancel)
             with staging_dir(final, replace=True) as tmp:
                 subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True)
                 proc = subprocess.run(
@@ -114,7 +112,7 @@ class LocalRunner:
                 )
                 if proc.returncode != 0:
                     tail_ = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-                    raise LmrError(f"cannot install the requirements into a venv: {tail_}", req or task.path)
+                    raise LmrError(f"cannot install the requirements into a venv: {tail_}", reqs.source or task.path)
         return str(final)
 
     def run(

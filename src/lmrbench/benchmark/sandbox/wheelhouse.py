@@ -12,15 +12,16 @@ Python.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
-from lmrbench.progress import NullProgress, Progress
+from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.subprocess_progress import run_with_heartbeat
 
 HARNESS_REQUIREMENTS = ["pytest"]
 """What every environment gets besides the task's own requirements (the test runner)."""
@@ -90,20 +91,29 @@ def requirements_hash(lines: list[str], target: WheelTarget = HOST) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _pip(args: list[str], what: str, progress: Progress) -> None:
+def _pip(args: list[str], what: str, progress: Progress, cancel: threading.Event | None = None) -> None:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
     progress.log("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    proc = run_with_heartbeat(cmd, f"pip: {what}", progress, cancel=cancel)
+    output = (proc.stdout + proc.stderr).strip()
+    if proc.returncode < 0:
+        raise LmrError(f"pip was killed by signal {-proc.returncode} while it tried to {what}")
     if proc.returncode != 0:
-        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
+        tail = " | ".join(output.splitlines()[-6:]) or f"exit {proc.returncode} with no output"
         raise LmrError(f"pip could not {what}: {tail}")
 
 
 def build_wheelhouse(
-    lines: list[str], target: WheelTarget = HOST, *, progress: Progress | None = None, refresh: bool = False
+    lines: list[str],
+    target: WheelTarget = HOST,
+    *,
+    progress: Progress | None = None,
+    refresh: bool = False,
+    cancel: threading.Event | None = None,
 ) -> Path:
     """The cached wheelhouse of ``lines`` and the harness requirements for ``target``; built when missing.
 
+    Stops (Cancelled, nothing left behind) when ``cancel`` is set.
     Binary wheels only for a foreign target; when a requirement has no wheel for it and the host runs the same
     Python, the host's ``pip wheel`` builds one instead. The folder appears complete or not at all.
     """
@@ -120,12 +130,14 @@ def build_wheelhouse(
                 ["download", "--quiet", "--dest", str(tmp), *target.pip_args(), "-r", str(req)],
                 "download the requirements",
                 progress,
+                cancel,
             )
         except LmrError:
             host_py = f"{sys.version_info.major}.{sys.version_info.minor}"
             if target.python and target.python != host_py:
                 raise
             progress.log("no binary wheel for every requirement: building them with the host's pip wheel")
-            _pip(["wheel", "--quiet", "--wheel-dir", str(tmp), "-r", str(req)], "build wheels", progress)
+            check_cancel(cancel)
+            _pip(["wheel", "--quiet", "--wheel-dir", str(tmp), "-r", str(req)], "build wheels", progress, cancel)
         req.unlink()
     return final

@@ -1,0 +1,39 @@
+"""Usage errors of the installed ``lmrbench`` script: one line plus the help hint, never a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _script() -> str:
+    """The console script installed beside this interpreter (as a user's shell finds it)."""
+    found = Path(sys.executable).with_name("lmrbench")
+    if found.is_file():
+        return str(found)
+    on_path = shutil.which("lmrbench")
+    assert on_path, "the lmrbench console script is not installed"
+    return on_path
+
+
+@pytest.mark.parametrize(
+    ("args", "problem", "hint"),
+    [
+        (["validate"], "Missing argument 'bench'", "lmrbench validate --help"),
+        (["labels"], "No such command 'labels'", "lmrbench --help"),
+        (["evaluate", "a", "b", "--jobs", "x"], "'--jobs'", "lmrbench evaluate --help"),
+        (["task", "new", "--bogus"], "--bogus", "lmrbench task new --help"),
+    ],
+)
+def test_usage_error_is_one_line_and_the_hint(args: list[str], problem: str, hint: str) -> None:
+    out = subprocess.run([_script(), *args], capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(lines) == 2, out.stderr
+    assert lines[0].startswith("error: ") and problem in lines[0]
+    assert hint in lines[1]
