@@ -129,7 +129,8 @@ def main():
         to_worker_r, to_worker_w = os.pipe()
         to_trusted_r, to_trusted_w = os.pipe()
         log_r, log_w = os.pipe()
-        wenv = dict(base, HOME=os.path.join(cand, "home"), TMPDIR=os.path.join(cand, "tmp"),
+        task_env = {k: v for k, v in spec.get("env", {}).items() if not k.startswith(("LMRBENCH_", "PYTHONPATH"))}
+        wenv = dict(base, **task_env, HOME=os.path.join(cand, "home"), TMPDIR=os.path.join(cand, "tmp"),
                     PYTHONPATH=os.path.join(cand, "harness"),
                     LMRBENCH_CALL_FDS=f"{to_worker_r},{to_trusted_w}")
         try:
