@@ -111,6 +111,9 @@ def new_task_in(fixture_repo: Path):
                         instructions=["Implement the DPO loss."], bench=bench / "bench",
                         category="Training Objectives & Optimization", name="1-Toy")
         task = create_task(spec)
-        (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test_x():\n    pass\n")
+        (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(
+            "import numpy as np\nfrom losses import preference_loss\n\n\ndef test_x():\n"
+            "    assert np.isfinite(preference_loss(np.zeros(2), np.zeros(2))).all()\n"
+        )
         return task
     return make

@@ -89,4 +89,5 @@ def add_verdicts_and_labels(run: RunDir, judged: dict[str, tuple[JudgeCategory, 
                               candidate_digest=digest)  # fmt: skip
         save_model(run.verdict_path("j", name, 1), verdict_obj)
         if label is not None:
-            save_model(run.label_path(name, 1), HumanLabel(task=name, impl=1, label=label, candidate_digest=digest))
+            save_model(run.label_path("ann", name, 1),
+                       HumanLabel(task=name, impl=1, label=label, candidate_digest=digest, annotator="ann"))

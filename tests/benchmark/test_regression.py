@@ -118,10 +118,11 @@ def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current
     }
     for task, label in labels.items():
         digest = run.candidate(task, 1).digest  # type: ignore[union-attr]
-        save_model(run.label_path(task, 1), HumanLabel(task=task, impl=1, label=label, candidate_digest=digest))
+        save_model(run.label_path("ann", task, 1),
+                   HumanLabel(task=task, impl=1, label=label, candidate_digest=digest, annotator="ann"))
     # a label of an earlier candidate (another digest) does not count
-    save_model(run.label_path("4-D", 1), HumanLabel(task="4-D", impl=1, label=JudgeCategory.COMPLETELY_CORRECT,
-                                                    candidate_digest="old"))  # fmt: skip
+    save_model(run.label_path("ann", "4-D", 1), HumanLabel(task="4-D", impl=1, label=JudgeCategory.COMPLETELY_CORRECT,
+                                                           candidate_digest="old", annotator="ann"))  # fmt: skip
     assert human_outcomes(RunDir(run.path)) == {("1-A", 1): True, ("2-B", 1): True, ("3-C", 1): False}
     assert unit_test_outcomes(RunDir(run.path)) == {
         ("1-A", 1): True, ("2-B", 1): False, ("3-C", 1): True, ("4-D", 1): False,

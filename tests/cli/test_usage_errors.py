@@ -24,7 +24,7 @@ def _script() -> str:
     ("args", "problem", "hint"),
     [
         (["validate"], "Missing argument 'bench'", "lmrbench validate --help"),
-        (["labels"], "No such command 'labels'", "lmrbench --help"),
+        (["lables"], "No such command 'lables'", "lmrbench --help"),
         (["evaluate", "a", "b", "--jobs", "x"], "'--jobs'", "lmrbench evaluate --help"),
         (["task", "new", "--bogus"], "--bogus", "lmrbench task new --help"),
     ],
