@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
 from lmrbench.benchmark.testrun.legacy import is_legacy_test
 from lmrbench.benchmark.validate import (
     ValidateOptions,
@@ -95,12 +96,15 @@ def direct_docker(runs: list[Run], sandbox: DockerRunner) -> float:
     for tag, tree, files, should_pass in runs:
         proc = subprocess.run(
             ["docker", "run", "--rm", "--network", "none", "--user", f"{sandbox.uid}:{sandbox.gid}",
-             f"--memory={sandbox.memory}", f"--cpus={sandbox.cpus}", f"--pids-limit={sandbox.pids}",
+             f"--memory={sandbox.memory or DEFAULT_MEMORY}", f"--cpus={sandbox.cpus or DEFAULT_CPUS}",
+             f"--pids-limit={sandbox.pids}",
              "-e", "PYTHONDONTWRITEBYTECODE=1", "-v", f"{tree}:/repo:ro", "-w", "/repo", tag,
              "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", *files],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
         )
         unexpected += (proc.returncode == 0) != should_pass
+        if proc.returncode not in (0, 1):  # 1: tests failed; anything else: the command did not run
+            raise SystemExit(f"direct docker run failed to run (exit {proc.returncode}) on {tree}")
     seconds = time.perf_counter() - t0
     if unexpected:
         print(f"warning: {unexpected} direct runs did not pass or fail as the variant should")
