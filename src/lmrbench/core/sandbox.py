@@ -57,6 +57,14 @@ class RunResult:
     worker_output: str = ""
     """The end of the candidate's worker's output (split runs), kept apart from the command's."""
 
+    def log_tail(self, limit: int) -> str:
+        """The end of the command's output, then (split runs) the end of the worker's, labelled: ``limit``
+        characters in all."""
+        if not self.worker_output.strip():
+            return self.output[-limit:]
+        half = limit // 2
+        return f"{self.output[-half:]}\n--- the candidate's process ---\n{self.worker_output[-half:]}"
+
 
 class Sandbox(Protocol):
     """An isolated place to run a task's commands on a copy of a repo tree."""

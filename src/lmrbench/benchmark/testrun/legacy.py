@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from lmrbench.benchmark.testrun.split import trusted_files
-from lmrbench.core.sandbox import RunResult, Sandbox, Worker
+from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
@@ -210,7 +210,7 @@ def run_legacy(
             missing_ids=missing,
             exit_code=run.exit_code,
             duration=run.duration,
-            log_tail=_log_tail(run),
+            log_tail=run.log_tail(_MAX_TAIL),
             runner=sandbox.name,  # type: ignore[arg-type]
             evidence="legacy",
             detail=why,
@@ -235,10 +235,3 @@ def run_legacy(
     failing = [f"{c.test_id}: {c.message}" for c in cases if c.outcome != "passed"]
     why = "; ".join(failing)[:500] if failing else "decided from the official scripts' logs (weaker evidence)"
     return report(TestStatus.PASSED if ok else TestStatus.FAILED, cases, [], why)
-
-
-def _log_tail(run: RunResult) -> str:
-    if not run.worker_output.strip():
-        return run.output[-_MAX_TAIL:]
-    half = _MAX_TAIL // 2
-    return f"{run.output[-half:]}\n--- the candidate's process ---\n{run.worker_output[-half:]}"

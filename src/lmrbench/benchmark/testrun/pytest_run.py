@@ -140,7 +140,7 @@ def decide(
         "exit_code": res.exit_code,
         "duration": round(res.duration, 3),
         "runner": runner,
-        "log_tail": _log_tail(res),
+        "log_tail": res.log_tail(LOG_TAIL_CHARS),
         "expected_ids": list(expected_ids or []),
     }
 
@@ -219,11 +219,3 @@ def decide(
         why = _PYTEST_EXIT.get(res.exit_code or 0, "non-zero exit")
         return report(TestStatus.ERROR, f"pytest exited {res.exit_code}: {why}", cases)
     return report(TestStatus.PASSED, "", cases)
-
-
-def _log_tail(res: RunResult) -> str:
-    """The end of the test output, then (split runs) the end of the candidate's own output, labelled."""
-    if not res.worker_output.strip():
-        return res.output[-LOG_TAIL_CHARS:]
-    half = LOG_TAIL_CHARS // 2
-    return f"{res.output[-half:]}\n--- the candidate's process ---\n{res.worker_output[-half:]}"
