@@ -38,6 +38,6 @@ __all__ = [
 
 TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
-RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_record.py", "sitecustomize.py")
+RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py")
 """Modules put first on the Python path of a recorded command."""
 

@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import builtins
 import functools
-import importlib.abc
 import inspect
 import json
 import os
 import secrets
-import sys
 import threading
 from typing import Any
 
 import lmrbench_codec as codec
+import lmrbench_hook
 import lmrbench_wire as wire
 
 MAX_REPLY = int(os.environ.get("LMRBENCH_MAX_REPLY", str(256 << 20)))
@@ -86,53 +85,13 @@ def install() -> None:
         _GOALS.setdefault(path, []).append(goal["qualname"])
         if goal.get("factory"):
             _FACTORIES[(path, goal["qualname"])] = goal["factory"]
-    sys.meta_path.insert(0, _Finder())
+    lmrbench_hook.install(set(_GOALS), _proxy_goals)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds modules through the other finders and wraps the loader of a goal file."""
-
-    def __init__(self) -> None:
-        self.local = threading.local()
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if getattr(self.local, "busy", False):
-            return None
-        self.local.busy = True
-        try:
-            spec = None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-        finally:
-            self.local.busy = False
-        if spec is not None and spec.origin and spec.loader is not None:
-            real = os.path.realpath(spec.origin)
-            if real in _GOALS:
-                spec.loader = _Loader(spec.loader, real)
-        return spec
-
-
-class _Loader(importlib.abc.Loader):
-    """Runs the goal module as usual, then puts the proxies in place of its goal functions."""
-
-    def __init__(self, inner: Any, path: str) -> None:
-        self.inner, self.path = inner, path
-
-    def create_module(self, spec: Any) -> Any:
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self.inner.exec_module(module)
-        for qualname in _GOALS[self.path]:
-            _patch(module, qualname, self.path)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+def _proxy_goals(module: Any, path: str) -> None:
+    """Put the proxies in place of the goal functions of a goal module that just ran."""
+    for qualname in _GOALS[path]:
+        _patch(module, qualname, path)
 
 
 def _root_of(module: Any, path: str) -> str:

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib.abc
 import json
 import os
 import sys
@@ -168,61 +167,20 @@ def install() -> None:
     out = os.environ.get("LMRBENCH_OUT") or os.getcwd()
     root = os.environ.get("LMRBENCH_RECORD_ROOT") or os.getcwd()
     _STATE = _State(json.loads(raw), root, out)
-    sys.meta_path.insert(0, _Finder(_STATE))
+    import lmrbench_hook
+
+    lmrbench_hook.install(set(_STATE.by_path), _instrument)
     atexit.register(_STATE.summary)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds modules through the other finders and wraps the loader of the goal file."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-        self.local = threading.local()
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if getattr(self.local, "busy", False):
-            return None
-        self.local.busy = True
+def _instrument(module: Any, path: str) -> None:
+    """Put the recording wrappers in place of the goal functions of a goal module that just ran."""
+    assert _STATE is not None
+    for qualname in _STATE.by_path[path]:
         try:
-            spec = None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-        finally:
-            self.local.busy = False
-        if spec is None or not spec.origin or spec.loader is None:
-            return spec
-        real = os.path.realpath(spec.origin)
-        if real in self.state.by_path:
-            spec.loader = _Loader(spec.loader, self.state, real)
-        return spec
-
-
-class _Loader(importlib.abc.Loader):
-    """Runs the goal module as usual, then puts the recording wrappers in place."""
-
-    def __init__(self, inner: Any, state: _State, path: str) -> None:
-        self.inner = inner
-        self.state = state
-        self.path = path
-
-    def create_module(self, spec: Any) -> Any:
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self.inner.exec_module(module)
-        for qualname in self.state.by_path[self.path]:
-            try:
-                _patch(module, qualname, self.state, self.state.files[self.path])
-            except Exception as exc:  # never break the author's program
-                self.state.error(f"cannot instrument {self.state.files[self.path]}::{qualname}: {exc}")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+            _patch(module, qualname, _STATE, _STATE.files[path])
+        except Exception as exc:  # never break the author's program
+            _STATE.error(f"cannot instrument {_STATE.files[path]}::{qualname}: {exc}")
 
 
 def _patch(module: Any, qualname: str, state: _State, file: str) -> None:

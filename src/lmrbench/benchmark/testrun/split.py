@@ -33,7 +33,7 @@ def make_worker(cand_tree: Path) -> Worker:
 
 def trusted_files() -> dict[str, bytes]:
     """The proxy and the codec, for the trusted side's harness."""
-    return {**runtime_files((f"{PROXY_PLUGIN}.py",)), **_codec_files()}
+    return {**runtime_files((f"{PROXY_PLUGIN}.py", "lmrbench_hook.py")), **_codec_files()}
 
 
 def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
