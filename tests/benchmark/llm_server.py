@@ -108,12 +108,20 @@ class LLMServer:
                     return
                 body = json.loads(raw)
                 step = server._answer(Request(body, dict(self.headers), time.time()))
+                self._in_flight = True
                 try:
                     if path == "/v1/completions":
                         self._text_reply(step, body)
                     else:
                         self._reply(step, body)
                 finally:
+                    self._release()
+
+            def _release(self) -> None:
+                """The request is answered: no longer in flight (before the reply leaves, since the client may
+                send its next request as soon as it has read this one)."""
+                if getattr(self, "_in_flight", False):
+                    self._in_flight = False
                     with server._lock:
                         server.in_flight -= 1
 
@@ -178,6 +186,7 @@ class LLMServer:
 
             def _send(self, code: int, text: str, retry_after: str | None = None) -> None:
                 data = text.encode()
+                self._release()
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
