@@ -23,7 +23,7 @@ from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
 from lmrbench.benchmark.testrun.legacy import is_legacy_test
-from lmrbench.benchmark.validate import (
+from lmrbench.benchmark.validation.run import (
     ValidateOptions,
     ensure_base_image,
     pick_mutants,

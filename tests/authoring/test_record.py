@@ -16,8 +16,8 @@ from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.recording import RecordingIndex
-from lmrbench.schemas.report import TestStatus
 from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
+from lmrbench.schemas.testrun import TestStatus
 
 TRAIN = "python train.py --steps 3"
 
@@ -335,7 +335,7 @@ def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
 
 
 def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tmp_path, local):
-    from lmrbench.benchmark.validate import ValidateOptions, validate_implementation
+    from lmrbench.benchmark.validation.run import ValidateOptions, validate_implementation
 
     task = make_task(tmp_path)
     record_tests(task, 1, TRAIN, sandbox=local)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from lmrbench.authoring.mask import mask_source
-from lmrbench.benchmark.rundir import RunDir, save_model
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.schemas.run import (
     Candidate,
     CandidateStatus,

@@ -11,9 +11,9 @@ import pytest
 from run_task import GOAL, METRICS_PY, REPO, write_taskset
 
 from lmrbench.authoring.splice import extract_function, replace_functions
-from lmrbench.benchmark.agent import PROMPT_FILE, export_agent, import_agent
-from lmrbench.benchmark.evaluate import evaluate
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.agent import PROMPT_FILE, export_agent, import_agent
+from lmrbench.benchmark.pipeline.evaluate import evaluate
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError

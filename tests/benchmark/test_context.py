@@ -13,12 +13,12 @@ from llm_server import LLMServer
 from run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 
 from lmrbench.authoring.mask import mask_source
-from lmrbench.benchmark.agent import export_agent, import_agent
-from lmrbench.benchmark.context import goal_stub
-from lmrbench.benchmark.generate import GenerateOptions, generate
-from lmrbench.benchmark.llm import LLMClient, LLMConfig
-from lmrbench.benchmark.report import build_report, render_markdown, settings_table
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
+from lmrbench.benchmark.pipeline.context import goal_stub
+from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
+from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.scoreboard import build_report, render_markdown, settings_table
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 
@@ -138,7 +138,7 @@ def test_import_records_the_exported_setting(bench, tmp_path) -> None:
 
 
 def test_a_run_keeps_one_setting_and_older_runs_count_as_full(server, bench, tmp_path) -> None:
-    from lmrbench.benchmark.rundir import save_model
+    from lmrbench.benchmark.pipeline.rundir import save_model
     from lmrbench.errors import LmrError
 
     for qual in ("dice", "Scaler.apply", "total"):

@@ -15,7 +15,7 @@ from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
-from lmrbench.schemas.report import TestStatus
+from lmrbench.schemas.testrun import TestStatus
 
 pytestmark = pytest.mark.docker
 TESTS = ["unit_test/test_vec.py"]

@@ -15,11 +15,11 @@ import pytest
 from llm_server import LLMServer, status
 from run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 
-from lmrbench.benchmark.evaluate import evaluate
-from lmrbench.benchmark.generate import GenerateOptions, generate
-from lmrbench.benchmark.llm import LLMClient, LLMConfig
-from lmrbench.benchmark.report import build_report, render_csv
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.evaluate import evaluate
+from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
+from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.scoreboard import build_report, render_csv
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams

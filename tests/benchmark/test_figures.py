@@ -32,7 +32,7 @@ def runs(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def test_confusion_pairs_are_human_then_judge(runs) -> None:
-    from lmrbench.benchmark.rundir import RunDir
+    from lmrbench.benchmark.pipeline.rundir import RunDir
 
     pairs = human_judge_pairs(RunDir(runs[1]), "j")
     assert sorted(pairs) == sorted([(CC, CC), (LC, CC), (LC, LC), (LI, LI)])

@@ -10,11 +10,11 @@ import pytest
 from llm_server import LLMServer, status
 from run_task import GOAL, HELPER_REPLY, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
 
-from lmrbench.benchmark.generate import GenerateOptions, generate
-from lmrbench.benchmark.llm import LLMClient, LLMConfig
-from lmrbench.benchmark.prompts import truncate_paper
-from lmrbench.benchmark.reply import ReplyProblem, splice_reply
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
+from lmrbench.benchmark.pipeline.prompts import truncate_paper
+from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import CandidateStatus, LLMParams

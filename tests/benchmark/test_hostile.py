@@ -15,7 +15,7 @@ from small_task import CALC_PY, tree_hash, write_candidate, write_task
 
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.schemas.report import TestReport, TestStatus
+from lmrbench.schemas.testrun import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker
 

@@ -18,7 +18,7 @@ from small_task import tree_hash, write_task
 from lmrbench.authoring.splice import splice_bodies
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.schemas.report import TestReport, TestStatus
+from lmrbench.schemas.testrun import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker
 

@@ -11,11 +11,11 @@ import pytest
 from llm_server import LLMServer, status
 from run_task import HOSTILE_DICE, golden_def, write_taskset
 
-from lmrbench.benchmark.generate import generate
-from lmrbench.benchmark.judge import judge, parse_verdict, verdict_counts
-from lmrbench.benchmark.llm import LLMClient, LLMConfig
-from lmrbench.benchmark.prompts import JUDGE_PROMPT_VERSION
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.generate import generate
+from lmrbench.benchmark.pipeline.judge import judge, parse_verdict, verdict_counts
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
+from lmrbench.benchmark.pipeline.prompts import JUDGE_PROMPT_VERSION
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import JudgeCategory, LLMParams
 

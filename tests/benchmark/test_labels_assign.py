@@ -10,7 +10,7 @@ import pytest
 from labels_run import write_review_run
 from lmrbench.benchmark.labels.assign import assign, write_assignment
 from lmrbench.benchmark.labels.store import LabelStore, check_annotator
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.errors import LmrError
 
 

@@ -11,7 +11,7 @@ from small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate
 from lmrbench.benchmark.testrun.legacy import is_legacy_test, judge_script, unseal
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
-from lmrbench.schemas.report import TestStatus
+from lmrbench.schemas.testrun import TestStatus
 
 SCALE_BODY = "    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from llm_server import LLMServer, malformed, status
 
-from lmrbench.benchmark.llm import LLMClient, LLMConfig, LLMError
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
 from lmrbench.schemas.run import LLMParams
 
 

@@ -10,7 +10,7 @@ from vec_task import write_small_task
 
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
-from lmrbench.schemas.report import TestStatus
+from lmrbench.schemas.testrun import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]
 

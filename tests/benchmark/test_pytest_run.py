@@ -13,7 +13,7 @@ import pytest
 from lmrbench.benchmark.testrun.junit import parse_junit
 from lmrbench.benchmark.testrun.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
 from lmrbench.core.sandbox import RunResult
-from lmrbench.schemas.report import TestStatus
+from lmrbench.schemas.testrun import TestStatus
 
 TESTS = """import pytest
 
@@ -120,7 +120,7 @@ def test_timeouts_and_infrastructure_errors_keep_their_own_status(result, status
 
 
 def test_report_round_trips_as_json(tmp_path):
-    from lmrbench.schemas.report import TestReport
+    from lmrbench.schemas.testrun import TestReport
 
     res, junit, seal = _real_run(tmp_path)
     report = decide(res, junit, seal, KEY, None, runner="local")
@@ -180,7 +180,7 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
 
 def test_the_harness_and_the_plugin_compute_the_same_seal():
     from lmrbench.benchmark.testrun import pytest_run
-    from lmrbench.runtime import lmrbench_report_plugin as report_plugin
+    from lmrbench.runtime import lmrbench_seal as report_plugin
 
     facts = {"unit_test/conftest.py": "ab"}
     assert report_plugin.seal_digest(KEY, b"<x/>", 1, facts) == pytest_run._seal_digest(

@@ -107,7 +107,7 @@ def test_cli_on_synthetic_run_folders(tmp_path) -> None:
 
 def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current_candidate(tmp_path) -> None:
     from lmrbench.benchmark.analysis.outcomes import human_outcomes, unit_test_outcomes
-    from lmrbench.benchmark.rundir import RunDir, save_model
+    from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
     from lmrbench.schemas.run import HumanLabel, JudgeCategory
 
     run = write_run(tmp_path / "run", "m", {"1-A": True, "2-B": False, "3-C": True, "4-D": False})

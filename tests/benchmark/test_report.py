@@ -17,8 +17,8 @@ from llm_server import LLMServer, status
 from run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.report import build_report
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.scoreboard import build_report
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 

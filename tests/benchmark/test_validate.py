@@ -13,7 +13,7 @@ import pytest
 from small_task import TEST_ADD, TEST_SCALE, tree_hash, write_task
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.validate import (
+from lmrbench.benchmark.validation.run import (
     SUMMARY_FILE,
     ValidateOptions,
     default_run_dir,
@@ -23,7 +23,7 @@ from lmrbench.benchmark.validate import (
     validate_taskset,
 )
 from lmrbench.errors import LmrError
-from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
+from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 FAST = ValidateOptions(repeat=2, max_mutants=0, timeout=120)
 

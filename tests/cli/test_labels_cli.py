@@ -9,7 +9,7 @@ from pathlib import Path
 
 from labels_run import write_review_run
 from lmrbench.benchmark.labels.store import LabelStore
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 
 EXE = str(Path(sys.executable).with_name("lmrbench"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmark"))

@@ -13,7 +13,7 @@ from textual.widgets import Input, Label, Static
 
 from labels_run import write_review_run
 from lmrbench.benchmark.labels.store import LabelStore
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import JudgeCategory
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.open_review import OpenReviewDialog

@@ -68,7 +68,7 @@ def _bench_of(runs: list[Path], bench: Path | None) -> Path:
     """--bench, or the task set every run was made from (as run.json records it)."""
     if bench is not None:
         return bench
-    from lmrbench.benchmark.rundir import RunDir
+    from lmrbench.benchmark.pipeline.rundir import RunDir
 
     recorded = {RunDir(r).require_manifest().bench for r in runs}
     if len(recorded) != 1 or not next(iter(recorded)) or not Path(next(iter(recorded))).is_dir():

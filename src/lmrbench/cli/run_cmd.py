@@ -14,9 +14,9 @@ from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.llm import LLMClient
-    from lmrbench.benchmark.report import Report
-    from lmrbench.benchmark.stage import StageSummary
+    from lmrbench.benchmark.pipeline.llm import LLMClient
+    from lmrbench.benchmark.pipeline.scoreboard import Report
+    from lmrbench.benchmark.pipeline.stage import StageSummary
     from lmrbench.core.taskset import Task
 
 out_console = Console()
@@ -75,7 +75,7 @@ def _client(
     cache: Path | None,
     no_cache: bool,
 ) -> LLMClient:
-    from lmrbench.benchmark.llm import DEFAULT_CACHE, LLMClient, LLMConfig
+    from lmrbench.benchmark.pipeline.llm import DEFAULT_CACHE, LLMClient, LLMConfig
     from lmrbench.schemas.run import LLMParams
 
     url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -121,8 +121,8 @@ def generate_cmd(
     only: Only = None,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
-    from lmrbench.benchmark.context import check_context
-    from lmrbench.benchmark.generate import GenerateOptions, generate
+    from lmrbench.benchmark.pipeline.context import check_context
+    from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -146,8 +146,8 @@ def export_agent_cmd(
     only: Only = None,
 ) -> None:
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
-    from lmrbench.benchmark.agent import export_agent
-    from lmrbench.benchmark.context import check_context
+    from lmrbench.benchmark.pipeline.agent import export_agent
+    from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -166,7 +166,7 @@ def import_agent_cmd(
     only: Only = None,
 ) -> None:
     """Take the agent's goal functions back as candidates (spliced into the pristine masked files)."""
-    from lmrbench.benchmark.agent import import_agent
+    from lmrbench.benchmark.pipeline.agent import import_agent
 
     summary = import_agent(_tasks(bench, only), agent_dir, out, label=label, bench=str(bench))
     _finish(summary, "import-agent")
@@ -188,7 +188,7 @@ def evaluate_cmd(
     hf_cache: HfCache = None,
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
-    from lmrbench.benchmark.evaluate import evaluate
+    from lmrbench.benchmark.pipeline.evaluate import evaluate
     from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
@@ -222,7 +222,7 @@ def judge_cmd(
     only: Only = None,
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
-    from lmrbench.benchmark.judge import judge
+    from lmrbench.benchmark.pipeline.judge import judge
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
@@ -251,7 +251,7 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
-    from lmrbench.benchmark.report import (
+    from lmrbench.benchmark.pipeline.scoreboard import (
         HUMAN_HEADERS,
         TABLE_HEADERS,
         WEAKER_NOTE,

@@ -142,7 +142,7 @@ def task_export(
 ) -> None:
     """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
     from lmrbench.authoring.dockerfile import DEFAULT_BASE_IMAGE
-    from lmrbench.benchmark.official_export import export_official
+    from lmrbench.benchmark.pipeline.official_export import export_official
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_task
 

@@ -38,7 +38,7 @@ def tui(
     kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
     if review is not None:
         from lmrbench.benchmark.labels.store import check_annotator
-        from lmrbench.benchmark.rundir import RunDir
+        from lmrbench.benchmark.pipeline.rundir import RunDir
 
         RunDir(review).require_manifest()
         if annotator is not None:

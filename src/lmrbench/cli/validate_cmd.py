@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE
+from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
 from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
 from lmrbench.schemas.validation import ValidationSummary
 
@@ -36,7 +36,7 @@ def validate(
 ) -> None:
     """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid or weak."""
     from lmrbench.benchmark.sandbox.choose import get_sandbox
-    from lmrbench.benchmark.validate import ValidateOptions, default_run_dir, validate_taskset
+    from lmrbench.benchmark.validation.run import ValidateOptions, default_run_dir, validate_taskset
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.errors import LmrError
 
@@ -61,7 +61,7 @@ def validate(
 def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
                   diffs: dict[tuple[str, int], list[tuple[str, str]]] | None = None) -> None:
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
-    from lmrbench.benchmark.weakness import verdict
+    from lmrbench.benchmark.validation.weakness import verdict
 
     table = Table(title=escape(f"validate {summary.bench} ({summary.runner})"))
     cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
@@ -104,8 +104,8 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
 
 def survivor_diffs(run_dir: Path, summary: ValidationSummary) -> dict[tuple[str, int], list[tuple[str, str]]]:
     """(name: description, diff) of each surviving mutant, read from the run folder's result files."""
-    from lmrbench.benchmark.validate import load_result, result_path
-    from lmrbench.benchmark.weakness import survivors
+    from lmrbench.benchmark.validation.run import load_result, result_path
+    from lmrbench.benchmark.validation.weakness import survivors
 
     out = {}
     for r in summary.rows:

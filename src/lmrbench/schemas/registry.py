@@ -6,8 +6,8 @@ from pydantic import BaseModel
 
 from lmrbench.schemas import agreement as _agreement
 from lmrbench.schemas import recording as _recording
-from lmrbench.schemas import report as _report
 from lmrbench.schemas import run as _run
+from lmrbench.schemas import testrun as _report
 from lmrbench.schemas import validation as _validation
 
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lmrbench.schemas.report import TestReport, TestStatus
+from lmrbench.schemas.testrun import TestReport, TestStatus
 
 
 class _Strict(BaseModel):

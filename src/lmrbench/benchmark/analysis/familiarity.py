@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.benchmark.analysis.outcomes import unit_test_outcomes
-from lmrbench.benchmark.llm import LLMClient, LLMError
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress

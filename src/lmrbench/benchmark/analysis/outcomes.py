@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import CandidateStatus, HumanLabel, JudgeCategory, ResultStatus
 
 Outcome = Literal["tests", "human"]

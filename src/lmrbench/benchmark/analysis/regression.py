@@ -22,7 +22,7 @@ import numpy as np
 
 from lmrbench.benchmark.analysis.outcomes import Outcome, outcomes
 from lmrbench.benchmark.analysis.structure import PREDICTORS, ImplStructure
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.errors import LmrError
 
 

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.tree import trusted_paths
-from lmrbench.benchmark.generate import goal_plan
+from lmrbench.benchmark.pipeline.generate import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 

@@ -21,7 +21,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from lmrbench.benchmark.labels.consensus import RULE, consensus
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.agreement import (

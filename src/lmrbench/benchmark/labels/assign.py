@@ -16,7 +16,7 @@ from itertools import combinations
 from pathlib import Path
 
 from lmrbench.benchmark.labels.store import check_annotator
-from lmrbench.benchmark.rundir import RunDir, save_model
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import CandidateStatus, LabelQueue, QueueItem
 

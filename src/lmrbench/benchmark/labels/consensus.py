@@ -6,7 +6,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir
 
 RULE = (
     "Human consensus per item: the majority label of its annotators; on a tie, the median label "

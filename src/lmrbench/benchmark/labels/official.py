@@ -23,7 +23,7 @@ from lmrbench.benchmark.labels.official_files import (
     read_analyses,
     read_human_files,
 )
-from lmrbench.benchmark.rundir import RunDir, save_model, slug
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text

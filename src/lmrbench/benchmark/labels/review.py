@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from lmrbench.benchmark.judge import scoped_sources
 from lmrbench.benchmark.labels.assign import reviewable
 from lmrbench.benchmark.labels.store import LabelStore, check_annotator
-from lmrbench.benchmark.rundir import RunDir, slug, unless_broken
+from lmrbench.benchmark.pipeline.judge import scoped_sources
+from lmrbench.benchmark.pipeline.rundir import RunDir, slug, unless_broken
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import EvalResult, HumanLabel, ResultStatus, Verdict

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from lmrbench.benchmark.rundir import RunDir, load_model, save_model
+from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import HumanLabel, JudgeCategory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from lmrbench.schemas.report import TestCaseResult
+from lmrbench.schemas.testrun import TestCaseResult
 
 _MESSAGE_CHARS = 2000
 

@@ -21,7 +21,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.runtime.lmrbench_wire import loads_bounded
-from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
+from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 LEGACY_MARKERS = ("Test Passed", "Test Failed")
 """Text whose presence makes a test file an official script-style test."""

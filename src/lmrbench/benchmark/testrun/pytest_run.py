@@ -1,7 +1,7 @@
 """Run a task's pytest tests in a sandbox and decide the outcome from a sealed junit report.
 
 Never from printed text: the status comes from the junit report (written to $LMRBENCH_OUT, read back by the
-sandbox), its seal (see ``report_plugin``: an HMAC with a per-run key that the code under test never sees on
+sandbox), its seal (see ``runtime/lmrbench_seal.py``: an HMAC with a per-run key that the code under test never sees on
 disk), the test ids expected, and the exit status of pytest. A run that ends before pytest writes its report,
 a report written by anyone else, or a report that disagrees with the exit status is an error, never a pass.
 """
@@ -23,9 +23,9 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.runtime import runtime_files
-from lmrbench.schemas.report import TestCaseResult, TestReport, TestStatus
+from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
-PLUGIN_MODULE = "lmrbench_report_plugin"
+PLUGIN_MODULE = "lmrbench_seal"
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
@@ -41,7 +41,7 @@ _PYTEST_EXIT = {
 
 
 def _seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
-    """Must equal ``report_plugin.seal_digest`` (that module runs in the sandbox, without lmrbench)."""
+    """Must equal ``lmrbench_seal.seal_digest`` (that module runs in the sandbox, without lmrbench)."""
     facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
     return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 

@@ -27,8 +27,8 @@ from lmrbench.benchmark.testrun.split import declared_ids, goals_env, make_worke
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.task_info import Implementation
+from lmrbench.schemas.testrun import TestReport, TestStatus
 
 
 def rejected_report(problem: str, runner: str, expected: list[str]) -> TestReport:

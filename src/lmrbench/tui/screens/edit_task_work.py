@@ -99,8 +99,8 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     def validate(self, task: Task) -> None:
         """Build and validate the task as it is on disk now (live log)."""
-        from lmrbench.benchmark.validate import ValidateOptions
-        from lmrbench.benchmark.validate_task import validate_task
+        from lmrbench.benchmark.validation.run import ValidateOptions
+        from lmrbench.benchmark.validation.task import validate_task
 
         results = validate_task(
             task.path, runner=self.sandbox_kind, options=ValidateOptions(force=True),

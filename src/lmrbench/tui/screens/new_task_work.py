@@ -232,8 +232,8 @@ class NewTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     def validate(self, spec: TaskSpec | None, draft: Draft) -> None:
         """Build the task's image (live log) and run golden, masked and mutants."""
-        from lmrbench.benchmark.validate import ValidateOptions
-        from lmrbench.benchmark.validate_task import validate_task
+        from lmrbench.benchmark.validation.run import ValidateOptions
+        from lmrbench.benchmark.validation.task import validate_task
 
         cancel = get_current_worker().cancelled_event
         key = draft.key

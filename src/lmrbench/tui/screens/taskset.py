@@ -19,7 +19,7 @@ from lmrbench.tui.messages import TaskSetChanged
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
-    from lmrbench.benchmark.validate_task import ResultStatus
+    from lmrbench.benchmark.validation.task import ResultStatus
     from lmrbench.core.sandbox import RunnerKind
     from lmrbench.core.taskset import Task
     from lmrbench.schemas.validation import ImplValidation
@@ -134,7 +134,7 @@ class TaskSetScreen(Screen[None]):
         """Read every task and run the task checks (in a thread: many files)."""
         from lmrbench.authoring.check import check_task
         from lmrbench.authoring.draft import leftover_drafts
-        from lmrbench.benchmark.validate_task import ResultStatus, stored_results
+        from lmrbench.benchmark.validation.task import ResultStatus, stored_results
         from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)

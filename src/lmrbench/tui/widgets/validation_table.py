@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, RichLog
 
-from lmrbench.benchmark.weakness import survivors
+from lmrbench.benchmark.validation.weakness import survivors
 from lmrbench.schemas.validation import ImplValidation
 
 

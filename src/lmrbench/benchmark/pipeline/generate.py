@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.authoring.index import index_source
-from lmrbench.benchmark.context import CONTEXT_KEY, ContextSetting
-from lmrbench.benchmark.llm import LLMClient, LLMError
-from lmrbench.benchmark.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
-from lmrbench.benchmark.reply import ReplyProblem, splice_reply
-from lmrbench.benchmark.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
-from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
+from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
+from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
+from lmrbench.benchmark.pipeline.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
+from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from lmrbench import jsonsafe
 from lmrbench.authoring.splice import extract_function
-from lmrbench.benchmark.generate import goal_plan
-from lmrbench.benchmark.llm import LLMClient, LLMError
-from lmrbench.benchmark.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
-from lmrbench.benchmark.rundir import RunDir, save_model, slug, unless_broken
-from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.benchmark.pipeline.generate import goal_plan
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
+from lmrbench.benchmark.pipeline.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, unless_broken
+from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress

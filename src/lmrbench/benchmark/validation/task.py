@@ -10,7 +10,7 @@ import threading
 from enum import StrEnum
 from pathlib import Path
 
-from lmrbench.benchmark.validate import (
+from lmrbench.benchmark.validation.run import (
     ValidateOptions,
     load_result,
     result_path,

@@ -18,9 +18,9 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lmrbench.benchmark.context import CONTEXT_SETTINGS, run_context
 from lmrbench.benchmark.labels.consensus import run_consensus
-from lmrbench.benchmark.rundir import RunDir
+from lmrbench.benchmark.pipeline.context import CONTEXT_SETTINGS, run_context
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.categories import Category

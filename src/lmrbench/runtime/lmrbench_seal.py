@@ -1,7 +1,7 @@
 """pytest plugin run inside the sandbox (stdlib + pytest only): junit report to $LMRBENCH_OUT, sealed.
 
 The harness writes a random key into ``$LMRBENCH_HARNESS/lmrbench_key`` and starts pytest with
-``-p lmrbench_report_plugin``. pytest imports ``-p`` plugins before any conftest or test module, so this
+``-p lmrbench_seal``. pytest imports ``-p`` plugins before any conftest or test module, so this
 module reads the key and deletes the file before code under test runs. At the very end of the session,
 after the junit plugin has written its file, it writes ``seal.json``: the exit status, the path and hash of
 every conftest.py pytest loaded, and an HMAC of those and the junit bytes.

@@ -36,7 +36,7 @@ def mutant_diff(golden: str, mutated: str, file: str) -> str:
 
 def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
     """The mutants the tests let pass (infrastructure errors are not survivors)."""
-    from lmrbench.schemas.report import TestStatus
+    from lmrbench.schemas.testrun import TestStatus
 
     return [m for m in mutants if not m.killed and m.status is not TestStatus.INFRA_ERROR]
 

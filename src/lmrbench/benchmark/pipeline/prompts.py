@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.benchmark.context import ContextSetting, goal_stubs
-from lmrbench.benchmark.llm import Message
+from lmrbench.benchmark.pipeline.context import ContextSetting, goal_stubs
+from lmrbench.benchmark.pipeline.llm import Message
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation

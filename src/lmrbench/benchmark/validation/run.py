@@ -28,15 +28,15 @@ from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.authoring.tree import Variant, impl_test_files
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.benchmark.testrun.variant import evaluate_variant
-from lmrbench.benchmark.weakness import DEFAULT_MIN_KILL_RATE, is_weak, mutant_diff, mutant_name, survivors
+from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE, is_weak, mutant_diff, mutant_name, survivors
 from lmrbench.core.sandbox import RunnerKind, Sandbox
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within, tree_digest
 from lmrbench.progress import Cancelled, NullProgress, Progress, check_cancel
-from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.task_info import Implementation
+from lmrbench.schemas.testrun import TestReport, TestStatus
 from lmrbench.schemas.validation import ImplValidation, MutantResult, SummaryRow, ValidationSummary
 
 if TYPE_CHECKING:

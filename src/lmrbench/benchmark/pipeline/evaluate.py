@@ -12,15 +12,15 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from lmrbench.benchmark.rundir import RunDir, save_model, unless_broken
-from lmrbench.benchmark.stage import StageSummary, run_jobs
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, unless_broken
+from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Cancelled, Progress, check_cancel
-from lmrbench.schemas.report import TestReport, TestStatus
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus, Usage
 from lmrbench.schemas.task_info import Implementation
+from lmrbench.schemas.testrun import TestReport, TestStatus
 
 DEFAULT_TIMEOUT = 600.0
 

@@ -1,0 +1,1 @@
+"""What the benchmark runs after authoring: generation, evaluation, judging, the run folder and the scoreboard."""
