@@ -20,22 +20,30 @@ import time
 from pathlib import Path
 
 from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
+from lmrbench.benchmark.sandbox.base_image import ensure_base_image
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
 from lmrbench.benchmark.testrun.legacy import is_legacy_test
-from lmrbench.benchmark.validation.run import (
+from lmrbench.benchmark.validation.plan import (
     ValidateOptions,
-    ensure_base_image,
+    mutant_files,
     pick_mutants,
     plan_mutants,
     static_problems,
-    validate_taskset,
-    write_mutant_candidate,
 )
+from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.core.taskset import load_taskset
 from lmrbench.progress import NullProgress
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_files(dest: Path, files: dict[str, str]) -> Path:
+    """A repo-shaped folder holding ``files``."""
+    for rel, text in files.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_text(text, encoding="utf-8")
+    return dest
 
 
 def timed_validate(bench: Path, sandbox: DockerRunner, opts: ValidateOptions, run_dir: Path) -> float:
@@ -70,7 +78,7 @@ def direct_trees(bench: Path, opts: ValidateOptions, work: Path) -> list[Run]:
             mutants = plan_mutants(task, impl) if opts.max_mutants else []
             for goal, _qual, mutant in pick_mutants(mutants, opts.max_mutants):
                 n += 1
-                variants.append(write_mutant_candidate(task, impl, work / f"cand-{n}", goal, mutant))
+                variants.append(write_files(work / f"cand-{n}", mutant_files(task, impl, goal, mutant)))
             for variant in variants:
                 n += 1
                 tree = build_tree(task, [impl.index], variant, work / f"tree-{n}")

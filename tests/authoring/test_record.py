@@ -335,7 +335,8 @@ def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
 
 
 def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tmp_path, local):
-    from lmrbench.benchmark.validation.run import ValidateOptions, validate_implementation
+    from lmrbench.benchmark.validation.implementation import validate_implementation
+    from lmrbench.benchmark.validation.plan import ValidateOptions
 
     task = make_task(tmp_path)
     record_tests(task, 1, TRAIN, sandbox=local)

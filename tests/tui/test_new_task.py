@@ -190,7 +190,7 @@ async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench:
 
 @pytest.mark.docker
 async def test_record_validate_and_save_a_valid_task(fixture_repo: Path, bench: Path) -> None:
-    from lmrbench.benchmark.validation.run import latest_results
+    from lmrbench.benchmark.validation.store import latest_results
 
     app = make_app(bench, sandbox="docker")
     async with app.run_test(size=(150, 45)) as pilot:

@@ -9,7 +9,8 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from lmrbench.authoring.check import check_task
-from lmrbench.benchmark.validation.run import default_run_dir, result_path, task_fingerprint
+from lmrbench.benchmark.validation.store import result_path, task_fingerprint
+from lmrbench.defaults import default_run_dir
 from lmrbench.core.taskset import Task
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.validation import ImplValidation

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmrbench.cli.limit_options import TaskFilter
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ analyze_app = typer.Typer(
 
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON to this file.")]
-Only = Annotated[list[str] | None, typer.Option("--only", help="Only these tasks (folder name or number).")]
 
 
 def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
@@ -44,7 +44,7 @@ def _write_json(path: Path | None, data: object) -> None:
 
 
 @analyze_app.command("structure")
-def structure_cmd(bench: Bench, json_out: JsonOut = None, only: Only = None) -> None:
+def structure_cmd(bench: Bench, json_out: JsonOut = None, only: TaskFilter = None) -> None:
     """Per implementation: average directory depth, branch factor, imbalance, goal-function lines."""
     from lmrbench.benchmark.analysis.structure import structure
 
@@ -131,7 +131,7 @@ def familiarity_cmd(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")] = 300.0,
     retries: Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")] = 4,
     json_out: JsonOut = None,
-    only: Only = None,
+    only: TaskFilter = None,
 ) -> None:
     """Per task, the mean probability the model gives each token of the golden file; --run adds success."""
     from lmrbench.benchmark.analysis.familiarity import familiarity

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from lmrbench.cli.limit_options import TaskFilter
+
 images_app = typer.Typer(help="Docker images of task environments.", no_args_is_help=True)
 
 
@@ -58,9 +60,7 @@ def list_cmd() -> None:
 @images_app.command("build")
 def build(
     bench: Annotated[Path, typer.Argument(help="A task set folder, or one task folder.")],
-    task: Annotated[
-        list[str] | None, typer.Option("--task", help="Only these tasks (name or number).")
-    ] = None,
+    task: TaskFilter = None,
     rebuild: bool = typer.Option(
         False, "--rebuild", help="Build even when an image of the same inputs exists."
     ),

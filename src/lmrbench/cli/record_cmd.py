@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
 from lmrbench.errors import LmrError
 
 console = Console()
@@ -25,9 +25,7 @@ def task_record(
     self_factory: Annotated[
         str | None, typer.Option(help="module:function building the object a goal method is called on.")
     ] = None,
-    runner: Annotated[
-        str | None, typer.Option(help="docker or local (default: docker when it answers).")
-    ] = None,
+    sandbox: SandboxOpt = None,
     timeout: Annotated[float, typer.Option(help="Seconds the command may run.")] = 1800.0,
     scaffold: Annotated[
         bool, typer.Option("--scaffold", help="Write a test file with TODO values instead.")
@@ -55,19 +53,19 @@ def task_record(
         raise LmrError(
             "give the --command that runs the reference code (or --scaffold to write cases by hand)"
         )
-    if runner not in (None, "docker", "local"):
-        raise LmrError(f"unknown runner {runner!r}; use docker or local")
+    if sandbox not in (None, "docker", "local"):
+        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
     from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress() as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
-        sandbox = get_sandbox(runner, progress=progress, limits=limits)  # type: ignore[arg-type]
+        box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = record_tests(
             task,
             impl,
             command,
-            sandbox=sandbox,
+            sandbox=box,
             max_calls=max_calls,
             max_bytes=max_bytes,
             self_factory=self_factory,

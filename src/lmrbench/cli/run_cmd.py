@@ -10,7 +10,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
+from lmrbench.cli.limit_options import (
+    AddressOpt,
+    Cpus,
+    ExecutorOpt,
+    Gpus,
+    HfCache,
+    Memory,
+    SandboxOpt,
+    TaskFilter,
+    run_limits,
+)
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -25,7 +35,6 @@ err_console = Console(stderr=True)
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 Run = Annotated[Path, typer.Argument(help="The run folder.")]
 Out = Annotated[Path, typer.Option("--out", help="The run folder to write candidates into.")]
-Only = Annotated[list[str] | None, typer.Option("--only", help="Only these tasks (folder name or number).")]
 Model = Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")]
 BaseUrl = Annotated[
     str | None,
@@ -118,7 +127,7 @@ def generate_cmd(
     ] = 100_000,
     jobs: Jobs = 4,
     context: Context = "full",
-    only: Only = None,
+    only: TaskFilter = None,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.pipeline.context import check_context
@@ -143,7 +152,7 @@ def export_agent_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder to write the agent's view into.")],
     force: Annotated[bool, typer.Option("--force", help="Replace an existing folder.")] = False,
     context: Context = "full",
-    only: Only = None,
+    only: TaskFilter = None,
 ) -> None:
     """Write what an agent may see: masked repositories, papers, a TASK.md per task (no tests, no golden)."""
     from lmrbench.benchmark.pipeline.agent import export_agent
@@ -163,7 +172,7 @@ def import_agent_cmd(
     label: Annotated[
         str, typer.Option("--label", help="The agent's name in reports (default: folder name).")
     ] = "",
-    only: Only = None,
+    only: TaskFilter = None,
 ) -> None:
     """Take the agent's goal functions back as candidates (spliced into the pristine masked files)."""
     from lmrbench.benchmark.pipeline.agent import import_agent
@@ -175,30 +184,30 @@ def import_agent_cmd(
 def evaluate_cmd(
     bench: Bench,
     run: Run,
-    jobs: Annotated[int, typer.Option("--jobs", help="Candidates tested at once.")] = 1,
-    runner: Annotated[
-        str | None, typer.Option("--runner", help="docker or local (default: docker if it answers).")
-    ] = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", help="Candidates tested at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
+    sandbox: SandboxOpt = None,
+    executor: ExecutorOpt = None,
+    address: AddressOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 600.0,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the environments.")] = False,
-    only: Only = None,
+    only: TaskFilter = None,
     memory: Memory = None,
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
+    from lmrbench.benchmark.execution.choose import executor_factory
     from lmrbench.benchmark.pipeline.evaluate import evaluate
-    from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
-        sandbox = get_sandbox(runner, progress=progress, limits=limits)  # type: ignore[arg-type]
-        summary = evaluate(
-            tasks, run, sandbox, jobs=jobs, timeout=timeout, rebuild=rebuild, progress=progress
-        )
+        make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
+                                limits=limits, progress=progress)
+        summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
     _finish(summary, "evaluate")
 
 
@@ -219,7 +228,7 @@ def judge_cmd(
         int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
     ] = 3,
     jobs: Jobs = 4,
-    only: Only = None,
+    only: TaskFilter = None,
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.pipeline.judge import judge

@@ -11,16 +11,29 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, run_limits
+from lmrbench.cli.limit_options import (
+    AddressOpt,
+    Cpus,
+    ExecutorOpt,
+    Gpus,
+    HfCache,
+    Memory,
+    SandboxOpt,
+    TaskFilter,
+    run_limits,
+)
 from lmrbench.schemas.validation import ValidationSummary
 
 
 def validate(
     bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
-    task: Annotated[list[str] | None, typer.Option("--task", "-t", help="Only this task.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks validated at once.")] = 1,
+    task: TaskFilter = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", help="Test runs at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-k", help="Golden runs per implementation.")] = 3,
-    runner: Annotated[str | None, typer.Option(help="docker or local (default: docker if up).")] = None,
+    sandbox: SandboxOpt = None,
+    executor: ExecutorOpt = None,
+    address: AddressOpt = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild every task's environment.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Ignore earlier results.")] = False,
     run_dir: Annotated[Path | None, typer.Option(help="Results (<bench>/.lmrbench/validate).")] = None,
@@ -35,23 +48,23 @@ def validate(
     hf_cache: HfCache = None,
 ) -> None:
     """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid or weak."""
-    from lmrbench.benchmark.sandbox.choose import get_sandbox
-    from lmrbench.benchmark.validation.run import ValidateOptions, default_run_dir, validate_taskset
+    from lmrbench.benchmark.execution.choose import executor_factory
+    from lmrbench.benchmark.validation.plan import ValidateOptions
+    from lmrbench.benchmark.validation.taskset import validate_taskset
     from lmrbench.cli.rich_progress import RichProgress
-    from lmrbench.errors import LmrError
+    from lmrbench.defaults import default_run_dir
 
-    if runner not in (None, "docker", "local"):
-        raise LmrError(f"unknown runner {runner!r}; use docker or local")
     opts = ValidateOptions(repeat=repeat, timeout=timeout, max_mutants=max_mutants,
-                           min_kill_rate=min_kill_rate, jobs=jobs, force=force, rebuild=rebuild)
+                           min_kill_rate=min_kill_rate, jobs=jobs or 1, force=force, rebuild=rebuild)
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 120)  # piped output: keep full task names and reasons
     limits = run_limits(memory, cpus, gpus, hf_cache)
     with RichProgress(verbose=verbose) as progress:
-        sandbox = get_sandbox(runner, progress=progress, limits=limits) if limits.is_set() else None  # type: ignore[arg-type]
-        summary = validate_taskset(bench, only=task or None, runner=runner, options=opts,  # type: ignore[arg-type]
-                                   run_dir=run_dir, progress=progress, sandbox=sandbox)
+        make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
+                                limits=limits, progress=progress)
+        summary = validate_taskset(bench, only=task or None, runner=sandbox, options=opts,  # type: ignore[arg-type]
+                                   run_dir=run_dir, progress=progress, executor=make)
     print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
     console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
     if summary.problems or any(not r.valid or r.weak for r in summary.rows):
@@ -104,7 +117,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
 
 def survivor_diffs(run_dir: Path, summary: ValidationSummary) -> dict[tuple[str, int], list[tuple[str, str]]]:
     """(name: description, diff) of each surviving mutant, read from the run folder's result files."""
-    from lmrbench.benchmark.validation.run import load_result, result_path
+    from lmrbench.benchmark.validation.store import load_result, result_path
     from lmrbench.benchmark.validation.weakness import survivors
 
     out = {}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.errors import LmrError
+from lmrbench.fsutil import tree_digest
 from lmrbench.schemas.task_info import INFO_JSON, Implementation, TaskInfo, load_task_info
 
 
@@ -35,6 +36,19 @@ class Task:
         """The golden file of an implementation (relative to the task folder, as the official files say)."""
         golden = impl.golden_file if isinstance(impl.golden_file, str) else impl.golden_file[which]
         return self.path / golden
+
+
+STATE_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".lmrbench", ".mypy_cache", ".ruff_cache"})
+"""Folders of a task that are caches or tool state, never part of what the task is."""
+
+
+def task_digest(task: Task, *, exclude: frozenset[str] = frozenset(), salt: bytes = b"") -> str:
+    """sha256 over every file of a task folder, apart from ``STATE_DIRS`` and the names in ``exclude``.
+
+    A run folder records the whole task (the paper included: generation reads it); validation leaves out what
+    tests never read (paper, logs) and salts the digest with the way it runs tests.
+    """
+    return tree_digest(task.path, skip=STATE_DIRS | exclude, salt=salt)
 
 
 def load_task(path: Path) -> Task:

@@ -12,13 +12,18 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from lmrbench.authoring.tree import impl_test_files
+from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
+from lmrbench.benchmark.execution.schedule import run_units
+from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, unless_broken
-from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
+from lmrbench.benchmark.pipeline.stage import StageSummary
+from lmrbench.benchmark.testrun.variant import rejected_report
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.progress import Cancelled, Progress, check_cancel
-from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus, Usage
+from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -88,20 +93,24 @@ def is_current(result: EvalResult | None, cand: Candidate) -> bool:
 def evaluate(
     tasks: list[Task],
     run_path: Path,
-    sandbox: Sandbox,
+    sandbox: Sandbox | None = None,
     *,
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT,
     rebuild: bool = False,
+    executor: MakeExecutor | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> StageSummary:
-    """Evaluate every candidate of the run that has no current result; returns counts by result status."""
-    from lmrbench.benchmark.testrun.variant import evaluate_variant
+    """Evaluate every candidate of the run that has no current result; returns counts by result status.
 
+    Test runs go to ``executor`` (default: ``jobs`` threads with ``sandbox``); this process alone writes the
+    run folder, one result file as each run comes back.
+    """
     run = RunDir(Path(run_path))
     run.require_manifest()
     summary = StageSummary()
+    progress = progress or NullProgress()
     todo: list[tuple[Task, Implementation, Candidate]] = []
     for task in tasks:
         for impl in task.info.implementations:
@@ -112,80 +121,61 @@ def evaluate(
                 summary.skipped += 1
             else:
                 todo.append((task, impl, cand))
+    progress.start("evaluate", len(todo))
+    envs: dict[str, tuple[str, str]] = {}
+    by_key: dict[str, tuple[Task, Implementation, Candidate]] = {}
+    units: list[RunUnit] = []
+    sandbox_name = sandbox.name if sandbox else "docker"
 
-    env_ids: dict[str, str] = {}
-    env_errors: dict[str, str] = {}
-    for task in sorted({t.name: t for t, _, c in todo if c.status is CandidateStatus.OK}.values(), key=_key):
-        check_cancel(cancel)
-        try:
-            env_ids[task.name] = sandbox.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
-        except Cancelled:
-            raise
-        except LmrError as exc:
-            env_errors[task.name] = str(exc)
-
-    def work(job: tuple[Task, Implementation, Candidate]) -> tuple[str, Usage]:
-        task, impl, cand = job
-        if cand.status is not CandidateStatus.OK:
-            result = result_without_run(cand, impl)
-        elif task.name in env_errors:
-            result = result_without_run(cand, impl).model_copy(
-                update={"status": ResultStatus.INFRA_ERROR, "reason": f"environment: {env_errors[task.name]}"}
-            )
-        else:
-            folder = run.candidate_dir(task.name, impl.index)
-            try:
-                report = evaluate_variant(sandbox, task, impl, folder, timeout=timeout)
-            except LmrError as exc:
-                report = TestReport(status=TestStatus.INFRA_ERROR, runner=sandbox.name, detail=str(exc))
-            result = result_from_report(cand, impl, report, env_ids.get(task.name, ""))
-        save_model(run.result_path(task.name, impl.index), result)
+    def save(cand: Candidate, result: EvalResult) -> None:
+        save_model(run.result_path(cand.task, cand.impl), result)
         if result.status is ResultStatus.INFRA_ERROR:
-            summary.problems.append(f"{task.name}#{impl.index}: {result.reason}")
-        return result.status.value, Usage()
+            summary.problems.append(f"{cand.task}#{cand.impl}: {result.reason}")
+        summary.statuses[result.status.value] += 1
+        progress.advance(1, f"{cand.task}#{cand.impl}: {result.status.value}")
 
+    for task, impl, cand in todo:
+        if cand.status is not CandidateStatus.OK:
+            save(cand, result_without_run(cand, impl))
+            continue
+        try:
+            files = goal_files_of(task, impl.index, run.candidate_dir(task.name, impl.index))
+        except LmrError as exc:  # a link, a missing or oversized goal file: the candidate's failure
+            report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
+            save(cand, result_from_report(cand, impl, report, ""))
+            continue
+        key = f"{task.name}#{impl.index}"
+        by_key[key] = (task, impl, cand)
+        units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index, variant=files,
+                             timeout=timeout, rebuild=rebuild))
+
+    def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
+        task, impl, cand = by_key[unit.key]
+        if res.env_id:
+            envs[task.name] = (res.env_id, res.image_id)
+        save(cand, result_from_report(cand, impl, res.report, res.env_id))
+        return []
+
+    if not units:
+        check_cancel(cancel)
+        return summary
+    make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel)
+    pool = make({str(t.path): t for t, _, _ in by_key.values()})
     try:
-        return run_jobs(
-            todo,
-            work,
-            label="evaluate",
-            workers=jobs,
-            summary=summary,
-            progress=progress,
-            cancel=cancel,
-            describe=lambda j: f"{j[0].name}#{j[1].index}",
-        )
+        run_units(pool, units, on_done, cancel=cancel)
     finally:
-        _record_environments(run, sandbox.name, env_ids)
+        pool.close()
+        _record_environments(run, pool.sandbox_name, envs)
+    return summary
 
 
-def _key(task: Task) -> tuple[int, str]:
-    head = task.name.split("-", 1)[0]
-    return (int(head), task.name) if head.isdigit() else (1 << 30, task.name)
-
-
-def _record_environments(run: RunDir, sandbox: str, env_ids: dict[str, str]) -> None:
-    """Note the runner and each task's environment (and image id under Docker) in run.json."""
+def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str]]) -> None:
+    """Note the sandbox and each task's environment (and image id under Docker) in run.json."""
     current = run.require_manifest()
     tasks = []
     for entry in current.tasks:
-        env = env_ids.get(entry.name)
+        env = envs.get(entry.name)
         if env:
-            image = _image_id(env) if sandbox == "docker" else ""
-            entry = entry.model_copy(update={"env_id": env, "image_digest": image})
+            entry = entry.model_copy(update={"env_id": env[0], "image_digest": env[1]})
         tasks.append(entry)
     run.save_manifest(current.model_copy(update={"sandbox": sandbox, "tasks": tasks}))
-
-
-def _image_id(tag: str) -> str:
-    """The Docker image id of a tag ('' when the engine cannot say)."""
-    try:
-        import docker
-
-        client = docker.from_env(timeout=10)
-        try:
-            return str(client.images.get(tag).id)
-        finally:
-            client.close()
-    except Exception:
-        return ""

@@ -23,9 +23,9 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lmrbench import __version__
-from lmrbench.core.taskset import Task
+from lmrbench.core.taskset import Task, task_digest
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_text, tree_digest
+from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.run import (
     Candidate,
     EvalResult,
@@ -41,7 +41,6 @@ M = TypeVar("M", bound=BaseModel)
 MANIFEST = "run.json"
 CANDIDATE_JSON = "candidate.json"
 REPLY_TXT = "reply.txt"
-_SKIP_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".lmrbench", ".mypy_cache", ".ruff_cache"})
 
 
 def load_model(path: Path, model: type[M]) -> M:
@@ -80,11 +79,6 @@ def digest_files(files: dict[str, bytes], salt: str = "") -> str:
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
     return h.hexdigest()
-
-
-def task_digest(task: Task) -> str:
-    """sha256 over every file of a task folder (caches, VCS and lmrbench state folders excluded)."""
-    return tree_digest(task.path, skip=_SKIP_DIRS)
 
 
 def task_entry(task: Task) -> TaskEntry:

@@ -88,3 +88,15 @@ def obtain_base_image(
     progress.log(f"note: {official} cannot be pulled; bootstrapping {bootstrap_tag} with {tool} (once)")
     res = bootstrap_base_image(bootstrap_tag, progress=progress, cancel=cancel)
     return BaseChoice(res.tag, "bootstrapped" if res.created else "present", res.tool)
+
+
+def ensure_base_image(sandbox: object, *, progress: Progress, cancel: threading.Event | None = None) -> None:
+    """With the Docker runner and no base image at all, pull or bootstrap one (saying so): a fresh machine works.
+    Other sandboxes need none."""
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+
+    if not isinstance(sandbox, DockerRunner) or sandbox.base_image:
+        return
+    choice = obtain_base_image(sandbox.client, progress=progress, cancel=cancel)
+    if choice.how != "present":
+        progress.log(choice.line())

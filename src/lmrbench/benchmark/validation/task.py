@@ -10,13 +10,9 @@ import threading
 from enum import StrEnum
 from pathlib import Path
 
-from lmrbench.benchmark.validation.run import (
-    ValidateOptions,
-    load_result,
-    result_path,
-    task_fingerprint,
-    validate_taskset,
-)
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.store import load_result, result_path, task_fingerprint
+from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.core.sandbox import RunnerKind
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.defaults import default_run_dir

@@ -99,7 +99,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     def validate(self, task: Task) -> None:
         """Build and validate the task as it is on disk now (live log)."""
-        from lmrbench.benchmark.validation.run import ValidateOptions
+        from lmrbench.benchmark.validation.plan import ValidateOptions
         from lmrbench.benchmark.validation.task import validate_task
 
         results = validate_task(

@@ -232,7 +232,7 @@ class NewTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     def validate(self, spec: TaskSpec | None, draft: Draft) -> None:
         """Build the task's image (live log) and run golden, masked and mutants."""
-        from lmrbench.benchmark.validation.run import ValidateOptions
+        from lmrbench.benchmark.validation.plan import ValidateOptions
         from lmrbench.benchmark.validation.task import validate_task
 
         cancel = get_current_worker().cancelled_event

@@ -1,0 +1,219 @@
+"""One unit of work: one test run of one variant of one implementation, and what it takes to run it anywhere.
+
+A unit names its task by a ``TaskRef`` and carries its variant as data (``"golden"``, ``"masked"``, or the goal
+files of a mutant or a candidate), so that it runs the same in a thread of this process and on another machine
+that received the task folder as an archive. ``execute`` is what every executor calls where the unit lands.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import tarfile
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from lmrbench.authoring.tree import read_untrusted_goal_file
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import STATE_DIRS, Task, load_task
+from lmrbench.defaults import cache_root
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import staging_dir
+from lmrbench.progress import Cancelled, NullProgress, Progress
+from lmrbench.schemas.testrun import TestReport, TestStatus
+
+GoalFiles = dict[str, str]
+"""A variant given as data: goal file (relative to the repository) -> source."""
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Where a unit finds its task: a folder this machine sees, or an archive shipped with the unit."""
+
+    name: str
+    path: str
+    """The task folder on the machine that planned the work."""
+    digest: str = ""
+    """sha256 of the shipped archive ('' when the folder is read in place)."""
+
+
+@dataclass(frozen=True)
+class RunUnit:
+    """One test run: ``variant`` of implementation ``impl`` of a task, with the runs' settings."""
+
+    key: str
+    """The planner's name for this run, unique within one command (e.g. ``1-DPO#1 mutant 3/12``)."""
+    task: TaskRef
+    impl: int
+    variant: Literal["golden", "masked"] | GoalFiles
+    timeout: float
+    expected_ids: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    rebuild: bool = False
+    """Rebuild the task's environment before the first run of this command on a machine."""
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What came back from a unit: the test report, and the environment it ran in."""
+
+    report: TestReport
+    env_id: str = ""
+    """The task's environment (image tag or venv) where it ran; '' when none could be prepared."""
+    image_id: str = ""
+    """The image's id under Docker ('' otherwise)."""
+    node: str = ""
+    """The machine it ran on ('' for this process)."""
+
+
+def goal_files_of(task: Task, impl_index: int, folder: Path) -> GoalFiles:
+    """The goal files of a repo-shaped candidate folder as data (links, oversized and non-UTF-8 files refused:
+    ``read_untrusted_goal_file``)."""
+    impl = task.info.implementation(impl_index)
+    repo = folder / task.info.repo_folder_name
+    repo = repo if repo.is_dir() and not repo.is_symlink() else folder
+    return {goal: read_untrusted_goal_file(repo, goal) for goal in impl.goal_files}
+
+
+def infra_report(detail: str, runner: str) -> TestReport:
+    """The report of a run that the machinery, not the code under test, failed."""
+    return TestReport(status=TestStatus.INFRA_ERROR, runner=runner, detail=detail)  # type: ignore[arg-type]
+
+
+class Prepared:
+    """Each task's environment prepared once per process (and once per machine across processes)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done: dict[tuple[int, str], tuple[str, str]] = {}
+        self._failed: dict[tuple[int, str], str] = {}
+        self._task_locks: dict[tuple[int, str], threading.Lock] = {}
+
+    def env_id(self, sandbox: Sandbox, task: Task, *, rebuild: bool, progress: Progress,
+               cancel: threading.Event | None) -> tuple[str, str]:
+        """The environment of ``task`` in ``sandbox`` and its image id under Docker; LmrError (remembered) when it
+        cannot be prepared."""
+        key = (id(sandbox), str(task.path))
+        with self._lock:
+            lock = self._task_locks.setdefault(key, threading.Lock())
+        with lock:
+            if key in self._done:
+                return self._done[key]
+            if key in self._failed:
+                raise LmrError(self._failed[key])
+            try:
+                with _machine_lock(f"prepare-{task.name}"):
+                    env = sandbox.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
+            except Cancelled:
+                raise
+            except LmrError as exc:
+                self._failed[key] = str(exc)
+                raise
+            self._done[key] = (env, _image_id(sandbox, env))
+            return self._done[key]
+
+
+def _image_id(sandbox: Sandbox, env: str) -> str:
+    """The Docker image id of an environment ('' for other sandboxes or when the engine cannot say)."""
+    client = getattr(sandbox, "client", None)
+    if sandbox.name != "docker" or client is None:
+        return ""
+    from lmrbench.benchmark.sandbox.images import image_id
+
+    try:
+        return image_id(client, env) or ""
+    except Exception:  # the engine's hiccup must not fail a run that is done
+        return ""
+
+
+class _machine_lock:
+    """An exclusive lock shared by every process of this machine (a file lock under the cache root)."""
+
+    def __init__(self, name: str) -> None:
+        folder = cache_root() / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._path = folder / f"{name}.lock"
+
+    def __enter__(self) -> None:
+        self._fd = open(self._path, "a")  # noqa: SIM115 - held for the lock's lifetime
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._fd.close()
+
+
+def execute(
+    unit: RunUnit,
+    task: Task,
+    sandbox: Sandbox,
+    prepared: Prepared,
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> UnitResult:
+    """Prepare the task's environment (once) and run the unit's tests on its variant."""
+    from lmrbench.benchmark.testrun.variant import evaluate_variant
+
+    progress = progress or NullProgress()
+    try:
+        env_id, image = prepared.env_id(sandbox, task, rebuild=unit.rebuild, progress=progress, cancel=cancel)
+    except Cancelled:
+        raise
+    except LmrError as exc:
+        return UnitResult(infra_report(f"environment: {exc}", sandbox.name))
+    impl = task.info.implementation(unit.impl)
+    try:
+        if isinstance(unit.variant, str):
+            report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
+                                      expected_ids=unit.expected_ids, env=unit.env)
+        else:
+            with tempfile.TemporaryDirectory(prefix="lmrbench-variant-") as tmp:
+                for rel, text in unit.variant.items():
+                    path = Path(tmp) / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8")
+                report = evaluate_variant(sandbox, task, impl, Path(tmp), timeout=unit.timeout,
+                                          expected_ids=unit.expected_ids, env=unit.env)
+    except Cancelled:
+        raise
+    except LmrError as exc:
+        report = infra_report(str(exc), sandbox.name)
+    return UnitResult(report, env_id=env_id, image_id=image)
+
+
+def pack_task(task: Task) -> bytes:
+    """The task folder as a gzip'd tar, the same bytes for the same files (sorted, no times or owners)."""
+    buf = io.BytesIO()
+    root = task.path
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if any(part in STATE_DIRS for part in rel.parts) or path.is_symlink():
+                continue
+            info = tar.gettarinfo(str(path), arcname=f"{task.name}/{rel.as_posix()}")
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            if path.is_dir():
+                tar.addfile(info)
+            elif path.is_file():
+                with open(path, "rb") as fh:
+                    tar.addfile(info, fh)
+    data = buf.getvalue()
+    # gzip's header holds a time: zero it, so equal folders give equal bytes
+    return data[:4] + b"\0\0\0\0" + data[8:]
+
+
+def unpack_task(ref: TaskRef, archive: bytes) -> Task:
+    """The shipped task, unpacked once per machine under the cache root (keyed by the archive's digest)."""
+    dest = cache_root() / "shipped-tasks" / ref.digest
+    folder = dest / ref.name
+    if not folder.is_dir():
+        with _machine_lock(f"unpack-{ref.digest}"):
+            if not folder.is_dir():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with staging_dir(dest) as tmp, tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+                    tar.extractall(tmp, filter="data")
+    return load_task(folder)

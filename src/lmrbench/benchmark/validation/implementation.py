@@ -1,0 +1,226 @@
+"""Validating one implementation as a sequence of test runs: golden (``repeat`` times), then masked and mutants.
+
+``ImplCheck`` plans the runs and decides from their reports; it never runs anything itself. Its first units
+are the golden runs; when they are all in, it returns the masked run and the mutants (which need the golden
+run's test ids and durations), and when those are in, the result is final. Any executor can run the units.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from lmrbench.authoring.check import find_leaks
+from lmrbench.authoring.tree import impl_test_files
+from lmrbench.benchmark.execution.schedule import run_units
+from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult
+from lmrbench.benchmark.validation.plan import (
+    PlannedMutant,
+    ValidateOptions,
+    mutant_files,
+    pick_mutants,
+    plan_mutants,
+    static_problems,
+)
+from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import Task
+from lmrbench.progress import NullProgress, Progress
+from lmrbench.schemas.task_info import Implementation
+from lmrbench.schemas.testrun import TestReport, TestStatus
+from lmrbench.schemas.validation import ImplValidation, MutantResult
+
+_KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
+_ENVIRONMENT = "environment:"
+
+
+def flaky_tests(reports: list[TestReport]) -> list[str]:
+    """Tests whose outcome differs between runs of the same code (or the runs' statuses, if no case tells)."""
+    outcomes: dict[str, set[str]] = {}
+    for r in reports:
+        for c in r.cases:
+            outcomes.setdefault(c.test_id, set()).add(c.outcome)
+        for m in r.missing_ids:
+            outcomes.setdefault(m, set()).add("missing")
+    flaky = sorted(t for t, seen in outcomes.items() if len(seen) > 1)
+    statuses = sorted({str(r.status) for r in reports})
+    if not flaky and len(statuses) > 1:
+        flaky = [f"(whole run: {', '.join(statuses)})"]
+    return flaky
+
+
+@dataclass
+class ImplCheck:
+    """The runs of one implementation's validation and the decision drawn from them."""
+
+    task: Task
+    impl: Implementation
+    opts: ValidateOptions
+    runner: str
+    fingerprint: str = ""
+    mutants: list[PlannedMutant] | None = None
+    """Every mutant of the golden code (planned when None); ``opts.max_mutants`` of them run."""
+    progress: Progress = field(default_factory=NullProgress)
+    env_id: str = ""
+    result: ImplValidation = field(init=False)
+    done: bool = False
+    _golden: dict[int, TestReport] = field(default_factory=dict)
+    _mutants: dict[int, TestReport] = field(default_factory=dict)
+    _chosen: list[PlannedMutant] = field(default_factory=list)
+    _reasons: list[str] = field(default_factory=list)
+    _waiting: int = 0
+    _start: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.result = ImplValidation(
+            task=self.task.name, impl=self.impl.index, runner=self.runner,  # type: ignore[arg-type]
+            fingerprint=self.fingerprint, repeat=self.opts.repeat, test_files=impl_test_files(self.task, self.impl),
+            valid=False, finished_at=datetime.now(UTC),
+        )
+        if self.mutants is None and self.opts.max_mutants > 0 and not static_problems(self.task, self.impl):
+            self.mutants = plan_mutants(self.task, self.impl)
+        self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants)
+
+    @property
+    def label(self) -> str:
+        """``task#impl``, as progress lines and problems name it."""
+        return f"{self.task.name}#{self.impl.index}"
+
+    @property
+    def runs(self) -> int:
+        """Test runs this check makes when nothing stops it early (for the progress bar)."""
+        return 0 if static_problems(self.task, self.impl) else self.opts.repeat + 1 + len(self._chosen)
+
+    def _unit(self, what: str, variant: str | dict[str, str], timeout: float,
+              expected: list[str] | None = None) -> RunUnit:
+        ref = TaskRef(self.task.name, str(self.task.path))
+        return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant,  # type: ignore[arg-type]
+                       timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild)
+
+    def first_units(self) -> list[RunUnit]:
+        """The golden runs; none (and the result final) when a static problem stops the implementation."""
+        problems = static_problems(self.task, self.impl)
+        if problems:
+            self._finish(problems)
+            return []
+        n = self.opts.repeat
+        self._waiting = n
+        return [self._unit(f"golden {k}/{n}", "golden", self.opts.timeout) for k in range(1, n + 1)]
+
+    def on_result(self, unit: RunUnit, result: UnitResult) -> list[RunUnit]:
+        """Take one run's report; return the runs it makes possible (masked and mutants after the golden)."""
+        report, what = result.report, unit.key.removeprefix(f"{self.label} ")
+        self.env_id = self.env_id or result.env_id
+        outcome = str(report.status)
+        if what.startswith("mutant") and report.status is not TestStatus.INFRA_ERROR:
+            outcome = "killed" if report.status in _KILLING else "survived"  # a failing mutant is good news
+        self.progress.advance(1, f"{self.label} {what}: {outcome}")
+        if report.status is TestStatus.INFRA_ERROR:
+            self.progress.log(f"{self.label} {what}: infrastructure error: {report.detail}")
+        self._waiting -= 1
+        if what.startswith("golden"):
+            self._golden[int(what.split()[1].split("/")[0])] = report
+            return self._after_golden() if self._waiting == 0 else []
+        if what == "masked":
+            self.result.masked = report
+        else:
+            self._mutants[int(what.split()[1].split("/")[0])] = report
+        if self._waiting == 0:
+            self._finish(self._reasons)
+        return []
+
+    def _after_golden(self) -> list[RunUnit]:
+        res = self.result
+        res.golden_runs = [self._golden[k] for k in sorted(self._golden)]
+        res.evidence, res.isolation = res.golden_runs[0].evidence, res.golden_runs[0].isolation
+        res.golden_passes = sum(r.passed for r in res.golden_runs)
+        res.flaky_tests = flaky_tests(res.golden_runs)
+        env = next((r.detail for r in res.golden_runs if r.detail.startswith(_ENVIRONMENT)), None)
+        if env:
+            self.progress.advance(1 + len(self._chosen))
+            self._finish([env])
+            return []
+        reasons = []
+        for k, r in enumerate(res.golden_runs, start=1):
+            if not r.passed:
+                reasons.append(f"golden run {k} {r.status}: {r.detail or 'see log'}"[:300])
+                break
+        if res.flaky_tests:
+            reasons.append(f"flaky tests: {', '.join(res.flaky_tests)}"[:300])
+        self._reasons = reasons
+        passing = next((r for r in res.golden_runs if r.passed), None)
+        expected = [c.test_id for c in passing.cases if c.outcome == "passed"] if passing else None
+        units = [self._unit("masked", "masked", self.opts.timeout, expected)]
+        if reasons:
+            self.progress.advance(len(self._chosen))
+        else:
+            slowest = max(r.duration for r in res.golden_runs)
+            timeout = min(self.opts.timeout, max(30.0, 5 * slowest))
+            n = len(self._chosen)
+            units += [
+                self._unit(f"mutant {k}/{n}", mutant_files(self.task, self.impl, goal, mutant), timeout, expected)
+                for k, (goal, _qual, mutant) in enumerate(self._chosen, start=1)
+            ]
+        self._waiting = len(units)
+        return units
+
+    def _finish(self, reasons: list[str]) -> None:
+        res, reasons = self.result, list(reasons)
+        masked = res.masked
+        if masked is not None and masked.passed:
+            reasons.append("the masked code passes the tests")
+        elif masked is not None and masked.status is TestStatus.INFRA_ERROR:
+            reasons.append(f"masked run: infrastructure error: {masked.detail}"[:300])
+        if not reasons:
+            self._record_mutants()
+        leaks = find_leaks(self.task, self.impl)
+        if leaks:
+            reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
+        res.reasons = reasons
+        res.valid = not reasons
+        res.min_kill_rate = self.opts.min_kill_rate
+        res.weak = is_weak(res, self.opts.min_kill_rate)
+        res.seconds = round(time.monotonic() - self._start, 3)
+        res.finished_at = datetime.now(UTC)
+        self.done = True
+
+    def _record_mutants(self) -> None:
+        res = self.result
+        for k, (goal, qual, mutant) in enumerate(self._chosen, start=1):
+            report = self._mutants.get(k)
+            if report is None:
+                continue
+            failing = [c.test_id for c in report.cases if c.outcome in ("failed", "error")]
+            golden = self.task.golden_path(self.impl, self.impl.goal_files.index(goal)).read_text(encoding="utf-8")
+            res.mutants.append(MutantResult(
+                qualname=qual, kind=mutant.kind, description=mutant.description, status=report.status,
+                killed=report.status in _KILLING, detail=(", ".join(failing) or report.detail)[:200],
+                name=mutant_name(k, mutant.kind), diff=mutant_diff(golden, mutant.source, goal),
+            ))
+        counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR]
+        res.mutants_total = len(counted)
+        res.mutants_killed = sum(m.killed for m in counted)
+
+
+def validate_implementation(
+    sandbox: Sandbox,
+    task: Task,
+    impl: Implementation,
+    *,
+    options: ValidateOptions | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> ImplValidation:
+    """Validate one implementation in ``sandbox`` with ``options.jobs`` runs at once (nothing is stored)."""
+    from lmrbench.benchmark.execution.threads import ThreadExecutor
+
+    opts = options or ValidateOptions()
+    check = ImplCheck(task, impl, opts, sandbox.name, progress=progress or NullProgress())
+    executor = ThreadExecutor(sandbox, {str(task.path): task}, jobs=opts.jobs, progress=progress, cancel=cancel)
+    try:
+        run_units(executor, check.first_units(), check.on_result, cancel=cancel)
+    finally:
+        executor.close()
+    return check.result

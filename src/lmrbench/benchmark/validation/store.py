@@ -1,0 +1,90 @@
+"""Where validation results live and when one can be reused: one JSON file per (task, implementation).
+
+A result is reused when it was made for the same task files (``task_fingerprint``), the same settings and the
+same sandbox, and had no infrastructure error; anything else validates again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.weakness import survivors
+from lmrbench.core.sandbox import RunnerKind
+from lmrbench.core.taskset import Task, task_digest
+from lmrbench.defaults import default_run_dir
+from lmrbench.schemas.testrun import TestStatus
+from lmrbench.schemas.validation import ImplValidation, SummaryRow
+
+SUMMARY_FILE = "summary.json"
+HARNESS = "split-1"
+"""The way tests are run and decided; a new value validates every task again."""
+_NOT_READ_BY_TESTS = frozenset({"logs", "paper.pdf", "paper.json"})
+
+
+def result_path(run_dir: Path, task_name: str, impl_index: int) -> Path:
+    """The result file of one implementation in a run folder."""
+    return Path(run_dir) / task_name / f"impl-{impl_index}.json"
+
+
+def load_result(path: Path) -> ImplValidation | None:
+    """A result file, or None when it is missing or unreadable (then it is validated again)."""
+    try:
+        return ImplValidation.model_validate_json(Path(path).read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def latest_results(bench: Path, run_dir: Path | None = None) -> dict[tuple[str, int], ImplValidation]:
+    """Every stored result of a task set, keyed by (task folder name, implementation index)."""
+    folder = Path(run_dir) if run_dir else default_run_dir(bench)
+    out: dict[tuple[str, int], ImplValidation] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*/impl-*.json")):
+        res = load_result(path)
+        if res is not None:
+            out[(res.task, res.impl)] = res
+    return out
+
+
+def task_fingerprint(task: Task) -> str:
+    """A hash of everything a task's test results depend on (paper and logs excluded), and of how the harness
+    runs tests (``HARNESS``): results from an older way of running are not reused."""
+    return task_digest(task, exclude=_NOT_READ_BY_TESTS, salt=HARNESS.encode())[:24]
+
+
+def infra_errors(result: ImplValidation) -> int:
+    """Runs of a result that ended in an infrastructure error (a result with any is validated again)."""
+    runs = [*result.golden_runs, *([result.masked] if result.masked else [])]
+    n = sum(r.status is TestStatus.INFRA_ERROR for r in runs)
+    n += sum(m.status is TestStatus.INFRA_ERROR for m in result.mutants)
+    return n + sum(r.startswith("environment:") for r in result.reasons)
+
+
+def is_reusable(
+    result: ImplValidation | None, fingerprint: str, opts: ValidateOptions, runner: RunnerKind | None = None
+) -> bool:
+    """True when a stored result is about the same files and settings, was made by ``runner`` (any runner when
+    None: the automatic choice) and had no infrastructure errors."""
+    return (
+        result is not None
+        and result.fingerprint == fingerprint
+        and result.repeat == opts.repeat
+        and (runner is None or result.runner == runner)
+        and infra_errors(result) == 0
+    )
+
+
+def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
+    """The summary table's row of one result (``skipped``: reused, not run now)."""
+    return SummaryRow(
+        task=res.task, impl=res.impl, valid=res.valid, golden_passes=res.golden_passes, repeat=res.repeat,
+        masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
+        flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
+        evidence=res.evidence_text,
+        weak=res.weak, kill_rate=res.kill_rate,
+        survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
+    )

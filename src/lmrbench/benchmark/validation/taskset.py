@@ -1,0 +1,162 @@
+"""Prove a task set valid: every implementation's golden code passes every run, the masked stub fails, and
+mutants of the golden die.
+
+Results go to one JSON file per (task, implementation) in a run folder (``<task>/impl-<k>.json``), written
+atomically when the implementation is done, plus ``summary.json``. A re-run skips every implementation whose
+result matches the task's current files and settings, unless forced. The runs themselves go to an executor:
+threads of this machine by default, or the nodes of a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
+from lmrbench.benchmark.execution.schedule import Executor, run_units
+from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
+from lmrbench.benchmark.validation.implementation import ImplCheck
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.store import (
+    SUMMARY_FILE,
+    is_reusable,
+    load_result,
+    result_path,
+    summary_row,
+    task_fingerprint,
+)
+from lmrbench.benchmark.validation.weakness import is_weak
+from lmrbench.core.sandbox import RunnerKind, Sandbox
+from lmrbench.core.taskset import Task, load_taskset, task_dirs
+from lmrbench.defaults import default_run_dir
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_json, is_within
+from lmrbench.progress import NullProgress, Progress
+from lmrbench.schemas.validation import ImplValidation, SummaryRow, ValidationSummary
+
+
+def validate_taskset(
+    bench: Path,
+    *,
+    only: list[str] | None = None,
+    runner: RunnerKind | None = None,
+    options: ValidateOptions | None = None,
+    run_dir: Path | None = None,
+    sandbox: Sandbox | None = None,
+    executor: MakeExecutor | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> ValidationSummary:
+    """Validate every implementation of a task set; returns the summary (also written as summary.json).
+
+    Runs go to ``executor`` (default: ``options.jobs`` threads with ``sandbox``, or the sandbox ``runner``
+    names). On KeyboardInterrupt or ``cancel`` the running tests are killed, every implementation already done
+    is on disk, nothing half-written is left, and the interrupt is raised again.
+    """
+    opts = options or ValidateOptions()
+    if opts.repeat < 1:
+        raise LmrError(f"--repeat must be at least 1 (got {opts.repeat})")
+    if opts.jobs < 1:
+        raise LmrError(f"--jobs must be at least 1 (got {opts.jobs})")
+    progress = progress or NullProgress()
+    cancel = cancel or threading.Event()
+    started = time.monotonic()
+    bench = Path(bench)
+    tasks, load_problems = load_taskset(bench, only)
+    run_dir = Path(run_dir) if run_dir else default_run_dir(bench)
+    for d in task_dirs(bench):
+        if is_within(d, run_dir.resolve()):
+            raise LmrError("the run folder must not be inside a task folder", run_dir)
+    problems = [str(p) for p in load_problems]
+
+    rows: dict[tuple[str, int], SummaryRow] = {}
+    todo: list[tuple[Task, str, int]] = []
+    wanted_runner = sandbox.name if sandbox else runner
+    for task in tasks:
+        fp = task_fingerprint(task)
+        for impl in task.info.implementations:
+            old = None if opts.force else load_result(result_path(run_dir, task.name, impl.index))
+            if old is not None and is_reusable(old, fp, opts, wanted_runner):
+                old.min_kill_rate, old.weak = opts.min_kill_rate, is_weak(old, opts.min_kill_rate)
+                rows[(task.name, impl.index)] = summary_row(old, skipped=True)
+            else:
+                todo.append((task, fp, impl.index))
+
+    runner_name: str = wanted_runner or "auto"
+    if todo:
+        make = executor or executor_factory(None, sandbox=sandbox or runner, jobs=opts.jobs, progress=progress,
+                                            cancel=cancel)
+        pool = make({str(t.path): t for t, _, _ in todo})
+        runner_name = pool.sandbox_name
+        try:
+            for res in _run_checks(pool, todo, opts, runner_name, run_dir, progress, cancel, problems):
+                rows[(res.task, res.impl)] = summary_row(res, skipped=False)
+        finally:
+            pool.close()
+    order = {t.name: i for i, t in enumerate(tasks)}
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
+    rate = sum(r.golden_passes == r.repeat for r in ordered) / len(ordered) if ordered else None
+    summary = ValidationSummary(
+        bench=str(bench), runner=runner_name, rows=ordered,  # type: ignore[arg-type]
+        problems=problems, golden_pass_rate=rate, seconds=round(time.monotonic() - started, 3),
+        finished_at=datetime.now(UTC),
+    )
+    atomic_write_json(run_dir / SUMMARY_FILE, summary.model_dump(mode="json"))
+    return summary
+
+
+def _run_checks(
+    pool: Executor,
+    todo: list[tuple[Task, str, int]],
+    opts: ValidateOptions,
+    runner: str,
+    run_dir: Path,
+    progress: Progress,
+    cancel: threading.Event,
+    problems: list[str],
+) -> list[ImplValidation]:
+    """Plan every pending implementation, run their units on ``pool``, save each result as it is final."""
+    checks: dict[str, ImplCheck] = {}
+    first: list[RunUnit] = []
+    done: list[ImplValidation] = []
+
+    def save(check: ImplCheck) -> None:
+        atomic_write_json(result_path(run_dir, check.task.name, check.impl.index),
+                          check.result.model_dump(mode="json"))
+        done.append(check.result)
+
+    planned = []
+    for task, fp, index in todo:
+        try:
+            check = ImplCheck(task, task.info.implementation(index), opts, runner, fp, progress=progress)
+        except LmrError as exc:
+            mutants_off = ValidateOptions(**{**opts.__dict__, "max_mutants": 0})
+            progress.log(f"{task.name}#{index}: no mutants: {exc}")
+            check = ImplCheck(task, task.info.implementation(index), mutants_off, runner, fp, progress=progress)
+        planned.append(check)
+    progress.start("validate", sum(c.runs for c in planned))
+    for check in planned:
+        units = check.first_units()
+        if check.done:
+            save(check)
+        for unit in units:
+            checks[unit.key] = check
+        first += units
+
+    def on_done(unit: RunUnit, result: UnitResult) -> list[RunUnit]:
+        check = checks.pop(unit.key)
+        try:
+            follow = check.on_result(unit, result)
+        except Exception as exc:  # one implementation's failure never stops the others
+            problems.append(f"{check.label}: {type(exc).__name__}: {exc}")
+            return []
+        for u in follow:
+            checks[u.key] = check
+        if check.done:
+            save(check)
+        return follow
+
+    run_units(pool, first, on_done, cancel=cancel)
+    return done
