@@ -22,7 +22,7 @@ def test_a_goal_file_linking_out_of_the_task_is_refused(tmp_path: Path):
     goal.unlink()
     goal.symlink_to(outside)
     wide = {**os.environ, "COLUMNS": "400"}  # one table row per line
-    out = subprocess.run([LMRBENCH, "validate", str(tmp_path / "bench"), "--runner", "local"],
+    out = subprocess.run([LMRBENCH, "validate", str(tmp_path / "bench"), "--sandbox", "local"],
                          capture_output=True, text=True, timeout=600, env=wide)
     assert "a symbolic link leaves the task folder: calc/calc.py" in out.stdout
     assert "Traceback" not in out.stdout + out.stderr

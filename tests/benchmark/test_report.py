@@ -57,7 +57,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     cli("generate", bench, "--out", tmp_path / "bad", *llm_opts(server, "bad", cache))
 
     for run in ("gold", "bad"):
-        out = cli("evaluate", bench, tmp_path / run, "--runner", "local", "--timeout", "120")
+        out = cli("evaluate", bench, tmp_path / run, "--sandbox", "local", "--timeout", "120")
         assert "evaluate:" in out
     # a scripted judge: Completely Correct for the golden code, otherwise by what it sees
     server.on("Implement dice as in the paper.", CC)
@@ -106,9 +106,9 @@ def test_report_keeps_infra_errors_pending_and_no_verdicts_apart(server, tmp_pat
     server.on(GEN + "Scaler.apply", golden_def("Scaler.apply"))
     server.on(GEN + "total", golden_def("total"))
     run = tmp_path / "run"
-    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--only", "1")
-    cli("evaluate", bench, run, "--runner", "local", "--timeout", "120")
-    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--only", "2")  # not evaluated yet
+    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "1")
+    cli("evaluate", bench, run, "--sandbox", "local", "--timeout", "120")
+    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "2")  # not evaluated yet
     server.on("Implement apply as in the paper.", "not json at all")
     server.on("Implement total as in the paper.", CC)
     cli("judge", bench, run, *llm_opts(server, "j", cache), "--attempts", "2")
@@ -159,7 +159,7 @@ def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
             )  # the judge sees the golden code as the candidate
     run = tmp_path / "run"
     cli("generate", bench, "--out", run, *llm_opts(server, "gold", tmp_path / "cache"))
-    cli("evaluate", bench, run, "--runner", "docker", "--timeout", "300")
+    cli("evaluate", bench, run, "--sandbox", "docker", "--timeout", "300")
     cli("judge", bench, run, *llm_opts(server, "judge", tmp_path / "cache"))
     cli("report", run)
     row = build_report([run]).rows[0]

@@ -34,7 +34,7 @@ def test_sigkill_leaves_a_container_that_the_next_command_sweeps(docker_engine, 
     bench = tmp_path / "bench"
     write_task(bench, tests={"unit_test/unit_test_1.py": SLOW_TEST, "unit_test/unit_test_2.py": SLOW_TEST})
     exe = str(Path(sys.executable).parent / "lmrbench")
-    proc = subprocess.Popen([exe, "validate", str(bench), "--runner", "docker", "--repeat", "1"],
+    proc = subprocess.Popen([exe, "validate", str(bench), "--sandbox", "docker", "--repeat", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
@@ -48,7 +48,7 @@ def test_sigkill_leaves_a_container_that_the_next_command_sweeps(docker_engine, 
             proc.kill()
     assert _containers_of(docker_engine, proc.pid), "the killed run left nothing to sweep"
     quick = write_task(tmp_path / "quick")
-    out = subprocess.run([exe, "validate", str(quick), "--runner", "docker", "--repeat", "1"],
+    out = subprocess.run([exe, "validate", str(quick), "--sandbox", "docker", "--repeat", "1"],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert _containers_of(docker_engine, proc.pid) == []

@@ -13,15 +13,11 @@ import pytest
 from small_task import TEST_ADD, TEST_SCALE, tree_hash, write_task
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.validation.run import (
-    SUMMARY_FILE,
-    ValidateOptions,
-    default_run_dir,
-    flaky_tests,
-    latest_results,
-    result_path,
-    validate_taskset,
-)
+from lmrbench.benchmark.validation.implementation import flaky_tests
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.store import SUMMARY_FILE, latest_results, result_path
+from lmrbench.benchmark.validation.taskset import validate_taskset
+from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
@@ -156,7 +152,7 @@ def test_cli_prints_the_table_and_exits_non_zero_on_an_invalid_task(tmp_path):
     bench = tmp_path / "bench"
     write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": "x = 1\n"})
     runner = CliRunner()
-    args = ["--runner", "local", "--repeat", "1", "--max-mutants", "0"]
+    args = ["--sandbox", "local", "--repeat", "1", "--max-mutants", "0"]
     res = runner.invoke(app, ["validate", str(bench), *args])
     assert res.exit_code == 1, res.output
     for text in ("golden", "masked", "mutants", "1-Calc", "golden pass rate: 1/2 = 50.0%"):
@@ -167,12 +163,12 @@ def test_cli_prints_the_table_and_exits_non_zero_on_an_invalid_task(tmp_path):
     assert json.loads((tmp_path / "other" / SUMMARY_FILE).read_text())["rows"][0]["valid"] is True
 
 
-def test_cli_bad_runner_is_one_line_error(tmp_path):
+def test_cli_bad_sandbox_is_one_line_error(tmp_path):
     write_task(tmp_path / "bench")
     proc = subprocess.run([sys.executable, "-c", "from lmrbench.cli.main import main; main()", "validate",
-                           str(tmp_path / "bench"), "--runner", "podman"], capture_output=True, text=True)
+                           str(tmp_path / "bench"), "--sandbox", "podman"], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "unknown runner 'podman'" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "unknown sandbox 'podman'" in proc.stderr
 
 
 @pytest.mark.docker
@@ -202,7 +198,7 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     write_task(bench, "5-Hang", tests=hanging)
     write_task(bench, "6-Hang", tests=hanging)
     code = "from lmrbench.cli.main import main; main()"
-    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "docker", "--jobs", "2",
+    argv = [sys.executable, "-c", code, "validate", str(bench), "--sandbox", "docker", "--jobs", "2",
             "--max-mutants", "0"]
     proc = subprocess.Popen([*argv, "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -252,7 +248,7 @@ def test_ctrl_c_with_the_local_runner_kills_the_running_tests(tmp_path):
     write_task(bench, "5-Hang", tests={"unit_test/unit_test_1.py": hang, "unit_test/unit_test_2.py": hang})
     write_task(bench, "6-Hang", tests={"unit_test/unit_test_1.py": hang, "unit_test/unit_test_2.py": hang})
     code = "from lmrbench.cli.main import main; main()"
-    argv = [sys.executable, "-c", code, "validate", str(bench), "--runner", "local", "--jobs", "2",
+    argv = [sys.executable, "-c", code, "validate", str(bench), "--sandbox", "local", "--jobs", "2",
             "--max-mutants", "0", "--timeout", "300"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -274,7 +270,7 @@ def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tm
     weak_scale = "from calc import scale\n\n\ndef test_scale():\n    assert scale([1, 2], 3) is not None\n"
     write_task(bench, tests={"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": weak_scale})
     exe = Path(sys.executable).parent / "lmrbench"
-    proc = subprocess.run([str(exe), "validate", str(bench), "--runner", "local", "--repeat", "1",
+    proc = subprocess.run([str(exe), "validate", str(bench), "--sandbox", "local", "--repeat", "1",
                            "--max-mutants", "6"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
@@ -321,7 +317,7 @@ def test_rich_markup_in_a_build_log_is_printed_as_text(tmp_path, base_image):
     bench = tmp_path / "bench"
     task = write_task(bench, "2-Broken")
     (task / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo '[/x] [bold]boom' && exit 3\n")
-    out = subprocess.run([str(Path(sys.executable).with_name("lmrbench")), "validate", str(bench), "--runner",
+    out = subprocess.run([str(Path(sys.executable).with_name("lmrbench")), "validate", str(bench), "--sandbox",
                           "docker", "--repeat", "1", "--max-mutants", "0"], capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 1 and "Traceback" not in out.stderr and "MarkupError" not in out.stderr

@@ -30,7 +30,7 @@ def test_record_prints_each_case_and_its_size(tmp_path: Path) -> None:
             "python train.py --steps 2",
             "--max-calls",
             "2",
-            "--runner",
+            "--sandbox",
             "local",
         ],
     )
@@ -65,7 +65,7 @@ def test_a_failing_command_is_one_line_on_stderr_with_exit_2(tmp_path: Path) -> 
             "1",
             "--command",
             "python -c 'raise SystemExit(4)'",
-            "--runner",
+            "--sandbox",
             "local",
         ],
         capture_output=True,

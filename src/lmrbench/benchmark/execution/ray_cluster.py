@@ -141,12 +141,24 @@ def run_on_node(unit: RunUnit, archive: bytes, kind: RunnerKind, limits: RunLimi
     from dataclasses import replace
 
     sandbox = _node_sandbox(kind, limits)
+    _sweep(sandbox)
     try:
         task = unpack_task(unit.task, archive)
     except (LmrError, OSError) as exc:
         return UnitResult(infra_report(f"cannot unpack the task on {socket.gethostname()}: {exc}", kind))
     result = execute(unit, task, sandbox, _node_prepared)
     return replace(result, node=f"{socket.gethostname()}:{os.getpid()}")
+
+
+def _sweep(sandbox: Sandbox) -> None:
+    """Remove the containers of this node's dead worker processes (a unit killed mid-run leaves one)."""
+    client = getattr(sandbox, "client", None)
+    if client is None:
+        return
+    from lmrbench.benchmark.sandbox.containers import remove_stale_containers
+
+    with contextlib.suppress(Exception):  # an engine that cannot list still runs; the next unit tries again
+        remove_stale_containers(client)
 
 
 def _node_sandbox(kind: RunnerKind, limits: RunLimits | None) -> Sandbox:
