@@ -8,7 +8,8 @@ import subprocess
 import pytest
 from record_fixture import make_task
 
-from lmrbench.authoring.record import record_tests, scaffold_tests
+from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner

@@ -90,7 +90,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def scaffold(self, task: Task, impl: int) -> None:
         """Write a scaffold for the selected implementation (refuses to replace an edited test file)."""
-        from lmrbench.authoring.record import scaffold_tests
+        from lmrbench.authoring.recorded_tests import scaffold_tests
 
         path = scaffold_tests(task, impl)
         self.panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")

@@ -219,7 +219,7 @@ class NewTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def scaffold(self, spec: TaskSpec | None) -> None:
         """Write a scaffold test per implementation."""
-        from lmrbench.authoring.record import scaffold_tests
+        from lmrbench.authoring.recorded_tests import scaffold_tests
 
         cancel = get_current_worker().cancelled_event
         task = self._ensure_task(spec, cancel)
