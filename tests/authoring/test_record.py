@@ -456,7 +456,8 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
 
 
 def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
-    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from lmrbench.authoring.task_new import create_task
+    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
     from lmrbench.authoring.tree import build_tree
 
     repo = tmp_path / "plain"
