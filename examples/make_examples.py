@@ -22,7 +22,8 @@ import pymupdf
 
 from lmrbench.authoring.bodycoverage import coverage_text
 from lmrbench.authoring.record import record_tests
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 
 HERE = Path(__file__).resolve().parent

@@ -13,6 +13,16 @@ TEST_TIMEOUT = 600.0
 """Seconds one test run may take, by default."""
 
 
+def unit_test_file(index: int) -> str:
+    """Implementation ``index``'s official test file, relative to the repository: ``unit_test/unit_test_<k>.py``."""
+    return f"{UNIT_TEST_DIR}/unit_test_{index}.py"
+
+
+def recording_folder(index: int) -> str:
+    """Where implementation ``index``'s recorded cases live, relative to the repository: ``unit_test/data/impl_<k>``."""
+    return f"{UNIT_TEST_DIR}/data/impl_{index}"
+
+
 def cache_root() -> Path:
     """Where wheelhouses, venvs and model replies are cached: $LMRBENCH_CACHE, else $XDG_CACHE_HOME/lmrbench
     (~/.cache/lmrbench)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import Task
 
 LOSSES = '''\

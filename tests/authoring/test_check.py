@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from lmrbench.authoring.check import check_task, check_taskset
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import load_task
 
 CALLS = "from losses import preference_loss\n\n\ndef test():\n    assert preference_loss(1.0, 0.0) < 1\n"

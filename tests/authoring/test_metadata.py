@@ -18,7 +18,8 @@ from lmrbench.authoring.metadata import (
     retrieval_candidates,
     update_info,
 )
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.errors import LmrError
 

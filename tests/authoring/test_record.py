@@ -8,7 +8,8 @@ import subprocess
 import pytest
 from record_fixture import make_task
 
-from lmrbench.authoring.record import record_tests, scaffold_tests
+from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
@@ -456,7 +457,8 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
 
 
 def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
-    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from lmrbench.authoring.task_new import create_task
+    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
     from lmrbench.authoring.tree import build_tree
 
     repo = tmp_path / "plain"

@@ -10,16 +10,11 @@ from pathlib import Path
 import pytest
 
 from lmrbench.authoring.check import check_task
+from lmrbench.authoring.goal_functions import add_implementation, remask
 from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.splice import splice_bodies
-from lmrbench.authoring.task_new import (
-    FunctionRef,
-    TaskSpec,
-    add_implementation,
-    create_task,
-    next_task_name,
-    remask,
-)
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name
 from lmrbench.errors import LmrError
 
 

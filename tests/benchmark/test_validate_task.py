@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import ResultStatus, stored_results, validate_task
 from lmrbench.core.taskset import Task

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+from lmrbench.authoring.task_new import create_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import Task
 
 UNIT_TEST = '''import numpy as np

@@ -10,8 +10,8 @@ from textual.widgets import DataTable, Input, RichLog
 
 from lmrbench.authoring.check import check_task
 from lmrbench.benchmark.validation.store import result_path, task_fingerprint
-from lmrbench.defaults import default_run_dir
 from lmrbench.core.taskset import Task
+from lmrbench.defaults import default_run_dir
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.validation import ImplValidation
 from lmrbench.tui.app import make_app

@@ -18,6 +18,7 @@ from lmrbench import pyparse
 from lmrbench.authoring import nearcopy
 from lmrbench.authoring.findings import Finding
 from lmrbench.core.taskset import Task, load_taskset
+from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
@@ -217,10 +218,10 @@ def _checker_findings(task: Task, impl: Implementation) -> list[Finding]:
     """T305: the checker in info.json is not the one the recorded tests were written with."""
     from pydantic import ValidationError
 
-    from lmrbench.authoring.record import UNIT_TEST_DIR, default_checker
+    from lmrbench.authoring.recorded_tests import default_checker
     from lmrbench.schemas.recording import RecordingIndex
 
-    index = task.repo_dir / UNIT_TEST_DIR / "data" / f"impl_{impl.index}" / "index.json"
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
     if impl.checker is None or not index.is_file():
         return []
     try:

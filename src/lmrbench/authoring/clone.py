@@ -51,6 +51,12 @@ def is_git_repo(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
 
+def source_url(source: str) -> str:
+    """The repo_url recorded for a clone source: a local path resolved, a URL as given."""
+    local = Path(source).expanduser()
+    return str(local.resolve()) if local.exists() else source
+
+
 def clone_repo(
     source: str,
     dest: Path,
@@ -73,8 +79,8 @@ def clone_repo(
             raise LmrError("not a folder or git repository", local)
         progress.start(f"copy {local.name}", None)
         _copy_tree(local, dest)
-        return ClonedRepo(path=dest, url=str(local.resolve()), commit=None)
-    url = str(local.resolve()) if local.exists() else source
+        return ClonedRepo(path=dest, url=source_url(source), commit=None)
+    url = source_url(source)
     progress.start(f"clone {url}", None)
     with tempfile.TemporaryDirectory(prefix="lmrbench-clone-") as tmp:
         try:
@@ -96,4 +102,4 @@ def clone_repo(
         _copy_tree(Path(tmp) / "repo", dest)
         repo.close()
     progress.advance(1, sha[:12])
-    return ClonedRepo(path=dest, url=source if not local.exists() else str(local.resolve()), commit=sha)
+    return ClonedRepo(path=dest, url=url, commit=sha)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.authoring.metadata import repo_folder_name
-from lmrbench.authoring.task_new import TaskSpec
+from lmrbench.authoring.task_spec import TaskSpec
 
 __all__ = ["DRAFT_PREFIX", "Draft", "draft_key", "leftover_drafts", "repo_folder_name"]
 

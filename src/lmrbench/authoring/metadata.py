@@ -72,6 +72,14 @@ def category_problem(category: str) -> str | None:
     return None
 
 
+def canonical_category(text: str, where: Path | None = None) -> str:
+    """The paper's name of the category a user typed (an alias such as ``loss`` included); LmrError if unknown."""
+    try:
+        return parse_category(text).value
+    except ValueError as exc:
+        raise LmrError(str(exc), where) from None
+
+
 def repo_folder_name(url: str) -> str:
     """The repository's folder inside a task, named after its URL or path (``…/dpo.git`` -> ``dpo``)."""
     name = PurePosixPath(url.rstrip("/")).name.removesuffix(".git")

@@ -15,7 +15,7 @@ from typing import Literal
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions, splice_bodies
 from lmrbench.core.taskset import Task
-from lmrbench.defaults import UNIT_TEST_DIR
+from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
 from lmrbench.schemas.task_info import Implementation, as_list
@@ -26,7 +26,7 @@ Variant = Literal["golden", "masked"] | Path
 TRUSTED_KEY = "trusted_files"
 """Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
 MAX_SOURCE_BYTES = 2_000_000
-"""Largest candidate goal file read."""
+"""Largest goal or golden file read."""
 _SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 
 
@@ -39,7 +39,7 @@ def impl_test_files(task: Task, impl: Implementation) -> list[str]:
     found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
     if found:
         return found
-    default = f"{UNIT_TEST_DIR}/unit_test_{impl.index}.py"
+    default = unit_test_file(impl.index)
     return [default] if (task.repo_dir / default).is_file() else []
 
 
@@ -59,12 +59,14 @@ def trusted_paths(task: Task) -> list[str]:
     return seen
 
 
-def _read_source(path: Path, shown: str | Path) -> str:
+def read_source(path: Path, shown: str | Path) -> str:
+    """A Python source file's text, read capped (``MAX_SOURCE_BYTES``, links refused); LmrError naming ``shown``
+    when it cannot be read or is not UTF-8."""
     raw = read_capped(path, MAX_SOURCE_BYTES, shown=shown)
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise LmrError("not UTF-8", shown) from None
+    except UnicodeDecodeError as exc:
+        raise LmrError(f"not UTF-8 (byte {exc.start})", shown) from None
 
 
 def _candidate_repo(task: Task, folder: Path) -> Path:
@@ -87,7 +89,7 @@ def read_untrusted_goal_file(cand_repo: Path, goal_file: str) -> str:
             raise LmrError("is a symbolic link; a goal file must be a regular file", path)
     if not path.is_file():
         raise LmrError("no such goal file in the candidate's folder", path)
-    return _read_source(path, path)
+    return read_source(path, path)
 
 
 def check_contained(task: Task) -> None:
@@ -131,7 +133,7 @@ def goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str
         if len(files) > 1 and len(files) == len(names):
             quals = [names[which]]
         elif len(files) > 1:
-            src = _read_source(task.golden_path(impl, which), task.golden_path(impl, which))
+            src = read_source(task.golden_path(impl, which), task.golden_path(impl, which))
             quals = _functions_in(src, names, goal)
         else:
             quals = names
@@ -161,10 +163,10 @@ def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, des
             if variant == "masked":
                 continue
             target_path = dest / goal
-            target = _read_source(target_path, task.goal_path(impl, which))
+            target = read_source(target_path, task.goal_path(impl, which))
             if cand_repo is None:
                 golden = task.golden_path(impl, which)
-                new = splice_bodies(target, _read_source(golden, golden), quals, file=goal)
+                new = splice_bodies(target, read_source(golden, golden), quals, file=goal)
             else:
                 donor = read_untrusted_goal_file(cand_repo, goal)
                 new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))

@@ -39,7 +39,8 @@ def task_record(
     hf_cache: HfCache = None,
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
-    from lmrbench.authoring.record import record_tests, scaffold_tests
+    from lmrbench.authoring.record import record_tests
+    from lmrbench.authoring.recorded_tests import scaffold_tests
     from lmrbench.core.taskset import load_task
 
     task = load_task(task_dir)

@@ -47,7 +47,8 @@ def task_new(
         "--force", help="Replace an existing task folder; make a task even when one masks the same function.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
-    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from lmrbench.authoring.task_new import create_task
+    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
     from lmrbench.cli.rich_progress import RichProgress
 
     style = _mask_style(mask_style)
@@ -102,7 +103,8 @@ def task_add(
     mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")] = "todo_raise",
 ) -> None:
     """Mask one more function of a task's repository as a new implementation."""
-    from lmrbench.authoring.task_new import FunctionRef, add_implementation
+    from lmrbench.authoring.goal_functions import add_implementation
+    from lmrbench.authoring.task_spec import FunctionRef
     from lmrbench.core.taskset import load_task
 
     new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
@@ -120,7 +122,7 @@ def task_remask(
     mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")],
 ) -> None:
     """Rebuild an implementation's masked goal file from its golden file in another mask style."""
-    from lmrbench.authoring.task_new import remask
+    from lmrbench.authoring.goal_functions import remask
     from lmrbench.core.taskset import load_task
 
     new = remask(load_task(task), impl, _mask_style(mask_style))

@@ -90,7 +90,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def scaffold(self, task: Task, impl: int) -> None:
         """Write a scaffold for the selected implementation (refuses to replace an edited test file)."""
-        from lmrbench.authoring.record import scaffold_tests
+        from lmrbench.authoring.recorded_tests import scaffold_tests
 
         path = scaffold_tests(task, impl)
         self.panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
@@ -111,7 +111,8 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
     def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
         """Mask one more function (nothing changes on an error)."""
-        from lmrbench.authoring.task_new import FunctionRef, add_implementation
+        from lmrbench.authoring.goal_functions import add_implementation
+        from lmrbench.authoring.task_spec import FunctionRef
 
         new = add_implementation(task, FunctionRef.parse(function), instruction, category=category, mask_style=style)
         impl = new.info.implementations[-1]
@@ -121,7 +122,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
     def remask(self, task: Task, index: int, style: MaskStyle) -> None:
         """Rebuild the goal file from the golden file."""
-        from lmrbench.authoring.task_new import remask
+        from lmrbench.authoring.goal_functions import remask
 
         new = remask(task, index, style)
         files = ", ".join(new.info.implementation(index).goal_files)

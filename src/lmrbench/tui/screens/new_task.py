@@ -19,7 +19,7 @@ from lmrbench.authoring.clone import ClonedRepo
 from lmrbench.authoring.draft import Draft, repo_folder_name
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, next_task_name
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog

@@ -22,7 +22,8 @@ from lmrbench.authoring.draft import Draft
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import paper_pages
-from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task, publish_task, remove_task
+from lmrbench.authoring.task_new import create_task, publish_task, remove_task
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.tui.widgets.task_tests import TaskTests
@@ -219,7 +220,7 @@ class NewTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def scaffold(self, spec: TaskSpec | None) -> None:
         """Write a scaffold test per implementation."""
-        from lmrbench.authoring.record import scaffold_tests
+        from lmrbench.authoring.recorded_tests import scaffold_tests
 
         cancel = get_current_worker().cancelled_event
         task = self._ensure_task(spec, cancel)
