@@ -45,7 +45,7 @@ def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
         "unit_test.test_vec::test_dot",
         "unit_test.test_vec::test_dot_empty",
     ]
-    assert report.runner == "docker" and report.exit_code == 0
+    assert report.sandbox == "docker" and report.exit_code == 0
 
     masked = _hostile(tmp_path / "m", "raise NotImplementedError")
     report = run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60)

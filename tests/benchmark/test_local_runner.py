@@ -43,7 +43,7 @@ def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task
     runner = LocalRunner(progress=lines)
     report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
-    assert report.runner == "local"
+    assert report.sandbox == "local"
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
     assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1

@@ -70,40 +70,40 @@ def test_real_report_is_parsed_and_a_failure_decides_failed(tmp_path):
         and "one is not two" in cases["test_it::test_bad"].message
     )
     assert cases["test_it::test_skipped"].outcome == "skipped"
-    report = decide(res, junit, seal, KEY, None, runner="local")
+    report = decide(res, junit, seal, KEY, None, sandbox="local")
     assert report.status is TestStatus.FAILED and report.exit_code == 1
 
 
 def test_all_expected_passing_decides_passed(tmp_path):
     res, junit, seal = _real_run(tmp_path, "def test_ok():\n    pass\n")
-    assert decide(res, junit, seal, KEY, ["test_it::test_ok"], runner="local").status is TestStatus.PASSED
+    assert decide(res, junit, seal, KEY, ["test_it::test_ok"], sandbox="local").status is TestStatus.PASSED
 
 
 def test_missing_expected_ids_and_skips_are_not_passes(tmp_path):
     res, junit, seal = _real_run(
         tmp_path, "import pytest\n\ndef test_ok():\n    pass\n\ndef test_later():\n    pytest.skip('no')\n"
     )
-    missing = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_gone"], runner="local")
+    missing = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_gone"], sandbox="local")
     assert missing.status is TestStatus.ERROR and missing.missing_ids == ["test_it::test_gone"]
-    skipped = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_later"], runner="local")
+    skipped = decide(res, junit, seal, KEY, ["test_it::test_ok", "test_it::test_later"], sandbox="local")
     assert skipped.status is TestStatus.FAILED and "skipped" in skipped.detail
 
 
 def test_wrong_key_changed_report_or_other_exit_status_is_an_error(tmp_path):
     res, junit, seal = _real_run(tmp_path, "def test_ok():\n    pass\n")
     assert junit is not None
-    assert decide(res, junit, seal, b"x" * 32, None, runner="local").status is TestStatus.ERROR
+    assert decide(res, junit, seal, b"x" * 32, None, sandbox="local").status is TestStatus.ERROR
     changed = junit.replace(b"test_ok", b"test_ok2")
-    assert decide(res, changed, seal, KEY, None, runner="local").status is TestStatus.ERROR
+    assert decide(res, changed, seal, KEY, None, sandbox="local").status is TestStatus.ERROR
     other = RunResult(3, False, "", 1.0)
-    report = decide(other, junit, seal, KEY, None, runner="local")
+    report = decide(other, junit, seal, KEY, None, sandbox="local")
     assert report.status is TestStatus.ERROR and "differs" in report.detail
-    assert decide(res, None, None, KEY, None, runner="local").status is TestStatus.ERROR
+    assert decide(res, None, None, KEY, None, sandbox="local").status is TestStatus.ERROR
 
 
 def test_collection_error_is_an_error_not_a_failure(tmp_path):
     res, junit, seal = _real_run(tmp_path, "import no_such_module_here\n\ndef test_ok():\n    pass\n")
-    report = decide(res, junit, seal, KEY, None, runner="local")
+    report = decide(res, junit, seal, KEY, None, sandbox="local")
     assert report.status is TestStatus.ERROR
 
 
@@ -115,7 +115,7 @@ def test_collection_error_is_an_error_not_a_failure(tmp_path):
     ],
 )
 def test_timeouts_and_infrastructure_errors_keep_their_own_status(result, status):
-    report = decide(result, None, None, KEY, ["a::b"], runner="docker")
+    report = decide(result, None, None, KEY, ["a::b"], sandbox="docker")
     assert report.status is status and report.exit_code is None
 
 
@@ -123,7 +123,7 @@ def test_report_round_trips_as_json(tmp_path):
     from lmrbench.schemas.testrun import TestReport
 
     res, junit, seal = _real_run(tmp_path)
-    report = decide(res, junit, seal, KEY, None, runner="local")
+    report = decide(res, junit, seal, KEY, None, sandbox="local")
     assert TestReport.model_validate(json.loads(report.model_dump_json())) == report
 
 
@@ -174,7 +174,7 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
     )
     pristine = tmp_path / "pristine"
     (pristine / "a").mkdir(parents=True)
-    report = decide(res, junit, seal, KEY, None, runner="local", tree=pristine)
+    report = decide(res, junit, seal, KEY, None, sandbox="local", tree=pristine)
     assert report.status is TestStatus.ERROR and "b/conftest.py" in report.detail
 
 

@@ -25,7 +25,7 @@ FAST = ValidateOptions(repeat=2, max_mutants=0, timeout=120)
 
 
 def local(bench: Path, opts: ValidateOptions = FAST, **kw):
-    return validate_taskset(bench, runner="local", options=opts, **kw)
+    return validate_taskset(bench, sandbox="local", options=opts, **kw)
 
 
 def test_a_sound_task_is_valid_and_results_are_stored(tmp_path):
@@ -108,12 +108,12 @@ def test_a_golden_body_left_in_the_repository_makes_the_task_invalid(tmp_path):
 def test_flaky_tests_are_the_ones_whose_outcome_differs():
     def report(*outcomes: str, status: TestStatus = TestStatus.PASSED) -> TestReport:
         cases = [TestCaseResult(test_id=f"t{i}", outcome=o, duration=0.1) for i, o in enumerate(outcomes)]
-        return TestReport(status=status, cases=cases, runner="local")
+        return TestReport(status=status, cases=cases, sandbox="local")
 
     assert flaky_tests([report("passed", "passed"), report("passed", "passed")]) == []
     failed = report("passed", "failed", status=TestStatus.FAILED)
     assert flaky_tests([report("passed", "passed"), failed]) == ["t1"]
-    timed_out = TestReport(status=TestStatus.TIMEOUT, runner="local")
+    timed_out = TestReport(status=TestStatus.TIMEOUT, sandbox="local")
     assert flaky_tests([report("passed"), timed_out]) == ["(whole run: passed, timeout)"]
 
 
@@ -180,7 +180,7 @@ def test_docker_validate_with_two_jobs(tmp_path, base_image):
     write_task(bench, "2-Calc", legacy=True)
     summary = validate_taskset(bench, sandbox=DockerRunner(base_image=base_image),
                                options=ValidateOptions(repeat=2, max_mutants=2, jobs=2, timeout=120))
-    assert summary.runner == "docker"
+    assert summary.sandbox == "docker"
     assert [(r.task, r.impl) for r in summary.rows] == [("1-Calc", 1), ("1-Calc", 2), ("2-Calc", 1),
                                                          ("2-Calc", 2), ("2-Calc", 3)]
     assert all(r.valid and r.golden_passes == 2 for r in summary.rows), summary.rows
@@ -289,10 +289,10 @@ def test_results_of_the_local_runner_are_not_reused_for_docker(tmp_path, base_im
     opts = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
     assert [r.skipped for r in local(bench, opts).rows] == [False, False]
     assert [r.skipped for r in local(bench, opts).rows] == [True, True]
-    docker = validate_taskset(bench, runner="docker", options=opts)
+    docker = validate_taskset(bench, sandbox="docker", options=opts)
     assert [r.skipped for r in docker.rows] == [False, False]
-    assert {r.runner for r in latest_results(bench).values()} == {"docker"}
-    assert [r.skipped for r in validate_taskset(bench, runner="docker", options=opts).rows] == [True, True]
+    assert {r.sandbox for r in latest_results(bench).values()} == {"docker"}
+    assert [r.skipped for r in validate_taskset(bench, sandbox="docker", options=opts).rows] == [True, True]
 
 
 @pytest.mark.docker

@@ -51,7 +51,7 @@ def task(fixture_repo: Path, tmp_path: Path) -> Task:
 
 def test_valid_then_stale_when_the_tests_change(task: Task) -> None:
     progress = Details()
-    (res,) = validate_task(task.path, runner="local", options=ValidateOptions(repeat=1, max_mutants=3),
+    (res,) = validate_task(task.path, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=3),
                            progress=progress)
     assert res.valid and res.mutants_total >= 1
     assert stored_results(task)[1][1] is ResultStatus.VALID
@@ -70,4 +70,4 @@ def test_valid_then_stale_when_the_tests_change(task: Task) -> None:
 def test_a_broken_info_json_is_an_error_naming_it(task: Task) -> None:
     (task.path / "info.json").write_text('{"implementations": [')
     with pytest.raises(LmrError, match="info.json"):
-        validate_task(task.path, runner="local", options=ValidateOptions(repeat=1, max_mutants=0))
+        validate_task(task.path, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=0))

@@ -34,7 +34,7 @@ def rows(app) -> list[list[str]]:
 def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int) -> None:
     """A stored result about the task's files as they are now."""
     res = ImplValidation(
-        task=task.name, impl=1, runner="local", fingerprint=task_fingerprint(task), repeat=3,
+        task=task.name, impl=1, sandbox="local", fingerprint=task_fingerprint(task), repeat=3,
         golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid,
         reasons=[] if valid else ["golden code failed 2 of 3 runs"],
         finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),

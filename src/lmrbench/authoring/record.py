@@ -115,7 +115,7 @@ def record_tests(
         skipped = skipped_calls(out)
         for line in skipped:
             progress.log(f"note: call skipped: {line}")
-        recording = Recording(command=command, runner=sandbox.name, max_calls=max_calls, factory=self_factory)
+        recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory)
         written = write_recording(task, impl, chosen, targets, imports, recording, progress, coverage)
         return dataclasses.replace(written, skipped=skipped)
 

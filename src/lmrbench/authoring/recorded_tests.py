@@ -44,7 +44,7 @@ class Recording:
     """How the calls were recorded, kept in the data folder's index.json and the test file's header."""
 
     command: str
-    runner: str
+    sandbox: str
     max_calls: int
     factory: str | None
 
@@ -156,7 +156,7 @@ def write_recording(
         index = RecordingIndex(
             implementation=impl.index,
             command=recording.command,
-            runner=recording.runner,
+            sandbox=recording.sandbox,
             recorded_at=datetime.now(UTC),
             max_calls=recording.max_calls,
             checker=checker,

@@ -63,7 +63,7 @@ def validate(
     with RichProgress(verbose=verbose) as progress:
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
                                 limits=limits, progress=progress)
-        summary = validate_taskset(bench, only=task or None, runner=sandbox, options=opts,  # type: ignore[arg-type]
+        summary = validate_taskset(bench, only=task or None, sandbox=sandbox, options=opts,  # type: ignore[arg-type]
                                    run_dir=run_dir, progress=progress, executor=make)
     print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
     console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
@@ -76,7 +76,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
     from lmrbench.benchmark.validation.weakness import verdict
 
-    table = Table(title=escape(f"validate {summary.bench} ({summary.runner})"))
+    table = Table(title=escape(f"validate {summary.bench} ({summary.sandbox})"))
     cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
     for col in cols:
         table.add_column(col, justify="right" if col not in ("task", "valid", "evidence") else "left")

@@ -23,7 +23,7 @@ from lmrbench.progress import Progress
 OUTPUT_TAIL_CHARS = 20_000
 """How much of a command's combined output a RunResult keeps (the end of it)."""
 
-RunnerKind = Literal["docker", "local"]
+SandboxKind = Literal["docker", "local"]
 LOCAL_FALLBACK = "using the local runner, whose isolation is weaker than a container's"
 """The end of the line that says why the automatic choice fell back to the local runner."""
 
@@ -69,7 +69,7 @@ class RunResult:
 class Sandbox(Protocol):
     """An isolated place to run a task's commands on a copy of a repo tree."""
 
-    name: RunnerKind
+    name: SandboxKind
 
     def prepare(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from lmrbench.schemas.task_info import CheckerSettings
 
@@ -79,8 +79,8 @@ class RecordingIndex(BaseModel):
     """The implementation's index in info.json."""
     command: str
     """The command that ran the reference code."""
-    runner: str
-    """The sandbox that ran it (docker or local)."""
+    sandbox: str = Field(validation_alias=AliasChoices("sandbox", "runner"))
+    """The sandbox that ran it (docker or local; older files call it ``runner``)."""
     recorded_at: datetime
     """When the recording finished (UTC)."""
     max_calls: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class TestStatus(StrEnum):
@@ -58,8 +58,8 @@ class TestReport(BaseModel):
     """Wall-clock seconds of the run."""
     log_tail: str = ""
     """The end of the combined output."""
-    runner: Literal["docker", "local"]
-    """The sandbox that ran the tests."""
+    sandbox: Literal["docker", "local"] = Field(validation_alias=AliasChoices("sandbox", "runner"))
+    """The sandbox that ran the tests (older files call it ``runner``)."""
     evidence: Literal["pytest", "legacy"] = "pytest"
     """pytest: a sealed junit report; legacy: an official script's log file (weaker evidence)."""
     isolation: Literal["split", "shared"] = "shared"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -48,8 +48,8 @@ class ImplValidation(_Strict):
     """The task folder's name."""
     impl: int
     """The implementation's index."""
-    runner: str
-    """The sandbox the tests ran in (docker or local)."""
+    sandbox: str = Field(validation_alias=AliasChoices("sandbox", "runner"))
+    """The sandbox the tests ran in (docker or local; older files call it ``runner``)."""
     evidence: Literal["pytest", "legacy"] | None = None
     """How the tests decided: pytest's report, or the official scripts' logs (weaker)."""
     isolation: Literal["split", "shared"] | None = None
@@ -161,8 +161,8 @@ class ValidationSummary(_Strict):
     """Version of this format."""
     bench: str
     """The task set's folder."""
-    runner: str
-    """The sandbox used."""
+    sandbox: str = Field(validation_alias=AliasChoices("sandbox", "runner"))
+    """The sandbox used (older files call it ``runner``)."""
     rows: list[SummaryRow]
     """One row per implementation, in task order."""
     problems: list[str] = []

@@ -21,7 +21,7 @@ from lmrbench.tui.screens.review import ReviewScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 
 if TYPE_CHECKING:
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
 
 
 class LmrApp(App[None]):
@@ -42,7 +42,7 @@ class LmrApp(App[None]):
     """Where the palette's Screenshot saves, inside the task set folder."""
 
     def __init__(
-        self, bench_dir: Path, *, sandbox: RunnerKind | None = None, runs: list[Path] | None = None,
+        self, bench_dir: Path, *, sandbox: SandboxKind | None = None, runs: list[Path] | None = None,
         review: Path | None = None, annotator: str | None = None,
     ) -> None:
         super().__init__()
@@ -133,7 +133,7 @@ class LmrApp(App[None]):
 def make_app(
     bench_dir: Path | str,
     *,
-    sandbox: RunnerKind | None = None,
+    sandbox: SandboxKind | None = None,
     runs: list[Path] | None = None,
     review: Path | str | None = None,
     annotator: str | None = None,

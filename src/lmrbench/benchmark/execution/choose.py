@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from lmrbench.benchmark.execution.schedule import Executor
-from lmrbench.core.sandbox import RunnerKind, Sandbox
+from lmrbench.core.sandbox import Sandbox, SandboxKind
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
@@ -24,7 +24,7 @@ image) when every result is reused."""
 def executor_factory(
     kind: str | None,
     *,
-    sandbox: RunnerKind | Sandbox | None = None,
+    sandbox: SandboxKind | Sandbox | None = None,
     address: str | None = None,
     jobs: int | None = None,
     limits: RunLimits | None = None,

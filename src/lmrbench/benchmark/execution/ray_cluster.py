@@ -32,7 +32,7 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.sandbox.run_limits import RunLimits
-    from lmrbench.core.sandbox import RunnerKind, Sandbox
+    from lmrbench.core.sandbox import Sandbox, SandboxKind
 
 RETRIES = 3
 """Ray re-runs a unit whose worker process or node died this many times before it is an infrastructure error."""
@@ -59,7 +59,7 @@ class RayExecutor:
         *,
         address: str | None = None,
         jobs: int | None = None,
-        sandbox: RunnerKind = "docker",
+        sandbox: SandboxKind = "docker",
         limits: RunLimits | None = None,
     ) -> None:
         ray = import_ray()
@@ -135,7 +135,7 @@ _node_sandboxes: dict[tuple[str, Any], Sandbox] = {}
 _node_prepared = Prepared()
 
 
-def run_on_node(unit: RunUnit, archive: bytes, kind: RunnerKind, limits: RunLimits | None) -> UnitResult:
+def run_on_node(unit: RunUnit, archive: bytes, kind: SandboxKind, limits: RunLimits | None) -> UnitResult:
     """What a Ray worker process runs for one unit: unpack the task (once per node), get this process's sandbox
     (the base image made or found once), prepare the task's environment (once per node) and run the tests."""
     from dataclasses import replace
@@ -161,7 +161,7 @@ def _sweep(sandbox: Sandbox) -> None:
         remove_stale_containers(client)
 
 
-def _node_sandbox(kind: RunnerKind, limits: RunLimits | None) -> Sandbox:
+def _node_sandbox(kind: SandboxKind, limits: RunLimits | None) -> Sandbox:
     """This worker process's sandbox of ``kind`` (Docker: with a base image found, pulled or bootstrapped)."""
     from lmrbench.benchmark.sandbox.base_image import ensure_base_image
     from lmrbench.benchmark.sandbox.choose import get_sandbox

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
-from lmrbench.core.sandbox import RunnerKind
+from lmrbench.core.sandbox import SandboxKind
 from lmrbench.progress import Cancelled
 
 
@@ -25,7 +25,7 @@ class Executor(Protocol):
     """'local' or 'ray'."""
     slots: int
     """Units run at once."""
-    sandbox_name: RunnerKind
+    sandbox_name: SandboxKind
     """The kind of sandbox the units run in (docker or local)."""
 
     def submit(self, unit: RunUnit) -> None:

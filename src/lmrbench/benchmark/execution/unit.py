@@ -80,7 +80,7 @@ def goal_files_of(task: Task, impl_index: int, folder: Path) -> GoalFiles:
 
 def infra_report(detail: str, runner: str) -> TestReport:
     """The report of a run that the machinery, not the code under test, failed."""
-    return TestReport(status=TestStatus.INFRA_ERROR, runner=runner, detail=detail)  # type: ignore[arg-type]
+    return TestReport(status=TestStatus.INFRA_ERROR, sandbox=runner, detail=detail)  # type: ignore[arg-type]
 
 
 class Prepared:

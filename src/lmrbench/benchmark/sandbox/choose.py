@@ -4,7 +4,7 @@ or bootstrapped (``base_image``); else the local runner, saying why in one line 
 from __future__ import annotations
 
 from lmrbench.benchmark.sandbox.run_limits import RunLimits
-from lmrbench.core.sandbox import LOCAL_FALLBACK, RunnerKind, Sandbox
+from lmrbench.core.sandbox import LOCAL_FALLBACK, Sandbox, SandboxKind
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress
 
@@ -24,7 +24,7 @@ def docker_available(timeout: float = 3.0) -> bool:
 
 
 def get_sandbox(
-    kind: RunnerKind | None = None, *, progress: Progress | None = None, limits: RunLimits | None = None
+    kind: SandboxKind | None = None, *, progress: Progress | None = None, limits: RunLimits | None = None
 ) -> Sandbox:
     """The sandbox of that kind. None picks Docker when the engine answers and a base image is present, can be
     pulled or bootstrapped; else the local runner, saying why in one line."""

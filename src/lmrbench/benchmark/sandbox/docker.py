@@ -36,7 +36,7 @@ from lmrbench.benchmark.sandbox.images import (
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
-from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
+from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -74,7 +74,7 @@ def _folder_digest(folder: Path) -> str:
 class DockerRunner:
     """The Docker sandbox. Limits are per container; ``base_image`` overrides the automatic choice."""
 
-    name: RunnerKind = "docker"
+    name: SandboxKind = "docker"
 
     def __init__(
         self,

@@ -32,7 +32,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
     cache_root,
     requirements_hash,
 )
-from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
+from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
@@ -53,7 +53,7 @@ def _ignore(folder: str, names: list[str]) -> set[str]:
 class LocalRunner:
     """Runs commands in a cached venv on this machine."""
 
-    name: RunnerKind = "local"
+    name: SandboxKind = "local"
 
     def __init__(
         self, *, memory: int | None = 8 << 30, file_size: int = 1 << 30, progress: Progress | None = None

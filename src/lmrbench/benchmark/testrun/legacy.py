@@ -211,7 +211,7 @@ def run_legacy(
             exit_code=run.exit_code,
             duration=run.duration,
             log_tail=run.log_tail(_MAX_TAIL),
-            runner=sandbox.name,  # type: ignore[arg-type]
+            sandbox=sandbox.name,
             evidence="legacy",
             detail=why,
         )

@@ -112,7 +112,7 @@ def run_pytest(
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
-    return decide(res, junit, seal, key, expected_ids, runner=sandbox.name, tree=Path(tree))
+    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=Path(tree))
 
 
 def _read(path: Path, limit: int) -> bytes | None:
@@ -129,7 +129,7 @@ def decide(
     key: bytes,
     expected_ids: list[str] | None,
     *,
-    runner: str,
+    sandbox: str,
     tree: Path | None = None,
 ) -> TestReport:
     """The TestReport of a finished run, from its result, report bytes, seal and the ids expected.
@@ -139,7 +139,7 @@ def decide(
     base = {
         "exit_code": res.exit_code,
         "duration": round(res.duration, 3),
-        "runner": runner,
+        "sandbox": sandbox,
         "log_tail": res.log_tail(LOG_TAIL_CHARS),
         "expected_ids": list(expected_ids or []),
     }

@@ -41,7 +41,7 @@ def rejected_report(problem: str, runner: str, expected: list[str]) -> TestRepor
         exit_code=None,
         duration=0.0,
         log_tail="",
-        runner=runner,  # type: ignore[arg-type]
+        sandbox=runner,  # type: ignore[arg-type]
         evidence="pytest",
         isolation="split",
         detail=f"variant rejected: {problem}",
@@ -123,7 +123,7 @@ def merge_reports(reports: list[TestReport]) -> TestReport:
         exit_code=next((r.exit_code for r in reports if r.exit_code), reports[-1].exit_code),
         duration=sum(r.duration for r in reports),
         log_tail="\n".join(r.log_tail for r in reports)[-4000:],
-        runner=reports[0].runner,
+        sandbox=reports[0].sandbox,
         evidence="legacy" if any(r.evidence == "legacy" for r in reports) else "pytest",
         isolation="shared" if any(r.isolation == "shared" for r in reports) else "split",
         detail="; ".join(r.detail for r in reports if r.detail),

@@ -75,7 +75,7 @@ class ImplCheck:
 
     def __post_init__(self) -> None:
         self.result = ImplValidation(
-            task=self.task.name, impl=self.impl.index, runner=self.runner,  # type: ignore[arg-type]
+            task=self.task.name, impl=self.impl.index, sandbox=self.runner,
             fingerprint=self.fingerprint, repeat=self.opts.repeat, test_files=impl_test_files(self.task, self.impl),
             valid=False, finished_at=datetime.now(UTC),
         )

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.weakness import survivors
-from lmrbench.core.sandbox import RunnerKind
+from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task, task_digest
 from lmrbench.defaults import default_run_dir
 from lmrbench.schemas.testrun import TestStatus
@@ -65,7 +65,7 @@ def infra_errors(result: ImplValidation) -> int:
 
 
 def is_reusable(
-    result: ImplValidation | None, fingerprint: str, opts: ValidateOptions, runner: RunnerKind | None = None
+    result: ImplValidation | None, fingerprint: str, opts: ValidateOptions, runner: SandboxKind | None = None
 ) -> bool:
     """True when a stored result is about the same files and settings, was made by ``runner`` (any runner when
     None: the automatic choice) and had no infrastructure errors."""
@@ -73,7 +73,7 @@ def is_reusable(
         result is not None
         and result.fingerprint == fingerprint
         and result.repeat == opts.repeat
-        and (runner is None or result.runner == runner)
+        and (runner is None or result.sandbox == runner)
         and infra_errors(result) == 0
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import load_result, result_path, task_fingerprint
 from lmrbench.benchmark.validation.taskset import validate_taskset
-from lmrbench.core.sandbox import RunnerKind
+from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
@@ -43,7 +43,7 @@ def result_status(result: ImplValidation | None, fingerprint: str) -> ResultStat
 def validate_task(
     task_dir: Path,
     *,
-    runner: RunnerKind | None = None,
+    sandbox: SandboxKind | None = None,
     run_dir: Path | None = None,
     options: ValidateOptions | None = None,
     progress: Progress | None = None,
@@ -58,7 +58,7 @@ def validate_task(
     bench = task.path.parent
     run_dir = Path(run_dir) if run_dir else default_run_dir(bench)
     summary = validate_taskset(
-        bench, only=[task.name], runner=runner, run_dir=run_dir, options=options, progress=progress, cancel=cancel
+        bench, only=[task.name], sandbox=sandbox, run_dir=run_dir, options=options, progress=progress, cancel=cancel
     )
     if summary.problems:
         raise LmrError("; ".join(summary.problems))

@@ -28,7 +28,7 @@ from lmrbench.benchmark.validation.store import (
     task_fingerprint,
 )
 from lmrbench.benchmark.validation.weakness import is_weak
-from lmrbench.core.sandbox import RunnerKind, Sandbox
+from lmrbench.core.sandbox import Sandbox, SandboxKind
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
@@ -41,19 +41,19 @@ def validate_taskset(
     bench: Path,
     *,
     only: list[str] | None = None,
-    runner: RunnerKind | None = None,
+    sandbox: SandboxKind | Sandbox | None = None,
     options: ValidateOptions | None = None,
     run_dir: Path | None = None,
-    sandbox: Sandbox | None = None,
     executor: MakeExecutor | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> ValidationSummary:
     """Validate every implementation of a task set; returns the summary (also written as summary.json).
 
-    Runs go to ``executor`` (default: ``options.jobs`` threads with ``sandbox``, or the sandbox ``runner``
-    names). On KeyboardInterrupt or ``cancel`` the running tests are killed, every implementation already done
-    is on disk, nothing half-written is left, and the interrupt is raised again.
+    Runs go to ``executor`` (default: ``options.jobs`` threads of this machine on ``sandbox``: a sandbox, or
+    its kind; None picks Docker when it answers). Stored results are reused when made by the same kind of
+    sandbox (any kind when None). On KeyboardInterrupt or ``cancel`` the running tests are killed, every
+    implementation already done is on disk, nothing half-written is left, and the interrupt is raised again.
     """
     opts = options or ValidateOptions()
     if opts.repeat < 1:
@@ -73,7 +73,7 @@ def validate_taskset(
 
     rows: dict[tuple[str, int], SummaryRow] = {}
     todo: list[tuple[Task, str, int]] = []
-    wanted_runner = sandbox.name if sandbox else runner
+    wanted_runner = sandbox if isinstance(sandbox, str | None) else sandbox.name
     for task in tasks:
         fp = task_fingerprint(task)
         for impl in task.info.implementations:
@@ -86,7 +86,7 @@ def validate_taskset(
 
     runner_name: str = wanted_runner or "auto"
     if todo:
-        make = executor or executor_factory(None, sandbox=sandbox or runner, jobs=opts.jobs, progress=progress,
+        make = executor or executor_factory(None, sandbox=sandbox, jobs=opts.jobs, progress=progress,
                                             cancel=cancel)
         pool = make({str(t.path): t for t, _, _ in todo})
         runner_name = pool.sandbox_name
@@ -99,7 +99,7 @@ def validate_taskset(
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
     rate = sum(r.golden_passes == r.repeat for r in ordered) / len(ordered) if ordered else None
     summary = ValidationSummary(
-        bench=str(bench), runner=runner_name, rows=ordered,  # type: ignore[arg-type]
+        bench=str(bench), sandbox=runner_name, rows=ordered,
         problems=problems, golden_pass_rate=rate, seconds=round(time.monotonic() - started, 3),
         finished_at=datetime.now(UTC),
     )

@@ -29,7 +29,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
 
 
 class EditTaskScreen(EditTaskWork):
@@ -63,7 +63,7 @@ class EditTaskScreen(EditTaskWork):
         Binding("escape", "close", "Close", id="edit.close", tooltip="Back to the task set (asks about unsaved edits)"),
     ]
 
-    def __init__(self, path: Path, *, sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, path: Path, *, sandbox: SandboxKind | None = None) -> None:
         super().__init__(path, sandbox=sandbox)
         self.edited: Task | None = None
         self.impl_index = 1

@@ -19,7 +19,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -56,7 +56,7 @@ class EditTaskWork(Screen[str | None]):
         index: int
         files: TaskFiles
 
-    def __init__(self, path: Path, *, sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, path: Path, *, sandbox: SandboxKind | None = None) -> None:
         super().__init__()
         self.path = path
         self.sandbox_kind = sandbox
@@ -103,7 +103,7 @@ class EditTaskWork(Screen[str | None]):
         from lmrbench.benchmark.validation.task import validate_task
 
         results = validate_task(
-            task.path, runner=self.sandbox_kind, options=ValidateOptions(force=True),
+            task.path, sandbox=self.sandbox_kind, options=ValidateOptions(force=True),
             progress=self.panel.progress(), cancel=get_current_worker().cancelled_event,
         )
         self.post_message(self.Validated(results))

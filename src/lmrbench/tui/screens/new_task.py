@@ -36,7 +36,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
 
 STEPS = [
     ("source", "Source"),
@@ -80,7 +80,7 @@ class NewTaskScreen(NewTaskWork):
         ),
     ]
 
-    def __init__(self, bench: Path, *, source: str = "", sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None) -> None:
         super().__init__(bench, sandbox=sandbox)
         self.initial_source = source
         self.repo: ClonedRepo | None = None

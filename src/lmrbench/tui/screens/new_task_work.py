@@ -32,7 +32,7 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
@@ -87,7 +87,7 @@ class NewTaskWork(Screen[str | None]):
 
         name: str
 
-    def __init__(self, bench: Path, *, sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, bench: Path, *, sandbox: SandboxKind | None = None) -> None:
         super().__init__()
         self.bench = bench
         self.sandbox_kind = sandbox
@@ -240,7 +240,7 @@ class NewTaskWork(Screen[str | None]):
         key = draft.key
         task = self._ensure_task(spec, cancel)
         results = validate_task(
-            task.path, runner=self.sandbox_kind, run_dir=draft.results_dir, options=ValidateOptions(force=True),
+            task.path, sandbox=self.sandbox_kind, run_dir=draft.results_dir, options=ValidateOptions(force=True),
             progress=self.panel.progress(), cancel=cancel,
         )
         self.post_message(self.Validated(results, key))

@@ -20,7 +20,7 @@ from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
     from lmrbench.benchmark.validation.task import ResultStatus
-    from lmrbench.core.sandbox import RunnerKind
+    from lmrbench.core.sandbox import SandboxKind
     from lmrbench.core.taskset import Task
     from lmrbench.schemas.validation import ImplValidation
 
@@ -106,7 +106,7 @@ class TaskSetScreen(Screen[None]):
 
         snapshot: Snapshot
 
-    def __init__(self, bench: Path, *, sandbox: RunnerKind | None = None) -> None:
+    def __init__(self, bench: Path, *, sandbox: SandboxKind | None = None) -> None:
         super().__init__()
         self.bench = bench
         self.sandbox = sandbox

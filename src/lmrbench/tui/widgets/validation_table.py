@@ -25,7 +25,7 @@ class ValidationTable(Vertical):
 
     def on_mount(self) -> None:
         """Columns."""
-        columns = ("impl", "valid", "golden", "masked fails", "mutants killed", "flaky", "evidence", "runner",
+        columns = ("impl", "valid", "golden", "masked fails", "mutants killed", "flaky", "evidence", "sandbox",
                    "seconds")
         self.query_one(DataTable).add_columns(*columns)
 
@@ -45,7 +45,7 @@ class ValidationTable(Vertical):
                 f"{r.mutants_killed}/{r.mutants_total}" + (f" ({rate:.0%})" if rate is not None else ""),
                 str(len(r.flaky_tests)),
                 r.evidence_text or "-",
-                r.runner,
+                r.sandbox,
                 f"{r.seconds:.1f}",
             )
             for reason in r.reasons:
