@@ -6,8 +6,8 @@ import json
 import subprocess
 
 import pytest
-from record_fixture import make_task
 
+from helpers.record_fixture import make_task
 from lmrbench.authoring.record import record_tests, scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file

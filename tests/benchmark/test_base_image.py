@@ -48,7 +48,7 @@ def test_no_registry_and_no_bootstrap_tool_says_both_reasons(docker_engine, tmp_
 
 
 def test_without_an_engine_validate_runs_locally_and_says_why(tmp_path):
-    from small_task import write_task
+    from helpers.small_task import write_task
 
     bench = tmp_path / "bench"
     write_task(bench)

@@ -94,7 +94,7 @@ def test_prune_removes_task_images_but_keeps_the_base(base_image, docker_engine)
 
 @pytest.mark.docker
 def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tmp_path):
-    from vec_task import write_small_task
+    from helpers.vec_task import write_small_task
 
     task = write_small_task(tmp_path, dockerfile=False)
     (task.path / "Dockerfile").write_text("FROM pytorch/pytorch:2.1.0\nCOPY . .\n")

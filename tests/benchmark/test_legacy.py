@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 
+from helpers.small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 from lmrbench.benchmark.testrun.legacy import is_legacy_test, judge_script, unseal
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task

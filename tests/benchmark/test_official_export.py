@@ -56,8 +56,7 @@ def test_recorded_task_passes_the_official_loop_with_its_golden_code(fixture_rep
 
 
 def test_export_refuses_to_replace_and_to_write_inside_the_task(tmp_path):
-    from small_task import write_task
-
+    from helpers.small_task import write_task
     from lmrbench.authoring.script_mode import has_main_block
     from lmrbench.benchmark.pipeline.official_export import export_official
     from lmrbench.core.taskset import load_task

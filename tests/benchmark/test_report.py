@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, status
-from run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from typer.testing import CliRunner
 
+from helpers.llm_server import LLMServer, status
+from helpers.run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.pipeline.scoreboard import build_report
 from lmrbench.cli.main import app

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from small_task import write_task
 
+from helpers.small_task import write_task
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources, device_requests
 from lmrbench.core.taskset import load_task

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from small_task import TEST_ADD, TEST_SCALE, tree_hash, write_task
 from typer.testing import CliRunner
 
+from helpers.small_task import TEST_ADD, TEST_SCALE, tree_hash, write_task
 from lmrbench.benchmark.validation.run import (
     SUMMARY_FILE,
     ValidateOptions,
@@ -195,7 +195,7 @@ HANGING = "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
 
 @pytest.mark.docker
 def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_image, docker_engine):
-    from docker_helpers import owned_containers
+    from helpers.docker_engine import owned_containers
 
     bench = tmp_path / "bench"
     hanging = {"unit_test/unit_test_1.py": HANGING, "unit_test/unit_test_2.py": HANGING}

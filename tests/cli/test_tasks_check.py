@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "authoring"))
-
-from defect_set import write_defect_set  # noqa: E402
+from helpers.defect_set import write_defect_set
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 SCREEN_LINES = 40

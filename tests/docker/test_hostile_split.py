@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from hostile_bodies import ATTACKS, attack_body
-from small_task import tree_hash, write_task
 
+from helpers.small_task import tree_hash, write_task
 from lmrbench.authoring.splice import splice_bodies
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
@@ -71,7 +71,7 @@ def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> P
 
 
 def our_containers(engine) -> list[str]:
-    from docker_helpers import owned_containers
+    from helpers.docker_engine import owned_containers
 
     return [c.id[:12] for c in owned_containers(engine)]
 
