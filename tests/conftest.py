@@ -112,3 +112,17 @@ def make_repo() -> Callable[[Path, dict[str, str | bytes]], str]:
 def small_task(tmp_path: Path) -> Task:
     """A fresh small task (pure Python, no requirements) written by the test."""
     return write_small_task(tmp_path / "bench")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Pilot tests run on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    """An empty task set folder."""
+    path = tmp_path / "bench"
+    path.mkdir()
+    return path

@@ -39,20 +39,6 @@ def make_task(repo: Path, bench: Path, *, with_test: bool = True) -> Task:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    """Pilot tests run on asyncio."""
-    return "asyncio"
-
-
-@pytest.fixture
-def bench(tmp_path: Path) -> Path:
-    """An empty task set folder."""
-    path = tmp_path / "bench"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def new_task(fixture_repo: Path, bench: Path) -> Callable[..., Task]:
     """Make another task of the fixture repository in ``bench`` (``with_test=False``: no unit test file)."""
     return partial(make_task, fixture_repo, bench)
