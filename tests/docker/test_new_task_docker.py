@@ -9,12 +9,13 @@ from textual.message import Message
 from textual.widgets import Select, TextArea
 from textual.worker import Worker, WorkerState
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_taskset
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.work_panel import WorkPanel
-from tui.test_new_task import open_and_clone, settle
+from tui.test_new_task import open_and_clone
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +40,7 @@ async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench:
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
         assert not any(w.is_running for w in app.workers)
         ends = [m.state for m in seen if isinstance(m, Worker.StateChanged) and m.worker.name == "record"]
@@ -62,16 +63,16 @@ async def test_record_validate_and_save_a_valid_task(fixture_repo: Path, bench: 
         screen.go("tests")
         await pilot.pause()
         await pilot.press(*"python train.py", "ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert screen.query_one("#tests-cases").row_count >= 1
         screen.go("validate")
         await pilot.press("ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert "the task is valid" in str(screen.query_one("#validate-summary").render())
         await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         table = app.screen.query_one("#tasks")
         row = [str(c) for c in table.get_row_at(0)]
         assert row[2] == "valid"

@@ -9,6 +9,7 @@ import pytest
 from textual.message import Message
 from textual.widgets import Input, Select, TextArea
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
@@ -21,21 +22,15 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 pytestmark = pytest.mark.anyio
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def open_and_clone(app, pilot, repo: Path) -> NewTaskScreen:
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     await pilot.press("n")
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, NewTaskScreen)
     await pilot.press(*str(repo))
     await pilot.press("ctrl+g")
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     return screen
 
 
@@ -58,12 +53,12 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
 
         # Mask: the diff shows the body replaced by the stub; another style changes it.
         await pilot.press("ctrl+n")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         diff = screen.query_one(DiffView).text
         assert "-    losses = -log_sigmoid(beta * logits)" in diff
         assert "+    raise NotImplementedError" in diff
         screen.query_one("#mask-style", Select).value = "pass"
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert "+    pass" in screen.query_one(DiffView).text
 
         # Paper: parsed pages, search jumps to the page holding the text.
@@ -71,7 +66,7 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         await pilot.pause()
         screen.query_one("#pdf", Input).value = str(fixture_pdf)
         await pilot.press("ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         paper = screen.query_one("#paper")
         assert paper.pages and len(paper.pages) == 2
         assert paper.find_next("method in detail") and paper.page == 1
@@ -100,9 +95,9 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert [p.name for p in bench.iterdir()] == [screen.draft.path.name]
 
         await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
 
     assert sorted(p.name for p in bench.iterdir()) == [name]
     task = load_task(bench / name)
@@ -126,7 +121,7 @@ async def test_cancel_removes_the_draft(fixture_repo: Path, bench: Path) -> None
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
     assert list(bench.iterdir()) == []
 
@@ -134,11 +129,11 @@ async def test_cancel_removes_the_draft(fixture_repo: Path, bench: Path) -> None
 async def test_a_bad_source_is_one_line_in_the_app(bench: Path, tmp_path: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("n")
         await pilot.pause()
         await pilot.press(*str(tmp_path / "no-such-repo"), "ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         screen = app.screen
         assert isinstance(screen, NewTaskScreen) and screen.repo is None
         label = str(screen.query_one(WorkPanel).query_one("#work-label").render())
