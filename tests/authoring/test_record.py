@@ -433,7 +433,7 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
 
 
 def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
-    from lmrbench.authoring.task_new import FunctionRef, TaskSpec, create_task
+    from helpers.tasks import create_task
     from lmrbench.authoring.tree import build_tree
 
     repo = tmp_path / "plain"
@@ -442,8 +442,7 @@ def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, ma
         "geo/area.py": "def area(w, h, scale=1.0):\n    return w * h * scale\n",
         "run.py": "from geo.area import area\nprint(area(2.0, 3.5))\nprint(area(1, 2, scale=0.25))\n",
     })
-    task = create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("geo/area.py::area")],
-                                instructions=["Area."], bench=tmp_path / "bench"))
+    task = create_task(repo, tmp_path / "bench", ["geo/area.py::area"], instruction="Area.", category="")
     tree = build_tree(task, None, "golden", tmp_path / "tree")
     probe = local.run(task, tree, ["python", "-c", "import numpy"], timeout=120)
     assert probe.exit_code != 0 and "No module named 'numpy'" in probe.output

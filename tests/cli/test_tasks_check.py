@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers.defect_set import write_defect_set
+from helpers.tasks import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 SCREEN_LINES = 40
 
 

@@ -3,14 +3,13 @@ correct."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from benchmark.test_report import CC, LI, cli, llm_opts
 from helpers.llm_server import LLMServer
+from helpers.tasks import copy_examples
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.pipeline.scoreboard import build_report
 
@@ -22,9 +21,6 @@ def server() -> Iterator[LLMServer]:
     srv.close()
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
-
-
 @pytest.mark.docker
 def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
     server, base_image, tmp_path
@@ -32,8 +28,7 @@ def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
     from lmrbench.authoring.splice import extract_function
     from lmrbench.core.taskset import load_taskset
 
-    bench = tmp_path / "tasks"
-    shutil.copytree(EXAMPLES, bench, ignore=shutil.ignore_patterns(".lmrbench"))
+    bench = copy_examples(tmp_path / "tasks")
     tasks, problems = load_taskset(bench)
     assert not problems and len(tasks) >= 3
     server.on("Reference implementation", LI)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
+from helpers.tasks import Impl, write_task
 from lmrbench.core.taskset import Task, load_task
 
 GOAL = '''"""Vector helpers."""
@@ -38,37 +38,12 @@ def write_small_task(
     dockerfile: bool = True,
 ) -> Task:
     """A task ``root/name``: repo ``vecrepo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
-    task = root / name
-    repo = task / "vecrepo"
-    (repo / "unit_test").mkdir(parents=True)
-    (repo / "vec.py").write_text(goal)
-    (repo / "unit_test" / "test_vec.py").write_text(tests)
-    (task / "golden_files").mkdir()
-    (task / "golden_files" / "vec_golden.py").write_text(GOAL)
-    if requirements:
-        (repo / "requirements.txt").write_text(requirements)
-    info = {
-        "instance_id": int(name.split("-")[0]),
-        "paper_name": "Vec",
-        "folder_name": name,
-        "repo_folder_name": "vecrepo",
-        "implementations": [
-            {
-                "instruction": "Dot.",
-                "index": 1,
-                "category": "Other",
-                "goal_file": "vec.py",
-                "goal_function": "dot",
-                "golden_file": "golden_files/vec_golden.py",
-                "unit_test_file": "unit_test/test_vec.py",
-            }
-        ],
-    }
-    (task / "info.json").write_text(json.dumps(info, indent=4))
-    if dockerfile:
-        from lmrbench.authoring.dockerfile import write_dockerfile
-
-        write_dockerfile(task, "vecrepo")
+    files = {"unit_test/test_vec.py": tests, **({"requirements.txt": requirements} if requirements else {})}
+    task = write_task(
+        root, name, repo="vecrepo", goal_file="vec.py", goal=goal, golden=GOAL,
+        impls=[Impl("dot", "unit_test/test_vec.py", "Dot.")], files=files, info={"paper_name": "Vec"},
+        dockerfile=dockerfile,
+    )
     return load_task(task)
 
 
