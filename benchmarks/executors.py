@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LMRBENCH = str(Path(sys.executable).with_name("lmrbench"))
-sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 
 def timed(argv: list[str]) -> float:
@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
     cluster = None
     if not args.address:
-        from ray_cluster import LocalCluster
+        from helpers.ray_cluster import LocalCluster
 
         cluster = LocalCluster(cpus=(1, 1))
     address = args.address or cluster.address  # type: ignore[union-attr]

@@ -10,6 +10,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from helpers.vec_task import write_small_task
+from lmrbench.core.taskset import Task
+
+pytest_plugins = ["helpers.docker_engine"]
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "fixture",
     "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
@@ -101,3 +106,23 @@ def fixture_pdf(tmp_path: Path) -> Path:
 def make_repo() -> Callable[[Path, dict[str, str | bytes]], str]:
     """The write_git_repo helper, for tests that build their own repositories."""
     return write_git_repo
+
+
+@pytest.fixture
+def small_task(tmp_path: Path) -> Task:
+    """A fresh small task (pure Python, no requirements) written by the test."""
+    return write_small_task(tmp_path / "bench")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Pilot tests run on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    """An empty task set folder."""
+    path = tmp_path / "bench"
+    path.mkdir()
+    return path

@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.tasks import create_task
 from lmrbench.authoring.check import check_task, check_taskset
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import load_task
 
 CALLS = "from losses import preference_loss\n\n\ndef test():\n    assert preference_loss(1.0, 0.0) < 1\n"
 
 
 def _task(repo: Path, bench: Path):
-    return create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("losses.py::preference_loss")],
-                                instructions=["x"], bench=bench, name="1-T"))
+    return create_task(repo, bench, ["losses.py::preference_loss"], instruction="x", category="", name="1-T")
 
 
 def test_golden_body_copied_into_another_file_or_notebook_is_a_leak(fixture_repo: Path, tmp_path: Path) -> None:
@@ -61,8 +59,7 @@ def test_official_style_dockerfile_that_bakes_in_golden_files_is_flagged(fixture
 
 
 def test_a_leaked_method_body_is_found_through_its_class(fixture_repo: Path, tmp_path: Path) -> None:
-    task = create_task(TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::Scaler.scale")],
-                                instructions=["x"], bench=tmp_path, name="2-M"))
+    task = create_task(fixture_repo, tmp_path, ["losses.py::Scaler.scale"], instruction="x", category="", name="2-M")
     (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(
         "from losses import Scaler\n\n\ndef test():\n    assert Scaler(2).scale(1) == 2\n")
     assert check_task(task) == []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from helpers.tasks import Impl, write_task
 from lmrbench.authoring.dockerfile import (
     copies_task_folder,
     dockerfile_warnings,
@@ -26,21 +26,10 @@ RUN pip install -r requirements.txt
 
 
 def _task(root: Path, name: str = "3-Tiny") -> Path:
-    task = root / name
-    (task / "repo" / "unit_test").mkdir(parents=True)
-    (task / "repo" / "m.py").write_text("def f():\n    return 1\n")
-    (task / "repo" / "unit_test" / "test_m.py").write_text(
-        "from m import f\n\n\ndef test_f():\n    assert f() == 1\n"
-    )
-    info = {
-        "instance_id": 3,
-        "repo_folder_name": "repo",
-        "implementations": [
-            {"index": 1, "goal_file": "m.py", "goal_function": "f", "unit_test_file": "unit_test/test_m.py"}
-        ],
-    }
-    (task / "info.json").write_text(json.dumps(info))
-    return task
+    goal = "def f():\n    return 1\n"
+    test = "from m import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    return write_task(root, name, repo="repo", goal_file="m.py", goal=goal, golden=goal,
+                      impls=[Impl("f", "unit_test/test_m.py")], files={"unit_test/test_m.py": test})
 
 
 def test_generated_dockerfile_takes_the_build_args_and_copies_no_task_file(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tasks import EXAMPLES, create_task
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.metadata import (
     ImplFields,
@@ -18,12 +19,8 @@ from lmrbench.authoring.metadata import (
     retrieval_candidates,
     update_info,
 )
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.errors import LmrError
-
-EXAMPLES = Path(__file__).parents[2] / "examples" / "tasks"
 
 
 def _new(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -108,10 +105,8 @@ def test_the_bundled_examples_pass_the_apps_own_check() -> None:
 @pytest.fixture
 def new_task_in(fixture_repo: Path):
     def make(bench: Path):
-        spec = TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::preference_loss")],
-                        instructions=["Implement the DPO loss."], bench=bench / "bench",
-                        category="Training Objectives & Optimization", name="1-Toy")
-        task = create_task(spec)
+        task = create_task(fixture_repo, bench / "bench", ["losses.py::preference_loss"],
+                           instruction="Implement the DPO loss.", name="1-Toy")
         (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(
             "import numpy as np\nfrom losses import preference_loss\n\n\ndef test_x():\n"
             "    assert np.isfinite(preference_loss(np.zeros(2), np.zeros(2))).all()\n"

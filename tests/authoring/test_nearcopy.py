@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from defect_set import BODY, HEADER, NEAR_COPIES, SIG, _fn
 
+from helpers.defect_set import BODY, HEADER, NEAR_COPIES, SIG, _fn
 from lmrbench.authoring import nearcopy
 
 SRC = Path(nearcopy.__file__).resolve().parents[1]

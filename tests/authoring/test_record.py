@@ -6,8 +6,8 @@ import json
 import subprocess
 
 import pytest
-from record_fixture import make_task
 
+from helpers.record_fixture import make_task
 from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
@@ -203,27 +203,6 @@ def test_scaffold_writes_call_shapes_marked_todo(tmp_path):
     assert info["implementations"][0]["unit_test_file"] == "unit_test/unit_test_1.py"
 
 
-def _docker_info_answers() -> bool:
-    try:
-        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-@pytest.mark.docker
-def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-
-    if not _docker_info_answers():
-        pytest.skip("no Docker engine on this machine (`docker info` does not answer)")
-    task = make_task(tmp_path)
-    runner = DockerRunner()
-    result = record_tests(task, 1, TRAIN, sandbox=runner)
-    assert len(result.cases) == 3
-    assert _outcomes(runner, task, "golden")[0] == TestStatus.PASSED
-    assert _outcomes(runner, task, "masked")[0] == TestStatus.FAILED
-
-
 FACTORY_EXTRA = {
     "model/head.py": """
         import numpy as np
@@ -318,7 +297,6 @@ def test_an_implementation_of_several_functions_gets_a_test_per_function_and_cas
 
 
 def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
-    import subprocess
     import sys
 
     from lmrbench.authoring.values import RECORD_RUNTIME, runtime_files
@@ -457,8 +435,7 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
 
 
 def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
-    from lmrbench.authoring.task_new import create_task
-    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+    from helpers.tasks import create_task
     from lmrbench.authoring.tree import build_tree
 
     repo = tmp_path / "plain"
@@ -467,8 +444,7 @@ def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, ma
         "geo/area.py": "def area(w, h, scale=1.0):\n    return w * h * scale\n",
         "run.py": "from geo.area import area\nprint(area(2.0, 3.5))\nprint(area(1, 2, scale=0.25))\n",
     })
-    task = create_task(TaskSpec(source=str(repo), functions=[FunctionRef.parse("geo/area.py::area")],
-                                instructions=["Area."], bench=tmp_path / "bench"))
+    task = create_task(repo, tmp_path / "bench", ["geo/area.py::area"], instruction="Area.", category="")
     tree = build_tree(task, None, "golden", tmp_path / "tree")
     probe = local.run(task, tree, ["python", "-c", "import numpy"], timeout=120)
     assert probe.exit_code != 0 and "No module named 'numpy'" in probe.output

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from run_task import GOAL, METRICS_PY, REPO, write_taskset
 
+from helpers.run_task import GOAL, METRICS_PY, REPO, write_taskset
 from lmrbench.authoring.splice import extract_function, replace_functions
 from lmrbench.benchmark.pipeline.agent import PROMPT_FILE, export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from small_task import write_task
+from helpers.small_task import write_task
 
 LMRBENCH = str(Path(sys.executable).with_name("lmrbench"))
 

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer
-from run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 
+from helpers.llm_server import LLMServer
+from helpers.run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 from lmrbench.authoring.mask import mask_source
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.context import goal_stub

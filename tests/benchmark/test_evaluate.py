@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, status
-from run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 
+from helpers.llm_server import LLMServer, status
+from helpers.run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from llm_server import LLMServer, logprobs
-from synthetic_runs import golden_source, write_run, write_shaped_task
+
+from helpers.llm_server import LLMServer, logprobs
+from helpers.synthetic_runs import golden_source, write_run, write_shaped_task
 
 EXE = str(Path(sys.executable).with_name("lmrbench"))
 LN = math.log

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from synthetic_runs import add_verdicts_and_labels, write_run, write_shaped_task
 
+from helpers.synthetic_runs import add_verdicts_and_labels, write_run, write_shaped_task
 from lmrbench.benchmark.analysis.outcomes import human_judge_pairs
 from lmrbench.schemas.run import JudgeCategory
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, status
-from run_task import GOAL, HELPER_REPLY, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
 
+from helpers.llm_server import LLMServer, status
+from helpers.run_task import GOAL, HELPER_REPLY, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.prompts import truncate_paper
@@ -148,7 +148,7 @@ def test_helpers_are_dropped_unless_allowed_and_then_nested_in_the_goal_function
 
 
 def test_a_reply_cut_at_max_tokens_says_so(server, bench, tmp_path) -> None:
-    from llm_server import reply
+    from helpers.llm_server import reply
 
     server.on(TOTAL, reply("```python\nasync def total(xs):\n    return sum(", finish_reason="length"))
     tasks, _ = load_taskset(bench, only=["2"])

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, status
-from run_task import HOSTILE_DICE, golden_def, write_taskset
 
+from helpers.llm_server import LLMServer, status
+from helpers.run_task import HOSTILE_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.generate import generate
 from lmrbench.benchmark.pipeline.judge import judge, parse_verdict, verdict_counts
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig

@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 
-from labels_run import write_review_run
+from helpers.labels_run import write_review_run
 from lmrbench.benchmark.labels.assign import assign, write_assignment
 from lmrbench.benchmark.labels.store import LabelStore, check_annotator
 from lmrbench.benchmark.pipeline.rundir import RunDir

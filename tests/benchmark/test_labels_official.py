@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from official_fixture import ANALYSES, CONFUSION, EXPECTED, expected_records, write_official
 
+from helpers.official_fixture import ANALYSES, CONFUSION, EXPECTED, expected_records, write_official
 from lmrbench.benchmark.labels.agreement import agreement
 from lmrbench.benchmark.labels.official import export_official, import_official
 from lmrbench.benchmark.labels.official_files import parse_analysis
@@ -135,7 +135,7 @@ def test_parse_analysis_takes_the_last_category_or_a_final_bare_digit(text, scor
 
 
 def test_import_with_the_task_set_names_tasks_and_categories(tmp_path) -> None:
-    from run_task import write_taskset
+    from helpers.run_task import write_taskset
 
     bench = write_taskset(tmp_path / "bench")
     results = tmp_path / "results"
@@ -164,7 +164,7 @@ def test_import_with_the_task_set_names_tasks_and_categories(tmp_path) -> None:
 
 
 def test_export_of_a_run_made_here_writes_the_paper_scale(tmp_path) -> None:
-    from labels_run import write_review_run
+    from helpers.labels_run import write_review_run
     from lmrbench.benchmark.labels.store import LabelStore
 
     _, run = write_review_run(tmp_path)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 
+from helpers.small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 from lmrbench.benchmark.testrun.legacy import is_legacy_test, judge_script, unseal
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
@@ -62,15 +62,12 @@ def test_detection(tmp_path):
     assert not is_legacy_test(task.repo_dir / "unit_test" / "unit_test_2.py")
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(params=["local"])
 def sandbox(request):
-    if request.param == "local":
-        from lmrbench.benchmark.sandbox.local import LocalRunner
+    """The local runner; tests/docker/test_legacy_docker.py runs the tests that take it in Docker."""
+    from lmrbench.benchmark.sandbox.local import LocalRunner
 
-        return LocalRunner()
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-
-    return DockerRunner(base_image=request.getfixturevalue("base_image"))
+    return LocalRunner()
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, malformed, status
 
+from helpers.llm_server import LLMServer, malformed, status
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
 from lmrbench.schemas.run import LLMParams
 
@@ -104,7 +104,7 @@ def test_endpoint_down_is_a_connect_error(tmp_path) -> None:
 
 
 def test_slow_reply_times_out(server) -> None:
-    from llm_server import reply
+    from helpers.llm_server import reply
 
     server.on("q", reply("late", delay=1.5))
     with make_client(server, None, timeout=0.3) as client, pytest.raises(LLMError) as err:
@@ -113,7 +113,7 @@ def test_slow_reply_times_out(server) -> None:
 
 
 def test_concurrency_limit_holds_across_threads(server) -> None:
-    from llm_server import reply
+    from helpers.llm_server import reply
 
     server.on("q", reply("ok", delay=0.3))
     client = make_client(server, None, concurrency=2)

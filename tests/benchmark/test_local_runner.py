@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
-from vec_task import write_small_task
 
+from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.schemas.testrun import TestStatus

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_runs import write_run, write_shaped_task
 
+from helpers.synthetic_runs import write_run, write_shaped_task
 from lmrbench.benchmark.analysis.regression import Observation, fit_logit
 from lmrbench.benchmark.analysis.structure import PREDICTORS
 from lmrbench.errors import LmrError

@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, status
-from run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from helpers.llm_server import LLMServer, status
+from helpers.run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.scoreboard import build_report
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
@@ -130,44 +129,3 @@ def test_report_of_a_folder_that_is_not_a_run_is_one_line(tmp_path) -> None:
     assert proc.returncode == 2
     expected = f"error: {tmp_path}: not a run folder (no run.json); make one with generate or import-agent"
     assert proc.stderr.strip().splitlines() == [expected]
-
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
-
-
-@pytest.mark.docker
-def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
-    server, base_image, tmp_path
-) -> None:
-    from lmrbench.authoring.splice import extract_function
-    from lmrbench.core.taskset import load_taskset
-
-    bench = tmp_path / "tasks"
-    shutil.copytree(EXAMPLES, bench, ignore=shutil.ignore_patterns(".lmrbench"))
-    tasks, problems = load_taskset(bench)
-    assert not problems and len(tasks) >= 3
-    server.on("Reference implementation", LI)
-    for task in tasks:
-        for impl in task.info.implementations:
-            golden = extract_function(task.golden_path(impl).read_text(), impl.goal_functions[0])
-            server.on(
-                f"Functions to implement, in {impl.goal_file}: {impl.goal_functions[0]}",
-                f"```python\n{golden}\n```",
-            )
-            server.on(
-                golden.rstrip() + "\n</candidate-", CC
-            )  # the judge sees the golden code as the candidate
-    run = tmp_path / "run"
-    cli("generate", bench, "--out", run, *llm_opts(server, "gold", tmp_path / "cache"))
-    cli("evaluate", bench, run, "--sandbox", "docker", "--timeout", "300")
-    cli("judge", bench, run, *llm_opts(server, "judge", tmp_path / "cache"))
-    cli("report", run)
-    row = build_report([run]).rows[0]
-    assert (row.implementations, row.passed, row.accuracy, row.infra_errors) == (
-        len(tasks),
-        len(tasks),
-        100.0,
-        0,
-    )
-    assert (row.cc, row.judged) == (len(tasks), len(tasks))
-    assert all(t.image_digest.startswith("sha256:") for t in RunDir(run).require_manifest().tasks)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from small_task import write_task
-
+from helpers.small_task import write_task
 from lmrbench.authoring.tree import build_tree
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements

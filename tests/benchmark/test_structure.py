@@ -9,8 +9,8 @@ import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
-from run_task import write_taskset
 
+from helpers.run_task import write_taskset
 from lmrbench.benchmark.analysis.structure import structure, tree_metrics
 from lmrbench.core.taskset import load_taskset
 

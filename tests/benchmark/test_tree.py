@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
 
+from helpers.small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
 from lmrbench.authoring.tree import build_tree, impl_test_files, trusted_paths
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from helpers.tasks import create_task
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import ResultStatus, stored_results, validate_task
 from lmrbench.core.taskset import Task
@@ -41,10 +40,8 @@ class Details:
 
 @pytest.fixture
 def task(fixture_repo: Path, tmp_path: Path) -> Task:
-    spec = TaskSpec(source=str(fixture_repo), functions=[FunctionRef.parse("losses.py::preference_loss")],
-                    instructions=["Implement the DPO loss."], bench=tmp_path / "bench",
-                    category="Training Objectives & Optimization", name="1-Toy")
-    made = create_task(spec)
+    made = create_task(fixture_repo, tmp_path / "bench", ["losses.py::preference_loss"],
+                       instruction="Implement the DPO loss.", name="1-Toy")
     (made.repo_dir / "unit_test" / "unit_test_1.py").write_text(UNIT_TEST)
     return made
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from small_task import write_task
 
+from helpers.small_task import write_task
 from lmrbench.subprocess_progress import run_with_heartbeat
 
 SCRIPT = str(Path(sys.executable).with_name("lmrbench"))

@@ -7,13 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from labels_run import write_review_run
+from helpers.labels_run import write_review_run
+from helpers.official_fixture import EXPECTED, write_official
 from lmrbench.benchmark.labels.store import LabelStore
 from lmrbench.benchmark.pipeline.rundir import RunDir
 
 EXE = str(Path(sys.executable).with_name("lmrbench"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmark"))
-from official_fixture import EXPECTED, write_official  # noqa: E402
 
 
 def lmrbench(*args: object, ok: bool = True) -> subprocess.CompletedProcess[str]:

@@ -8,10 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from helpers.record_fixture import make_task
 from lmrbench.cli.main import app
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "authoring"))
-from record_fixture import make_task  # noqa: E402
 
 runner = CliRunner()
 

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "authoring"))
+from helpers.defect_set import write_defect_set
+from helpers.tasks import EXAMPLES
 
-from defect_set import write_defect_set  # noqa: E402
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 SCREEN_LINES = 40
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from helpers.tasks import create_task
 from lmrbench.core.taskset import Task
 
 UNIT_TEST = '''import numpy as np
@@ -24,33 +23,12 @@ def test_preference_loss():
 
 def make_task(repo: Path, bench: Path, *, with_test: bool = True) -> Task:
     """A task for ``preference_loss`` of the shared fixture repository, with its unit test when asked."""
-    spec = TaskSpec(
-        source=str(repo),
-        functions=[FunctionRef.parse("losses.py::preference_loss")],
-        instructions=["Implement the DPO loss."],
-        bench=bench,
-        category="Training Objectives & Optimization",
-        paper_name="Toy DPO",
-        year=2023,
-    )
-    task = create_task(spec, force=True)  # several tasks of one function on purpose: the set has rows to sort
+    # force: several tasks of one function on purpose, the set has rows to sort
+    task = create_task(repo, bench, ["losses.py::preference_loss"], instruction="Implement the DPO loss.",
+                       paper_name="Toy DPO", year=2023, force=True)
     if with_test:
         (task.repo_dir / "unit_test" / "unit_test_1.py").write_text(UNIT_TEST)
     return task
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """Pilot tests run on asyncio."""
-    return "asyncio"
-
-
-@pytest.fixture
-def bench(tmp_path: Path) -> Path:
-    """An empty task set folder."""
-    path = tmp_path / "bench"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture

@@ -10,18 +10,13 @@ from textual.command import CommandPalette
 from textual.widgets import ProgressBar
 from textual.widgets._footer import FooterKey
 
+from helpers.pilot import wait_for_workers
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.work_panel import WorkPanel
 
 pytestmark = pytest.mark.anyio
-
-
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
 
 
 async def palette_titles(app, pilot) -> list[str]:
@@ -39,7 +34,7 @@ async def palette_titles(app, pilot) -> list[str]:
 async def test_the_palette_lists_quit_once_and_the_footer_one_palette_key(bench: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         for _ in range(2):  # the task set, then the new-task flow
             titles = await palette_titles(app, pilot)
             assert sum(t.strip() == "Quit" for t in titles) == 1, titles
@@ -56,7 +51,7 @@ async def test_f1_and_question_mark_open_the_help_of_the_screen(bench: Path) -> 
 
     app = make_app(bench)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -78,7 +73,7 @@ async def test_f1_and_question_mark_open_the_help_of_the_screen(bench: Path) -> 
 async def test_the_palettes_screenshot_saves_into_the_task_set(bench: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.pause(0.3)
         await pilot.press(*"screenshot")
@@ -95,14 +90,14 @@ async def test_the_palettes_screenshot_saves_into_the_task_set(bench: Path) -> N
 async def test_the_work_panel_shows_no_bar_when_idle_and_no_full_bar_after_an_error(bench: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("n")
         await pilot.pause()
         screen = app.screen
         bar = screen.query_one(WorkPanel).query_one(ProgressBar)
         assert not bar.display or not bar.region.width  # idle: no (moving) bar
         await pilot.press(*str(bench / "no-such-repo"), "ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert "error" in str(screen.query_one("#work-label").render())
         assert not bar.display or bar.percentage != 1  # an error is not 100 %
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Select, SelectionList, TabbedContent, TextArea
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.paper import write_paper
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
@@ -22,16 +23,10 @@ pytestmark = pytest.mark.anyio
 SMALL = (80, 24)
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def open_edit(app, pilot) -> EditTaskScreen:
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     await pilot.press("e")
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     screen = app.screen
     assert isinstance(screen, EditTaskScreen)
     return screen
@@ -77,7 +72,7 @@ async def test_escape_and_ctrl_q_ask_before_losing_edits(new_task, bench: Path) 
     async with app.run_test(size=SMALL) as pilot:
         screen = await open_edit(app, pilot)
         await pilot.press("escape")  # nothing edited: leaves at once
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
         screen = await open_edit(app, pilot)
         screen.query_one("#edit-instruction", TextArea).text = "A better instruction."
@@ -96,7 +91,7 @@ async def test_escape_and_ctrl_q_ask_before_losing_edits(new_task, bench: Path) 
         await pilot.press("ctrl+s")
         await pilot.pause()
         await pilot.press("escape")  # saved: nothing to lose
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
     assert load_task(task.path).info.implementations[0].instruction == "A better instruction."
 
@@ -108,7 +103,7 @@ async def test_validate_after_info_json_broke_says_so(new_task, bench: Path) -> 
         screen = await open_edit(app, pilot)
         (task.path / "info.json").write_text('{"implementations": [')
         await pilot.press("ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         label = str(screen.query_one("#work-label").render())
         assert label.startswith("error: ") and "info.json" in label
         assert any("info.json" in str(n.message) for n in app._notifications)

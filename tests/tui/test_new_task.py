@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from textual.message import Message
 from textual.widgets import Input, Select, TextArea
-from textual.worker import Worker, WorkerState
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
@@ -22,21 +22,15 @@ from lmrbench.tui.widgets.work_panel import WorkPanel
 pytestmark = pytest.mark.anyio
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def open_and_clone(app, pilot, repo: Path) -> NewTaskScreen:
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     await pilot.press("n")
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, NewTaskScreen)
     await pilot.press(*str(repo))
     await pilot.press("ctrl+g")
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     return screen
 
 
@@ -59,12 +53,12 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
 
         # Mask: the diff shows the body replaced by the stub; another style changes it.
         await pilot.press("ctrl+n")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         diff = screen.query_one(DiffView).text
         assert "-    losses = -log_sigmoid(beta * logits)" in diff
         assert "+    raise NotImplementedError" in diff
         screen.query_one("#mask-style", Select).value = "pass"
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert "+    pass" in screen.query_one(DiffView).text
 
         # Paper: parsed pages, search jumps to the page holding the text.
@@ -72,7 +66,7 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         await pilot.pause()
         screen.query_one("#pdf", Input).value = str(fixture_pdf)
         await pilot.press("ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         paper = screen.query_one("#paper")
         assert paper.pages and len(paper.pages) == 2
         assert paper.find_next("method in detail") and paper.page == 1
@@ -101,9 +95,9 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert [p.name for p in bench.iterdir()] == [screen.draft.path.name]
 
         await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
 
     assert sorted(p.name for p in bench.iterdir()) == [name]
     task = load_task(bench / name)
@@ -127,7 +121,7 @@ async def test_cancel_removes_the_draft(fixture_repo: Path, bench: Path) -> None
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
     assert list(bench.iterdir()) == []
 
@@ -135,11 +129,11 @@ async def test_cancel_removes_the_draft(fixture_repo: Path, bench: Path) -> None
 async def test_a_bad_source_is_one_line_in_the_app(bench: Path, tmp_path: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("n")
         await pilot.pause()
         await pilot.press(*str(tmp_path / "no-such-repo"), "ctrl+g")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         screen = app.screen
         assert isinstance(screen, NewTaskScreen) and screen.repo is None
         label = str(screen.query_one(WorkPanel).query_one("#work-label").render())
@@ -158,70 +152,6 @@ async def test_saving_needs_the_missing_parts(fixture_repo: Path, bench: Path) -
         assert "select at least one function" in summary
         assert "instruction: empty" in summary
     assert list(bench.iterdir()) == []
-
-
-@pytest.mark.docker
-async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench: Path) -> None:
-    seen: list[Message] = []
-    app = make_app(bench, sandbox="docker")
-    async with app.run_test(size=(150, 45), message_hook=seen.append) as pilot:
-        screen = await open_and_clone(app, pilot, fixture_repo)
-        await pilot.press(*"prfloss", "enter", "enter")
-        screen.go("tests")
-        await pilot.pause()
-        await pilot.press(*"python train.py", "ctrl+g")
-        for _ in range(600):  # the draft task is created, then its environment is prepared
-            if any(isinstance(m, WorkPanel.Started) and m.label.startswith("environment of") for m in seen):
-                break
-            await pilot.pause(0.1)
-        else:
-            pytest.fail("the build never started")
-        assert screen.draft is not None and any(screen.draft.path.rglob("info.json"))
-        await pilot.press("escape")
-        await pilot.pause()
-        await pilot.press("y")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TaskSetScreen)
-        assert not any(w.is_running for w in app.workers)
-        ends = [m.state for m in seen if isinstance(m, Worker.StateChanged) and m.worker.name == "record"]
-        assert ends[-1] in (WorkerState.CANCELLED, WorkerState.ERROR)  # stopped, not finished
-    assert list(bench.iterdir()) == []
-
-
-@pytest.mark.docker
-async def test_record_validate_and_save_a_valid_task(fixture_repo: Path, bench: Path) -> None:
-    from lmrbench.benchmark.validation.store import latest_results
-
-    app = make_app(bench, sandbox="docker")
-    async with app.run_test(size=(150, 45)) as pilot:
-        screen = await open_and_clone(app, pilot, fixture_repo)
-        await pilot.press(*"prfloss", "enter", "enter")
-        screen.go("paper")
-        screen.query_one("#instruction", TextArea).text = "Implement the DPO loss."
-        screen.go("metadata")
-        screen.query_one("#md-category", Select).value = "Training Objectives & Optimization"
-        screen.go("tests")
-        await pilot.pause()
-        await pilot.press(*"python train.py", "ctrl+g")
-        await settle(app, pilot)
-        assert screen.query_one("#tests-cases").row_count >= 1
-        screen.go("validate")
-        await pilot.press("ctrl+g")
-        await settle(app, pilot)
-        assert "the task is valid" in str(screen.query_one("#validate-summary").render())
-        await pilot.press("ctrl+s")
-        await settle(app, pilot)
-        assert isinstance(app.screen, TaskSetScreen)
-        await settle(app, pilot)
-        table = app.screen.query_one("#tasks")
-        row = [str(c) for c in table.get_row_at(0)]
-        assert row[2] == "valid"
-
-    (task,) = load_taskset(bench)[0]
-    assert check_task(task) == []
-    result = latest_results(bench)[(task.name, 1)]
-    assert result.valid and result.golden_passed and result.masked_failed
-    assert not any(p.name.startswith(".lmrbench-draft") for p in bench.iterdir())
 
 
 async def test_quitting_the_app_removes_the_draft(fixture_repo: Path, bench: Path) -> None:

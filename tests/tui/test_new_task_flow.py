@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, Select, TextArea
 
+from helpers.pilot import wait_for_workers
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task import NewTaskScreen
@@ -16,21 +17,15 @@ from lmrbench.tui.widgets.step_list import StepList
 pytestmark = pytest.mark.anyio
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def open_and_clone(app, pilot, repo: Path) -> NewTaskScreen:
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     await pilot.press("n")
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, NewTaskScreen)
     screen.query_one("#source", Input).value = str(repo)
     await pilot.press("ctrl+g")
-    await settle(app, pilot)
+    await wait_for_workers(app, pilot)
     return screen
 
 
@@ -68,7 +63,7 @@ async def test_a_step_is_checked_when_done_not_when_visited(fixture_repo: Path, 
         await pilot.pause()
         screen.query_one("#instruction", TextArea).text = "Implement the DPO loss."
         screen.go("mask")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         screen.go("metadata")
         year.value = "2023"
         screen.query_one("#md-category", Select).value = "Training Objectives & Optimization"

@@ -9,6 +9,7 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import Input, TextArea
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
@@ -19,16 +20,10 @@ from lmrbench.tui.screens.taskset import TaskSetScreen
 pytestmark = pytest.mark.anyio
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-
-
 async def test_every_binding_has_an_id_and_a_tooltip(bench: Path) -> None:
     app = make_app(bench)
     async with app.run_test() as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         for screen in (TaskSetScreen, NewTaskScreen, EditTaskScreen, type(app)):
             for binding in screen.BINDINGS:
                 assert binding.id and binding.tooltip and binding.description, (screen.__name__, binding)
@@ -37,7 +32,7 @@ async def test_every_binding_has_an_id_and_a_tooltip(bench: Path) -> None:
 async def test_palette_runs_a_screen_action(bench: Path) -> None:
     app = make_app(bench)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
@@ -53,9 +48,9 @@ async def test_edit_instruction_and_metadata(new_task, bench: Path) -> None:
     task = new_task()
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("e")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         screen = app.screen
         assert isinstance(screen, EditTaskScreen)
         area = screen.query_one("#edit-instruction", TextArea)
@@ -70,7 +65,7 @@ async def test_edit_instruction_and_metadata(new_task, bench: Path) -> None:
         await pilot.press("ctrl+s")
         await pilot.pause()
         await pilot.press("escape")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
 
     raw = json.loads((task.path / "info.json").read_text())
@@ -101,28 +96,28 @@ async def test_add_an_implementation_and_remask_in_the_edit_screen(new_task, ben
     task = new_task()
     app = make_app(bench)
     async with app.run_test(size=(150, 45)) as pilot:
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("e")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         screen = app.screen
         assert isinstance(screen, EditTaskScreen)
         before = {p: p.read_bytes() for p in task.path.rglob("*") if p.is_file()}
         screen.query_one("#add-function", Input).value = "losses.py::Scaler.scal"
         screen.query_one("#add-instruction", Input).value = "Scale by k."
         await pilot.press("ctrl+o")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert "Scaler.scale" in str(screen.query_one("#work-label").render())  # the error, in the app
         assert {p: p.read_bytes() for p in task.path.rglob("*") if p.is_file()} == before
 
         screen.query_one("#add-function", Input).value = "losses.py::Scaler.scale"
         await pilot.click("#add-impl")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         assert screen.query_one("#impl", Select).value == 2
         screen.query_one("#mask-style", Select).value = "pass"
         await pilot.press("ctrl+b")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
         await pilot.press("escape")
-        await settle(app, pilot)
+        await wait_for_workers(app, pilot)
 
     info = load_task(task.path).info
     assert [(i.index, i.goal_function, i.class_name) for i in info.implementations] == [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Label, Static
 
-from labels_run import write_review_run
+from helpers.labels_run import write_review_run
 from lmrbench.benchmark.labels.store import LabelStore
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import JudgeCategory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from labels_run import write_review_run
+from helpers.labels_run import write_review_run
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.review import ReviewScreen
 

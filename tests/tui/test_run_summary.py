@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmark"))
-from synthetic_runs import add_verdicts_and_labels, write_run  # noqa: E402
-
-from lmrbench.schemas.run import JudgeCategory  # noqa: E402
-from lmrbench.tui.app import make_app  # noqa: E402
-from lmrbench.tui.screens.run_summary import RunSummaryScreen  # noqa: E402
+from helpers.synthetic_runs import add_verdicts_and_labels, write_run
+from lmrbench.schemas.run import JudgeCategory
+from lmrbench.tui.app import make_app
+from lmrbench.tui.screens.run_summary import RunSummaryScreen
 
 pytestmark = pytest.mark.anyio
 CC, LC, LI = JudgeCategory

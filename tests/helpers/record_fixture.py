@@ -5,8 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from helpers.tasks import create_task
 from lmrbench.core.taskset import Task
 
 LOSSES = '''\
@@ -99,13 +98,4 @@ def make_task(
     """A task folder (``tmp/bench/1-Tiny``) masking ``functions`` (default: hinge_loss) of the repo."""
     source = write_repo(tmp / "src-repo", extra)
     functions = functions or ("model/losses.py::hinge_loss",)
-    return create_task(
-        TaskSpec(
-            source=str(source),
-            functions=[FunctionRef.parse(f) for f in functions],
-            instructions=["Implement it."],
-            bench=tmp / "bench",
-            category=category,
-            name="1-Tiny",
-        )
-    )
+    return create_task(source, tmp / "bench", functions, category=category, name="1-Tiny")

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from docker_helpers import owned_containers
-from vec_task import dedent, write_small_task
 
+from helpers.docker_engine import owned_containers
+from helpers.vec_task import dedent, write_small_task
 from lmrbench.benchmark.sandbox.containers import RUN_LABEL
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
@@ -286,7 +286,7 @@ INTERRUPTED = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from vec_task import write_small_task
+from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 task = write_small_task(Path({root!r}), name="8-Interrupt")
 DockerRunner(base_image={base!r}).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
@@ -299,7 +299,7 @@ def test_ctrl_c_during_a_run_leaves_no_container(base_image, docker_engine, tmp_
     import sys
     import time
 
-    code = INTERRUPTED.format(tests=str(Path(__file__).parent), root=str(tmp_path), base=base_image)
+    code = INTERRUPTED.format(tests=str(Path(__file__).parents[1]), root=str(tmp_path), base=base_image)
     proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 90

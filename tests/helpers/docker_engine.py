@@ -1,18 +1,20 @@
-"""Fixtures of the environment tests: a real Docker engine (never mocked), its base image, a small task.
+"""Fixtures of the tests that need a real Docker engine (never mocked), its base image, and the containers a test
+process owns.
 
 A test marked ``docker`` needs the engine. Where ``docker info`` answers, a test that then cannot reach the
 engine through the SDK fails: it never skips. Where no engine exists at all, docker tests are skipped.
+Loaded for every test by ``pytest_plugins`` in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
-from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from vec_task import write_small_task
-
-from lmrbench.core.taskset import Task
 
 
 def _docker_info_answers() -> bool:
@@ -23,7 +25,7 @@ def _docker_info_answers() -> bool:
 
 
 @pytest.fixture(scope="session")
-def docker_engine():
+def docker_engine() -> Iterator[Any]:
     """A connected docker client; fails (never skips) when `docker info` answers but the SDK cannot."""
     import docker
 
@@ -40,20 +42,29 @@ def docker_engine():
 
 
 @pytest.fixture(autouse=True)
-def _needs_docker(request):
+def _needs_docker(request: pytest.FixtureRequest) -> None:
     if request.node.get_closest_marker("docker"):
         request.getfixturevalue("docker_engine")
 
 
 @pytest.fixture(scope="session")
-def base_image(docker_engine) -> str:
+def base_image(docker_engine: Any) -> str:
     """The bootstrapped base image, made by the product's own command (reused when present)."""
     from lmrbench.benchmark.sandbox.images import bootstrap_base_image
 
     return bootstrap_base_image().tag
 
 
-@pytest.fixture
-def small_task(tmp_path: Path) -> Task:
-    """A fresh small task (pure Python, no requirements) written by the test."""
-    return write_small_task(tmp_path / "bench")
+def owned_containers(engine: Any, pid: int | None = None, task: str | None = None) -> list[Any]:
+    """Run containers (running or not) started by process ``pid`` (default: this one), of ``task`` if given.
+
+    Tests look only at their own, since other test processes (xdist workers, other checkouts) share the engine and
+    use the same task names.
+    """
+    from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
+
+    owner = f"{socket.gethostname()}:{pid or os.getpid()}"
+    found = engine.containers.list(
+        all=True, filters={"label": f"{RUN_LABEL}={task}" if task else RUN_LABEL}, sparse=True
+    )  # sparse: no inspect per container, which fails for one another process removes meanwhile
+    return [c for c in found if (c.attrs.get("Labels") or {}).get(OWNER_LABEL) == owner]

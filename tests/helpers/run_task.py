@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.tasks import Impl, write_task
 from lmrbench.authoring.mask import mask_source
 
 REPO = "toy_repo"
@@ -90,44 +91,20 @@ def write_taskset(bench: Path) -> Path:
 
 
 def _write_task(bench: Path, name: str, impls: list[tuple[str, str, str, str]]) -> None:
-    task = bench / name
-    repo = task / REPO
-    (repo / "toy").mkdir(parents=True)
-    (repo / "unit_test").mkdir()
-    (task / "golden_files").mkdir()
-    (task / "golden_files" / "metrics_golden.py").write_text(METRICS_PY)
     quals = [f"{cls}.{fn}" if cls else fn for fn, cls, _, _ in impls]
-    (repo / GOAL).write_text(mask_source(METRICS_PY, quals, file=GOAL))
-    (repo / "toy" / "__init__.py").write_text("")
-    (repo / "toy" / "utils.py").write_text("def helper():\n    return 'context file'\n")
-    (repo / "paper.json").write_text(
-        json.dumps({"1": "Toy paper. Dice is 2|A&B|/(|A|+|B|).", "2": "Page two."})
-    )
-    (repo / "paper.pdf").write_bytes(b"%PDF-1.4 placeholder")
-    info_impls = []
-    for k, (fn, cls, test, category) in enumerate(impls, start=1):
-        (repo / "unit_test" / f"unit_test_{k}.py").write_text(test)
-        info_impls.append(
-            {
-                "instruction": f"Implement {fn} as in the paper.",
-                "index": k,
-                "category": category,
-                "goal_file": GOAL,
-                "goal_function": fn,
-                "class_name": cls,
-                "golden_file": "golden_files/metrics_golden.py",
-                "retrieval_context": ["toy/utils.py"],
-                "unit_test_file": f"unit_test/unit_test_{k}.py",
-            }
-        )
-    info = {
-        "instance_id": int(name.split("-")[0]),
-        "paper_name": f"Toy paper {name}",
-        "folder_name": name,
-        "repo_folder_name": REPO,
-        "implementations": info_impls,
+    files = {
+        "toy/__init__.py": "",
+        "toy/utils.py": "def helper():\n    return 'context file'\n",
+        "paper.json": json.dumps({"1": "Toy paper. Dice is 2|A&B|/(|A|+|B|).", "2": "Page two."}),
     }
-    (task / "info.json").write_text(json.dumps(info, indent=4))
+    entries = []
+    for k, (fn, cls, test, category) in enumerate(impls, start=1):
+        files[f"unit_test/unit_test_{k}.py"] = test
+        entries.append(Impl(fn, f"unit_test/unit_test_{k}.py", f"Implement {fn} as in the paper.", category, cls,
+                            {"retrieval_context": ["toy/utils.py"]}))  # fmt: skip
+    task = write_task(bench, name, repo=REPO, goal_file=GOAL, goal=mask_source(METRICS_PY, quals, file=GOAL),
+                      golden=METRICS_PY, impls=entries, files=files, info={"paper_name": f"Toy paper {name}"})
+    (task / REPO / "paper.pdf").write_bytes(b"%PDF-1.4 placeholder")
 
 
 def golden_def(qualname: str) -> str:

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from small_task import write_task
+
+from helpers.small_task import write_task
 
 pytestmark = pytest.mark.docker
 
@@ -25,7 +26,7 @@ def test_add_slowly():
 
 
 def _containers_of(engine, pid: int) -> list:
-    from docker_helpers import owned_containers
+    from helpers.docker_engine import owned_containers
 
     return owned_containers(engine, pid)
 

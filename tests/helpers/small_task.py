@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
+from helpers.tasks import Impl
+from helpers.tasks import write_task as write_task_folder
 from lmrbench.authoring.mask import mask_source
 
 REPO = "calc"
-GOLDEN = "golden_files/calc_golden.py"
 CALC_PY = '''"""Tiny arithmetic used by the validation tests."""
 
 
@@ -92,38 +92,19 @@ def write_task(
     dockerfile: bool = True,
 ) -> Path:
     """Write a task folder ``bench/name`` with impl 1 = add, impl 2 = scale (impl 3 = scale, legacy test)."""
-    task = bench / name
-    repo = task / REPO
-    (repo / "unit_test").mkdir(parents=True)
-    (task / "golden_files").mkdir()
-    (task / "golden_files" / "calc_golden.py").write_text(CALC_PY)
-    (repo / "calc.py").write_text(mask_source(CALC_PY, ["add", "scale"], file="calc.py"))
-    (repo / "README.md").write_text("# calc\n")
     files = {"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": TEST_SCALE}
     if legacy:
         files["unit_test/unit_test_3.py"] = LEGACY_SCALE
     if tests is not None:
         files = tests
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    common = {"category": "Other", "goal_file": "calc.py", "class_name": "", "golden_file": GOLDEN}
-    impls = [
-        {**common, "instruction": "Add.", "index": 1, "goal_function": "add",
-         "unit_test_file": "unit_test/unit_test_1.py"},
-        {**common, "instruction": "Scale.", "index": 2, "goal_function": "scale",
-         "unit_test_file": "unit_test/unit_test_2.py"},
-    ]
+    impls = [Impl("add", "unit_test/unit_test_1.py", "Add."), Impl("scale", "unit_test/unit_test_2.py", "Scale.")]
     if legacy:
-        impls.append({**impls[1], "index": 3, "unit_test_file": "unit_test/unit_test_3.py"})
-    info = {"instance_id": int(name.split("-")[0]), "paper_name": "Calc", "folder_name": name,
-            "repo_folder_name": REPO, "implementations": impls}
-    (task / "info.json").write_text(json.dumps(info, indent=4))
-    if dockerfile:
-        from lmrbench.authoring.dockerfile import write_dockerfile
-
-        write_dockerfile(task, REPO)
-    return task
+        impls.append(Impl("scale", "unit_test/unit_test_3.py", "Scale."))
+    return write_task_folder(
+        bench, name, repo=REPO, goal_file="calc.py", goal=mask_source(CALC_PY, ["add", "scale"], file="calc.py"),
+        golden=CALC_PY, impls=impls, files={"README.md": "# calc\n", **files}, info={"paper_name": "Calc"},
+        dockerfile=dockerfile,
+    )
 
 
 def write_candidate(root: Path, calc_source: str, extra: dict[str, str] | None = None) -> Path:

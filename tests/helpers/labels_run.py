@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.run_task import GOAL, METRICS_PY, write_taskset
+from helpers.run_task import GOAL, METRICS_PY, write_taskset
 from lmrbench.benchmark.pipeline.generate import write_candidate
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, task_entry
 from lmrbench.core.taskset import load_taskset

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 from hostile_bodies import ATTACKS, attack_body
-from small_task import tree_hash, write_task
 
+from helpers.small_task import tree_hash, write_task
+from helpers.tasks import copy_example
 from lmrbench.authoring.splice import splice_bodies
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
@@ -22,7 +23,6 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
 """Task name -> the implementation attacked."""
 
@@ -37,8 +37,7 @@ def sandbox(base_image):
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory, base_image) -> dict[str, Task]:
     root = tmp_path_factory.mktemp("hostile-split")
-    dpo = root / "dpo-bench" / "1-DPO"
-    shutil.copytree(EXAMPLES / "1-DPO", dpo)
+    dpo = copy_example("1-DPO", root / "dpo-bench")
     return {
         "calc": load_task(write_task(root / "calc-bench", "1-Calc")),
         "dpo": load_task(dpo),
@@ -71,7 +70,7 @@ def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> P
 
 
 def our_containers(engine) -> list[str]:
-    from docker_helpers import owned_containers
+    from helpers.docker_engine import owned_containers
 
     return [c.id[:12] for c in owned_containers(engine)]
 

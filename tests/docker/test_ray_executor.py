@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer
-from ray_cluster import LocalCluster
 
+from helpers.llm_server import LLMServer
+from helpers.ray_cluster import LocalCluster
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.pipeline.scoreboard import build_report
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL

@@ -13,6 +13,8 @@ import os
 import py_compile
 from pathlib import Path
 
+from helpers.tasks import Impl
+from helpers.tasks import write_task as write_task_folder
 from lmrbench.authoring.dockerfile import render_dockerfile
 from lmrbench.authoring.mask import mask_source
 
@@ -116,26 +118,14 @@ NEAR_COPIES: dict[str, tuple[str, str, str]] = {
 def write_task(bench: Path, name: str, *, foreign_dockerfile: bool = False, test: str = TEST,
                golden: str = GOLDEN, impl: dict[str, object] | None = None) -> Path:
     """One task in the official layout: masked repo, golden file, info.json, a unit test, a Dockerfile."""
-    task = bench / name
-    repo = task / REPO
-    (repo / "unit_test").mkdir(parents=True)
-    masked = mask_source(GOLDEN, ["greedy_decode"])
-    (repo / GOAL).write_text(masked)
-    (repo / "unit_test" / "unit_test_1.py").write_text(test)
-    (task / "golden_files").mkdir()
-    (task / "golden_files" / "decoding_golden.py").write_text(golden)
-    (task / "Dockerfile").write_text(DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile())
-    entry: dict[str, object] = {
-        "instruction": "Implement greedy_decode.", "index": 1, "category": "Inference & Decoding",
-        "goal_file": GOAL, "goal_function": "greedy_decode", "class_name": "",
-        "golden_file": "golden_files/decoding_golden.py", "retrieval_context": [],
-        "unit_test_file": "unit_test/unit_test_1.py",
-    }
-    entry.update(impl or {})
-    info = {"instance_id": int(name.split("-")[0]), "paper_name": "Toy decoding", "folder_name": name,
-            "paper_url": "", "year": 2024, "repo_url": "", "repo_folder_name": REPO, "implementations": [entry]}
-    (task / "info.json").write_text(json.dumps(info, indent=2))
-    return task
+    entry = Impl("greedy_decode", "unit_test/unit_test_1.py", "Implement greedy_decode.", "Inference & Decoding",
+                 extra={"retrieval_context": [], **(impl or {})})
+    return write_task_folder(
+        bench, name, repo=REPO, goal_file=GOAL, goal=mask_source(GOLDEN, ["greedy_decode"]), golden=golden,
+        impls=[entry], files={"unit_test/unit_test_1.py": test},
+        info={"paper_name": "Toy decoding", "paper_url": "", "year": 2024, "repo_url": ""},
+        dockerfile=DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile(),
+    )
 
 
 def write_defect_set(root: Path, total: int = 30) -> dict[str, str]:

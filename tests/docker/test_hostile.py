@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from small_task import CALC_PY, tree_hash, write_candidate, write_task
 
+from helpers.small_task import CALC_PY, tree_hash, write_candidate, write_task
 from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -130,7 +130,7 @@ def golden(sandbox, hostile_task) -> TestReport:
 
 
 def our_containers(engine, task: Task) -> list[str]:
-    from docker_helpers import owned_containers
+    from helpers.docker_engine import owned_containers
 
     return [c.id[:12] for c in owned_containers(engine, task=task.name)]
 

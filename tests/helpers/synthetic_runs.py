@@ -5,9 +5,9 @@ Test support: every file is written through the product's own models, as generat
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from helpers.tasks import Impl, write_task
 from lmrbench.authoring.mask import mask_source
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.schemas.run import (
@@ -41,24 +41,12 @@ def write_shaped_task(bench: Path, number: int, *, nest: int, root_files: int, d
                       category: str = "Evaluation Metrics") -> str:  # fmt: skip
     """Task ``<number>-T<number>``: goal file ``nest`` folders deep, extra files at the root and in docs/."""
     name = f"{number}-T{number}"
-    task = bench / name
     goal = "/".join([f"d{i}" for i in range(nest)] + ["goal.py"])
-    repo = task / REPO
-    (repo / goal).parent.mkdir(parents=True, exist_ok=True)
     golden = golden_source(lines)
-    (repo / goal).write_text(mask_source(golden, ["f"], file=goal))
-    for i in range(root_files):
-        (repo / f"top{i}.py").write_text("X = 1\n")
-    for i in range(docs):
-        (repo / "docs" / f"page{i}.md").parent.mkdir(exist_ok=True)
-        (repo / "docs" / f"page{i}.md").write_text("text\n")
-    (task / "golden_files").mkdir(parents=True)
-    (task / "golden_files" / "goal_golden.py").write_text(golden)
-    info = {"instance_id": number, "paper_name": name, "folder_name": name, "repo_folder_name": REPO,
-            "implementations": [{"instruction": "Write f.", "index": 1, "category": category, "goal_file": goal,
-                                 "goal_function": "f", "class_name": "", "golden_file": "golden_files/goal_golden.py",
-                                 "unit_test_file": "unit_test/unit_test_1.py"}]}  # fmt: skip
-    (task / "info.json").write_text(json.dumps(info, indent=2))
+    files = {f"top{i}.py": "X = 1\n" for i in range(root_files)}
+    files.update({f"docs/page{i}.md": "text\n" for i in range(docs)})
+    write_task(bench, name, repo=REPO, goal_file=goal, goal=mask_source(golden, ["f"], file=goal), golden=golden,
+               impls=[Impl("f", "unit_test/unit_test_1.py", "Write f.", category)], files=files)
     return name
 
 
