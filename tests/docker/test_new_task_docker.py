@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.docker
-async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench: Path) -> None:
+async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench: Path, make_repo) -> None:
+    # requirements of their own: an image no other test has built, so there is a build to cancel
+    make_repo(fixture_repo, {"requirements.txt": f"numpy\n# {uuid.uuid4().hex}\n"})
     seen: list[Message] = []
     app = make_app(bench, sandbox="docker")
     async with app.run_test(size=(150, 45), message_hook=seen.append) as pilot:
