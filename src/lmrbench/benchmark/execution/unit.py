@@ -105,7 +105,7 @@ class Prepared:
             if key in self._failed:
                 raise LmrError(self._failed[key])
             try:
-                with _machine_lock(f"prepare-{task.name}"):
+                with MachineLock(f"prepare-{task.name}"):
                     env = sandbox.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
             except Cancelled:
                 raise
@@ -129,7 +129,7 @@ def _image_id(sandbox: Sandbox, env: str) -> str:
         return ""
 
 
-class _machine_lock:
+class MachineLock:
     """An exclusive lock shared by every process of this machine (a file lock under the cache root)."""
 
     def __init__(self, name: str) -> None:
@@ -211,7 +211,7 @@ def unpack_task(ref: TaskRef, archive: bytes) -> Task:
     dest = cache_root() / "shipped-tasks" / ref.digest
     folder = dest / ref.name
     if not folder.is_dir():
-        with _machine_lock(f"unpack-{ref.digest}"):
+        with MachineLock(f"unpack-{ref.digest}"):
             if not folder.is_dir():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with staging_dir(dest) as tmp, tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
