@@ -297,7 +297,7 @@ def _describe(m: RunManifest) -> str:
         bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
     if m.prompt_version:
         bits.append(f"prompt {m.prompt_version}")
-    bits.append(f"{len(m.tasks)} tasks, runner {m.sandbox or '-'}, lmrbench {m.tool_version}")
+    bits.append(f"{len(m.tasks)} tasks, sandbox {m.sandbox or '-'}, lmrbench {m.tool_version}")
     judges = [
         f"{j.params.model} (temperature {j.params.temperature}, prompt {j.prompt_version})"
         for j in m.judges.values()
