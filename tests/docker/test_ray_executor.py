@@ -190,3 +190,14 @@ def test_ray_asked_for_without_ray_installed_is_a_one_line_error(tmp_path) -> No
     assert proc.stderr.strip().splitlines() == [
         "error: --executor ray needs Ray on this machine: pip install 'lmrbench[ray]'"
     ]
+
+
+def test_an_address_where_no_cluster_answers_is_a_one_line_error_at_once(tmp_path) -> None:
+    from helpers.ray_cluster import free_port
+
+    address = f"127.0.0.1:{free_port()}"
+    bench = examples(tmp_path)
+    proc = lmrbench("validate", bench, "--executor", "ray", "--address", address, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: no Ray cluster answers at {address}: Connection refused"]
+    assert not (bench / ".lmrbench").exists()

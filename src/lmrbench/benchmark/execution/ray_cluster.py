@@ -69,6 +69,8 @@ class RayExecutor:
         self._tasks = tasks
         self._archives: dict[str, tuple[TaskRef, Any]] = {}
         self._refs: dict[Any, RunUnit] = {}
+        if address and address != "auto" and not address.startswith("ray://"):
+            _check_answers(address)
         try:
             self._owns_connection = not ray.is_initialized()
             if self._owns_connection:
@@ -128,6 +130,17 @@ class RayExecutor:
         """Disconnect from the cluster (the cluster keeps running)."""
         if self._owns_connection and self._ray.is_initialized():
             self._ray.shutdown()
+
+
+def _check_answers(address: str, timeout: float = 5.0) -> None:
+    """A one-line LmrError unless something listens at ``host:port`` (Ray itself would retry for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise LmrError(f"--address {address!r}: give host:port of the cluster's head, auto, or ray://host:port")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise LmrError(f"no Ray cluster answers at {address}: {exc.strerror or exc}") from None
 
 
 _node_lock = threading.Lock()
