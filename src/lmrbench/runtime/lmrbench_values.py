@@ -39,7 +39,6 @@ import math
 import pathlib
 import struct
 import sys
-import zipfile
 from typing import Any
 
 try:
@@ -477,6 +476,8 @@ def write_case(case: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
     payload = json.dumps(case, sort_keys=True, ensure_ascii=False).encode("utf-8")
     buffer = io.BytesIO()
     if np is None:  # no arrays without numpy: the .npz holds the case alone, written as numpy would
+        import zipfile
+
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
             zf.writestr(CASE_KEY + ".npy", _npy_bytes(payload))
         return buffer.getvalue()
@@ -494,6 +495,8 @@ def _npy_bytes(data: bytes) -> bytes:
 
 
 def _case_without_numpy(path: Any) -> dict[str, Any]:
+    import zipfile  # here: a split run's processes import this module and never read a case file
+
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         if names != [CASE_KEY + ".npy"]:

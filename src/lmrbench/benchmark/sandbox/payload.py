@@ -42,7 +42,9 @@ def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: fl
         "deadline": deadline,
         "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
     }
-    return ["python3", "-c", BOOT_SOURCE, json.dumps(spec)]
+    # -I -S: the boot needs the standard library only; site and the environment's .pth files would cost
+    # every run their import time, and nothing from the working folder or PYTHON* variables may load in it.
+    return ["python3", "-I", "-S", "-c", BOOT_SOURCE, json.dumps(spec)]
 
 
 def _add_tree(tar: tarfile.TarFile, tree: Path, arcname: str) -> None:

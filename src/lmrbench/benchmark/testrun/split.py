@@ -18,7 +18,8 @@ from lmrbench.schemas.task_info import Implementation
 
 PROXY_PLUGIN = "lmrbench_proxy"
 """The module the trusted side loads first (a pytest plugin, or imported by the legacy wrapper)."""
-WORKER_ARGV = ["python", "-m", "lmrbench_worker"]
+WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_worker.main())"]
+"""The worker's command (``-c``, not ``-m``: runpy and what it imports would be paid again in every run)."""
 
 
 def _codec_files() -> dict[str, bytes]:
