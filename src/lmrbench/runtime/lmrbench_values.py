@@ -585,12 +585,19 @@ def load_case(path: Any) -> Case:
 # ---------------------------------------------------------------------------------------------- randomness
 
 
-def get_random_state() -> dict[str, Any]:
-    """The global generators' state of random, numpy and (when imported) torch."""
-    import random
+def get_random_state(*, loaded_only: bool = False) -> dict[str, Any]:
+    """The global generators' state of random, numpy and (when imported) torch.
 
-    state: dict[str, Any] = {"random": random.getstate()}
-    if np is not None:
+    With ``loaded_only``, only of the generators whose module is already imported: one that was never
+    imported was never drawn from, and importing it (numpy.random costs tens of milliseconds) only to read
+    a fresh seed is wasted in a process that never uses it.
+    """
+    state: dict[str, Any] = {}
+    if not loaded_only or "random" in sys.modules:
+        import random
+
+        state["random"] = random.getstate()
+    if np is not None and (not loaded_only or "numpy.random" in sys.modules):
         state["numpy"] = np.random.get_state()
     torch = _torch()
     if torch is not None and hasattr(torch, "get_rng_state"):
@@ -602,9 +609,10 @@ def set_random_state(state: dict[str, Any] | None) -> None:
     """Restore what ``get_random_state`` returned (torch only when it is part of the state)."""
     if not state:
         return
-    import random
+    if "random" in state:
+        import random
 
-    random.setstate(_as_tuples(state["random"]))
+        random.setstate(_as_tuples(state["random"]))
     if "numpy" in state and np is not None:
         np.random.set_state(_as_tuples(state["numpy"]))
     if "torch" in state:

@@ -100,7 +100,7 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
             except codec.UnencodableValue:
                 dropped.append(attr)
         reply["self_after"], reply["dropped"] = after, dropped
-    reply["random"] = enc.encode(codec.get_random_state(), "the random state")
+    reply["random"] = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
     return reply, enc.arrays
 
 
