@@ -2,7 +2,7 @@
 
 A run's container has a read-only root filesystem, no network, memory (no swap), CPU and pid limits, and no
 log driver. Everything it may write is a size-bounded tmpfs: ``/work`` and ``/tmp``, so a candidate that fills
-the disk fills only those. The payload (``payload.py``) is streamed as a tar on the container's stdin to the
+the disk fills only those. The payload (``payload.py``) is streamed on the container's stdin to the
 runtime's boot script, PID 1: the only process that keeps a few capabilities (``CAPABILITIES``), which it uses
 to give the trusted tree and the candidate's tree to two unprivileged users and to start the trusted command
 and the candidate's worker as those users. It writes the closing frame on stdout (the children's output goes
@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import re
 import socket
-import tarfile
 import threading
 import time
 import uuid
@@ -336,7 +335,7 @@ class DockerRunner:
         if frame.out_tar and out_dir is not None:
             try:
                 payload.unpack_out(frame.out_tar, Path(out_dir))
-            except (ValueError, tarfile.TarError) as exc:
+            except ValueError as exc:
                 output += f"\n[the out folder could not be read back: {exc}]"
         return RunResult(exit_code, False, tail(output), duration, worker_output=tail(frame.worker_output))
 
