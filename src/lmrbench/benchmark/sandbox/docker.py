@@ -37,6 +37,7 @@ from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
@@ -236,7 +237,7 @@ class DockerRunner:
     def run(
         self,
         task: Task,
-        tree: Path,
+        tree: Tree,
         argv: list[str],
         *,
         timeout: float,
@@ -252,7 +253,7 @@ class DockerRunner:
 
         try:
             tag = self.prepare(task)
-            data = payload.payload(Path(tree), harness_files or {}, worker)
+            data = payload.payload(tree, harness_files or {}, worker)
             resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
         except LmrError as exc:
             return RunResult(None, False, "", 0.0, infra_error=str(exc))

@@ -33,6 +33,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
 )
 from lmrbench.core.sandbox import RunnerKind, RunResult, Worker, tail
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -117,7 +118,7 @@ class LocalRunner:
     def run(
         self,
         task: Task,
-        tree: Path,
+        tree: Tree,
         argv: list[str],
         *,
         timeout: float,
@@ -131,7 +132,7 @@ class LocalRunner:
         t0 = time.monotonic()
         try:
             venv = Path(self.prepare(task))
-            data = payload.payload(Path(tree), harness_files or {}, worker)
+            data = payload.payload(tree, harness_files or {}, worker)
         except LmrError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
         except OSError as exc:

@@ -8,6 +8,7 @@ worker, same frame at the end. See ``lmrbench.core.sandbox`` for the layout.
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import functools
 import importlib.util
@@ -15,11 +16,12 @@ import marshal
 import os
 import stat
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from lmrbench.core.sandbox import Worker
-from lmrbench.core.treeview import TreeView
+from lmrbench.core.treeview import Tree, TreeView
 from lmrbench.runtime import runtime_files
 
 OUT_LIMIT = 64 << 20
@@ -69,10 +71,37 @@ def _listing_entries(base: Path, listing: list[tuple[str, os.stat_result]], arcn
     return b"".join(out)
 
 
-def _tree_bytes(tree: Path, arcname: str) -> bytes:
-    """A tree's entries under ``arcname``."""
-    view = TreeView(Path(tree))
-    return _listing_entries(view.base, view.listing(), arcname)
+_Signature = tuple[tuple[str, int, int, int, int, int], ...]
+_views: collections.OrderedDict[tuple[object, ...], tuple[_Signature, bytes]] = collections.OrderedDict()
+_views_lock = threading.Lock()
+VIEW_CACHE = 8
+"""Views of unchanged folders whose streamed bytes are kept (a task's trusted and candidate's views)."""
+VIEW_CACHE_LIMIT = 64 << 20
+"""Largest view kept."""
+
+
+def _tree_bytes(tree: Tree, arcname: str) -> bytes:
+    """A tree's entries under ``arcname``. The part a view reads from its base is kept while no file there
+    changes (same paths, sizes, modes, inodes, modification and change times): a task's views are streamed
+    once, and each run adds only its own files."""
+    view = tree if isinstance(tree, TreeView) else TreeView(Path(tree))
+    listing = view.listing()
+    key = (str(view.base.resolve()), arcname, view.drop, frozenset(view.files))
+    signature = tuple((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) for rel, st in listing)
+    with _views_lock:
+        kept = _views.get(key) if isinstance(tree, TreeView) else None
+    if kept is not None and kept[0] == signature:
+        base = kept[1]
+    else:
+        base = _listing_entries(view.base, listing, arcname)
+        if isinstance(tree, TreeView) and len(base) <= VIEW_CACHE_LIMIT:
+            with _views_lock:
+                _views[key] = (signature, base)
+                _views.move_to_end(key)
+                while len(_views) > VIEW_CACHE:
+                    _views.popitem(last=False)
+    added = [_entry(b"f", 0o644, f"{arcname}/{rel}", data) for rel, data in sorted(view.files.items())]
+    return b"".join([base, *added])
 
 
 @functools.lru_cache(maxsize=64)
@@ -103,12 +132,12 @@ def _file_entries(folder: str, files: dict[str, bytes]) -> list[bytes]:
     return out
 
 
-def payload(tree: Path, harness_files: dict[str, bytes], worker: Worker | None) -> bytes:
+def payload(tree: Tree, harness_files: dict[str, bytes], worker: Worker | None) -> bytes:
     """What the boot script unpacks: trusted/{repo,harness} and, for a split run, cand/{repo,harness}. A tree
     holds no history, caches or compiled files."""
     parts = [_tree_bytes(tree, "trusted/repo"), *_file_entries("trusted/harness", harness_files)]
     if worker is not None:
-        parts += [_tree_bytes(Path(worker.tree), "cand/repo"), *_file_entries("cand/harness", worker.files)]
+        parts += [_tree_bytes(worker.tree, "cand/repo"), *_file_entries("cand/harness", worker.files)]
     return b"".join([*parts, END])
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from lmrbench import jsonsafe, pyparse
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
@@ -27,7 +28,7 @@ def _codec_files() -> dict[str, bytes]:
     return {"lmrbench_wire.py": files["lmrbench_wire.py"], "lmrbench_codec.py": files["lmrbench_values.py"]}
 
 
-def make_worker(cand_tree: Path) -> Worker:
+def make_worker(cand_tree: Tree) -> Worker:
     """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else."""
     return Worker(tree=cand_tree, argv=WORKER_ARGV, files={**runtime_files(("lmrbench_worker.py",)), **_codec_files()})
 
