@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import hashlib
 import re
 import socket
@@ -101,6 +102,8 @@ class DockerRunner:
         self._lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
         self._limits_said = False
+        self._prepared: dict[str, tuple[str, str, str]] = {}
+        """Task folder -> (Dockerfile, requirements, image tag) of its last ``prepare``."""
 
     @property
     def client(self) -> docker.DockerClient:
@@ -177,6 +180,34 @@ class DockerRunner:
         for warning in reqs.warnings:
             progress.log(f"warning: {warning}")
         req_text, lines = reqs.text, reqs.lines
+        tag = self._prepare_tag(task, text, req_text, lines, rebuild, progress, cancel)
+        with self._lock:
+            self._prepared[str(task.path)] = (text, req_text, tag)
+        return tag
+
+    def _run_tag(self, task: Task) -> str:
+        """The image a run uses: the one the last ``prepare`` of the task gave while its Dockerfile and
+        requirements read the same (each ``prepare`` asks the engine about the base and the task's image
+        several times), else ``prepare``'s."""
+        path = task.path / DOCKERFILE
+        text = path.read_text(errors="replace") if path.is_file() else render_dockerfile()
+        with self._lock:
+            kept = self._prepared.get(str(task.path))
+        if kept is not None and kept[:2] == (text, read_task_requirements(task).text):
+            return kept[2]
+        return self.prepare(task)
+
+    def _prepare_tag(
+        self,
+        task: Task,
+        text: str,
+        req_text: str,
+        lines: list[str],
+        rebuild: bool,
+        progress: Progress,
+        cancel: threading.Event | None,
+    ) -> str:
+        """The image tag of these inputs, built when missing (or ``rebuild``)."""
         uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
         base = self.resolve_base() if uses_base else ""
         base_id = (image_id(self.client, base) or "") if base else ""
@@ -252,7 +283,7 @@ class DockerRunner:
         import requests
 
         try:
-            tag = self.prepare(task)
+            tag = self._run_tag(task)
             data = payload.payload(tree, harness_files or {}, worker)
             resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
         except LmrError as exc:
@@ -266,9 +297,9 @@ class DockerRunner:
         container = None
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
-            container = self.client.containers.create(
-                tag,
-                command,
+            create = functools.partial(
+                self.client.containers.create,
+                command=command,
                 name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
                 labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
                 user="0:0",
@@ -289,6 +320,13 @@ class DockerRunner:
                 log_config=docker.types.LogConfig(type="none"),
                 **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
             )
+            try:
+                container = create(tag)
+            except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
+                with self._lock:
+                    self._prepared.pop(str(task.path), None)
+                container = create(self.prepare(task))
+                t0 = time.monotonic()
             sock = self.client.api.attach_socket(
                 container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
