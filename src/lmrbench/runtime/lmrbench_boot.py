@@ -28,6 +28,7 @@ import binascii
 import ctypes
 import marshal
 import os
+import stat
 import sys
 
 OUT_LIMIT = 64 << 20
@@ -102,8 +103,13 @@ def _pack_out(out):
             if total > OUT_LIMIT:
                 sys.stderr.write(f"[out folder over {OUT_LIMIT} bytes: {name} and later files dropped]\n")
                 return b"".join(parts) + END
-            with open(path, "rb") as fh:
-                parts.append(_entry(b"f", 0o644, prefix + name, fh.read(OUT_LIMIT)))
+            try:  # not through a link put there since the listing
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            with open(fd, "rb") as fh:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    parts.append(_entry(b"f", 0o644, prefix + name, fh.read(OUT_LIMIT)))
     return b"".join(parts) + END
 
 
