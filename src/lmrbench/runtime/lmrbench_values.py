@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import base64
 import collections
-import dataclasses
 import enum
-import hashlib
 import importlib
 import io
 import json
 import math
-import pathlib
 import struct
 import sys
 from typing import Any
@@ -80,11 +77,28 @@ def _is_module(obj: Any) -> bool:
     return type(obj).__name__ == "module"
 
 
+def _loaded(name: str) -> Any:
+    """The module ``name`` if something imported it, else None: no value of its types can exist before. A
+    split run's worker imports this codec; importing pathlib and dataclasses only to find that no argument is a
+    path or a dataclass cost it about 20 ms."""
+    return sys.modules.get(name)
+
+
+def _is_path(value: Any) -> bool:
+    pathlib = _loaded("pathlib")
+    return pathlib is not None and isinstance(value, pathlib.PurePath)
+
+
+def _is_dataclass(value: Any) -> bool:
+    dataclasses = _loaded("dataclasses")
+    return dataclasses is not None and bool(dataclasses.is_dataclass(value))
+
+
 _KIND_CHECKS = {
-    "path": lambda c: issubclass(c, pathlib.PurePath),
+    "path": lambda c: _loaded("pathlib") is not None and issubclass(c, _loaded("pathlib").PurePath),
     "enum": lambda c: issubclass(c, enum.Enum),
     "namedtuple": lambda c: issubclass(c, tuple) and hasattr(c, "_fields"),
-    "dataclass": lambda c: dataclasses.is_dataclass(c),
+    "dataclass": lambda c: _is_dataclass(c),
 }
 
 
@@ -151,12 +165,12 @@ class Encoder:
         if type(value) is slice:
             parts = [self.encode(x, where) for x in (value.start, value.stop, value.step)]
             return {"$": "slice", "items": parts}
-        if isinstance(value, pathlib.PurePath):
+        if _is_path(value):
             return {"$": "path", "value": str(value), "type": type_path(type(value))}
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if _is_dataclass(value) and not isinstance(value, type):
             fields = {
                 f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
-                for f in dataclasses.fields(value)
+                for f in _loaded("dataclasses").fields(value)
             }
             return {"$": "dataclass", "type": type_path(type(value)), "fields": fields}
         node = self._encode_numpy(value, where)
@@ -284,7 +298,15 @@ def _type_name(value: Any) -> str:
 
 def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
     """A hash of an encoded value: its JSON, with each array's dtype, shape and bytes in place of its key."""
-    h = hashlib.sha256()
+    h: Any
+    try:  # built into the interpreter: hashlib would load OpenSSL first
+        from _blake2 import blake2b
+
+        h = blake2b()
+    except ImportError:
+        import hashlib
+
+        h = hashlib.sha256()
 
     def walk(n: Any) -> None:
         if isinstance(n, dict):
