@@ -10,6 +10,7 @@ import pytest
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
+from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]
@@ -47,6 +48,16 @@ def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
     assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1
+
+
+def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):
+    runner = LocalRunner()
+    impl = small_task.info.implementation(1)
+    assert evaluate_variant(runner, small_task, impl, "golden", timeout=60).status is TestStatus.PASSED
+    test = small_task.repo_dir / "unit_test" / "test_vec.py"
+    test.write_text(test.read_text() + "\n\ndef test_edited():\n    assert False\n")
+    report = evaluate_variant(runner, small_task, impl, "golden", timeout=60)
+    assert report.status is TestStatus.FAILED and "test_edited" in report.detail + str(report.cases)
 
 
 def test_venv_is_cached_per_requirements(cache, tmp_path):

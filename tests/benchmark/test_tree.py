@@ -167,14 +167,36 @@ def test_a_huge_sparse_goal_file_from_an_agent_is_refused_before_it_is_read(task
 
 
 def test_the_candidates_view_holds_no_tests_or_data(task, tmp_path):
-    from lmrbench.authoring.tree import candidate_tree
+    from lmrbench.authoring.tree import candidate_view
 
-    tree = candidate_tree(task, [1], write_candidate(tmp_path / "cand", CALC_PY), tmp_path / "tree")
-    assert (tree / "calc.py").is_file()
-    assert not (tree / "unit_test").exists()
+    before = tree_hash(task.path)
+    view = candidate_view(task, [1], write_candidate(tmp_path / "cand", CALC_PY))
+    assert "return a + b" in (view.read_bytes("calc.py") or b"").decode()
+    assert not [rel for rel, _ in view.listing() if rel.startswith("unit_test")]
+    assert view.read_bytes("unit_test/unit_test_1.py") is None
+    assert tree_hash(task.path) == before  # read in place, never written
+
+
+def test_the_trusted_view_is_the_task_repo_without_stale_logs(task):
+    from lmrbench.authoring.tree import trusted_view
+
+    (task.repo_dir / "unit_test" / "logs").mkdir()
+    (task.repo_dir / "unit_test" / "logs" / "unit_test_1.log").write_text("Test Passed")
+    view = trusted_view(task)
+    assert view.read_bytes("calc.py") == (task.repo_dir / "calc.py").read_bytes()
+    assert view.read_bytes("unit_test/unit_test_1.py") == TEST_ADD.encode()
+    assert view.read_bytes("unit_test/logs/unit_test_1.log") is None
+    assert not [rel for rel, _ in view.listing() if "logs" in rel]
 
 
 def test_compiled_files_never_reach_a_run_tree(task, tmp_path):
+    from lmrbench.authoring.tree import candidate_view, trusted_view
+
     (task.repo_dir / "calc.cpython-311.pyc").write_bytes(b"golden constants")
+    (task.repo_dir / "__pycache__").mkdir()
+    (task.repo_dir / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"golden constants")
     for tree in (build_tree(task, None, "golden", tmp_path / "a"),):
         assert not list(tree.rglob("*.pyc"))
+    for view in (trusted_view(task), candidate_view(task, [1], "golden")):
+        assert not [rel for rel, _ in view.listing() if rel.endswith(".pyc") or "__pycache__" in rel]
+        assert view.read_bytes("calc.cpython-311.pyc") is None

@@ -8,6 +8,7 @@ ignored, and the trusted files (unit tests and recorded data) are copied from th
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -15,6 +16,7 @@ from typing import Literal
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions, splice_bodies
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import TreeView, skipped
 from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
@@ -26,8 +28,7 @@ Variant = Literal["golden", "masked"] | Path
 TRUSTED_KEY = "trusted_files"
 """Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
 MAX_SOURCE_BYTES = 2_000_000
-"""Largest goal or golden file read."""
-_SKIP = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+"""Largest candidate goal file read."""
 
 
 def impl_test_files(task: Task, impl: Implementation) -> list[str]:
@@ -112,7 +113,7 @@ def check_contained(task: Task) -> None:
 
 def _ignore(folder: str, names: list[str]) -> set[str]:
     """Caches and compiled files: a stray .pyc may hold the golden code's names and constants."""
-    return {n for n in names if n in _SKIP or n.endswith((".pyc", ".pyo"))}
+    return {n for n in names if skipped(n)}
 
 
 def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
@@ -155,24 +156,41 @@ def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, des
     impls = task.info.implementations
     chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
     shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
-    goal_files: set[str] = set()
+    for goal, text in _spliced_goals(task, chosen, variant).items():
+        (dest / goal).write_bytes(text)
+    goal_files = {PurePosixPath(g).as_posix() for impl in chosen for _, g, _ in goal_plan(task, impl)}
+    _overlay_trusted(task, dest, goal_files)
+    return dest
+
+
+def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -> dict[str, bytes]:
+    """The goal files of ``chosen`` with ``variant``'s functions spliced into the task's (masked) ones, by
+    repository-relative POSIX path; none for the masked variant."""
+    if variant == "masked":
+        return {}
     cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
+    out: dict[str, bytes] = {}
     for impl in chosen:
         for which, goal, quals in goal_plan(task, impl):
-            goal_files.add(PurePosixPath(goal).as_posix())
-            if variant == "masked":
-                continue
-            target_path = dest / goal
-            target = read_source(target_path, task.goal_path(impl, which))
+            rel = PurePosixPath(goal).as_posix()
+            if rel in out:  # a goal file shared by several implementations: spliced once for each
+                target = out[rel].decode("utf-8")
+            else:
+                target = read_source(task.repo_dir / goal, task.goal_path(impl, which))
             if cand_repo is None:
                 golden = task.golden_path(impl, which)
-                new = splice_bodies(target, read_source(golden, golden), quals, file=goal)
+                new = _splice_golden(target, read_source(golden, golden), tuple(quals), goal)
             else:
                 donor = read_untrusted_goal_file(cand_repo, goal)
                 new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
-            target_path.write_bytes(new.encode("utf-8"))
-    _overlay_trusted(task, dest, goal_files)
-    return dest
+            out[rel] = new.encode("utf-8")
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _splice_golden(target: str, golden: str, quals: tuple[str, ...], file: str) -> str:
+    """``splice_bodies`` of the golden code, kept: validation runs the golden variant several times."""
+    return splice_bodies(target, golden, list(quals), file=file)
 
 
 def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
@@ -197,33 +215,28 @@ def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
 
 
 
-def candidate_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, dest: Path) -> Path:
-    """The candidate's view of a split run: ``build_tree`` without any trusted path (tests, recorded data,
-    their checkers), so that nothing the tests compare with is there to read."""
-    tree = build_tree(task, impl_indexes, variant, dest)
-    goal_files = {PurePosixPath(g).as_posix() for i in task.info.implementations for g in i.goal_files}
-    for rel in trusted_paths(task):
-        if rel in goal_files:
-            continue
-        path = tree / rel
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-    return tree
-
-
-def trusted_tree(task: Task, dest: Path) -> Path:
-    """The trusted view of a split run: the task's pristine masked repository, tests and data included."""
-    dest = Path(dest)
-    if dest.exists():
-        raise LmrError("destination of the trusted tree already exists", dest)
+def candidate_view(task: Task, impl_indexes: list[int] | None, variant: Variant) -> TreeView:
+    """The candidate's view of a split run: the task's repository with ``variant``'s goal functions spliced
+    in (as ``build_tree``) and without any trusted path (tests, recorded data, their checkers), so that nothing
+    the tests compare with is there to read. Read in place: nothing is copied."""
     check_contained(task)
-    shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
-    for logs in (dest / UNIT_TEST_DIR).glob("**/logs"):
-        if logs.is_dir() and not logs.is_symlink():
-            shutil.rmtree(logs)
-    return dest
+    impls = task.info.implementations
+    chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
+    files = _spliced_goals(task, chosen, variant)
+    goal_files = {PurePosixPath(g).as_posix() for i in impls for g in i.goal_files}
+    return TreeView(task.repo_dir, drop=frozenset(set(trusted_paths(task)) - goal_files), files=files)
+
+
+def trusted_view(task: Task) -> TreeView:
+    """The trusted view of a split run: the task's pristine masked repository, tests and data included,
+    without the logs official scripts leave behind. Read in place: nothing is copied."""
+    check_contained(task)
+    logs = [
+        p.relative_to(task.repo_dir).as_posix()
+        for p in (task.repo_dir / UNIT_TEST_DIR).glob("**/logs")
+        if p.is_dir() and not p.is_symlink()
+    ]
+    return TreeView(task.repo_dir, drop=frozenset(logs))
 
 
 Isolation = Literal["split", "shared"]

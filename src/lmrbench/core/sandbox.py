@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.progress import Progress
 
 OUTPUT_TAIL_CHARS = 20_000
@@ -32,7 +33,7 @@ LOCAL_FALLBACK = "using the local runner, whose isolation is weaker than a conta
 class Worker:
     """The candidate's side of a split run."""
 
-    tree: Path
+    tree: Tree
     """The candidate's repository: only its goal functions differ from the task's; no tests, no data."""
     argv: list[str]
     """The worker's command, run in its copy of ``tree``."""
@@ -85,7 +86,7 @@ class Sandbox(Protocol):
     def run(
         self,
         task: Task,
-        tree: Path,
+        tree: Tree,
         argv: list[str],
         *,
         timeout: float,

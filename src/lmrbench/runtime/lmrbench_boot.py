@@ -1,39 +1,116 @@
 """Start a run inside its sandbox: unpack the trees, start the trusted command and, for a split run, the
 candidate's worker, as two users who cannot read each other's files; report the out folder at the end.
 
-Run as ``python3 -c <this file> <spec JSON>`` with the payload tar on stdin (``trusted/repo``, ``trusted/harness``
-and, for a split run, ``cand/repo``, ``cand/harness``). The spec holds ``root`` (where to unpack), ``argv`` (the
-trusted command), ``worker`` (the worker's command or null), ``env``, ``deadline`` (seconds) and ``ids``:
-``{"trusted": [uid, gid], "worker": [uid, gid]}`` when it runs as root (in a container), or null (the local
-runner: one user, weaker). With ids, ``trusted/`` belongs to the trusted user and ``cand/`` to the worker's,
-each mode 0700, and each child drops to its user before it runs anything; the only link between them is a
-pair of pipes. The worker's output is kept apart from the trusted command's. At the end the worker and
-everything it started are killed, and one frame goes to stdout: ``LMRBENCH-OUT <exit> <n> <m>`` then the
-base64 of the out folder's tar (n bytes) and of the worker's output (m bytes). An unpack failure writes
-``LMRBENCH-INFRA <why>`` instead. The boot marks itself non-dumpable: no child can open its stdout.
+Run as ``python3 -I -S -c <this file> <spec>`` with the payload on stdin (``trusted/repo``, ``trusted/harness``
+and, for a split run, ``cand/repo``, ``cand/harness``). The spec is the hex of a ``marshal`` dump of a dict:
+``root`` (where to unpack), ``argv`` (the trusted command), ``worker`` (the worker's command or None),
+``env``, ``deadline`` (seconds) and ``ids``: ``{"trusted": [uid, gid], "worker": [uid, gid]}`` when it runs as
+root (in a container), or None (the local runner: one user, weaker). With ids, ``trusted/`` belongs to the
+trusted user and ``cand/`` to the worker's, each mode 0700, and each child drops to its user before it runs
+anything; the only link between them is a pair of pipes. The worker's output is kept apart from the trusted
+command's. At the end the worker and everything it started are killed, and one frame goes to stdout:
+``LMRBENCH-OUT <exit> <n> <m>`` then the base64 of the out folder (n bytes, in the payload's format) and of
+the worker's output (m bytes). An unpack failure writes ``LMRBENCH-INFRA <why>`` instead. The boot marks
+itself non-dumpable: no child can open its stdout.
+
+The payload and the out folder share one format: entries of ``<kind> <mode octal> <name length> <size>\\n``,
+the name (UTF-8, relative, ``/``-separated), then ``size`` bytes (a file's content, a link's target); kind
+``d`` folder, ``f`` file, ``l`` symbolic link; ``e 0 0 0\\n`` ends it.
+
+The boot imports only what the interpreter has built in, ``os`` and ``ctypes``: it runs before every test
+run, in a container whose files may sit on a slow filesystem, and the standard library's tar, subprocess
+and json modules cost it about 40 ms there.
 """
 
-import base64
-import collections
-import contextlib
+import _signal
+import _thread
+import binascii
 import ctypes
-import io
-import json
+import marshal
 import os
-import signal
-import subprocess
+import stat
 import sys
-import tarfile
-import threading
 
 OUT_LIMIT = 64 << 20
 LOG_LIMIT = 256_000
+CHUNK = 1 << 20
+END = b"e 0 0 0\n"
 
 
 def _say_infra(why):
     sys.stdout.write(f"LMRBENCH-INFRA {why}\n")
     sys.stdout.flush()
     sys.exit(125)
+
+
+def _safe_name(name):
+    parts = name.split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"unsafe name in the payload: {name!r}")
+    return os.path.join(*parts)
+
+
+def _unpack(stream, root):
+    """Write the payload's entries under ``root``; the payload is the harness's own."""
+    while True:
+        header = stream.readline(256)
+        if header == END:
+            return
+        kind, mode, n, size = header.split()
+        mode, n, size = int(mode, 8) & 0o7777, int(n), int(size)
+        path = os.path.join(root, _safe_name(stream.read(n).decode("utf-8", "surrogateescape")))
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        if kind == b"d":
+            os.makedirs(path, 0o700, exist_ok=True)
+            os.chmod(path, mode | 0o700)
+        elif kind == b"l":
+            os.symlink(stream.read(size), path.encode("utf-8", "surrogateescape"))
+        elif kind == b"f":
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode | 0o600)
+            try:
+                while size:
+                    chunk = stream.read(min(size, CHUNK))
+                    if not chunk:
+                        raise EOFError("the payload ends inside a file")
+                    os.write(fd, chunk)
+                    size -= len(chunk)
+            finally:
+                os.close(fd)
+        else:
+            raise ValueError(f"unknown entry in the payload: {header!r}")
+
+
+def _entry(kind, mode, name, data):
+    raw = name.encode("utf-8", "surrogateescape")
+    return b"%s %o %d %d\n" % (kind, mode, len(raw), len(data)) + raw + data
+
+
+def _pack_out(out):
+    """The out folder's folders and regular files (no links), at most OUT_LIMIT bytes of files."""
+    parts, total = [_entry(b"d", 0o755, "out", b"")], 0
+    for folder, dirs, files in os.walk(out):
+        dirs.sort()
+        rel = os.path.relpath(folder, out)
+        prefix = "out/" if rel == "." else "out/" + rel.replace(os.sep, "/") + "/"
+        for name in dirs:
+            if not os.path.islink(os.path.join(folder, name)):
+                parts.append(_entry(b"d", 0o755, prefix + name, b""))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            total += os.path.getsize(path)
+            if total > OUT_LIMIT:
+                sys.stderr.write(f"[out folder over {OUT_LIMIT} bytes: {name} and later files dropped]\n")
+                return b"".join(parts) + END
+            try:  # not through a link put there since the listing
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            with open(fd, "rb") as fh:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    parts.append(_entry(b"f", 0o644, prefix + name, fh.read(OUT_LIMIT)))
+    return b"".join(parts) + END
 
 
 def _own(path, ids):
@@ -44,63 +121,111 @@ def _own(path, ids):
             os.lchown(name, uid, gid)
 
 
-def _dropper(ids):
-    if not ids:
-        return None
-
-    def drop():
-        os.setgroups([])
-        os.setgid(ids[1])
-        os.setuid(ids[0])
-        os.umask(0o022)
-
-    return drop
-
-
-def _pump(fd, keep):
-    size = 0
+def _spawn(argv, cwd, env, ids, stdout, stderr, keep):
+    """Start ``argv`` as a child (dropped to ``ids`` when given) with stdin from /dev/null and only the fds in
+    ``keep`` besides 0-2; raise OSError in the parent when it cannot start."""
+    err_r, err_w = os.pipe()  # close-on-exec: stays empty when the exec succeeds
+    null = os.open(os.devnull, os.O_RDONLY)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(err_r)
+            for signum in (_signal.SIGPIPE, getattr(_signal, "SIGXFSZ", None)):
+                if signum is not None:
+                    _signal.signal(signum, _signal.SIG_DFL)
+            # stdout and stderr first: ``stdout`` may be 2 itself
+            for target, fd in ((1, stdout), (2, stderr), (0, null)):
+                os.dup2(fd, target)
+            keep = sorted(set(keep) | {err_w})
+            low = 3
+            for fd in keep:
+                os.closerange(low, fd)
+                os.set_inheritable(fd, fd != err_w)
+                low = fd + 1
+            os.closerange(low, 1 << 16)
+            os.chdir(cwd)
+            if ids:
+                os.setgroups([])
+                os.setgid(ids[1])
+                os.setuid(ids[0])
+                os.umask(0o022)
+            os.execvpe(argv[0], argv, env)
+        except BaseException as exc:
+            try:
+                os.write(err_w, f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+            finally:
+                os._exit(127)
+    os.close(err_w)
+    os.close(null)
+    why = b""
     while True:
-        chunk = os.read(fd, 65536)
+        chunk = os.read(err_r, 4096)
         if not chunk:
-            return
-        keep.append(chunk)
-        size += len(chunk)
-        while size > LOG_LIMIT and len(keep) > 1:
-            size -= len(keep.popleft())
+            break
+        why += chunk
+    os.close(err_r)
+    if why:
+        os.waitpid(pid, 0)
+        raise OSError(why.decode("utf-8", "replace"))
+    return pid
 
 
-def _pack_out(out):
-    buf, total = io.BytesIO(), 0
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.add(out, arcname="out", recursive=False)
-        for folder, dirs, files in os.walk(out):
-            for name in sorted(dirs):
-                path = os.path.join(folder, name)
-                if not os.path.islink(path):
-                    tar.add(path, arcname="out/" + os.path.relpath(path, out), recursive=False)
-            for name in sorted(files):
-                path = os.path.join(folder, name)
-                if os.path.islink(path) or not os.path.isfile(path):
-                    continue
-                total += os.path.getsize(path)
-                if total > OUT_LIMIT:
-                    sys.stderr.write(f"[out folder over {OUT_LIMIT} bytes: {name} and later files dropped]\n")
-                    return buf.getvalue()
-                tar.add(path, arcname="out/" + os.path.relpath(path, out), recursive=False)
-    return buf.getvalue()
+class _Deadline(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Deadline
+
+
+def _exit_code(status):
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else 255
+
+
+def _wait(pid, deadline):
+    """The child's exit status; killed (124) when it runs past ``deadline`` seconds. A blocking wait that
+    the alarm interrupts: it returns as soon as the child ends."""
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.alarm(max(1, int(deadline)))
+    try:
+        try:
+            status = os.waitpid(pid, 0)[1]
+        finally:
+            _signal.alarm(0)
+    except _Deadline:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        return 124
+    return _exit_code(status)
+
+
+def _pump(fd, keep, done):
+    size = 0
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            keep.append(chunk)
+            size += len(chunk)
+            while size > LOG_LIMIT and len(keep) > 1:
+                size -= len(keep.pop(0))
+    finally:
+        done.release()
 
 
 def main():
-    with contextlib.suppress(Exception):
+    try:  # noqa: SIM105 (contextlib is not imported here)
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    spec = json.loads(sys.argv[1])
+    except Exception:
+        pass
+    spec = marshal.loads(bytes.fromhex(sys.argv[1]))
     root, ids = spec["root"], spec.get("ids")
     trusted, cand = os.path.join(root, "trusted"), os.path.join(root, "cand")
     try:
-        with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as tar:
-            if hasattr(tarfile, "fully_trusted_filter"):  # the payload is the harness's own
-                tar.extraction_filter = tarfile.fully_trusted_filter
-            tar.extractall(root)
+        _unpack(sys.stdin.buffer, root)
         for d in ("out", "tmp", "home"):
             os.makedirs(os.path.join(trusted, d), exist_ok=True)
         if spec.get("worker"):
@@ -113,7 +238,6 @@ def main():
                 _own(cand, ids["worker"])
     except Exception as exc:
         _say_infra(f"cannot unpack the tree: {type(exc).__name__}: {exc}")
-    null = os.open(os.devnull, os.O_RDONLY)
     base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
     base["PYTHONDONTWRITEBYTECODE"] = "1"
     env = dict(base, **spec.get("env", {}))
@@ -124,7 +248,7 @@ def main():
         TMPDIR=os.path.join(trusted, "tmp"),
         PYTHONPATH=os.pathsep.join(p for p in (os.path.join(trusted, "harness"), env.get("PYTHONPATH", "")) if p),
     )
-    worker, log, fds = None, collections.deque(), ()
+    worker, log, fds, log_r = None, [], (), None
     if spec.get("worker"):
         to_worker_r, to_worker_w = os.pipe()
         to_trusted_r, to_trusted_w = os.pipe()
@@ -134,43 +258,43 @@ def main():
                     PYTHONPATH=os.path.join(cand, "harness"),
                     LMRBENCH_CALL_FDS=f"{to_worker_r},{to_trusted_w}")
         try:
-            worker = subprocess.Popen(spec["worker"], cwd=os.path.join(cand, "repo"), env=wenv, stdin=null,
-                                      stdout=log_w, stderr=log_w, pass_fds=(to_worker_r, to_trusted_w),
-                                      preexec_fn=_dropper(ids and ids["worker"]))
+            worker = _spawn(spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
+                            (to_worker_r, to_trusted_w))
         except OSError as exc:
             _say_infra(f"cannot start the candidate's worker: {exc}")
         for fd in (to_worker_r, to_trusted_w, log_w):
             os.close(fd)
-        threading.Thread(target=_pump, args=(log_r, log), daemon=True).start()
         env["LMRBENCH_CALL_FDS"] = f"{to_trusted_r},{to_worker_w}"
         fds = (to_trusted_r, to_worker_w)
     try:
-        child = subprocess.Popen(spec["argv"], cwd=os.path.join(trusted, "repo"), env=env, stdin=null,
-                                 stdout=2, stderr=2, pass_fds=fds, preexec_fn=_dropper(ids and ids["trusted"]))
+        child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds)
     except OSError as exc:
         sys.stderr.write("cannot start {!r}: {}\n".format(spec["argv"][0], exc))
-        code = 127
-    else:
-        for fd in fds:
-            os.close(fd)
-        try:  # a deadline of its own, in case the harness that started us is gone
-            code = child.wait(timeout=float(spec["deadline"]))
-        except subprocess.TimeoutExpired:
-            child.kill()
-            code = 124
-        code = 128 - code if code < 0 else code
+        child = None
+    for fd in fds:
+        os.close(fd)
+    done = _thread.allocate_lock()
+    if log_r is not None:
+        done.acquire()
+        # the pump thread blocks the alarm, so that the kernel delivers it to the main thread's wait
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGALRM})
+        _thread.start_new_thread(_pump, (log_r, log, done))
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM})
+    # a deadline of its own, in case the harness that started us is gone
+    code = 127 if child is None else _wait(child, float(spec["deadline"]))
     if worker is not None:
         if os.getpid() == 1:
-            os.kill(-1, signal.SIGKILL)  # the worker and anything it started (PID 1 itself is spared)
+            os.kill(-1, 9)  # the worker and anything it started (PID 1 itself is spared)
         else:
-            worker.kill()
-        worker.wait()
+            os.kill(worker, 9)
+        os.waitpid(worker, 0)
+        done.acquire(timeout=1)  # the rest of its output (every writer is gone in a container)
     try:
-        data = base64.b64encode(_pack_out(os.path.join(trusted, "out")))
+        data = binascii.b2a_base64(_pack_out(os.path.join(trusted, "out")), newline=False)
     except Exception as exc:
         sys.stderr.write(f"cannot pack the out folder: {exc}\n")
         data = b""
-    cand_log = base64.b64encode(b"".join(log))
+    cand_log = binascii.b2a_base64(b"".join(log), newline=False)
     sys.stdout.buffer.write(b"LMRBENCH-OUT %d %d %d\n" % (code, len(data), len(cand_log)) + data + cand_log + b"\n")
     sys.stdout.flush()
     return code

@@ -26,6 +26,17 @@ class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, paths: set[str], after_exec: AfterExec) -> None:
         self.paths, self.after_exec = paths, after_exec
         self.local = threading.local()
+        keys = [_file_key(p) for p in paths]
+        self.files = None if None in keys else set(keys)
+
+    def _goal_path(self, origin: str) -> str | None:
+        """The goal file's real path when ``origin`` is one. Any other module is told apart by its device
+        and inode, one stat, instead of ``realpath``'s stat of every folder on its way (goal files that did
+        not exist at the start are looked for by real path only)."""
+        if self.files is not None and origin not in self.paths and _file_key(origin) not in self.files:
+            return None
+        real = os.path.realpath(origin)
+        return real if real in self.paths else None
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if getattr(self.local, "busy", False):
@@ -44,10 +55,18 @@ class _Finder(importlib.abc.MetaPathFinder):
             self.local.busy = False
         if spec is None or not spec.origin or spec.loader is None:
             return spec
-        real = os.path.realpath(spec.origin)
-        if real in self.paths:
+        real = self._goal_path(spec.origin)
+        if real is not None:
             spec.loader = _Loader(spec.loader, self.after_exec, real)
         return spec
+
+
+def _file_key(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 class _Loader(importlib.abc.Loader):

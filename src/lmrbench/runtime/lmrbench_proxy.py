@@ -179,7 +179,7 @@ def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs
             request["self_type"] = codec.type_path(type(first))
         elif base["binding"] == "classmethod":
             request["self_type"] = codec.type_path(first)
-        request["random"] = enc.encode(codec.get_random_state(), "the random state")
+        request["random"] = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
     except codec.UnencodableValue as exc:
         raise TypeError(
             f"{exc}: this call cannot cross to the candidate's process; the task needs "

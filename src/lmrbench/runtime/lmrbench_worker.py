@@ -10,7 +10,6 @@ no checker, no report. Whatever it replies is only data, which the trusted side 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import os
@@ -76,6 +75,8 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
         codec.set_random_state(dec.decode(request["random"]))
     result = func(*args, **kwargs)
     if inspect.iscoroutine(result):  # an async goal function: the trusted side awaits a proxy of its own
+        import asyncio  # here, not at the top: importing it costs more than a small task's calls
+
         result = asyncio.run(result)
     elif inspect.isgenerator(result):  # a generator: its items, which the trusted side yields again
         result = list(result)
@@ -99,7 +100,7 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
             except codec.UnencodableValue:
                 dropped.append(attr)
         reply["self_after"], reply["dropped"] = after, dropped
-    reply["random"] = enc.encode(codec.get_random_state(), "the random state")
+    reply["random"] = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
     return reply, enc.arrays
 
 

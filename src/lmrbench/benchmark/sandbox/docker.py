@@ -2,7 +2,7 @@
 
 A run's container has a read-only root filesystem, no network, memory (no swap), CPU and pid limits, and no
 log driver. Everything it may write is a size-bounded tmpfs: ``/work`` and ``/tmp``, so a candidate that fills
-the disk fills only those. The payload (``payload.py``) is streamed as a tar on the container's stdin to the
+the disk fills only those. The payload (``payload.py``) is streamed on the container's stdin to the
 runtime's boot script, PID 1: the only process that keeps a few capabilities (``CAPABILITIES``), which it uses
 to give the trusted tree and the candidate's tree to two unprivileged users and to start the trusted command
 and the candidate's worker as those users. It writes the closing frame on stdout (the children's output goes
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import hashlib
 import re
 import socket
-import tarfile
 import threading
 import time
 import uuid
@@ -38,6 +38,7 @@ from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
@@ -101,6 +102,8 @@ class DockerRunner:
         self._lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
         self._limits_said = False
+        self._prepared: dict[str, tuple[str, str, str]] = {}
+        """Task folder -> (Dockerfile, requirements, image tag) of its last ``prepare``."""
 
     @property
     def client(self) -> docker.DockerClient:
@@ -177,6 +180,34 @@ class DockerRunner:
         for warning in reqs.warnings:
             progress.log(f"warning: {warning}")
         req_text, lines = reqs.text, reqs.lines
+        tag = self._prepare_tag(task, text, req_text, lines, rebuild, progress, cancel)
+        with self._lock:
+            self._prepared[str(task.path)] = (text, req_text, tag)
+        return tag
+
+    def _run_tag(self, task: Task) -> str:
+        """The image a run uses: the one the last ``prepare`` of the task gave while its Dockerfile and
+        requirements read the same (each ``prepare`` asks the engine about the base and the task's image
+        several times), else ``prepare``'s."""
+        path = task.path / DOCKERFILE
+        text = path.read_text(errors="replace") if path.is_file() else render_dockerfile()
+        with self._lock:
+            kept = self._prepared.get(str(task.path))
+        if kept is not None and kept[:2] == (text, read_task_requirements(task).text):
+            return kept[2]
+        return self.prepare(task)
+
+    def _prepare_tag(
+        self,
+        task: Task,
+        text: str,
+        req_text: str,
+        lines: list[str],
+        rebuild: bool,
+        progress: Progress,
+        cancel: threading.Event | None,
+    ) -> str:
+        """The image tag of these inputs, built when missing (or ``rebuild``)."""
         uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
         base = self.resolve_base() if uses_base else ""
         base_id = (image_id(self.client, base) or "") if base else ""
@@ -237,7 +268,7 @@ class DockerRunner:
     def run(
         self,
         task: Task,
-        tree: Path,
+        tree: Tree,
         argv: list[str],
         *,
         timeout: float,
@@ -252,8 +283,8 @@ class DockerRunner:
         import requests
 
         try:
-            tag = self.prepare(task)
-            data = payload.payload(Path(tree), harness_files or {}, worker)
+            tag = self._run_tag(task)
+            data = payload.payload(tree, harness_files or {}, worker)
             resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
         except LmrError as exc:
             return RunResult(None, False, "", 0.0, infra_error=str(exc))
@@ -266,9 +297,9 @@ class DockerRunner:
         container = None
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
-            container = self.client.containers.create(
-                tag,
-                command,
+            create = functools.partial(
+                self.client.containers.create,
+                command=command,
                 name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
                 labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
                 user="0:0",
@@ -289,6 +320,13 @@ class DockerRunner:
                 log_config=docker.types.LogConfig(type="none"),
                 **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
             )
+            try:
+                container = create(tag)
+            except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
+                with self._lock:
+                    self._prepared.pop(str(task.path), None)
+                container = create(self.prepare(task))
+                t0 = time.monotonic()
             sock = self.client.api.attach_socket(
                 container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
@@ -336,7 +374,7 @@ class DockerRunner:
         if frame.out_tar and out_dir is not None:
             try:
                 payload.unpack_out(frame.out_tar, Path(out_dir))
-            except (ValueError, tarfile.TarError) as exc:
+            except ValueError as exc:
                 output += f"\n[the out folder could not be read back: {exc}]"
         return RunResult(exit_code, False, tail(output), duration, worker_output=tail(frame.worker_output))
 

@@ -45,6 +45,10 @@ def docker_client(timeout: int = 120) -> docker.DockerClient:
 
     try:
         client = docker.from_env(timeout=timeout)
+        if str(client.api.base_url).startswith("http+docker://"):
+            # a local socket: no proxy, .netrc or CA bundle applies, and looking for them in the environment
+            # costs every request (a run makes about ten)
+            client.api.trust_env = False
         client.ping()
     except Exception as exc:
         raise LmrError(f"no Docker engine answers ({type(exc).__name__}: {exc})") from exc

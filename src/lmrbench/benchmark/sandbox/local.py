@@ -17,7 +17,6 @@ import resource
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -34,6 +33,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
 )
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -118,7 +118,7 @@ class LocalRunner:
     def run(
         self,
         task: Task,
-        tree: Path,
+        tree: Tree,
         argv: list[str],
         *,
         timeout: float,
@@ -132,7 +132,7 @@ class LocalRunner:
         t0 = time.monotonic()
         try:
             venv = Path(self.prepare(task))
-            data = payload.payload(Path(tree), harness_files or {}, worker)
+            data = payload.payload(tree, harness_files or {}, worker)
         except LmrError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
         except OSError as exc:
@@ -158,7 +158,7 @@ class LocalRunner:
             if frame.out_tar and out_dir is not None:
                 try:
                     payload.unpack_out(frame.out_tar, Path(out_dir))
-                except (ValueError, tarfile.TarError) as exc:
+                except ValueError as exc:
                     output += f"\n[the out folder could not be read back: {exc}]"
         return replace(result, output=tail(output), worker_output=tail(frame.worker_output))
 

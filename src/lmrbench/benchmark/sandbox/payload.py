@@ -1,4 +1,4 @@
-"""What both runners stream into a run and read back: the payload tar, the boot command, the closing frame.
+"""What both runners stream into a run and read back: the payload, the boot command, the closing frame.
 
 The boot script (``runtime/lmrbench_boot.py``) is the same in a container and in a local temp folder, so the
 two runners keep one contract: same layout, same split between the trusted command and the candidate's
@@ -8,53 +8,100 @@ worker, same frame at the end. See ``lmrbench.core.sandbox`` for the layout.
 from __future__ import annotations
 
 import base64
+import collections
 import contextlib
 import functools
 import importlib.util
-import io
-import json
 import marshal
+import os
+import stat
 import sys
-import tarfile
+import threading
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lmrbench.core.sandbox import Worker
+from lmrbench.core.treeview import Tree, TreeView
 from lmrbench.runtime import runtime_files
 
-SKIP_PARTS = frozenset({".git", "__pycache__"})
-"""Folders never streamed into a run."""
 OUT_LIMIT = 64 << 20
 """Largest out folder read back (the boot script stops packing there)."""
 OUT_MARK = b"LMRBENCH-OUT "
 INFRA_MARK = b"LMRBENCH-INFRA "
+END = b"e 0 0 0\n"
+"""The end of a payload, and of the out folder the boot script sends back."""
 BOOT_SOURCE = runtime_files(("lmrbench_boot.py",))["lmrbench_boot.py"].decode("utf-8")
 
 
 def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
               env: dict[str, str], ids: dict[str, list[int]] | None) -> list[str]:
-    """The command that starts a run: the boot script and its spec."""
+    """The command that starts a run: the boot script and its spec (``marshal``, which the boot reads
+    without importing anything; it holds strings, numbers, lists and dicts only)."""
     spec = {
         "root": root,
-        "argv": argv,
-        "worker": worker.argv if worker else None,
-        "env": env,
+        "argv": list(argv),
+        "worker": list(worker.argv) if worker else None,
+        "env": dict(env),
         "deadline": deadline,
         "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
     }
-    return ["python3", "-c", BOOT_SOURCE, json.dumps(spec)]
+    # -I -S: the boot needs the standard library only; site and the environment's .pth files would cost
+    # every run their import time, and nothing from the working folder or PYTHON* variables may load in it.
+    return ["python3", "-I", "-S", "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]
 
 
-def _add_tree(tar: tarfile.TarFile, tree: Path, arcname: str) -> None:
-    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        if SKIP_PARTS.intersection(Path(info.name).parts):
-            return None
-        info.uid = info.gid = 0
-        info.uname = info.gname = ""
-        info.mode |= 0o600 if info.isfile() else 0o700
-        return info
+def _entry(kind: bytes, mode: int, name: str, data: bytes = b"") -> bytes:
+    """One entry of the payload format (see ``runtime/lmrbench_boot.py``)."""
+    raw = name.encode("utf-8", "surrogateescape")
+    return b"%s %o %d %d\n" % (kind, mode, len(raw), len(data)) + raw + data
 
-    tar.add(str(tree), arcname=arcname, filter=keep)
+
+def _listing_entries(base: Path, listing: list[tuple[str, os.stat_result]], arcname: str) -> bytes:
+    """The entries of ``listing`` (see ``TreeView.listing``): folders readable and files readable and writable
+    by their owner, links as they are."""
+    out = [_entry(b"d", 0o700 | (base.stat().st_mode & 0o7777), arcname)]
+    for rel, st in listing:
+        path = base / rel
+        if stat.S_ISLNK(st.st_mode):
+            out.append(_entry(b"l", 0o777, f"{arcname}/{rel}", os.fsencode(os.readlink(path))))
+        elif stat.S_ISDIR(st.st_mode):
+            out.append(_entry(b"d", 0o700 | (st.st_mode & 0o7777), f"{arcname}/{rel}"))
+        elif stat.S_ISREG(st.st_mode):
+            out.append(_entry(b"f", 0o600 | (st.st_mode & 0o7777), f"{arcname}/{rel}", path.read_bytes()))
+    return b"".join(out)
+
+
+_Signature = tuple[tuple[str, int, int, int, int, int], ...]
+_views: collections.OrderedDict[tuple[object, ...], tuple[_Signature, bytes]] = collections.OrderedDict()
+_views_lock = threading.Lock()
+VIEW_CACHE = 8
+"""Views of unchanged folders whose streamed bytes are kept (a task's trusted and candidate's views)."""
+VIEW_CACHE_LIMIT = 64 << 20
+"""Largest view kept."""
+
+
+def _tree_bytes(tree: Tree, arcname: str) -> bytes:
+    """A tree's entries under ``arcname``. The part a view reads from its base is kept while no file there
+    changes (same paths, sizes, modes, inodes, modification and change times): a task's views are streamed
+    once, and each run adds only its own files."""
+    view = tree if isinstance(tree, TreeView) else TreeView(Path(tree))
+    listing = view.listing()
+    key = (str(view.base.resolve()), arcname, view.drop, frozenset(view.files))
+    signature = tuple((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) for rel, st in listing)
+    with _views_lock:
+        kept = _views.get(key) if isinstance(tree, TreeView) else None
+    if kept is not None and kept[0] == signature:
+        base = kept[1]
+    else:
+        base = _listing_entries(view.base, listing, arcname)
+        if isinstance(tree, TreeView) and len(base) <= VIEW_CACHE_LIMIT:
+            with _views_lock:
+                _views[key] = (signature, base)
+                _views.move_to_end(key)
+                while len(_views) > VIEW_CACHE:
+                    _views.popitem(last=False)
+    added = [_entry(b"f", 0o644, f"{arcname}/{rel}", data) for rel, data in sorted(view.files.items())]
+    return b"".join([base, *added])
 
 
 @functools.lru_cache(maxsize=64)
@@ -78,26 +125,20 @@ def _with_bytecode(files: dict[str, bytes]) -> dict[str, bytes]:
     return out
 
 
-def _add_files(tar: tarfile.TarFile, folder: str, files: dict[str, bytes]) -> None:
-    info = tarfile.TarInfo(folder)
-    info.type, info.mode = tarfile.DIRTYPE, 0o755
-    tar.addfile(info)
+def _file_entries(folder: str, files: dict[str, bytes]) -> list[bytes]:
+    out = [_entry(b"d", 0o755, folder)]
     for name, data in _with_bytecode(files).items():
-        info = tarfile.TarInfo(f"{folder}/{name}")
-        info.size, info.mode = len(data), 0o644
-        tar.addfile(info, io.BytesIO(data))
+        out.append(_entry(b"f", 0o644, f"{folder}/{name}", data))
+    return out
 
 
-def payload(tree: Path, harness_files: dict[str, bytes], worker: Worker | None) -> bytes:
-    """The tar the boot script unpacks: trusted/{repo,harness} and, for a split run, cand/{repo,harness}."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        _add_tree(tar, Path(tree), "trusted/repo")
-        _add_files(tar, "trusted/harness", harness_files)
-        if worker is not None:
-            _add_tree(tar, Path(worker.tree), "cand/repo")
-            _add_files(tar, "cand/harness", worker.files)
-    return buf.getvalue()
+def payload(tree: Tree, harness_files: dict[str, bytes], worker: Worker | None) -> bytes:
+    """What the boot script unpacks: trusted/{repo,harness} and, for a split run, cand/{repo,harness}. A tree
+    holds no history, caches or compiled files."""
+    parts = [_tree_bytes(tree, "trusted/repo"), *_file_entries("trusted/harness", harness_files)]
+    if worker is not None:
+        parts += [_tree_bytes(worker.tree, "cand/repo"), *_file_entries("cand/harness", worker.files)]
+    return b"".join([*parts, END])
 
 
 @dataclass(frozen=True)
@@ -129,19 +170,32 @@ def read_frame(stdout: bytes) -> Frame:
 def unpack_out(data: bytes, out_dir: Path) -> None:
     """Write the out folder's regular files and folders under ``out_dir`` (nothing else, nothing outside)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    total = 0
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        for m in tar.getmembers():
-            parts = Path(m.name).parts
-            if not parts or parts[0] != "out" or ".." in parts or not (m.isfile() or m.isdir()):
-                continue
-            dest = out_dir.joinpath(*parts[1:])
-            if m.isdir():
-                dest.mkdir(parents=True, exist_ok=True)
-                continue
-            total += m.size
-            if total > OUT_LIMIT:
-                raise ValueError(f"the out folder is larger than {OUT_LIMIT} bytes")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            src = tar.extractfile(m)
-            dest.write_bytes(src.read(m.size) if src else b"")
+    total, at = 0, 0
+    while True:
+        end = data.find(b"\n", at, at + 256)
+        if end < 0:
+            raise ValueError("the out folder's listing is cut short")
+        header, at = data[at:end], end + 1
+        if header + b"\n" == END:
+            return
+        try:
+            kind, _mode, n_text, size_text = header.split()
+            n, size = int(n_text), int(size_text)
+        except ValueError:
+            raise ValueError(f"the out folder's listing holds {header[:60]!r}") from None
+        name, body = data[at:at + n].decode("utf-8", errors="replace"), data[at + n:at + n + size]
+        at += n + size
+        if len(body) != size or n < 0 or size < 0:
+            raise ValueError("the out folder's listing is cut short")
+        parts = PurePosixPath(name).parts
+        if not parts or parts[0] != "out" or ".." in parts or name.startswith("/") or kind not in (b"d", b"f"):
+            continue
+        dest = out_dir.joinpath(*parts[1:])
+        if kind == b"d":
+            dest.mkdir(parents=True, exist_ok=True)
+            continue
+        total += size
+        if total > OUT_LIMIT:
+            raise ValueError(f"the out folder is larger than {OUT_LIMIT} bytes")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(body)

@@ -18,6 +18,7 @@ from pathlib import Path
 from lmrbench.benchmark.testrun.split import trusted_files
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.runtime.lmrbench_wire import loads_bounded
@@ -179,7 +180,7 @@ def judge_script(entry: dict[str, object]) -> TestCaseResult:
 def run_legacy(
     sandbox: Sandbox,
     task: Task,
-    tree: Path,
+    tree: Tree,
     test_files: list[str],
     *,
     timeout: float,

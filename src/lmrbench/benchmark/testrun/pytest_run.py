@@ -20,6 +20,7 @@ from lmrbench.benchmark.testrun.junit import parse_junit
 from lmrbench.benchmark.testrun.split import PROXY_PLUGIN, id_matches, trusted_files
 from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.runtime import runtime_files
@@ -46,15 +47,11 @@ def _seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str,
     return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 
 
-def _foreign_conftest(tree: Path, loaded: dict[str, str]) -> str | None:
+def _foreign_conftest(tree: Tree, loaded: dict[str, str]) -> str | None:
     """The first loaded conftest.py that is not, byte for byte, a file of the evaluated tree."""
     for rel, digest in sorted(loaded.items()):
-        path = tree / rel
-        if (
-            rel.startswith("../")
-            or not path.is_file()
-            or hashlib.sha256(path.read_bytes()).hexdigest() != digest
-        ):
+        data = None if rel.startswith("../") else read_tree_file(tree, rel)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
             return rel
     return None
 
@@ -85,7 +82,7 @@ def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
 def run_pytest(
     sandbox: Sandbox,
     task: Task,
-    tree: Path,
+    tree: Tree,
     test_files: list[str],
     *,
     timeout: float,
@@ -102,7 +99,7 @@ def run_pytest(
     with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
         res = sandbox.run(
             task,
-            Path(tree),
+            tree,
             pytest_argv(test_files, split=split),
             timeout=timeout,
             env=env,
@@ -112,7 +109,7 @@ def run_pytest(
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
-    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=Path(tree))
+    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
 
 
 def _read(path: Path, limit: int) -> bytes | None:
@@ -130,7 +127,7 @@ def decide(
     expected_ids: list[str] | None,
     *,
     sandbox: str,
-    tree: Path | None = None,
+    tree: Tree | None = None,
 ) -> TestReport:
     """The TestReport of a finished run, from its result, report bytes, seal and the ids expected.
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from lmrbench import jsonsafe, pyparse
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
@@ -18,7 +19,8 @@ from lmrbench.schemas.task_info import Implementation
 
 PROXY_PLUGIN = "lmrbench_proxy"
 """The module the trusted side loads first (a pytest plugin, or imported by the legacy wrapper)."""
-WORKER_ARGV = ["python", "-m", "lmrbench_worker"]
+WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_worker.main())"]
+"""The worker's command (``-c``, not ``-m``: runpy and what it imports would be paid again in every run)."""
 
 
 def _codec_files() -> dict[str, bytes]:
@@ -26,7 +28,7 @@ def _codec_files() -> dict[str, bytes]:
     return {"lmrbench_wire.py": files["lmrbench_wire.py"], "lmrbench_codec.py": files["lmrbench_values.py"]}
 
 
-def make_worker(cand_tree: Path) -> Worker:
+def make_worker(cand_tree: Tree) -> Worker:
     """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else."""
     return Worker(tree=cand_tree, argv=WORKER_ARGV, files={**runtime_files(("lmrbench_worker.py",)), **_codec_files()})
 

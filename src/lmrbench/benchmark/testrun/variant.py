@@ -10,22 +10,24 @@ process with it: weaker evidence, and every report says so.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
 from lmrbench.authoring.tree import (
     Variant,
     build_tree,
-    candidate_tree,
+    candidate_view,
     impl_test_files,
     isolation_of,
-    trusted_tree,
+    trusted_view,
 )
 from lmrbench.benchmark.testrun.legacy import is_legacy_test, run_legacy
 from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.benchmark.testrun.split import declared_ids, goals_env, make_worker
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -69,21 +71,22 @@ def evaluate_variant(
         raise LmrError(f"implementation {impl.index} has no unit tests", task.path / "info.json")
     mode, why = isolation_of(task, impl)
     folder = task.info.repo_folder_name
-    with tempfile.TemporaryDirectory(prefix="lmrbench-tree-") as tmp:
+    with contextlib.ExitStack() as stack:
         worker: Worker | None = None
+        tree: Tree
         try:
-            if mode == "split":
-                cand = candidate_tree(task, [impl.index], variant, Path(tmp) / "cand" / folder)
-                tree = trusted_tree(task, Path(tmp) / "trusted" / folder)
-                worker = make_worker(cand)
+            if mode == "split":  # both sides read the task's repository in place: nothing is copied
+                worker = make_worker(candidate_view(task, [impl.index], variant))
+                tree = trusted_view(task)
             else:
+                tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lmrbench-tree-"))
                 tree = build_tree(task, [impl.index], variant, Path(tmp) / "shared" / folder)
         except LmrError as exc:
             if not isinstance(variant, Path):
                 raise
             return rejected_report(str(exc), sandbox.name, files)
         run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}
-        legacy = [f for f in files if is_legacy_test(tree / f)]
+        legacy = [f for f in files if is_legacy_test(task.repo_dir / f)]  # test files are the task's own
         modern = [f for f in files if f not in legacy]
         reports = []
         if modern:
