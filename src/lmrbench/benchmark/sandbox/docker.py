@@ -295,12 +295,13 @@ class DockerRunner:
         env = {**(env or {}), **resources.pop("environment", {})}  # HF_HOME and offline flags with a cache mount
         command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
         container = None
+        name = f"lmrbench-run-{uuid.uuid4().hex[:12]}"
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
             create = functools.partial(
                 self.client.containers.create,
                 command=command,
-                name=f"lmrbench-run-{uuid.uuid4().hex[:12]}",
+                name=name,
                 labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
                 user="0:0",
                 working_dir=WORK,
@@ -359,9 +360,9 @@ class DockerRunner:
                 infra_error=f"Docker: {type(exc).__name__}: {exc}",
             )
         finally:
-            if container is not None:
-                with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-                    container.remove(force=True)  # if this fails, the next command's sweep removes it
+            # by name: an interrupt during ``create`` leaves a container that ``container`` never held
+            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+                self.client.api.remove_container(container.id if container is not None else name, force=True)
         duration = time.monotonic() - t0
         output = _decode(stderr)
         if state.get("OOMKilled"):
