@@ -115,12 +115,16 @@ def ray_containers(engine, owners: set[int]) -> list:
     return out
 
 
-def test_driver_killed_mid_run_then_resumed_loses_and_duplicates_nothing(cluster, docker_engine, tmp_path):
-    bench = examples(tmp_path)
-    run_dir = tmp_path / "ray"
+def start_validate_on(cluster: LocalCluster, tmp_path: Path) -> tuple[Path, Path, subprocess.Popen[str]]:
+    """A copy of the examples, its run folder, and `lmrbench validate` on the cluster started on them."""
+    bench, run_dir = examples(tmp_path), tmp_path / "ray"
     argv = [LMRBENCH, "validate", str(bench), *QUICK, "--run-dir", str(run_dir), "--executor", "ray",
             "--address", cluster.address]
-    driver = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return bench, run_dir, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_driver_killed_mid_run_then_resumed_loses_and_duplicates_nothing(cluster, docker_engine, tmp_path):
+    bench, run_dir, driver = start_validate_on(cluster, tmp_path)
     seen: set[int] = set()
     deadline = time.monotonic() + 600
     while not list(run_dir.glob("*/impl-*.json")):
@@ -147,11 +151,7 @@ def test_driver_killed_mid_run_then_resumed_loses_and_duplicates_nothing(cluster
 
 
 def test_a_worker_process_killed_mid_run_is_retried_and_counted_once(cluster, docker_engine, tmp_path):
-    bench = examples(tmp_path)
-    run_dir = tmp_path / "ray"
-    argv = [LMRBENCH, "validate", str(bench), *QUICK, "--run-dir", str(run_dir), "--executor", "ray",
-            "--address", cluster.address]
-    driver = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bench, run_dir, driver = start_validate_on(cluster, tmp_path)
     killed = None
     seen: set[int] = set()
     deadline = time.monotonic() + 600
