@@ -14,6 +14,20 @@ from helpers.vec_task import write_small_task
 from lmrbench.core.taskset import Task
 
 pytest_plugins = ["helpers.docker_engine"]
+DOCKER_TESTS = Path(__file__).parent / "docker"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first: tests marked ``long``, then the Docker folder, then the rest. xdist hands tests out in
+    collection order, so a two-minute test collected last keeps one worker busy while the others have finished.
+    The sort is stable: each file keeps its order."""
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("long"):
+            return 0
+        return 1 if DOCKER_TESTS in item.path.parents else 2
+
+    items.sort(key=rank)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "fixture",

@@ -53,6 +53,7 @@ def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
     assert "NotImplementedError" in report.cases[0].message
 
 
+@pytest.mark.long
 def test_image_is_reused_when_nothing_changed_and_rebuilt_when_asked(runner, small_task, docker_engine):
     tag = runner.prepare(small_task)
     first = docker_engine.images.get(tag).id

@@ -12,6 +12,7 @@ from first_run import readme_command, run_fresh_machine, table_counts
 from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG
 
 
+@pytest.mark.long
 @pytest.mark.docker
 @pytest.mark.timeout(1800)
 def test_readme_first_command_on_a_machine_with_python_only(docker_engine, base_image):

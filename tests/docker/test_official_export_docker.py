@@ -21,6 +21,7 @@ def _lmrbench(*args: str) -> subprocess.CompletedProcess[str]:
     return out
 
 
+@pytest.mark.long
 @pytest.mark.docker
 @pytest.mark.timeout(1500)
 def test_recorded_task_passes_the_official_loop_with_its_golden_code(fixture_repo, tmp_path, base_image,

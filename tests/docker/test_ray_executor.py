@@ -22,7 +22,7 @@ from lmrbench.benchmark.pipeline.scoreboard import build_report
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
 from lmrbench.schemas.validation import ImplValidation
 
-pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.docker, pytest.mark.long, pytest.mark.xdist_group("ray")]
 LMRBENCH = str(Path(sys.executable).with_name("lmrbench"))
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 QUICK = ["--repeat", "1", "--max-mutants", "2"]
