@@ -31,25 +31,20 @@ _TEMPLATE = """\
 {mark}: the task's Python environment only (no repo, tests or golden files).
 # Build context (assembled by lmrbench): this file, requirements.txt{req_note},
 # wheels/ (a host-side wheelhouse). Build args: BASE_IMAGE (lmrbench passes its bootstrapped base where
-# no registry is reachable), UID, GID, DIR.
+# no registry is reachable), UID, GID, DIR (the repository's folder under /workspace, as the official
+# tooling means it). One RUN: each instruction is a container and a layer commit of its own.
 ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}}
-ARG UID=1000
-ARG GID=1000
-# DIR as the official tooling means it: the repository's folder under /workspace.
-ARG DIR=repo
-ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi
-ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
-COPY requirements.txt /tmp/lmrbench/requirements.txt
-COPY wheels/ /tmp/lmrbench/wheels/
-RUN pip install --no-cache-dir --no-index --find-links /tmp/lmrbench/wheels \\
-        -r /tmp/lmrbench/requirements.txt pytest \\
- && rm -rf /tmp/lmrbench
+ARG UID=1000 GID=1000 DIR=repo
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+COPY requirements.txt wheels/ /tmp/lmrbench/
+RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+ && pip install --no-cache-dir --no-index --find-links /tmp/lmrbench -r /tmp/lmrbench/requirements.txt pytest \\
+ && rm -rf /tmp/lmrbench \\
 {user}"""
 
 _USER = """\
-RUN if ! getent group "$GID" >/dev/null; then \\
+ && if ! getent group "$GID" >/dev/null; then \\
         groupadd -g "$GID" lmrbench 2>/dev/null || echo "lmrbench:x:$GID:" >> /etc/group; fi \\
  && if ! getent passwd "$UID" >/dev/null; then \\
         useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
@@ -65,19 +60,18 @@ _OFFICIAL = """\
 {mark}: build it in this folder with
 #   docker build --build-arg UID=$(id -u) --build-arg GID=$(id -g) --build-arg DIR={repo} -t NAME .
 # and run the tests with this folder mounted at /workspace. The image holds the Python environment only.
+# `python` (what the official runner calls, in a login shell that resets PATH) runs the venv's interpreter.
 ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}}
-ARG UID=1000
-ARG GID=1000
-ARG DIR={repo}
-ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-# `python` (what the official runner calls, in a login shell that resets PATH) runs the venv's interpreter.
-RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+ARG UID=1000 GID=1000 DIR={repo}
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+{copy}RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
  && rm -f /usr/local/bin/python \\
  && printf '#!/bin/sh\\nexec /opt/venv/bin/python "$@"\\n' > /usr/local/bin/python \\
- && chmod 755 /usr/local/bin/python
-ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
-{install}{user}"""
+ && chmod 755 /usr/local/bin/python \\
+ && {pip} pytest \\
+ && rm -rf /tmp/lmrbench \\
+{user}"""
 
 
 def render_official_dockerfile(
@@ -85,16 +79,14 @@ def render_official_dockerfile(
 ) -> str:
     """A Dockerfile that builds with the official ``docker build`` in the task folder (context = the folder):
     it copies only ``requirements`` (relative to the task folder) and ``wheels/`` when they are there."""
-    copies = []
     pip = "pip install --no-cache-dir"
-    if wheels:
-        copies.append("COPY wheels/ /tmp/lmrbench/wheels/\n")
-        pip += " --no-index --find-links /tmp/lmrbench/wheels"
     if requirements:
-        copies.append(f"COPY {requirements} /tmp/lmrbench/requirements.txt\n")
         pip += " -r /tmp/lmrbench/requirements.txt"
-    install = "".join(copies) + f"RUN {pip} pytest \\\n && rm -rf /tmp/lmrbench\n"
-    return _OFFICIAL.format(mark=OFFICIAL_MARK, repo=repo_folder_name, base=base_image, install=install,
+    copy = f"COPY {requirements} /tmp/lmrbench/requirements.txt\n" if requirements else ""
+    if wheels:
+        copy += "COPY wheels/ /tmp/lmrbench/wheels/\n"
+        pip += " --no-index --find-links /tmp/lmrbench/wheels"
+    return _OFFICIAL.format(mark=OFFICIAL_MARK, repo=repo_folder_name, base=base_image, copy=copy, pip=pip,
                             user=_USER)
 
 
