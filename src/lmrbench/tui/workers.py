@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -77,3 +81,62 @@ def report_worker(screen: Screen[Any], event: Worker.StateChanged) -> None:
             panel.stopped(f"{group}: cancelled")
     elif event.state == WorkerState.SUCCESS and panel is not None:
         panel.done(DONE.get(group, f"{group}: done"))
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ThreadBodies:
+    """How many thread-worker bodies of one screen are still running.
+
+    Textual's ``Worker.cancel`` ends a thread worker's task at once, and ``Worker.wait`` returns then, while the
+    thread goes on until its body sees the cancel event. A screen that deletes what its threads write waits for
+    this count instead.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running = 0
+
+    def __enter__(self) -> None:
+        with self._cond:
+            self._running += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+
+    def wait_ended(self, timeout: float) -> bool:
+        """Block until no body runs (True) or ``timeout`` seconds have passed (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._running == 0, timeout)
+
+
+_BODIES_LOCK = threading.Lock()
+
+
+def thread_bodies(screen: object) -> ThreadBodies:
+    """The running-body count of ``screen`` (made on first use)."""
+    with _BODIES_LOCK:
+        bodies = getattr(screen, "_lmr_thread_bodies", None)
+        if bodies is None:
+            bodies = ThreadBodies()
+            screen._lmr_thread_bodies = bodies  # type: ignore[attr-defined]
+        return bodies
+
+
+def counted(body: F) -> F:
+    """Count a thread worker's body (put it under ``@work``) so that ``threads_ended`` can wait for it."""
+
+    @functools.wraps(body)
+    def run(self: object, *args: Any, **kwargs: Any) -> Any:
+        with thread_bodies(self):
+            return body(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+async def threads_ended(screen: object, timeout: float = 120.0) -> bool:
+    """Wait, without blocking the app, until every counted thread body of ``screen`` has returned."""
+    return await asyncio.to_thread(thread_bodies(screen).wait_ended, timeout)

@@ -29,7 +29,7 @@ from lmrbench.errors import LmrError
 from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel
-from lmrbench.tui.workers import report_worker
+from lmrbench.tui.workers import counted, report_worker, threads_ended
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
     from lmrbench.core.sandbox import SandboxKind
@@ -164,6 +164,7 @@ class NewTaskWork(Screen[str | None]):
         self.refresh_marks()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="clone")
+    @counted
     def clone(self, source: str, commit: str | None, draft: Draft) -> None:
         """Clone and index (git and a whole-repo parse: in a thread)."""
         cancel = get_current_worker().cancelled_event
@@ -174,6 +175,7 @@ class NewTaskWork(Screen[str | None]):
         self.post_message(self.Cloned(repo, report.functions, [str(p) for p in report.problems]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
+    @counted
     def mask(self, root: Path, selected: list[str], style: MaskStyle) -> None:
         """Compute the masked files."""
         by_file: dict[str, list[str]] = {}
@@ -187,6 +189,7 @@ class NewTaskWork(Screen[str | None]):
         self.post_message(self.Masked(pairs))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="paper")
+    @counted
     def load_paper(self, pdf: Path) -> None:
         """Read the paper's text."""
         self.panel.progress().start(f"reading {pdf.name}", None)
@@ -202,6 +205,7 @@ class NewTaskWork(Screen[str | None]):
         return self.draft_task
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    @counted
     def record(self, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
         from lmrbench.authoring.record import record_tests
@@ -218,6 +222,7 @@ class NewTaskWork(Screen[str | None]):
         self.post_message(self.DraftReady(load_task(task.path)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    @counted
     def scaffold(self, spec: TaskSpec | None) -> None:
         """Write a scaffold test per implementation."""
         from lmrbench.authoring.recorded_tests import scaffold_tests
@@ -231,6 +236,7 @@ class NewTaskWork(Screen[str | None]):
         self.post_message(self.DraftReady(load_task(task.path)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
+    @counted
     def validate(self, spec: TaskSpec | None, draft: Draft) -> None:
         """Build the task's image (live log) and run golden, masked and mutants."""
         from lmrbench.benchmark.validation.plan import ValidateOptions
@@ -246,6 +252,7 @@ class NewTaskWork(Screen[str | None]):
         self.post_message(self.Validated(results, key))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save")
+    @counted
     def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> None:
         """Without a draft task: create_task into the task set. With one (tests, validation): finish it there
         (instruction, metadata, paper) and move it, with its validation results, into the task set."""
@@ -268,6 +275,7 @@ class NewTaskWork(Screen[str | None]):
             worker.cancel()
             with contextlib.suppress(Exception):
                 await worker.wait()
+        await threads_ended(self)  # a cancelled worker's thread runs on until it sees the cancel
         if self.draft is not None:
             self.draft.remove()
             self.draft = None

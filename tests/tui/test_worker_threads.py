@@ -1,0 +1,50 @@
+"""A screen that deletes what its thread workers write must wait for the threads, not for Textual's worker: a
+cancelled thread worker counts as ended while its thread still runs (seen as a draft folder left behind when the
+author cancelled the new-task screen during an image build)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from textual import work
+from textual.app import App
+from textual.screen import Screen
+from textual.worker import get_current_worker
+
+from lmrbench.tui.workers import counted, threads_ended
+
+pytestmark = pytest.mark.anyio
+
+
+class SlowToStop(Screen[None]):
+    """A worker that, like a build between two log lines, notices the cancel late and then writes once more."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = threading.Event()
+        self.wrote_after_cancel = threading.Event()
+
+    @work(thread=True, exit_on_error=False)
+    @counted
+    def build(self) -> None:
+        self.started.set()
+        get_current_worker().cancelled_event.wait(30)
+        time.sleep(0.5)
+        self.wrote_after_cancel.set()
+
+
+async def test_threads_ended_waits_for_a_cancelled_thread_that_textual_already_counts_as_ended() -> None:
+    screen = SlowToStop()
+    async with App().run_test() as pilot:
+        await pilot.app.push_screen(screen)
+        worker = screen.build()
+        assert await asyncio.to_thread(screen.started.wait, 10)
+        worker.cancel()
+        await pilot.pause()
+        assert not worker.is_running  # Textual: ended
+        assert not screen.wrote_after_cancel.is_set()  # the thread: still running
+        assert await threads_ended(screen, timeout=10)
+        assert screen.wrote_after_cancel.is_set()
