@@ -4,7 +4,8 @@ Prints, measured in one run on a copy of the task set (default: the example task
   - validate (warm images, --jobs 1) over the same pytest commands run directly with ``docker run`` on the
     same images, trees (golden K times, masked, the same mutants) and limits (target <= 1.15);
   - a second validate with nothing changed over the first (every result reused, no rebuild; target <= 0.1);
-  - validate --jobs 2 over --jobs 1.
+  - validate --jobs 2 over --jobs 1, beside the same direct ``docker run`` commands two at a time over one at a
+    time: the most that two slots can give on this machine and engine, with no harness at all.
 Usage: python benchmarks/harness_overhead.py [BENCH] [--repeat K] [--max-mutants N] [--rounds R]
 """
 
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
@@ -97,11 +99,12 @@ def readable_by_all(root: Path) -> None:
                 path.chmod(path.stat().st_mode | 0o444)
 
 
-def direct_docker(runs: list[Run], sandbox: DockerRunner) -> float:
-    """Run each pytest command with plain ``docker run`` (same image, limits, no network); seconds taken."""
-    unexpected = 0
-    t0 = time.perf_counter()
-    for tag, tree, files, should_pass in runs:
+def direct_docker(runs: list[Run], sandbox: DockerRunner, jobs: int = 1) -> float:
+    """Run each pytest command with plain ``docker run`` (same image, limits, no network), ``jobs`` at a time;
+    seconds taken."""
+
+    def one(run: Run) -> bool:
+        tag, tree, files, should_pass = run
         proc = subprocess.run(
             ["docker", "run", "--rm", "--network", "none", "--user", f"{sandbox.uid}:{sandbox.gid}",
              f"--memory={sandbox.memory or DEFAULT_MEMORY}", f"--cpus={sandbox.cpus or DEFAULT_CPUS}",
@@ -110,9 +113,13 @@ def direct_docker(runs: list[Run], sandbox: DockerRunner) -> float:
              "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", *files],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
         )
-        unexpected += (proc.returncode == 0) != should_pass
         if proc.returncode not in (0, 1):  # 1: tests failed; anything else: the command did not run
             raise SystemExit(f"direct docker run failed to run (exit {proc.returncode}) on {tree}")
+        return (proc.returncode == 0) != should_pass
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        unexpected = sum(pool.map(one, runs))
     seconds = time.perf_counter() - t0
     if unexpected:
         print(f"warning: {unexpected} direct runs did not pass or fail as the variant should")
@@ -141,11 +148,12 @@ def main() -> None:
               f"up to {args.max_mutants} mutants per implementation)")
 
         # alternate the two sides and keep each one's fastest round: the machine's load drifts
-        directs, validates = [], []
+        directs, directs2, validates = [], [], []
         for _ in range(args.rounds):
             directs.append(direct_docker(runs, sandbox))
+            directs2.append(direct_docker(runs, sandbox, jobs=2))
             validates.append(timed_validate(bench, sandbox, opts, Path(tmp) / "run"))
-        direct, first = min(directs), min(validates)
+        direct, direct2, first = min(directs), min(directs2), min(validates)
         reuse_opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, timeout=600)
         second = timed_validate(bench, sandbox, reuse_opts, Path(tmp) / "run")
         jobs2_opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, force=True, jobs=2,
@@ -160,7 +168,10 @@ def main() -> None:
         print(f"second validate, nothing changed: {second:7.2f} s")
         print(f"  re-run ratio {second / first:.4f} (target <= 0.1)")
         print(f"validate --jobs 2:                {jobs2:7.2f} s")
-        print(f"  jobs 2 / jobs 1 = {jobs2 / first:.3f} (on {os.cpu_count()} cores)")
+        print(f"  jobs 2 / jobs 1 = {jobs2 / first:.3f}: {first / jobs2:.2f}x (on {os.cpu_count()} cores)")
+        print(f"direct docker run, 2 at a time:   {direct2:7.2f} s")
+        print(f"  2 at a time / 1 at a time = {direct2 / direct:.3f}: {direct / direct2:.2f}x, the engine's "
+              f"ceiling for two slots here")
 
 
 if __name__ == "__main__":
