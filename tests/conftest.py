@@ -13,7 +13,7 @@ import pytest
 from helpers.vec_task import write_small_task
 from lmrbench.core.taskset import Task
 
-pytest_plugins = ["helpers.docker_engine"]
+pytest_plugins = ["helpers.docker_engine", "helpers.llm_server"]
 DOCKER_TESTS = Path(__file__).parent / "docker"
 
 

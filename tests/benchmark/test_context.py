@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,6 @@ from lmrbench.schemas.run import LLMParams
 
 GEN = "Functions to implement, in toy/metrics.py: "
 EXE = str(Path(sys.executable).with_name("lmrbench"))
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,13 +27,6 @@ DICE = "Functions to implement, in toy/metrics.py: dice"
 APPLY = "Functions to implement, in toy/metrics.py: Scaler.apply"
 TOTAL = "Functions to implement, in toy/metrics.py: total"
 LMRBENCH = str(Path(sys.executable).with_name("lmrbench"))
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 @pytest.fixture(scope="module")

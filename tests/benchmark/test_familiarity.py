@@ -6,24 +6,16 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers.llm_server import LLMServer, logprobs
+from helpers.llm_server import logprobs
 from helpers.synthetic_runs import golden_source, write_run, write_shaped_task
 
 EXE = str(Path(sys.executable).with_name("lmrbench"))
 LN = math.log
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,13 +21,6 @@ from lmrbench.schemas.run import CandidateStatus, LLMParams
 DICE = "Functions to implement, in toy/metrics.py: dice"
 APPLY = "Functions to implement, in toy/metrics.py: Scaler.apply"
 TOTAL = "Functions to implement, in toy/metrics.py: total"
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,13 +26,6 @@ APPLY = "Implement apply as in the paper."
 TOTAL = "Implement total as in the paper."
 CC = json.dumps({"category": 1, "rationale": ["Same set arithmetic as the reference."]})
 LI = json.dumps({"category": 3, "rationale": ["Returns a constant."]})
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 def client(server: LLMServer, tmp_path: Path, model: str = "judge-1") -> LLMClient:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,13 +10,6 @@ import pytest
 from helpers.llm_server import LLMServer, malformed, status
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
 from lmrbench.schemas.run import LLMParams
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 def make_client(server: LLMServer, tmp_path: Path | None, **kw: object) -> LLMClient:

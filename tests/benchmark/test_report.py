@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,13 +24,6 @@ GEN = "Functions to implement, in toy/metrics.py: "
 CC = json.dumps({"category": 1, "rationale": ["Matches the reference."]})
 LC = json.dumps({"category": 2, "rationale": ["Close, one detail differs."]})
 LI = json.dumps({"category": 3, "rationale": ["Different logic."]})
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 def cli(*args: str) -> str:

@@ -106,7 +106,7 @@ def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path
 
 def test_timeout_kills_and_removes_the_container(runner, tmp_path, docker_engine):
     task = _hostile(tmp_path, "while True:\n    pass")
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=8)
+    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=3)  # a busy loop: a core until the limit
     assert report.status is TestStatus.TIMEOUT and report.exit_code is None
     assert _leftover_containers(docker_engine, task) == []
 

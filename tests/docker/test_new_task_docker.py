@@ -10,13 +10,12 @@ from textual.message import Message
 from textual.widgets import Select, TextArea
 from textual.worker import Worker, WorkerState
 
-from helpers.pilot import wait_for_workers
+from helpers.pilot import open_and_clone, wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_taskset
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.work_panel import WorkPanel
-from tui.test_new_task import open_and_clone
 
 pytestmark = pytest.mark.anyio
 

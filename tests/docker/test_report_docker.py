@@ -3,22 +3,12 @@ correct."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from benchmark.test_report import CC, LI, cli, llm_opts
-from helpers.llm_server import LLMServer
 from helpers.tasks import copy_examples
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.pipeline.scoreboard import build_report
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    srv = LLMServer()
-    yield srv
-    srv.close()
 
 
 @pytest.mark.docker

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
 
 
 @dataclass
@@ -235,3 +238,11 @@ class LLMServer:
         """Stop serving."""
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    """A fresh scripted server for one test, closed after it (loaded for every test by ``pytest_plugins``)."""
+    srv = LLMServer()
+    yield srv
+    srv.close()

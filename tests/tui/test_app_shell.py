@@ -10,7 +10,7 @@ from textual.command import CommandPalette
 from textual.widgets import ProgressBar
 from textual.widgets._footer import FooterKey
 
-from helpers.pilot import wait_for_workers
+from helpers.pilot import paste, wait_for_workers
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
@@ -96,7 +96,8 @@ async def test_the_work_panel_shows_no_bar_when_idle_and_no_full_bar_after_an_er
         screen = app.screen
         bar = screen.query_one(WorkPanel).query_one(ProgressBar)
         assert not bar.display or not bar.region.width  # idle: no (moving) bar
-        await pilot.press(*str(bench / "no-such-repo"), "ctrl+g")
+        await paste(app, pilot, str(bench / "no-such-repo"))
+        await pilot.press("ctrl+g")
         await wait_for_workers(app, pilot)
         assert "error" in str(screen.query_one("#work-label").render())
         assert not bar.display or bar.percentage != 1  # an error is not 100 %

@@ -9,7 +9,7 @@ import pytest
 from textual.message import Message
 from textual.widgets import Input, Select, TextArea
 
-from helpers.pilot import wait_for_workers
+from helpers.pilot import open_and_clone, paste, wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
@@ -20,18 +20,6 @@ from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.work_panel import WorkPanel
 
 pytestmark = pytest.mark.anyio
-
-
-async def open_and_clone(app, pilot, repo: Path) -> NewTaskScreen:
-    await wait_for_workers(app, pilot)
-    await pilot.press("n")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, NewTaskScreen)
-    await pilot.press(*str(repo))
-    await pilot.press("ctrl+g")
-    await wait_for_workers(app, pilot)
-    return screen
 
 
 async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Path, bench: Path) -> None:
@@ -132,7 +120,8 @@ async def test_a_bad_source_is_one_line_in_the_app(bench: Path, tmp_path: Path) 
         await wait_for_workers(app, pilot)
         await pilot.press("n")
         await pilot.pause()
-        await pilot.press(*str(tmp_path / "no-such-repo"), "ctrl+g")
+        await paste(app, pilot, str(tmp_path / "no-such-repo"))
+        await pilot.press("ctrl+g")
         await wait_for_workers(app, pilot)
         screen = app.screen
         assert isinstance(screen, NewTaskScreen) and screen.repo is None

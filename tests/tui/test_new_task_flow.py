@@ -8,25 +8,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, Select, TextArea
 
-from helpers.pilot import wait_for_workers
+from helpers.pilot import open_and_clone, wait_for_workers
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.widgets.step_list import StepList
 
 pytestmark = pytest.mark.anyio
-
-
-async def open_and_clone(app, pilot, repo: Path) -> NewTaskScreen:
-    await wait_for_workers(app, pilot)
-    await pilot.press("n")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, NewTaskScreen)
-    screen.query_one("#source", Input).value = str(repo)
-    await pilot.press("ctrl+g")
-    await wait_for_workers(app, pilot)
-    return screen
 
 
 def mark(steps: StepList, key: str) -> str:
