@@ -17,6 +17,13 @@ pytest_plugins = ["helpers.docker_engine", "helpers.llm_server"]
 DOCKER_TESTS = Path(__file__).parent / "docker"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the machine has cores. A Docker test spends part of its time waiting for
+    the engine (container starts, builds, layer commits); the extra worker fills that time (on 2 cores: 95% busy
+    and 274 s for the suite, against 83% and 304 s with one worker per core)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first: tests marked ``long``, then the Docker folder, then the rest. xdist hands tests out in
     collection order, so a two-minute test collected last keeps one worker busy while the others have finished.
