@@ -41,3 +41,12 @@ def test_import_linter_contract_holds() -> None:
     lint = Path(sys.executable).with_name("lint-imports")
     out = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_no_module_outside_the_sandbox_runtime_is_over_400_lines() -> None:
+    """A module that grows past 400 lines does more than one job (the runtime files run inside the sandbox,
+    where each is shipped whole)."""
+    root = Path(lmrbench.__file__).parent
+    long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if "runtime" not in p.relative_to(root).parts
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}  # fmt: skip
+    assert long == {}

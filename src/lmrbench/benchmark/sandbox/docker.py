@@ -27,12 +27,7 @@ from typing import TYPE_CHECKING
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
-from lmrbench.benchmark.sandbox.images import (
-    build_context,
-    docker_build,
-    docker_client,
-    image_id,
-)
+from lmrbench.benchmark.sandbox.images import build_context, docker_build, docker_client, image_id
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
