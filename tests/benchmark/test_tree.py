@@ -200,3 +200,35 @@ def test_compiled_files_never_reach_a_run_tree(task, tmp_path):
     for view in (trusted_view(task), candidate_view(task, [1], "golden")):
         assert not [rel for rel, _ in view.listing() if rel.endswith(".pyc") or "__pycache__" in rel]
         assert view.read_bytes("calc.cpython-311.pyc") is None
+
+
+def two_file_task(tmp_path: Path, functions: list[str]):
+    """A task whose implementation spans ``a.py`` (f) and ``b.py`` (g and h), naming ``functions``."""
+    from helpers.tasks import Impl
+    from helpers.tasks import write_task as write_task_folder
+
+    a, b = "def f():\n    return 1\n", "def g():\n    return 2\n\n\ndef h():\n    return 3\n"
+    extra = {"goal_file": ["a.py", "b.py"], "golden_file": ["golden_files/a_golden.py", "golden_files/b_golden.py"],
+             "goal_function": functions}
+    path = write_task_folder(tmp_path / "bench", "4-Two", repo="two", goal_file="a.py", goal=a, golden=a,
+                             impls=[Impl("f", "unit_test/test_two.py", extra=extra)],
+                             files={"b.py": b, "unit_test/test_two.py": "def test_x():\n    pass\n"})
+    (path / "golden_files" / "b_golden.py").write_text(b)
+    return load_task(path)
+
+
+def test_goal_files_hold_the_functions_their_golden_versions_define(tmp_path):
+    from lmrbench.authoring.recorded_tests import goal_targets
+    from lmrbench.authoring.tree import goal_plan
+
+    task = two_file_task(tmp_path, ["f", "g", "h"])
+    impl = task.info.implementation(1)
+    assert goal_plan(task, impl) == [("a.py", ["f"]), ("b.py", ["g", "h"])]
+    assert goal_targets(task, impl) == [("a.py", "f"), ("b.py", "g"), ("b.py", "h")]  # recording pairs alike
+
+
+def test_as_many_goal_files_as_functions_pair_one_to_one(tmp_path):
+    from lmrbench.authoring.tree import goal_plan
+
+    task = two_file_task(tmp_path / "x", ["f", "h"])
+    assert goal_plan(task, task.info.implementation(1)) == [("a.py", ["f"]), ("b.py", ["h"])]

@@ -69,7 +69,7 @@ def record_tests(
     """Run ``command`` on the golden code, record the goal functions' calls, write tests and data."""
     progress = progress or NullProgress()
     impl = task.info.implementation(impl_index)
-    targets = goal_targets(impl)
+    targets = goal_targets(task, impl)
     checker = default_checker(impl)
     if checker.kind not in testgen.CHECKER_KINDS:
         raise LmrError(

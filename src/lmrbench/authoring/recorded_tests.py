@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen, values
+from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, recording_folder, unit_test_file
 from lmrbench.errors import LmrError
@@ -84,20 +85,9 @@ def _is_text(node: Any) -> bool:
     return False
 
 
-def goal_targets(impl: Implementation) -> list[tuple[str, str]]:
-    """(goal file, qualname) of each goal function: every function in the one goal file, or pairwise."""
-    names = impl.qualnames
-    files = impl.goal_files
-    if not names or not files:
-        raise LmrError(f"implementation {impl.index} names no goal function or goal file")
-    if len(files) == 1:
-        return [(files[0], n) for n in names]
-    if len(files) == len(names):
-        return list(zip(files, names, strict=True))
-    raise LmrError(
-        f"implementation {impl.index} has {len(files)} goal files and {len(names)} goal functions; "
-        "give one function per file so that each can be recorded"
-    )
+def goal_targets(task: Task, impl: Implementation) -> list[tuple[str, str]]:
+    """(goal file, qualname) of each goal function, paired as ``tree.goal_plan`` pairs them."""
+    return [(file, qual) for file, quals in goal_plan(task, impl) for qual in quals]
 
 
 def test_file_path(task: Task, impl: Implementation) -> Path:
@@ -223,8 +213,8 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
             test_path,
         )
     sigs = []
-    for which, (file, qual) in enumerate(goal_targets(impl)):
-        golden = task.golden_path(impl, min(which, len(impl.goal_files) - 1))
+    for file, qual in goal_targets(task, impl):
+        golden = task.golden_path(impl, impl.goal_files.index(file))
         try:
             source = golden.read_text(encoding="utf-8")
         except OSError as exc:

@@ -123,8 +123,12 @@ def _functions_in(source: str, wanted: list[str], file: str) -> list[str]:
     return present or wanted
 
 
-def goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str]]]:
-    """(goal file position, goal file, qualnames defined there) for each goal file of ``impl``."""
+def goal_plan(task: Task, impl: Implementation) -> list[tuple[str, list[str]]]:
+    """(goal file, the goal functions it holds) for each goal file of ``impl``, in info.json's order: the one
+    pairing of files and functions that prompts, recording, trees and the split run's proxy all use.
+
+    One goal file holds every goal function. Several files pair one to one with as many functions; otherwise
+    each file holds the goal functions its golden version defines."""
     names = impl.qualnames
     if not names:
         raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
@@ -138,7 +142,7 @@ def goal_plan(task: Task, impl: Implementation) -> list[tuple[int, str, list[str
             quals = _functions_in(src, names, goal)
         else:
             quals = names
-        plan.append((which, goal, quals))
+        plan.append((goal, quals))
     return plan
 
 
@@ -158,7 +162,7 @@ def build_tree(task: Task, impl_indexes: list[int] | None, variant: Variant, des
     shutil.copytree(task.repo_dir, dest, symlinks=True, ignore=_ignore)
     for goal, text in _spliced_goals(task, chosen, variant).items():
         (dest / goal).write_bytes(text)
-    goal_files = {PurePosixPath(g).as_posix() for impl in chosen for _, g, _ in goal_plan(task, impl)}
+    goal_files = {PurePosixPath(g).as_posix() for impl in chosen for g, _ in goal_plan(task, impl)}
     _overlay_trusted(task, dest, goal_files)
     return dest
 
@@ -171,7 +175,7 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
     cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
     out: dict[str, bytes] = {}
     for impl in chosen:
-        for which, goal, quals in goal_plan(task, impl):
+        for which, (goal, quals) in enumerate(goal_plan(task, impl)):
             rel = PurePosixPath(goal).as_posix()
             if rel in out:  # a goal file shared by several implementations: spliced once for each
                 target = out[rel].decode("utf-8")

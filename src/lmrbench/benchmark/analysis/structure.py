@@ -23,8 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.tree import trusted_paths
-from lmrbench.benchmark.pipeline.generate import goal_plan
+from lmrbench.authoring.tree import goal_plan, trusted_paths
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 

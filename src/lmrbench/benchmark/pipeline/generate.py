@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.authoring.index import index_source
+from lmrbench.authoring.tree import goal_plan
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
@@ -38,22 +38,6 @@ class GenerateOptions:
     """Implementations in flight at once (the client's concurrency caps the requests)."""
     context: ContextSetting = "full"
     """What the prompt shows of the repository (see benchmark.context); evaluation always uses all of it."""
-
-
-def goal_plan(task: Task, impl: Implementation) -> list[tuple[str, list[str]]]:
-    """(goal file, qualnames defined in its masked version) for each goal file; LmrError for a broken file."""
-    names = impl.qualnames
-    if not names:
-        raise LmrError(f"implementation {impl.index} names no goal function", task.path / "info.json")
-    files = impl.goal_files
-    if len(files) == 1:
-        return [(files[0], names)]
-    plan = []
-    for which, rel in enumerate(files):
-        path = task.goal_path(impl, which)
-        defined = {f.qualname for f in index_source(path.read_text("utf-8"), str(path))}
-        plan.append((rel, [q for q in names if q in defined]))
-    return plan
 
 
 def write_candidate(run: RunDir, task: Task, cand: Candidate, reply: str, files: dict[str, str]) -> Candidate:

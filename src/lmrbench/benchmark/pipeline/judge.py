@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lmrbench import jsonsafe
 from lmrbench.authoring.splice import extract_function
-from lmrbench.benchmark.pipeline.generate import goal_plan
+from lmrbench.authoring.tree import goal_plan
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, unless_broken

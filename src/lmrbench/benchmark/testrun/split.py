@@ -11,7 +11,7 @@ from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
-from lmrbench.defaults import UNIT_TEST_DIR
+from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.runtime import runtime_files
@@ -44,14 +44,14 @@ def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
     cannot cross the boundary)."""
     factory = recorded_factory(task, impl)
     goals = [
-        {"file": goal, "qualname": q, "factory": factory} for _, goal, quals in goal_plan(task, impl) for q in quals
+        {"file": goal, "qualname": q, "factory": factory} for goal, quals in goal_plan(task, impl) for q in quals
     ]
     return {"LMRBENCH_GOALS": json.dumps(goals)}
 
 
 def recorded_factory(task: Task, impl: Implementation) -> str | None:
     """The ``--self-factory`` of the implementation's recording, if it was recorded with one."""
-    index = task.repo_dir / UNIT_TEST_DIR / "data" / f"impl_{impl.index}" / "index.json"
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
     try:
         data = jsonsafe.loads(read_capped(index, 16 << 20), where=index)
     except (LmrError, ValueError):
