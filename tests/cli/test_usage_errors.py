@@ -37,3 +37,10 @@ def test_usage_error_is_one_line_and_the_hint(args: list[str], problem: str, hin
     assert len(lines) == 2, out.stderr
     assert lines[0].startswith("error: ") and problem in lines[0]
     assert hint in lines[1]
+
+
+def test_help_keeps_the_extras_it_names() -> None:
+    """Help text is rich markup: an unescaped ``lmrbench[plots]`` printed as ``lmrbench``, naming no extra."""
+    out = subprocess.run([_script(), "report", "--help"], capture_output=True, text=True, check=True,
+                         env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}).stdout
+    assert "needs lmrbench[plots]" in out

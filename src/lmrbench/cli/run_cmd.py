@@ -252,7 +252,7 @@ def report_cmd(
         str | None, typer.Option("--judge", help="Only this judge (its folder name).")
     ] = None,
     figures: Annotated[
-        bool, typer.Option("--figures/--no-figures", help="Also write PNG and SVG figures (needs lmrbench[plots]).")
+        bool, typer.Option("--figures/--no-figures", help="Also write PNG and SVG figures (needs lmrbench\\[plots]).")
     ] = True,
     bench: Annotated[
         Path | None,
