@@ -216,3 +216,20 @@ def test_killing_the_app_between_two_labels_loses_neither(review_run, tmp_path) 
     labels = {(lab.task, lab.impl): lab.label.score for lab in RunDir(run).labels("alice")}
     assert labels == {("1-Toy", 1): 1, ("1-Toy", 2): 3}
     assert not list((Path(run) / "labels").rglob("*.tmp"))
+
+
+async def test_an_instruction_with_brackets_is_shown_as_written(review_run) -> None:
+    # Label text is markup unless told otherwise: "x[i]" lost "[i]", and "[/]" made the app raise MarkupError
+    import json
+
+    bench, run = review_run
+    wanted = "Scale x[i] into [0, 1]; keep [/] and [bold] as text."
+    for info_path in bench.glob("*/info.json"):
+        info = json.loads(info_path.read_text())
+        for impl in info["implementations"]:
+            impl["instruction"] = wanted
+        info_path.write_text(json.dumps(info))
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert " ".join(text_of(screen, "#instruction").split()) == wanted

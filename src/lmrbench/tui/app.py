@@ -111,9 +111,9 @@ class LmrApp(App[None]):
             folder.mkdir(parents=True, exist_ok=True)
             path = self.save_screenshot(path=str(folder))
         except OSError as exc:
-            self.notify(f"{folder}: {exc.strerror}", title="No screenshot", severity="error")
+            self.notify(f"{folder}: {exc.strerror}", title="No screenshot", severity="error", markup=False)
             return
-        self.notify(path, title="Screenshot saved")
+        self.notify(path, title="Screenshot saved", markup=False)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, with a Screenshot that saves where the author can find it."""

@@ -26,7 +26,7 @@ class CommentDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.title_text)
+            yield Label(self.title_text, markup=False)
             yield Input(self.text, placeholder="comment (enter saves, escape cancels)", id="comment")
 
     @on(Input.Submitted)

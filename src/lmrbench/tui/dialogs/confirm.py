@@ -33,7 +33,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)
             with Horizontal():
                 yield Button("No", id="no")
                 yield Button(self.yes, id="yes", variant="error")

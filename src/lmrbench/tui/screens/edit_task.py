@@ -76,7 +76,7 @@ class EditTaskScreen(EditTaskWork):
         with Horizontal(classes="row"):
             yield Label("Implementation ", classes="pane-title")
             yield Select[int]([], id="impl", prompt="implementation")
-            yield Label("", id="edit-where", classes="hint")
+            yield Label("", id="edit-where", classes="hint", markup=False)
         with TabbedContent(id="edit-tabs"):
             with TabPane("Info", id="tab-info"), Horizontal():
                 with Vertical():
@@ -212,7 +212,8 @@ class EditTaskScreen(EditTaskWork):
         if not url_changed:  # an official file's odd URL does not block other edits
             problems.pop("paper_url", None)
         if problems:
-            self.notify("; ".join(f"{k}: {v}" for k, v in problems.items()), title="Not saved", severity="error")
+            text = "; ".join(f"{k}: {v}" for k, v in problems.items())
+            self.notify(text, title="Not saved", severity="error", markup=False)
             return
         edit = ImplFields(self.query_one("#edit-instruction", TextArea).text, md.category, md.retrieval_context)
         try:
@@ -221,11 +222,11 @@ class EditTaskScreen(EditTaskWork):
                 check_url=url_changed,
             )
         except LmrError as exc:
-            self.notify(str(exc), title="Not saved", severity="error")
+            self.notify(str(exc), title="Not saved", severity="error", markup=False)
             return
         self._shown = self._fields()
         self.saved = True
-        self.notify(f"saved {self.edited.path / 'info.json'}")
+        self.notify(f"saved {self.edited.path / 'info.json'}", markup=False)
         self.action_check()
 
     @on(TaskTests.Record)

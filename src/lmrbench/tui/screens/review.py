@@ -70,12 +70,12 @@ class ReviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Label("opening the run…", id="progress")
+        yield Label("opening the run…", id="progress", markup=False)
         with Horizontal():
             yield ReviewQueue(id="queue")
             with Vertical(id="item"):
-                yield Label("", id="item-title")
-                yield Label("", id="instruction", classes="hint")
+                yield Label("", id="item-title", markup=False)
+                yield Label("", id="instruction", classes="hint", markup=False)
                 yield CodeDiff(id="diff")
                 yield ReviewFacts(id="facts")
         yield Footer()
@@ -97,7 +97,7 @@ class ReviewScreen(Screen[None]):
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self.query_one("#progress", Label).update(f"cannot review: {error}")
-            self.notify(str(error), title="Review", severity="error", timeout=10)
+            self.notify(str(error), title="Review", severity="error", timeout=10, markup=False)
 
     @on(Opened)
     async def _opened(self, message: Opened) -> None:

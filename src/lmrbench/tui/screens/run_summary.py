@@ -32,7 +32,7 @@ class RunSummaryScreen(Screen[None]):
         yield Header()
         with Vertical(id="run-summary"):
             yield DataTable(id="run-table", cursor_type="row")
-            yield Static("reading the runs...", id="run-status")
+            yield Static("reading the runs...", id="run-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -118,7 +118,7 @@ class TaskSetScreen(Screen[None]):
         yield Header()
         with Horizontal(classes="row"):
             yield Input(placeholder="filter: task, category, status…", id="filter")
-            yield Label("", id="count")
+            yield Label("", id="count", markup=False)
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Label("Warnings (tasks check)", classes="pane-title")
         yield RichLog(id="warnings", markup=False, wrap=True)
@@ -257,7 +257,7 @@ class TaskSetScreen(Screen[None]):
         """Open the selected task."""
         path = self.selected_task()
         if path is None:
-            self.notify("no task selected", severity="warning")
+            self.notify("no task selected", severity="warning", markup=False)
             return
         from lmrbench.tui.screens.edit_task import EditTaskScreen
 
@@ -265,5 +265,5 @@ class TaskSetScreen(Screen[None]):
 
     def _after_edit(self, saved: str | None) -> None:
         if saved:
-            self.notify(f"saved {saved}")
+            self.notify(f"saved {saved}", markup=False)
             self.action_refresh()

@@ -46,7 +46,7 @@ class CodeDiff(VerticalScroll):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="diff-message")
+        yield Static("", id="diff-message", markup=False)
 
     async def show(self, golden: str, candidate: str) -> None:
         """Diff ``golden`` (left) against ``candidate`` (right), both Python."""

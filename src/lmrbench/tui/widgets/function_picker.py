@@ -108,7 +108,7 @@ class FunctionPicker(Widget):
             with Vertical(id="fp-right"):
                 yield Input(placeholder="fuzzy search: file::Class.name", id="fp-search")
                 yield OptionList(id="fp-list")
-                yield Label("", id="fp-count")
+                yield Label("", id="fp-count", markup=False)
 
     def set_functions(self, functions: list[FunctionInfo], selected: list[str] | None = None) -> None:
         """Show the functions of a freshly indexed repository."""

@@ -52,11 +52,11 @@ class MetadataForm(VerticalScroll):
         for key, label, hint in FIELDS:
             yield Label(label, classes="field-label")
             yield Input(placeholder=hint, id=f"md-{key}")
-            yield Label("", id=f"md-{key}-error", classes="field-error")
+            yield Label("", id=f"md-{key}-error", classes="field-error", markup=False)
         yield Label("Category", classes="field-label")
         choices = [(c.value, c.value) for c in Category]
         yield Select(choices, id="md-category", prompt="choose one of the nine")
-        yield Label("", id="md-category-error", classes="field-error")
+        yield Label("", id="md-category-error", classes="field-error", markup=False)
         yield Label("Retrieval context (files given to the model as context)", classes="field-label")
         yield SelectionList[str](id="md-retrieval")
 

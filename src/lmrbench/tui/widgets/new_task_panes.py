@@ -29,7 +29,7 @@ class SourcePane(Vertical):
         yield Input(placeholder="commit (default: HEAD)", id="commit")
         with Horizontal(classes="row"):
             yield Button("Clone and index (ctrl+g)", id="clone", variant="primary")
-        yield Label("", id="source-status", classes="hint")
+        yield Label("", id="source-status", classes="hint", markup=False)
 
 
 class MaskPane(Vertical):
@@ -46,7 +46,7 @@ class MaskPane(Vertical):
                 [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,
                 allow_blank=False, id="mask-style",
             )
-        yield Label("", id="mask-functions", classes="hint")
+        yield Label("", id="mask-functions", classes="hint", markup=False)
         yield DiffView(id="diff")
 
 
@@ -78,7 +78,7 @@ class ValidatePane(Vertical):
         yield Label("Build the task's environment, then validate it", classes="pane-title")
         with Horizontal(classes="row"):
             yield Button("Build & validate (ctrl+g)", id="validate", variant="primary")
-        yield Label("", id="validate-summary", classes="hint")
+        yield Label("", id="validate-summary", classes="hint", markup=False)
         yield ValidationTable(id="validation")
 
 
@@ -87,7 +87,7 @@ class SavePane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Save", classes="pane-title")
-        yield Label("", id="save-summary", classes="hint")
+        yield Label("", id="save-summary", classes="hint", markup=False)
         with Horizontal(classes="row"):
             yield Button("Save (ctrl+s)", id="save", variant="success")
             yield Button("Cancel (esc)", id="cancel", variant="error")

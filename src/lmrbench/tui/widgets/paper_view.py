@@ -37,7 +37,7 @@ class PaperView(Widget):
         with Horizontal(id="paper-bar"):
             yield Input(placeholder="search the paper (enter: next)", id="paper-search")
             yield Input(placeholder="page", id="paper-page", type="integer")
-        yield Label("no paper attached", id="paper-where")
+        yield Label("no paper attached", id="paper-where", markup=False)
         yield TextArea("", id="paper-text", read_only=True, soft_wrap=True, show_line_numbers=False)
 
     def set_pages(self, pages: dict[str, str]) -> None:

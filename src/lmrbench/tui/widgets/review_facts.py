@@ -17,9 +17,9 @@ class ReviewFacts(VerticalScroll):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="facts-tests")
-        yield Static("", id="facts-judge")
-        yield Static("", id="facts-label")
+        yield Static("", id="facts-tests", markup=False)
+        yield Static("", id="facts-judge", markup=False)
+        yield Static("", id="facts-label", markup=False)
 
     def show(self, tests: Text, judge: Text, label: Text) -> None:
         """Replace the three panes."""

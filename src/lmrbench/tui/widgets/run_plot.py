@@ -28,7 +28,7 @@ class RunPlots(Horizontal):
         try:
             from textual_plotext import PlotextPlot
         except ImportError:
-            yield Static(INSTALL_HINT, id="plots-missing")
+            yield Static(INSTALL_HINT, id="plots-missing", markup=False)
             return
         yield PlotextPlot(id="accuracy-plot")
         yield PlotextPlot(id="judge-plot")

@@ -46,7 +46,7 @@ class TaskTests(Vertical):
                 tooltip="Run the command on the golden code and write the tests",
             )
             yield Button("Scaffold", id="scaffold")
-        yield Label("", id="tests-status", classes="hint")
+        yield Label("", id="tests-status", classes="hint", markup=False)
         yield DataTable(id="tests-cases", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -81,7 +81,7 @@ class TaskTests(Vertical):
         """Ask the screen to record."""
         command = self.query_one("#tests-cmd", Input).value.strip()
         if not command:
-            self.notify("type the command that exercises the goal functions", severity="warning")
+            self.notify("type the command that exercises the goal functions", severity="warning", markup=False)
             return
         self.post_message(self.Record(command))
 
