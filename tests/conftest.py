@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pymupdf
 import pytest
 
+from helpers.llm_server import LLMServer
 from helpers.vec_task import write_small_task
 from lmrbench.core.taskset import Task
 
-pytest_plugins = ["helpers.docker_engine", "helpers.llm_server"]
+pytest_plugins = ["helpers.docker_engine"]
 DOCKER_TESTS = Path(__file__).parent / "docker"
 
 
@@ -147,3 +148,11 @@ def bench(tmp_path: Path) -> Path:
     path = tmp_path / "bench"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    """A fresh scripted OpenAI-compatible server on 127.0.0.1 for one test, closed after it."""
+    srv = LLMServer()
+    yield srv
+    srv.close()

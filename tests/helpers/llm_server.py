@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 
 @dataclass
@@ -239,10 +236,3 @@ class LLMServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    """A fresh scripted server for one test, closed after it (loaded for every test by ``pytest_plugins``)."""
-    srv = LLMServer()
-    yield srv
-    srv.close()

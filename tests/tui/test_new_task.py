@@ -159,3 +159,4 @@ async def test_quitting_the_app_removes_the_draft(fixture_repo: Path, bench: Pat
         await pilot.press("y")
         await pilot.pause()
     assert list(bench.iterdir()) == []
+
