@@ -31,11 +31,11 @@ def rows(app) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
-def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int) -> None:
+def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int, weak: bool = False) -> None:
     """A stored result about the task's files as they are now."""
     res = ImplValidation(
         task=task.name, impl=1, sandbox="local", fingerprint=task_fingerprint(task), repeat=3,
-        golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid,
+        golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid, weak=weak,
         reasons=[] if valid else ["golden code failed 2 of 3 runs"],
         finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
     )
@@ -60,6 +60,21 @@ async def test_rows_show_stored_validation_and_the_task_checks(new_task, bench: 
         expected = check_task(bad)
         assert expected and all("".join(w.split()) in shown_warnings(app) for w in expected)
         assert not check_task(good)
+
+
+async def test_a_weak_task_is_not_shown_as_plainly_valid(new_task, bench: Path) -> None:
+    # the CLI's table says "valid but weak"; the app said "valid" and nothing more
+    weak = new_task()
+    write_result(bench, weak, valid=True, killed=1, total=6, weak=True)
+    app = make_app(bench)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [r[:5] for r in rows(app)] == [[weak.name, "1", "valid but weak", "3/3", "1/6 (17%)"]]
+        assert "validbutweak:itstestskill1/6mutants" in shown_warnings(app)
+        await pilot.press("slash", *"weak")
+        await pilot.pause()
+        assert [r[0] for r in rows(app)] == [weak.name]
 
 
 async def test_filter_and_sort(new_task, bench: Path) -> None:

@@ -26,6 +26,8 @@ class ResultStatus(StrEnum):
 
     NOT_VALIDATED = "not validated"
     VALID = "valid"
+    WEAK = "valid but weak"
+    """Valid, but its tests kill fewer of the golden body's mutants than ``--min-kill-rate`` asks."""
     INVALID = "invalid"
     STALE = "stale"
     """The tests, masks, checkers or files changed since: validate again."""
@@ -37,7 +39,9 @@ def result_status(result: ImplValidation | None, fingerprint: str) -> ResultStat
         return ResultStatus.NOT_VALIDATED
     if result.fingerprint != fingerprint:
         return ResultStatus.STALE
-    return ResultStatus.VALID if result.valid else ResultStatus.INVALID
+    if not result.valid:
+        return ResultStatus.INVALID
+    return ResultStatus.WEAK if result.weak else ResultStatus.VALID
 
 
 def validate_task(

@@ -148,6 +148,10 @@ class TaskSetScreen(Screen[None]):
             for index, (res, status) in results.items():
                 if res is not None and status is ResultStatus.INVALID:
                     snap.warnings.extend(f"{task.name}#{index}: {reason}" for reason in res.reasons)
+                elif res is not None and status is ResultStatus.WEAK:
+                    snap.warnings.append(f"{task.name}#{index}: valid but weak: its tests kill "
+                                         f"{res.mutants_killed}/{res.mutants_total} mutants; add tests that tell "
+                                         "the golden body from small changes of it")
                 elif status is ResultStatus.STALE:
                     snap.warnings.append(f"{task.name}#{index}: changed since it was validated; validate again")
             snap.warnings.extend(check_task(task))
