@@ -233,3 +233,22 @@ async def test_an_instruction_with_brackets_is_shown_as_written(review_run) -> N
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
         assert " ".join(text_of(screen, "#instruction").split()) == wanted
+
+
+async def test_the_arrow_keys_in_the_queue_show_the_item_under_the_cursor(review_run) -> None:
+    # the cursor moved, but the item shown (and labelled by 1/2/3) stayed the old one until enter
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "1-Toy #1" in text_of(screen, "#item-title")
+        await pilot.press("down")
+        await pilot.pause()
+        assert "1-Toy #2" in text_of(screen, "#item-title")
+        await pilot.press("down", "3")
+        await pilot.pause()
+        assert "2-Async #1" in text_of(screen, "#item-title")
+        await pilot.press("up")
+        await pilot.pause()
+        assert "1-Toy #2" in text_of(screen, "#item-title")
+    assert [(lab.task, lab.impl, lab.label.score) for lab in RunDir(run).labels("alice")] == [("2-Async", 1, 3)]

@@ -9,7 +9,8 @@ from textual.widgets import DataTable
 
 
 class ReviewQueue(DataTable[str]):
-    """Rows given by the screen; choosing a row posts ``Chosen`` with its position in the queue."""
+    """Rows given by the screen; choosing a row (the mouse, enter, or moving the cursor with the arrow keys) posts
+    ``Chosen`` with its position in the queue."""
 
     DEFAULT_CSS = """
     ReviewQueue { width: 44; height: 1fr; }
@@ -17,9 +18,12 @@ class ReviewQueue(DataTable[str]):
 
     @dataclass
     class Chosen(Message):
-        """A row was chosen with the mouse or enter."""
+        """A row was chosen with the mouse, enter or the cursor keys."""
 
         position: int
+
+    shown: int | None = None
+    """The position whose item the screen shows."""
 
     def on_mount(self) -> None:
         """Columns."""
@@ -33,6 +37,7 @@ class ReviewQueue(DataTable[str]):
         for position, cells in rows:
             self.add_row(*cells, key=str(position))
         keys = [p for p, _ in rows]
+        self.shown = current
         if current in keys:
             self.move_cursor(row=keys.index(current), animate=False)
 
@@ -41,3 +46,13 @@ class ReviewQueue(DataTable[str]):
         event.stop()
         if event.row_key.value is not None:
             self.post_message(self.Chosen(int(event.row_key.value)))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved onto a row: show its item (rows highlighted while ``show`` rebuilds are stale)."""
+        event.stop()
+        if event.cursor_row != self.cursor_row or event.row_key.value is None:
+            return
+        position = int(event.row_key.value)
+        if position != self.shown:
+            self.shown = position
+            self.post_message(self.Chosen(position))
