@@ -48,3 +48,34 @@ async def test_threads_ended_waits_for_a_cancelled_thread_that_textual_already_c
         assert not screen.wrote_after_cancel.is_set()  # the thread: still running
         assert await threads_ended(screen, timeout=10)
         assert screen.wrote_after_cancel.is_set()
+
+
+class RestartedTwice(Screen[None]):
+    """An exclusive worker started again while the first one is still stopping (ctrl+g pressed twice)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+        self.first_started = threading.Event()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
+    @counted
+    def record(self, name: str) -> None:
+        self.events.append(f"{name} starts")
+        if name == "first":
+            self.first_started.set()
+            get_current_worker().cancelled_event.wait(30)
+            time.sleep(0.5)  # still writing the draft after the cancel
+        self.events.append(f"{name} ends")
+
+
+async def test_a_restarted_worker_starts_after_the_one_it_cancelled_has_returned() -> None:
+    screen = RestartedTwice()
+    async with App().run_test() as pilot:
+        await pilot.app.push_screen(screen)
+        screen.record("first")
+        assert await asyncio.to_thread(screen.first_started.wait, 10)
+        second = screen.record("second")  # exclusive: cancels the first
+        await asyncio.wait_for(second.wait(), 10)
+        assert await threads_ended(screen, timeout=10)
+    assert screen.events == ["first starts", "first ends", "second starts", "second ends"]

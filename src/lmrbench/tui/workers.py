@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.errors import LmrError
 from lmrbench.progress import Cancelled
@@ -87,30 +88,39 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ThreadBodies:
-    """How many thread-worker bodies of one screen are still running.
+    """The thread-worker bodies of one screen that are still running, by worker group.
 
     Textual's ``Worker.cancel`` ends a thread worker's task at once, and ``Worker.wait`` returns then, while the
-    thread goes on until its body sees the cancel event. A screen that deletes what its threads write waits for
-    this count instead.
+    thread goes on until its body sees the cancel event. So an exclusive worker started again (ctrl+g pressed twice)
+    would run beside the one it cancelled, both writing the draft, and a screen that deletes what its threads write
+    would delete under a running thread. A body therefore starts only when the bodies of its group have returned,
+    and a screen waits for ``wait_ended`` before deleting.
     """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._running = 0
+        self._groups: collections.Counter[str] = collections.Counter()
 
-    def __enter__(self) -> None:
+    def enter(self, group: str, cancelled: threading.Event) -> bool:
+        """Wait until no body of ``group`` runs, then count this one (True); False when cancelled meanwhile."""
         with self._cond:
-            self._running += 1
+            while self._groups[group]:
+                if cancelled.is_set():
+                    return False
+                self._cond.wait(0.1)
+            self._groups[group] += 1
+            return True
 
-    def __exit__(self, *_exc: object) -> None:
+    def leave(self, group: str) -> None:
+        """A body of ``group`` has returned."""
         with self._cond:
-            self._running -= 1
+            self._groups[group] -= 1
             self._cond.notify_all()
 
     def wait_ended(self, timeout: float) -> bool:
         """Block until no body runs (True) or ``timeout`` seconds have passed (False)."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._running == 0, timeout)
+            return self._cond.wait_for(lambda: not any(self._groups.values()), timeout)
 
 
 _BODIES_LOCK = threading.Lock()
@@ -127,12 +137,19 @@ def thread_bodies(screen: object) -> ThreadBodies:
 
 
 def counted(body: F) -> F:
-    """Count a thread worker's body (put it under ``@work``) so that ``threads_ended`` can wait for it."""
+    """Count a thread worker's body (put it under ``@work``): it starts after the earlier bodies of its group have
+    returned, and ``threads_ended`` waits for it."""
 
     @functools.wraps(body)
     def run(self: object, *args: Any, **kwargs: Any) -> Any:
-        with thread_bodies(self):
+        worker = get_current_worker()
+        bodies = thread_bodies(self)
+        if not bodies.enter(worker.group, worker.cancelled_event):
+            return None
+        try:
             return body(self, *args, **kwargs)
+        finally:
+            bodies.leave(worker.group)
 
     return run  # type: ignore[return-value]
 
