@@ -160,3 +160,21 @@ async def test_quitting_the_app_removes_the_draft(fixture_repo: Path, bench: Pat
         await pilot.pause()
     assert list(bench.iterdir()) == []
 
+
+
+async def test_a_notification_shows_its_text_as_it_is(bench: Path, tmp_path: Path) -> None:
+    # notifications were markup: the toast of a bad source "no-[such]-repo" read "no--repo"
+    from textual.widgets._toast import Toast
+
+    source = str(tmp_path / "no-[such]-repo")
+    app = make_app(bench)
+    async with app.run_test(size=(150, 45), notifications=True) as pilot:
+        await wait_for_workers(app, pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        await paste(app, pilot, source)
+        await pilot.press("ctrl+g")
+        await wait_for_workers(app, pilot)
+        await pilot.pause(0.2)
+        shown = ["".join(str(toast.render()).split()) for toast in app.screen.query(Toast)]  # a toast wraps long lines
+        assert any("".join(source.split()) in text for text in shown), shown

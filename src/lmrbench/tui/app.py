@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from lmrbench.errors import LmrError
@@ -99,6 +100,19 @@ class LmrApp(App[None]):
 
         self.push_screen(ConfirmDialog(f"Quit and lose {'; '.join(lost)}?", yes="Quit"), answered)
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification of the app (a widget's ``notify`` ends here) shows its text as it is: the text holds
+        paths, instructions and errors, where Textual's markup ate "[i]" and "[plots]" and raised on "[/]"."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def action_help(self) -> None:
         """Show the keys of the current screen and what it is for."""
         if not isinstance(self.screen, HelpScreen):
@@ -111,9 +125,9 @@ class LmrApp(App[None]):
             folder.mkdir(parents=True, exist_ok=True)
             path = self.save_screenshot(path=str(folder))
         except OSError as exc:
-            self.notify(f"{folder}: {exc.strerror}", title="No screenshot", severity="error", markup=False)
+            self.notify(f"{folder}: {exc.strerror}", title="No screenshot", severity="error")
             return
-        self.notify(path, title="Screenshot saved", markup=False)
+        self.notify(path, title="Screenshot saved")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, with a Screenshot that saves where the author can find it."""

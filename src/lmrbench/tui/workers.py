@@ -76,7 +76,7 @@ def report_worker(screen: Screen[Any], event: Worker.StateChanged) -> None:
         text = error_text(worker.error)
         if panel is not None:
             panel.error(text)
-        screen.notify(text, title=FAILED.get(group, f"{group} failed"), severity="error", markup=False)
+        screen.notify(text, title=FAILED.get(group, f"{group} failed"), severity="error")
     elif event.state == WorkerState.CANCELLED:
         if panel is not None:
             panel.stopped(f"{group}: cancelled")

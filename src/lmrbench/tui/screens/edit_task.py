@@ -212,8 +212,7 @@ class EditTaskScreen(EditTaskWork):
         if not url_changed:  # an official file's odd URL does not block other edits
             problems.pop("paper_url", None)
         if problems:
-            text = "; ".join(f"{k}: {v}" for k, v in problems.items())
-            self.notify(text, title="Not saved", severity="error", markup=False)
+            self.notify("; ".join(f"{k}: {v}" for k, v in problems.items()), title="Not saved", severity="error")
             return
         edit = ImplFields(self.query_one("#edit-instruction", TextArea).text, md.category, md.retrieval_context)
         try:
@@ -222,11 +221,11 @@ class EditTaskScreen(EditTaskWork):
                 check_url=url_changed,
             )
         except LmrError as exc:
-            self.notify(str(exc), title="Not saved", severity="error", markup=False)
+            self.notify(str(exc), title="Not saved", severity="error")
             return
         self._shown = self._fields()
         self.saved = True
-        self.notify(f"saved {self.edited.path / 'info.json'}", markup=False)
+        self.notify(f"saved {self.edited.path / 'info.json'}")
         self.action_check()
 
     @on(TaskTests.Record)

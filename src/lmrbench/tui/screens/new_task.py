@@ -162,8 +162,7 @@ class NewTaskScreen(NewTaskWork):
             problems = self.query_one(MetadataForm).check_fields()
             if problems:
                 text = "; ".join(f"{k}: {v}" for k, v in problems.items())
-                self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning",
-                            markup=False)
+                self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning")
         self.step = step
         self.visited.add(step)
         self.query_one(ContentSwitcher).current = f"step-{step}"
@@ -210,7 +209,7 @@ class NewTaskScreen(NewTaskWork):
         """Clone the source into the draft and index it."""
         source = self.query_one("#source", Input).value.strip()
         if not source:
-            self.notify("type a git URL or a local folder first", severity="warning", markup=False)
+            self.notify("type a git URL or a local folder first", severity="warning")
             return
         commit = self.query_one("#commit", Input).value.strip() or None
         if self.draft is None:
@@ -222,7 +221,7 @@ class NewTaskScreen(NewTaskWork):
         kept = {key for key in self.selected if any(f"{f.file}::{f.qualname}" == key for f in message.functions)}
         if self.selected and len(kept) < len(self.selected):
             lost = len(self.selected) - len(kept)
-            self.notify(f"{lost} selected functions are not in this clone", severity="warning", markup=False)
+            self.notify(f"{lost} selected functions are not in this clone", severity="warning")
         self.repo = message.repo
         self.functions = message.functions
         self.selected = [k for k in self.selected if k in kept]
@@ -246,7 +245,7 @@ class NewTaskScreen(NewTaskWork):
         try:
             source = (self.repo.path / fn.file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            self.notify(f"{fn.file}: {exc.strerror}", severity="error", markup=False)
+            self.notify(f"{fn.file}: {exc.strerror}", severity="error")
             return
         self.query_one(CodeView).show(source, fn.lineno, fn.end_lineno)
 
@@ -355,7 +354,7 @@ class NewTaskScreen(NewTaskWork):
         problems = self._problems()
         if problems:
             self.go("save")
-            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error", markup=False)
+            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
             return
         final = self.spec(self.bench)
         self.save(final, None if self.draft_task is None else self.draft_spec())

@@ -116,7 +116,7 @@ class NewTaskWork(Screen[str | None]):
             return None
         if had_task:
             text = "the functions, mask or name changed: the draft task is made again; record its tests again"
-            self.notify(text, severity="warning", markup=False)
+            self.notify(text, severity="warning")
         return spec
 
     @on(DraftReady)
@@ -130,14 +130,14 @@ class NewTaskWork(Screen[str | None]):
         try:
             self.record(self.draft_spec(), message.command)
         except LmrError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(str(exc), severity="error")
 
     @on(TaskTests.Scaffold)
     def _scaffold(self) -> None:
         try:
             self.scaffold(self.draft_spec())
         except LmrError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(str(exc), severity="error")
 
     @on(Recorded)
     def _recorded(self, message: Recorded) -> None:
@@ -149,7 +149,7 @@ class NewTaskWork(Screen[str | None]):
         try:
             spec = self.draft_spec()
         except LmrError as exc:
-            self.notify(str(exc), severity="error", markup=False)
+            self.notify(str(exc), severity="error")
             return
         assert self.draft is not None
         self.validate(spec, self.draft)

@@ -97,7 +97,7 @@ class ReviewScreen(Screen[None]):
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self.query_one("#progress", Label).update(f"cannot review: {error}")
-            self.notify(str(error), title="Review", severity="error", timeout=10, markup=False)
+            self.notify(str(error), title="Review", severity="error", timeout=10)
 
     @on(Opened)
     async def _opened(self, message: Opened) -> None:

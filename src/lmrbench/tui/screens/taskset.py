@@ -261,7 +261,7 @@ class TaskSetScreen(Screen[None]):
         """Open the selected task."""
         path = self.selected_task()
         if path is None:
-            self.notify("no task selected", severity="warning", markup=False)
+            self.notify("no task selected", severity="warning")
             return
         from lmrbench.tui.screens.edit_task import EditTaskScreen
 
@@ -269,5 +269,5 @@ class TaskSetScreen(Screen[None]):
 
     def _after_edit(self, saved: str | None) -> None:
         if saved:
-            self.notify(f"saved {saved}", markup=False)
+            self.notify(f"saved {saved}")
             self.action_refresh()

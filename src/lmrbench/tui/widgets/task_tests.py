@@ -81,7 +81,7 @@ class TaskTests(Vertical):
         """Ask the screen to record."""
         command = self.query_one("#tests-cmd", Input).value.strip()
         if not command:
-            self.notify("type the command that exercises the goal functions", severity="warning", markup=False)
+            self.notify("type the command that exercises the goal functions", severity="warning")
             return
         self.post_message(self.Record(command))
 
