@@ -212,15 +212,16 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
             "--force replaces it with a scaffold",
             test_path,
         )
-    sigs = []
-    for file, qual in goal_targets(task, impl):
-        golden = task.golden_path(impl, impl.goal_files.index(file))
+    sigs: list[tuple[testgen.Signature, testgen.GoalImport]] = []
+    for which, (file, quals) in enumerate(goal_plan(task, impl)):
+        golden = task.golden_path(impl, which)
         try:
             source = golden.read_text(encoding="utf-8")
         except OSError as exc:
             raise LmrError(f"cannot read the golden file: {exc.strerror or exc}", golden) from None
-        sigs.append(
+        sigs.extend(
             (testgen.read_signature(source, qual, str(golden)), testgen.goal_import(task.repo_dir, file))
+            for qual in quals
         )
     atomic_write_bytes(
         task.repo_dir / UNIT_TEST_DIR / "lmrbench_checkers.py",
