@@ -13,9 +13,9 @@ from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
 from lmrbench.schemas.testrun import TestStatus

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.benchmark.testrun.junit import parse_junit
-from lmrbench.benchmark.testrun.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
 from lmrbench.core.sandbox import RunResult
+from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
 from lmrbench.schemas.testrun import TestStatus
 
 TESTS = """import pytest
@@ -179,7 +179,7 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
 
 
 def test_the_harness_and_the_plugin_compute_the_same_seal():
-    from lmrbench.benchmark.testrun import pytest_run
+    from lmrbench.harness import pytest_run
     from lmrbench.runtime import lmrbench_seal as report_plugin
 
     facts = {"unit_test/conftest.py": "ab"}

@@ -156,7 +156,7 @@ def execute(
     cancel: threading.Event | None = None,
 ) -> UnitResult:
     """Prepare the task's environment (once) and run the unit's tests on its variant."""
-    from lmrbench.benchmark.testrun.variant import evaluate_variant
+    from lmrbench.harness.variant import evaluate_variant
 
     progress = progress or NullProgress()
     try:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from lmrbench.authoring.check import find_leaks
-from lmrbench.authoring.tree import impl_test_files
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.plan import (
@@ -27,6 +26,7 @@ from lmrbench.benchmark.validation.plan import (
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import impl_test_files
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus

@@ -16,13 +16,13 @@ import tempfile
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.benchmark.testrun.junit import parse_junit
-from lmrbench.benchmark.testrun.split import PROXY_PLUGIN, id_matches, trusted_files
 from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
+from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.split import PROXY_PLUGIN, id_matches, trusted_files
 from lmrbench.runtime import runtime_files
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 

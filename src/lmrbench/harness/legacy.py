@@ -15,12 +15,12 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from lmrbench.benchmark.testrun.split import trusted_files
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
+from lmrbench.harness.split import trusted_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
