@@ -10,7 +10,7 @@ from pathlib import Path
 import lmrbench
 
 IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_checkers",
-                    "lmrbench.runtime.lmrbench_wire"}
+                    "lmrbench.runtime.lmrbench_wire", "lmrbench.runtime.lmrbench_protocol"}
 """The runtime modules lmrbench itself imports."""
 
 
