@@ -7,13 +7,11 @@ run's test ids and durations), and when those are in, the result is final. Any e
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from lmrbench.authoring.check import find_leaks
-from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
@@ -24,7 +22,6 @@ from lmrbench.benchmark.validation.plan import (
     static_problems,
 )
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.progress import NullProgress, Progress
@@ -202,25 +199,3 @@ class ImplCheck:
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
-
-
-def validate_implementation(
-    sandbox: Sandbox,
-    task: Task,
-    impl: Implementation,
-    *,
-    options: ValidateOptions | None = None,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> ImplValidation:
-    """Validate one implementation in ``sandbox`` with ``options.jobs`` runs at once (nothing is stored)."""
-    from lmrbench.benchmark.execution.threads import ThreadExecutor
-
-    opts = options or ValidateOptions()
-    check = ImplCheck(task, impl, opts, sandbox.name, progress=progress or NullProgress())
-    executor = ThreadExecutor(sandbox, {str(task.path): task}, jobs=opts.jobs, progress=progress, cancel=cancel)
-    try:
-        run_units(executor, check.first_units(), check.on_result, cancel=cancel)
-    finally:
-        executor.close()
-    return check.result
