@@ -23,8 +23,10 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
 from lmrbench.schemas.task_info import Implementation
 
-Variant = Literal["golden", "masked"] | Path
-"""What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
+Variant = Literal["golden", "masked"] | Path | dict[str, str]
+"""What fills the goal functions: the golden code, the masked stubs, a candidate folder, or goal files given as
+data (repository-relative path -> source: a mutant, or a candidate's files already read with
+``read_untrusted_goal_file``)."""
 
 MAX_SOURCE_BYTES = 2_000_000
 """Largest candidate goal file read."""
@@ -143,6 +145,7 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
     if variant == "masked":
         return {}
     cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
+    given = variant if isinstance(variant, dict) else None
     out: dict[str, bytes] = {}
     for impl in chosen:
         for which, (goal, quals) in enumerate(goal_plan(task, impl)):
@@ -151,7 +154,11 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
                 target = out[rel].decode("utf-8")
             else:
                 target = read_source(task.repo_dir / goal, task.goal_path(impl, which))
-            if cand_repo is None:
+            if given is not None:
+                if goal not in given:
+                    raise LmrError("the variant has no such goal file", goal)
+                new = replace_functions(target, given[goal], quals, file=goal, donor_file=goal)
+            elif cand_repo is None:
                 golden = task.golden_path(impl, which)
                 new = _splice_golden(target, read_source(golden, golden), tuple(quals), goal)
             else:

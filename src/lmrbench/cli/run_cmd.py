@@ -25,8 +25,8 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.pipeline.llm import LLMClient
-    from lmrbench.benchmark.report.scoreboard import Report
     from lmrbench.benchmark.pipeline.stage import StageSummary
+    from lmrbench.benchmark.report.scoreboard import Report
     from lmrbench.core.taskset import Task
 
 out_console = Console()

@@ -147,7 +147,7 @@ def evaluate(
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
         units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index, variant=files,
-                             timeout=timeout, rebuild=rebuild))
+                             purpose="candidate", timeout=timeout, rebuild=rebuild))
 
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]
