@@ -114,7 +114,7 @@ def test_a_malformed_record_is_an_error_naming_the_file(tmp_path) -> None:
     with pytest.raises(LmrError, match="agent_type 'robot'") as err:
         import_official(tmp_path / "results", tmp_path / "runs")
     assert str(path) in str(err.value)
-    with pytest.raises(LmrError, match="holds neither"):
+    with pytest.raises(LmrError, match="holds none of"):
         import_official(tmp_path / "nothing", tmp_path / "runs")
 
 

@@ -70,7 +70,7 @@ def test_import_and_export_official_through_the_cli(tmp_path) -> None:
     results = write_official(tmp_path / "results")
     out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs")
     assert "'dave'" in out.stderr and "shifted to 1-3" in out.stderr
-    assert "8 judge analyses and 8 labels of 4 annotators" in out.stdout
+    assert "8 judge analyses, 8 labels of 4 annotators" in " ".join(out.stdout.split())
     runs = sorted((tmp_path / "runs").iterdir())
     lmrbench("labels", "agreement", *runs, "--json", tmp_path / "a.json")
     hj = json.loads((tmp_path / "a.json").read_text())["human_vs_judge"]

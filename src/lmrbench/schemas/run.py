@@ -279,6 +279,10 @@ class OfficialSource(_Strict):
     """Task folder -> repository folder, as the analysis file names give them."""
     annotator_files: dict[str, str] = Field(default_factory=dict)
     """Annotator -> the stem of the human_evaluation file their records came from."""
+    result_names: dict[str, str] = Field(default_factory=dict)
+    """Task folder -> the name the result files use, where they differ (``01-DPO`` -> ``1-DPO``)."""
+    unit_results: str = ""
+    """The results.txt the unit-test outcomes came from (relative to the results folder), if any."""
 
 
 class TaskEntry(_Strict):

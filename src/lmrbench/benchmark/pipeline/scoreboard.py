@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.labels.consensus import run_consensus
 from lmrbench.benchmark.pipeline.context import CONTEXT_SETTINGS, run_context
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir, run_labels, speaks_of_current
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.categories import Category
@@ -92,35 +92,27 @@ class Report:
     manifests: dict[str, RunManifest] = field(default_factory=dict)
 
 
-def _label(run: RunDir, taken: set[str]) -> str:
-    manifest = run.require_manifest()
-    label = manifest.label or run.path.name
-    if label in taken:
-        label = f"{label} ({run.path.name})"
-    taken.add(label)
-    return label
-
-
 def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
     """Read every run folder (LmrError naming one that is not a run) into a report."""
     report = Report()
-    taken: set[str] = set()
-    for path in run_paths:
+    for path, label in zip(run_paths, run_labels(run_paths), strict=True):
         run = RunDir(Path(path))
-        label = _label(run, taken)
         report.manifests[label] = run.require_manifest()
         cands = {(c.task, c.impl): c for c in run.candidates()}
         results = {(r.task, r.impl): r for r in run.results()}
+        verdict_keys = {(v.task, v.impl) for name in run.judges() for v in run.verdicts(name)}
+        imported = {k for k, r in results.items() if k not in cands and not r.candidate_digest}
         expected = {(t.name, i) for t in report.manifests[label].tasks for i in t.implementations}
         manifest = report.manifests[label]
-        base = RunRow(run=label, path=str(run.path), implementations=len(expected | set(cands)),
+        base = RunRow(run=label, path=str(run.path),
+                      implementations=len(expected | set(cands) | imported | (verdict_keys - set(cands))),
                       context=run_context(manifest.settings),
                       model=manifest.generation.model if manifest.generation else manifest.label or label)  # fmt: skip
-        base.pending = len(expected - set(cands))
+        base.pending = len(expected - set(cands) - imported)
         per_cat: dict[str, Counter[str]] = defaultdict(Counter)
-        for key, cand in cands.items():
+        for key in sorted(set(cands) | imported):
             res = results.get(key)
-            if res is None or res.candidate_digest != cand.digest:
+            if res is None or not speaks_of_current(cands, key, res.candidate_digest):
                 base.pending += 1
                 continue
             if res.status is ResultStatus.INFRA_ERROR:
@@ -170,8 +162,9 @@ def _judged(run: RunDir, base: RunRow, name: str, cands: dict[tuple[str, int], C
             row.no_verdict += 1
             continue
         _count(row, verdict.category)
-    for verdict in verdicts.values() if not cands else []:  # imported from the official files: no candidates
-        _count(row, verdict.category)
+    for key, verdict in verdicts.items():  # imported from the official files: no candidate, no digest
+        if key not in cands and speaks_of_current(cands, key, verdict.candidate_digest):
+            _count(row, verdict.category)
     row.judged = row.cc + row.lc + row.li
     row.judge_tokens = sum(v.usage.prompt_tokens + v.usage.completion_tokens for v in verdicts.values())
     return row
