@@ -277,6 +277,12 @@ def render_markdown(report: Report) -> str:
     settings = settings_table(report)
     if settings is not None:
         parts += ["## Unit-test accuracy by input setting (%)", "", _md_table(*settings), ""]
+    from lmrbench.benchmark.pipeline.paper_table import against_paper
+
+    agree, differ = against_paper(report)
+    if agree or differ:
+        parts += ["## Against the paper's Table 2", ""]
+        parts += [f"- differs: {line}" for line in differ] + [f"- agrees: {line}" for line in agree] + [""]
     parts += ["## Runs", ""]
     for label, m in report.manifests.items():
         parts.append(f"- **{label}**: {_describe(m)}")
