@@ -22,7 +22,8 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 analyze_app = typer.Typer(
-    help="Repository structure and the regression (the paper's Table 5); familiarity (lmrbench's own).", no_args_is_help=True
+    help="Repository structure and the regression (the paper's Table 5); familiarity (lmrbench's own).",
+    no_args_is_help=True,
 )
 
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]

@@ -50,7 +50,12 @@ def assign_cmd(
 
 @labels_app.command("import-official")
 def import_cmd(
-    results: Annotated[Path, typer.Argument(help="The official results folder (human_evaluation/, llm_as_a_judge_evaluation/, unit_test_evaluation/).")],
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="The official results folder (human_evaluation/, llm_as_a_judge_evaluation/, unit_test_evaluation/)."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", help="Folder to write one run folder per agent type and model.")],
     bench: Annotated[Path | None, typer.Option("--bench", help="The task set (names tasks and indexes).")] = None,
     judge: Annotated[str, typer.Option("--judge-name", help="Folder name for the imported verdicts.")] = "official",

@@ -40,7 +40,7 @@ COLUMN_WIDTH = 3.3
 """Inches: one column of a two-column paper (ACL)."""
 TEXT_WIDTH = 6.9
 """Inches: the full text width of a two-column paper."""
-STYLE = {"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
+STYLE: dict[str, Any] = {"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
          "ytick.labelsize": 7, "legend.fontsize": 7, "figure.dpi": 150}  # fmt: skip
 
 
@@ -56,7 +56,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError:
         raise FiguresUnavailable(INSTALL_HINT) from None
-    plt.rcParams.update(STYLE)
+    plt.rcParams.update(STYLE)  # type: ignore[arg-type]
     return plt
 
 

@@ -24,8 +24,8 @@ measured: its task is refused with a line saying so, never entered with depth, b
 
 from __future__ import annotations
 
-import os
 import io
+import os
 import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath

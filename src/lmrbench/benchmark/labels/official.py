@@ -211,9 +211,9 @@ def import_official(
         if prior is not None and prior.official is None:
             raise LmrError("is a run made by lmrbench, not an import: choose another --out", Path(runs_dir) / name)
     for name, run_data in sorted(runs.items()):
-        run = RunDir(Path(runs_dir) / name)
+        out = RunDir(Path(runs_dir) / name)
         for rel, model in run_data.files.items():
-            save_model(run.path / rel, model)
+            save_model(out.path / rel, model)
         manifest = RunManifest(
             tool_version=__version__,
             source="generate" if run_data.source.agent_type == "no_agent" else "agent",
@@ -224,8 +224,8 @@ def import_official(
             else {},
             official=run_data.source,
         )
-        run.save_manifest(manifest)
-        summary.runs[name] = run.path
+        out.save_manifest(manifest)
+        summary.runs[name] = out.path
     return summary
 
 

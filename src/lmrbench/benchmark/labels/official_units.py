@@ -154,7 +154,7 @@ def not_imported(results: Path) -> list[str]:
             continue
         if entry.is_dir():
             n = sum(1 for p in entry.rglob("*") if p.is_file())
-            lines.append(f"{entry}/ ({n} files): agent trajectories and logs; not part of any table, left where they are")
+            lines.append(f"{entry}/ ({n} files): agent trajectories and logs, part of no table; left where they are")
         else:
             lines.append(f"{entry}: not a results folder")
     human = results / HUMAN_DIR
