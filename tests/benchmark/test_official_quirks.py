@@ -125,3 +125,33 @@ def test_published_cells_are_set_beside_the_files(imported) -> None:
     assert agree == ["openhands_agent-m1: unit-test accuracy 40.0% (2/5) as in the paper"]
     assert differ == ["openhands_agent-m1: judge CC: the paper gives 7.1%; the files give 1/5 = 20.0%"]
     assert "## Against the paper's Table 2" not in render_markdown(report)  # the fixture's models are not the paper's
+
+
+def test_unit_test_results_export_and_import_back_to_the_same_outcomes(imported, tmp_path) -> None:
+    _, results, summary = imported
+    runs = sorted(summary.runs.values())
+    exported = export_official(runs, tmp_path / "back")
+    assert len(exported.unit_files) == 2
+    m1 = (tmp_path / "back" / "unit_test_evaluation" / "OpenHands" / "m1" / "results.txt").read_text()
+    original = (results / "unit_test_evaluation" / "OpenHands" / "m1" / "results.txt").read_text()
+    assert sorted(m1.splitlines()[:5]) == sorted(original.splitlines()[:5])  # the same lines, in the script's order
+    assert "Total log files: 5\nPassed files:    2\n" in m1
+    again = import_official(tmp_path / "back", tmp_path / "runs2")  # no --bench: the names the results used
+    before = {(r.task, r.impl, r.status) for r in RunDir(summary.runs["openhands_agent-m1"]).results()}
+    after = {(r.task, r.impl, r.status) for r in RunDir(again.runs["openhands_agent-m1"]).results()}
+    padded = {("0" + t if t[1] == "-" else t, i, s) for t, i, s in after}
+    assert padded == before
+
+
+def test_a_run_made_here_exports_its_outcomes_in_the_scripts_format(tmp_path) -> None:
+    from lmrbench.benchmark.labels.official_units import results_txt
+    from lmrbench.schemas.run import EvalResult
+
+    text = results_txt([
+        EvalResult(task="1-Toy", impl=1, status=ResultStatus.PASSED, passed_tests=2, total_tests=2),
+        EvalResult(task="1-Toy", impl=2, status=ResultStatus.FAILED, passed_tests=1, total_tests=3),
+        EvalResult(task="2-Async", impl=1, status=ResultStatus.INFRA_ERROR),
+    ], lambda t: t)  # fmt: skip
+    assert text.splitlines()[:2] == ["1-Toy/unit_test_1.log: PASS", "1-Toy/unit_test_2.log: FAIL (found 2 failure lines)"]
+    parsed = parse_results_txt(text, "openhands_agent", "m", tmp_path / "results.txt")
+    assert (parsed.declared_total, parsed.declared_passed, parsed.unread) == (2, 1, [])

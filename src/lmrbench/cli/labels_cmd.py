@@ -94,7 +94,7 @@ def export_cmd(
     summary = export_official(runs, out, judge=judge)
     out_console.print(
         f"wrote {summary.records} label records in {len(summary.human_files)} files and "
-        f"{summary.analyses} judge analyses under {out}",
+        f"{summary.analyses} judge analyses and {len(summary.unit_files)} results.txt under {out}",
         highlight=False,
     )
 

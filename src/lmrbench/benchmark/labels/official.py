@@ -25,8 +25,15 @@ from lmrbench.benchmark.labels.official_files import (
     read_analyses,
     read_human_files,
 )
-from lmrbench.benchmark.labels.official_units import UNIT_DIR, not_imported, read_unit_files, unit_results
-from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug
+from lmrbench.benchmark.labels.official_units import (
+    RESULTS_TXT,
+    UNIT_DIR,
+    not_imported,
+    read_unit_files,
+    results_txt,
+    unit_results,
+)
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, speaks_of_current
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text
@@ -240,10 +247,12 @@ class ExportSummary:
     human_files: list[Path] = field(default_factory=list)
     analyses: int = 0
     records: int = 0
+    unit_files: list[Path] = field(default_factory=list)
 
 
 def export_official(run_paths: list[Path], out: Path, *, judge: str | None = None) -> ExportSummary:
-    """Write ``out/human_evaluation/`` and ``out/llm_as_a_judge_evaluation/`` from the runs."""
+    """Write ``out/human_evaluation/``, ``out/llm_as_a_judge_evaluation/`` and, for runs with unit-test outcomes,
+    ``out/unit_test_evaluation/<agent folder>/<model>/results.txt`` from the runs."""
     out = Path(out)
     summary = ExportSummary()
     human: dict[str, list[dict[str, object]]] = defaultdict(list)
@@ -272,6 +281,12 @@ def export_official(run_paths: list[Path], out: Path, *, judge: str | None = Non
             dest = out / JUDGE_DIR / src.judge_folder / src.model_name / name
             atomic_write_text(dest, _analysis_text(v))
             summary.analyses += 1
+        cands = {(c.task, c.impl): c for c in run.candidates()}
+        outcomes = [r for r in run.results() if speaks_of_current(cands, (r.task, r.impl), r.candidate_digest)]
+        if outcomes:
+            dest = out / UNIT_DIR / src.judge_folder / src.model_name / RESULTS_TXT
+            atomic_write_text(dest, results_txt(outcomes, lambda t: src.result_names.get(t, t)))
+            summary.unit_files.append(dest)
         for lab in run.labels():
             number = paper_number(lab.task)
             if number is None:

@@ -179,3 +179,34 @@ def not_imported(results: Path) -> list[str]:
             if others:
                 lines.append(f"{model_dir}: {len(others)} other files (logs); outcomes are read from {RESULTS_TXT}")
     return lines
+
+
+def results_txt(results: list[EvalResult], name_of: Callable[[str], str]) -> str:
+    """A results.txt in the official script's format for the outcomes of a run (infrastructure errors left out).
+
+    An imported outcome gives back its own line (a task without logs once, however many implementations it
+    has); any other is written as ``<task>/unit_test_<k>.log: PASS`` or ``FAIL (found N failure lines)``.
+    """
+    lines: dict[str, bool] = {}
+    for r in results:
+        if r.status is ResultStatus.INFRA_ERROR:
+            continue
+        passed = r.status is ResultStatus.PASSED
+        line = r.log_tail.strip() if r.weaker_evidence and _is_official_line(r.log_tail.strip()) else ""
+        if not line:
+            failed = len(r.failures) or max(0, r.total_tests - r.passed_tests)
+            verdict = "PASS" if passed else f"FAIL (found {failed} failure lines)"
+            line = f"{name_of(r.task)}/unit_test_{r.impl}.log: {verdict}"
+        lines.setdefault(line, passed)
+    body = sorted(lines)
+    passed = sum(lines[line] for line in body)
+    total = len(body)
+    rate = 100.0 * passed / total if total else 0.0
+    return "\n".join(body) + (
+        f"\n\nTotal log files: {total}\nPassed files:    {passed}\nFailed files:    {total - passed}\n"
+        f"Overall pass rate: {rate:.2f}%\n"
+    )
+
+
+def _is_official_line(line: str) -> bool:
+    return bool(_LOG.fullmatch(line) or _NO_DIR.fullmatch(line))
