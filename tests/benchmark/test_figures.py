@@ -71,3 +71,40 @@ def test_without_matplotlib_the_report_says_so_in_one_line(runs, tmp_path) -> No
     assert out.returncode == 0, out.stderr
     assert out.stderr.strip() == "figures skipped: figures need matplotlib: pip install 'lmrbench[plots]'"
     assert (tmp_path / "rep" / "report.md").is_file() and not (tmp_path / "rep" / "figures").exists()
+
+
+def test_figures_fit_a_paper_column_keep_their_text_and_show_zero_bars_with_counts(tmp_path) -> None:
+    import re
+
+    from helpers.official_quirks import write_quirky_bench, write_quirky_results
+    from lmrbench.benchmark.analysis.figures import report_figures
+    from lmrbench.benchmark.labels.official import import_official
+    from lmrbench.benchmark.report.scoreboard import build_report
+
+    bench = write_quirky_bench(tmp_path / "bench")
+    summary = import_official(write_quirky_results(tmp_path / "results"), tmp_path / "runs", bench=bench)
+    runs = sorted(summary.runs.values())
+    written, _ = report_figures(build_report(runs), runs, tmp_path / "figs")
+    assert {p.stem for p in written} == {"success_by_category", "judge_split", "human_vs_judge",
+                                         "success_vs_structure"}  # imported runs draw the confusion too
+    svg = (tmp_path / "figs" / "success_by_category.svg").read_text()
+    assert re.search(r'<svg[^>]*width="237\.6pt"', svg)  # 3.3 inches: one column
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "unit-test accuracy (%)" in texts  # text, not glyph paths
+    assert {"2/5", "1/3"} <= set(texts)  # every bar carries passed/n
+    hvj = (tmp_path / "figs" / "human_vs_judge.svg").read_text()
+    assert any("(n=5)" in t for t in re.findall(r"<text[^>]*>([^<]*)</text>", hvj))
+
+
+def test_a_zero_bar_is_drawn_and_counted(tmp_path) -> None:
+    from lmrbench.benchmark.analysis.figures import success_by_category
+    from lmrbench.benchmark.report.scoreboard import CategoryRow, Report
+
+    report = Report(categories=[CategoryRow("a", "Evaluation Metrics", 3, 0, 0.0),
+                                CategoryRow("b", "Evaluation Metrics", 2, 1, 50.0)])  # fmt: skip
+    fig = success_by_category(report)
+    assert fig is not None
+    (ax,) = fig.axes
+    stubs = [line for line in ax.lines if max(line.get_xdata()) > 0]
+    assert len(stubs) == 1 and stubs[0].get_linewidth() >= 2  # the 0 % bar shows as a stub, not as nothing
+    assert sorted(t.get_text() for t in ax.texts) == ["0/3", "1/2"]

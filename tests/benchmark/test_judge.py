@@ -24,8 +24,8 @@ TOTAL_GEN = "Functions to implement, in toy/metrics.py: total"
 DICE = "Implement dice as in the paper."
 APPLY = "Implement apply as in the paper."
 TOTAL = "Implement total as in the paper."
-CC = json.dumps({"category": 1, "rationale": ["Same set arithmetic as the reference."]})
-LI = json.dumps({"category": 3, "rationale": ["Returns a constant."]})
+CC = json.dumps({"category": 3, "rationale": ["Same set arithmetic as the reference."]})  # the paper's numbering
+LI = json.dumps({"category": 1, "rationale": ["Returns a constant."]})
 
 
 def client(server: LLMServer, tmp_path: Path, model: str = "judge-1") -> LLMClient:
@@ -130,11 +130,13 @@ def test_summaries_count_every_verdict_on_disk(server, tmp_path) -> None:
     ("reply", "expected"),
     [
         ('{"category": 2, "rationale": ["a", "b"]}', (JudgeCategory.LOGICALLY_CORRECT, ["a", "b"])),
-        ('{"category": 3.0, "rationale": ["a"]}', (JudgeCategory.LOGICALLY_INCORRECT, ["a"])),
+        ('{"category": 3.0, "rationale": ["a"]}', (JudgeCategory.COMPLETELY_CORRECT, ["a"])),
+        ('{"category": 1, "rationale": ["a"]}', (JudgeCategory.LOGICALLY_INCORRECT, ["a"])),
         (
-            '```json\n{"category": "3", "rationale": "- x\\n- y"}\n```',
+            '```json\n{"category": "1", "rationale": "- x\\n- y"}\n```',
             (JudgeCategory.LOGICALLY_INCORRECT, ["x", "y"]),
         ),
+        ('{"category": "3. Completely Correct", "rationale": ["ok"]}', (JudgeCategory.COMPLETELY_CORRECT, ["ok"])),
         (
             'Verdict: {"category": "Completely Correct", "rationale": ["ok"]} done',
             (JudgeCategory.COMPLETELY_CORRECT, ["ok"]),
@@ -159,3 +161,26 @@ def test_parse_verdict_accepts(reply: str, expected: tuple[JudgeCategory, list[s
 def test_parse_verdict_rejects(reply: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_verdict(reply)
+
+
+def test_the_prompt_numbers_the_categories_as_the_paper_and_older_verdicts_stay_current(server, tmp_path) -> None:
+    from lmrbench.benchmark.pipeline.prompts import JUDGE_PROMPT_VERSION, judge_messages
+
+    user = judge_messages("P", "Implement it.", "def f(): pass", "def f(): pass")[1]["content"]
+    numbered = re.findall(r"^([123])\. (Logically Incorrect|Logically Correct|Completely Correct):", user, re.M)
+    assert numbered == [("1", "Logically Incorrect"), ("2", "Logically Correct"), ("3", "Completely Correct")]
+    tasks, run = make_run(server, tmp_path, golden_def("dice"))
+    for pattern in (DICE, APPLY, TOTAL):
+        server.on(pattern, CC)
+    with client(server, tmp_path) as c:
+        judge(tasks, run, c)
+    rd = RunDir(run)
+    path = rd.verdict_path("judge-1", "1-Toy", 1)
+    old = rd.verdict("judge-1", "1-Toy", 1).model_copy(update={"prompt_version": "judge-1"})  # type: ignore[union-attr]
+    path.write_text(old.model_dump_json())  # a verdict file written under the old numbering
+    calls = len(server.requests)
+    with client(server, tmp_path) as c:
+        judge(tasks, run, c)
+    assert len(server.requests) == calls  # nothing asked again: the stored category is by name
+    assert rd.verdict("judge-1", "1-Toy", 1).category is JudgeCategory.COMPLETELY_CORRECT  # type: ignore[union-attr]
+    assert rd.verdict("judge-1", "1-Toy", 2).prompt_version == JUDGE_PROMPT_VERSION  # type: ignore[union-attr]

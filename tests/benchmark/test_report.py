@@ -16,14 +16,15 @@ from typer.testing import CliRunner
 
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
+from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 
 GEN = "Functions to implement, in toy/metrics.py: "
-CC = json.dumps({"category": 1, "rationale": ["Matches the reference."]})
+CC = json.dumps({"category": 3, "rationale": ["Matches the reference."]})
 LC = json.dumps({"category": 2, "rationale": ["Close, one detail differs."]})
-LI = json.dumps({"category": 3, "rationale": ["Different logic."]})
+LI = json.dumps({"category": 1, "rationale": ["Different logic."]})
 
 
 def cli(*args: str) -> str:
@@ -83,7 +84,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     data = json.loads((tmp_path / "report" / "report.json").read_text())
     manifest = data["runs"]["gold"]
     assert manifest["generation"]["model"] == "gold" and manifest["prompt_version"] == "standard-1"
-    assert manifest["judges"]["the-judge"]["prompt_version"] == "judge-1"
+    assert manifest["judges"]["the-judge"]["prompt_version"] == "judge-2"
     assert manifest["sandbox"] == "local" and manifest["tool_version"]
     assert [len(t["digest"]) for t in manifest["tasks"]] == [64, 64] and all(
         t["env_id"] for t in manifest["tasks"]
@@ -121,3 +122,24 @@ def test_report_of_a_folder_that_is_not_a_run_is_one_line(tmp_path) -> None:
     assert proc.returncode == 2
     expected = f"error: {tmp_path}: not a run folder (no run.json); make one with generate or import-agent"
     assert proc.stderr.strip().splitlines() == [expected]
+
+
+def test_runs_that_share_a_label_stay_apart_by_their_folders(tmp_path) -> None:
+    from lmrbench import __version__
+    from lmrbench.benchmark.pipeline.rundir import save_model
+    from lmrbench.benchmark.report.scoreboard import category_table
+    from lmrbench.schemas.run import EvalResult, ResultStatus, RunManifest
+
+    paths = [tmp_path / parent / "run" for parent in ("x", "y", "z")]
+    for k, path in enumerate(paths):
+        RunDir(path).save_manifest(RunManifest(tool_version=__version__, source="agent", label="a"))
+        for impl in (1, 2):
+            status = ResultStatus.PASSED if impl <= k else ResultStatus.FAILED
+            save_model(RunDir(path).result_path("1-Toy", impl),
+                       EvalResult(task="1-Toy", impl=impl, category="Evaluation Metrics", status=status))  # fmt: skip
+    report = build_report(paths)
+    assert [r.run for r in report.rows] == ["a (x/run)", "a (y/run)", "a (z/run)"]
+    assert [r.passed for r in report.rows] == [0, 1, 2]
+    headers, rows = category_table(report)
+    assert headers == ["Category", "a (x/run)", "a (y/run)", "a (z/run)"]
+    assert rows == [["Evaluation Metrics", "0.0 (0/2)", "50.0 (1/2)", "100.0 (2/2)"]]

@@ -62,17 +62,50 @@ def test_task_set_rows_and_the_cli(tmp_path) -> None:
     tasks, _ = load_taskset(bench)
     rows, problems = structure(tasks)
     assert not problems
-    # toy_repo without unit_test/ and the paper files: toy (1) and its three files (2) -> 7 / 4
+    # toy_repo without unit_test/ and the paper files: toy (1) and its three files (2) -> 7 / 4.
+    # The paper's goal lines: SLOC of the golden goal file, 34 lines less 12 blank and 1 comment-only -> 21.
     assert [(r.task, r.impl, r.depth, r.branch_factor, r.imbalance, r.goal_lines) for r in rows] == [
-        ("1-Toy", 1, 1.75, 0.5, 0.0, 6),  # dice: def, docstring and four lines
-        ("1-Toy", 2, 1.75, 0.5, 0.0, 4),  # Scaler.apply
-        ("2-Async", 1, 1.75, 0.5, 0.0, 3),  # total
+        ("1-Toy", 1, 1.75, 0.5, 0.0, 21),
+        ("1-Toy", 2, 1.75, 0.5, 0.0, 21),
+        ("2-Async", 1, 1.75, 0.5, 0.0, 21),
+    ]
+    spans, _ = structure(tasks, "function-lines")
+    assert [r.goal_lines for r in spans] == [
+        6,  # dice: def, docstring and four lines
+        4,  # Scaler.apply
+        3,  # total
     ]
     out = subprocess.run([EXE, "analyze", "structure", str(bench), "--json", str(tmp_path / "s.json")],
                          capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "1-Toy" in out.stdout and "1.75" in out.stdout
     data = json.loads((tmp_path / "s.json").read_text())
-    assert [r["goal_lines"] for r in data["rows"]] == [6, 4, 3]
+    assert [r["goal_lines"] for r in data["rows"]] == [21, 21, 21] and data["goal_lines"] == "file-sloc"
+    out = subprocess.run([EXE, "analyze", "structure", str(bench), "--goal-lines", "function-lines", "--json",
+                          str(tmp_path / "f.json")], capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert [r["goal_lines"] for r in json.loads((tmp_path / "f.json").read_text())["rows"]] == [6, 4, 3]
     bad = subprocess.run([EXE, "analyze", "structure", str(tmp_path / "nowhere")], capture_output=True, text=True)
     assert bad.returncode == 2 and "error:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_source_lines_leave_out_blank_and_comment_lines_only() -> None:
+    from lmrbench.benchmark.analysis.structure import source_lines
+
+    text = '# header\n\ndef f(x):\n    """Two\n    lines."""\n    # note\n\n    return x  # tail\n'
+    assert source_lines(text) == 4  # def, both docstring lines, return
+    assert source_lines("") == 0
+    assert source_lines("def broken(:\n    x = '\n") == 2  # does not tokenize: non-blank, non-# lines
+
+
+def test_an_empty_repository_folder_is_refused_with_a_line_and_the_others_are_measured(tmp_path) -> None:
+    bench = write_taskset(tmp_path / "bench")
+    repo = bench / "2-Async" / "toy_repo"
+    for path in sorted(repo.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()  # an uninitialised submodule: the folder, nothing in it
+    tasks, problems = load_taskset(bench)
+    assert not problems
+    rows, problems = structure(tasks)
+    assert {r.task for r in rows} == {"1-Toy"}
+    (problem,) = problems
+    assert str(repo) in str(problem) and "holds no file" in str(problem)

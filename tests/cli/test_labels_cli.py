@@ -70,7 +70,7 @@ def test_import_and_export_official_through_the_cli(tmp_path) -> None:
     results = write_official(tmp_path / "results")
     out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs")
     assert "'dave'" in out.stderr and "shifted to 1-3" in out.stderr
-    assert "8 judge analyses and 8 labels of 4 annotators" in out.stdout
+    assert "8 judge analyses, 8 labels of 4 annotators" in " ".join(out.stdout.split())
     runs = sorted((tmp_path / "runs").iterdir())
     lmrbench("labels", "agreement", *runs, "--json", tmp_path / "a.json")
     hj = json.loads((tmp_path / "a.json").read_text())["human_vs_judge"]
@@ -86,3 +86,24 @@ def test_import_and_export_official_through_the_cli(tmp_path) -> None:
     proc = lmrbench("labels", "import-official", bad, "--out", tmp_path / "runs2", ok=False)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "eve.json" in proc.stderr and "record 0" in proc.stderr
+
+
+def test_import_official_says_what_it_skipped_and_left_out_then_report_and_regression_run(tmp_path) -> None:
+    from helpers.official_quirks import write_quirky_bench, write_quirky_results
+
+    bench = write_quirky_bench(tmp_path / "bench")
+    results = write_quirky_results(tmp_path / "results")
+    out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs", "--bench", bench)
+    err = out.stderr.splitlines()
+    assert sum(line.startswith("skipped task:") and "05-Broken" in line for line in err) == 1
+    assert any(line.startswith("not imported:") and "logs/ (1 files)" in line for line in err)
+    assert "8 judge analyses, 8 labels of 1 annotators (ann) and 8 unit-test outcomes" in " ".join(out.stdout.split())
+    rep = lmrbench("report", *sorted((tmp_path / "runs").iterdir()), "--out", tmp_path / "rep", "--no-figures")
+    rows = {r["run"]: r for r in json.loads((tmp_path / "rep" / "report.json").read_text())["rows"]}
+    assert rows["openhands_agent-m1"]["accuracy"] == 40.0 and rows["openhands_agent-m1"]["cc"] == 1
+    assert "error" not in rep.stderr
+    # the imported run names its task set: the regression needs no --bench and no file written by hand
+    reg = lmrbench("analyze", "regression", tmp_path / "runs" / "openhands_agent-m1", ok=False)
+    flat = "".join(reg.stderr.splitlines())  # rich wraps long lines at the terminal's width
+    assert reg.returncode == 2 and "skipped:" in flat and "04-Sub/sub: the repository folder holds no file" in flat
+    assert "error: too few data: 2 successes and 2 failures" in flat  # 4 observations: it reached the fit

@@ -15,17 +15,35 @@ from lmrbench.cli.limit_options import TaskFilter
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
+    from lmrbench.benchmark.analysis.structure import GoalLines
     from lmrbench.core.taskset import Task
 
 out_console = Console()
 err_console = Console(stderr=True)
 
 analyze_app = typer.Typer(
-    help="The paper's analyses: repository structure, regression, familiarity.", no_args_is_help=True
+    help="Repository structure and the regression (the paper's Table 5); familiarity (lmrbench's own).",
+    no_args_is_help=True,
 )
 
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON to this file.")]
+GoalLinesOpt = Annotated[
+    str,
+    typer.Option(
+        "--goal-lines",
+        help="file-sloc: source lines of code of the goal file (the paper's); function-lines: the goal "
+        "functions' line span.",
+    ),
+]
+
+
+def _goal_lines(value: str) -> GoalLines:
+    from lmrbench.benchmark.analysis.structure import GOAL_LINES
+
+    if value not in GOAL_LINES:
+        raise LmrError(f"unknown --goal-lines {value!r}; use {' or '.join(GOAL_LINES)}")
+    return value  # type: ignore[return-value]
 
 
 def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
@@ -44,11 +62,14 @@ def _write_json(path: Path | None, data: object) -> None:
 
 
 @analyze_app.command("structure")
-def structure_cmd(bench: Bench, json_out: JsonOut = None, only: TaskFilter = None) -> None:
-    """Per implementation: average directory depth, branch factor, imbalance, goal-function lines."""
+def structure_cmd(
+    bench: Bench, json_out: JsonOut = None, only: TaskFilter = None, goal_lines: GoalLinesOpt = "file-sloc"
+) -> None:
+    """Per implementation: average directory depth, branch factor, imbalance, goal lines (the paper's Table 5)."""
     from lmrbench.benchmark.analysis.structure import structure
 
-    rows, problems = structure(_tasks(bench, only))
+    how = _goal_lines(goal_lines)
+    rows, problems = structure(_tasks(bench, only), how)
     for problem in problems:
         err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
     if not rows:
@@ -61,7 +82,8 @@ def structure_cmd(bench: Bench, json_out: JsonOut = None, only: TaskFilter = Non
         table.add_row(r.task, str(r.impl), f"{r.depth:.2f}", f"{r.branch_factor:.2f}", f"{r.imbalance:.2f}",
                       str(r.goal_lines), str(r.files))  # fmt: skip
     out_console.print(table)
-    _write_json(json_out, {"bench": str(bench), "rows": [r.as_dict() for r in rows]})
+    out_console.print(f"goal lines: {how}", highlight=False)
+    _write_json(json_out, {"bench": str(bench), "goal_lines": how, "rows": [r.as_dict() for r in rows]})
 
 
 def _bench_of(runs: list[Path], bench: Path | None) -> Path:
@@ -87,6 +109,7 @@ def regression_cmd(
         str, typer.Option("--outcome", help="tests: all unit tests pass; human: labelled Completely Correct.")
     ] = "tests",
     json_out: JsonOut = None,
+    goal_lines: GoalLinesOpt = "file-sloc",
 ) -> None:
     """Logistic regression of success on standardized structure predictors plus model indicators."""
     from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
@@ -94,7 +117,7 @@ def regression_cmd(
 
     if outcome not in ("tests", "human"):
         raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
-    rows, problems = structure(_tasks(_bench_of(runs, bench), None))
+    rows, problems = structure(_tasks(_bench_of(runs, bench), None), _goal_lines(goal_lines))
     for problem in problems:
         err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
     obs, notes = collect(runs, rows, outcome)  # type: ignore[arg-type]

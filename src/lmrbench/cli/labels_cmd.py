@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 out_console = Console()
@@ -49,7 +50,12 @@ def assign_cmd(
 
 @labels_app.command("import-official")
 def import_cmd(
-    results: Annotated[Path, typer.Argument(help="Folder holding human_evaluation/ and llm_as_a_judge_evaluation/.")],
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="The official results folder (human_evaluation/, llm_as_a_judge_evaluation/, unit_test_evaluation/)."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", help="Folder to write one run folder per agent type and model.")],
     bench: Annotated[Path | None, typer.Option("--bench", help="The task set (names tasks and indexes).")] = None,
     judge: Annotated[str, typer.Option("--judge-name", help="Folder name for the imported verdicts.")] = "official",
@@ -59,16 +65,21 @@ def import_cmd(
 
     summary = import_official(results, out, bench=bench, judge=judge)
     for warning in summary.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
+    for line in summary.skipped_tasks:
+        err_console.print(f"[yellow]skipped task:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     for line in summary.no_verdict:
-        err_console.print(f"[yellow]no verdict:[/yellow] {line}", highlight=False)
+        err_console.print(f"[yellow]no verdict:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+    for line in summary.not_imported:
+        err_console.print(f"[yellow]not imported:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     out_console.print(
-        f"imported {summary.verdicts} judge analyses and {summary.labels} labels of "
-        f"{len(summary.annotators)} annotators ({', '.join(summary.annotators) or 'none'})",
+        f"imported {summary.verdicts} judge analyses, {summary.labels} labels of {len(summary.annotators)} "
+        f"annotators ({', '.join(summary.annotators) or 'none'}) and {summary.unit_results} unit-test outcomes",
         highlight=False,
+        markup=False,
     )
     for label, path in summary.runs.items():
-        out_console.print(f"wrote {path}  ({label})", highlight=False)
+        out_console.print(f"wrote {path}  ({label})", highlight=False, markup=False)
 
 
 @labels_app.command("export-official")
@@ -83,7 +94,7 @@ def export_cmd(
     summary = export_official(runs, out, judge=judge)
     out_console.print(
         f"wrote {summary.records} label records in {len(summary.human_files)} files and "
-        f"{summary.analyses} judge analyses under {out}",
+        f"{summary.analyses} judge analyses and {len(summary.unit_files)} results.txt under {out}",
         highlight=False,
     )
 

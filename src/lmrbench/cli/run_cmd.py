@@ -260,6 +260,7 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
+    from lmrbench.benchmark.report.files import write_report
     from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
         TABLE_HEADERS,
@@ -269,7 +270,6 @@ def report_cmd(
         human_table,
         settings_table,
         table_rows,
-        write_report,
     )
 
     report = build_report(runs, judge=judge_name)
@@ -303,6 +303,13 @@ def report_cmd(
         for row in settings[1]:
             by_setting.add_row(*row)
         out_console.print(by_setting)
+    from lmrbench.benchmark.report.paper_table import against_paper
+
+    agree, differ = against_paper(report)
+    for line in differ:
+        out_console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
+    if agree:
+        out_console.print(f"{len(agree)} published cells agree with the files (listed in report.md)", highlight=False)
     for path in write_report(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
     if figures:

@@ -161,23 +161,17 @@ class JudgeCategory(StrEnum):
     """Wrong or missing logic."""
 
     @property
-    def number(self) -> int:
-        """1, 2 or 3 as in the paper."""
-        return list(JudgeCategory).index(self) + 1
-
-    @property
     def short(self) -> str:
         """CC, LC or LI."""
         return "".join(word[0] for word in self.value.split("_")).upper()
 
     @property
     def score(self) -> int:
-        """The paper's human-evaluation scale: 1 logically incorrect, 2 logically correct, 3 completely correct.
+        """The paper's scale: 1 logically incorrect, 2 logically correct, 3 completely correct.
 
-        The official judge's analysis files use the same scale; our judge prompt numbers the other way round
-        (:attr:`number`), so every comparison goes through this score.
+        Human labels, the official analysis files and the judge prompt (since ``judge-2``) all use it.
         """
-        return 4 - self.number
+        return 3 - list(JudgeCategory).index(self)
 
     @classmethod
     def from_score(cls, score: int) -> JudgeCategory:
@@ -281,6 +275,10 @@ class OfficialSource(_Strict):
     """Task folder -> repository folder, as the analysis file names give them."""
     annotator_files: dict[str, str] = Field(default_factory=dict)
     """Annotator -> the stem of the human_evaluation file their records came from."""
+    result_names: dict[str, str] = Field(default_factory=dict)
+    """Task folder -> the name the result files use, where they differ (``01-DPO`` -> ``1-DPO``)."""
+    unit_results: str = ""
+    """The results.txt the unit-test outcomes came from (relative to the results folder), if any."""
 
 
 class TaskEntry(_Strict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir, speaks_of_current
 from lmrbench.schemas.run import CandidateStatus, HumanLabel, JudgeCategory, ResultStatus
 
 Outcome = Literal["tests", "human"]
@@ -21,8 +21,8 @@ def unit_test_outcomes(run: RunDir) -> dict[Key, bool]:
     cands = {(c.task, c.impl): c for c in run.candidates()}
     out: dict[Key, bool] = {}
     for res in run.results():
-        cand = cands.get((res.task, res.impl))
-        if cand is None or res.candidate_digest != cand.digest or res.status is ResultStatus.INFRA_ERROR:
+        key = (res.task, res.impl)
+        if not speaks_of_current(cands, key, res.candidate_digest) or res.status is ResultStatus.INFRA_ERROR:
             continue
         out[(res.task, res.impl)] = res.status is ResultStatus.PASSED
     return out
@@ -43,9 +43,9 @@ def human_outcomes(run: RunDir) -> dict[Key, bool]:
     for label in read_human_labels(run):
         key = (label.task, label.impl)
         cand = cands.get(key)
-        if cand is None or cand.status is CandidateStatus.LLM_ERROR:
+        if cand is not None and cand.status is CandidateStatus.LLM_ERROR:
             continue
-        if label.candidate_digest and label.candidate_digest != cand.digest:
+        if label.candidate_digest and not speaks_of_current(cands, key, label.candidate_digest):
             continue
         votes.setdefault(key, []).append(label.label is JudgeCategory.COMPLETELY_CORRECT)
     return {key: 2 * sum(v) > len(v) for key, v in votes.items()}
@@ -63,10 +63,10 @@ def human_judge_pairs(run: RunDir, judge: str) -> list[tuple[JudgeCategory, Judg
     pairs = []
     for label in read_human_labels(run):
         key = (label.task, label.impl)
-        cand, verdict = cands.get(key), verdicts.get(key)
-        if cand is None or verdict is None or verdict.category is None or verdict.candidate_digest != cand.digest:
+        verdict = verdicts.get(key)
+        if verdict is None or verdict.category is None or not speaks_of_current(cands, key, verdict.candidate_digest):
             continue
-        if label.candidate_digest and label.candidate_digest != cand.digest:
+        if label.candidate_digest and not speaks_of_current(cands, key, label.candidate_digest):
             continue
         pairs.append((label.label, verdict.category))
     return pairs

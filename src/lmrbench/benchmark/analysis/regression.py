@@ -95,7 +95,10 @@ def collect(
             values = {name: float(getattr(row, name)) for name in PREDICTORS}
             obs.append(Observation(model, task, impl, success, values))
         if unmatched:
-            notes.append(f"{run.path}: {unmatched} candidate(s) of tasks not in the task set were left out")
+            notes.append(
+                f"{run.path}: {unmatched} observation(s) of tasks with no structure row (not in the task set, "
+                "or skipped above) were left out"
+            )
     return obs, notes
 
 

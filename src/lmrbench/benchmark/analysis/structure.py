@@ -12,15 +12,24 @@ and symbolic links are not followed. The root itself is not a node.
   ``(largest - smallest) / total``, where each subfolder's size is the number of files anywhere below it;
   0 means every split of the tree is even (or the tree never splits into folders), values near 1 mean one
   subfolder holds nearly all files at the splits;
-- goal lines: the source lines of the goal function(s) in the golden file, decorators and docstring
-  included (summed over the goal functions of the implementation).
+- goal lines, as the paper defines them (``file-sloc``, the default): the source lines of code of the goal
+  file, i.e. of its golden copy: lines that hold code, not blank and not only a comment (docstrings count as
+  code); summed over the implementation's golden files. ``function-lines`` (lmrbench's earlier measure) is the
+  line span of the goal function(s) in the golden file, decorators, docstring, blank lines and comments
+  included.
+
+A repository folder that is empty (the official set holds three uninitialised git submodules) cannot be
+measured: its task is refused with a line saying so, never entered with depth, branch and imbalance 0.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal, get_args
 
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.tree import goal_plan
@@ -34,6 +43,9 @@ SKIPPED_NAMES = frozenset(
 BENCHMARK_FILES = ("paper.pdf", "paper.json")
 PREDICTORS = ("depth", "branch_factor", "imbalance", "goal_lines")
 """The structure predictors, in the order tables and regressions use them."""
+GoalLines = Literal["file-sloc", "function-lines"]
+"""How goal lines are counted: the paper's SLOC of the goal file (default), or the goal functions' span."""
+GOAL_LINES: tuple[str, ...] = get_args(GoalLines)
 
 
 @dataclass(frozen=True)
@@ -111,8 +123,24 @@ def tree_metrics(root: Path, excluded: set[PurePosixPath] | None = None) -> Tree
     )
 
 
-def goal_lines(task: Task, impl_index: int) -> int:
-    """Source lines of an implementation's goal function(s) in its golden file(s)."""
+def source_lines(text: str) -> int:
+    """Source lines of code: lines holding a token other than a comment (blank and comment-only lines left
+    out; every line of a multi-line string counts). Text that does not tokenize counts its non-blank lines
+    that do not start with ``#``."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENCODING, tokenize.ENDMARKER}  # fmt: skip
+    lines: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in skip:
+                lines.update(range(tok.start[0], tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    return len(lines)
+
+
+def goal_lines(task: Task, impl_index: int, how: GoalLines = "file-sloc") -> int:
+    """An implementation's goal lines: the SLOC of its golden file(s), or its goal functions' line span."""
     impl = next(i for i in task.info.implementations if i.index == impl_index)
     total = 0
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
@@ -121,6 +149,9 @@ def goal_lines(task: Task, impl_index: int) -> int:
             text = path.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise LmrError(f"cannot read the golden file: {exc}", path) from None
+        if how == "file-sloc":
+            total += source_lines(text)
+            continue
         found = {f.qualname: f.length for f in index_source(text, str(path))}
         missing = [q for q in quals if q not in found]
         if missing:
@@ -129,10 +160,17 @@ def goal_lines(task: Task, impl_index: int) -> int:
     return total
 
 
-def task_structure(task: Task) -> list[ImplStructure]:
-    """The predictors of every implementation of a task (the tree is measured once)."""
+def task_structure(task: Task, how: GoalLines = "file-sloc") -> list[ImplStructure]:
+    """The predictors of every implementation of a task (the tree is measured once); LmrError for a task whose
+    repository folder holds nothing to measure."""
     excluded = {PurePosixPath(p) for p in trusted_paths(task)} | {PurePosixPath(n) for n in BENCHMARK_FILES}
     tree = tree_metrics(task.repo_dir, excluded)
+    if tree.files == 0:
+        raise LmrError(
+            "the repository folder holds no file (an uninitialised git submodule?): its structure cannot be "
+            "measured, so the task is left out",
+            task.repo_dir,
+        )
     return [
         ImplStructure(
             task=task.name,
@@ -141,7 +179,7 @@ def task_structure(task: Task) -> list[ImplStructure]:
             depth=tree.depth,
             branch_factor=tree.branch_factor,
             imbalance=tree.imbalance,
-            goal_lines=goal_lines(task, impl.index),
+            goal_lines=goal_lines(task, impl.index, how),
             files=tree.files,
             folders=tree.folders,
         )
@@ -149,13 +187,13 @@ def task_structure(task: Task) -> list[ImplStructure]:
     ]
 
 
-def structure(tasks: list[Task]) -> tuple[list[ImplStructure], list[LmrError]]:
+def structure(tasks: list[Task], how: GoalLines = "file-sloc") -> tuple[list[ImplStructure], list[LmrError]]:
     """The predictors of every implementation of ``tasks``, and one error per task that could not be measured."""
     rows: list[ImplStructure] = []
     problems: list[LmrError] = []
     for task in tasks:
         try:
-            rows.extend(task_structure(task))
+            rows.extend(task_structure(task, how))
         except LmrError as exc:
             problems.append(exc)
     return rows, problems

@@ -21,7 +21,7 @@ import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from lmrbench.benchmark.labels.consensus import RULE, consensus
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir, run_labels, speaks_of_current
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.agreement import (
@@ -144,11 +144,11 @@ def _categories(bench: str) -> dict[tuple[str, int], str]:
 
 def _run_items(run: RunDir, label: str, judge: str, report: AgreementReport) -> list[Item]:
     """The items of one run (counting stale labels into ``report``)."""
-    digests = {(c.task, c.impl): c.digest for c in run.candidates()}
+    cands = {(c.task, c.impl): c for c in run.candidates()}
     by_key: dict[tuple[str, int], Item] = {}
 
     def current(key: tuple[str, int], digest: str) -> bool:
-        return key not in digests or digests[key] == digest
+        return speaks_of_current(cands, key, digest)
 
     for res in run.results():
         key = (res.task, res.impl)
@@ -174,14 +174,9 @@ def collect(run_paths: list[Path], *, judge: str | None = None) -> tuple[list[It
     """Read every run into items; the report returned holds the counts (no statistics yet)."""
     report = AgreementReport(method=METHOD)
     items: list[Item] = []
-    taken: set[str] = set()
-    for path in run_paths:
+    for path, label in zip(run_paths, run_labels(run_paths), strict=True):
         run = RunDir(Path(path))
         manifest = run.require_manifest()
-        label = manifest.label or run.path.name
-        if label in taken:
-            label = f"{label} ({run.path.name})"
-        taken.add(label)
         judges = run.judges()
         if judge is not None and judge not in judges:
             have = ", ".join(judges) or "none"

@@ -6,7 +6,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir, speaks_of_current
 
 RULE = (
     "Human consensus per item: the majority label of its annotators; on a tie, the median label "
@@ -27,10 +27,10 @@ def consensus(scores: Iterable[int]) -> int | None:
 
 def run_consensus(run: RunDir) -> dict[tuple[str, int], int]:
     """(task, impl) -> consensus score (1-3) of the current labels of a run (labels of a changed candidate skipped)."""
-    digests = {(c.task, c.impl): c.digest for c in run.candidates()}
+    cands = {(c.task, c.impl): c for c in run.candidates()}
     scores: dict[tuple[str, int], list[int]] = defaultdict(list)
     for lab in run.labels():
         key = (lab.task, lab.impl)
-        if key not in digests or digests[key] == lab.candidate_digest:
+        if speaks_of_current(cands, key, lab.candidate_digest):
             scores[key].append(lab.label.score)
     return {key: s for key, values in scores.items() if (s := consensus(values)) is not None}

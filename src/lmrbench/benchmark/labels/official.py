@@ -13,6 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from lmrbench import __version__
 from lmrbench.benchmark.labels.official_files import (
     AGENT_FOLDERS,
@@ -23,7 +25,15 @@ from lmrbench.benchmark.labels.official_files import (
     read_analyses,
     read_human_files,
 )
-from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug
+from lmrbench.benchmark.labels.official_units import (
+    RESULTS_TXT,
+    UNIT_DIR,
+    not_imported,
+    read_unit_files,
+    results_txt,
+    unit_results,
+)
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, speaks_of_current
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text
@@ -43,27 +53,41 @@ OFFICIAL_PROMPT = "official"
 
 @dataclass
 class ImportSummary:
-    """What an import wrote."""
+    """What an import wrote, and what it left out and why."""
 
     runs: dict[str, Path] = field(default_factory=dict)
     verdicts: int = 0
     no_verdict: list[str] = field(default_factory=list)
     labels: int = 0
     annotators: list[str] = field(default_factory=list)
+    unit_results: int = 0
+    """Implementation outcomes read from results.txt files."""
     warnings: list[str] = field(default_factory=list)
+    skipped_tasks: list[str] = field(default_factory=list)
+    """One line per task of ``--bench`` that could not be loaded (its results keep the names they have)."""
+    not_imported: list[str] = field(default_factory=list)
+    """One line per file or folder of the results that was not imported, and why."""
 
 
 class _Bench:
-    """The task set, when given: task names, repo folders and implementation indexes by position."""
+    """The task set, when given: tasks by folder number (padded or not), implementation indexes by position.
+
+    Broken tasks are skipped (one line each in ``problems``); the official set holds empty submodule folders.
+    """
 
     def __init__(self, bench: Path | None) -> None:
         tasks: list[Task] = []
+        self.problems: list[str] = []
         if bench is not None:
             tasks, problems = load_taskset(bench)
-            if problems:
-                raise problems[0]
-        self.by_number = {paper_number(t.name): t for t in tasks}
+            self.problems = [str(p) for p in problems]
+        self.by_number = {n: t for t in tasks if (n := paper_number(t.name)) is not None}
         self.by_name = {t.name: t for t in tasks}
+
+    def canonical(self, name: str) -> str:
+        """The task set's folder name for a name the results use (``1-DPO`` -> ``01-DPO``), else ``name``."""
+        t = self.by_number.get(paper_number(name))  # type: ignore[arg-type]
+        return t.name if t is not None else name
 
     def repo_of(self) -> dict[str, str]:
         return {t.name: t.info.repo_folder_name for t in self.by_name.values()}
@@ -74,6 +98,18 @@ class _Bench:
             return t.info.implementations[position].index
         return position + 1
 
+    def indexes(self, task: str) -> list[int]:
+        """Every implementation index of a task (``[1]`` when the task set does not hold it)."""
+        t = self.by_name.get(task)
+        return [i.index for i in t.info.implementations] if t is not None else [1]
+
+    def category(self, task: str, impl: int) -> str | None:
+        t = self.by_name.get(task)
+        for i in t.info.implementations if t is not None else []:
+            if i.index == impl and (cat := i.category_normalized) is not None:
+                return cat.value
+        return None
+
     def position(self, task: str, impl: int) -> int:
         t = self.by_name.get(task)
         if t is not None:
@@ -83,50 +119,67 @@ class _Bench:
         return impl - 1
 
 
+@dataclass
+class _Pending:
+    """Everything one run folder will receive, gathered before anything is written."""
+
+    source: OfficialSource
+    files: dict[Path, BaseModel] = field(default_factory=dict)
+
+
 def import_official(
     results: Path, runs_dir: Path, *, bench: Path | None = None, judge: str = "official"
 ) -> ImportSummary:
-    """Read RESULTS (never writing to it) and write one run folder per agent type and model into ``runs_dir``."""
+    """Read RESULTS (never writing to it) and write one run folder per agent type and model into ``runs_dir``.
+
+    Every file is read and checked first; a bad label or a runs folder made by lmrbench stops the import
+    before anything is written.
+    """
     results = Path(results)
-    if not (results / HUMAN_DIR).is_dir() and not (results / JUDGE_DIR).is_dir():
-        raise LmrError(f"holds neither {HUMAN_DIR}/ nor {JUDGE_DIR}/", results)
+    if not any((results / d).is_dir() for d in (HUMAN_DIR, JUDGE_DIR, UNIT_DIR)):
+        raise LmrError(f"holds none of {HUMAN_DIR}/, {JUDGE_DIR}/, {UNIT_DIR}/", results)
     tasks = _Bench(bench)
-    analyses = read_analyses(results, tasks.repo_of())
+    analyses, skipped = read_analyses(results)
     records, warnings = read_human_files(results)
-    summary = ImportSummary(warnings=warnings)
+    units = read_unit_files(results)
+    summary = ImportSummary(warnings=warnings, skipped_tasks=tasks.problems)
+    summary.not_imported = skipped + not_imported(results)
     names_by_number: dict[int, str] = {}
-    for a in analyses:
-        num = paper_number(a.task)
+    for name in [a.task for a in analyses] + [o.task for u in units for o in u.outcomes]:
+        num = paper_number(name)
         if num is not None:
-            names_by_number.setdefault(num, a.task)
+            names_by_number.setdefault(num, tasks.canonical(name))
 
     def task_name(number: int) -> str:
         t = tasks.by_number.get(number)
         return t.name if t is not None else names_by_number.get(number, str(number))
 
-    sources: dict[tuple[str, str], OfficialSource] = {}
+    runs: dict[str, _Pending] = {}
 
-    def source(agent_type: str, model: str) -> OfficialSource:
-        return sources.setdefault(
-            (agent_type, model),
-            OfficialSource(agent_type=agent_type, model_name=model, judge_folder=AGENT_FOLDERS[agent_type]),
-        )
+    def pending(agent_type: str, model: str) -> _Pending:
+        name = _run_name(agent_type, model)
+        if name not in runs:
+            src = OfficialSource(agent_type=agent_type, model_name=model, judge_folder=AGENT_FOLDERS[agent_type])
+            runs[name] = _Pending(src)
+        return runs[name]
 
     params = LLMParams(model=judge, base_url="")
     for a in analyses:
-        src = source(a.agent_type, a.model_name)
-        src.repo_folders[a.task] = a.repo
-        run = RunDir(Path(runs_dir) / _run_name(a.agent_type, a.model_name))
-        impl = tasks.impl_index(a.task, a.function_index)
+        run = pending(a.agent_type, a.model_name)
+        task = tasks.canonical(a.task)
+        run.source.repo_folders[task] = a.repo
+        if task != a.task:
+            run.source.result_names[task] = a.task
+        impl = tasks.impl_index(task, a.function_index)
         category = JudgeCategory.from_score(a.score) if a.score is not None else None
         reason = "" if category else "the analysis holds no category 1-3"
         if category is None:
             summary.no_verdict.append(f"{a.file}: {reason}")
         verdict = Verdict(
-            task=a.task, impl=impl, category=category, rationale=a.rationale, reason=reason,
+            task=task, impl=impl, category=category, rationale=a.rationale, reason=reason,
             judge=params, prompt_version=OFFICIAL_PROMPT, raw_reply=a.text,
         )  # fmt: skip
-        save_model(run.verdict_path(slug(judge), a.task, impl), verdict)
+        run.files[RunDir(Path(".")).verdict_path(slug(judge), task, impl)] = verdict
         summary.verdicts += 1
     seen: dict[tuple[str, str, str, int, int], HumanRecord] = {}
     folders: dict[str, str] = {}
@@ -141,32 +194,45 @@ def import_official(
         seen[key] = r
         if folders.setdefault(slug(r.annotator), r.annotator) != r.annotator:
             raise LmrError(f"annotators {r.annotator!r} and {folders[slug(r.annotator)]!r} share a folder name")
-        src = source(r.agent_type, r.model_name)
-        src.annotator_files[r.annotator] = r.file.stem
-        run = RunDir(Path(runs_dir) / _run_name(r.agent_type, r.model_name))
+        run = pending(r.agent_type, r.model_name)
+        run.source.annotator_files[r.annotator] = r.file.stem
         task = task_name(r.paper_index)
         impl = tasks.impl_index(task, r.function_index)
         label = HumanLabel(
             task=task, impl=impl, label=JudgeCategory.from_score(r.score), annotator=r.annotator, note=r.comment
         )
-        save_model(run.label_path(r.annotator, task, impl), label)
+        run.files[RunDir(Path(".")).label_path(r.annotator, task, impl)] = label
         summary.labels += 1
     summary.annotators = sorted({r.annotator for r in records})
-    for (agent_type, model), src in sorted(sources.items()):
-        run = RunDir(Path(runs_dir) / _run_name(agent_type, model))
-        prior = run.manifest()
+    for u in units:
+        run = pending(u.agent_type, u.model_name)
+        run.source.unit_results = str(u.path.relative_to(results))
+        results_of = unit_results(u, tasks.canonical, tasks.indexes, tasks.category, summary.not_imported)
+        for original, result in results_of:
+            if result.task != original:
+                run.source.result_names[result.task] = original
+            run.files[RunDir(Path(".")).result_path(result.task, result.impl)] = result
+        summary.unit_results += len(results_of)
+    for name in runs:
+        prior = RunDir(Path(runs_dir) / name).manifest()
         if prior is not None and prior.official is None:
-            raise LmrError("is a run made by lmrbench, not an import: choose another --out", run.path)
+            raise LmrError("is a run made by lmrbench, not an import: choose another --out", Path(runs_dir) / name)
+    for name, run_data in sorted(runs.items()):
+        out = RunDir(Path(runs_dir) / name)
+        for rel, model in run_data.files.items():
+            save_model(out.path / rel, model)
         manifest = RunManifest(
             tool_version=__version__,
-            source="generate" if agent_type == "no_agent" else "agent",
-            label=_run_name(agent_type, model),
-            bench=str(bench) if bench else "",
-            judges={slug(judge): JudgeEntry(params=params, prompt_version=OFFICIAL_PROMPT)},
-            official=src,
+            source="generate" if run_data.source.agent_type == "no_agent" else "agent",
+            label=name,
+            bench=str(Path(bench).resolve()) if bench else "",
+            judges={slug(judge): JudgeEntry(params=params, prompt_version=OFFICIAL_PROMPT)}
+            if any(isinstance(m, Verdict) for m in run_data.files.values())
+            else {},
+            official=run_data.source,
         )
-        run.save_manifest(manifest)
-        summary.runs[manifest.label] = run.path
+        out.save_manifest(manifest)
+        summary.runs[name] = out.path
     return summary
 
 
@@ -181,10 +247,12 @@ class ExportSummary:
     human_files: list[Path] = field(default_factory=list)
     analyses: int = 0
     records: int = 0
+    unit_files: list[Path] = field(default_factory=list)
 
 
 def export_official(run_paths: list[Path], out: Path, *, judge: str | None = None) -> ExportSummary:
-    """Write ``out/human_evaluation/`` and ``out/llm_as_a_judge_evaluation/`` from the runs."""
+    """Write ``out/human_evaluation/``, ``out/llm_as_a_judge_evaluation/`` and, for runs with unit-test outcomes,
+    ``out/unit_test_evaluation/<agent folder>/<model>/results.txt`` from the runs."""
     out = Path(out)
     summary = ExportSummary()
     human: dict[str, list[dict[str, object]]] = defaultdict(list)
@@ -209,10 +277,16 @@ def export_official(run_paths: list[Path], out: Path, *, judge: str | None = Non
             if v.task not in repo_of:
                 raise LmrError(f"the repository folder of task {v.task} is unknown (its task set is gone)", run.path)
             fi = tasks.position(v.task, v.impl)
-            name = f"{v.task}_{repo_of[v.task]}_{fi}_analysis.txt"
+            name = f"{src.result_names.get(v.task, v.task)}_{repo_of[v.task]}_{fi}_analysis.txt"
             dest = out / JUDGE_DIR / src.judge_folder / src.model_name / name
             atomic_write_text(dest, _analysis_text(v))
             summary.analyses += 1
+        cands = {(c.task, c.impl): c for c in run.candidates()}
+        outcomes = [r for r in run.results() if speaks_of_current(cands, (r.task, r.impl), r.candidate_digest)]
+        if outcomes:
+            dest = out / UNIT_DIR / src.judge_folder / src.model_name / RESULTS_TXT
+            atomic_write_text(dest, results_txt(outcomes, lambda t: src.result_names.get(t, t)))
+            summary.unit_files.append(dest)
         for lab in run.labels():
             number = paper_number(lab.task)
             if number is None:

@@ -73,7 +73,8 @@ def _int(value: object) -> int | None:
     return None
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A results file as text; LmrError for a symbolic link, a file over MAX_BYTES or bytes that are not UTF-8."""
     if path.is_symlink():
         raise LmrError("is a symbolic link; refusing to follow it", path)
     if path.stat().st_size > MAX_BYTES:
@@ -96,7 +97,7 @@ def read_human_files(results: Path) -> tuple[list[HumanRecord], list[str]]:
     raw: list[tuple[HumanRecord, int]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            data = json.loads(_read_text(path))
+            data = json.loads(read_text(path))
         except ValueError as exc:
             raise LmrError(f"not valid JSON ({exc})", path) from None
         if not isinstance(data, list):
@@ -186,36 +187,30 @@ def parse_analysis(text: str) -> tuple[int | None, list[str]]:
     return (int(bare.group(1)) if bare else None), rationale
 
 
-def read_analyses(results: Path, repo_of: dict[str, str] | None = None) -> list[Analysis]:
-    """Every ``*_analysis.txt`` file; ``repo_of`` (task folder -> repo folder) splits names that hold ``_``."""
+def read_analyses(results: Path) -> tuple[list[Analysis], list[str]]:
+    """Every ``*_analysis.txt`` file, and one line per folder or file that could not be read as one."""
     root = Path(results) / JUDGE_DIR
     if not root.is_dir():
-        return []
-    out = []
+        return [], []
+    out: list[Analysis] = []
+    skipped: list[str] = []
     for agent_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         if agent_dir.name not in FOLDER_AGENTS:
-            raise LmrError(f"unknown agent folder: use {' or '.join(FOLDER_AGENTS)}", agent_dir)
+            skipped.append(f"{agent_dir}: not an agent folder ({' or '.join(FOLDER_AGENTS)})")
+            continue
         for model_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
             for path in sorted(model_dir.glob("*_analysis.txt")):
-                task, repo, fi = _split_name(path, repo_of or {})
-                text = _read_text(path)
+                m = _ANALYSIS.fullmatch(path.name)
+                if not m:
+                    skipped.append(f"{path}: name is not <task folder>_<repo folder>_<function index>_analysis.txt")
+                    continue
+                text = read_text(path)
                 score, rationale = parse_analysis(text)
                 out.append(
-                    Analysis(FOLDER_AGENTS[agent_dir.name], model_dir.name, task, repo, fi, text, score,
-                             rationale, path)
+                    Analysis(FOLDER_AGENTS[agent_dir.name], model_dir.name, m.group("task"), m.group("repo"),
+                             int(m.group("fi")), text, score, rationale, path)
                 )  # fmt: skip
-    return out
-
-
-def _split_name(path: Path, repo_of: dict[str, str]) -> tuple[str, str, int]:
-    for task, repo in repo_of.items():
-        m = re.fullmatch(re.escape(f"{task}_{repo}_") + r"(\d+)_analysis\.txt", path.name)
-        if m:
-            return task, repo, int(m.group(1))
-    m = _ANALYSIS.fullmatch(path.name)
-    if not m:
-        raise LmrError("name is not <task folder>_<repo folder>_<function index>_analysis.txt", path)
-    return m.group("task"), m.group("repo"), int(m.group("fi"))
+    return out, skipped
 
 
 def paper_number(task: str) -> int | None:

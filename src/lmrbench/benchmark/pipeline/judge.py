@@ -18,7 +18,12 @@ from lmrbench import jsonsafe
 from lmrbench.authoring.splice import extract_function
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
-from lmrbench.benchmark.pipeline.prompts import JUDGE_PROMPT_VERSION, judge_messages, judge_retry_messages
+from lmrbench.benchmark.pipeline.prompts import (
+    JUDGE_PROMPT_VERSION,
+    JUDGE_VERSIONS_SAME_SCALE,
+    judge_messages,
+    judge_retry_messages,
+)
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.taskset import Task
@@ -58,11 +63,11 @@ def parse_verdict(text: str) -> tuple[JudgeCategory, list[str]]:
     if isinstance(raw, float) and raw.is_integer():
         raw = int(raw)
     if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 3:
-        category = list(JudgeCategory)[raw - 1]
+        category = JudgeCategory.from_score(raw)
     elif isinstance(raw, str):
         key = raw.strip().lower().replace("_", " ")
         if key in {"1", "2", "3"}:
-            category = list(JudgeCategory)[int(key) - 1]
+            category = JudgeCategory.from_score(int(key))
         else:
             category = _NAMES.get(re.sub(r"^[123][.):]?\s*", "", key))
     if category is None:
@@ -163,7 +168,7 @@ def is_current(verdict: Verdict | None, cand: Candidate, client: LLMClient) -> b
     return (
         same_params
         and verdict.candidate_digest == cand.digest
-        and verdict.prompt_version == JUDGE_PROMPT_VERSION
+        and verdict.prompt_version in JUDGE_VERSIONS_SAME_SCALE
     )
 
 

@@ -91,6 +91,34 @@ def task_entry(task: Task) -> TaskEntry:
     )
 
 
+def speaks_of_current(cands: dict[tuple[str, int], Candidate], key: tuple[str, int], digest: str) -> bool:
+    """Whether a result, verdict or label made for the candidate ``digest`` counts for ``key``.
+
+    It counts when it names the run's current candidate; where the run holds no candidate for the key (runs
+    imported from the official results, which hold outcomes but no code), when it names no candidate either.
+    """
+    cand = cands.get(key)
+    return digest == "" if cand is None else cand.digest == digest
+
+
+def run_labels(paths: list[Path]) -> list[str]:
+    """The name each run goes by in a report: its label, or, for runs that share a label, the label plus the
+    shortest end of each one's folder path that tells them apart (``gpt-4o (a/run)``, ``gpt-4o (b/run)``)."""
+    paths = [Path(p) for p in paths]
+    bases = [RunDir(p).require_manifest().label or p.name for p in paths]
+    out = list(bases)
+    for base in {b for b in bases if bases.count(b) > 1}:
+        group = [k for k, b in enumerate(bases) if b == base]
+        parts = {k: paths[k].resolve().parts for k in group}
+        for n in range(1, max(len(v) for v in parts.values()) + 1):
+            ends = {k: "/".join(parts[k][-n:]) for k in group}
+            if len(set(ends.values())) == len(group):
+                break
+        for k in group:
+            out[k] = f"{base} ({ends[k]})"
+    return out
+
+
 @dataclass(frozen=True)
 class RunDir:
     """A run folder."""

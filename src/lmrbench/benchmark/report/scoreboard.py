@@ -11,18 +11,14 @@ from the files on disk.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lmrbench.benchmark.labels.consensus import run_consensus
 from lmrbench.benchmark.pipeline.context import CONTEXT_SETTINGS, run_context
-from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.pipeline.rundir import RunDir, run_labels, speaks_of_current
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.categories import Category
 from lmrbench.schemas.run import Candidate, CandidateStatus, JudgeCategory, ResultStatus, RunManifest
 
@@ -92,35 +88,27 @@ class Report:
     manifests: dict[str, RunManifest] = field(default_factory=dict)
 
 
-def _label(run: RunDir, taken: set[str]) -> str:
-    manifest = run.require_manifest()
-    label = manifest.label or run.path.name
-    if label in taken:
-        label = f"{label} ({run.path.name})"
-    taken.add(label)
-    return label
-
-
 def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
     """Read every run folder (LmrError naming one that is not a run) into a report."""
     report = Report()
-    taken: set[str] = set()
-    for path in run_paths:
+    for path, label in zip(run_paths, run_labels(run_paths), strict=True):
         run = RunDir(Path(path))
-        label = _label(run, taken)
         report.manifests[label] = run.require_manifest()
         cands = {(c.task, c.impl): c for c in run.candidates()}
         results = {(r.task, r.impl): r for r in run.results()}
+        verdict_keys = {(v.task, v.impl) for name in run.judges() for v in run.verdicts(name)}
+        imported = {k for k, r in results.items() if k not in cands and not r.candidate_digest}
         expected = {(t.name, i) for t in report.manifests[label].tasks for i in t.implementations}
         manifest = report.manifests[label]
-        base = RunRow(run=label, path=str(run.path), implementations=len(expected | set(cands)),
+        base = RunRow(run=label, path=str(run.path),
+                      implementations=len(expected | set(cands) | imported | (verdict_keys - set(cands))),
                       context=run_context(manifest.settings),
                       model=manifest.generation.model if manifest.generation else manifest.label or label)  # fmt: skip
-        base.pending = len(expected - set(cands))
+        base.pending = len(expected - set(cands) - imported)
         per_cat: dict[str, Counter[str]] = defaultdict(Counter)
-        for key, cand in cands.items():
+        for key in sorted(set(cands) | imported):
             res = results.get(key)
-            if res is None or res.candidate_digest != cand.digest:
+            if res is None or not speaks_of_current(cands, key, res.candidate_digest):
                 base.pending += 1
                 continue
             if res.status is ResultStatus.INFRA_ERROR:
@@ -170,8 +158,9 @@ def _judged(run: RunDir, base: RunRow, name: str, cands: dict[tuple[str, int], C
             row.no_verdict += 1
             continue
         _count(row, verdict.category)
-    for verdict in verdicts.values() if not cands else []:  # imported from the official files: no candidates
-        _count(row, verdict.category)
+    for key, verdict in verdicts.items():  # imported from the official files: no candidate, no digest
+        if key not in cands and speaks_of_current(cands, key, verdict.candidate_digest):
+            _count(row, verdict.category)
     row.judged = row.cc + row.lc + row.li
     row.judge_tokens = sum(v.usage.prompt_tokens + v.usage.completion_tokens for v in verdicts.values())
     return row
@@ -266,85 +255,3 @@ def settings_table(report: Report) -> tuple[list[str], list[list[str]]] | None:
         cells.setdefault((r.model, r.context), f"{_f(r.accuracy)} ({r.passed}/{r.passed + r.failed})")
     models = list(dict.fromkeys(r.model for r in report.rows))
     return ["Model", *contexts], [[m, *(cells.get((m, c), "-") for c in contexts)] for m in models]
-
-
-def _md_table(headers: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def render_markdown(report: Report) -> str:
-    """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
-    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
-    if human_table(report):
-        parts += ["## Human evaluation and the judge (%)", "", _md_table(HUMAN_HEADERS, human_table(report)), ""]
-    headers, rows = category_table(report)
-    parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), ""]
-    settings = settings_table(report)
-    if settings is not None:
-        parts += ["## Unit-test accuracy by input setting (%)", "", _md_table(*settings), ""]
-    parts += ["## Runs", ""]
-    for label, m in report.manifests.items():
-        parts.append(f"- **{label}**: {_describe(m)}")
-    return "\n".join(parts) + "\n"
-
-
-def _describe(m: RunManifest) -> str:
-    bits: list[str] = [m.source, f"context {run_context(m.settings)}"]
-    if m.generation:
-        g = m.generation
-        bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
-    if m.prompt_version:
-        bits.append(f"prompt {m.prompt_version}")
-    bits.append(f"{len(m.tasks)} tasks, sandbox {m.sandbox or '-'}, lmrbench {m.tool_version}")
-    judges = [
-        f"{j.params.model} (temperature {j.params.temperature}, prompt {j.prompt_version})"
-        for j in m.judges.values()
-    ]
-    if judges:
-        bits.append("judges: " + ", ".join(judges))
-    return ", ".join(bits)
-
-
-def render_csv(report: Report) -> str:
-    """Table 2 as CSV (numbers unformatted, empty when undefined)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([
-        "run", "context", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
-        "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct", "generation_tokens",
-        "judge_tokens", "labelled", "h_cc", "h_lc", "h_li",
-    ])  # fmt: skip
-    for r in report.rows:
-        writer.writerow([
-            r.run, r.context, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
-            "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
-            *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
-            r.generation_tokens, r.judge_tokens, r.labelled, r.h_cc, r.h_lc, r.h_li,
-        ])  # fmt: skip
-    return buf.getvalue()
-
-
-def render_json(report: Report) -> str:
-    """Everything, including each run's manifest."""
-    data = {
-        "rows": [asdict(r) for r in report.rows],
-        "categories": [asdict(c) for c in report.categories],
-        "runs": {label: m.model_dump(mode="json") for label, m in report.manifests.items()},
-    }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def write_report(report: Report, out: Path) -> list[Path]:
-    """Write report.md, report.csv and report.json into ``out``."""
-    out = Path(out)
-    written = []
-    for name, text in (
-        ("report.md", render_markdown(report)),
-        ("report.csv", render_csv(report)),
-        ("report.json", render_json(report)),
-    ):
-        atomic_write_text(out / name, text)
-        written.append(out / name)
-    return written
