@@ -488,13 +488,13 @@ def write_paper(target: Method, pdf: Path) -> Path:
     doc = pymupdf.open()
     font = pymupdf.Font("cjk")
     sections = paper_text(target)
-    for half in (sections[:4], sections[4:]):
+    for number, half in enumerate((sections[:4], sections[4:])):
         page = doc.new_page(width=595, height=842)
         page.insert_font(fontname="F0", fontbuffer=font.buffer)
         y = 50.0
-        if half is sections[:4]:
-            page.insert_textbox(pymupdf.Rect(50, y, 545, y + 40), target.title, fontsize=13, fontname="F0", align=1)
-            y += 50
+        if number == 0:
+            page.insert_textbox(pymupdf.Rect(50, y, 545, y + 50), target.title, fontsize=13, fontname="F0", align=1)
+            y += 60
         for heading, body in half:
             if heading.startswith("Algorithm"):
                 text = heading + "\n" + body

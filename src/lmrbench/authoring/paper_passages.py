@@ -117,3 +117,16 @@ def pdf_passages(pdf: Path) -> list[Passage]:
     if not builder.passages:
         raise LmrError("the PDF holds no text (a scanned paper needs OCR first)", pdf)
     return builder.passages
+
+
+def paper_title(pdf: Path) -> str:
+    """The paper's title: the PDF's metadata title, else the first line of its first page ('' when unreadable)."""
+    try:
+        with pymupdf.open(Path(pdf), filetype="pdf") as doc:
+            title = str((doc.metadata or {}).get("title") or "").strip()
+            if not title and len(doc):
+                lines = [ln.strip() for ln in doc[0].get_text().splitlines() if ln.strip()]
+                title = lines[0] if lines else ""
+    except (pymupdf.FileDataError, RuntimeError, ValueError):
+        return ""
+    return title[:200]

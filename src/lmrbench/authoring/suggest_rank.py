@@ -11,7 +11,6 @@ with the function's words as the query, over a BM25 index of the passages.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +56,11 @@ def function_terms(function: FunctionInfo, lines: list[str]) -> list[str]:
 
 
 def _query_weights(passages: list[Passage]) -> dict[str, float]:
-    counts: Counter[str] = Counter()
+    counts: dict[str, float] = {}
     for p in passages:
         factor = ALGORITHM_WEIGHT if p.kind == "algorithm" else 1.0
         for word in terms(p.title + " " + p.text):
-            counts[word] += factor
+            counts[word] = counts.get(word, 0.0) + factor
     return {w: 1.0 + math.log(c) for w, c in counts.items() if c >= 1.0}
 
 

@@ -39,8 +39,8 @@ ABBREVIATIONS = {
 }  # fmt: skip
 """Short names in code and the paper's words for them (the short name is kept too)."""
 
-STOP_WORDS = frozenset(
-    """a about above after again against all also an and any are as at be because been before being below between
+_STOP_TEXT = """
+    a about above after again against all also an and any are as at be because been before being below between
     both but by can could did do does doing down during each either else few for from further given had has have
     having here how however i if in into is it its itself just may might more most much must no nor not now of off
     on once only or other our ours out over own per same shall should since so some such than that the their them
@@ -49,8 +49,8 @@ STOP_WORDS = frozenset(
     let use used using see show shows shown table figure fig section sec eq equation et al ie eg e g paper work
     self cls none true false return def class import from print args kwargs np numpy torch int float str bool list
     dict tuple range len isinstance super object type np_ array arrays asarray ndarray shape dtype value values
-    """.split()
-) | frozenset(keyword.kwlist)
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split()) | frozenset(keyword.kwlist)
 """Words that say nothing about a method: English function words, paper boilerplate, Python's own names."""
 
 _WORD = re.compile(r"[A-Za-z]+|[^\x00-\x7f]")
