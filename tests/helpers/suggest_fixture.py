@@ -428,11 +428,27 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text).lstrip())
 
 
-def repo_files(target: Method) -> dict[str, str]:
-    """The repository's files: utilities, the six methods, an example that calls ``target``, tests."""
+ANONYMOUS = "compute_objective"
+"""The name the target gets in an anonymous repository (which also drops its docstring)."""
+
+
+def _method_code(m: Method, anonymous: bool) -> str:
+    code = textwrap.dedent(m.code).strip() + "\n"
+    if anonymous:
+        code = code.replace(f"def {m.name}(", f"def {ANONYMOUS}(", 1)
+        lines = code.splitlines(keepends=True)
+        doc = next(i for i, ln in enumerate(lines) if ln.strip().startswith('"""'))
+        code = "".join(lines[:doc] + lines[doc + 1 :])
+    return code
+
+
+def repo_files(target: Method, anonymous: bool = False) -> dict[str, str]:
+    """The repository's files: utilities, the six methods, an example that calls ``target``, tests. An
+    ``anonymous`` repository names the target ``compute_objective`` and gives it no docstring."""
     methods = '"""Training objectives and estimators."""\n\nimport numpy as np\n\n\n' + "\n\n".join(
-        textwrap.dedent(m.code).strip() + "\n" for m in METHODS
+        _method_code(m, anonymous and m is target) for m in METHODS
     )
+    call = target.call.replace(f"{target.name}(", f"{ANONYMOUS}(") if anonymous else target.call
     train = f"""\
         import sys
         from pathlib import Path
@@ -447,7 +463,7 @@ def repo_files(target: Method) -> dict[str, str]:
 
         rng = np.random.default_rng(0)
         for step in range(3):
-            {target.call}
+            {call}
         print("accuracy", accuracy(softmax(rng.normal(size=(4, 3))).argmax(axis=1), np.array([0, 1, 2, 0])))
     """
     tests = """\
@@ -509,10 +525,10 @@ def write_paper(target: Method, pdf: Path) -> Path:
     return pdf
 
 
-def make_pair(folder: Path, target: Method, *, git: bool = True) -> tuple[Path, Path]:
+def make_pair(folder: Path, target: Method, *, git: bool = True, anonymous: bool = False) -> tuple[Path, Path]:
     """Write ``folder/repo`` (a git repository when ``git``) and ``folder/paper.pdf``; return both."""
     repo = folder / "repo"
-    write_files(repo, repo_files(target))
+    write_files(repo, repo_files(target, anonymous))
     if git:
         run = {"cwd": repo, "check": True, "capture_output": True}
         subprocess.run(["git", "init", "-q", "-b", "main"], **run)  # type: ignore[call-overload]
@@ -521,6 +537,6 @@ def make_pair(folder: Path, target: Method, *, git: bool = True) -> tuple[Path, 
     return repo, write_paper(target, folder / "paper.pdf")
 
 
-def target_ref(target: Method) -> str:
+def target_ref(target: Method, anonymous: bool = False) -> str:
     """``mlkit/methods.py::name``: the function the paper describes."""
-    return f"mlkit/methods.py::{target.name}"
+    return f"mlkit/methods.py::{ANONYMOUS if anonymous else target.name}"
