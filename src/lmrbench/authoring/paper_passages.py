@@ -21,7 +21,7 @@ from lmrbench.errors import LmrError
 
 PassageKind = Literal["section", "algorithm"]
 MAX_WORDS = 160
-"""A section's text is cut into passages of about this many words (at block boundaries)."""
+"""A section's text is cut into passages of about this many words (at line boundaries)."""
 
 _NAMED = (
     "abstract|introduction|related work|background|preliminaries|method|methods|methodology|approach|model|"
@@ -71,13 +71,14 @@ class _Builder:
         self.title = "Title"
         self.page = 1
         self.lines: list[str] = []
+        self.words = 0
         self.skipping = False
 
     def flush(self) -> None:
         text = " ".join(ln.strip() for ln in self.lines if ln.strip())
         if text and not self.skipping:
             self.passages.append(Passage(self.page, self.title, text, "section"))
-        self.lines = []
+        self.lines, self.words = [], 0
 
     def block(self, page: int, text: str) -> None:
         lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -93,11 +94,13 @@ class _Builder:
             self.title, self.page = first, page
             self.skipping = bool(_SKIPPED.match(first))
             lines = lines[1:]
-        if not self.lines:
-            self.page = page
-        self.lines += lines
-        if sum(len(ln.split()) for ln in self.lines) >= MAX_WORDS:
-            self.flush()
+        for line in lines:
+            if not self.lines:
+                self.page = page
+            self.lines.append(line)
+            self.words += len(line.split())
+            if self.words >= MAX_WORDS:
+                self.flush()
 
 
 def pdf_passages(pdf: Path) -> list[Passage]:

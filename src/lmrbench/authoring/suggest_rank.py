@@ -65,7 +65,8 @@ def _query_weights(passages: list[Passage]) -> dict[str, float]:
 
 
 def rank_functions(root: Path, functions: list[FunctionInfo], passages: list[Passage]) -> list[Ranked]:
-    """The rankable ``functions`` of the repository at ``root``, best first, each with its best passage."""
+    """The rankable ``functions`` of the repository at ``root`` that share a word with the paper, best first, each
+    with its best passage."""
     chosen = [f for f in functions if rankable(f)]
     sources: dict[str, list[str]] = {}
     docs: list[list[str]] = []
@@ -93,6 +94,8 @@ def rank_functions(root: Path, functions: list[FunctionInfo], passages: list[Pas
     passage_index = BM25Okapi([terms(p.title + " " + p.text) for p in passages])
     ranked = []
     for i, f in enumerate(chosen):
+        if scores[i] <= 0:
+            continue  # shares no word with the paper
         query = sorted(set(docs[i]))
         best = max(range(len(passages)), key=passage_index.get_scores(query).__getitem__) if query else 0
         passage_words = set(terms(passages[best].title + " " + passages[best].text))
