@@ -31,7 +31,7 @@ ABBREVIATIONS = {
     "emb": "embedding", "embs": "embedding", "feat": "feature", "feats": "feature", "pos": "positive",
     "neg": "negative", "sim": "similarity", "dist": "distance", "kl": "kullback leibler divergence",
     "ce": "cross entropy", "nll": "negative log likelihood", "mse": "mean squared error", "ema": "moving average",
-    "logp": "log probability", "logprob": "log probability", "logprobs": "log probability", "ref": "reference",
+    "logp": "log probability", "logps": "log probability", "logprob": "log probability", "logprobs": "log probability", "ref": "reference",
     "src": "source", "tgt": "target", "seq": "sequence", "len": "length", "idx": "index", "w": "weight",
     "thr": "threshold", "wd": "weight decay", "mom": "momentum", "iter": "iteration", "iters": "iteration",
     "init": "initialize", "ctx": "context", "tok": "token", "toks": "token", "obs": "observation",
