@@ -114,3 +114,17 @@ def test_bad_inputs_are_named(pair, tmp_path: Path):
     shutil.copytree(repo, empty, ignore=shutil.ignore_patterns("*.py"))
     with pytest.raises(LmrError, match="no function of the repository shares a word"):
         suggest(empty, pdf)
+
+
+def test_a_candidate_the_recorder_cannot_wrap_is_left_out_and_the_others_still_count(pair, local):
+    repo, pdf = pair
+    methods = repo / "mlkit/methods.py"
+    methods.write_text(methods.read_text() + "\n\ndef preference_margin(chosen, rejected, beta):\n"
+                       '    """Margin of the chosen over the rejected responses."""\n'
+                       "    return beta * (chosen - rejected)\n\n\ndel preference_margin\n")
+    result = suggest(repo, pdf, sandbox=local, top=40, commands=["python examples/train.py"])
+    gone = next(c for c in result.candidates if c.function.qualname == "preference_margin")
+    assert gone.calls.codec == "no: cannot be recorded: no function preference_margin in mlkit/methods.py"
+    dpo = next(c for c in result.candidates if c.function.ref == target_ref(DPO))
+    assert dpo.calls.calls == 3 and dpo.caller == "python examples/train.py"
+    assert [r.command for r in result.runs] == ["python examples/train.py"] and result.runs[0].ok

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmrbench.authoring.suggest_terms import code_text, fold, split_identifier, terms
+from lmrbench.authoring.suggest_terms import fold, split_identifier, terms
 
 
 def test_identifiers_split_at_snake_and_camel_case():
@@ -18,17 +18,17 @@ def test_plurals_fold_onto_the_singular_but_other_words_stay():
 
 def test_greek_symbols_of_an_equation_meet_the_names_code_gives_them():
     paper = terms("L = -log σ(β (r_w - r_l)) with temperature τ")
-    code = terms(code_text("def f(beta, tau):\n    return sigmoid(beta * tau)"), expand=True)
+    code = terms("def f(beta, tau):\n    return sigmoid(beta * tau)", expand=True)
     assert {"sigma", "beta", "tau"} <= set(paper)
     assert {"beta", "tau", "temperature"} <= set(code)
 
 
 def test_stop_words_and_python_names_say_nothing():
     assert terms("the loss of the model is used in this paper") == ["loss", "model"]
-    assert terms(code_text("def f(self, x):\n    return np.asarray(x)")) == []
+    assert terms("def f(self, x):\n    return np.asarray(x)") == []
 
 
-def test_code_text_keeps_names_comments_and_docstrings():
+def test_source_gives_its_names_comments_and_docstrings():
     src = 'def margin_loss(a):\n    """Hinge on the margin."""\n    # clip negatives\n    return a\n'
-    words = terms(code_text(src))
+    words = terms(src)
     assert words[:2] == ["margin", "loss"] and {"hinge", "clip", "negative"} <= set(words)

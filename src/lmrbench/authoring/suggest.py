@@ -25,7 +25,7 @@ from lmrbench.authoring.suggest_callers import (
     find_callers,
     recordable,
 )
-from lmrbench.authoring.suggest_rank import Ranked, rank_functions
+from lmrbench.authoring.suggest_rank import Ranked, rank_functions, rankable
 from lmrbench.authoring.task_spec import masked_functions
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.errors import LmrError
@@ -123,14 +123,14 @@ def suggest(
     index = index_repo_report(repo, progress=progress, cancel=cancel)
     for problem in index.problems:
         progress.log(f"note: not indexed: {problem}")
-    ranked = rank_functions(repo, index.functions, passages)
+    ranked = rank_functions(repo, index.functions, passages, limit=top)
     if not ranked:
         raise LmrError("no function of the repository shares a word with the paper", repo)
     check_cancel(cancel)
     lines = {f: (repo / f).read_text(encoding="utf-8", errors="replace").splitlines()
-             for f in {r.function.file for r in ranked[:top]}}
+             for f in {r.function.file for r in ranked}}
     candidates = [Candidate(k, r, recordable(r.function, lines[r.function.file]))
-                  for k, r in enumerate(ranked[:top], start=1)]
+                  for k, r in enumerate(ranked, start=1)]
     progress.start("looking for copies of the candidates' bodies", None)
     copies = copies_elsewhere(repo, [c.function for c in candidates])
     masked = masked_functions(bench, {repo_url or source_url(str(repo)), str(repo)}) if bench else {}
@@ -146,4 +146,5 @@ def suggest(
     for c in candidates:
         c.calls = report.calls.get(c.function.ref, Calls())
         c.caller = c.calls.caller(report.runs)
-    return Suggestion(candidates, report.runs, len(ranked), len(passages), chosen)
+    ranked_count = sum(1 for f in index.functions if rankable(f))
+    return Suggestion(candidates, report.runs, ranked_count, len(passages), chosen)

@@ -149,32 +149,56 @@ def find_callers(
     report = CallerReport([], {t.ref: Calls() for t in targets})
     if not targets or not commands:
         return report
-    spec = {"targets": [{"file": t.file, "qualname": t.qualname} for t in targets], "max_calls": max_calls,
-            "max_bytes": 20_000_000, "factory": None, "checker": {"kind": "numeric"}}
+    wanted = list(targets)
     drop = frozenset(e.name for e in root.iterdir() if e.is_dir() and e.name in _ENV_DIRS)
     with tempfile.TemporaryDirectory(prefix="lmrbench-suggest-") as tmp:
         task = probe_task(root, Path(tmp) / f"suggest-{root.name}")
         progress.start("environment of the repository", None)
         sandbox.prepare(task, progress=progress, cancel=cancel)
         deadline = time.monotonic() + budget
-        for k, command in enumerate(commands):
-            check_cancel(cancel)
-            left = deadline - time.monotonic()
-            if left < MIN_SLICE:
-                report.runs.append(CommandRun(command, None, False, 0.0, "not run: the time budget was spent"))
-                continue
-            progress.start(f"running `{command}`", None)
-            out = Path(tmp) / f"out-{k}"
-            out.mkdir()
-            result = sandbox.run(
-                task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
-                env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)}, out_dir=out,
-                harness_files=values.runtime_files(values.RECORD_RUNTIME),
-            )
-            note = result.infra_error or ("" if result.exit_code == 0 else _tail(result.output))
-            report.runs.append(CommandRun(command, result.exit_code, result.timed_out, result.duration, note))
-            _count(out, command, max_calls, report.calls)
+        runs = 0
+        for command in commands:
+            while True:  # again without a target the recorder could not wrap (it stops recording at the first)
+                check_cancel(cancel)
+                left = deadline - time.monotonic()
+                if left < MIN_SLICE or not wanted:
+                    why = "the time budget was spent" if wanted else "no candidate left to record"
+                    report.runs.append(CommandRun(command, None, False, 0.0, f"not run: {why}"))
+                    break
+                progress.start(f"running `{command}`", None)
+                runs += 1
+                out = Path(tmp) / f"out-{runs}"
+                out.mkdir()
+                spec = {"targets": [{"file": t.file, "qualname": t.qualname} for t in wanted],
+                        "max_calls": max_calls, "max_bytes": 20_000_000, "factory": None,
+                        "checker": {"kind": "numeric"}}
+                result = sandbox.run(
+                    task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
+                    env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)}, out_dir=out,
+                    harness_files=values.runtime_files(values.RECORD_RUNTIME),
+                )
+                failed = _not_wrapped(out, wanted)
+                if failed is not None:
+                    ref, message = failed
+                    report.calls[ref].codec = f"no: {message}"
+                    wanted = [t for t in wanted if t.ref != ref]
+                    continue
+                note = result.infra_error or ("" if result.exit_code == 0 else _tail(result.output))
+                report.runs.append(CommandRun(command, result.exit_code, result.timed_out, result.duration, note))
+                _count(out, command, max_calls, report.calls)
+                break
     return report
+
+
+def _not_wrapped(out: Path, targets: list[FunctionInfo]) -> tuple[str, str] | None:
+    """(ref, message) when the recorder stopped because it could not wrap one of ``targets``."""
+    for path in sorted(out.glob("error-*.json")):
+        message = str(json.loads(path.read_text(encoding="utf-8")).get("message", ""))
+        if message.startswith("cannot instrument "):
+            for t in targets:
+                if message.startswith(f"cannot instrument {t.ref}: "):
+                    return t.ref, "cannot be recorded: " + message.split(": ", 1)[1]
+    return None
 
 
 def _tail(output: str, lines: int = 3) -> str:

@@ -19,7 +19,7 @@ from rank_bm25 import BM25Okapi
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.metadata import is_test_file
 from lmrbench.authoring.paper_passages import Passage
-from lmrbench.authoring.suggest_terms import code_text, terms
+from lmrbench.authoring.suggest_terms import terms
 
 ALGORITHM_WEIGHT = 2.0
 """How much more a word of an algorithm box counts than a word of prose."""
@@ -52,7 +52,7 @@ def function_terms(function: FunctionInfo, lines: list[str]) -> list[str]:
     """The document of one function: its name's words twice, then the words of its source lines."""
     source = "\n".join(lines[function.lineno - 1 : function.end_lineno])
     name = terms(function.qualname.replace(".", " "), expand=True)
-    return name + name + terms(code_text(source), expand=True)
+    return name + name + terms(source, expand=True)
 
 
 def _query_weights(passages: list[Passage]) -> dict[str, float]:
@@ -64,9 +64,11 @@ def _query_weights(passages: list[Passage]) -> dict[str, float]:
     return {w: 1.0 + math.log(c) for w, c in counts.items() if c >= 1.0}
 
 
-def rank_functions(root: Path, functions: list[FunctionInfo], passages: list[Passage]) -> list[Ranked]:
+def rank_functions(
+    root: Path, functions: list[FunctionInfo], passages: list[Passage], *, limit: int | None = None
+) -> list[Ranked]:
     """The rankable ``functions`` of the repository at ``root`` that share a word with the paper, best first, each
-    with its best passage."""
+    with its best passage; the first ``limit`` of them when given."""
     chosen = [f for f in functions if rankable(f)]
     sources: dict[str, list[str]] = {}
     docs: list[list[str]] = []
@@ -92,10 +94,10 @@ def rank_functions(root: Path, functions: list[FunctionInfo], passages: list[Pas
         for i, s in enumerate(per_doc):
             scores[i] += weight * float(s)
     passage_index = BM25Okapi([terms(p.title + " " + p.text) for p in passages])
+    order = sorted((i for i in range(len(chosen)) if scores[i] > 0),  # the others share no word with the paper
+                   key=lambda i: (-scores[i], chosen[i].file, chosen[i].lineno))
     ranked = []
-    for i, f in enumerate(chosen):
-        if scores[i] <= 0:
-            continue  # shares no word with the paper
+    for i in order[:limit]:
         query = sorted(set(docs[i]))
         best = max(range(len(passages)), key=passage_index.get_scores(query).__getitem__) if query else 0
         passage_words = set(terms(passages[best].title + " " + passages[best].text))
@@ -103,6 +105,5 @@ def rank_functions(root: Path, functions: list[FunctionInfo], passages: list[Pas
             (w for w in set(docs[i]) & passage_words if w in word_scores),
             key=lambda w: -weights[w] * word_scores[w][i],
         )
-        ranked.append(Ranked(f, round(scores[i], 3), passages[best], tuple(shared[:MATCHED_WORDS])))
-    ranked.sort(key=lambda r: (-r.score, r.function.file, r.function.lineno))
+        ranked.append(Ranked(chosen[i], round(scores[i], 3), passages[best], tuple(shared[:MATCHED_WORDS])))
     return ranked

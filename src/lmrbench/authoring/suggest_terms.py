@@ -3,15 +3,15 @@ symbols named (``σ`` is ``sigma``, as code spells it), common abbreviations of 
 as ``temperature``), plurals folded, stop words (English and Python's own) dropped.
 
 Both sides of the ranking (``suggest_rank``) go through ``terms``, so a paper's ``softmax temperatures τ`` and a
-function's ``tau`` / ``temperature`` meet.
+function's ``tau`` / ``temperature`` meet. Source code goes in as it is: its names, comments and strings are words,
+its operators and numbers are not.
 """
 
 from __future__ import annotations
 
-import io
+import functools
 import keyword
 import re
-import tokenize
 
 GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "Γ": "gamma", "δ": "delta", "Δ": "delta", "ε": "epsilon",
@@ -31,7 +31,8 @@ ABBREVIATIONS = {
     "emb": "embedding", "embs": "embedding", "feat": "feature", "feats": "feature", "pos": "positive",
     "neg": "negative", "sim": "similarity", "dist": "distance", "kl": "kullback leibler divergence",
     "ce": "cross entropy", "nll": "negative log likelihood", "mse": "mean squared error", "ema": "moving average",
-    "logp": "log probability", "logps": "log probability", "logprob": "log probability", "logprobs": "log probability", "ref": "reference",
+    "logp": "log probability", "logps": "log probability", "logprob": "log probability",
+    "logprobs": "log probability", "ref": "reference",
     "src": "source", "tgt": "target", "seq": "sequence", "len": "length", "idx": "index", "w": "weight",
     "thr": "threshold", "wd": "weight decay", "mom": "momentum", "iter": "iteration", "iters": "iteration",
     "init": "initialize", "ctx": "context", "tok": "token", "toks": "token", "obs": "observation",
@@ -76,37 +77,29 @@ def fold(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def word_terms(raw: str, expand: bool) -> tuple[str, ...]:
+    """The terms of one word of a text (an identifier, a Greek letter); see ``terms``."""
+    if raw in GREEK:
+        parts = [GREEK[raw]]
+    elif raw.isascii():
+        parts = split_identifier(raw)
+    else:
+        return ()
+    out: list[str] = []
+    for part in parts:
+        if expand and part in ABBREVIATIONS:
+            out += [fold(w) for w in ABBREVIATIONS[part].split()]
+        word = fold(part)
+        if len(part) > 1 and word not in STOP_WORDS:
+            out.append(word)
+    return tuple(out)
+
+
 def terms(text: str, *, expand: bool = False) -> list[str]:
-    """The index terms of a text (prose, or identifiers joined by spaces): split, lowercased, Greek named,
-    folded, stop words dropped. ``expand`` adds the paper's words for code's abbreviations."""
+    """The index terms of a text (prose or source code): split, lowercased, Greek named, folded, stop words
+    dropped. ``expand`` adds the paper's words for code's abbreviations."""
     out: list[str] = []
     for m in _WORD.finditer(text):
-        raw = m.group()
-        if raw in GREEK:
-            parts = [GREEK[raw]]
-        elif raw.isascii():
-            parts = split_identifier(raw)
-        else:
-            continue
-        for part in parts:
-            if expand and part in ABBREVIATIONS:
-                out += [fold(w) for w in ABBREVIATIONS[part].split()]
-            word = fold(part)
-            if len(part) > 1 and word not in STOP_WORDS:
-                out.append(word)
+        out += word_terms(m.group(), expand)
     return out
-
-
-def code_text(source: str) -> str:
-    """The words of a piece of Python source: its names, comments and strings (docstrings), space-joined; a
-    source that does not tokenize is taken as it is."""
-    words: list[str] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type in (tokenize.NAME, tokenize.COMMENT):
-                words.append(tok.string.lstrip("#"))
-            elif tok.type == tokenize.STRING:
-                words.append(tok.string.strip("\"'rbfuRBFU"))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source
-    return " ".join(words)
