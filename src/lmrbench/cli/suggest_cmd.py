@@ -116,8 +116,10 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
         console.print("no command given and no tests or example scripts found: nothing ran (give --command)",
                       highlight=False)
     for r in s.runs:
-        how = ("timed out" if r.timed_out else "not run" if r.exit_code is None and not r.seconds
-               else f"exit {r.exit_code}")
+        if r.note.startswith("not run"):
+            console.print(f"`{r.command}` {r.note}", highlight=False, markup=False, soft_wrap=True)
+            continue
+        how = "timed out" if r.timed_out else "did not start" if r.exit_code is None else f"exit {r.exit_code}"
         note = f": {r.note}" if r.note else ""
         console.print(f"ran `{r.command}`: {how} in {r.seconds:.1f} s{note}", highlight=False, markup=False,
                       soft_wrap=True)
