@@ -1,9 +1,10 @@
 """How well ``task suggest`` finds the function a paper describes, and how long a validated task takes from it.
 
 Writes repository+paper pairs (``tests/helpers/suggest_fixture.py``: a numpy repository of about 30 functions,
-six of them methods of six papers, and a PDF of one paper), in two forms each: the target named as its paper
-names it (``dpo_loss``) and an anonymous one (``compute_objective``, no docstring), where only its body's words
-and the paper's can meet. Prints the rank of the target in each, top-1 and top-3 accuracy, and the ranking's
+six of them methods of six papers, and a PDF of one paper), in three forms each: the target named as its paper
+names it (``dpo_loss``); anonymous (``compute_objective``, no docstring), where only its body's words and the
+paper's can meet; and obfuscated (also its parameters and variables named ``v0``, ``v1``...), where only its calls
+and operations are left. Prints the rank of the target in each, top-1 and top-3 accuracy, and the ranking's
 time; then runs ``lmrbench task suggest ... --create 1`` (the installed console script) on ``--create-pairs``
 pairs and prints the seconds from the command to a validated task.
 
@@ -28,24 +29,28 @@ from lmrbench.authoring.index import index_repo  # noqa: E402
 from lmrbench.authoring.paper_passages import pdf_passages  # noqa: E402
 from lmrbench.authoring.suggest_rank import rank_functions  # noqa: E402
 
+VARIANTS = ("named", "anonymous", "obfuscated")
 
-def ranking(folder: Path) -> tuple[list[int], float]:
-    """The target's rank in every pair, and the mean seconds of one ranking (paper read, index, BM25)."""
-    ranks: list[int] = []
+
+def ranking(folder: Path) -> tuple[dict[str, list[int]], float]:
+    """The target's rank in every pair, by variant, and the mean seconds of one ranking (paper read, index,
+    BM25)."""
+    ranks: dict[str, list[int]] = {v: [] for v in VARIANTS}
     seconds = 0.0
-    for anonymous in (False, True):
+    for variant in VARIANTS:
         for m in METHODS:
-            pair = folder / f"{m.name}{'-anonymous' if anonymous else ''}"
-            repo, pdf = make_pair(pair, m, git=False, anonymous=anonymous)
+            pair = folder / f"{m.name}-{variant}"
+            repo, pdf = make_pair(pair, m, git=False, anonymous=variant == "anonymous",
+                                  obfuscated=variant == "obfuscated")
             start = time.perf_counter()
             ranked = rank_functions(repo, index_repo(repo), pdf_passages(pdf))
             seconds += time.perf_counter() - start
             refs = [r.function.ref for r in ranked]
-            want = target_ref(m, anonymous)
+            want = target_ref(m, anonymous=variant != "named")
             rank = refs.index(want) + 1 if want in refs else len(refs) + 1
-            ranks.append(rank)
-            print(f"  {pair.name:<40} rank {rank:>2} of {len(refs)}  (first: {refs[0]})")
-    return ranks, seconds / len(ranks)
+            ranks[variant].append(rank)
+            print(f"  {pair.name:<42} rank {rank:>2} of {len(refs)}  (first: {refs[0]})")
+    return ranks, seconds / sum(len(r) for r in ranks.values())
 
 
 def create_one(folder: Path, sandbox: str | None) -> tuple[float, bool, str]:
@@ -67,13 +72,15 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=("local", "docker"), default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="suggest-accuracy-") as tmp:
-        print("ranking (named and anonymous targets):")
+        print("ranking (targets named as the paper names them, anonymous, obfuscated):")
         ranks, per_rank = ranking(Path(tmp) / "rank")
-        n = len(ranks)
-        top1 = sum(r == 1 for r in ranks)
-        top3 = sum(r <= 3 for r in ranks)
-        print(f"top-1 accuracy: {top1}/{n} = {top1 / n:.0%}; top-3 accuracy: {top3}/{n} = {top3 / n:.0%}; "
-              f"ranking time: {per_rank * 1000:.0f} ms per repository+paper")
+        for variant, found in [*ranks.items(), ("all", [r for rs in ranks.values() for r in rs])]:
+            n = len(found)
+            top1 = sum(r == 1 for r in found)
+            top3 = sum(r <= 3 for r in found)
+            print(f"{variant:<10} top-1 accuracy: {top1}/{n} = {top1 / n:.0%}; "
+                  f"top-3 accuracy: {top3}/{n} = {top3 / n:.0%}")
+        print(f"ranking time: {per_rank * 1000:.0f} ms per repository+paper")
         times = []
         for k in range(args.create_pairs):
             seconds, valid, tail = create_one(Path(tmp) / f"create-{k}", args.sandbox)

@@ -8,6 +8,8 @@ papers do, so the utilities share its words as well.
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import textwrap
 from dataclasses import dataclass
@@ -432,23 +434,46 @@ ANONYMOUS = "compute_objective"
 """The name the target gets in an anonymous repository (which also drops its docstring)."""
 
 
-def _method_code(m: Method, anonymous: bool) -> str:
+def _local_names(code: str) -> list[str]:
+    """The parameters and local variables of the one function in ``code`` (nested functions' too)."""
+    tree = ast.parse(code)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)):
+            name = node.arg if isinstance(node, ast.arg) else node.id
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _method_code(m: Method, anonymous: bool, obfuscated: bool = False) -> tuple[str, dict[str, str]]:
+    """The method's source and the renaming of its parameters (``obfuscated``: every local named ``v<k>``)."""
     code = textwrap.dedent(m.code).strip() + "\n"
-    if anonymous:
+    renamed: dict[str, str] = {}
+    if anonymous or obfuscated:
         code = code.replace(f"def {m.name}(", f"def {ANONYMOUS}(", 1)
         lines = code.splitlines(keepends=True)
         doc = next(i for i, ln in enumerate(lines) if ln.strip().startswith('"""'))
         code = "".join(lines[:doc] + lines[doc + 1 :])
-    return code
+    if obfuscated:
+        renamed = {name: f"v{k}" for k, name in enumerate(_local_names(code))}
+        code = re.sub(r"\b[A-Za-z_]\w*\b", lambda mt: renamed.get(mt.group(), mt.group()), code)
+    return code, renamed
 
 
-def repo_files(target: Method, anonymous: bool = False) -> dict[str, str]:
+def repo_files(target: Method, anonymous: bool = False, obfuscated: bool = False) -> dict[str, str]:
     """The repository's files: utilities, the six methods, an example that calls ``target``, tests. An
-    ``anonymous`` repository names the target ``compute_objective`` and gives it no docstring."""
+    ``anonymous`` repository names the target ``compute_objective`` and gives it no docstring; an ``obfuscated``
+    one also names its parameters and variables ``v0``, ``v1``... (only its calls and operations are left)."""
+    codes = {m.name: _method_code(m, m is target and anonymous, m is target and obfuscated) for m in METHODS}
     methods = '"""Training objectives and estimators."""\n\nimport numpy as np\n\n\n' + "\n\n".join(
-        _method_code(m, anonymous and m is target) for m in METHODS
+        codes[m.name][0] for m in METHODS
     )
-    call = target.call.replace(f"{target.name}(", f"{ANONYMOUS}(") if anonymous else target.call
+    call = target.call
+    if anonymous or obfuscated:
+        call = call.replace(f"{target.name}(", f"{ANONYMOUS}(")
+        for old, new in codes[target.name][1].items():
+            call = re.sub(rf"\b{old}=", f"{new}=", call)
     train = f"""\
         import sys
         from pathlib import Path
@@ -525,10 +550,12 @@ def write_paper(target: Method, pdf: Path) -> Path:
     return pdf
 
 
-def make_pair(folder: Path, target: Method, *, git: bool = True, anonymous: bool = False) -> tuple[Path, Path]:
+def make_pair(
+    folder: Path, target: Method, *, git: bool = True, anonymous: bool = False, obfuscated: bool = False
+) -> tuple[Path, Path]:
     """Write ``folder/repo`` (a git repository when ``git``) and ``folder/paper.pdf``; return both."""
     repo = folder / "repo"
-    write_files(repo, repo_files(target, anonymous))
+    write_files(repo, repo_files(target, anonymous, obfuscated))
     if git:
         run = {"cwd": repo, "check": True, "capture_output": True}
         subprocess.run(["git", "init", "-q", "-b", "main"], **run)  # type: ignore[call-overload]
@@ -538,5 +565,5 @@ def make_pair(folder: Path, target: Method, *, git: bool = True, anonymous: bool
 
 
 def target_ref(target: Method, anonymous: bool = False) -> str:
-    """``mlkit/methods.py::name``: the function the paper describes."""
+    """``mlkit/methods.py::name``: the function the paper describes (``anonymous``: also when obfuscated)."""
     return f"mlkit/methods.py::{ANONYMOUS if anonymous else target.name}"
