@@ -29,6 +29,7 @@ def test_headings_are_told_from_sentences():
     assert is_heading("3.2 Contrastive objective") and is_heading("Abstract") and is_heading("A.1 Proofs")
     assert not is_heading("3 methods are compared in Table 2.")
     assert not is_heading("The loss is minimised over the whole training set of every model")
+    assert is_heading("B Additional results") and not is_heading("A Simple Framework for Contrastive Learning of Views")
 
 
 def test_a_long_section_is_cut_into_chunks(tmp_path: Path):

@@ -60,6 +60,8 @@ def is_heading(line: str) -> bool:
         return False
     if not _HEADING.match(line):
         return False
+    if re.match(r"^[A-H]\s", line):  # an appendix (``B Proofs``), or a sentence that starts with "A"
+        return len(line.split()) <= 5
     return bool(_NUMBERED.match(line)) or len(line.split()) <= 3
 
 
