@@ -128,3 +128,15 @@ def test_a_candidate_the_recorder_cannot_wrap_is_left_out_and_the_others_still_c
     dpo = next(c for c in result.candidates if c.function.ref == target_ref(DPO))
     assert dpo.calls.calls == 3 and dpo.caller == "python examples/train.py"
     assert [r.command for r in result.runs] == ["python examples/train.py"] and result.runs[0].ok
+
+
+def test_only_a_function_that_yields_is_a_generator():
+    from lmrbench.authoring.index import index_source
+    from lmrbench.authoring.suggest_callers import recordable
+
+    src = ('def batches(xs):\n    """Yield the batches."""\n    yield from xs\n\n\n'
+           'def loss(x):\n    """We yield a number (says the docstring)."""\n    def inner():\n        yield x\n'
+           '    return x\n')
+    lines = src.splitlines()
+    found = {f.qualname: recordable(f, lines) for f in index_source(src, "m.py")}
+    assert found == {"batches": "a generator", "loss": None, "loss.inner": "a nested function"}
