@@ -29,6 +29,7 @@ from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
 from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
 from lmrbench.schemas.task_info import TaskInfo
 
 DEFAULT_BUDGET = 300.0
@@ -190,7 +191,7 @@ def find_callers(
                         "checker": {"kind": "numeric"}}
                 result = sandbox.run(
                     task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
-                    env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)}, out_dir=out,
+                    env={ENV_RECORD_SPEC: json.dumps(spec)}, out_dir=out,
                     harness_files=values.runtime_files(values.RECORD_RUNTIME),
                 )
                 failed = _not_wrapped(out, wanted)
