@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from lmrbench.benchmark.suggest_create import Created
 
 console = Console(width=None if sys.stdout.isatty() else 200)
+WIDE = 140
+"""Terminals at least this wide get the candidates as a table; narrower ones one block per candidate."""
 
 
 def task_suggest(
@@ -68,14 +70,15 @@ def task_suggest(
             box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = suggest(repo, paper, commands=command, sandbox=box, top=top, budget=budget,
                          bench=tasks or out, repo_url=repo_url, progress=progress)
-        print_suggestion(result, ran=box is not None)
-        made: list[Created] = []
-        if create and box is not None and out is not None:
-            from lmrbench.benchmark.pipeline.llm import LLMConfig
-            from lmrbench.benchmark.suggest_create import create_tasks
-            from lmrbench.schemas.run import LLMParams
+    print_suggestion(result, ran=box is not None)
+    made: list[Created] = []
+    if create and box is not None and out is not None:
+        from lmrbench.benchmark.pipeline.llm import LLMConfig
+        from lmrbench.benchmark.suggest_create import create_tasks
+        from lmrbench.schemas.run import LLMParams
 
-            llm = LLMConfig(LLMParams(model=model, base_url=base_url)) if model and base_url else None
+        llm = LLMConfig(LLMParams(model=model, base_url=base_url)) if model and base_url else None
+        with RichProgress() as progress:
             made = create_tasks(result, repo, paper, out, create, sandbox=box, llm=llm, repo_url=repo_url,
                                 progress=progress)
     if create:
@@ -100,7 +103,7 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
     table = Table(title=f"{s.functions} functions ranked against {s.passages} passages of the paper")
     for col in ("rank", "function", "score", "passage (shared words)", "lines", "calls", "codec", "copies",
                 "task"):
-        table.add_column(col, justify="right" if col in ("rank", "score") else "left")
+        table.add_column(col, justify="right" if col in ("rank", "score") else "left", overflow="fold")
     for c in s.candidates:
         f = c.function
         passage = f"{c.ranked.passage.label} ({', '.join(c.ranked.matched)})"
@@ -109,7 +112,17 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
             escape(_calls(c)) if ran else "not run", escape(c.calls.codec or "-"),
             escape(", ".join(c.copies) or "none"), escape(c.task or "-"),
         )
-    console.print(table)
+    if console.width >= WIDE:
+        console.print(table)
+    else:  # a narrow terminal: one block per candidate, nothing cut
+        console.print(str(table.title), highlight=False)
+        for c in s.candidates:
+            f = c.function
+            console.print(f"{c.rank}. {f.ref}  score {c.ranked.score:.1f}  lines {f.lineno}-{f.end_lineno}\n"
+                          f"   passage: {c.ranked.passage.label} ({', '.join(c.ranked.matched)})\n"
+                          f"   calls: {_calls(c) if ran else 'not run'}; codec: {c.calls.codec or '-'}; "
+                          f"copies: {', '.join(c.copies) or 'none'}; task: {c.task or '-'}",
+                          highlight=False, markup=False, soft_wrap=True)
     if not ran:
         return
     if not s.commands:
