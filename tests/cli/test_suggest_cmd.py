@@ -63,3 +63,17 @@ def test_bad_options_get_one_line(pair, extra: list[str], message: str) -> None:
     assert out.returncode == 2
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], out.stderr
+
+
+def test_a_narrow_terminal_gets_one_block_per_candidate(pair, monkeypatch) -> None:
+    from lmrbench.cli import suggest_cmd
+
+    repo, pdf = pair
+    monkeypatch.setattr(suggest_cmd.console, "width", 80)
+    res = runner.invoke(app, ["task", "suggest", str(repo), "--paper", str(pdf), "--no-run", "--top", "2"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert not any(ln.startswith("│") for ln in lines)
+    assert any(ln.startswith("1. mlkit/methods.py::focal_loss  score ") for ln in lines)
+    assert any(ln.startswith("   passage: p. ") for ln in lines)
+    assert any(ln.startswith("2. ") for ln in lines)
