@@ -128,27 +128,36 @@ def check_spec(spec: TaskSpec) -> None:
         check_pdf(Path(spec.paper))
 
 
-def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
-    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
-    from lmrbench.authoring.clone import source_url  # GitPython
-
-    url = spec.repo_url or source_url(spec.source)
-    wanted = {(r.file, r.qualname) for r in spec.functions}
-    for folder in task_dirs(spec.bench) if Path(spec.bench).is_dir() else []:
-        if folder.resolve() == final.resolve():
+def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> dict[tuple[str, str], str]:
+    """(goal file, qualified name) -> ``<task folder> (implementation N)`` for every function that a task of the
+    set ``bench`` masks in a repository whose repo_url is one of ``urls`` (tasks that do not load are ignored)."""
+    found: dict[tuple[str, str], str] = {}
+    for folder in task_dirs(bench) if Path(bench).is_dir() else []:
+        if skip is not None and folder.resolve() == skip.resolve():
             continue
         try:
             info = load_task_info(folder)
         except LmrError:
             continue
-        if info.repo_url not in (url, spec.source):
+        if info.repo_url not in urls:
             continue
         for impl in info.implementations:
             for file in impl.goal_files:
                 for q in impl.qualnames:
-                    if (file, q) in wanted:
-                        raise LmrError(
-                            f"{file}::{q} of this repository is already task {folder.name} (implementation "
-                            f"{impl.index}); --force makes another task anyway",
-                            spec.bench,
-                        )
+                    found.setdefault((file, q), f"{folder.name} (implementation {impl.index})")
+    return found
+
+
+def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
+    from lmrbench.authoring.clone import source_url  # GitPython
+
+    urls = {spec.repo_url or source_url(spec.source), spec.source}
+    masked = masked_functions(spec.bench, urls, skip=final)
+    for r in spec.functions:
+        if (r.file, r.qualname) in masked:
+            raise LmrError(
+                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}; "
+                "--force makes another task anyway",
+                spec.bench,
+            )

@@ -87,6 +87,8 @@ class TaskSetScreen(Screen[None]):
 
     BINDINGS = [
         Binding("n", "new_task", "New task", id="taskset.new", tooltip="Author a new task in a guided flow"),
+        Binding("g", "suggest", "Suggest", id="taskset.suggest", show=False,
+                tooltip="Rank a repository's functions by its paper"),
         Binding("e", "edit_task", "Edit", id="taskset.edit", tooltip="Edit the selected task"),
         Binding("r", "refresh", "Refresh", id="taskset.refresh", tooltip="Reload the task set from disk"),
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
@@ -256,6 +258,19 @@ class TaskSetScreen(Screen[None]):
         from lmrbench.tui.screens.new_task import NewTaskScreen
 
         self.app.push_screen(NewTaskScreen(self.bench, sandbox=self.sandbox), self._after_edit)
+
+    def action_suggest(self) -> None:
+        """Rank a repository's functions against its paper; the chosen one opens the new-task flow."""
+        from lmrbench.tui.screens.new_task import NewTaskScreen
+        from lmrbench.tui.screens.suggest import Suggested, SuggestScreen
+
+        def chosen(pick: Suggested | None) -> None:
+            if pick is not None:
+                self.app.notify(f"choose {pick.ref} in the Function step", title="Suggested")
+                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox),
+                                     self._after_edit)
+
+        self.app.push_screen(SuggestScreen(self.bench, sandbox=self.sandbox), chosen)
 
     def action_edit_task(self) -> None:
         """Open the selected task."""
