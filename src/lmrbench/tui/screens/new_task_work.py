@@ -15,7 +15,7 @@ from textual import on, work
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Label, TextArea
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.authoring.clone import ClonedRepo, clone_repo
 from lmrbench.authoring.draft import Draft
@@ -253,16 +253,19 @@ class NewTaskWork(Screen[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save")
     @counted
-    def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> None:
+    def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> str:
         """Without a draft task: create_task into the task set. With one (tests, validation): finish it there
-        (instruction, metadata, paper) and move it, with its validation results, into the task set."""
+        (instruction, metadata, paper) and move it, with its validation results, into the task set.
+
+        Returns the task's name; ``Saved`` is posted once the worker has ended (see ``on_worker_state_changed``),
+        so leaving the screen then never cancels a save still running."""
         cancel = get_current_worker().cancelled_event
         if self.draft_task is None:
             task = create_task(final, progress=self.panel.progress(), cancel=cancel)
         else:
             assert self.draft is not None
             task = publish_task(self._ensure_task(draft_spec, cancel), final, self.draft.results_dir)
-        self.post_message(self.Saved(task.name))
+        return task.name
 
     @property
     def running_workers(self) -> list[Worker[object]]:
@@ -285,5 +288,8 @@ class NewTaskWork(Screen[str | None]):
         await self.discard_draft()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker's end is shown by the app's one handler."""
+        """Every worker's end is shown by the app's one handler; a save that has ended posts ``Saved``."""
         report_worker(self, event)
+        worker = event.worker
+        if event.state is WorkerState.SUCCESS and worker.group == "save" and isinstance(worker.result, str):
+            self.post_message(self.Saved(worker.result))
