@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Label
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists the keys of the screen below it (its own and the app's), with what each does."""
+    """Lists the keys of the screen below it (its own and the app's), with what each does, under what the screen is
+    for: its ``HELP`` text, written for the user (the class docstring only when it has none)."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -51,10 +52,10 @@ class HelpScreen(ModalScreen[None]):
         return out + widget
 
     def compose(self) -> ComposeResult:
-        doc = inspect.getdoc(type(self.about)) or ""
+        about = self.about.HELP or (inspect.getdoc(type(self.about)) or "").split("\n\n")[0]
         title = type(self.about).__name__.removesuffix("Screen")
         with Vertical():
-            yield Label(Text.assemble((f"{title}: ", "bold"), doc.split("\n\n")[0]), id="help-about")
+            yield Label(Text.assemble((f"{title}: ", "bold"), about), id="help-about")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
             yield Label("escape: close", id="help-close")
 
