@@ -128,8 +128,9 @@ def check_spec(spec: TaskSpec) -> None:
         check_pdf(Path(spec.paper))
 
 
-def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
-    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
+def refuse_duplicate(spec: TaskSpec, final: Path, hint: str = "--force makes another task anyway") -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository
+    (``hint`` ends the message: how to go on)."""
     url = spec.repo_url or source_url(spec.source)
     wanted = {(r.file, r.qualname) for r in spec.functions}
     for folder in task_dirs(spec.bench) if Path(spec.bench).is_dir() else []:
@@ -147,6 +148,6 @@ def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
                     if (file, q) in wanted:
                         raise LmrError(
                             f"{file}::{q} of this repository is already task {folder.name} (implementation "
-                            f"{impl.index}); --force makes another task anyway",
+                            f"{impl.index})" + (f"; {hint}" if hint else ""),
                             spec.bench,
                         )

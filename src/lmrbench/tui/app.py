@@ -32,7 +32,8 @@ class LmrApp(App[None]):
     TITLE = "lmrbench"
     COMMANDS = App.COMMANDS | {ScreenActions}
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave the app (asks first when work would be lost)"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False,
+                tooltip="Leave the app (asks first when work would be lost)"),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="The keys and what this screen does"),
         Binding(
             "ctrl+r", "review", "Review labels", id="app.review", show=False,

@@ -13,13 +13,13 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, Label, Select, TextArea
+from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
 
 from lmrbench.authoring.clone import ClonedRepo
-from lmrbench.authoring.draft import Draft, repo_folder_name
+from lmrbench.authoring.draft import Draft, repo_folder_name, validation_state
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
@@ -27,6 +27,7 @@ from lmrbench.tui.screens.new_task_work import NewTaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.widgets.new_task_panes import MaskPane, PaperPane, SavePane, SourcePane, ValidatePane
 from lmrbench.tui.widgets.paper_view import PaperView
@@ -59,12 +60,19 @@ FOCUS = {
     "validate": "#validate",
     "save": "#save",
 }
+STEP_WORK = {"source": "clone", "paper": "paper", "tests": "tests", "validate": "validate", "save": "save"}
+"""The worker group each step's ctrl+g starts."""
 NARROW = 110
 """Below this many columns the step list narrows and the file tree hides, so the function search stays."""
 
 
 class NewTaskScreen(NewTaskWork):
     """The new-task flow; dismisses with the saved task's folder name, or None when cancelled."""
+
+    HELP = (
+        "Make a task step by step: source, function, mask, paper and instruction, metadata, tests, build and "
+        "validate, save. Nothing is written into the task set before Save."
+    )
 
     BINDINGS = [
         Binding("ctrl+n", "next_step", "Next", id="new.next", tooltip="Go to the next step"),
@@ -111,7 +119,7 @@ class NewTaskScreen(NewTaskWork):
                 yield ValidatePane(id="step-validate")
                 yield SavePane(id="step-save")
         yield WorkPanel(id="work")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Start on the source step."""
@@ -140,7 +148,7 @@ class NewTaskScreen(NewTaskWork):
             "paper": bool(instruction),
             "metadata": not form.problems(),
             "tests": tests,
-            "validate": self.valid_key is not None and self.draft is not None and self.valid_key == self.draft.key,
+            "validate": self._validation() == "current",
             "save": False,
         }
         out = {}
@@ -149,11 +157,24 @@ class NewTaskScreen(NewTaskWork):
                 out[key] = "done"
             elif key in self.visited and key not in (self.step, "save"):
                 out[key] = "problem"
+        if self._validation() == "stale":
+            out["validate"] = "problem"
         return out
 
+    def _validation(self) -> str:
+        """``none``, ``current`` or ``stale`` (the draft, instruction or metadata changed since it was validated)."""
+        try:
+            return validation_state(self.valid_key, self.spec(self.bench))
+        except LmrError:
+            return "none" if self.valid_key is None else "stale"
+
     def refresh_marks(self) -> None:
-        """Redraw the step list's marks."""
+        """Redraw the step list's marks (and say on step 7 when its validation went stale)."""
         self.query_one(StepList).update_marks(self.step, self.step_states())
+        if self._validation() == "stale":
+            self.query_one("#validate-summary", Label).update(
+                "stale: the task, its instruction or metadata changed since it was validated; ctrl+g validates again"
+            )
 
     def go(self, step: str) -> None:
         """Show a step (any step can be revisited) and focus its first field."""
@@ -190,7 +211,22 @@ class NewTaskScreen(NewTaskWork):
         self.query_one(StepList).focus()
 
     def action_run_step(self) -> None:
-        """Run the current step's work."""
+        """Run the current step's work; when that work is running already, ask before starting it again."""
+        group = STEP_WORK.get(self.step)
+        running = [w for w in self.running_workers if w.group == group]
+        if running:
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._run_step()
+
+            what = running_text([group or ""])
+            self.app.push_screen(ConfirmDialog(f"The {what} is running: stop it and start again?", yes="Restart"),
+                                 answered)  # fmt: skip
+            return
+        self._run_step()
+
+    def _run_step(self) -> None:
         if self.step == "source":
             self.start_clone()
         elif self.step == "paper":
@@ -254,6 +290,11 @@ class NewTaskScreen(NewTaskWork):
         self.selected = list(message.selected)
         self.masked = False
         self.refresh_marks()
+        if self.repo is not None and self.selected:
+            try:
+                refuse_duplicate(self.spec(self.bench), self.bench / "-", hint="Save refuses it")
+            except LmrError as exc:
+                self.notify(str(exc), title="Already a task", severity="warning")
 
     def mask_style(self) -> MaskStyle:
         """The chosen mask style."""
@@ -333,7 +374,8 @@ class NewTaskScreen(NewTaskWork):
         if not self.query_one("#instruction", TextArea).text.strip():
             out.append("instruction: empty (step 4)")
         try:
-            self.spec(self.bench)
+            spec = self.spec(self.bench)
+            refuse_duplicate(spec, self.bench / (spec.name or "-"), hint="pick another function (step 2)")
         except LmrError as exc:
             out.insert(0, str(exc))
         return out
@@ -344,6 +386,9 @@ class NewTaskScreen(NewTaskWork):
         if self.selected:
             lines.append("functions: " + ", ".join(self.selected))
         lines += [f"• {p}" for p in problems] or ["ready to save"]
+        if self._validation() == "stale":
+            lines.append("• the validation is stale (changed since): validate again (step 7), or the task set will "
+                         "list the task as stale")
         self.query_one("#save-summary", Label).update("\n".join(lines))
 
     # ---- save and cancel -------------------------------------------------------------------------

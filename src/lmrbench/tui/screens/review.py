@@ -19,12 +19,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label
+from textual.widgets import Header, Label
 from textual.worker import Worker, WorkerState
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.comment import CommentDialog
 from lmrbench.tui.widgets.code_diff import CodeDiff
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.review_facts import ReviewFacts
 from lmrbench.tui.widgets.review_queue import ReviewQueue, Row
 
@@ -46,7 +47,8 @@ class ReviewScreen(Screen[None]):
         Binding("1", "label(1)", "Wrong", id="review.label1", tooltip="Label 1: logically incorrect"),
         Binding("2", "label(2)", "Logic ok", id="review.label2", tooltip="Label 2: logically correct"),
         Binding("3", "label(3)", "Correct", id="review.label3", tooltip="Label 3: completely correct"),
-        Binding("u", "unsure", "Unsure", id="review.unsure", tooltip="Mark the label unsure (or sure again)"),
+        Binding("u", "unsure", "Unsure", id="review.unsure", show=False,
+                tooltip="Mark the label unsure (or sure again)"),
         Binding("s", "skip", "Skip", id="review.skip", tooltip="Pass over this item for now (not a label)"),
         Binding("z,ctrl+z", "undo", "Undo", id="review.undo", tooltip="Undo the last label, clear, skip or unsure"),
         Binding("n", "move(1)", "Next", id="review.next", tooltip="Next item (of the filter)"),
@@ -103,7 +105,7 @@ class ReviewScreen(Screen[None]):
                 yield Label("", id="instruction", classes="hint", markup=False)
                 yield CodeDiff(id="diff")
                 yield ReviewFacts(id="facts")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Open the session in a thread (it reads every candidate's files)."""

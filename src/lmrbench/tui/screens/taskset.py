@@ -12,10 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
+from textual.widgets import DataTable, Header, Input, Label, RichLog
 from textual.worker import Worker
 
 from lmrbench.tui.messages import TaskSetChanged
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
@@ -85,6 +86,10 @@ def _rows_of(task: Task, results: dict[int, tuple[ImplValidation | None, ResultS
 class TaskSetScreen(Screen[None]):
     """Lists the task set; the first screen of the app."""
 
+    HELP = (
+        "Every task of the set with its validation status; start a new task (n) or edit one (e)."
+    )
+
     BINDINGS = [
         Binding("n", "new_task", "New task", id="taskset.new", tooltip="Author a new task in a guided flow"),
         Binding("e", "edit_task", "Edit", id="taskset.edit", tooltip="Edit the selected task"),
@@ -92,6 +97,7 @@ class TaskSetScreen(Screen[None]):
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
         Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse", id="taskset.reverse", tooltip="Reverse the sort order"),
+        Binding("ctrl+q", "app.quit", "Quit", id="taskset.quit", tooltip="Leave the app"),
         Binding(
             "escape", "clear_filter", "Clear filter", id="taskset.clear", show=False,
             tooltip="Empty the filter and go back to the table",
@@ -122,7 +128,7 @@ class TaskSetScreen(Screen[None]):
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Label("Warnings (tasks check)", classes="pane-title")
         yield RichLog(id="warnings", markup=False, wrap=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Show the empty table and start loading (in a thread: the first frame does not wait)."""
