@@ -117,7 +117,7 @@ async def test_an_earlier_label_of_a_reassigned_item_is_listed_and_can_be_cleare
         rows = queue_rows(screen)
         assert rows == [["1-Toy", "1", "·", "shared"], ["1-Toy", "2", "·", ""], ["2-Async", "1", "2", "moved"]]
         assert "shared: another annotator labels it too" in text_of(screen, "#item-title")
-        await pilot.press("end")
+        await pilot.press("down", "down")
         await pilot.pause()
         assert "reassigned to others" in text_of(screen, "#item-title")
         await pilot.press("x")
@@ -134,14 +134,20 @@ async def test_at_80x24_the_code_takes_the_width_and_scrolls_from_the_keyboard(r
         assert diff.size.width >= 76  # the whole width but its scroll bar
         view = screen.query_one(WholeDiffView)
         assert not view.split  # a side would be too narrow for whole lines: one unified diff
-        assert diff.max_scroll_y > 0
+        await pilot.press("q")
+        await pilot.pause()
+        assert screen.query_one(ReviewQueue).display
+    async with make_app(bench, review=run, annotator="alice").run_test(size=(80, 14)) as pilot:
+        screen = await opened(pilot.app, pilot)
+        diff = screen.query_one(CodeDiff)
+        assert diff.max_scroll_y > 0  # the code is taller than its room: the keys scroll it
         await pilot.press("pagedown")
         assert diff.scroll_y > 0
         await pilot.press("pageup")
         assert diff.scroll_y == 0
-        await pilot.press("q")
-        await pilot.pause()
-        assert screen.query_one(ReviewQueue).display
+        await pilot.press("j")
+        assert diff.scroll_y > 0
     async with make_app(bench, review=run, annotator="alice").run_test(size=(200, 50)) as pilot:
         screen = await opened(pilot.app, pilot)
         assert screen.query_one(ReviewQueue).display and screen.query_one(WholeDiffView).split
+

@@ -47,9 +47,12 @@ class Row:
         )
 
     def matches(self, text: str) -> bool:
-        """True when every word of ``text`` appears in some cell."""
-        hay = " ".join(str(c) for c in self.cells()).lower()
-        return all(w in hay for w in text.lower().split())
+        """True when every word of ``text`` appears in some cell; in the status only as a whole word, so ``valid``
+        finds "valid" and "valid but weak", never "invalid" or "not validated"."""
+        cells = self.cells()
+        hay = " ".join(str(c) for c in (*cells[:2], *cells[3:])).lower()
+        status = self.status.lower().split()
+        return all(w in hay or w in status for w in text.lower().split())
 
 
 @dataclass
