@@ -16,13 +16,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
 
 from lmrbench.authoring.clone import ClonedRepo
-from lmrbench.authoring.draft import Draft, repo_folder_name, validation_state
+from lmrbench.authoring.draft import Draft, repo_folder_name
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
 from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
+from lmrbench.tui.screens.new_task_save import NewTaskSave
 from lmrbench.tui.screens.new_task_work import NewTaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
@@ -66,7 +67,7 @@ NARROW = 110
 """Below this many columns the step list narrows and the file tree hides, so the function search stays."""
 
 
-class NewTaskScreen(NewTaskWork):
+class NewTaskScreen(NewTaskSave):
     """The new-task flow; dismisses with the saved task's folder name, or None when cancelled."""
 
     HELP = (
@@ -160,13 +161,6 @@ class NewTaskScreen(NewTaskWork):
         if self._validation() == "stale":
             out["validate"] = "problem"
         return out
-
-    def _validation(self) -> str:
-        """``none``, ``current`` or ``stale`` (the draft, instruction or metadata changed since it was validated)."""
-        try:
-            return validation_state(self.valid_key, self.spec(self.bench))
-        except LmrError:
-            return "none" if self.valid_key is None else "stale"
 
     def refresh_marks(self) -> None:
         """Redraw the step list's marks (and say on step 7 when its validation went stale)."""
@@ -368,70 +362,3 @@ class NewTaskScreen(NewTaskWork):
             mask_style=self.mask_style(),
             repo_url=self.repo.url,
         )
-
-    def _problems(self) -> list[str]:
-        out = [f"{k}: {v}" for k, v in self.query_one(MetadataForm).check_fields().items()]
-        if not self.query_one("#instruction", TextArea).text.strip():
-            out.append("instruction: empty (step 4)")
-        try:
-            spec = self.spec(self.bench)
-            refuse_duplicate(spec, self.bench / (spec.name or "-"), hint="pick another function (step 2)")
-        except LmrError as exc:
-            out.insert(0, str(exc))
-        return out
-
-    def _summarize(self) -> None:
-        problems = self._problems()
-        lines = [f"task set: {self.bench}"]
-        if self.selected:
-            lines.append("functions: " + ", ".join(self.selected))
-        lines += [f"• {p}" for p in problems] or ["ready to save"]
-        if self._validation() == "stale":
-            lines.append("• the validation is stale (changed since): validate again (step 7), or the task set will "
-                         "list the task as stale")
-        self.query_one("#save-summary", Label).update("\n".join(lines))
-
-    # ---- save and cancel -------------------------------------------------------------------------
-
-    @on(Button.Pressed, "#save")
-    def action_save(self) -> None:
-        """Write the task into the task set (create_task), then leave."""
-        problems = self._problems()
-        if problems:
-            self.go("save")
-            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
-            return
-        final = self.spec(self.bench)
-        self.save(final, None if self.draft_task is None else self.draft_spec())
-
-    @on(NewTaskWork.Saved)
-    async def _saved(self, message: NewTaskWork.Saved) -> None:
-        await self.discard_draft()
-        self.dismiss(message.name)
-
-    def unsaved_work(self) -> str | None:
-        """What leaving now would lose (the app asks before quitting), or None."""
-        if self.draft is None:
-            return None
-        running = running_text([w.group for w in self.running_workers])
-        return "the draft task" + (f" and the running {running}" if running else "")
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        """Leave without saving (asks first when there is something to lose)."""
-        lost = self.unsaved_work()
-        if lost is None:
-            self.dismiss(None)
-            return
-
-        async def answered(yes: bool | None) -> None:
-            if yes:
-                await self.discard_draft()
-                self.dismiss(None)
-
-        self.app.push_screen(ConfirmDialog(f"Discard {lost}?", yes="Discard"), answered)
-
-    def action_stop_work(self) -> None:
-        """Cancel every running worker of this screen."""
-        for worker in self.running_workers:
-            worker.cancel()
