@@ -132,9 +132,10 @@ class LmrApp(App[None]):
         self.notify(path, title="Screenshot saved")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's commands, with a Screenshot that saves where the author can find it."""
+        """Textual's commands, with a Screenshot that saves where the author can find it, and without Textual's
+        Keys panel (F1 lists the keys whole; the panel squeezed an 80-column screen and cut its footer)."""
         for command in super().get_system_commands(screen):
-            if command.title != "Screenshot":
+            if command.title not in ("Screenshot", "Keys"):
                 yield command
         yield SystemCommand(
             "Screenshot", f"Save an SVG of the screen in {self.SCREENSHOTS}/ of the task set",
