@@ -234,3 +234,15 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
     impl.checker = checker
     save_task_info(task.info, task.path)
     return test_path
+
+
+def recorded_command(task: Task) -> str:
+    """The command the task's tests were last recorded with (its first implementation that has a readable
+    recording), or "" when none was recorded."""
+    for impl in task.info.implementations:
+        index = task.repo_dir / recording_folder(impl.index) / "index.json"
+        try:
+            return RecordingIndex.model_validate_json(index.read_bytes()).command
+        except (OSError, ValueError):
+            continue
+    return ""

@@ -148,8 +148,9 @@ def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> d
     return found
 
 
-def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
-    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
+def refuse_duplicate(spec: TaskSpec, final: Path, hint: str = "--force makes another task anyway") -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository
+    (``hint`` ends the message: how to go on)."""
     from lmrbench.authoring.clone import source_url  # GitPython
 
     urls = {spec.repo_url or source_url(spec.source), spec.source}
@@ -157,7 +158,7 @@ def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
     for r in spec.functions:
         if (r.file, r.qualname) in masked:
             raise LmrError(
-                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}; "
-                "--force makes another task anyway",
+                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}"
+                + (f"; {hint}" if hint else ""),
                 spec.bench,
             )

@@ -21,6 +21,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ def report_cmd(
         table.add_column(h, justify="left" if h in ("Run", "Context", "Judge") else "right")
     for row in table_rows(report):
         table.add_row(*row)
-    out_console.print(table)
+    print_table(out_console, table)
     if any(r.weaker_passes for r in report.rows):
         out_console.print(WEAKER_NOTE, highlight=False, markup=False)
     if human_table(report):
@@ -287,14 +288,14 @@ def report_cmd(
             human.add_column(h, justify="left" if h in ("Run", "Judge") else "right")
         for row in human_table(report):
             human.add_row(*row)
-        out_console.print(human)
+        print_table(out_console, human)
     headers, rows = category_table(report)
     cats = Table(title="Unit-test accuracy by category (%)")
     for h in headers:
         cats.add_column(h, justify="left" if h == "Category" else "right")
     for row in rows:
         cats.add_row(*row)
-    out_console.print(cats)
+    print_table(out_console, cats)
     settings = settings_table(report)
     if settings is not None:
         by_setting = Table(title="Unit-test accuracy by input setting (%)")
@@ -302,7 +303,7 @@ def report_cmd(
             by_setting.add_column(h, justify="left" if h == "Model" else "right")
         for row in settings[1]:
             by_setting.add_row(*row)
-        out_console.print(by_setting)
+        print_table(out_console, by_setting)
     from lmrbench.benchmark.report.paper_table import against_paper
 
     agree, differ = against_paper(report)

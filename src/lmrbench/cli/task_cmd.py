@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or
             qual = ".".join(p for p in (impl.class_name, ", ".join(impl.goal_functions)) if p)
             table.add_row(task.name, str(impl.index), cat.value if cat else f"? {impl.category or ''}".strip(),
                           f"{', '.join(impl.goal_files)}::{qual}", ", ".join(impl.unit_test_files))
-    console.print(table)
+    print_table(console, table)
     for p in problems:
         console.print(f"[red]error:[/red] {escape(str(p))}", highlight=False)
     console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")

@@ -22,6 +22,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.tables import print_table
 from lmrbench.schemas.validation import ValidationSummary
 
 
@@ -89,7 +90,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
-    console.print(table)
+    print_table(console, table)
     for r in summary.rows:
         if r.weak:
             console.print(f"[yellow]{r.task}#{r.impl} is valid but weak[/yellow]: its tests kill "

@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
+
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.report.scoreboard import Report
@@ -18,6 +20,10 @@ if TYPE_CHECKING:
 
 class RunSummaryScreen(Screen[None]):
     """Table 2 of the given run folders, with plots below (read in a worker)."""
+
+    HELP = (
+        "The paper's Table 2 for the run folders given, with plots below."
+    )
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="runs.back", tooltip="Back to the task set")]
     DEFAULT_CSS = """
@@ -33,7 +39,7 @@ class RunSummaryScreen(Screen[None]):
         with Vertical(id="run-summary"):
             yield DataTable(id="run-table", cursor_type="row")
             yield Static("reading the runs...", id="run-status", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Read the runs off the UI thread."""
