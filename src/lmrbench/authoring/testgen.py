@@ -219,9 +219,11 @@ def render_recorded_test(
     factory: str | None = None,
     *,
     checker_note: str = "",
+    notes: list[str] | None = None,
 ) -> str:
     """The whole test file (with its header) for the recorded ``cases`` of one implementation; the header
-    names the checker and, with ``checker_note``, why it was chosen."""
+    names the checker and, with ``checker_note``, why it was chosen, and says which cases were added by varying
+    a parameter (``notes``)."""
     names = sorted({c.qualname for c in cases})
     files = sorted({c.goal.module for c in cases})
     what = ", ".join(f"`{n}`" for n in names)
@@ -234,6 +236,9 @@ def render_recorded_test(
         f"Checker: {checker.kind}" + (f" ({checker_note})" if checker_note else "")
         + '; set "checker" of the implementation in info.json and record again to change it.'
     )
+    if notes:
+        doc += ("\n\nCases added to the recorded ones (a recorded call with one parameter varied, the reference "
+                "code giving the expected values): " + "; ".join(notes) + ".")
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
         "",

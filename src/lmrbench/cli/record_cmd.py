@@ -95,6 +95,8 @@ def task_record(
                       highlight=False, soft_wrap=True)
     if not result.coverage:
         console.print("coverage: not traced (another tracer was active)", highlight=False)
+    for line in result.summary:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
