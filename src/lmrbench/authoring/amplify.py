@@ -110,3 +110,11 @@ def special_values(path: Path | str) -> list[str]:
             elif np.any(arr < 0):
                 out.append(f"{name} has negative entries")
     return out
+
+
+def holders(paths: list[Path], param: str) -> list[str]:
+    """Array arguments that hold an int parameter's value in some call (``targets`` holds ``ignore_index``):
+    varying the parameter varies those entries with it."""
+    suffix = f" holds {param}"
+    found = {s.removesuffix(suffix) for p in paths for s in special_values(p) if s.endswith(suffix)}
+    return sorted(found)

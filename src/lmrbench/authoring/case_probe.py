@@ -88,7 +88,8 @@ def probe_calls(
         mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad)
         probes[target] = TargetProbe(mutants, pins, grad)
         varied = amplify.parameter_values(paths)
-        plans = [{"param": p, "values": amplify.varied_values(vs[0])} for p, vs in varied.items() if len(vs) == 1]
+        plans = [{"param": p, "values": amplify.varied_values(vs[0]), "remap": amplify.holders(paths, p)}
+                 for p, vs in varied.items() if len(vs) == 1]
         names = []
         for line in lines:
             name = f"probe/{line['file']}"

@@ -209,7 +209,7 @@ def pin_edits(module: cst.Module, func: cst.FunctionDef, params: list[str], pins
     """One edit per parameter the body uses: the parameter pinned to its recorded value (``pins``) and to its
     literal default, where they differ; the body then starts ``beta = 0.1``."""
     statements = body_statements(func)
-    used = {n.value for s in statements for n in m.findall(s, m.Name())}  # type: ignore[union-attr]
+    used = {cst.ensure_type(n, cst.Name).value for s in statements for n in m.findall(s, m.Name())}
     defaults = literal_defaults(module, func)
     edits: list[Edit] = []
     for name in params:

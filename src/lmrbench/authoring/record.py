@@ -23,6 +23,7 @@ from lmrbench.authoring.captured_calls import (
     pool_calls,
     skipped_calls,
 )
+from lmrbench.authoring.case_probe import probe_calls
 from lmrbench.authoring.case_selection import Selection, select
 from lmrbench.authoring.recorded_tests import (
     Recording,
@@ -34,7 +35,6 @@ from lmrbench.authoring.recorded_tests import (
     write_recording,
 )
 from lmrbench.authoring.recording_summary import describe_selection
-from lmrbench.authoring.case_probe import probe_calls
 from lmrbench.authoring.tree import build_tree
 from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task

@@ -110,7 +110,8 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
     made: list[dict[str, Any]] = []
     notes: list[str] = []
     for plan in t.get("amplify", []):
-        param, kept, why = plan["param"], [], "it changes no result of the recorded calls"
+        param, why = plan["param"], "it changes no result of the recorded calls"
+        kept: list[dict[str, Any]] = []
         for name, case, arrays in cases:
             if case.get("random_state") or case.get("changed") or case.get("self_after") is not None:
                 continue
@@ -118,13 +119,21 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             if param not in names:
                 continue
             kept = []
+            remap = [n for n in plan.get("remap", []) if n in names]
+            old = case["arguments"][names.index(param)]["value"]
+            if remap and not _holds(case, arrays, remap, old):
+                continue
             for k, value in enumerate(plan["values"]):
                 new = json.loads(json.dumps(case))
                 new["arguments"][names.index(param)]["value"] = value
                 inputs = {key: a for key, a in arrays.items() if not key.startswith("out")}
+                for holder in remap:
+                    node = new["arguments"][names.index(holder)]["value"]
+                    inputs[node["key"]] = _remapped(inputs[node["key"]], old, value)
+                arrays_k = {**arrays, **inputs}
                 try:
-                    result, _, _ = _call(func, owner, t["binding"], factory, new, arrays, job["timeout"])
-                    again, _, _ = _call(func, owner, t["binding"], factory, new, arrays, job["timeout"])
+                    result, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
+                    again, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
                     enc = lv.Encoder("out")
                     new["expected"] = enc.encode(result, "the return value")
                     lc.assert_equal(again, result)
@@ -132,8 +141,8 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                     why = f"{param}={value!r} fails: {type(exc).__name__}: {str(exc)[:120]}"
                     continue
                 base = lv.Case(case, arrays)
-                if _same(job["checker"], result, base, None):
-                    continue
+                if not remap and _same(job["checker"], result, base, None):
+                    continue  # a value that changes nothing tells no wrong answer apart
                 file = f"amp-{index}-{param}-{k}.npz"
                 with open(os.path.join(out, file), "wb") as fh:
                     fh.write(lv.write_case(new, {**inputs, **enc.arrays}))
@@ -144,6 +153,23 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
         if not kept:
             notes.append(f"{param}: no case could be made ({why})")
     return made, notes
+
+
+def _holds(case: dict[str, Any], arrays: dict[str, Any], remap: list[str], value: Any) -> bool:
+    """True when one of the ``remap`` array arguments holds ``value``."""
+    for a in case["arguments"]:
+        node = a["value"]
+        if a["name"] in remap and isinstance(node, dict) and node.get("key") in arrays:
+            if (arrays[node["key"]] == value).any():
+                return True
+    return False
+
+
+def _remapped(array: Any, old: Any, new: Any) -> Any:
+    """``array`` with its entries equal to ``old`` set to ``new``."""
+    out = array.copy()
+    out[array == old] = new
+    return out
 
 
 def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, Any]], factory: Any,
