@@ -39,7 +39,7 @@ _SUBSCRIPT_ONE = m.Subscript(slice=[m.SubscriptElement(slice=m.Index())])
 _POSITIONAL_CALL = m.Call(args=m.MatchIfTrue(lambda args: len(args) >= 2))
 _FLOAT = m.Float()
 _ADD_SUB = m.BinaryOperation(operator=m.Add() | m.Subtract())
-_IF_STATEMENT = m.If(orelse=m.Else() | None)
+_IF_STATEMENT = m.If(orelse=m.MatchIfTrue(lambda o: o is None or isinstance(o, cst.Else)))
 _LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None") | \
     m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
 
@@ -107,8 +107,20 @@ def _drop_masked_fill(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
     yield Edit("drop_mask", f"drop {snippet(module, node)!r}", node, func.value)
 
 
+_MASK_VALUE = m.Comparison() | m.UnaryOperation(operator=m.BitInvert()) | \
+    m.BinaryOperation(operator=m.BitAnd() | m.BitOr(), left=m.Comparison() | m.Name())
+
+
+def _mask_names(module: cst.Module) -> set[str]:
+    """Names the module assigns a comparison to (``valid = targets != ignore_index``): boolean masks."""
+    found = m.findall(module, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=_MASK_VALUE))
+    return {cst.ensure_type(cst.ensure_type(a, cst.Assign).targets[0].target, cst.Name).value for a in found}
+
+
 def _looks_like_mask(module: cst.Module, expr: cst.BaseExpression) -> bool:
-    return m.matches(expr, m.Comparison()) or "mask" in module.code_for_node(expr).lower()
+    if m.matches(expr, m.Comparison()) or "mask" in module.code_for_node(expr).lower():
+        return True
+    return m.matches(expr, m.Name()) and cst.ensure_type(expr, cst.Name).value in _mask_names(module)
 
 
 def _drop_mask_factor(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]:

@@ -1,0 +1,120 @@
+"""Recorded tests that tell right from wrong: cases chosen by what they catch, cases added where the recording
+never varied a parameter, and validation that reports kill rates per mutant kind (local sandbox)."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
+from lmrbench.authoring import amplify
+from lmrbench.authoring.record import record_tests
+from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.benchmark.validation.implementation import validate_implementation
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.weakness import verdict, weak_reasons
+from lmrbench.schemas.recording import RecordingIndex
+from lmrbench.schemas.testrun import TestStatus
+from lmrbench.schemas.validation import MutantResult
+
+COMMAND = "python evaluate.py"
+
+
+@pytest.fixture(scope="module")
+def local():
+    return LocalRunner()
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory, local):
+    task = make_task(tmp_path_factory.mktemp("ce"))
+    return task, record_tests(task, 1, COMMAND, sandbox=local)
+
+
+def candidate(tmp_path, body):
+    (tmp_path / "clf").mkdir(parents=True)
+    (tmp_path / "clf" / "losses.py").write_text("import numpy as np\n\n\n" + body)
+    return tmp_path
+
+
+def status(sandbox, task, variant):
+    return evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=300).status
+
+
+def test_varied_values_around_the_recorded_one():
+    assert amplify.varied_values(0.1) == [0.05, 0.2, 0.3, 0.5]
+    assert amplify.varied_values(0.5) == [0.25, 0.75]
+    assert amplify.varied_values(0.0) == [0.1, 0.2, 0.3]
+    assert amplify.varied_values(1.0) == [0.5, 2.0, 3.0, 5.0]
+    assert amplify.varied_values(True) == [False]
+    assert amplify.varied_values(-100) == [-99, -101]
+    assert amplify.range_text([0.05, 0.2, 0.3, 0.5]) == "0.05-0.5"
+
+
+def test_summary_says_what_was_kept_dropped_and_added(recorded):
+    task, result = recorded
+    summary = "\n".join(result.summary)
+    assert "kept 3 of 5 distinct recorded call(s)" in summary
+    assert "dropped 2 call(s)" in summary and "(epsilon=0.1, ignore_index=-100) x2" in summary
+    assert "epsilon was always 0.1 in the recording; added 4 case(s) with epsilon 0.05-0.5" in summary
+    assert "ignore_index was always -100 in the recording; added 2 case(s) with ignore_index -99, -101" in summary
+    assert "drop_mask 4/4" in summary and "pin_parameter 2/2" in summary
+    header = result.test_file.read_text().split('"""')[1]
+    assert "epsilon was always 0.1 in the recording; 4 case(s) with epsilon 0.05-0.5" in " ".join(header.split())
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    assert [(a.param, a.values) for a in index.amplified] == [
+        ("epsilon", ["0.05", "0.2", "0.3", "0.5"]), ("ignore_index", ["-99", "-101"])]
+    assert index.unvaried == [] and index.selection == result.summary
+    assert [c.amplified for c in index.cases][3:] == [
+        "epsilon=0.05", "epsilon=0.2", "epsilon=0.3", "epsilon=0.5", "ignore_index=-99", "ignore_index=-101"]
+    # the one call with masked targets is kept, and so named
+    assert any(amplify.special_values(result.data_dir / c.file) == ["targets holds ignore_index"]
+               for c in index.cases[:3])
+    # shifting logits by their max changes nothing: such mutants are equivalent, not counted against the tests
+    assert any(m.equivalent and "logits.max" in m.description for m in index.mutants)
+    assert all(m.killed for m in index.mutants if not m.equivalent)
+
+
+@pytest.mark.parametrize("wrong", sorted(WRONG))
+def test_plausible_wrong_answers_fail(recorded, local, tmp_path, wrong):
+    task, _ = recorded
+    assert status(local, task, candidate(tmp_path, WRONG[wrong])) is TestStatus.FAILED
+
+
+def test_golden_and_another_correct_style_pass(recorded, local, tmp_path):
+    task, _ = recorded
+    assert status(local, task, "golden") is TestStatus.PASSED
+    assert status(local, task, candidate(tmp_path, GOLDEN_OTHER_STYLE)) is TestStatus.PASSED
+
+
+def test_recording_by_coverage_alone_passes_a_pinned_epsilon(tmp_path, local):
+    task = make_task(tmp_path / "old")
+    result = record_tests(task, 1, COMMAND, sandbox=local, probe=False)
+    assert len(result.cases) == 3 and not any("was always" in line for line in result.summary)
+    assert status(local, task, candidate(tmp_path / "cand", WRONG["pins epsilon"])) is TestStatus.PASSED
+
+
+def test_validation_reports_kill_rates_per_kind(recorded, local):
+    task, _ = recorded
+    res = validate_implementation(local, task, task.info.implementation(1),
+                                  options=ValidateOptions(repeat=1, max_mutants=14))
+    assert res.valid and not res.weak and res.weak_reasons == []
+    kinds = res.kind_kills
+    assert {"pin_parameter", "drop_mask", "negate", "arith_swap"} <= set(kinds)
+    assert all(killed == total for killed, total in kinds.values())
+    assert not any(m.equivalent for m in res.mutants)  # the recording's equivalent mutants are not picked
+
+
+def test_a_surviving_pinned_parameter_makes_tests_weak():
+    def mutant(kind, description, killed):
+        return MutantResult(qualname="f", kind=kind, description=description, status=TestStatus.PASSED,
+                            killed=killed, name=f"M1 {kind}")
+
+    mutants = [mutant("pin_parameter", "pin beta to 0.1 (its recorded value)", False),
+               mutant("pin_parameter", "pin label_smoothing to 0.0 (its default)", True),
+               mutant("flip_sign", "line 3: flip", False)]
+    assert weak_reasons(mutants, ["temperature"]) == ["no test varies temperature", "no test varies beta"]
+    equivalent = mutants[0].model_copy(update={"equivalent": True})
+    assert weak_reasons([equivalent], []) == []
+    assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"
+    assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == "weak: kills 2/12 = 17% < 75%; no test varies beta"
