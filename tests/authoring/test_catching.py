@@ -7,6 +7,7 @@ import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
 from lmrbench.authoring import amplify
+from lmrbench.authoring.check import task_findings
 from lmrbench.authoring.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.testrun.variant import evaluate_variant
@@ -91,7 +92,12 @@ def test_recording_by_coverage_alone_passes_a_pinned_epsilon(tmp_path, local):
     task = make_task(tmp_path / "old")
     result = record_tests(task, 1, COMMAND, sandbox=local, probe=False)
     assert len(result.cases) == 3 and not any("was always" in line for line in result.summary)
+    assert "no test varies epsilon" in result.summary
     assert status(local, task, candidate(tmp_path / "cand", WRONG["pins epsilon"])) is TestStatus.PASSED
+    # tasks check reads what the recording wrote
+    found = [(f.code, f.message) for f in task_findings(task) if f.code == "T306"]
+    assert [m.split(";")[0] for _, m in found] == ["implementation 1: no test varies epsilon",
+                                                  "implementation 1: no test varies ignore_index"]
 
 
 def test_validation_reports_kill_rates_per_kind(recorded, local):
@@ -117,4 +123,5 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
     equivalent = mutants[0].model_copy(update={"equivalent": True})
     assert weak_reasons([equivalent], []) == []
     assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"
-    assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == "weak: kills 2/12 = 17% < 75%; no test varies beta"
+    assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == \
+        "weak: kills 2/12 = 17% < 75%; no test varies beta"

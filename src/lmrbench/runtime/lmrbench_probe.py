@@ -159,9 +159,9 @@ def _holds(case: dict[str, Any], arrays: dict[str, Any], remap: list[str], value
     """True when one of the ``remap`` array arguments holds ``value``."""
     for a in case["arguments"]:
         node = a["value"]
-        if a["name"] in remap and isinstance(node, dict) and node.get("key") in arrays:
-            if (arrays[node["key"]] == value).any():
-                return True
+        if a["name"] in remap and isinstance(node, dict) and node.get("key") in arrays \
+                and (arrays[node["key"]] == value).any():
+            return True
     return False
 
 
