@@ -47,7 +47,8 @@ def task_record(
     if scaffold:
         path = scaffold_tests(task, impl, force=force)
         console.print(
-            f"wrote {path}: replace every LMRBENCH-TODO, then run `lmrbench validate`", soft_wrap=True
+            f"wrote {path}: replace every LMRBENCH-TODO (vary every parameter over the cases and include special "
+            "values, as its header says), then run `lmrbench validate`", soft_wrap=True
         )
         return
     if not command.strip():
