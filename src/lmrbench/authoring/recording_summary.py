@@ -63,5 +63,5 @@ def describe_selection(
         "grad": [t for t, p in probes.items() if p.grad],
         "mutants": catches,
     }
-    lines += [f"no test varies {p}" for p in never if not any(p in ln for ln in lines)]
+    lines += [f"no test varies {p}" for p in never if not any(ln.startswith(f"no test varies {p}") for ln in lines)]
     return lines, notes, index
