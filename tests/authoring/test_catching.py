@@ -14,6 +14,7 @@ from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.benchmark.validation.implementation import validate_implementation
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.weakness import verdict, weak_reasons
+from lmrbench.progress import NullProgress
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.testrun import TestStatus
 from lmrbench.schemas.validation import MutantResult
@@ -26,10 +27,23 @@ def local():
     return LocalRunner()
 
 
+class LogLines(NullProgress):
+    """Progress that keeps the log lines, as the app's work panel shows them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory, local):
     task = make_task(tmp_path_factory.mktemp("ce"))
-    return task, record_tests(task, 1, COMMAND, sandbox=local)
+    progress = LogLines()
+    result = record_tests(task, 1, COMMAND, sandbox=local, progress=progress)
+    assert all(line in progress.lines for line in result.summary)  # the app's recording step logs the summary
+    return task, result
 
 
 def candidate(tmp_path, body):

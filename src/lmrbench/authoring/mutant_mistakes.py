@@ -19,6 +19,7 @@ from lmrbench.authoring.mutant_sites import Edit, Rule, body_statements, snippet
 _ARITH = {cst.Multiply: (cst.Divide, "*", "/"), cst.Divide: (cst.Multiply, "/", "*"),
           cst.Power: (cst.Multiply, "**", "*"), cst.FloorDivide: (cst.Divide, "//", "/")}  # fmt: skip
 _AUG_ARITH = {cst.MultiplyAssign: (cst.DivideAssign, "*=", "/="), cst.DivideAssign: (cst.MultiplyAssign, "/=", "*=")}
+_SWAPS: dict[type, tuple[type, str, str]] = {**_ARITH, **_AUG_ARITH}
 _NEGATED: dict[type, tuple[type, str, str]] = {
     cst.Equal: (cst.NotEqual, "==", "!="), cst.NotEqual: (cst.Equal, "!=", "=="),
     cst.LessThan: (cst.GreaterThanEqual, "<", ">="), cst.GreaterThan: (cst.LessThanEqual, ">", "<="),
@@ -44,18 +45,10 @@ _LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name(
     m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
 
 
-def _swap_arith(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]:
-    new_class, old, new = _ARITH[type(node.operator)]
-    op = node.operator
-    new_op = new_class(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)  # type: ignore[attr-defined]
-    yield Edit("arith_swap", f"{old} becomes {new} in {snippet(module, node)!r}", node,
-               node.with_changes(operator=new_op))
-
-
-def _swap_aug_arith(module: cst.Module, node: cst.AugAssign) -> Iterator[Edit]:
-    new_class, old, new = _AUG_ARITH[type(node.operator)]
-    op = node.operator
-    new_op = new_class(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)  # type: ignore[attr-defined]
+def _swap_arith(module: cst.Module, node: cst.BinaryOperation | cst.AugAssign) -> Iterator[Edit]:
+    op: Any = node.operator
+    new_class, old, new = _SWAPS[type(op)]
+    new_op = new_class(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
     yield Edit("arith_swap", f"{old} becomes {new} in {snippet(module, node)!r}", node,
                node.with_changes(operator=new_op))
 
@@ -190,7 +183,7 @@ def _drop_ifexp_branch(module: cst.Module, node: cst.IfExp) -> Iterator[Edit]:
 
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_ARITH_OP, _swap_arith),
-    (_AUG_ARITH_OP, _swap_aug_arith),
+    (_AUG_ARITH_OP, _swap_arith),
     (_SINGLE_COMPARISON, _negate_comparison),
     (_BOOL_OP, _swap_and_or),
     (_NOT, _drop_not),
