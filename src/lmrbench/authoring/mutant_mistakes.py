@@ -16,9 +16,10 @@ import libcst.matchers as m
 
 from lmrbench.authoring.mutant_sites import Edit, Rule, body_statements, snippet, with_parens
 
-_ARITH = {cst.Multiply: (cst.Divide, "*", "/"), cst.Divide: (cst.Multiply, "/", "*"),
+_ARITH: dict[type, tuple[type, str, str]] = {cst.Multiply: (cst.Divide, "*", "/"), cst.Divide: (cst.Multiply, "/", "*"),
           cst.Power: (cst.Multiply, "**", "*"), cst.FloorDivide: (cst.Divide, "//", "/")}  # fmt: skip
-_AUG_ARITH = {cst.MultiplyAssign: (cst.DivideAssign, "*=", "/="), cst.DivideAssign: (cst.MultiplyAssign, "/=", "*=")}
+_AUG_ARITH: dict[type, tuple[type, str, str]] = {
+    cst.MultiplyAssign: (cst.DivideAssign, "*=", "/="), cst.DivideAssign: (cst.MultiplyAssign, "/=", "*=")}
 _SWAPS: dict[type, tuple[type, str, str]] = {**_ARITH, **_AUG_ARITH}
 _NEGATED: dict[type, tuple[type, str, str]] = {
     cst.Equal: (cst.NotEqual, "==", "!="), cst.NotEqual: (cst.Equal, "!=", "=="),
