@@ -10,9 +10,9 @@ from lmrbench.authoring import amplify
 from lmrbench.authoring.check import task_findings
 from lmrbench.authoring.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.benchmark.testrun.variant import evaluate_variant
-from lmrbench.benchmark.validation.implementation import validate_implementation
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.benchmark.validation.weakness import verdict, weak_reasons
 from lmrbench.progress import NullProgress
 from lmrbench.schemas.recording import RecordingIndex
@@ -114,10 +114,10 @@ def test_recording_by_coverage_alone_passes_a_pinned_epsilon(tmp_path, local):
                                                   "implementation 1: no test varies ignore_index"]
 
 
-def test_validation_reports_kill_rates_per_kind(recorded, local):
+def test_validation_reports_kill_rates_per_kind(recorded, tmp_path):
     task, _ = recorded
-    res = validate_implementation(local, task, task.info.implementation(1),
-                                  options=ValidateOptions(repeat=1, max_mutants=14))
+    [res] = validate_task(task.path, sandbox="local", run_dir=tmp_path / "runs",
+                          options=ValidateOptions(repeat=1, max_mutants=14))
     assert res.valid and not res.weak and res.weak_reasons == []
     kinds = res.kind_kills
     assert {"pin_parameter", "drop_mask", "negate", "arith_swap"} <= set(kinds)

@@ -11,7 +11,7 @@ import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
 from lmrbench.authoring.record import record_tests
-from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
 from lmrbench.schemas.testrun import TestStatus
 

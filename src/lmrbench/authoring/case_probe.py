@@ -74,9 +74,9 @@ def probe_calls(
 ) -> dict[str, TargetProbe]:
     """Run the probe for every target of ``pool`` (target -> recorded lines); LmrError when it fails."""
     from lmrbench.authoring.testgen import goal_import
-    from lmrbench.runtime import runtime_files
+    from lmrbench.runtime import PROBE_RUNTIME, runtime_files
 
-    files: dict[str, bytes] = runtime_files(["lmrbench_values.py", "lmrbench_checkers.py", "lmrbench_probe.py"])
+    files: dict[str, bytes] = runtime_files(PROBE_RUNTIME)
     job_targets: list[dict[str, Any]] = []
     probes: dict[str, TargetProbe] = {}
     for target, lines in pool.items():

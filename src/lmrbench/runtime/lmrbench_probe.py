@@ -30,6 +30,7 @@ import types
 from typing import Any
 
 import lmrbench_checkers as lc
+import lmrbench_protocol as lp
 import lmrbench_values as lv
 
 
@@ -202,8 +203,8 @@ def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, A
 
 def main() -> int:
     """Run the job; write ``probe.json``."""
-    harness = os.environ["LMRBENCH_HARNESS"]
-    out = os.environ.get("LMRBENCH_OUT") or os.getcwd()
+    harness = os.environ[lp.ENV_HARNESS]
+    out = os.environ.get(lp.ENV_OUT) or os.getcwd()
     with open(os.path.join(harness, "probe", "job.json"), encoding="utf-8") as fh:
         job = json.load(fh)
     signal.signal(signal.SIGALRM, _on_alarm)

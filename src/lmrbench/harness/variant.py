@@ -14,21 +14,15 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from lmrbench.authoring.tree import (
-    Variant,
-    build_tree,
-    candidate_view,
-    impl_test_files,
-    isolation_of,
-    trusted_view,
-)
-from lmrbench.benchmark.testrun.legacy import is_legacy_test, run_legacy
-from lmrbench.benchmark.testrun.pytest_run import run_pytest
-from lmrbench.benchmark.testrun.split import declared_ids, goals_env, make_worker
+from lmrbench.authoring.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
+from lmrbench.harness.legacy import is_legacy_test, run_legacy
+from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.split import declared_ids, goals_env, make_worker
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -126,6 +120,7 @@ def merge_reports(reports: list[TestReport]) -> TestReport:
         exit_code=next((r.exit_code for r in reports if r.exit_code), reports[-1].exit_code),
         duration=sum(r.duration for r in reports),
         log_tail="\n".join(r.log_tail for r in reports)[-4000:],
+        log="\n".join(r.log for r in reports),
         sandbox=reports[0].sandbox,
         evidence="legacy" if any(r.evidence == "legacy" for r in reports) else "pytest",
         isolation="shared" if any(r.isolation == "shared" for r in reports) else "split",
