@@ -10,10 +10,10 @@ from lmrbench.authoring import amplify
 from lmrbench.authoring.check import task_findings
 from lmrbench.authoring.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.harness.variant import evaluate_variant
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.benchmark.validation.weakness import verdict, weak_reasons
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.progress import NullProgress
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.testrun import TestStatus

@@ -11,8 +11,8 @@ import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
 from lmrbench.authoring.record import record_tests
-from lmrbench.harness.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"

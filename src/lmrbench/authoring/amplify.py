@@ -118,3 +118,16 @@ def holders(paths: list[Path], param: str) -> list[str]:
     suffix = f" holds {param}"
     found = {s.removesuffix(suffix) for p in paths for s in special_values(p) if s.endswith(suffix)}
     return sorted(found)
+
+
+def varying_guidance(params: list[str]) -> str:
+    """What makes hand-written cases tell right from wrong (a scaffold's header): every parameter varied,
+    special values included."""
+    vary = ", ".join(f"`{n}`" for n in dict.fromkeys(params))
+    return (
+        f"Make the cases tell right from wrong: give every parameter ({vary}) at least two values over the "
+        "cases, so that an answer that ignores one or pins it to its usual value fails; include the special "
+        "values the function handles (masked or ignored targets, zeros, an empty batch, each flag both ways). "
+        "`lmrbench validate` runs mutants shaped like such mistakes (a parameter pinned, a mask dropped, a mean "
+        "for a sum, a branch removed) and calls the tests weak when one that pins a parameter survives."
+    )

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from lmrbench import pyparse
+from lmrbench.authoring.amplify import varying_guidance
 from lmrbench.authoring.script_mode import with_script_block
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import CheckerSettings
@@ -341,7 +342,8 @@ def render_scaffold(
         f"for them; the function must give the same results {_tolerance_text(checker)}. `lmrbench validate` "
         f"refuses this file while it holds {TODO_MARK}."
     )
-    doc += "\n\n" + scaffold_guidance(signatures)
+    doc += "\n\n" + varying_guidance([n for sig, _ in signatures for n, kind, _ in sig.params
+                                       if kind not in ("var_positional", "var_keyword")])
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
         "",
@@ -362,20 +364,6 @@ def render_scaffold(
             test = f"test_{snake_name(sig.qualname.replace('.', '_'))}_case_{n}" if many else f"test_case_{n}"
             body += ["", ""] + _scaffold_function(test, sig, checker)
     return stamp("\n".join(body) + "\n")
-
-
-def scaffold_guidance(signatures: list[tuple[Signature, GoalImport]]) -> str:
-    """What makes hand-written cases tell right from wrong: every parameter varied, special values included."""
-    named = [name for sig, _ in signatures for name, kind, _ in sig.params if kind not in ("var_positional",
-                                                                                             "var_keyword")]
-    vary = ", ".join(f"`{n}`" for n in dict.fromkeys(named))
-    return (
-        f"Make the cases tell right from wrong: give every parameter ({vary}) at least two values over the "
-        "cases, so that an answer that ignores one or pins it to its usual value fails; include the special "
-        "values the function handles (masked or ignored targets, zeros, an empty batch, each flag both ways). "
-        "`lmrbench validate` runs mutants shaped like such mistakes (a parameter pinned, a mask dropped, a mean "
-        "for a sum, a branch removed) and calls the tests weak when one that pins a parameter survives."
-    )
 
 
 def _scaffold_function(test: str, sig: Signature, checker: CheckerSettings) -> list[str]:
