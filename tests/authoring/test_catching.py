@@ -139,3 +139,36 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
     assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"
     assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == \
         "weak: kills 2/12 = 17% < 75%; no test varies beta"
+
+
+def test_a_probe_that_cannot_run_leaves_the_recording_standing(tmp_path, local):
+    from helpers.record_fixture import make_task as make_tiny_task
+
+    configured = '''
+        import os
+
+        import numpy as np
+
+        SCALE = float(os.environ["TINY_SCALE"])  # read when imported: only the command sets it
+
+
+        def scaled(x, k=2.0):
+            """x times k times the configured scale."""
+            return np.asarray(x) * k * SCALE
+    '''
+    driver = '''
+        import os
+
+        os.environ["TINY_SCALE"] = "3"
+        from model.configured import scaled
+
+        scaled([1.0, 2.0])
+        scaled([0.0, 5.0], k=0.5)
+    '''
+    task = make_tiny_task(tmp_path, "model/configured.py::scaled",
+                          extra={"model/configured.py": configured, "run.py": driver})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    assert result.summary[0].startswith("note: checking what the recorded calls catch failed: ")
+    assert result.summary[0].endswith("cases chosen by coverage, parameter and special values only")
+    assert [c.arguments["k"] for c in result.cases] == ["2.0", "0.5"]
+    assert result.test_file.is_file()

@@ -129,12 +129,16 @@ def record_tests(
         models = body_models(task, impl, targets)
         pool = pool_calls(out, targets, command)
         probes = {}
+        probe_note = ""
         if probe:
             check_cancel(cancel)
             progress.start("trying mutants and varied parameters on the calls", None)
             expected = [values.read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
-            probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
-                                 self_factory, Path(tmp) / "probe")
+            try:
+                probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
+                                     self_factory, Path(tmp) / "probe")
+            except LmrError as exc:  # the recording stands; the cases are then chosen without it
+                probe_note = f"note: {exc.problem}; cases chosen by coverage, parameter and special values only"
         selections: dict[str, Selection] = {
             t: select(calls, max_calls, models.get(t), lambda c: call_shape(c["path"]), probes.get(t), probe)
             for t, calls in pool.items()
@@ -147,6 +151,9 @@ def record_tests(
         for line in skipped:
             progress.log(f"note: call skipped: {line}")
         summary, notes, index = describe_selection(pool, selections, probes, chosen)
+        if probe_note:
+            summary.insert(0, probe_note)
+            index["selection"] = summary
         recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory,
                               notes=notes, index=index)
         written = write_recording(task, impl, chosen, targets, imports, recording, progress, coverage)
