@@ -20,7 +20,9 @@ def task_record(
     command: Annotated[
         str, typer.Option(help="Shell command running the reference code, from the repo root.")
     ] = "",
-    max_calls: Annotated[int, typer.Option(help="Distinct calls kept per goal function.")] = 3,
+    max_calls: Annotated[int, typer.Option(
+        help="Distinct calls kept per goal function for coverage; calls that catch more (a mutant, a parameter "
+             "value, a special value) and added cases come on top.")] = 3,
     max_bytes: Annotated[int, typer.Option(help="Largest recorded data of one call, in bytes.")] = 20_000_000,
     self_factory: Annotated[
         str | None, typer.Option(help="module:function building the object a goal method is called on.")
