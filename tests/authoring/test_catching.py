@@ -3,6 +3,8 @@ never varied a parameter, and validation that reports kill rates per mutant kind
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
@@ -64,6 +66,17 @@ def test_varied_values_around_the_recorded_one():
     assert amplify.varied_values(True) == [False]
     assert amplify.varied_values(-100) == [-99, -101]
     assert amplify.range_text([0.05, 0.2, 0.3, 0.5]) == "0.05-0.5"
+
+
+def test_a_flag_never_combined_with_another_setting_gets_a_case_that_combines_them():
+    data = Path(__file__).resolve().parents[2] / "examples/tasks/1-DPO/dpo-numpy/unit_test/data/impl_1"
+    recorded = [data / f"case_{n}.npz" for n in (1, 2, 3)]  # the driver's three settings
+    assert [amplify.scalar_arguments(p) for p in recorded] == [
+        {"beta": 0.1, "label_smoothing": 0.0, "reference_free": False},
+        {"beta": 0.1, "label_smoothing": 0.2, "reference_free": False},
+        {"beta": 0.1, "label_smoothing": 0.0, "reference_free": True}]
+    assert amplify.missing_pairs(recorded) == [("label_smoothing", 0.2, {"reference_free": True})]
+    assert amplify.missing_pairs(recorded[:2]) == []
 
 
 def test_summary_says_what_was_kept_dropped_and_added(recorded):

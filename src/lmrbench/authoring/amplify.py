@@ -120,6 +120,30 @@ def holders(paths: list[Path], param: str) -> list[str]:
     return sorted(found)
 
 
+MAX_PAIRS = 4
+"""Most added cases that combine a flag with another parameter's value."""
+
+
+def missing_pairs(paths: list[Path]) -> list[tuple[str, Scalar, dict[str, Scalar]]]:
+    """(param, value, {flag: flag value}): a flag the calls set away from its first value, never together with a
+    value another parameter takes elsewhere (``reference_free=True`` only with ``label_smoothing=0.0``, though
+    0.2 was tried too): a case combining them is worth adding."""
+    calls = [scalar_arguments(p) for p in paths]
+    seen = parameter_values(paths)
+    out: list[tuple[str, Scalar, dict[str, Scalar]]] = []
+    for flag, flag_values in seen.items():
+        if len(flag_values) < 2 or type(flag_values[0]) is not bool:
+            continue
+        other = flag_values[1]
+        for param, values_ in seen.items():
+            if param == flag or len(values_) < 2:
+                continue
+            for value in values_[1:]:
+                if not any(c.get(flag) == other and c.get(param) == value for c in calls) and len(out) < MAX_PAIRS:
+                    out.append((param, value, {flag: other}))
+    return out
+
+
 def varying_guidance(params: list[str]) -> str:
     """What makes hand-written cases tell right from wrong (a scaffold's header): every parameter varied,
     special values included."""

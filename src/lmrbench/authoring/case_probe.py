@@ -88,8 +88,10 @@ def probe_calls(
         mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad)
         probes[target] = TargetProbe(mutants, pins, grad)
         varied = amplify.parameter_values(paths)
-        plans = [{"param": p, "values": amplify.varied_values(vs[0]), "remap": amplify.holders(paths, p)}
-                 for p, vs in varied.items() if len(vs) == 1]
+        plans: list[dict[str, Any]] = [
+            {"param": p, "values": amplify.varied_values(vs[0]), "remap": amplify.holders(paths, p)}
+            for p, vs in varied.items() if len(vs) == 1]
+        plans += [{"param": q, "values": [v], "when": when} for q, v, when in amplify.missing_pairs(paths)]
         names = []
         for line in lines:
             name = f"probe/{line['file']}"

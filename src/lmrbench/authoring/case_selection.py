@@ -124,7 +124,11 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
     values_ = amplify.parameter_values([Path(c["path"]) for c in calls])
     by_param: dict[str, list[amplify.Scalar]] = {}
     for made in probe.amplified:
-        by_param.setdefault(made["amplified"]["param"], []).append(made["amplified"]["value"])
+        info = made["amplified"]
+        if info.get("when"):
+            out.append(f"no recorded call combined {combination_text(info)}; added a case that does")
+        else:
+            by_param.setdefault(info["param"], []).append(info["value"])
     for param, new in by_param.items():
         was = amplify.value_text(values_[param][0])
         out.append(f"{param} was always {was} in the recording; added {len(new)} case(s) with {param} "
@@ -132,6 +136,12 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
     out += [f"no test varies {note}" for note in probe.notes]
     out.append(kill_text(probe, sel))
     return out
+
+
+def combination_text(info: dict[str, Any]) -> str:
+    """``reference_free=True with label_smoothing=0.2``: what an added combination case sets."""
+    flags = ", ".join(f"{k}={amplify.value_text(v)}" for k, v in info["when"].items())
+    return f"{flags} with {info['param']}={amplify.value_text(info['value'])}"
 
 
 def kept_kills(probe: TargetProbe, sel: Selection) -> tuple[dict[str, tuple[int, int]], list[str]]:

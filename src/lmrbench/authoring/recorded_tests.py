@@ -211,7 +211,10 @@ def _case_entry(
 
 def _amplified_text(line: dict[str, Any]) -> str:
     made = line.get("amplified")
-    return f"{made['param']}={made['value']!r}" if made else ""
+    if not made:
+        return ""
+    when = "".join(f" with {k}={v!r}" for k, v in (made.get("when") or {}).items())
+    return f"{made['param']}={made['value']!r}{when}"
 
 
 def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: int = 3) -> Path:

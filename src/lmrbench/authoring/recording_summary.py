@@ -8,7 +8,7 @@ from typing import Any
 
 from lmrbench.authoring import amplify
 from lmrbench.authoring.case_probe import TargetProbe
-from lmrbench.authoring.case_selection import Selection, kept_kills, summary_lines
+from lmrbench.authoring.case_selection import Selection, combination_text, kept_kills, summary_lines
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
 
@@ -40,7 +40,10 @@ def describe_selection(
             continue
         by_param: dict[str, list[dict[str, Any]]] = {}
         for made in probe.amplified:
-            by_param.setdefault(made["amplified"]["param"], []).append(made)
+            if made["amplified"].get("when"):
+                notes.append(f"a case with {combination_text(made['amplified'])}, which no recorded call combined")
+            else:
+                by_param.setdefault(made["amplified"]["param"], []).append(made)
         first = amplify.parameter_values([Path(c["path"]) for c in calls])
         for param, made_list in by_param.items():
             vals = [amplify.value_text(m["amplified"]["value"]) for m in made_list]

@@ -119,6 +119,9 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             names = [a["name"] for a in case["arguments"]]
             if param not in names:
                 continue
+            when = plan.get("when", {})
+            if any(k not in names or case["arguments"][names.index(k)]["value"] != v for k, v in when.items()):
+                continue  # a combination is made from a call that has the other parameter's value
             kept = []
             remap = [n for n in plan.get("remap", []) if n in names]
             old = case["arguments"][names.index(param)]["value"]
@@ -144,14 +147,14 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 base = lv.Case(case, arrays)
                 if not remap and _same(job["checker"], result, base, None):
                     continue  # a value that changes nothing tells no wrong answer apart
-                file = f"amp-{index}-{param}-{k}.npz"
+                file = f"amp-{index}-{param}-{k}{'-' + '-'.join(when) if when else ''}.npz"
                 with open(os.path.join(out, file), "wb") as fh:
                     fh.write(lv.write_case(new, {**inputs, **enc.arrays}))
-                kept.append({"file": file, "param": param, "value": value, "base": name})
+                kept.append({"file": file, "param": param, "value": value, "base": name, "when": when})
             if kept:
                 break
         made += kept
-        if not kept:
+        if not kept and not plan.get("when"):
             notes.append(f"{param}: no case could be made ({why})")
     return made, notes
 
