@@ -1,6 +1,7 @@
 """Recorded tests that tell right from wrong, graded in Docker as evaluate grades them: the bundled DPO task
-fails a loss that ignores ``beta``, and a label-smoothed cross-entropy recorded in Docker fails candidates that
-ignore ``ignore_index``, pin ``epsilon`` or scale the smoothing term, while the golden code passes."""
+fails a loss that ignores ``beta`` and one that drops label smoothing when ``reference_free`` is set, and a
+label-smoothed cross-entropy recorded in Docker fails candidates that ignore ``ignore_index``, pin ``epsilon``
+or scale the smoothing term, while the golden code passes."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def preference_loss(policy_chosen_logps, policy_rejected_logps, reference_chosen
 '''
 
 DPO_RIGHT = DPO_IGNORES_BETA.replace("0.1 *", "beta *").replace("the usual temperature", "its temperature")
+DPO_NO_SMOOTHING_WITHOUT_REFERENCE = DPO_RIGHT.replace(
+    "    losses = -log_sigmoid(",
+    "    if reference_free:\n        label_smoothing = 0.0\n    losses = -log_sigmoid(")
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +63,8 @@ def test_bundled_dpo_task_fails_a_loss_that_ignores_beta(tmp_path, docker):
     assert grade(docker, task, candidate(tmp_path / "wrong", "dpo/trainers.py", DPO_IGNORES_BETA)) \
         is TestStatus.FAILED
     assert grade(docker, task, candidate(tmp_path / "right", "dpo/trainers.py", DPO_RIGHT)) is TestStatus.PASSED
+    no_smoothing = candidate(tmp_path / "no-smoothing", "dpo/trainers.py", DPO_NO_SMOOTHING_WITHOUT_REFERENCE)
+    assert grade(docker, task, no_smoothing) is TestStatus.FAILED
 
 
 def test_smoothed_cross_entropy_recorded_in_docker_rejects_plausible_wrong_answers(tmp_path, docker):
