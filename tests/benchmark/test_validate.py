@@ -211,7 +211,8 @@ def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tm
                            "--max-mutants", "6"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
-    assert "1-Calc#2 is valid but weak: its tests kill 2/5 mutants (40%), below --min-kill-rate 75%" in out
+    assert "1-Calc#2 is valid but weak: its tests kill 2/6 mutants (33%), below --min-kill-rate 75%" in out
+    assert "mutants of 1-Calc#2 killed by kind: arith_swap 0/1, constant_return 1/2," in out
     assert "1-Calc#1 is valid but weak" not in out
     assert "surviving mutants of 1-Calc#2:" in out and "--- a/calc.py" in out
     assert "valid: 1/2, valid but weak: 1/2" in out

@@ -25,6 +25,9 @@ TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py", PROTOCOL)
 """Modules put first on the Python path of a recorded command."""
+PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_probe.py", PROTOCOL)
+"""The program run after a recording, on the golden tree: cases added where a parameter never varied, and the
+mutants each case kills (``python3 -m lmrbench_probe``)."""
 WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", PROTOCOL)
 """The candidate's worker (plus the codec, as ``CODEC_SHIPPED_AS``): nothing else reaches its harness folder."""
 PROXY_PLUGIN = "lmrbench_proxy"

@@ -16,14 +16,16 @@ from lmrbench.authoring.check import find_leaks
 from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
+    RecordedFacts,
     ValidateOptions,
     mutant_files,
     pick_mutants,
     plan_mutants,
+    recorded_facts,
     static_problems,
 )
 from lmrbench.benchmark.validation.store import log_file
-from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
+from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name, weak_reasons
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.progress import NullProgress, Progress
@@ -71,6 +73,7 @@ class ImplCheck:
     _waiting: int = 0
     _environment_error: str = ""
     _start: float = field(default_factory=time.monotonic)
+    _facts: RecordedFacts = field(default_factory=RecordedFacts)
 
     def __post_init__(self) -> None:
         self.result = ImplValidation(
@@ -78,9 +81,10 @@ class ImplCheck:
             fingerprint=self.fingerprint, repeat=self.opts.repeat, test_files=impl_test_files(self.task, self.impl),
             valid=False, finished_at=datetime.now(UTC),
         )
+        self._facts = recorded_facts(self.task, self.impl)
         if self.mutants is None and self.opts.max_mutants > 0 and not static_problems(self.task, self.impl):
-            self.mutants = plan_mutants(self.task, self.impl)
-        self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants)
+            self.mutants = plan_mutants(self.task, self.impl, self._facts)
+        self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants, self._facts.equivalent)
 
     @property
     def label(self) -> str:
@@ -195,11 +199,15 @@ class ImplCheck:
                 continue
             failing = [c.test_id for c in report.cases if c.outcome in ("failed", "error")]
             golden = self.task.golden_path(self.impl, self.impl.goal_files.index(goal)).read_text(encoding="utf-8")
+            killed = report.status in _KILLING
             res.mutants.append(MutantResult(
                 qualname=qual, kind=mutant.kind, description=mutant.description, status=report.status,
-                killed=report.status in _KILLING, detail=(", ".join(failing) or report.detail)[:200],
+                killed=killed, detail=(", ".join(failing) or report.detail)[:200],
                 name=mutant_name(k, mutant.kind), diff=mutant_diff(golden, mutant.source, goal),
+                equivalent=not killed and report.status is not TestStatus.INFRA_ERROR
+                and mutant.digest in self._facts.equivalent,
             ))
-        counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR]
+        counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR and not m.equivalent]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
+        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried)

@@ -110,4 +110,6 @@ def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
         evidence=res.evidence_text,
         weak=res.weak, kill_rate=res.kill_rate,
         survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
+        weak_reasons=res.weak_reasons, kinds={k: list(v) for k, v in res.kind_kills.items()},
+        equivalent=[f"{m.name or m.kind}: {m.description}" for m in res.mutants if m.equivalent],
     )
