@@ -24,8 +24,9 @@ WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_w
 
 
 def _codec_files() -> dict[str, bytes]:
-    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py"))
-    return {"lmrbench_wire.py": files["lmrbench_wire.py"], "lmrbench_codec.py": files["lmrbench_values.py"]}
+    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py", "lmrbench_reply.py"))
+    codec = files.pop("lmrbench_values.py")
+    return {**files, "lmrbench_codec.py": codec}
 
 
 def make_worker(cand_tree: Tree) -> Worker:
