@@ -36,7 +36,7 @@ __all__ = [
     "write_case",
 ]
 
-TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_reply.py", "lmrbench_checkers.py")
+TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py")
 """Modules put first on the Python path of a recorded command."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import cmath
 import difflib
-import os
 import sys
 from typing import Any
 
@@ -42,41 +41,16 @@ except ImportError:  # a task image without numpy: no array can occur, and numbe
 else:
     _NUMPY = True
 
-try:
-    from . import lmrbench_reply as _reply  # inside lmrbench
-except ImportError:
-    import lmrbench_reply as _reply  # type: ignore[no-redef]  # shipped beside this file
+try:  # inside lmrbench
+    from . import lmrbench_precision as _precision
+    from . import lmrbench_reply as _reply
+except ImportError:  # shipped beside this file
+    import lmrbench_precision as _precision  # type: ignore[no-redef]
+    import lmrbench_reply as _reply  # type: ignore[no-redef]
+
+tolerance_for = _precision.tolerance_for
 
 __all__ = ["assert_close", "assert_equal", "assert_similar_text", "assert_unordered", "tolerance_for"]
-
-
-TOLERANCES = {
-    "float64": (1e-5, 1e-8),
-    "complex128": (1e-5, 1e-8),
-    "float32": (3e-5, 1e-6),
-    "complex64": (3e-5, 1e-6),
-    "float16": (4e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-}
-"""dtype -> (rtol, atol) when a test names no tolerance: about 256 units in the last place for float32 (a sum
-taken in another order), 4 for float16 and 2 for bfloat16. float64 keeps 1e-5: a Python float or float64 value
-often carries float32 work (``loss.item()``). Integers and text compare exactly."""
-MAX_INPUT_RTOL = 1e-3
-"""The most the inputs' magnitude may widen a relative tolerance (see ``tolerance_for``)."""
-PROBE_ENV = "LMRBENCH_TOLERANCE_PROBE"
-"""Set (by ``lmrbench validate``) to measure how close a re-run of the golden code comes to the tolerances."""
-PROBE_MARK = "lmrbench-tolerance-margin"
-"""How a probing run's checker reports the margin: ``lmrbench-tolerance-margin 0.012 at result[0] (...)``."""
-
-
-def tolerance_for(dtype: str, scale: float = 0.0) -> tuple[float, float]:
-    """(rtol, atol) of a value of ``dtype`` (``float32``, ``bfloat16``, ``float`` for a Python float) when the
-    test names none: the dtype's row of ``TOLERANCES``, with rtol widened to ``scale`` (the largest rounding
-    unit of the call's floating inputs, ``Case.scale``: eps of their dtype times their largest magnitude, at
-    most ``MAX_INPUT_RTOL``). A correct rewrite in another order of operations rounds its intermediate values,
-    which are as large as the inputs: float32 log-probs near -1000 give differences of 3e-5 relative."""
-    rtol, atol = TOLERANCES.get(dtype, TOLERANCES["float64"])
-    return max(rtol, min(float(scale or 0.0), MAX_INPUT_RTOL)), atol
 
 
 class _Options:
@@ -89,7 +63,7 @@ class _Options:
         self.atol = atol
         self.text_threshold = text_threshold
         self.scale = scale
-        self.probe = bool(os.environ.get(PROBE_ENV)) and not exact
+        self.probe = _precision.probing() and not exact
         self.margin = 0.0
         self.margin_at = ""
 
@@ -115,7 +89,7 @@ class _Options:
     def report(self) -> None:
         """A probing run ends every comparison with the margin it measured (the test fails by design)."""
         if self.probe:
-            raise AssertionError(f"{PROBE_MARK} {self.margin:.6g} at {self.margin_at or 'result'}")
+            raise AssertionError(f"{_precision.PROBE_MARK} {self.margin:.6g} at {self.margin_at or 'result'}")
 
 
 def assert_equal(actual: Any, expected: Any, *, where: str = "result") -> None:

@@ -303,6 +303,15 @@ class Encoder:
         }
 
 
+def _precision() -> Any:
+    """The tolerance module shipped beside this one (its rounding scale and float64 probe)."""
+    try:
+        from . import lmrbench_precision  # inside lmrbench
+    except ImportError:
+        import lmrbench_precision  # type: ignore[no-redef]  # shipped beside this file
+    return lmrbench_precision
+
+
 def _reply() -> Any:
     """The allow-list decoder's module (its records and allow-lists), imported when first needed."""
     try:
@@ -612,6 +621,13 @@ class Case:
         """The instance's attributes after the call, when the call changed them."""
         self.random_state = case.get("random_state") and decoder.decode(case["random_state"])
         """The random generators' state before the call, when the call drew random numbers."""
+        precision = _precision()
+        self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
+        """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
+        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``)."""
+        if precision.probing():  # validate's float64 re-run of the golden code
+            self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
+            self.state = None if self.state is None else precision.upcast(self.state)
 
     def argument(self, name: str) -> Any:
         """An argument passed by keyword, or a positional one by its parameter name."""

@@ -24,7 +24,7 @@ WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_w
 
 
 def _codec_files() -> dict[str, bytes]:
-    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py", "lmrbench_reply.py"))
+    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py", "lmrbench_reply.py", "lmrbench_precision.py"))
     codec = files.pop("lmrbench_values.py")
     return {**files, "lmrbench_codec.py": codec}
 
