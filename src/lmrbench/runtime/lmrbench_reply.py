@@ -41,13 +41,18 @@ from typing import Any
 __all__ = ["DataRecord", "ModuleRecord", "decode_reply", "namedtuple_record"]
 
 TORCH_DTYPES = frozenset(
-    "float16 float32 float64 bfloat16 half float double complex64 complex128 cfloat cdouble "
-    "uint8 int8 int16 int32 int64 short int long bool".split()
+    [
+        "float16", "float32", "float64", "bfloat16", "half", "float", "double", "complex64", "complex128", "cfloat",
+        "cdouble", "uint8", "int8", "int16", "int32", "int64", "short", "int", "long", "bool",
+    ]
 )
 """torch dtype names a reply may use (``getattr(torch, name)`` is taken for these only)."""
 PANDAS_DTYPES = frozenset(
-    "object bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128 "
-    "category datetime64[ns] timedelta64[ns] Int8 Int16 Int32 Int64 Float32 Float64 boolean".split()
+    [
+        "object", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+        "float32", "float64", "complex64", "complex128", "category", "datetime64[ns]", "timedelta64[ns]", "Int8",
+        "Int16", "Int32", "Int64", "Float32", "Float64", "boolean",
+    ]
 )
 """pandas column dtypes a reply may name (none that loads an optional library, such as ``string[pyarrow]``)."""
 BIT_GENERATORS = frozenset({"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"})
@@ -73,13 +78,14 @@ def namedtuple_record(type_path: str, fields: list[str] | tuple[str, ...]) -> ty
     if not isinstance(type_path, str) or not all(isinstance(f, str) for f in fields):
         raise ValueError("a namedtuple's type and field names must be text")
     key = (type_path, tuple(fields))
-    cls = _RECORDS.get(key)
-    if cls is None:
-        module = type_path.partition(":")[0]
-        cls = collections.namedtuple(_name_of(type_path), list(fields), module=module or None)  # type: ignore[misc]
-        cls._lmrbench_type = type_path  # type: ignore[attr-defined]
-        if len(_RECORDS) < MAX_RECORD_TYPES:
-            _RECORDS[key] = cls
+    known = _RECORDS.get(key)
+    if known is not None:
+        return known
+    module = type_path.partition(":")[0]
+    cls: Any = collections.namedtuple(_name_of(type_path), list(fields), module=module or None)  # type: ignore[misc]
+    cls._lmrbench_type = type_path  # type: ignore[attr-defined]
+    if len(_RECORDS) < MAX_RECORD_TYPES:
+        _RECORDS[key] = cls
     return cls
 
 

@@ -159,11 +159,11 @@ class Encoder:
         if _is_path(value):
             return {"$": "path", "value": str(value), "type": type_path(type(value))}
         if _is_dataclass(value) and not isinstance(value, type):
-            fields = {
+            named = {
                 f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
                 for f in _loaded("dataclasses").fields(value)
             }
-            return {"$": "dataclass", "type": type_path(type(value)), "fields": fields}
+            return {"$": "dataclass", "type": type_path(type(value)), "fields": named}
         node = self._encode_numpy(value, where)
         if node is not None:
             return node

@@ -24,6 +24,7 @@ from lmrbench.benchmark.validation.plan import (
     plan_mutants,
     static_problems,
 )
+from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, probe_wanted, read_margins
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
@@ -91,13 +92,20 @@ class ImplCheck:
     @property
     def runs(self) -> int:
         """Test runs this check makes when nothing stops it early (for the progress bar)."""
-        return 0 if static_problems(self.task, self.impl) else self.opts.repeat + 1 + len(self._chosen)
+        if static_problems(self.task, self.impl):
+            return 0
+        return self.opts.repeat + 1 + len(self._chosen) + self._probing
+
+    @property
+    def _probing(self) -> int:
+        """1 when a float64 re-run of the golden code checks the tolerances, else 0."""
+        return int(self.opts.check_tolerances and probe_wanted(self.impl))
 
     def _unit(self, what: str, variant: str | dict[str, str], timeout: float,
-              expected: list[str] | None = None) -> RunUnit:
+              expected: list[str] | None = None, env: dict[str, str] | None = None) -> RunUnit:
         ref = TaskRef(self.task.name, str(self.task.path))
         return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant,  # type: ignore[arg-type]
-                       timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild)
+                       timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild, env=env or {})
 
     def first_units(self) -> list[RunUnit]:
         """The golden runs; none (and the result final) when a static problem stops the implementation."""
@@ -116,6 +124,8 @@ class ImplCheck:
         outcome = str(report.status)
         if what.startswith("mutant") and report.status is not TestStatus.INFRA_ERROR:
             outcome = "killed" if report.status in _KILLING else "survived"  # a failing mutant is good news
+        elif what == "tolerance" and report.status is not TestStatus.INFRA_ERROR:
+            outcome = "measured"  # every test ends with its margin: not a verdict
         self.progress.advance(1, f"{self.label} {what}: {outcome}")
         if report.status is TestStatus.INFRA_ERROR:
             self.progress.log(f"{self.label} {what}: infrastructure error: {report.detail}")
@@ -125,6 +135,8 @@ class ImplCheck:
             return self._after_golden() if self._waiting == 0 else []
         if what == "masked":
             self.result.masked = report
+        elif what == "tolerance":
+            self.result.tolerance_margin, self.result.tolerance_note = read_margins(report)
         else:
             self._mutants[int(what.split()[1].split("/")[0])] = report
         if self._waiting == 0:
@@ -139,7 +151,7 @@ class ImplCheck:
         res.flaky_tests = flaky_tests(res.golden_runs)
         env = next((r.detail for r in res.golden_runs if r.detail.startswith(_ENVIRONMENT)), None)
         if env:
-            self.progress.advance(1 + len(self._chosen))
+            self.progress.advance(1 + len(self._chosen) + self._probing)
             self._finish([env])
             return []
         reasons = []
@@ -154,8 +166,10 @@ class ImplCheck:
         expected = [c.test_id for c in passing.cases if c.outcome == "passed"] if passing else None
         units = [self._unit("masked", "masked", self.opts.timeout, expected)]
         if reasons:
-            self.progress.advance(len(self._chosen))
+            self.progress.advance(len(self._chosen) + self._probing)
         else:
+            if self._probing:
+                units.append(self._unit("tolerance", "golden", self.opts.timeout, None, PROBE_RUN_ENV))
             slowest = max(r.duration for r in res.golden_runs)
             timeout = min(self.opts.timeout, max(30.0, 5 * slowest))
             n = len(self._chosen)
