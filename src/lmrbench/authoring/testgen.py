@@ -132,13 +132,9 @@ def _side_check(checker: CheckerSettings, actual: str, expected: str, where: str
 def _tolerance_text(checker: CheckerSettings) -> str:
     if checker.kind == "exact":
         return "exactly"
-    if checker.tolerance == "explicit":
-        text = f"within rtol={checker.rtol:g}, atol={checker.atol:g}"
-    else:
-        text = (
+    text = (f"within rtol={checker.rtol:g}, atol={checker.atol:g}" if checker.tolerance == "explicit" else
             "within a tolerance that follows each value's dtype and the inputs' magnitude (float32: rtol 3e-5, "
-            "float16 4e-3, bfloat16 1.6e-2, float64 1e-5; see lmrbench_precision.py)"
-        )
+            "float16 4e-3, bfloat16 1.6e-2, float64 1e-5; see lmrbench_precision.py)")
     if checker.kind == "unordered":
         return f"in any order, numbers {text}"
     if checker.kind == "text":
@@ -260,8 +256,6 @@ def render_recorded_test(
     body.append("from lmrbench_values import load_case  # noqa: E402")
     body += _imports(cases, factory) + [""]
     body.append(f'DATA = HERE / "data" / "impl_{impl_index}"')
-    body += (["", "# tolerances follow each value's dtype and the inputs' magnitude (case.scale)"]
-             if checker.kind != "exact" and checker.tolerance == "dtype" else [])
     body += _constants(checker)
     for case in cases:
         body += ["", ""] + _test_function(case, "DATA", checker, factory)
