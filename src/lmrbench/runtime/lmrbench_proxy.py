@@ -19,6 +19,7 @@ import inspect
 import json
 import os
 import secrets
+import sys
 import threading
 from typing import Any
 
@@ -243,7 +244,9 @@ def _apply(
             else:
                 object.__setattr__(first, attr, value)
     if reply.get("random") is not None:
-        codec.set_random_state(dec(reply["random"]))
+        state = dec(reply["random"])
+        loaded = {"random": "random", "numpy": "numpy.random", "torch": "torch"}
+        codec.set_random_state({k: v for k, v in dict(state).items() if loaded.get(k) in sys.modules})
     return result
 
 

@@ -51,7 +51,7 @@ PANDAS_DTYPES = frozenset(
     [
         "object", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
         "float32", "float64", "complex64", "complex128", "category", "datetime64[ns]", "timedelta64[ns]", "Int8",
-        "Int16", "Int32", "Int64", "Float32", "Float64", "boolean",
+        "Int16", "Int32", "Int64", "Float32", "Float64", "boolean", "str",
     ]
 )
 """pandas column dtypes a reply may name (none that loads an optional library, such as ``string[pyarrow]``)."""
@@ -266,14 +266,15 @@ class _Reader:
         fields = node.get("fields")
         if type(fields) is not list or len(fields) != len(items):
             raise ValueError("a namedtuple in a reply must name its fields")
-        cls = namedtuple_record(self.text(node, "type"), fields)
+        cls = namedtuple_record(_not_other(self.text(node, "type"), "namedtuple"), fields)
         return tuple.__new__(cls, items)
 
     def k_dataclass(self, node: dict[str, Any]) -> DataRecord:
         fields = node["fields"]
         if type(fields) is not dict or not all(type(k) is str and k.isidentifier() for k in fields):
             raise ValueError("a dataclass's fields must be named by identifiers")
-        return DataRecord(self.text(node, "type"), {k: self.read(v) for k, v in fields.items()})
+        type_path = _not_other(self.text(node, "type"), "dataclass")
+        return DataRecord(type_path, {k: self.read(v) for k, v in fields.items()})
 
     def k_module(self, node: dict[str, Any]) -> ModuleRecord:
         state: dict[str, Any] = {}
@@ -328,23 +329,20 @@ class _Reader:
         return np.dtype(_typestr(self.text(node, "str")))
 
     def k_np_generator(self, node: dict[str, Any]) -> Any:
-        np = _need("numpy")
         state = self.read(node["state"])
         name = state.get("bit_generator") if type(state) is dict else None
         if name not in BIT_GENERATORS:
             raise ValueError(f"{name!r} is not a numpy bit generator")
-        bitgen = np.random.__dict__[name]() if name in np.random.__dict__ else None
-        if bitgen is None:
-            raise ValueError(f"numpy has no bit generator {name!r}")
+        random = _need("numpy.random")  # numpy loads it lazily: never on behalf of a reply
+        bitgen = random.__dict__[name]()
         bitgen.state = state
-        return np.random.Generator(bitgen)
+        return random.Generator(bitgen)
 
     def k_np_randomstate(self, node: dict[str, Any]) -> Any:
-        np = _need("numpy")
         state = self.read(node["state"])
         if type(state) is not tuple:
             raise ValueError("a RandomState's state is a tuple")
-        rs = np.random.RandomState()
+        rs = _need("numpy.random").RandomState()
         rs.set_state(state)
         return rs
 
@@ -455,6 +453,26 @@ def _descr(descr: Any) -> list[tuple[Any, ...]]:
         shape = entry[2:] and [tuple(int(n) for n in entry[2] if type(n) is int)]
         out.append((entry[0], kind, *shape))
     return out
+
+
+def _not_other(type_path: str, kind: str) -> str:
+    """``type_path``, unless it names something loaded here that is not a class of ``kind`` (``os:system`` is
+    refused as a dataclass); a type that is not loaded here is fine: only its name is kept."""
+    module, _, qual = type_path.partition(":")
+    obj: Any = sys.modules.get(module)
+    for part in qual.split("."):
+        if obj is None or not (isinstance(obj, type) or type(obj).__name__ == "module"):
+            return type_path
+        obj = obj.__dict__.get(part)
+    if obj is None:
+        return type_path
+    is_kind = isinstance(obj, type) and (
+        any("__dataclass_fields__" in c.__dict__ for c in obj.__mro__) if kind == "dataclass"
+        else issubclass(obj, tuple)
+    )
+    if not is_kind:
+        raise ValueError(f"{type_path!r} is not a {kind} type")
+    return type_path
 
 
 def _loaded_class(type_path: str) -> Any:
