@@ -63,7 +63,8 @@ def test_a_record_with_other_fields_or_values_fails():
     out = Output(np.ones(2, dtype=np.float32), np.zeros(2, dtype=np.float32))
     node, arrays = reply_of(out)
     node["fields"] = ["loss", "rewards"]
-    with pytest.raises(AssertionError, match=r"result: fields \['loss', 'rewards'\], expected \['loss', 'chosen_rewards'\]"):
+    fields = r"result: fields \['loss', 'rewards'\], expected \['loss', 'chosen_rewards'\]"
+    with pytest.raises(AssertionError, match=fields):
         assert_close(decode_reply(node, arrays), out)
     wrong = decoded(Output(np.ones(2, dtype=np.float32), np.full(2, 0.5, dtype=np.float32)))
     with pytest.raises(AssertionError, match=r"result.chosen_rewards: 2 of 2 values differ"):
