@@ -10,7 +10,7 @@ Four checkers, each raising ``AssertionError`` naming the first place that diffe
 - ``assert_close``: numbers, arrays and tensors within ``rtol``/``atol`` (shape, dtype and a recorded
   ``requires_grad`` checked first, NaN only matches NaN), through lists, tuples, dicts, sets, namedtuples and
   dataclasses (by field names and values), modules (by state_dict); everything else exact. Without ``rtol`` and
-  ``atol`` the tolerance follows each value's dtype and the inputs' magnitude (``tolerance_for``);
+  ``atol`` the tolerance follows each value's dtype and magnitude and the inputs' (``tolerance_for``);
 - ``assert_unordered``: like ``assert_close`` but the items of the outer collection may come in any order;
 - ``assert_similar_text``: strings whose similarity ratio (difflib) is at least ``threshold``, numbers close.
 """
@@ -67,17 +67,18 @@ class _Options:
         self.margin = 0.0
         self.margin_at = ""
 
-    def tol(self, dtype: str) -> tuple[float, float]:
-        """(rtol, atol) for a value of ``dtype``: as the test named them, else by dtype."""
+    def tol(self, dtype: str, magnitude: float = 0.0) -> tuple[float, float]:
+        """(rtol, atol) for a value of ``dtype`` whose largest magnitude is ``magnitude``: as the test named
+        them, else by dtype (``lmrbench_precision.tolerance_for``)."""
         if self.rtol is not None and self.atol is not None:
             return self.rtol, self.atol
-        rtol, atol = tolerance_for(dtype, self.scale)
+        rtol, atol = tolerance_for(dtype, self.scale, magnitude)
         return (rtol if self.rtol is None else self.rtol), (atol if self.atol is None else self.atol)
 
-    def tolerance(self, dtype: str = "float64") -> str:
+    def tolerance(self, dtype: str = "float64", magnitude: float = 0.0) -> str:
         if self.exact:
             return "exact"
-        rtol, atol = self.tol(dtype)
+        rtol, atol = self.tol(dtype, magnitude)
         named = self.rtol is not None and self.atol is not None
         return f"rtol={rtol:g}, atol={atol:g}" + ("" if named else f" for {dtype}")
 
@@ -249,11 +250,11 @@ def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> 
         raise AssertionError(f"{where}: got {_show(actual)}, expected the number {expected!r}")
     if opts.exact and isinstance(expected, np.generic) and getattr(actual, "dtype", None) != expected.dtype:
         raise AssertionError(f"{where}: got {_show(actual)}, expected {expected!r}")
-    dtype = _number_dtype(expected)
+    dtype, size = _number_dtype(expected), _size(expected)
     if not _NUMPY:
         if _python_same(actual, expected, opts, dtype):
             return
-        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype)})")
+        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype, size)})")
     a, e = np.asarray(actual), np.asarray(expected)
     if opts.exact:
         same = bool(a == e) or (e.dtype.kind in "fc" and bool(np.isnan(a)) and bool(np.isnan(e)))
@@ -261,10 +262,23 @@ def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> 
         _probe(a, e, where, opts, dtype)
         return
     else:
-        rtol, atol = opts.tol(dtype)
+        rtol, atol = opts.tol(dtype, size)
         same = bool(np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True))
     if not same:
-        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype)})")
+        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype, size)})")
+
+
+def _size(value: Any) -> float:
+    """The largest finite magnitude in a number or array (0 when none is finite)."""
+    if isinstance(value, np.ndarray | np.generic):
+        a = np.abs(np.asarray(value))
+        finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
+        return float(finite.max()) if finite.size and finite.dtype.kind in "fciu" else 0.0
+    try:
+        size = abs(value)
+        return float(size) if cmath.isfinite(size) else 0.0
+    except TypeError:
+        return 0.0
 
 
 def _number_dtype(value: Any) -> str:
@@ -275,7 +289,7 @@ def _number_dtype(value: Any) -> str:
 
 def _probe(actual: Any, expected: Any, where: str, opts: _Options, dtype: str) -> None:
     """Measure (not judge) how much of the tolerance a re-run in float64 used: max |a - e| / (atol + rtol|e|)."""
-    rtol, atol = opts.tol(dtype)
+    rtol, atol = opts.tol(dtype, _size(expected))
     a = np.asarray(actual).astype(np.complex128 if np.iscomplexobj(actual) else np.float64)
     e = np.asarray(expected).astype(a.dtype if np.iscomplexobj(expected) else np.float64)
     if a.shape != e.shape:
@@ -298,7 +312,7 @@ def _python_same(actual: Any, expected: Any, opts: _Options, dtype: str) -> bool
         return bool(actual == expected)
     if cmath.isinf(expected) or cmath.isinf(actual):
         return bool(actual == expected)
-    rtol, atol = opts.tol(dtype)
+    rtol, atol = opts.tol(dtype, abs(expected))
     return abs(actual - expected) <= atol + rtol * abs(expected)
 
 
@@ -358,7 +372,8 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
         return
     if actual.dtype != expected.dtype:
         raise AssertionError(f"{where}: dtype {actual.dtype.name}, expected {expected.dtype.name}")
-    rtol, atol = opts.tol(dtype)
+    size = _size(expected) if expected.dtype.kind in "fc" else 0.0
+    rtol, atol = opts.tol(dtype, size)
     if expected.dtype.kind in "fc":
         nan_a, nan_e = np.isnan(actual), np.isnan(expected)
         if opts.exact:
@@ -384,7 +399,7 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
     index = tuple(int(i) for i in at)
     raise AssertionError(
         f"{where}: {bad} of {ok.size} values differ; at index {index} got {got!r}, expected {want!r} "
-        f"({opts.tolerance(dtype)})"
+        f"({opts.tolerance(dtype, size)})"
     )
 
 

@@ -7,7 +7,7 @@ A correct rewrite of a numeric function (another order of operations, rewards be
 another order) rounds differently. How much depends on the dtype it computes in and on how large its intermediate
 values are, which are about as large as its inputs: a float32 DPO loss over log-probs near -1000 differs by up to
 3e-5 relative between two correct programs, 7e-6 near -200. So a value's tolerance, when a test names none, is
-its dtype's row of ``TOLERANCES`` with the relative tolerance widened to the inputs' rounding unit (``scale``).
+its dtype's row of ``TOLERANCES`` with the absolute tolerance widened to the inputs' rounding unit (``scale``).
 
 ``lmrbench validate`` checks the tolerances by re-running the golden code on the recorded inputs in float64
 (``LMRBENCH_TOLERANCE_PROBE``): the checkers then measure how much of each tolerance the re-run used (the margin)
@@ -34,21 +34,27 @@ taken in another order), 4 for float16 and 2 for bfloat16. float64 keeps 1e-5: a
 often carries float32 work (``loss.item()``). Integers and text compare exactly."""
 EPS = {"float64": 2.220446049250313e-16, "float32": 1.1920929e-07, "float16": 9.765625e-04, "bfloat16": 7.8125e-03}
 """Machine epsilon of each floating dtype."""
-MAX_INPUT_RTOL = 1e-3
-"""The most the inputs' magnitude may widen a relative tolerance: an attention mask of -1e9 among the inputs
-must not let a result off by 1% pass."""
+MAX_INPUT_SHARE = 1e-3
+"""The inputs' rounding unit widens atol to at most this share of the recorded value's largest magnitude: an
+attention mask of -1e9 among the inputs must not let a result off by 1% pass."""
 PROBE_ENV = "LMRBENCH_TOLERANCE_PROBE"
 """Set (by ``lmrbench validate``) to re-run the golden code in float64 and measure the margins."""
 PROBE_MARK = "lmrbench-tolerance-margin"
 """How a probing run's checker reports: ``lmrbench-tolerance-margin 0.012 at result[0]``."""
 
 
-def tolerance_for(dtype: str, scale: float = 0.0) -> tuple[float, float]:
+def tolerance_for(dtype: str, scale: float = 0.0, magnitude: float = 0.0) -> tuple[float, float]:
     """(rtol, atol) of a value of ``dtype`` (``float32``, ``bfloat16``; ``float64`` for a Python float) when
-    the test names none: the dtype's row of ``TOLERANCES``, rtol widened to ``scale`` (at most
-    ``MAX_INPUT_RTOL``)."""
+    the test names none: the dtype's row of ``TOLERANCES``, atol widened to ``scale`` (the inputs' rounding
+    unit, ``Case.scale``) but to at most ``MAX_INPUT_SHARE`` of ``magnitude`` (the recorded value's largest).
+
+    Why atol: a rewrite's intermediate values are as large as its inputs, so its rounding error is absolute, a
+    few units of the inputs' last place, whatever the size of the result. A float32 DPO reward near 0 computed as
+    ``beta * chosen - beta * ref`` from log-probs near -1000 is off by 3e-5 from ``beta * (chosen - ref)``.
+    """
     rtol, atol = TOLERANCES.get(dtype, TOLERANCES["float64"])
-    return max(rtol, min(float(scale or 0.0), MAX_INPUT_RTOL)), atol
+    widened = min(float(scale or 0.0), MAX_INPUT_SHARE * float(magnitude or 0.0))
+    return rtol, max(atol, widened)
 
 
 def probing() -> bool:
