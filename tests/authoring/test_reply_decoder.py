@@ -103,7 +103,7 @@ def test_dataclasses_and_dicts_of_arrays_come_back_as_records_and_compare():
         ({"$": "np_dtype", "str": "O"}, "not a numpy type string"),
         ({"$": "np_generator", "state": {"$": "dict", "items": [["bit_generator", "RandomState"]]}},
          "not a numpy bit generator"),
-        ({"$": "torch_dtype", "name": "__class__"}, "torch is not loaded here"),
+        ({"$": "torch_dtype", "name": "__class__"}, "torch is not loaded here|not a torch dtype a reply may name"),
         ({"$": "series", "name": None, "data": {"$": "list", "items": []}, "index": {}},
          "pandas is not loaded|an index must be"),
         ({"$": "pickle", "data": "gASV"}, "not a value kind a reply may hold"),

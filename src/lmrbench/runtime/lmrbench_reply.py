@@ -350,7 +350,8 @@ class _Reader:
         torch = _need("torch")
         dtype = _torch_dtype(torch, self.text(node, "dtype"))
         array = self.array(node)
-        tensor = torch.from_numpy(array.copy()).to(dtype)
+        device = self.text(node, "device") if "device" in node else "cpu"
+        tensor = on_device(torch, torch.from_numpy(array.copy()).to(dtype), device)
         if node.get("parameter") is True:
             return torch.nn.Parameter(tensor, requires_grad=node.get("requires_grad") is True)
         if node.get("requires_grad") is True and tensor.is_floating_point():
@@ -428,6 +429,18 @@ def _need(name: str) -> Any:
     if module is None:
         raise ValueError(f"the reply holds a {name} value, but {name} is not loaded here")
     return module
+
+
+def on_device(torch: Any, tensor: Any, device: str) -> Any:
+    """``tensor`` moved to the recorded ``device`` when this machine has it (a name of an allowed form); on the CPU
+    otherwise: a task recorded on a GPU is graded where there may be none, and the checkers do not compare
+    devices."""
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise ValueError(f"{device!r} is not a device name")
+    kind = device.partition(":")[0]
+    if kind == "cuda" and torch.cuda.is_available():
+        return tensor.to(device)
+    return tensor
 
 
 def _torch_dtype(torch: Any, name: str) -> Any:

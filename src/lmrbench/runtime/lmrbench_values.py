@@ -14,7 +14,7 @@ strings and lists; everything else is an object with a ``"$"`` key naming its ki
 ``dict``         ``{"items": [[key, value], ...], "ordered": bool}`` (keys of any encodable kind)
 ``ndarray``      ``{"key": name}``: the array is ``name`` in the case file
 ``npscalar``     ``{"key": name}``: a 0-d array turned back into a numpy scalar
-``tensor``       ``{"key": name, "dtype": "bfloat16", "requires_grad": bool, "parameter": bool}``
+``tensor``       ``{"key": name, "dtype": "bfloat16", "device": "cpu", "requires_grad": bool, "parameter": bool}``
 ``dataframe``    ``{"columns", "data", "index"}``; ``series``: ``{"name", "data", "index"}``
 ``dataclass``    ``{"type": "module:QualName", "fields": {name: value}}``
 ``namedtuple``   ``{"type": "module:QualName", "fields": [...], "items": [...]}``
@@ -229,6 +229,7 @@ class Encoder:
             "$": "tensor",
             "key": self._store(array),
             "dtype": dtype,
+            "device": str(value.device),
             "requires_grad": bool(value.requires_grad),
             "parameter": type(value) is torch.nn.Parameter,
         }
@@ -489,6 +490,7 @@ class Decoder:
 
         dtype = _reply()._torch_dtype(torch, node["dtype"])
         tensor = torch.from_numpy(np.array(self.arrays[node["key"]], copy=True)).to(dtype)
+        tensor = _reply().on_device(torch, tensor, node.get("device", "cpu"))
         if node.get("parameter"):
             return torch.nn.Parameter(tensor, requires_grad=node["requires_grad"])
         return tensor.requires_grad_(node["requires_grad"]) if tensor.is_floating_point() else tensor
