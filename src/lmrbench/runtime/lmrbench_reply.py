@@ -471,12 +471,7 @@ def _descr(descr: Any) -> list[tuple[Any, ...]]:
 def _not_other(type_path: str, kind: str) -> str:
     """``type_path``, unless it names something loaded here that is not a class of ``kind`` (``os:system`` is
     refused as a dataclass); a type that is not loaded here is fine: only its name is kept."""
-    module, _, qual = type_path.partition(":")
-    obj: Any = sys.modules.get(module)
-    for part in qual.split("."):
-        if obj is None or not (isinstance(obj, type) or type(obj).__name__ == "module"):
-            return type_path
-        obj = obj.__dict__.get(part)
+    obj = _loaded_object(type_path)
     if obj is None:
         return type_path
     is_kind = isinstance(obj, type) and (
@@ -489,12 +484,18 @@ def _not_other(type_path: str, kind: str) -> str:
 
 
 def _loaded_class(type_path: str) -> Any:
-    """The class at ``module:QualName`` if that module is loaded, read through ``__dict__`` (no attribute hook,
-    no import)."""
+    """The class at ``module:QualName`` if that module is loaded, else None."""
+    obj = _loaded_object(type_path)
+    return obj if isinstance(obj, type) else None
+
+
+def _loaded_object(type_path: str) -> Any:
+    """What ``module:QualName`` names if that module is loaded, read through ``__dict__`` (no attribute hook, no
+    import), else None."""
     module, _, qual = type_path.partition(":")
     obj: Any = sys.modules.get(module)
     for part in qual.split("."):
         if obj is None or not (isinstance(obj, type) or type(obj).__name__ == "module"):
             return None
         obj = obj.__dict__.get(part)
-    return obj if isinstance(obj, type) else None
+    return obj
