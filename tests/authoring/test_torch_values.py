@@ -203,3 +203,49 @@ def test_decoding_torch_replies_imports_nothing():
                          check=True)
     got = json.loads(out.stdout)
     assert got == {"new": [], "kinds": ["ModuleRecord", "Parameter", "Tensor", "Tensor", "device", "dtype"]}
+
+
+SELF_AFTER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, lmrbench_values, lmrbench_reply
+sys.modules["lmrbench_codec"] = lmrbench_values
+import lmrbench_proxy
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Linear(3, 3)
+        self.head = torch.nn.Linear(3, 1)
+        self.steps = 0
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def step(self):  # what a candidate's method does to its instance in the worker
+        with torch.no_grad():
+            self.head.weight.zero_()
+        self.steps += 1
+
+trusted, worker = Net(), Net()
+worker.step()
+enc = lmrbench_values.Encoder("r")
+after = {k: enc.encode(v, k) for k, v in vars(worker).items()}
+reply = json.loads(json.dumps({"result": None, "self_after": after, "changed": {}}))
+head = trusted.head
+lmrbench_proxy._apply(reply, enc.arrays, trusted, (), {}, "method")
+print(json.dumps({"same_head": trusted.head is head, "zeroed": bool((trusted.head.weight == 0).all()),
+                  "steps": trusted.steps, "forward": list(trusted(torch.ones(1, 3)).shape)}))
+"""
+
+
+def test_a_method_of_a_module_leaves_its_state_on_the_trusted_instance():
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import RUNTIME_DIR
+
+    out = subprocess.run([sys.executable, "-c", SELF_AFTER, str(RUNTIME_DIR)], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == {"same_head": True, "zeroed": True, "steps": 1, "forward": [1, 1]}

@@ -238,16 +238,29 @@ def _apply(
         for attr in [a for a in vars(first) if a not in after and a not in dropped]:
             delattr(first, attr)
         for attr, value in after.items():
-            current = vars(first).get(attr)
-            if isinstance(value, lmrbench_reply.ModuleRecord) and current is not None:
-                _copy_into(current, value)  # a submodule stays the trusted side's object, with the new state
-            else:
-                object.__setattr__(first, attr, value)
+            _set_attribute(first, attr, value)
     if reply.get("random") is not None:
         state = dec(reply["random"])
         loaded = {"random": "random", "numpy": "numpy.random", "torch": "torch"}
         codec.set_random_state({k: v for k, v in dict(state).items() if loaded.get(k) in sys.modules})
     return result
+
+
+def _set_attribute(obj: Any, attr: str, value: Any) -> None:
+    """Give ``obj`` the attribute the candidate left; a submodule (alone, or in a module's ``_modules``) stays the
+    trusted side's object and gets the new state."""
+    current = vars(obj).get(attr)
+    Record = lmrbench_reply.ModuleRecord
+    if isinstance(value, Record) and current is not None:
+        _copy_into(current, value)
+    elif isinstance(value, dict) and isinstance(current, dict) and any(isinstance(v, Record) for v in value.values()):
+        for key, item in value.items():
+            if isinstance(item, Record) and current.get(key) is not None:
+                _copy_into(current[key], item)
+            else:
+                current[key] = item
+    else:
+        object.__setattr__(obj, attr, value)
 
 
 def _copy_into(original: Any, new: Any) -> None:
