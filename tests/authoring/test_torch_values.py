@@ -249,3 +249,9 @@ def test_a_method_of_a_module_leaves_its_state_on_the_trusted_instance():
     out = subprocess.run([sys.executable, "-c", SELF_AFTER, str(RUNTIME_DIR)], capture_output=True, text=True,
                          check=True)
     assert json.loads(out.stdout) == {"same_head": True, "zeroed": True, "steps": 1, "forward": [1, 1]}
+
+
+def test_descriptions_name_grad_and_modules():
+    enc = lv.Encoder()
+    node = enc.encode((torch.ones(2, requires_grad=True), torch.nn.Linear(2, 1)), "v")
+    assert lv.describe(node, enc.arrays) == "tuple(tensor float32[2] (requires_grad), Linear module)"

@@ -740,7 +740,10 @@ def describe(node: Any, arrays: dict[str, np.ndarray], limit: int = 60) -> str:
         a = arrays[node["key"]]
         return f"{a.dtype.name}{list(a.shape)}" if kind == "ndarray" else f"{a.dtype.name}({a.item()!r})"
     if kind == "tensor":
-        return f"tensor {node['dtype']}{list(arrays[node['key']].shape)}"
+        grad = " (requires_grad)" if node.get("requires_grad") else ""
+        return f"tensor {node['dtype']}{list(arrays[node['key']].shape)}{grad}"
+    if kind == "module":
+        return f"{node['type'].rpartition(':')[2]} module"
     if kind in ("tuple", "set", "frozenset", "namedtuple"):
         items = node["items"]
         inner = ", ".join(describe(n, arrays, limit) for n in items[:3])
