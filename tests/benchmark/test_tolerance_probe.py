@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from rich.console import Console
+
 from helpers.float_task import write_float_task
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import latest_results
 from lmrbench.benchmark.validation.taskset import validate_taskset
+from lmrbench.cli.validate_cmd import print_summary
 from lmrbench.schemas.task_info import CheckerSettings
 
 ONCE = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
@@ -25,6 +28,10 @@ def test_validate_reports_how_close_a_float64_rerun_came_to_the_tolerance(tmp_pa
     assert "a float64 re-run of the golden code used" in sound.tolerance_note
     assert tight.tolerance_margin is not None and tight.tolerance_margin > 1
     assert "falls outside, and a correct rewrite may fail" in tight.tolerance_note
+    console = Console(record=True, width=220)
+    print_summary(console, summary)
+    table = console.export_text()
+    assert "tol margin" in table and f"{tight.tolerance_margin:.0%}" in table
 
 
 def test_no_probe_for_exact_tests_or_when_turned_off(tmp_path):
