@@ -40,3 +40,9 @@ def default_run_dir(bench: Path) -> Path:
     bench = Path(bench)
     root = bench.parent if (bench / "info.json").is_file() else bench
     return root / ".lmrbench" / "validate"
+
+
+SUGGEST_TOP = 10
+"""``task suggest``: candidates examined and shown."""
+SUGGEST_BUDGET = 300.0
+"""``task suggest``: seconds all the caller commands together may run (preparing the environment not counted)."""

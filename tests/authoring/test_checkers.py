@@ -55,7 +55,7 @@ def test_close_accepts_values_within_tolerance_through_nesting():
         ({"a": (1.0, np.zeros(2))}, {"a": (1.0, np.ones(2))}, r"result\['a'\]\[1\]: 2 of 2 values differ"),
         ({"a": 1}, {"b": 1}, r"result: keys differ \(missing \['b'\], unexpected \['a'\]\)"),
         ([1.0, 2.0], [1.0], "result: 2 items, expected 1"),
-        (np.float64(1.1), 1.0, r"result: got np.float64\(1.1\), expected 1.0 \(rtol=1e-05, atol=1e-08\)"),
+        (np.float64(1.1), 1.0, r"result: got np.float64\(1.1\), expected 1.0 \(rtol=1e-05, atol=1e-08 for float64\)"),
         (1.0, np.ones(1), r"result: expected array float64\[1\], got 1.0"),
         (True, 1, "result: got True, expected the number 1"),
         (None, 0.0, "result: got None, expected the number 0.0"),

@@ -395,7 +395,7 @@ def test_text_results_get_the_exact_checker_and_the_test_says_which(tmp_path, lo
     text = result.test_file.read_text()
     assert "Checker: exact (every recorded result is text)" in text and "assert_equal(result" in text
     saved = json.loads((task.path / "info.json").read_text())["implementations"][0]["checker"]
-    assert saved == {"kind": "exact", "rtol": 1e-5, "atol": 1e-8, "text_threshold": 0.9}
+    assert saved == {"kind": "exact", "tolerance": "dtype", "rtol": 1e-5, "atol": 1e-8, "text_threshold": 0.9}
     status, _ = _outcomes(local, task, "golden")
     assert status is TestStatus.PASSED
     # a format that is 0.97 similar (one missing space) passes a 0.9 text checker, and fails this test

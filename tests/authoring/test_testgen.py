@@ -93,19 +93,32 @@ def test_recorded_test_is_plain_pytest_with_one_test_per_case():
 
 
 @pytest.mark.parametrize(
-    ("kind", "call"),
+    ("kind", "tolerance", "call"),
     [
-        ("exact", "assert_equal(result, case.expected)"),
-        ("unordered", "assert_unordered(result, case.expected, rtol=RTOL, atol=ATOL)"),
-        ("text", "assert_similar_text(result, case.expected, threshold=THRESHOLD, rtol=RTOL, atol=ATOL)"),
-        ("numeric", "assert_close(result, case.expected, rtol=RTOL, atol=ATOL)"),
+        ("exact", "dtype", "assert_equal(result, case.expected)"),
+        ("unordered", "dtype", "assert_unordered(result, case.expected, scale=case.scale)"),
+        ("text", "dtype", "assert_similar_text(result, case.expected, threshold=THRESHOLD, scale=case.scale)"),
+        ("numeric", "dtype", "assert_close(result, case.expected, scale=case.scale)"),
+        ("unordered", "explicit", "assert_unordered(result, case.expected, rtol=RTOL, atol=ATOL)"),
+        ("text", "explicit",
+         "assert_similar_text(result, case.expected, threshold=THRESHOLD, rtol=RTOL, atol=ATOL)"),
+        ("numeric", "explicit", "assert_close(result, case.expected, rtol=RTOL, atol=ATOL)"),
     ],
 )
-def test_the_checker_kind_decides_the_comparison(kind, call):
+def test_the_checker_kind_decides_the_comparison(kind, tolerance, call):
     spec = _spec("test_case_1", qualname="score", binding="function", positional=True, arguments={"x": "1"})
-    text = render_recorded_test(1, [spec], CheckerSettings(kind=kind), "python run.py", None)
+    checker = CheckerSettings(kind=kind, tolerance=tolerance)
+    text = render_recorded_test(1, [spec], checker, "python run.py", None)
     ast.parse(text)
     assert f"    result = score(*case.args, **case.kwargs)\n    {call}\n" in text
+    assert ("RTOL = " in text) == (tolerance == "explicit" and kind != "exact")
+
+
+def test_tolerances_an_author_wrote_are_kept_and_old_defaults_follow_the_dtype():
+    assert CheckerSettings.model_validate({"kind": "numeric", "rtol": 1e-4, "atol": 1e-8}).tolerance == "explicit"
+    assert CheckerSettings.model_validate({"kind": "numeric", "rtol": 1e-5, "atol": 1e-8}).tolerance == "dtype"
+    assert CheckerSettings.model_validate({"rtol": 1e-5, "tolerance": "explicit"}).tolerance == "explicit"
+    assert CheckerSettings().tolerance == "dtype"
 
 
 def test_a_factory_builds_the_instance():
@@ -155,7 +168,7 @@ def test_scaffold_spells_out_every_call_with_todo_values():
     ast.parse(text)
     assert text.count("def test_case_") == 2
     assert f"    x = ...  # {TODO_MARK}\n    y = (1, 2)  # {TODO_MARK} (the default)\n" in text
-    assert "    result = score(x=x, y=y)\n    assert_close(result, expected, rtol=RTOL, atol=ATOL)" in text
+    assert "    result = score(x=x, y=y)\n    assert_close(result, expected)\n" in text
     header = " ".join(text.split('"""')[1].split())
     assert "give every parameter (`x`, `y`) at least two values over the cases" in header
     assert "masked or ignored targets, zeros, an empty batch" in header

@@ -17,7 +17,6 @@ from lmrbench.authoring.clone import source_url
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.paper_passages import pdf_passages
 from lmrbench.authoring.suggest_callers import (
-    DEFAULT_BUDGET,
     CallerReport,
     Calls,
     CommandRun,
@@ -28,11 +27,10 @@ from lmrbench.authoring.suggest_callers import (
 from lmrbench.authoring.suggest_rank import Ranked, rank_functions, rankable
 from lmrbench.authoring.task_spec import masked_functions
 from lmrbench.core.sandbox import Sandbox
+from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
+from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
-
-DEFAULT_TOP = 10
-"""Candidates examined and shown."""
 
 
 @dataclass

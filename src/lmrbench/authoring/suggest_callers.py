@@ -28,12 +28,11 @@ from lmrbench.authoring.record import RECORD_PRELUDE
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
+from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
 from lmrbench.schemas.task_info import TaskInfo
 
-DEFAULT_BUDGET = 300.0
-"""Seconds all the commands together may run (the environment's preparation is not counted)."""
 DEFAULT_MAX_CALLS = 20
 """Distinct calls saved per candidate and process: counts stop there (shown as ``20+``)."""
 MAX_SCRIPTS = 8

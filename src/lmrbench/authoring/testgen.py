@@ -106,26 +106,36 @@ def snake_name(name: str) -> str:
     return text.lower() or "obj"
 
 
-def _checker_call(checker: CheckerSettings, actual: str, expected: str) -> str:
+def _tolerance_args(checker: CheckerSettings, scale: str | None) -> str:
+    """The tolerance arguments of a checker call: the file's RTOL/ATOL, or the inputs' scale by dtype."""
+    if checker.tolerance == "explicit":
+        return ", rtol=RTOL, atol=ATOL"
+    return f", scale={scale}" if scale else ""
+
+
+def _checker_call(checker: CheckerSettings, actual: str, expected: str, scale: str | None = "case.scale") -> str:
+    tol = _tolerance_args(checker, scale)
     if checker.kind == "exact":
         return f"assert_equal({actual}, {expected})"
     if checker.kind == "unordered":
-        return f"assert_unordered({actual}, {expected}, rtol=RTOL, atol=ATOL)"
+        return f"assert_unordered({actual}, {expected}{tol})"
     if checker.kind == "text":
-        return f"assert_similar_text({actual}, {expected}, threshold=THRESHOLD, rtol=RTOL, atol=ATOL)"
-    return f"assert_close({actual}, {expected}, rtol=RTOL, atol=ATOL)"
+        return f"assert_similar_text({actual}, {expected}, threshold=THRESHOLD{tol})"
+    return f"assert_close({actual}, {expected}{tol})"
 
 
 def _side_check(checker: CheckerSettings, actual: str, expected: str, where: str) -> str:
     if checker.kind == "exact":
         return f'assert_equal({actual}, {expected}, where="{where}")'
-    return f'assert_close({actual}, {expected}, rtol=RTOL, atol=ATOL, where="{where}")'
+    return f'assert_close({actual}, {expected}{_tolerance_args(checker, "case.scale")}, where="{where}")'
 
 
 def _tolerance_text(checker: CheckerSettings) -> str:
     if checker.kind == "exact":
         return "exactly"
-    text = f"within rtol={checker.rtol:g}, atol={checker.atol:g}"
+    text = (f"within rtol={checker.rtol:g}, atol={checker.atol:g}" if checker.tolerance == "explicit" else
+            "within a tolerance that follows each value's dtype and the inputs' magnitude (float32: rtol 3e-5, "
+            "float16 4e-3, bfloat16 1.6e-2, float64 1e-5; see lmrbench_precision.py)")
     if checker.kind == "unordered":
         return f"in any order, numbers {text}"
     if checker.kind == "text":
@@ -136,7 +146,7 @@ def _tolerance_text(checker: CheckerSettings) -> str:
 def _constants(checker: CheckerSettings) -> list[str]:
     if checker.kind == "exact":
         return []
-    lines = [f"RTOL = {checker.rtol!r}", f"ATOL = {checker.atol!r}"]
+    lines = [f"RTOL = {checker.rtol!r}", f"ATOL = {checker.atol!r}"] if checker.tolerance == "explicit" else []
     if checker.kind == "text":
         lines.append(f"THRESHOLD = {checker.text_threshold!r}")
     return lines
@@ -390,5 +400,5 @@ def _scaffold_function(test: str, sig: Signature, checker: CheckerSettings) -> l
     else:
         callee = sig.qualname
     lines.append(f"    result = {callee}({', '.join(call)})")
-    lines.append(f"    {_checker_call(checker, 'result', 'expected')}")
+    lines.append(f"    {_checker_call(checker, 'result', 'expected', scale=None)}")
     return lines

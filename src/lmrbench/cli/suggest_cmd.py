@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmrbench.authoring.suggest import DEFAULT_TOP
-from lmrbench.authoring.suggest_callers import DEFAULT_BUDGET
 from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
+from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
+from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:

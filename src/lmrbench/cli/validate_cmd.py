@@ -78,7 +78,8 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     from lmrbench.benchmark.validation.weakness import kinds_text, verdict
 
     table = Table(title=escape(f"validate {summary.bench} ({summary.sandbox})"))
-    cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
+    cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "tol margin", "evidence",
+            "seconds", "valid")
     for col in cols:
         table.add_column(col, justify="right" if col not in ("task", "valid", "evidence") else "left")
     for r in summary.rows:
@@ -89,7 +90,9 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
                  else f"[yellow]{text}[/yellow]" if r.weak else f"[green]{text}[/green]")
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
-        table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
+        margin = margin_text(r.tolerance_margin)
+        table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), margin, r.evidence or "-",
+                      secs, valid)
     print_table(console, table)
     for r in summary.rows:
         if r.kinds:
@@ -120,6 +123,16 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
                       f"valid but weak: {sum(r.weak for r in summary.rows)}/{n}", highlight=False)
     else:
         console.print("no implementation validated", highlight=False)
+
+
+def margin_text(margin: float | None) -> str:
+    """The table's tolerance margin: the share of a tolerance a float64 re-run of the golden code used."""
+    from lmrbench.benchmark.validation.tolerance import TIGHT_MARGIN
+
+    if margin is None:
+        return "-"
+    text = f"{margin:.0%}" if margin >= 0.01 else f"{margin:.1%}"
+    return f"[red]{text}[/red]" if margin > 1 else f"[yellow]{text}[/yellow]" if margin > TIGHT_MARGIN else text
 
 
 def survivor_diffs(run_dir: Path, summary: ValidationSummary) -> dict[tuple[str, int], list[tuple[str, str]]]:

@@ -21,19 +21,20 @@ PROTOCOL = "lmrbench_protocol.py"
 CODEC_SHIPPED_AS = "lmrbench_codec.py"
 """The harness's name for ``lmrbench_values.py`` (see the module docstring)."""
 
-TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
+TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py", PROTOCOL)
 """Modules put first on the Python path of a recorded command."""
 PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_probe.py", PROTOCOL)
 """The program run after a recording, on the golden tree: cases added where a parameter never varied, and the
 mutants each case kills (``python3 -m lmrbench_probe``)."""
-WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", PROTOCOL)
+WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", "lmrbench_reply.py", PROTOCOL)
 """The candidate's worker (plus the codec, as ``CODEC_SHIPPED_AS``): nothing else reaches its harness folder."""
 PROXY_PLUGIN = "lmrbench_proxy"
 """The module the trusted side of a split run loads first (a pytest plugin, or imported by the legacy driver)."""
-TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py", PROTOCOL)
-"""The trusted side's harness for a split run (plus the codec, as ``CODEC_SHIPPED_AS``)."""
+TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py", "lmrbench_reply.py", PROTOCOL)
+"""The trusted side's harness for a split run (plus the codec, as ``CODEC_SHIPPED_AS``); ``lmrbench_reply`` is
+the allow-list decoder of the worker's replies."""
 SEAL_PLUGIN = "lmrbench_seal"
 """The pytest plugin that writes the sealed report (every pytest run, split or shared)."""
 BOOT = "lmrbench_boot.py"

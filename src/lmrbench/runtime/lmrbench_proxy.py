@@ -19,12 +19,14 @@ import inspect
 import json
 import os
 import secrets
+import sys
 import threading
 from typing import Any
 
 import lmrbench_codec as codec
 import lmrbench_hook
 import lmrbench_protocol as protocol
+import lmrbench_reply
 import lmrbench_wire as wire
 
 MAX_REPLY = int(os.environ.get(protocol.ENV_MAX_REPLY, str(protocol.MAX_REPLY)))
@@ -223,21 +225,42 @@ def _apply(
     reply: dict[str, Any], arrays: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     binding: str,
 ) -> Any:
-    dec = codec.Decoder(arrays, strict=True)
-    result = dec.decode(reply["result"])
+    def dec(node: Any) -> Any:
+        return lmrbench_reply.decode_reply(node, arrays)
+
+    result = dec(reply["result"])
     for key, node in dict(reply.get("changed") or {}).items():
         original = args[int(key)] if key.isdigit() else kwargs[key]
-        _copy_into(original, dec.decode(node))
+        _copy_into(original, dec(node))
     if binding == "method" and isinstance(reply.get("self_after"), dict):
-        after = {str(k): dec.decode(v) for k, v in reply["self_after"].items()}
+        after = {str(k): dec(v) for k, v in reply["self_after"].items()}
         dropped = {str(d) for d in reply.get("dropped") or []}
         for attr in [a for a in vars(first) if a not in after and a not in dropped]:
             delattr(first, attr)
         for attr, value in after.items():
-            object.__setattr__(first, attr, value)
+            _set_attribute(first, attr, value)
     if reply.get("random") is not None:
-        codec.set_random_state(dec.decode(reply["random"]))
+        state = dec(reply["random"])
+        loaded = {"random": "random", "numpy": "numpy.random", "torch": "torch"}
+        codec.set_random_state({k: v for k, v in dict(state).items() if loaded.get(k) in sys.modules})
     return result
+
+
+def _set_attribute(obj: Any, attr: str, value: Any) -> None:
+    """Give ``obj`` the attribute the candidate left; a submodule (alone, or in a module's ``_modules``) stays the
+    trusted side's object and gets the new state."""
+    current = vars(obj).get(attr)
+    Record = lmrbench_reply.ModuleRecord
+    if isinstance(value, Record) and current is not None:
+        _copy_into(current, value)
+    elif isinstance(value, dict) and isinstance(current, dict) and any(isinstance(v, Record) for v in value.values()):
+        for key, item in value.items():
+            if isinstance(item, Record) and current.get(key) is not None:
+                _copy_into(current[key], item)
+            else:
+                current[key] = item
+    else:
+        object.__setattr__(obj, attr, value)
 
 
 def _copy_into(original: Any, new: Any) -> None:
@@ -256,6 +279,8 @@ def _copy_into(original: Any, new: Any) -> None:
     elif isinstance(original, set):
         original.clear()
         original.update(set(new))
+    elif isinstance(new, lmrbench_reply.ModuleRecord):
+        _load_module_state(original, new)
     elif type(original).__module__.startswith("torch") and hasattr(original, "copy_"):
         import torch
 
@@ -264,6 +289,25 @@ def _copy_into(original: Any, new: Any) -> None:
     elif hasattr(original, "__dict__") and hasattr(new, "__dict__"):
         vars(original).clear()
         vars(original).update(vars(new))
+
+
+def _load_module_state(module: Any, record: Any) -> None:
+    """Give the trusted side's ``nn.Module`` the parameters and buffers the candidate left (same names, shapes
+    and dtypes, or the reply cannot be read)."""
+    import torch
+
+    if not isinstance(module, torch.nn.Module):
+        raise ValueError("the candidate replaced an argument with a module")
+    mine = module.state_dict(keep_vars=True)
+    if list(mine) != list(record.state):
+        raise ValueError("the candidate changed a module's parameters or buffers by name")
+    with torch.no_grad():
+        for name, value in record.state.items():
+            target = mine[name]
+            if not isinstance(value, torch.Tensor) or value.shape != target.shape or value.dtype != target.dtype:
+                raise ValueError(f"the candidate changed {name}'s shape or dtype")
+            target.copy_(value)
+    module.train(record.training)
 
 
 install()

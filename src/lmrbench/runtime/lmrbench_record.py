@@ -476,10 +476,7 @@ class _Recorder:
             )
         outcome = "identical"
         for n, (label, got, want) in enumerate(pairs):
-            tol = {
-                k: (self.state.spec.get("checker") or {}).get(k, d)
-                for k, d in (("rtol", 1e-5), ("atol", 1e-8))
-            }
+            tol = _tolerance(self.state.spec.get("checker") or {}, decoded.scale)
             try:
                 lc.assert_equal(got, want, where=label)
             except AssertionError:
@@ -489,16 +486,15 @@ class _Recorder:
                 except AssertionError as exc:
                     return "different", str(exc)
             try:
-                self._check(lc, got, want, label, whole_result=n == 0)
+                self._check(lc, got, want, label, tol, whole_result=n == 0)
             except AssertionError as exc:
                 return "checker", str(exc)
         return outcome, ""
 
-    def _check(self, lc: Any, got: Any, want: Any, label: str, whole_result: bool) -> None:
+    def _check(self, lc: Any, got: Any, want: Any, label: str, tol: dict[str, Any], whole_result: bool) -> None:
         """The comparison the generated test makes: the task's checker on the result, close on the rest."""
         spec = self.state.spec.get("checker") or {}
         kind = spec.get("kind", "numeric")
-        tol = {"rtol": spec.get("rtol", 1e-5), "atol": spec.get("atol", 1e-8)}
         if kind == "exact":
             lc.assert_equal(got, want, where=label)
         elif whole_result and kind == "unordered":
@@ -507,6 +503,13 @@ class _Recorder:
             lc.assert_similar_text(got, want, threshold=spec.get("text_threshold", 0.9), **tol)
         else:
             lc.assert_close(got, want, where=label, **tol)
+
+
+def _tolerance(checker: dict[str, Any], scale: float) -> dict[str, Any]:
+    """The tolerance arguments the generated test passes: the author's rtol/atol, or the inputs' scale (by dtype)."""
+    if checker.get("tolerance", "explicit") == "explicit":
+        return {"rtol": checker.get("rtol", 1e-5), "atol": checker.get("atol", 1e-8)}
+    return {"scale": scale}
 
 
 def _arg(bound: Any, param: Any) -> Any:

@@ -52,12 +52,25 @@ class CheckerSettings(BaseModel):
 
     kind: str = "numeric"
     """One of exact, numeric, unordered, text."""
+    tolerance: Literal["dtype", "explicit"] = "dtype"
+    """dtype: each value's tolerance follows its dtype (float64, float32, float16, bfloat16) and the inputs'
+    magnitude (``rtol``/``atol`` unused); explicit: ``rtol`` and ``atol`` as written, for every value. A file
+    without this key is explicit when its rtol or atol differ from the old defaults (1e-5, 1e-8), which an author
+    wrote."""
     rtol: float = 1e-5
-    """Relative tolerance of the numeric checker."""
+    """Relative tolerance of the numeric checker (with ``tolerance: explicit``)."""
     atol: float = 1e-8
-    """Absolute tolerance of the numeric checker."""
+    """Absolute tolerance of the numeric checker (with ``tolerance: explicit``)."""
     text_threshold: float = 0.9
     """Minimum similarity ratio of the text checker."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _explicit_when_written(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "tolerance" not in data:
+            written = data.get("rtol", 1e-5) != 1e-5 or data.get("atol", 1e-8) != 1e-8
+            data = {**data, "tolerance": "explicit" if written else "dtype"}
+        return data
 
 
 class Implementation(BaseModel):

@@ -81,6 +81,11 @@ class ImplValidation(_Strict):
     pins a parameter (``no test varies beta``)."""
     flaky_tests: list[str] = []
     """Tests whose outcome differed between golden runs."""
+    tolerance_margin: float | None = None
+    """The largest share of a tolerance that a float64 re-run of the golden code used (1.0: at the limit; None
+    when not measured: exact or hand-written tests, or a failing golden run)."""
+    tolerance_note: str = ""
+    """What the float64 re-run found, one line (empty when it did not run)."""
     seconds: float = 0.0
     """Wall-clock time spent validating this implementation."""
     valid: bool
@@ -167,6 +172,8 @@ class SummaryRow(_Strict):
     """Valid, but its tests kill fewer mutants than asked for."""
     kill_rate: float | None = None
     """Mutants killed over mutants run (None when none ran)."""
+    tolerance_margin: float | None = None
+    """The largest share of a tolerance a float64 re-run of the golden code used (None: not measured)."""
     survivors: list[str] = []
     """Each surviving mutant: its name and what it changed."""
     weak_reasons: list[str] = []

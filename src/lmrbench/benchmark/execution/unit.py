@@ -26,8 +26,9 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 
 GoalFiles = dict[str, str]
 """A variant given as data: goal file (relative to the repository) -> source."""
-Purpose = Literal["golden", "masked", "mutant", "candidate"]
-"""What a run is for: proving the golden code, the masked stub or a mutant during validation, or grading."""
+Purpose = Literal["golden", "masked", "mutant", "tolerance", "candidate"]
+"""What a run is for: proving the golden code, the masked stub or a mutant during validation, measuring the
+tolerances' margins (the golden code re-run in float64), or grading."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from lmrbench.benchmark.validation.plan import (
     static_problems,
 )
 from lmrbench.benchmark.validation.store import log_file
+from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, probe_wanted, read_margins
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name, weak_reasons
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
@@ -94,14 +95,22 @@ class ImplCheck:
     @property
     def runs(self) -> int:
         """Test runs this check makes when nothing stops it early (for the progress bar)."""
-        return 0 if static_problems(self.task, self.impl) else self.opts.repeat + 1 + len(self._chosen)
+        if static_problems(self.task, self.impl):
+            return 0
+        return self.opts.repeat + 1 + len(self._chosen) + self._probing
+
+    @property
+    def _probing(self) -> int:
+        """1 when a float64 re-run of the golden code checks the tolerances, else 0."""
+        return int(self.opts.check_tolerances and probe_wanted(self.impl))
 
     def _unit(self, purpose: Purpose, ordinal: int, of: int, variant: Literal["golden", "masked"] | GoalFiles,
-              timeout: float, expected: list[str] | None = None) -> RunUnit:
+              timeout: float, expected: list[str] | None = None, env: dict[str, str] | None = None) -> RunUnit:
         ref = TaskRef(self.task.name, str(self.task.path))
         what = f"{purpose} {ordinal}/{of}" if ordinal else purpose
         return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant, purpose=purpose,
-                       ordinal=ordinal, timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild)
+                       ordinal=ordinal, timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild,
+                       env=env or {})
 
     def first_units(self) -> list[RunUnit]:
         """The golden runs; none (and the result final) when a static problem stops the implementation."""
@@ -120,6 +129,8 @@ class ImplCheck:
         outcome = str(report.status)
         if unit.purpose == "mutant" and report.status is not TestStatus.INFRA_ERROR:
             outcome = "killed" if report.status in _KILLING else "survived"  # a failing mutant is good news
+        elif unit.purpose == "tolerance" and report.status is not TestStatus.INFRA_ERROR:
+            outcome = "measured"  # every test ends with its margin: not a verdict
         self.progress.advance(1, f"{self.label} {what}: {outcome}")
         if report.status is TestStatus.INFRA_ERROR:
             self.progress.log(f"{self.label} {what}: infrastructure error: {report.detail}")
@@ -130,6 +141,8 @@ class ImplCheck:
             return self._after_golden() if self._waiting == 0 else []
         if unit.purpose == "masked":
             self.result.masked = report
+        elif unit.purpose == "tolerance":
+            self.result.tolerance_margin, self.result.tolerance_note = read_margins(report)
         else:
             self._mutants[unit.ordinal] = report
         if self._waiting == 0:
@@ -143,7 +156,7 @@ class ImplCheck:
         res.golden_passes = sum(r.passed for r in res.golden_runs)
         res.flaky_tests = flaky_tests(res.golden_runs)
         if self._environment_error:
-            self.progress.advance(1 + len(self._chosen))
+            self.progress.advance(1 + len(self._chosen) + self._probing)
             self._finish([f"environment: {self._environment_error}"])
             return []
         reasons = []
@@ -159,8 +172,10 @@ class ImplCheck:
         expected = [c.test_id for c in passing.cases if c.outcome == "passed"] if passing else None
         units = [self._unit("masked", 0, 1, "masked", self.opts.timeout, expected)]
         if reasons:
-            self.progress.advance(len(self._chosen))
+            self.progress.advance(len(self._chosen) + self._probing)
         else:
+            if self._probing:
+                units.append(self._unit("tolerance", 0, 1, "golden", self.opts.timeout, None, PROBE_RUN_ENV))
             slowest = max(r.duration for r in res.golden_runs)
             timeout = min(self.opts.timeout, max(30.0, 5 * slowest))
             n = len(self._chosen)

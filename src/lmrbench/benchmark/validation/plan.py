@@ -36,6 +36,8 @@ class ValidateOptions:
     """Validate again even where a matching result exists."""
     rebuild: bool = False
     """Rebuild each task's environment."""
+    check_tolerances: bool = True
+    """Re-run the golden code in float64 once and report how close it came to the tolerances."""
 
 
 def static_problems(task: Task, impl: Implementation) -> list[str]:

@@ -108,7 +108,7 @@ def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
         evidence=res.evidence_text,
-        weak=res.weak, kill_rate=res.kill_rate,
+        weak=res.weak, kill_rate=res.kill_rate, tolerance_margin=res.tolerance_margin,
         survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
         weak_reasons=res.weak_reasons, kinds={k: list(v) for k, v in res.kind_kills.items()},
         equivalent=[f"{m.name or m.kind}: {m.description}" for m in res.mutants if m.equivalent],

@@ -1,0 +1,257 @@
+"""Torch values through the codec, the reply decoder and the checkers: tensors keep dtype, device, shape and
+requires_grad; a detached loss fails where the recording saw a graph; nn.Module state and seeded torch RNG state
+cross; float32 and bfloat16 tolerances fit a rewrite in another order.
+
+Skipped where torch is not installed (the host); run with a torch environment:
+``PYTHONPATH=src <venv>/bin/python -m pytest --noconftest -o addopts= tests/authoring/test_torch_values.py``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+from lmrbench.runtime import lmrbench_values as lv  # noqa: E402
+from lmrbench.runtime.lmrbench_checkers import assert_close  # noqa: E402
+from lmrbench.runtime.lmrbench_precision import rounding_scale  # noqa: E402
+from lmrbench.runtime.lmrbench_reply import ModuleRecord, decode_reply  # noqa: E402
+
+F = torch.nn.functional
+
+
+def over_the_wire(value):
+    """What the trusted side gets for ``value`` sent by the worker: JSON through text, decoded by allow-list."""
+    enc = lv.Encoder("r")
+    node = json.loads(json.dumps(enc.encode(value, "the result")))
+    return decode_reply(node, enc.arrays)
+
+
+def from_a_case(value):
+    enc = lv.Encoder()
+    node = enc.encode(value, "v")
+    return lv.Decoder(enc.arrays).decode(json.loads(json.dumps(node)))
+
+
+@pytest.mark.parametrize("back", [over_the_wire, from_a_case], ids=["reply", "case"])
+def test_tensors_keep_dtype_device_shape_and_requires_grad(back):
+    x = torch.randn(3, 2, dtype=torch.bfloat16).requires_grad_(True)
+    y = torch.arange(6, dtype=torch.int64).reshape(2, 3)
+    p = torch.nn.Parameter(torch.ones(2, dtype=torch.float16))
+    got = back({"x": x, "y": y, "p": p, "dtype": torch.float32, "device": torch.device("cpu")})
+    assert got["x"].dtype == torch.bfloat16 and got["x"].requires_grad and got["x"].shape == (3, 2)
+    assert torch.equal(got["x"].detach(), x.detach()) and got["x"].device.type == "cpu"
+    assert got["y"].dtype == torch.int64 and not got["y"].requires_grad and torch.equal(got["y"], y)
+    assert isinstance(got["p"], torch.nn.Parameter) and got["p"].dtype == torch.float16
+    assert got["dtype"] is torch.float32 and got["device"] == torch.device("cpu")
+
+
+def dpo(pc, pr, rc, rr, beta):
+    return -F.logsigmoid(beta * ((pc - pr) - (rc - rr)))
+
+
+def dpo_rewards_first(pc, pr, rc, rr, beta):
+    chosen, rejected = beta * pc - beta * rc, beta * pr - beta * rr
+    return F.softplus(-(chosen - rejected))
+
+
+def batch(seed, magnitude, grad=True):
+    g = torch.Generator().manual_seed(seed)
+    base_c, base_r = (-magnitude + magnitude * 0.05 * torch.randn(16, generator=g) for _ in range(2))
+    values = [base_c + 2 * torch.randn(16, generator=g), base_r + 2 * torch.randn(16, generator=g),
+              base_c + 2 * torch.randn(16, generator=g), base_r + 2 * torch.randn(16, generator=g)]
+    return [v.float().requires_grad_(grad and k == 0) for k, v in enumerate(values)]
+
+
+def test_a_detached_loss_fails_where_the_recording_saw_a_graph():
+    args = batch(0, 200)
+    expected = over_the_wire(dpo(*args, 0.1))
+    assert expected.requires_grad
+    assert_close(over_the_wire(dpo_rewards_first(*args, 0.1)), expected, scale=rounding_scale(args))
+    with pytest.raises(AssertionError, match="requires_grad=False, expected True"):
+        assert_close(over_the_wire(dpo(*args, 0.1).detach()), expected, scale=rounding_scale(args))
+    with torch.no_grad():
+        no_graph = dpo(*args, 0.1)
+    with pytest.raises(AssertionError, match="requires_grad=False"):
+        assert_close(over_the_wire(no_graph), expected)
+
+
+@pytest.mark.parametrize(("magnitude", "beta"), [(200, 0.1), (1000, 0.5), (1000, 0.1)])
+def test_a_float32_torch_rewrite_passes_and_wrong_answers_fail(magnitude, beta):
+    for seed in range(30):
+        args = batch(seed, magnitude, grad=False)
+        scale = rounding_scale(args)
+        expected = dpo(*args, beta)
+        assert_close(dpo_rewards_first(*args, beta), expected, scale=scale)
+        with pytest.raises(AssertionError):
+            assert_close(dpo(*args, beta) * 1.01, expected, scale=scale)
+        with pytest.raises(AssertionError):
+            assert_close(-F.logsigmoid(beta * (args[0] - args[1])), expected, scale=scale)
+
+
+def test_bfloat16_results_get_bfloat16_tolerances():
+    x = torch.randn(64, 32, generator=torch.Generator().manual_seed(1))
+    w = torch.randn(32, 8, generator=torch.Generator().manual_seed(2))
+    expected = (x.bfloat16() @ w.bfloat16())
+    reordered = (x.bfloat16().float() @ w.bfloat16().float()).bfloat16()  # accumulated in float32
+    assert_close(reordered, expected, scale=rounding_scale([x.bfloat16(), w.bfloat16()]))
+    with pytest.raises(AssertionError, match="for bfloat16"):
+        assert_close(expected * 1.05, expected)
+
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 2)
+        self.norm = torch.nn.LayerNorm(2)
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+        self.scale = 0.5
+
+
+def test_module_state_crosses_as_a_state_dict_and_compares():
+    torch.manual_seed(0)
+    head = Head()
+    rebuilt = from_a_case(head)  # a case file: the module itself, rebuilt without __init__
+    assert type(rebuilt) is Head and rebuilt.scale == 0.5 and isinstance(rebuilt.proj, torch.nn.Linear)
+    assert torch.equal(rebuilt.proj.weight, head.proj.weight) and rebuilt.proj.weight.requires_grad
+    assert torch.equal(rebuilt.norm(rebuilt.proj(torch.ones(1, 4))), head.norm(head.proj(torch.ones(1, 4))))
+    record = over_the_wire(head)  # a reply: only the state, never the class
+    assert type(record) is ModuleRecord and list(record.state) == list(head.state_dict())
+    assert_close(record, head)
+    changed = Head()
+    with torch.no_grad():
+        changed.load_state_dict(head.state_dict())
+        changed.proj.bias += 0.01
+    with pytest.raises(AssertionError, match=r"result.proj.bias: 2 of 2 values differ"):
+        assert_close(over_the_wire(changed), head)
+    head.eval()
+    with pytest.raises(AssertionError, match="training=True, expected False"):
+        assert_close(record, head)
+
+
+def test_seeded_torch_random_state_crosses_and_resumes():
+    torch.manual_seed(7)
+    torch.rand(3)
+    state = lv.get_random_state()
+    sent = over_the_wire(state)
+    expected = torch.rand(4)
+    lv.set_random_state(sent)
+    assert torch.equal(torch.rand(4), expected)
+    assert lv.same_random_state(lv.get_random_state(), lv.get_random_state())
+
+
+COPY_BACK = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, lmrbench_values, lmrbench_reply
+sys.modules["lmrbench_codec"] = lmrbench_values
+import lmrbench_proxy  # the trusted side of a split run (idle without its environment)
+
+def make():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+
+mine, theirs = make(), make()
+with torch.no_grad():
+    theirs[0].weight.mul_(2)
+    theirs[1].running_mean += 1
+theirs.eval()
+enc = lmrbench_values.Encoder("r")
+node = json.loads(json.dumps(enc.encode(theirs, "model")))
+lmrbench_proxy._copy_into(mine, lmrbench_reply.decode_reply(node, enc.arrays))
+same = all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), theirs.state_dict().values()))
+print(json.dumps({"same": same, "training": mine.training, "kept": type(mine[0]).__name__}))
+"""
+
+
+def test_a_module_argument_changed_in_place_gets_the_new_state_on_the_trusted_side():
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import RUNTIME_DIR
+
+    out = subprocess.run([sys.executable, "-c", COPY_BACK, str(RUNTIME_DIR)], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == {"same": True, "training": False, "kept": "Linear"}
+
+
+TORCH_CORPUS = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, lmrbench_values, lmrbench_reply
+model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+value = {"t": torch.ones(2, dtype=torch.bfloat16, requires_grad=True), "p": torch.nn.Parameter(torch.zeros(1)),
+         "dtype": torch.float16, "device": torch.device("cpu"), "model": model, "rng": torch.get_rng_state()}
+enc = lmrbench_values.Encoder("r")
+node = json.loads(json.dumps(enc.encode(value, "v")))
+before = set(sys.modules)
+back = lmrbench_reply.decode_reply(node, enc.arrays)
+print(json.dumps({"new": sorted(set(sys.modules) - before), "kinds": sorted(type(v).__name__ for v in back.values())}))
+"""
+
+
+def test_decoding_torch_replies_imports_nothing():
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import RUNTIME_DIR
+
+    out = subprocess.run([sys.executable, "-c", TORCH_CORPUS, str(RUNTIME_DIR)], capture_output=True, text=True,
+                         check=True)
+    got = json.loads(out.stdout)
+    assert got == {"new": [], "kinds": ["ModuleRecord", "Parameter", "Tensor", "Tensor", "device", "dtype"]}
+
+
+SELF_AFTER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, lmrbench_values, lmrbench_reply
+sys.modules["lmrbench_codec"] = lmrbench_values
+import lmrbench_proxy
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Linear(3, 3)
+        self.head = torch.nn.Linear(3, 1)
+        self.steps = 0
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def step(self):  # what a candidate's method does to its instance in the worker
+        with torch.no_grad():
+            self.head.weight.zero_()
+        self.steps += 1
+
+trusted, worker = Net(), Net()
+worker.step()
+enc = lmrbench_values.Encoder("r")
+after = {k: enc.encode(v, k) for k, v in vars(worker).items()}
+reply = json.loads(json.dumps({"result": None, "self_after": after, "changed": {}}))
+head = trusted.head
+lmrbench_proxy._apply(reply, enc.arrays, trusted, (), {}, "method")
+print(json.dumps({"same_head": trusted.head is head, "zeroed": bool((trusted.head.weight == 0).all()),
+                  "steps": trusted.steps, "forward": list(trusted(torch.ones(1, 3)).shape)}))
+"""
+
+
+def test_a_method_of_a_module_leaves_its_state_on_the_trusted_instance():
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import RUNTIME_DIR
+
+    out = subprocess.run([sys.executable, "-c", SELF_AFTER, str(RUNTIME_DIR)], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == {"same_head": True, "zeroed": True, "steps": 1, "forward": [1, 1]}
+
+
+def test_descriptions_name_grad_and_modules():
+    enc = lv.Encoder()
+    node = enc.encode((torch.ones(2, requires_grad=True), torch.nn.Linear(2, 1)), "v")
+    assert lv.describe(node, enc.arrays) == "tuple(tensor float32[2] (requires_grad), Linear module)"
