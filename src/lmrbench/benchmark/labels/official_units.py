@@ -199,11 +199,11 @@ def results_txt(results: list[EvalResult], name_of: Callable[[str], str]) -> str
             line = f"{name_of(r.task)}/unit_test_{r.impl}.log: {verdict}"
         lines.setdefault(line, passed)
     body = sorted(lines)
-    passed = sum(lines[line] for line in body)
+    wins = sum(lines[line] for line in body)
     total = len(body)
-    rate = 100.0 * passed / total if total else 0.0
+    rate = 100.0 * wins / total if total else 0.0
     return "\n".join(body) + (
-        f"\n\nTotal log files: {total}\nPassed files:    {passed}\nFailed files:    {total - passed}\n"
+        f"\n\nTotal log files: {total}\nPassed files:    {wins}\nFailed files:    {total - wins}\n"
         f"Overall pass rate: {rate:.2f}%\n"
     )
 
