@@ -21,9 +21,9 @@ from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
 from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
 from lmrbench.benchmark.labels.agreement import agreement
 from lmrbench.benchmark.labels.official import import_official
-from lmrbench.benchmark.pipeline.paper_table import against_paper
+from lmrbench.benchmark.report.paper_table import against_paper
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report
+from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.core.taskset import load_taskset
 
 UNIT = {"openhands_agent-gpt4o": 25.0, "openhands_agent-o4mini": 35.7, "no_agent-gpt4.1": 42.9}

@@ -147,6 +147,8 @@ def main() -> int:
                   f"from `{ex['record']}` ({result.total_bytes} bytes)")
             for cov in result.coverage:
                 print(f"  coverage of the golden body: {coverage_text(cov)}")
+            for line in result.summary:
+                print(f"  {line}")
     return 0
 
 

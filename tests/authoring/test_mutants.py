@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from lmrbench.authoring.mutants import MAX_MUTANTS, generate_mutants
+from lmrbench.authoring.mutants import MAX_MUTANTS, generate_mutants, sample_mutants
 from lmrbench.errors import LmrError
 
 SOURCE = '''import numpy as np
@@ -57,8 +57,8 @@ def test_each_kind_changes_the_body_as_described():
 
 
 def test_only_the_function_body_changes_and_every_mutant_parses_and_differs():
-    mutants = generate_mutants(SOURCE, "DPOLoss.forward")
-    assert len(mutants) == MAX_MUTANTS
+    mutants = generate_mutants(SOURCE, "DPOLoss.forward", limit=20)
+    assert len(mutants) == 20 < MAX_MUTANTS
     head, tail = SOURCE.split('"""The loss: 1 - 2."""\n')[0], SOURCE.split("\n\n\ndef other")[1]
     sources = [mu.source for mu in mutants]
     assert len(set(sources)) == len(sources)
@@ -89,6 +89,7 @@ def test_one_line_function_and_no_numpy():
         "def add(a, b): return b\n",
         "def add(a, b): return a - b\n",
         "def add(a, b): return -(a + b)\n",
+        "def add(a, b): return a + 2 * b\n",
     }
 
 
@@ -103,3 +104,75 @@ def test_function_without_anything_to_mutate_still_gets_constant_returns():
 def test_unknown_function_names_the_file():
     with pytest.raises(LmrError, match="^loss.py: no function 'forward'; did you mean 'DPOLoss.forward'"):
         generate_mutants(SOURCE, "forward", file="loss.py")
+
+
+LOSS = '''import numpy as np
+
+
+def smoothed_ce(logits, targets, epsilon=0.1, ignore_index=-100, reduce=True):
+    """Doc."""
+    valid = targets != ignore_index
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(logp, targets[:, None], axis=-1)[:, 0]
+    loss = (1.0 - epsilon) * nll + epsilon * -logp.mean(-1)
+    loss = np.where(valid, loss, 0.0) * mask
+    if reduce and not epsilon:
+        return loss.sum() / valid.sum()
+    else:
+        loss = loss[valid]
+    return loss
+'''
+
+
+def test_mistake_kinds_change_the_body_as_described():
+    mutants = generate_mutants(LOSS, "smoothed_ce", pins={"epsilon": "0.2"}, limit=200)
+    body = LOSS.split('"""Doc."""\n')[1]
+
+    def changed(kind, needle, old, new):
+        mu = mutant_of(mutants, kind, needle)
+        assert mu.source.split('"""Doc."""\n')[1] == body.replace(old, new, 1), mu.description
+
+    pinned = mutant_of(mutants, "pin_parameter", "epsilon to 0.2")
+    assert pinned.description == "pin epsilon to 0.2 (its recorded value)"
+    assert '"""Doc."""\n    epsilon = 0.2\n    valid = ' in pinned.source
+    assert "    epsilon = 0.1\n" in mutant_of(mutants, "pin_parameter", "epsilon to 0.1 (its default)").source
+    assert "    ignore_index = -100\n" in mutant_of(mutants, "pin_parameter", "ignore_index").source
+    changed("arith_swap", "'(1.0 - epsilon) * nll'", "(1.0 - epsilon) * nll", "(1.0 - epsilon) / nll")
+    changed("negate", "!=", "targets != ignore_index", "targets == ignore_index")
+    changed("negate", "and becomes or", "reduce and not epsilon", "reduce or not epsilon")
+    changed("negate", "drop the not", "not epsilon", "epsilon")
+    changed("drop_mask", "keep the value where true", "np.where(valid, loss, 0.0)", "loss")
+    changed("drop_mask", "drop the mask 'mask'", "np.where(valid, loss, 0.0) * mask", "np.where(valid, loss, 0.0)")
+    changed("drop_mask", "loss[valid]", "loss = loss[valid]", "loss = loss")
+    changed("swap_args", "np.where", "np.where(valid, loss, 0.0)", "np.where(loss, valid, 0.0)")
+    changed("scale_constant", "1.0 becomes 2.0", "(1.0 - epsilon)", "(2.0 - epsilon)")
+    changed("scale_constant", "scale 'epsilon * -logp", "nll + epsilon * -logp.mean(-1)",
+            "nll + 2 * (epsilon * -logp.mean(-1))")
+    changed("swap_reduction", "mean becomes max", "-logp.mean(-1)", "-logp.max(-1)")
+    changed("swap_reduction", "sum becomes max", "np.exp(logits).sum(", "np.exp(logits).max(")
+    always_else = mutant_of(mutants, "drop_branch", "(always the else)")
+    assert "    if reduce" not in always_else.source
+    assert "\n    loss = loss[valid]\n    return loss\n" in always_else.source
+    always_if = mutant_of(mutants, "drop_branch", "(always the if)")
+    assert "loss[valid]" not in always_if.source and "\n    return loss.sum() / valid.sum()\n" in always_if.source
+    assert not [mu for mu in mutants if mu.kind == "detach"]  # the recording saw no result requiring grad
+
+
+def test_detach_only_where_the_recording_saw_requires_grad():
+    src = "def loss(x, y):\n    return (x - y) ** 2, x\n"
+    mutants = generate_mutants(src, "loss", grad=True, kinds=["detach"])
+    assert [mu.source for mu in mutants] == [
+        "def loss(x, y):\n    return ((x - y) ** 2).detach(), x\n",
+        "def loss(x, y):\n    return (x - y) ** 2, x.detach()\n",
+    ]
+    assert generate_mutants(src, "loss", kinds=["detach"]) == []
+
+
+def test_sampling_keeps_every_kind_and_is_deterministic():
+    mutants = generate_mutants(LOSS, "smoothed_ce", pins={"epsilon": "0.2"}, limit=200)
+    kinds = {mu.kind for mu in mutants}
+    picked = sample_mutants(mutants, len(kinds))
+    assert {mu.kind for mu in picked} == kinds
+    assert picked == sample_mutants(mutants, len(kinds))
+    assert [mutants.index(mu) for mu in picked] == sorted(mutants.index(mu) for mu in picked)
+    assert sample_mutants(mutants, 0) == [] and sample_mutants(mutants[:3], 10) == mutants[:3]

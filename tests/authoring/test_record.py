@@ -13,9 +13,9 @@ from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
 from lmrbench.schemas.testrun import TestStatus
@@ -102,7 +102,7 @@ def test_identical_calls_are_kept_once(tmp_path, local):
         hinge_loss(s, y)
     """
     task = make_task(tmp_path, extra={"again.py": driver})
-    result = record_tests(task, 1, "python again.py", sandbox=local, max_calls=5)
+    result = record_tests(task, 1, "python again.py", sandbox=local, max_calls=5, probe=False)
     assert len(result.cases) == 2 and len({c.digest for c in result.cases}) == 2
 
 
@@ -175,7 +175,7 @@ def test_an_edited_test_is_never_replaced_without_force(tmp_path, local):
     with pytest.raises(LmrError, match=r"unit_test_1.py: the test file was edited by hand; pass --force"):
         record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
     assert _snapshot(task) == before
-    again = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2, force=True)
+    again = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2, force=True, probe=False)
     assert len(again.cases) == 2 and file_status(again.test_file) == "generated"
 
 
@@ -185,7 +185,7 @@ def test_rerecording_replaces_only_that_implementation(tmp_path, local):
     second = record_tests(task, 2, TRAIN, sandbox=local, max_calls=1)
     impl2 = {p.name: p.read_bytes() for p in second.data_dir.iterdir()}
     test2 = second.test_file.read_bytes()
-    first = record_tests(task, 1, TRAIN, sandbox=local, max_calls=1)
+    first = record_tests(task, 1, TRAIN, sandbox=local, max_calls=1, probe=False)
     assert sorted(p.name for p in first.data_dir.iterdir()) == ["case_1.npz", "index.json"]
     assert {p.name: p.read_bytes() for p in second.data_dir.iterdir()} == impl2
     assert second.test_file.read_bytes() == test2
@@ -272,8 +272,14 @@ def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
         hinge_loss(np.ones(3), np.ones(3), margin=0.25)
     """
     task = make_task(tmp_path, extra={"sweep.py": driver})
-    result = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2)
-    assert [c.arguments["margin"] for c in result.cases] == ["1.0", "0.25"]
+    old = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2, probe=False)
+    assert [c.arguments["margin"] for c in old.cases] == ["1.0", "0.25"]
+    result = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2, force=True)
+    recorded = [c for c in result.cases if not c.amplified]
+    assert {c.arguments["margin"] for c in recorded} == {"1.0", "0.25"}
+    # reduce was always True: cases with reduce=False are added, the golden code giving their results
+    assert [c.amplified for c in result.cases if c.amplified] == ["reduce=False"]
+    assert "reduce was always True in the recording; added 1 case(s) with reduce False" in result.summary
 
 
 def test_an_implementation_of_several_functions_gets_a_test_per_function_and_case(tmp_path, local):
@@ -283,7 +289,7 @@ def test_an_implementation_of_several_functions_gets_a_test_per_function_and_cas
     task.info.implementations = [first]
     save_task_info(task.info, task.path)
     task = load_task(task.path)
-    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
+    result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2, probe=False)
     assert [c.test for c in result.cases] == [
         "test_hinge_loss_case_1",
         "test_hinge_loss_case_2",
@@ -314,14 +320,17 @@ def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
 
 
 def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tmp_path, local):
-    from lmrbench.benchmark.validation.implementation import validate_implementation
     from lmrbench.benchmark.validation.plan import ValidateOptions
+    from lmrbench.benchmark.validation.store import load_result, result_path
+    from lmrbench.benchmark.validation.taskset import validate_taskset
 
     task = make_task(tmp_path)
     record_tests(task, 1, TRAIN, sandbox=local)
-    task = load_task(task.path)
     options = ValidateOptions(repeat=2, timeout=300, max_mutants=12, min_kill_rate=0.8)
-    result = validate_implementation(local, task, task.info.implementation(1), options=options)
+    runs = tmp_path / "runs"
+    validate_taskset(task.path.parent, only=[task.name], sandbox=local, options=options, run_dir=runs)
+    result = load_result(result_path(runs, task.name, 1))
+    assert result is not None
     assert result.golden_passed and result.masked_failed and not result.flaky_tests
     assert result.valid, result.reasons
     assert result.kill_rate is not None and result.kill_rate >= 0.8
@@ -411,7 +420,8 @@ def test_scaffold_keeps_a_recording_unless_forced(tmp_path, local):
 
 def test_pythonpath_set_in_the_command_keeps_recording_on(tmp_path, local):
     task = make_task(tmp_path)
-    result = record_tests(task, 1, "PYTHONPATH=. python train.py --steps 3", sandbox=local, max_calls=2)
+    result = record_tests(task, 1, "PYTHONPATH=. python train.py --steps 3", sandbox=local, max_calls=2,
+                          probe=False)
     assert [c.test for c in result.cases] == ["test_case_1", "test_case_2"]
 
 
@@ -427,7 +437,7 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
         hinge_loss(np.ones(2), -np.ones(2), margin=0.5)
     """
     task = make_task(tmp_path, extra={"odd.py": driver})
-    result = record_tests(task, 1, "python odd.py", sandbox=local)
+    result = record_tests(task, 1, "python odd.py", sandbox=local, probe=False)
     assert [c.test for c in result.cases] == ["test_case_1"]
     assert len(result.skipped) == 1 and "`margin` is a __main__.Margin" in result.skipped[0]
     status, _ = _outcomes(local, task, "golden")

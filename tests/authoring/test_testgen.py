@@ -156,6 +156,9 @@ def test_scaffold_spells_out_every_call_with_todo_values():
     assert text.count("def test_case_") == 2
     assert f"    x = ...  # {TODO_MARK}\n    y = (1, 2)  # {TODO_MARK} (the default)\n" in text
     assert "    result = score(x=x, y=y)\n    assert_close(result, expected, rtol=RTOL, atol=ATOL)" in text
+    header = " ".join(text.split('"""')[1].split())
+    assert "give every parameter (`x`, `y`) at least two values over the cases" in header
+    assert "masked or ignored targets, zeros, an empty batch" in header
 
 
 def file_status_of(text: str) -> str:

@@ -79,7 +79,7 @@ def test_figures_fit_a_paper_column_keep_their_text_and_show_zero_bars_with_coun
     from helpers.official_quirks import write_quirky_bench, write_quirky_results
     from lmrbench.benchmark.analysis.figures import report_figures
     from lmrbench.benchmark.labels.official import import_official
-    from lmrbench.benchmark.pipeline.scoreboard import build_report
+    from lmrbench.benchmark.report.scoreboard import build_report
 
     bench = write_quirky_bench(tmp_path / "bench")
     summary = import_official(write_quirky_results(tmp_path / "results"), tmp_path / "runs", bench=bench)
@@ -98,7 +98,7 @@ def test_figures_fit_a_paper_column_keep_their_text_and_show_zero_bars_with_coun
 
 def test_a_zero_bar_is_drawn_and_counted(tmp_path) -> None:
     from lmrbench.benchmark.analysis.figures import success_by_category
-    from lmrbench.benchmark.pipeline.scoreboard import CategoryRow, Report
+    from lmrbench.benchmark.report.scoreboard import CategoryRow, Report
 
     report = Report(categories=[CategoryRow("a", "Evaluation Metrics", 3, 0, 0.0),
                                 CategoryRow("b", "Evaluation Metrics", 2, 1, 50.0)])  # fmt: skip

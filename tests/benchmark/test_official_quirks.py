@@ -12,7 +12,7 @@ from lmrbench.benchmark.labels.agreement import agreement
 from lmrbench.benchmark.labels.official import export_official, import_official
 from lmrbench.benchmark.labels.official_units import parse_results_txt
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report, category_table
+from lmrbench.benchmark.report.scoreboard import build_report, category_table
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import ResultStatus
 
@@ -110,8 +110,8 @@ def test_results_txt_lines_of_every_shape(tmp_path) -> None:
 
 
 def test_published_cells_are_set_beside_the_files(imported) -> None:
-    from lmrbench.benchmark.pipeline.paper_table import PaperCell, against_paper
-    from lmrbench.benchmark.pipeline.scoreboard import render_markdown
+    from lmrbench.benchmark.report.files import render_markdown
+    from lmrbench.benchmark.report.paper_table import PaperCell, against_paper
 
     _, _, summary = imported
     report = build_report(sorted(summary.runs.values()))

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report
+from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 
@@ -127,7 +127,7 @@ def test_report_of_a_folder_that_is_not_a_run_is_one_line(tmp_path) -> None:
 def test_runs_that_share_a_label_stay_apart_by_their_folders(tmp_path) -> None:
     from lmrbench import __version__
     from lmrbench.benchmark.pipeline.rundir import save_model
-    from lmrbench.benchmark.pipeline.scoreboard import category_table
+    from lmrbench.benchmark.report.scoreboard import category_table
     from lmrbench.schemas.run import EvalResult, ResultStatus, RunManifest
 
     paths = [tmp_path / parent / "run" for parent in ("x", "y", "z")]

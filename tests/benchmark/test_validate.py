@@ -39,8 +39,13 @@ def test_a_sound_task_is_valid_and_results_are_stored(tmp_path):
     assert summary.golden_pass_rate == 1.0
     run_dir = default_run_dir(bench)
     files = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
-    assert files == ["1-Calc/impl-1.json", "1-Calc/impl-2.json", "1-Calc/impl-3.json", SUMMARY_FILE]
+    logs = [f"1-Calc/impl-{i}.logs/{run}.log" for i in (1, 2, 3) for run in ("golden-1", "golden-2", "masked")]
+    assert files == sorted(["1-Calc/impl-1.json", "1-Calc/impl-2.json", "1-Calc/impl-3.json", SUMMARY_FILE, *logs])
     stored = latest_results(bench)
+    # the whole output of each run is kept beside its result, which names it; the JSON keeps a tail
+    masked = stored[("1-Calc", 1)].masked
+    assert masked is not None and masked.log_file == "impl-1.logs/masked.log"
+    assert "failed" in (run_dir / "1-Calc" / masked.log_file).read_text()
     assert stored[("1-Calc", 3)].evidence == "legacy" and stored[("1-Calc", 1)].evidence == "pytest"
     assert stored[("1-Calc", 1)].golden_passed and stored[("1-Calc", 1)].masked_failed
     assert tree_hash(task) == before
@@ -206,7 +211,8 @@ def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tm
                            "--max-mutants", "6"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
-    assert "1-Calc#2 is valid but weak: its tests kill 2/5 mutants (40%), below --min-kill-rate 75%" in out
+    assert "1-Calc#2 is valid but weak: its tests kill 2/6 mutants (33%), below --min-kill-rate 75%" in out
+    assert "mutants of 1-Calc#2 killed by kind: arith_swap 0/1, constant_return 1/2," in out
     assert "1-Calc#1 is valid but weak" not in out
     assert "surviving mutants of 1-Calc#2:" in out and "--- a/calc.py" in out
     assert "valid: 1/2, valid but weak: 1/2" in out

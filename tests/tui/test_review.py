@@ -9,17 +9,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input
 
 from helpers.labels_run import write_review_run
+from helpers.review_app import facts, opened, queue_rows, text_of
 from lmrbench.benchmark.labels.store import LabelStore
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import JudgeCategory
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.open_review import OpenReviewDialog
-from lmrbench.tui.screens.review import ReviewScreen
 from lmrbench.tui.widgets.code_diff import WholeDiffView
-from lmrbench.tui.widgets.review_queue import ReviewQueue
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -28,30 +27,6 @@ SIZE = (120, 40)
 @pytest.fixture
 def review_run(tmp_path: Path) -> tuple[Path, Path]:
     return write_review_run(tmp_path)
-
-
-async def opened(app, pilot) -> ReviewScreen:
-    for _ in range(100):
-        await pilot.pause(0.05)
-        screen = app.screen
-        if isinstance(screen, ReviewScreen) and screen.session is not None:
-            await pilot.pause()
-            return screen
-    raise AssertionError("the review screen did not open")
-
-
-def text_of(screen: ReviewScreen, selector: str) -> str:
-    widget = screen.query_one(selector)
-    return str(widget.render() if isinstance(widget, Label) else widget.visual)
-
-
-def facts(screen: ReviewScreen) -> str:
-    return " ".join(str(screen.query_one(f"#facts-{k}", Static).visual) for k in ("tests", "judge", "label"))
-
-
-def queue_rows(screen: ReviewScreen) -> list[list[str]]:
-    table = screen.query_one(ReviewQueue)
-    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
 async def test_keys_label_at_once_and_a_new_session_resumes(review_run) -> None:
@@ -63,12 +38,12 @@ async def test_keys_label_at_once_and_a_new_session_resumes(review_run) -> None:
         assert "1-Toy #1" in text_of(screen, "#item-title")
         diff = screen.query_one(WholeDiffView)
         assert "return 0.5" in diff.code_modified and "2 * len(a & b)" in diff.code_original
-        assert "test_dice_overlap: assert 0.5 == 0.6666666666666666" in facts(screen)
         await pilot.press("1")
         assert RunDir(run).labels("alice")[0].label is JudgeCategory.LOGICALLY_INCORRECT  # on disk at once
+        assert "test_dice_overlap: assert 0.5 == 0.6666666666666666" in facts(screen)
         await pilot.press("n", "3")
         assert "2/3 labelled" in text_of(screen, "#progress")
-        assert [r[3] for r in queue_rows(screen)] == ["1", "3", "·"]
+        assert [r[2] for r in queue_rows(screen)] == ["1", "3", "·"]
     app = make_app(bench, review=run, annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
@@ -81,18 +56,32 @@ async def test_keys_label_at_once_and_a_new_session_resumes(review_run) -> None:
     assert labels == {("1-Toy", 1): 1, ("1-Toy", 2): 3, ("2-Async", 1): 2}
 
 
-async def test_blind_mode_hides_the_judge_until_the_item_is_labelled(review_run) -> None:
+async def test_blind_review_hides_tests_and_judge_until_the_item_is_labelled(review_run) -> None:
     bench, run = review_run
     app = make_app(bench, review=run, annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
-        assert "hidden until you label" in facts(screen) and "judge thinks" not in facts(screen)
+        shown = facts(screen)
+        assert "hidden until you label" in shown
+        assert "judge thinks" not in shown and "passed" not in shown and "failed" not in shown
+        assert "test_dice_overlap" not in shown
+        await pilot.press("1")
+        assert "failed, 1 of 2 cases passed" in facts(screen) and "logically_incorrect." in facts(screen)
         await pilot.press("n")
-        assert "hidden until you label" in facts(screen)
+        assert "hidden until you label" in facts(screen) and "cases passed" not in facts(screen)
         await pilot.press("3")
         assert "3 completely correct" in facts(screen) and "The judge thinks completely_correct." in facts(screen)
-        await pilot.press("p")
+        await pilot.press("n")
         assert "hidden until you label" in facts(screen)
+
+
+async def test_show_outcomes_reveals_them_before_a_label(review_run) -> None:
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice", blind=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        assert "failed, 1 of 2 cases passed" in facts(screen) and "logically_incorrect." in facts(screen)
+        assert "outcomes shown" in text_of(screen, "#progress")
 
 
 async def test_filters_show_disagreements_and_unlabelled_items(review_run) -> None:
@@ -104,8 +93,8 @@ async def test_filters_show_disagreements_and_unlabelled_items(review_run) -> No
         await pilot.press("n", "3")  # 1-Toy#2: judge 3, tests passed -> agrees with both
         await pilot.press("n", "1")  # 2-Async#1: judge 2, tests passed -> disagrees with both
         await pilot.press("a")
-        assert "filter: unlabelled (0 shown)" in text_of(screen, "#progress") and queue_rows(screen) == []
-        await pilot.press("a")
+        assert "no item (unlabelled)" in text_of(screen, "#progress") and queue_rows(screen) == []
+        await pilot.press("a", "a", "a")  # skipped, unsure: none
         assert "disagrees with judge" in text_of(screen, "#progress")
         assert [(r[0], r[1]) for r in queue_rows(screen)] == [("1-Toy", "1"), ("2-Async", "1")]
         await pilot.press("2")  # 2-Async#1 now agrees with the judge: it stays until the next move
@@ -113,7 +102,7 @@ async def test_filters_show_disagreements_and_unlabelled_items(review_run) -> No
         assert "disagrees with tests" in text_of(screen, "#progress")
         assert [(r[0], r[1]) for r in queue_rows(screen)] == [("1-Toy", "1"), ("2-Async", "1")]
         await pilot.press("a")
-        assert "filter: all (3 shown)" in text_of(screen, "#progress")
+        assert "item 3 of 3 (all)" in text_of(screen, "#progress")
 
 
 async def test_annotators_never_see_each_others_labels(review_run) -> None:
@@ -123,7 +112,7 @@ async def test_annotators_never_see_each_others_labels(review_run) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
         assert "0/3 labelled" in text_of(screen, "#progress")
-        assert [r[3] for r in queue_rows(screen)] == ["·", "·", "·"]
+        assert [r[2] for r in queue_rows(screen)] == ["·", "·", "·"]
         assert "bob" not in facts(screen) and "hidden until you label" in facts(screen)
         await pilot.press("1")
     assert RunDir(run).labels("bob")[0].label.score == 3  # alice's label went to her own folder

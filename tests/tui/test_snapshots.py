@@ -1,121 +1,204 @@
-"""How the main screens look (Textual is pinned exactly, so these only change when the app does)."""
+"""How every screen looks at 80x24 (the smallest the app is laid out for) and at 200x50 (Textual and
+textual-diff-view are pinned exactly, so these only change when the app does). At 80x24 no label, footer or
+header of these screens may be cut: the pictures are checked by eye when they are updated."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select
 
+from helpers.labels_run import write_review_run
+from helpers.synthetic_runs import add_verdicts_and_labels, write_run
+from lmrbench.schemas.run import JudgeCategory
 from lmrbench.tui.app import make_app
+from lmrbench.tui.screens.review import ReviewScreen
 
-SIZE = (130, 36)
+SIZES = pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 
 
-async def _new_task(pilot: Pilot, repo: Path, query: str) -> None:
+async def _settle(pilot: Pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def _new_task(pilot: Pilot, repo: Path, query: str | None) -> None:
+    """The new-task flow, cloned; with ``query``: that function found and ticked."""
     app = pilot.app
     app.sub_title = "bench"  # the real path differs between runs
-    await app.workers.wait_for_complete()
+    await _settle(pilot)
     await pilot.press("n")
     await pilot.pause()
     app.screen.query_one("#source", Input).value = str(repo)
     await pilot.press("ctrl+g")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.press(*query, "enter", "enter")
-    await pilot.pause()
-
-
-def test_function_step(snap_compare, fixture_repo: Path, bench: Path) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await _new_task(pilot, fixture_repo, "scale")
-
-    assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
-
-
-def test_mask_step(snap_compare, fixture_repo: Path, bench: Path) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await _new_task(pilot, fixture_repo, "prefloss")
-        await pilot.press("ctrl+n")
-        await pilot.app.workers.wait_for_complete()
+    await _settle(pilot)
+    if query is not None:
+        await pilot.press(*query, "enter", "enter")
         await pilot.pause()
 
-    assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
+
+async def _step(pilot: Pilot, n: int) -> None:
+    for _ in range(n):
+        await pilot.press("ctrl+n")
+        await _settle(pilot)
 
 
-def test_metadata_step_shows_problems_under_fields(snap_compare, fixture_repo: Path, bench: Path) -> None:
+@SIZES
+def test_task_set(snap_compare, new_task, bench: Path, size: tuple[int, int]) -> None:
+    new_task()
+    new_task()  # clean tasks only: a warning would show the test's temp path
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await _settle(pilot)
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_source_step(snap_compare, bench: Path, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await _settle(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_function_step(snap_compare, fixture_repo: Path, bench: Path, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _new_task(pilot, fixture_repo, "prefloss")
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_mask_step(snap_compare, fixture_repo: Path, bench: Path, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _new_task(pilot, fixture_repo, "prefloss")
+        await _step(pilot, 1)
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_paper_step(snap_compare, fixture_repo: Path, bench: Path, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _new_task(pilot, fixture_repo, "prefloss")
+        await _step(pilot, 2)
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_metadata_step_shows_problems_under_fields(snap_compare, fixture_repo: Path, bench: Path,
+                                                   size: tuple[int, int]) -> None:  # fmt: skip
+    async def run_before(pilot: Pilot) -> None:
+        await _new_task(pilot, fixture_repo, "prefloss")
+        await _step(pilot, 3)
         screen = pilot.app.screen
-        for _ in range(3):
-            await pilot.press("ctrl+n")
-            await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
         screen.query_one("#md-year", Input).value = "20x3"
         screen.query_one("#md-paper_url", Input).value = "arxiv"
         screen.query_one("#md-category", Select).value = "Evaluation Metrics"
         screen.set_focus(None)  # no blinking cursor in the picture
         await pilot.pause()
 
-    assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
 
 
-def test_task_set(snap_compare, new_task, bench: Path) -> None:
-    new_task()
-    new_task()  # clean tasks only: a warning would show the test's temp path
+@SIZES
+def test_tests_validate_and_save_steps(snap_compare, fixture_repo: Path, bench: Path, size: tuple[int, int]) -> None:
+    """The last three steps share one picture each run: the save step, after passing through tests and validate."""
 
-    async def run_before(pilot: Pilot) -> None:
-        pilot.app.sub_title = "bench"
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    assert snap_compare(make_app(bench), terminal_size=SIZE, run_before=run_before)
-
-
-SMALL = (80, 24)
-
-
-def test_task_set_at_80x24(snap_compare, new_task, bench: Path) -> None:
-    new_task()
-
-    async def run_before(pilot: Pilot) -> None:
-        pilot.app.sub_title = "bench"
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
-    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
-
-
-def test_function_step_at_80x24(snap_compare, fixture_repo: Path, bench: Path) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _new_task(pilot, fixture_repo, "prefloss")
+        await _step(pilot, 6)
+        summary = pilot.app.screen.query_one("#save-summary")
+        summary.update(str(summary.render()).replace(str(pilot.app.bench_dir), "bench"))
+        pilot.app.screen.set_focus(None)
+        await pilot.pause()
 
-    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
 
 
-def test_edit_screen_at_80x24_after_a_check(snap_compare, new_task, bench: Path) -> None:
+@SIZES
+def test_edit_screen_after_a_check(snap_compare, new_task, bench: Path, size: tuple[int, int]) -> None:
     new_task()
 
     async def run_before(pilot: Pilot) -> None:
         pilot.app.sub_title = "bench"
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await _settle(pilot)
         await pilot.press("e")
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await _settle(pilot)
         pilot.app.screen.query_one("#edit-where").update("1-ToyDPO · repo src-repo/")  # not the temp path
         await pilot.press("ctrl+r")
         await pilot.pause()
 
-    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
 
 
-def test_help_at_80x24(snap_compare, bench: Path) -> None:
+@SIZES
+def test_help(snap_compare, bench: Path, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot) -> None:
         pilot.app.sub_title = "bench"
-        await pilot.app.workers.wait_for_complete()
+        await _settle(pilot)
         await pilot.press("f1")
         await pilot.pause()
 
-    assert snap_compare(make_app(bench), terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_palette(snap_compare, bench: Path, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await _settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
+
+
+async def _review(pilot: Pilot, keys: tuple[str, ...]) -> None:
+    app = pilot.app
+    app.sub_title = "bench"  # the real paths differ between runs
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, ReviewScreen) and app.screen.session is not None:
+            break
+    app.screen.sub_title = "review run"
+    await pilot.press(*keys)
+    await pilot.pause()
+
+
+@SIZES
+@pytest.mark.parametrize("keys", [(), ("1",)], ids=["before-a-label", "after-a-label"])
+def test_review(snap_compare, tmp_path: Path, size: tuple[int, int], keys: tuple[str, ...]) -> None:
+    """Blind before the label (no outcome, no verdict); both shown after it."""
+    bench, run = write_review_run(tmp_path)
+
+    async def run_before(pilot: Pilot) -> None:
+        await _review(pilot, keys)
+
+    app = make_app(bench, review=run, annotator="alice")
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_run_summary(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    cc, lc, li = JudgeCategory
+    strong = write_run(tmp_path / "strong", "strong", {"1-A": True, "2-B": True, "3-C": False})
+    write_run(tmp_path / "weak", "weak", {"1-A": False, "2-B": True, "3-C": False})
+    add_verdicts_and_labels(strong, {"1-A": (cc, None), "2-B": (lc, None), "3-C": (li, None)})
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.sub_title = "bench"
+        await _settle(pilot)
+
+    app = make_app(tmp_path / "bench", runs=[tmp_path / "strong", tmp_path / "weak"])
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

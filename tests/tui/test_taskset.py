@@ -168,3 +168,14 @@ async def test_a_draft_left_behind_is_listed(new_task, bench: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert ".lmrbench-draft-k2x9:anunsavednewtask" in shown_warnings(app)
+
+
+def test_the_status_filter_takes_whole_words() -> None:
+    from lmrbench.tui.screens.taskset import Row
+
+    def row(status: str) -> Row:
+        return Row("1-Toy", 1, status, "3/3", "80%", "Evaluation Metrics", "today")
+
+    assert [s for s in ("valid", "valid but weak", "invalid", "not validated", "stale") if row(s).matches("valid")] \
+        == ["valid", "valid but weak"]
+    assert row("stale").matches("toy stale") and row("valid").matches("metrics") and not row("valid").matches("weak")

@@ -103,23 +103,29 @@ def _find(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctio
     return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
+def cover_greedy(calls: list[dict[str, Any]], n: int, model: BodyModel) -> list[int]:
+    """Up to ``n`` indices of calls, greedily those adding the most uncovered arcs of the body (branches count
+    double); none once no call adds an arc."""
+    picked: list[int] = []
+    arcs = [model.normalize(c.get("arcs") or []) for c in calls]
+    covered: set[Arc] = set()
+    while len(picked) < n:
+        gains = [(len(a - covered) + len((a & model.branches) - covered), -i)
+                 for i, a in enumerate(arcs) if i not in picked]
+        if not gains or max(gains)[0] == 0:
+            break
+        best = -max(gains)[1]
+        picked.append(best)
+        covered |= arcs[best]
+    return picked
+
+
 def pick_cases(
     calls: list[dict[str, Any]], n: int, model: BodyModel | None, shape: Callable[[dict[str, Any]], str]
 ) -> list[dict[str, Any]]:
     """``n`` calls, in the order they happened: first greedily those adding the most uncovered arcs of the body
-    (branches count double), then one of each call shape not yet picked, then the earliest others."""
-    picked: list[int] = []
-    if model is not None:
-        arcs = [model.normalize(c.get("arcs") or []) for c in calls]
-        covered: set[Arc] = set()
-        while len(picked) < n:
-            gains = [(len(a - covered) + len((a & model.branches) - covered), -i)
-                     for i, a in enumerate(arcs) if i not in picked]
-            if not gains or max(gains)[0] == 0:
-                break
-            best = -max(gains)[1]
-            picked.append(best)
-            covered |= arcs[best]
+    (``cover_greedy``), then one of each call shape not yet picked, then the earliest others."""
+    picked: list[int] = cover_greedy(calls, n, model) if model is not None else []
     shapes = {shape(calls[i]) for i in picked}
     for i, call in enumerate(calls):
         if len(picked) >= n:

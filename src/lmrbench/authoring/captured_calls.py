@@ -60,15 +60,9 @@ def body_coverage(
     return result
 
 
-def choose_calls(
-    out: Path,
-    targets: list[tuple[str, str]],
-    max_calls: int,
-    command: str,
-    models: dict[str, BodyModel | None] | None = None,
-) -> dict[str, list[dict[str, Any]]]:
-    """``max_calls`` distinct calls of each target over every process, or LmrError: those that cover most of the
-    golden body first (``bodycoverage.pick_cases``), then one of each call shape (see ``pick_cases``)."""
+def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[str, list[dict[str, Any]]]:
+    """The distinct saved calls of each target over every process, in the order they happened, or LmrError
+    (the recorder's own error, no call saved, the function never called)."""
     errors = sorted(out.glob("error-*.json"))
     if errors:
         raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
@@ -77,7 +71,7 @@ def choose_calls(
         lines += [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     lines.sort(key=lambda d: (d["time"], d["pid"], d["seq"]))
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in out.glob("summary-*.json")]
-    chosen: dict[str, list[dict[str, Any]]] = {}
+    pool: dict[str, list[dict[str, Any]]] = {}
     for file, qual in targets:
         target = f"{file}::{qual}"
         seen: set[str] = set()
@@ -87,17 +81,37 @@ def choose_calls(
                 seen.add(line["digest"])
                 line["path"] = out / line["file"]
                 distinct.append(line)
-        model = (models or {}).get(target)
-        picked = pick_cases(distinct, max_calls, model, lambda c: call_shape(c["path"]))
-        if not picked:
+        if not distinct:
             notes = [n["message"] for sm in summaries for n in sm.get("skipped", []) if n.get("target") == target]
             if notes:
                 raise LmrError(f"no call could be saved: {notes[0]}")
             raise LmrError(_never_called(target, file, command, summaries))
-        for n, line in enumerate(picked, 1):
-            _check_replay(target, n, line)
+        pool[target] = distinct
+    return pool
+
+
+def choose_calls(
+    out: Path,
+    targets: list[tuple[str, str]],
+    max_calls: int,
+    command: str,
+    models: dict[str, BodyModel | None] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """``max_calls`` distinct calls of each target over every process, or LmrError: those that cover most of the
+    golden body first (``bodycoverage.pick_cases``), then one of each call shape (see ``pick_cases``)."""
+    chosen: dict[str, list[dict[str, Any]]] = {}
+    for target, distinct in pool_calls(out, targets, command).items():
+        picked = pick_cases(distinct, max_calls, (models or {}).get(target), lambda c: call_shape(c["path"]))
+        check_replays(target, picked)
         chosen[target] = picked
     return chosen
+
+
+def check_replays(target: str, lines: list[dict[str, Any]]) -> None:
+    """LmrError when a kept recorded call did not give the same result when the recorder replayed it."""
+    for n, line in enumerate(lines, 1):
+        if "amplified" not in line:
+            _check_replay(target, n, line)
 
 
 def _check_replay(target: str, n: int, line: dict[str, Any]) -> None:

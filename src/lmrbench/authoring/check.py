@@ -211,7 +211,24 @@ def _impl_findings(task: Task, impl: Implementation) -> list[Finding]:
                 f"(score {c.score:.2f})", c.start_line)
     out += test_findings(task, impl)
     out += _checker_findings(task, impl)
+    out += _unvaried_findings(task, impl)
     return out
+
+
+def _unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """T306: the recording says that no case varies a parameter (``unvaried`` in its index.json)."""
+    from pydantic import ValidationError
+
+    from lmrbench.schemas.recording import RecordingIndex
+
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
+    try:
+        unvaried = RecordingIndex.model_validate_json(index.read_bytes()).unvaried if index.is_file() else []
+    except (ValidationError, ValueError, OSError):
+        return []
+    rel = index.relative_to(task.path).as_posix()
+    return [Finding("T306", task.name, rel, f"implementation {impl.index}: no test varies {param}; a candidate "
+                    "that ignores it passes (record a run that varies it)") for param in unvaried]
 
 
 def _checker_findings(task: Task, impl: Implementation) -> list[Finding]:

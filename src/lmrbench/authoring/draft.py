@@ -25,6 +25,22 @@ def draft_key(spec: TaskSpec) -> tuple[object, ...]:
     return (spec.source, functions, str(spec.mask_style), spec.name)
 
 
+def validated_key(spec: TaskSpec) -> tuple[object, ...]:
+    """Everything a validation of the draft task depends on: the draft task itself and the instruction and metadata
+    written into its info.json (the task set's fingerprint includes info.json). A validation made for another key
+    is stale."""
+    fields = (tuple(spec.instructions), spec.paper_name, spec.paper_url, spec.year, str(spec.category),
+              tuple(spec.retrieval_context))  # fmt: skip
+    return (*draft_key(spec), fields)
+
+
+def validation_state(validated: tuple[object, ...] | None, spec: TaskSpec) -> str:
+    """``none`` (no valid validation), ``current`` or ``stale`` (the spec changed since the validation)."""
+    if validated is None:
+        return "none"
+    return "current" if validated == validated_key(spec) else "stale"
+
+
 @dataclass
 class Draft:
     """One draft folder; ``key`` is the draft_key of the task made in it (None: not made yet)."""

@@ -55,6 +55,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("T303", Severity.ERROR, "a test's expected value is computed by the goal function itself"),
     Rule("T304", Severity.ERROR, 'a legacy test looks for lowercase "passed" (the convention is "Passed")'),
     Rule("T305", Severity.WARNING, "the checker in info.json differs from the recorded tests'"),
+    Rule("T306", Severity.WARNING, "no recorded test varies a parameter: a wrong answer that ignores it passes"),
     Rule("D401", Severity.ERROR, "the task has no Dockerfile"),
     Rule("D402", Severity.WARNING, "the Dockerfile copies the whole task folder (golden files) into the image"),
     Rule("D403", Severity.NOTE, "the Dockerfile has no ARG BASE_IMAGE (lmrbench's convention)"),

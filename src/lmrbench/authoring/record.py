@@ -15,20 +15,32 @@ import threading
 from pathlib import Path
 
 from lmrbench.authoring import testgen, values
-from lmrbench.authoring.captured_calls import body_coverage, body_models, choose_calls, skipped_calls
+from lmrbench.authoring.captured_calls import (
+    body_coverage,
+    body_models,
+    call_shape,
+    check_replays,
+    pool_calls,
+    skipped_calls,
+)
+from lmrbench.authoring.case_probe import probe_calls
+from lmrbench.authoring.case_selection import Selection, select
 from lmrbench.authoring.recorded_tests import (
     Recording,
     RecordResult,
+    checker_by_type,
     default_checker,
     goal_targets,
     test_file_path,
     write_recording,
 )
+from lmrbench.authoring.recording_summary import describe_selection
 from lmrbench.authoring.tree import build_tree
 from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
 
 DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
@@ -63,10 +75,15 @@ def record_tests(
     self_factory: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     force: bool = False,
+    probe: bool = True,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> RecordResult:
-    """Run ``command`` on the golden code, record the goal functions' calls, write tests and data."""
+    """Run ``command`` on the golden code, record the goal functions' calls, write tests and data.
+
+    With ``probe`` (the default), a second run in the sandbox adds cases for parameters the calls never varied
+    and finds the mutants each call kills, and the cases are chosen by what they catch (``case_selection``);
+    without it, by coverage and call shape only."""
     progress = progress or NullProgress()
     impl = task.info.implementation(impl_index)
     targets = goal_targets(task, impl)
@@ -104,20 +121,45 @@ def record_tests(
             tree,
             ["sh", "-c", RECORD_PRELUDE + command],
             timeout=timeout,
-            env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)},
+            env={ENV_RECORD_SPEC: json.dumps(spec)},
             out_dir=out,
             harness_files=values.runtime_files(values.RECORD_RUNTIME),
         )
         _check_run(result, command, timeout)
         models = body_models(task, impl, targets)
-        chosen = choose_calls(out, targets, max_calls, command, models)
+        pool = pool_calls(out, targets, command)
+        probes = {}
+        probe_note = ""
+        if probe:
+            check_cancel(cancel)
+            progress.start("trying mutants and varied parameters on the calls", None)
+            expected = [values.read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
+            try:
+                probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
+                                     self_factory, Path(tmp) / "probe")
+            except LmrError as exc:  # the recording stands; the cases are then chosen without it
+                probe_note = f"note: {exc.problem}; cases chosen by coverage, parameter and special values only"
+        selections: dict[str, Selection] = {
+            t: select(calls, max_calls, models.get(t), lambda c: call_shape(c["path"]), probes.get(t), probe)
+            for t, calls in pool.items()
+        }
+        for t, sel in selections.items():
+            check_replays(t, sel.kept)
+        chosen = {t: sel.kept for t, sel in selections.items()}
         coverage = body_coverage(out, chosen, models)
         skipped = skipped_calls(out)
         for line in skipped:
             progress.log(f"note: call skipped: {line}")
-        recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory)
+        summary, notes, index = describe_selection(pool, selections, probes, chosen)
+        if probe_note:
+            summary.insert(0, probe_note)
+            index["selection"] = summary
+        recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory,
+                              notes=notes, index=index)
         written = write_recording(task, impl, chosen, targets, imports, recording, progress, coverage)
-        return dataclasses.replace(written, skipped=skipped)
+        for line in summary:
+            progress.log(line)
+        return dataclasses.replace(written, skipped=skipped, summary=summary)
 
 
 def _tail(output: str) -> str:

@@ -33,6 +33,9 @@ class RecordResult:
     coverage: list[BodyCoverage] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Calls left out because a value could not be saved, one line each (the first few)."""
+    summary: list[str] = field(default_factory=list)
+    """What the recording says about its cases: kept and dropped calls, added cases, parameters no test
+    varies, what the kept cases kill per mutant kind (also logged, and kept in index.json)."""
 
     @property
     def total_bytes(self) -> int:
@@ -48,6 +51,10 @@ class Recording:
     sandbox: str
     max_calls: int
     factory: str | None
+    notes: list[str] = field(default_factory=list)
+    """Lines for the test file's header (cases added by varying a parameter)."""
+    index: dict[str, Any] = field(default_factory=dict)
+    """More fields of index.json (``RecordingIndex``): selection, amplified, unvaried, pins, mutants."""
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
@@ -153,6 +160,7 @@ def write_recording(
             self_factory=recording.factory,
             cases=cases,
             coverage=coverage or [],
+            **recording.index,
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in values.runtime_files(values.TEST_RUNTIME).items():
@@ -160,7 +168,8 @@ def write_recording(
         atomic_write_text(
             test_path,
             testgen.render_recorded_test(
-                impl.index, specs, checker, recording.command, recording.factory, checker_note=why
+                impl.index, specs, checker, recording.command, recording.factory, checker_note=why,
+                notes=recording.notes,
             ),
         )
     impl.unit_test_file = test_path.relative_to(task.repo_dir).as_posix()
@@ -196,7 +205,16 @@ def _case_entry(
         state_changed=case["self_after"] is not None,
         random_state=case["random_state"] is not None,
         replay=line["replay"],
+        amplified=_amplified_text(line),
     )
+
+
+def _amplified_text(line: dict[str, Any]) -> str:
+    made = line.get("amplified")
+    if not made:
+        return ""
+    when = "".join(f" with {k}={v!r}" for k, v in (made.get("when") or {}).items())
+    return f"{made['param']}={made['value']!r}{when}"
 
 
 def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: int = 3) -> Path:
@@ -234,3 +252,15 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
     impl.checker = checker
     save_task_info(task.info, task.path)
     return test_path
+
+
+def recorded_command(task: Task) -> str:
+    """The command the task's tests were last recorded with (its first implementation that has a readable
+    recording), or "" when none was recorded."""
+    for impl in task.info.implementations:
+        index = task.repo_dir / recording_folder(impl.index) / "index.json"
+        try:
+            return RecordingIndex.model_validate_json(index.read_bytes()).command
+        except (OSError, ValueError):
+            continue
+    return ""

@@ -124,12 +124,9 @@ def remove_task(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
-    """Write the spec's instruction, metadata and paper into a draft task and move it, with its validation
-    results from ``draft_results``, into ``spec.bench`` (the authoring app's Save)."""
-    final = Path(spec.bench) / task.name
-    if final.exists():
-        raise LmrError("a task with this name exists; choose another name (step 5)", final)
+def write_fields(task: Task, spec: TaskSpec) -> Task:
+    """Write the spec's instruction and metadata into a (draft) task's info.json; return it reloaded. The app does
+    it before validating a draft, so the validation holds for the info.json that Save publishes."""
     impls = {
         impl.index: ImplFields(
             instruction=spec.instructions[min(k, len(spec.instructions) - 1)],
@@ -138,7 +135,17 @@ def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
         )
         for k, impl in enumerate(task.info.implementations)
     }
-    update_info(task, PaperFields(spec.paper_name, spec.paper_url, spec.year), impls)
+    return update_info(task, PaperFields(spec.paper_name, spec.paper_url, spec.year), impls)
+
+
+def publish_task(task: Task, spec: TaskSpec, draft_results: Path) -> Task:
+    """Write the spec's instruction, metadata and paper into a draft task and move it, with its validation
+    results from ``draft_results``, into ``spec.bench`` (the authoring app's Save)."""
+    final = Path(spec.bench) / task.name
+    if final.exists():
+        raise LmrError("a task with this name exists; choose another name (step 5)", final)
+    refuse_duplicate(spec, final, hint="")
+    write_fields(task, spec)
     if spec.paper is not None:
         write_paper(spec.paper, task.repo_dir)
     os.replace(task.path, final)

@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from lmrbench.authoring.clone import source_url
-from lmrbench.authoring.mask import MaskStyle
+from lmrbench.authoring.mask_style import MaskStyle
 from lmrbench.authoring.metadata import (
     canonical_category,
     category_problem,
@@ -21,7 +20,6 @@ from lmrbench.authoring.metadata import (
     paper_url_problem,
     year_problem,
 )
-from lmrbench.authoring.paper import check_pdf
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import load_task_info
@@ -125,28 +123,42 @@ def check_spec(spec: TaskSpec) -> None:
     if spec.category:
         spec.category = canonical_category(spec.category)
     if spec.paper is not None:
+        from lmrbench.authoring.paper import check_pdf  # PyMuPDF: only when there is a paper to check
+
         check_pdf(Path(spec.paper))
 
 
-def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
-    """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
-    url = spec.repo_url or source_url(spec.source)
-    wanted = {(r.file, r.qualname) for r in spec.functions}
-    for folder in task_dirs(spec.bench) if Path(spec.bench).is_dir() else []:
-        if folder.resolve() == final.resolve():
+def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> dict[tuple[str, str], str]:
+    """(goal file, qualified name) -> ``<task folder> (implementation N)`` for every function that a task of the
+    set ``bench`` masks in a repository whose repo_url is one of ``urls`` (tasks that do not load are ignored)."""
+    found: dict[tuple[str, str], str] = {}
+    for folder in task_dirs(bench) if Path(bench).is_dir() else []:
+        if skip is not None and folder.resolve() == skip.resolve():
             continue
         try:
             info = load_task_info(folder)
         except LmrError:
             continue
-        if info.repo_url not in (url, spec.source):
+        if info.repo_url not in urls:
             continue
         for impl in info.implementations:
             for file in impl.goal_files:
                 for q in impl.qualnames:
-                    if (file, q) in wanted:
-                        raise LmrError(
-                            f"{file}::{q} of this repository is already task {folder.name} (implementation "
-                            f"{impl.index}); --force makes another task anyway",
-                            spec.bench,
-                        )
+                    found.setdefault((file, q), f"{folder.name} (implementation {impl.index})")
+    return found
+
+
+def refuse_duplicate(spec: TaskSpec, final: Path, hint: str = "--force makes another task anyway") -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository
+    (``hint`` ends the message: how to go on)."""
+    from lmrbench.authoring.clone import source_url  # GitPython
+
+    urls = {spec.repo_url or source_url(spec.source), spec.source}
+    masked = masked_functions(spec.bench, urls, skip=final)
+    for r in spec.functions:
+        if (r.file, r.qualname) in masked:
+            raise LmrError(
+                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}"
+                + (f"; {hint}" if hint else ""),
+                spec.bench,
+            )

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from lmrbench import pyparse
+from lmrbench.authoring.amplify import varying_guidance
 from lmrbench.authoring.script_mode import with_script_block
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import CheckerSettings
@@ -219,9 +220,11 @@ def render_recorded_test(
     factory: str | None = None,
     *,
     checker_note: str = "",
+    notes: list[str] | None = None,
 ) -> str:
     """The whole test file (with its header) for the recorded ``cases`` of one implementation; the header
-    names the checker and, with ``checker_note``, why it was chosen."""
+    names the checker and, with ``checker_note``, why it was chosen, and says which cases were added by varying
+    a parameter (``notes``)."""
     names = sorted({c.qualname for c in cases})
     files = sorted({c.goal.module for c in cases})
     what = ", ".join(f"`{n}`" for n in names)
@@ -234,6 +237,9 @@ def render_recorded_test(
         f"Checker: {checker.kind}" + (f" ({checker_note})" if checker_note else "")
         + '; set "checker" of the implementation in info.json and record again to change it.'
     )
+    if notes:
+        doc += ("\n\nCases added to the recorded ones (a recorded call with one parameter varied, the reference "
+                "code giving the expected values): " + "; ".join(notes) + ".")
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
         "",
@@ -336,6 +342,8 @@ def render_scaffold(
         f"for them; the function must give the same results {_tolerance_text(checker)}. `lmrbench validate` "
         f"refuses this file while it holds {TODO_MARK}."
     )
+    doc += "\n\n" + varying_guidance([n for sig, _ in signatures for n, kind, _ in sig.params
+                                       if kind not in ("var_positional", "var_keyword")])
     body = [
         '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
         "",

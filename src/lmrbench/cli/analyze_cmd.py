@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lmrbench.cli.limit_options import TaskFilter
+from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def structure_cmd(
     for r in rows:
         table.add_row(r.task, str(r.impl), f"{r.depth:.2f}", f"{r.branch_factor:.2f}", f"{r.imbalance:.2f}",
                       str(r.goal_lines), str(r.files))  # fmt: skip
-    out_console.print(table)
+    print_table(out_console, table)
     out_console.print(f"goal lines: {how}", highlight=False)
     _write_json(json_out, {"bench": str(bench), "goal_lines": how, "rows": [r.as_dict() for r in rows]})
 
@@ -130,7 +131,7 @@ def regression_cmd(
         out.add_column(h, justify="left" if not h else "right")
     for row in body:
         out.add_row(*(Text(cell) for cell in row))  # model names may hold [brackets]
-    out_console.print(out)
+    print_table(out_console, out)
     out_console.print(f"predictors standardized; reference model: {result.reference_model}", highlight=False)
     for note in notes + result.notes:
         out_console.print(f"note: {note}", highlight=False)
@@ -174,7 +175,7 @@ def familiarity_cmd(
             "-" if r.mean_logprob is None else f"{r.mean_logprob:.4f}",
             "-" if r.success is None else f"{100 * r.success:.1f}%", Text(r.error),
         )  # fmt: skip
-    out_console.print(table)
+    print_table(out_console, table)
     c = report.correlation
     if c is not None:
         if c.note:

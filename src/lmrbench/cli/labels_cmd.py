@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.tables import print_table
+
 out_console = Console()
 err_console = Console(stderr=True)
 
@@ -40,7 +42,7 @@ def assign_cmd(
             shared[name] = shared.get(name, 0) + sum(1 for i in queue.items if i.shared)
     for name, n in result.load().items():
         table.add_row(name, str(n), str(shared.get(name, 0)))
-    out_console.print(table)
+    print_table(out_console, table)
     out_console.print(
         f"{result.items} items, {result.shared} labelled twice (seed {seed}); queues written to "
         "RUN/labels/<annotator>/queue.json",
@@ -118,7 +120,7 @@ def agreement_cmd(
         table.add_column(h, justify="left" if h == "Comparison" else "right")
     for row in overall_rows(report) + pair_rows(report):
         table.add_row(*row)
-    out_console.print(table)
+    print_table(out_console, table)
     alpha = report.inter_annotator.krippendorff_alpha
     out_console.print(
         f"between annotators: {report.inter_annotator.items} items with two or more labels, Krippendorff's alpha "

@@ -42,6 +42,9 @@ def _register() -> None:
     from lmrbench.cli import record_cmd, tui_cmd
 
     record_cmd.register(app)
+    from lmrbench.cli import suggest_cmd
+
+    suggest_cmd.register(app)
 
     tui_cmd.register(app)
     from lmrbench.cli import run_cmd

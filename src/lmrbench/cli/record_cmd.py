@@ -20,7 +20,9 @@ def task_record(
     command: Annotated[
         str, typer.Option(help="Shell command running the reference code, from the repo root.")
     ] = "",
-    max_calls: Annotated[int, typer.Option(help="Distinct calls kept per goal function.")] = 3,
+    max_calls: Annotated[int, typer.Option(
+        help="Distinct calls kept per goal function for coverage; calls that catch more (a mutant, a parameter "
+             "value, a special value) and added cases come on top.")] = 3,
     max_bytes: Annotated[int, typer.Option(help="Largest recorded data of one call, in bytes.")] = 20_000_000,
     self_factory: Annotated[
         str | None, typer.Option(help="module:function building the object a goal method is called on.")
@@ -47,7 +49,8 @@ def task_record(
     if scaffold:
         path = scaffold_tests(task, impl, force=force)
         console.print(
-            f"wrote {path}: replace every LMRBENCH-TODO, then run `lmrbench validate`", soft_wrap=True
+            f"wrote {path}: replace every LMRBENCH-TODO (vary every parameter over the cases and include special "
+            "values, as its header says), then run `lmrbench validate`", soft_wrap=True
         )
         return
     if not command.strip():
@@ -95,6 +98,8 @@ def task_record(
                       highlight=False, soft_wrap=True)
     if not result.coverage:
         console.print("coverage: not traced (another tracer was active)", highlight=False)
+    for line in result.summary:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

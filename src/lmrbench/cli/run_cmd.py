@@ -21,12 +21,13 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.pipeline.llm import LLMClient
-    from lmrbench.benchmark.pipeline.scoreboard import Report
     from lmrbench.benchmark.pipeline.stage import StageSummary
+    from lmrbench.benchmark.report.scoreboard import Report
     from lmrbench.core.taskset import Task
 
 out_console = Console()
@@ -260,7 +261,8 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
-    from lmrbench.benchmark.pipeline.scoreboard import (
+    from lmrbench.benchmark.report.files import write_report
+    from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
         TABLE_HEADERS,
         WEAKER_NOTE,
@@ -269,7 +271,6 @@ def report_cmd(
         human_table,
         settings_table,
         table_rows,
-        write_report,
     )
 
     report = build_report(runs, judge=judge_name)
@@ -278,7 +279,7 @@ def report_cmd(
         table.add_column(h, justify="left" if h in ("Run", "Context", "Judge") else "right")
     for row in table_rows(report):
         table.add_row(*row)
-    out_console.print(table)
+    print_table(out_console, table)
     if any(r.weaker_passes for r in report.rows):
         out_console.print(WEAKER_NOTE, highlight=False, markup=False)
     if human_table(report):
@@ -287,14 +288,14 @@ def report_cmd(
             human.add_column(h, justify="left" if h in ("Run", "Judge") else "right")
         for row in human_table(report):
             human.add_row(*row)
-        out_console.print(human)
+        print_table(out_console, human)
     headers, rows = category_table(report)
     cats = Table(title="Unit-test accuracy by category (%)")
     for h in headers:
         cats.add_column(h, justify="left" if h == "Category" else "right")
     for row in rows:
         cats.add_row(*row)
-    out_console.print(cats)
+    print_table(out_console, cats)
     settings = settings_table(report)
     if settings is not None:
         by_setting = Table(title="Unit-test accuracy by input setting (%)")
@@ -302,8 +303,8 @@ def report_cmd(
             by_setting.add_column(h, justify="left" if h == "Model" else "right")
         for row in settings[1]:
             by_setting.add_row(*row)
-        out_console.print(by_setting)
-    from lmrbench.benchmark.pipeline.paper_table import against_paper
+        print_table(out_console, by_setting)
+    from lmrbench.benchmark.report.paper_table import against_paper
 
     agree, differ = against_paper(report)
     for line in differ:

@@ -20,6 +20,13 @@ ReviewOpt = Annotated[
 AnnotatorOpt = Annotated[
     str | None, typer.Option("--annotator", help="Who labels (default: $LMRBENCH_ANNOTATOR or the login name).")
 ]
+OutcomesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--show-outcomes", help="Review: show the tests' outcome and the judge's verdict before labelling "
+        "(adjudication; by default both stay hidden until an item is labelled).",
+    ),
+]
 
 
 def tui(
@@ -28,6 +35,7 @@ def tui(
     run: RunOpt = None,
     review: ReviewOpt = None,
     annotator: AnnotatorOpt = None,
+    show_outcomes: OutcomesOpt = False,
 ) -> None:
     """Open the terminal app: browse the task set, author and edit tasks, review a run's candidates."""
     from lmrbench.errors import LmrError
@@ -43,7 +51,7 @@ def tui(
         RunDir(review).require_manifest()
         if annotator is not None:
             check_annotator(annotator)
-    make_app(bench_dir, sandbox=kind, runs=run, review=review, annotator=annotator).run()
+    make_app(bench_dir, sandbox=kind, runs=run, review=review, annotator=annotator, blind=not show_outcomes).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.tables import print_table
 from lmrbench.schemas.validation import ValidationSummary
 
 
@@ -74,7 +75,7 @@ def validate(
 def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
                   diffs: dict[tuple[str, int], list[tuple[str, str]]] | None = None) -> None:
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
-    from lmrbench.benchmark.validation.weakness import verdict
+    from lmrbench.benchmark.validation.weakness import kinds_text, verdict
 
     table = Table(title=escape(f"validate {summary.bench} ({summary.sandbox})"))
     cols = ("task", "impl", "golden passes", "masked fails", "mutants killed", "flaky", "evidence", "seconds", "valid")
@@ -83,18 +84,24 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for r in summary.rows:
         killed = f"{r.mutants_killed}/{r.mutants_total}" if r.mutants_total else "-"
         secs = f"{r.seconds:.1f}" + ("*" if r.skipped else "")
-        text = verdict(r.valid, r.weak, r.mutants_killed, r.mutants_total, min_kill_rate)
+        text = verdict(r.valid, r.weak, r.mutants_killed, r.mutants_total, min_kill_rate, r.weak_reasons)
         valid = (f"[red]no[/red]: {escape('; '.join(r.reasons))}" if not r.valid
                  else f"[yellow]{text}[/yellow]" if r.weak else f"[green]{text}[/green]")
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), r.evidence or "-", secs, valid)
-    console.print(table)
+    print_table(console, table)
     for r in summary.rows:
-        if r.weak:
+        if r.kinds:
+            console.print(f"mutants of {escape(r.task)}#{r.impl} killed by kind: {kinds_text(r.kinds)}"
+                          + (f"; {len(r.equivalent)} equivalent on every recorded input" if r.equivalent else ""),
+                          highlight=False)
+        if r.weak and r.kill_rate is not None and r.kill_rate < min_kill_rate:
             console.print(f"[yellow]{r.task}#{r.impl} is valid but weak[/yellow]: its tests kill "
                           f"{r.mutants_killed}/{r.mutants_total} mutants ({r.kill_rate or 0:.0%}), below "
                           f"--min-kill-rate {min_kill_rate:.0%}", highlight=False)
+        for reason in r.weak_reasons if r.valid else []:
+            console.print(f"[yellow]{r.task}#{r.impl} is valid but weak[/yellow]: {escape(reason)}", highlight=False)
         if r.survivors:
             console.print(f"surviving mutants of {r.task}#{r.impl}:", highlight=False)
             for name, diff in (diffs or {}).get((r.task, r.impl)) or [(s, "") for s in r.survivors]:

@@ -45,6 +45,9 @@ class RecordedCase(BaseModel):
     """Whether the call drew random numbers (the test restores the recorded random state first)."""
     replay: Literal["identical", "close"] = "identical"
     """Replaying the call from the saved inputs gave the same result exactly, or within the tolerance."""
+    amplified: str = ""
+    """Set for a case the recording added: a recorded call with one parameter varied (``beta=0.3``), the
+    golden code giving the expected value."""
 
 
 class BodyCoverage(BaseModel):
@@ -66,6 +69,43 @@ class BodyCoverage(BaseModel):
     """Statements no kept case runs (line numbers of the golden file)."""
     reached_not_kept: list[int] = []
     """Of those, the ones the command ran in calls that were not kept."""
+
+
+class AmplifiedParameter(BaseModel):
+    """A parameter the recorded calls never varied, and the cases added with it varied."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    param: str
+    """The parameter."""
+    recorded: str
+    """Its one value in the recording (source text)."""
+    values: list[str]
+    """The values of the added cases (source text)."""
+    cases: list[str]
+    """The added case files."""
+
+
+class MutantCatch(BaseModel):
+    """One mutant of the golden body tried on the recorded calls while recording."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    digest: str
+    """Hash of the mutated goal file (validation finds the same mutant by it)."""
+    kind: str
+    """The kind of mutation."""
+    description: str
+    """What was changed."""
+    killed: bool
+    """The kept cases kill it."""
+    equivalent: bool = False
+    """No recorded or added call tells it from the golden code: equivalent on every recorded input (not
+    counted against the tests)."""
 
 
 class RecordingIndex(BaseModel):
@@ -93,3 +133,15 @@ class RecordingIndex(BaseModel):
     """The recorded calls, in the order they happened."""
     coverage: list[BodyCoverage] = []
     """Line and branch coverage of each goal function's golden body by the cases (empty when not traced)."""
+    selection: list[str] = []
+    """What the recording said about the cases: kept and dropped calls, added cases, kill rates per kind."""
+    amplified: list[AmplifiedParameter] = []
+    """Parameters the recorded calls never varied, and the cases added with them varied."""
+    unvaried: list[str] = []
+    """Scalar parameters that no case varies (``beta``, or ``Class.method: beta`` for several goal functions)."""
+    pins: dict[str, dict[str, str]] = {}
+    """Per goal function, the recorded value of each scalar parameter (what ``pin_parameter`` mutants pin)."""
+    grad: list[str] = []
+    """Goal functions whose recorded results require grad (``detach`` mutants apply to them)."""
+    mutants: list[MutantCatch] = []
+    """The mutants tried on the calls while recording (empty when not tried)."""

@@ -18,6 +18,7 @@ EXTRA_MODELS.update(
         "verdict": _run.Verdict,
         "label": _run.HumanLabel,
         "label_queue": _run.LabelQueue,
+        "label_skips": _run.SkipList,
         "agreement": _agreement.AgreementReport,
         "run": _run.RunManifest,
         "agent_export": _run.AgentExport,

@@ -3,7 +3,8 @@
 A run folder holds ``run.json`` (:class:`RunManifest`), ``candidates/<task>/<impl>/candidate.json``
 (:class:`Candidate`), ``results/<task>/<impl>.json`` (:class:`EvalResult`),
 ``verdicts/<judge>/<task>/<impl>.json`` (:class:`Verdict`), ``labels/<annotator>/<task>/<impl>.json``
-(:class:`HumanLabel`) and ``labels/<annotator>/queue.json`` (:class:`LabelQueue`).
+(:class:`HumanLabel`), ``labels/<annotator>/queue.json`` (:class:`LabelQueue`) and
+``labels/<annotator>/skipped.json`` (:class:`SkipList`).
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ class EvalResult(_Strict):
     """The environment the tests ran in (image tag or venv)."""
     log_tail: str = ""
     """The end of the test output."""
+    log_file: str = ""
+    """The file holding the whole test output, relative to this result's folder ('' when none was kept)."""
     isolation: Literal["split", "shared", ""] = ""
     """split: the candidate ran in a process of its own, apart from the tests, their data and the report;
     shared: in the tests' process (weaker evidence); empty when the tests did not run."""
@@ -230,6 +233,9 @@ class HumanLabel(_Strict):
     """The digest of the candidate labelled (empty for labels imported without their candidate)."""
     labelled_at: str = ""
     """When the label was given, ISO 8601 UTC (empty for imported labels)."""
+    unsure: bool = False
+    """The annotator was not sure of this label. It counts like any label (agreement, export: the official format
+    has no place for it); it marks the item for a second look. Older label files have no such key: sure."""
 
 
 class QueueItem(_Strict):
@@ -258,6 +264,29 @@ class LabelQueue(_Strict):
     """Share of the items given to two annotators."""
     items: list[QueueItem] = Field(default_factory=list)
     """The items, in the order they are reviewed."""
+
+
+class SkippedItem(_Strict):
+    """One candidate an annotator passed over without labelling."""
+
+    task: str
+    """The task folder's name."""
+    impl: int
+    """The implementation's index."""
+    candidate_digest: str = ""
+    """The digest of the candidate skipped (a changed candidate is no longer skipped)."""
+
+
+class SkipList(_Strict):
+    """``labels/<annotator>/skipped.json``: the candidates one annotator skipped. A skip is not a label: it never
+    counts in agreement or in an export; the review resumes past it and lists it apart."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    annotator: str
+    """Whose skips these are."""
+    items: list[SkippedItem] = Field(default_factory=list)
+    """The candidates skipped, in the order they were skipped."""
 
 
 class OfficialSource(_Strict):

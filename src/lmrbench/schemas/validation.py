@@ -37,6 +37,9 @@ class MutantResult(_Strict):
     """The mutant's name in the run (``M3 flip_sign``)."""
     diff: str = ""
     """The change as a short unified diff of the goal file."""
+    equivalent: bool = False
+    """The mutant survived, and no recorded call (nor any case the recording added) told it from the golden
+    code: equivalent on every recorded input, not counted against the tests."""
 
 
 class ImplValidation(_Strict):
@@ -72,7 +75,10 @@ class ImplValidation(_Strict):
     mutants_killed: int = 0
     """Mutants the tests failed."""
     mutants_total: int = 0
-    """Mutants that ran to a verdict (infrastructure errors excluded)."""
+    """Mutants that ran to a verdict (infrastructure errors and equivalent mutants excluded)."""
+    weak_reasons: list[str] = []
+    """Why the tests are weak besides the kill rate: a parameter no test varies, a surviving mutant that
+    pins a parameter (``no test varies beta``)."""
     flaky_tests: list[str] = []
     """Tests whose outcome differed between golden runs."""
     seconds: float = 0.0
@@ -116,6 +122,17 @@ class ImplValidation(_Strict):
         """Mutants killed over mutants run, or None when none ran."""
         return self.mutants_killed / self.mutants_total if self.mutants_total else None
 
+    @property
+    def kind_kills(self) -> dict[str, tuple[int, int]]:
+        """Per mutant kind: (killed, run to a verdict), equivalent mutants and infrastructure errors excluded."""
+        out: dict[str, tuple[int, int]] = {}
+        for m in self.mutants:
+            if m.equivalent or m.status is TestStatus.INFRA_ERROR:
+                continue
+            killed, total = out.get(m.kind, (0, 0))
+            out[m.kind] = (killed + m.killed, total + 1)
+        return out
+
 
 class SummaryRow(_Strict):
     """One implementation's line in the summary."""
@@ -152,6 +169,12 @@ class SummaryRow(_Strict):
     """Mutants killed over mutants run (None when none ran)."""
     survivors: list[str] = []
     """Each surviving mutant: its name and what it changed."""
+    weak_reasons: list[str] = []
+    """Why the tests are weak besides the kill rate (``no test varies beta``)."""
+    kinds: dict[str, list[int]] = {}
+    """Per mutant kind: [killed, run to a verdict]."""
+    equivalent: list[str] = []
+    """Surviving mutants that are equivalent on every recorded input (not counted)."""
 
 
 class ValidationSummary(_Strict):

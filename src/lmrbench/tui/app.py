@@ -32,7 +32,8 @@ class LmrApp(App[None]):
     TITLE = "lmrbench"
     COMMANDS = App.COMMANDS | {ScreenActions}
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave the app (asks first when work would be lost)"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False,
+                tooltip="Leave the app (asks first when work would be lost)"),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="The keys and what this screen does"),
         Binding(
             "ctrl+r", "review", "Review labels", id="app.review", show=False,
@@ -44,7 +45,7 @@ class LmrApp(App[None]):
 
     def __init__(
         self, bench_dir: Path, *, sandbox: SandboxKind | None = None, runs: list[Path] | None = None,
-        review: Path | None = None, annotator: str | None = None,
+        review: Path | None = None, annotator: str | None = None, blind: bool = True,
     ) -> None:
         super().__init__()
         self.bench_dir = bench_dir
@@ -53,6 +54,7 @@ class LmrApp(App[None]):
         self.sub_title = str(bench_dir)
         self.review_run = review
         self.annotator = annotator
+        self.blind = blind
 
     def on_mount(self) -> None:
         """With run folders given, open their summary over the task set."""
@@ -61,7 +63,7 @@ class LmrApp(App[None]):
 
             self.push_screen(RunSummaryScreen(self.runs))
         if self.review_run is not None:
-            self.push_screen(ReviewScreen(self.bench_dir, self.review_run, self.annotator))
+            self.push_screen(ReviewScreen(self.bench_dir, self.review_run, self.annotator, blind=self.blind))
 
     def action_review(self) -> None:
         """Ask for a run folder and an annotator, then open the review screen."""
@@ -69,7 +71,7 @@ class LmrApp(App[None]):
 
         def opened(answer: tuple[Path, str] | None) -> None:
             if answer is not None:
-                self.push_screen(ReviewScreen(self.bench_dir, answer[0], answer[1] or None))
+                self.push_screen(ReviewScreen(self.bench_dir, answer[0], answer[1] or None, blind=self.blind))
 
         self.push_screen(OpenReviewDialog(self.annotator or default_annotator()), opened)
 
@@ -130,9 +132,10 @@ class LmrApp(App[None]):
         self.notify(path, title="Screenshot saved")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's commands, with a Screenshot that saves where the author can find it."""
+        """Textual's commands, with a Screenshot that saves where the author can find it, and without Textual's
+        Keys panel (F1 lists the keys whole; the panel squeezed an 80-column screen and cut its footer)."""
         for command in super().get_system_commands(screen):
-            if command.title != "Screenshot":
+            if command.title not in ("Screenshot", "Keys"):
                 yield command
         yield SystemCommand(
             "Screenshot", f"Save an SVG of the screen in {self.SCREENSHOTS}/ of the task set",
@@ -151,12 +154,14 @@ def make_app(
     runs: list[Path] | None = None,
     review: Path | str | None = None,
     annotator: str | None = None,
+    blind: bool = True,
 ) -> LmrApp:
     """Build the app for a task set folder (created when missing); used by the CLI and the tests.
 
     ``sandbox`` picks the environment that builds and validates (docker, local, None: docker if it answers);
     ``runs`` opens the summary of these run folders first; ``review`` opens the review screen of that run
-    folder for ``annotator``.
+    folder for ``annotator``; ``blind`` False shows the tests' outcome and the judge's verdict before an item is
+    labelled (adjudication).
     """
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
@@ -165,4 +170,5 @@ def make_app(
         raise LmrError("not a folder", bench)
     bench.mkdir(parents=True, exist_ok=True)
     run = Path(review).expanduser().resolve() if review is not None else None
-    return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []], review=run, annotator=annotator)
+    return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []], review=run, annotator=annotator,
+                  blind=blind)  # fmt: skip

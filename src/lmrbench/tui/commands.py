@@ -22,7 +22,7 @@ class ScreenActions(Provider):
             b = active.binding
             if active.node not in (self.screen, self.app):  # widgets' own keys (cursor moves) stay out
                 continue
-            if not b.description or b.action in seen or (active.node is self.app and b.action in SYSTEM):
+            if not b.description or b.action in seen or b.action.removeprefix("app.") in SYSTEM:
                 continue
             seen.add(b.action)
             help_text = f"{b.tooltip or b.description} ({key})"

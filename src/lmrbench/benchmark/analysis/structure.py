@@ -32,8 +32,9 @@ from pathlib import Path, PurePosixPath
 from typing import Literal, get_args
 
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.tree import goal_plan, trusted_paths
+from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError
 
 SKIPPED_NAMES = frozenset(

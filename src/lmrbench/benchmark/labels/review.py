@@ -1,15 +1,19 @@
 """A review session: one annotator's queue over one run, what each item shows, and labelling it.
 
-The queue is the annotator's assigned queue (``labels assign``) or else every candidate with code. Each item
-carries the golden and candidate goal functions, the unit-test outcome with the failing tests' messages and
-the judge's verdict. In blind mode (the default) the verdict is withheld until this annotator has labelled the
-item. Only this annotator's labels are read: another annotator's labels are never loaded.
+The queue is the annotator's assigned queue (``labels assign``) or else every candidate with code; labels this
+annotator gave earlier on items since assigned to others stay (they count) and are listed after the queue, marked
+"reassigned", so they can be kept or cleared. Each item carries the golden and candidate goal functions, the
+unit-test outcome with the failing tests' messages and the judge's verdict. In blind mode (the default) both the
+tests' outcome and the verdict are withheld until this annotator has labelled the item, so neither anchors the
+label. A label can be marked unsure, cleared, or undone; an item can be skipped (a skip is not a label). Only this
+annotator's labels are read: another annotator's labels are never loaded.
 """
 
 from __future__ import annotations
 
 import getpass
 import os
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -30,6 +34,8 @@ class Filter(StrEnum):
 
     ALL = "all"
     UNLABELLED = "unlabelled"
+    SKIPPED = "skipped"
+    UNSURE = "unsure"
     VS_JUDGE = "disagrees with judge"
     VS_TESTS = "disagrees with tests"
 
@@ -42,6 +48,8 @@ class ReviewItem:
     impl: int
     model: str
     shared: bool = False
+    reassigned: bool = False
+    """Not in this annotator's queue any more (``labels assign`` gave it to others), listed for a label given before."""
     digest: str = ""
     instruction: str = ""
     golden: str = ""
@@ -93,6 +101,8 @@ class ReviewSession:
     blind: bool = True
     judge: str = ""
     notes: dict[tuple[str, int], str] = field(default_factory=dict)
+    undo_stack: list[tuple[ReviewItem, HumanLabel | None, bool]] = field(default_factory=list)
+    """(item, its label before, skipped before) of every change, the last one last."""
 
     def label_of(self, item: ReviewItem) -> HumanLabel | None:
         """This annotator's current label of an item (a label of an older candidate does not count)."""
@@ -101,17 +111,24 @@ class ReviewSession:
             return None
         return lab
 
-    def progress(self) -> tuple[int, int]:
-        """(labelled, total)."""
-        return sum(1 for i in self.items if self.label_of(i) is not None), len(self.items)
+    def skipped(self, item: ReviewItem) -> bool:
+        """True when this annotator skipped the item and has not labelled it since."""
+        return self.label_of(item) is None and self.store.skipped(item.task, item.impl, item.digest)
 
-    def judge_visible(self, item: ReviewItem) -> bool:
-        """The verdict shows when blind mode is off or this annotator has labelled the item."""
+    def progress(self) -> tuple[int, int, int]:
+        """(labelled, skipped, total)."""
+        labelled = sum(1 for i in self.items if self.label_of(i) is not None)
+        return labelled, sum(1 for i in self.items if self.skipped(i)), len(self.items)
+
+    def revealed(self, item: ReviewItem) -> bool:
+        """The tests' outcome and the verdict show when blind mode is off or this annotator has labelled the item."""
         return not self.blind or self.label_of(item) is not None
 
     def first_unlabelled(self) -> int:
-        """Position where the annotator resumes: the first unlabelled item (0 when all are labelled)."""
-        return next((k for k, i in enumerate(self.items) if self.label_of(i) is None), 0)
+        """Position where the annotator resumes: the first item neither labelled nor skipped, else the first
+        skipped one, else 0."""
+        todo = [k for k, i in enumerate(self.items) if self.label_of(i) is None]
+        return next((k for k in todo if not self.skipped(self.items[k])), todo[0] if todo else 0)
 
     def matches(self, item: ReviewItem, which: Filter) -> bool:
         """Whether an item passes a filter (disagreements need this annotator's label)."""
@@ -120,8 +137,12 @@ class ReviewSession:
             return True
         if which is Filter.UNLABELLED:
             return lab is None
+        if which is Filter.SKIPPED:
+            return self.skipped(item)
         if lab is None:
             return False
+        if which is Filter.UNSURE:
+            return lab.unsure
         if which is Filter.VS_JUDGE:
             return item.judge_score is not None and item.judge_score != lab.label.score
         passed = item.tests_passed
@@ -131,10 +152,49 @@ class ReviewSession:
         """Positions of the items that pass a filter."""
         return [k for k, i in enumerate(self.items) if self.matches(i, which)]
 
-    def label(self, item: ReviewItem, score: int) -> HumanLabel:
+    def _remember(self, item: ReviewItem) -> None:
+        self.undo_stack.append((item, self.store.get(item.task, item.impl), self.skipped(item)))
+
+    def label(self, item: ReviewItem, score: int, *, unsure: bool = False) -> HumanLabel:
         """Label an item 1-3 (saved at once, atomically); a comment typed before labelling goes with it."""
+        self._remember(item)
         note = self.notes.pop(item.key, None)
-        return self.store.save(item.task, item.impl, score, note=note, candidate_digest=item.digest)
+        return self.store.save(item.task, item.impl, score, note=note, candidate_digest=item.digest, unsure=unsure)
+
+    def toggle_unsure(self, item: ReviewItem) -> HumanLabel:
+        """Mark the item's label unsure, or sure again; LmrError when it has no label."""
+        lab = self.label_of(item)
+        if lab is None:
+            raise LmrError(f"{item.task}#{item.impl} has no label yet: label it (1, 2 or 3), then mark it unsure")
+        self._remember(item)
+        record = lab.model_copy(update={"unsure": not lab.unsure})
+        self.store.put(item.task, item.impl, record)
+        return record
+
+    def clear(self, item: ReviewItem) -> HumanLabel | None:
+        """Remove this annotator's label of the item (and a skip); returns the label removed."""
+        self._remember(item)
+        self.store.unskip(item.task, item.impl)
+        return self.store.clear(item.task, item.impl)
+
+    def skip(self, item: ReviewItem) -> None:
+        """Pass over an unlabelled item for now; LmrError when it is labelled (clear the label first)."""
+        if self.label_of(item) is not None:
+            raise LmrError(f"{item.task}#{item.impl} is labelled: clear the label (x) to skip it")
+        self._remember(item)
+        self.store.skip(item.task, item.impl, item.digest)
+
+    def undo(self) -> ReviewItem | None:
+        """Put back the label and skip of the last change; returns its item (None: nothing to undo)."""
+        if not self.undo_stack:
+            return None
+        item, prior, was_skipped = self.undo_stack.pop()
+        self.store.put(item.task, item.impl, prior)
+        if was_skipped:
+            self.store.skip(item.task, item.impl, item.digest)
+        else:
+            self.store.unskip(item.task, item.impl)
+        return item
 
     def comment(self, item: ReviewItem, note: str) -> HumanLabel | None:
         """Set the comment: saved at once when the item is labelled, else kept until it is."""
@@ -153,8 +213,9 @@ class ReviewSession:
         return self.notes.get(item.key, lab.note if lab else "")
 
 
-def _task_map(bench: Path) -> dict[str, Task]:
-    tasks, _ = load_taskset(bench)
+def _task_map(bench: Path, names: list[str]) -> dict[str, Task]:
+    """The tasks named (only these are read: a large task set opens as fast as a small one)."""
+    tasks, _ = load_taskset(bench, only=sorted(set(names)))
     return {t.name: t for t in tasks}
 
 
@@ -207,12 +268,15 @@ def open_session(
     shared = {(q.task, q.impl) for q in queue.items if q.shared} if queue else set()
     if not keys:
         raise LmrError(f"nothing to review for {name}: no candidate with code and no queue", run.path)
-    tasks = _task_map(Path(bench))
+    store = LabelStore(run, name)
+    reassigned = [k for k in store.all() if k not in set(keys)] if queue else []
+    tasks = _task_map(Path(bench), [k[0] for k in keys + reassigned])
     model = manifest.label or run.path.name
-    items = [load_item(run, tasks.get(k[0]), k, model, chosen) for k in keys]
+    items = [load_item(run, tasks.get(k[0]), k, model, chosen) for k in keys + reassigned]
     for it in items:
         it.shared = it.key in shared
-    return ReviewSession(run=run, annotator=name, items=items, store=LabelStore(run, name), blind=blind, judge=chosen)
+        it.reassigned = it.key in reassigned
+    return ReviewSession(run=run, annotator=name, items=items, store=store, blind=blind, judge=chosen)
 
 
 def verdict_text(item: ReviewItem) -> tuple[str, list[str]]:
@@ -231,8 +295,8 @@ def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
         return "not evaluated", []
     if item.digest and r.candidate_digest != item.digest:
         return "stale result (the candidate changed since)", []
-    head = f"{r.status.value} {r.passed_tests}/{r.total_tests}"
-    if r.reason:
+    head = f"{r.status.value}, {r.passed_tests} of {r.total_tests} cases passed"
+    if r.reason and not re.match(r"\d+ of \d+ cases (failed|passed)", r.reason):
         head += f": {r.reason}"
     return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
 from lmrbench.errors import LmrError
-from lmrbench.schemas.run import HumanLabel, JudgeCategory
+from lmrbench.schemas.run import HumanLabel, JudgeCategory, SkipList, SkippedItem
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -35,6 +35,9 @@ class LabelStore:
         self._labels: dict[tuple[str, int], HumanLabel] = {
             (lab.task, lab.impl): lab for lab in run.labels(annotator)
         }
+        path = run.skips_path(annotator)
+        skips = load_model(path, SkipList).items if path.is_file() else []
+        self._skips: dict[tuple[str, int], SkippedItem] = {(s.task, s.impl): s for s in skips}
 
     def get(self, task: str, impl: int) -> HumanLabel | None:
         """This annotator's label of a candidate, or None."""
@@ -52,8 +55,10 @@ class LabelStore:
         *,
         note: str | None = None,
         candidate_digest: str = "",
+        unsure: bool = False,
     ) -> HumanLabel:
-        """Write (or replace) a label; ``label`` is a category or a score 1-3; ``note`` None keeps the old one."""
+        """Write (or replace) a label; ``label`` is a category or a score 1-3; ``note`` None keeps the old one.
+        A labelled item is no longer skipped."""
         category = label if isinstance(label, JudgeCategory) else _from_score(label)
         prior = self._labels.get((task, impl))
         record = HumanLabel(
@@ -64,10 +69,47 @@ class LabelStore:
             note=(prior.note if prior else "") if note is None else note,
             candidate_digest=candidate_digest,
             labelled_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            unsure=unsure,
         )
         save_model(self.run.label_path(self.annotator, task, impl), record)
         self._labels[(task, impl)] = record
+        self.unskip(task, impl)
         return record
+
+    def put(self, task: str, impl: int, record: HumanLabel | None) -> None:
+        """Set a candidate's label file to ``record`` exactly (None: no label), as it was before (undo)."""
+        path = self.run.label_path(self.annotator, task, impl)
+        if record is None:
+            path.unlink(missing_ok=True)
+            self._labels.pop((task, impl), None)
+        else:
+            save_model(path, record)
+            self._labels[(task, impl)] = record
+
+    def clear(self, task: str, impl: int) -> HumanLabel | None:
+        """Remove this annotator's label of a candidate (the file goes); returns the label removed."""
+        prior = self._labels.get((task, impl))
+        self.put(task, impl, None)
+        return prior
+
+    def skipped(self, task: str, impl: int, candidate_digest: str = "") -> bool:
+        """True when this annotator skipped this candidate (a skip of an older candidate does not count)."""
+        skip = self._skips.get((task, impl))
+        return skip is not None and (not candidate_digest or skip.candidate_digest == candidate_digest)
+
+    def skip(self, task: str, impl: int, candidate_digest: str = "") -> None:
+        """Mark a candidate skipped (written at once; a skip is not a label)."""
+        self._skips[(task, impl)] = SkippedItem(task=task, impl=impl, candidate_digest=candidate_digest)
+        self._save_skips()
+
+    def unskip(self, task: str, impl: int) -> None:
+        """Forget a skip (nothing is written when there was none)."""
+        if self._skips.pop((task, impl), None) is not None:
+            self._save_skips()
+
+    def _save_skips(self) -> None:
+        skips = SkipList(annotator=self.annotator, items=list(self._skips.values()))
+        save_model(self.run.skips_path(self.annotator), skips)
 
     def comment(self, task: str, impl: int, note: str) -> HumanLabel:
         """Set the comment of a labelled candidate; LmrError when it has no label yet."""

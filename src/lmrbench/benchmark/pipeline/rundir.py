@@ -7,6 +7,7 @@ RUN/results/<task>/<impl>.json                 EvalResult
 RUN/verdicts/<judge>/<task>/<impl>.json        Verdict
 RUN/labels/<annotator>/<task>/<impl>.json      HumanLabel (one folder per annotator)
 RUN/labels/<annotator>/queue.json              LabelQueue
+RUN/labels/<annotator>/skipped.json            SkipList (items passed over: not labels)
 ```
 Every file is written atomically, so an interrupted stage leaves whole files only and a re-run continues.
 """
@@ -140,6 +141,10 @@ class RunDir:
     def label_path(self, annotator: str, task: str, impl: int) -> Path:
         """One annotator's label of one candidate."""
         return self.path / "labels" / slug(annotator) / task / f"{impl}.json"
+
+    def skips_path(self, annotator: str) -> Path:
+        """The candidates one annotator skipped."""
+        return self.path / "labels" / slug(annotator) / "skipped.json"
 
     def queue_path(self, annotator: str) -> Path:
         """One annotator's queue."""

@@ -3,13 +3,14 @@ and the mutants of its golden code."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.testgen import TODO_MARK
-from lmrbench.authoring.tree import impl_test_files
 from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import impl_test_files
+from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
@@ -54,19 +55,54 @@ PlannedMutant = tuple[str, str, "Mutant"]
 """(goal file, qualname, mutant of the whole golden file)."""
 
 
-def pick_mutants(mutants: list[PlannedMutant], limit: int) -> list[PlannedMutant]:
-    """At most ``limit`` mutants, spread evenly over the generated list (deterministic)."""
-    if limit <= 0:
-        return []
-    if len(mutants) <= limit:
-        return mutants
-    step = len(mutants) / limit
-    return [mutants[int(i * step)] for i in range(limit)]
+@dataclass
+class RecordedFacts:
+    """What the implementation's recording (``unit_test/data/impl_<k>/index.json``) knows about its mutants."""
+
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per goal function (``file::qualname``), the recorded value of each scalar parameter."""
+    grad: list[str] = field(default_factory=list)
+    """Goal functions whose recorded results require grad."""
+    equivalent: set[str] = field(default_factory=set)
+    """Digests of the mutants equivalent on every recorded input."""
+    unvaried: list[str] = field(default_factory=list)
+    """Scalar parameters no case varies."""
 
 
-def plan_mutants(task: Task, impl: Implementation) -> list[PlannedMutant]:
-    """Every mutant of every goal function of ``impl``, in a deterministic order."""
+def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
+    """The facts of the implementation's recording; empty when it has none (hand-written tests) or it is
+    unreadable."""
+    from pydantic import ValidationError
+
+    from lmrbench.schemas.recording import RecordingIndex
+
+    path = task.repo_dir / recording_folder(impl.index) / "index.json"
+    try:
+        index = RecordingIndex.model_validate_json(path.read_bytes())
+    except (OSError, ValueError, ValidationError):
+        return RecordedFacts()
+    return RecordedFacts(index.pins, index.grad, {m.digest for m in index.mutants if m.equivalent},
+                         index.unvaried)
+
+
+def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] | None = None) -> list[PlannedMutant]:
+    """At most ``limit`` mutants, every kind in turn (``mutants.sample_mutants``, deterministic); those the
+    recording found equivalent on every recorded input only when nothing else is left."""
+    from lmrbench.authoring.mutants import sample_mutants
+
+    known = equivalent or set()
+    useful = [pm for pm in mutants if pm[2].digest not in known]
+    picked = sample_mutants(useful, limit, kind_of=lambda pm: pm[2].kind)
+    rest = [pm for pm in mutants if pm[2].digest in known]
+    return picked + sample_mutants(rest, limit - len(picked), kind_of=lambda pm: pm[2].kind)
+
+
+def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None = None) -> list[PlannedMutant]:
+    """Every mutant of every goal function of ``impl``, in a deterministic order; ``facts`` (the recording's)
+    give the values ``pin_parameter`` pins and whether ``detach`` applies."""
     from lmrbench.authoring.mutants import generate_mutants  # LibCST: loaded only when mutants are made
+
+    facts = facts or RecordedFacts()
 
     out: list[PlannedMutant] = []
     names = impl.qualnames
@@ -78,7 +114,9 @@ def plan_mutants(task: Task, impl: Implementation) -> list[PlannedMutant]:
             raise LmrError(f"cannot read the golden file: {exc}", golden) from None
         for q in names:
             try:
-                mutants = generate_mutants(source, q, file=goal)
+                target = f"{goal}::{q}"
+                mutants = generate_mutants(source, q, file=goal, pins=facts.pins.get(target),
+                                           grad=target in facts.grad)
             except LmrError:
                 if len(impl.goal_files) > 1:
                     continue  # the function lives in another goal file

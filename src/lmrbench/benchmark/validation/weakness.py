@@ -35,23 +35,45 @@ def mutant_diff(golden: str, mutated: str, file: str) -> str:
 
 
 def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
-    """The mutants the tests let pass (infrastructure errors are not survivors)."""
+    """The mutants the tests let pass (infrastructure errors and equivalent mutants are not survivors)."""
     from lmrbench.schemas.testrun import TestStatus
 
-    return [m for m in mutants if not m.killed and m.status is not TestStatus.INFRA_ERROR]
+    return [m for m in mutants if not m.killed and not m.equivalent and m.status is not TestStatus.INFRA_ERROR]
+
+
+def weak_reasons(mutants: list[MutantResult], unvaried: list[str]) -> list[str]:
+    """What lets a plausible wrong answer pass, besides the kill rate: each parameter no test varies (from the
+    recording), and each surviving mutant that pins a parameter (a candidate ignoring it)."""
+    out = [f"no test varies {p}" for p in unvaried]
+    for m in survivors(mutants):
+        if m.kind == "pin_parameter":
+            param = m.description.split("pin ", 1)[-1].split(" ", 1)[0]
+            text = f"no test varies {param}"
+            out.append(text if text not in out else f"{text} ({m.name or m.kind} survives)")
+    return list(dict.fromkeys(out))
 
 
 def is_weak(result: ImplValidation, min_kill_rate: float) -> bool:
-    """True for a valid result whose tests kill fewer than ``min_kill_rate`` of the mutants that ran."""
+    """True for a valid result whose tests kill fewer than ``min_kill_rate`` of the mutants that ran, or
+    let a plausible wrong answer pass (``weak_reasons``)."""
     rate = result.kill_rate
-    return result.valid and rate is not None and rate < min_kill_rate
+    return result.valid and ((rate is not None and rate < min_kill_rate) or bool(result.weak_reasons))
 
 
-def verdict(valid: bool, weak: bool, killed: int, total: int, min_kill_rate: float) -> str:
-    """The valid column's text: ``yes (kills 12/12)``, ``weak: kills 2/12 = 17% < 75%``."""
+def kinds_text(kinds: dict[str, tuple[int, int]] | dict[str, list[int]]) -> str:
+    """``negate 1/1, pin_parameter 2/3``: the kill rate per mutant kind."""
+    return ", ".join(f"{kind} {v[0]}/{v[1]}" for kind, v in sorted(kinds.items()))
+
+
+def verdict(valid: bool, weak: bool, killed: int, total: int, min_kill_rate: float,
+            reasons: list[str] | None = None) -> str:
+    """The valid column's text: ``yes (kills 12/12)``, ``weak: kills 2/12 = 17% < 75%``,
+    ``weak: no test varies beta``."""
     kills = f"kills {killed}/{total}" if total else "no mutants ran"
     if not valid:
         return "no"
     if weak:
-        return f"weak: {kills} = {killed / total:.0%} < {min_kill_rate:.0%}"
+        parts = [f"{kills} = {killed / total:.0%} < {min_kill_rate:.0%}"] if total and killed / total < min_kill_rate \
+            else []
+        return "weak: " + "; ".join(parts + list(reasons or [])) if parts or reasons else f"weak: {kills}"
     return f"yes ({kills})"

@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Footer, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
+from textual.widgets import Button, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
 
 from lmrbench.authoring.check import check_task
 from lmrbench.authoring.mask import MaskStyle
@@ -21,6 +21,7 @@ from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.edit_task_work import EditTaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.task_tests import TaskTests
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 
 class EditTaskScreen(EditTaskWork):
     """Edit one task; dismisses with the task's folder name when something was saved."""
+
+    HELP = (
+        "Change a task's instruction and metadata (ctrl+s saves), record its tests again, read its tests, mask "
+        "and paper, and validate it again (ctrl+g)."
+    )
 
     DEFAULT_CSS = """
     EditTaskScreen { overflow: hidden; }
@@ -113,7 +119,7 @@ class EditTaskScreen(EditTaskWork):
                 yield Label("Golden passes, masked fails, mutants are killed (ctrl+g)", classes="hint")
                 yield ValidationTable(id="validation")
         yield WorkPanel(id="work")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Load the task in a thread."""

@@ -13,20 +13,22 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, Label, Select, TextArea
+from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
 
 from lmrbench.authoring.clone import ClonedRepo
 from lmrbench.authoring.draft import Draft, repo_folder_name
 from lmrbench.authoring.index import FunctionInfo
 from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name
+from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
+from lmrbench.tui.screens.new_task_save import NewTaskSave
 from lmrbench.tui.screens.new_task_work import NewTaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.widgets.new_task_panes import MaskPane, PaperPane, SavePane, SourcePane, ValidatePane
 from lmrbench.tui.widgets.paper_view import PaperView
@@ -59,12 +61,19 @@ FOCUS = {
     "validate": "#validate",
     "save": "#save",
 }
+STEP_WORK = {"source": "clone", "paper": "paper", "tests": "tests", "validate": "validate", "save": "save"}
+"""The worker group each step's ctrl+g starts."""
 NARROW = 110
 """Below this many columns the step list narrows and the file tree hides, so the function search stays."""
 
 
-class NewTaskScreen(NewTaskWork):
+class NewTaskScreen(NewTaskSave):
     """The new-task flow; dismisses with the saved task's folder name, or None when cancelled."""
+
+    HELP = (
+        "Make a task step by step: source, function, mask, paper and instruction, metadata, tests, build and "
+        "validate, save. Nothing is written into the task set before Save."
+    )
 
     BINDINGS = [
         Binding("ctrl+n", "next_step", "Next", id="new.next", tooltip="Go to the next step"),
@@ -111,7 +120,7 @@ class NewTaskScreen(NewTaskWork):
                 yield ValidatePane(id="step-validate")
                 yield SavePane(id="step-save")
         yield WorkPanel(id="work")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Start on the source step."""
@@ -140,7 +149,7 @@ class NewTaskScreen(NewTaskWork):
             "paper": bool(instruction),
             "metadata": not form.problems(),
             "tests": tests,
-            "validate": self.valid_key is not None and self.draft is not None and self.valid_key == self.draft.key,
+            "validate": self._validation() == "current",
             "save": False,
         }
         out = {}
@@ -149,11 +158,17 @@ class NewTaskScreen(NewTaskWork):
                 out[key] = "done"
             elif key in self.visited and key not in (self.step, "save"):
                 out[key] = "problem"
+        if self._validation() == "stale":
+            out["validate"] = "problem"
         return out
 
     def refresh_marks(self) -> None:
-        """Redraw the step list's marks."""
+        """Redraw the step list's marks (and say on step 7 when its validation went stale)."""
         self.query_one(StepList).update_marks(self.step, self.step_states())
+        if self._validation() == "stale":
+            self.query_one("#validate-summary", Label).update(
+                "stale: the task, its instruction or metadata changed since it was validated; ctrl+g validates again"
+            )
 
     def go(self, step: str) -> None:
         """Show a step (any step can be revisited) and focus its first field."""
@@ -190,7 +205,22 @@ class NewTaskScreen(NewTaskWork):
         self.query_one(StepList).focus()
 
     def action_run_step(self) -> None:
-        """Run the current step's work."""
+        """Run the current step's work; when that work is running already, ask before starting it again."""
+        group = STEP_WORK.get(self.step)
+        running = [w for w in self.running_workers if w.group == group]
+        if running:
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._run_step()
+
+            what = running_text([group or ""])
+            self.app.push_screen(ConfirmDialog(f"The {what} is running: stop it and start again?", yes="Restart"),
+                                 answered)  # fmt: skip
+            return
+        self._run_step()
+
+    def _run_step(self) -> None:
         if self.step == "source":
             self.start_clone()
         elif self.step == "paper":
@@ -254,6 +284,11 @@ class NewTaskScreen(NewTaskWork):
         self.selected = list(message.selected)
         self.masked = False
         self.refresh_marks()
+        if self.repo is not None and self.selected:
+            try:
+                refuse_duplicate(self.spec(self.bench), self.bench / "-", hint="Save refuses it")
+            except LmrError as exc:
+                self.notify(str(exc), title="Already a task", severity="warning")
 
     def mask_style(self) -> MaskStyle:
         """The chosen mask style."""
@@ -327,66 +362,3 @@ class NewTaskScreen(NewTaskWork):
             mask_style=self.mask_style(),
             repo_url=self.repo.url,
         )
-
-    def _problems(self) -> list[str]:
-        out = [f"{k}: {v}" for k, v in self.query_one(MetadataForm).check_fields().items()]
-        if not self.query_one("#instruction", TextArea).text.strip():
-            out.append("instruction: empty (step 4)")
-        try:
-            self.spec(self.bench)
-        except LmrError as exc:
-            out.insert(0, str(exc))
-        return out
-
-    def _summarize(self) -> None:
-        problems = self._problems()
-        lines = [f"task set: {self.bench}"]
-        if self.selected:
-            lines.append("functions: " + ", ".join(self.selected))
-        lines += [f"• {p}" for p in problems] or ["ready to save"]
-        self.query_one("#save-summary", Label).update("\n".join(lines))
-
-    # ---- save and cancel -------------------------------------------------------------------------
-
-    @on(Button.Pressed, "#save")
-    def action_save(self) -> None:
-        """Write the task into the task set (create_task), then leave."""
-        problems = self._problems()
-        if problems:
-            self.go("save")
-            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
-            return
-        final = self.spec(self.bench)
-        self.save(final, None if self.draft_task is None else self.draft_spec())
-
-    @on(NewTaskWork.Saved)
-    async def _saved(self, message: NewTaskWork.Saved) -> None:
-        await self.discard_draft()
-        self.dismiss(message.name)
-
-    def unsaved_work(self) -> str | None:
-        """What leaving now would lose (the app asks before quitting), or None."""
-        if self.draft is None:
-            return None
-        running = running_text([w.group for w in self.running_workers])
-        return "the draft task" + (f" and the running {running}" if running else "")
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        """Leave without saving (asks first when there is something to lose)."""
-        lost = self.unsaved_work()
-        if lost is None:
-            self.dismiss(None)
-            return
-
-        async def answered(yes: bool | None) -> None:
-            if yes:
-                await self.discard_draft()
-                self.dismiss(None)
-
-        self.app.push_screen(ConfirmDialog(f"Discard {lost}?", yes="Discard"), answered)
-
-    def action_stop_work(self) -> None:
-        """Cancel every running worker of this screen."""
-        for worker in self.running_workers:
-            worker.cancel()

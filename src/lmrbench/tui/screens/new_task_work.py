@@ -15,14 +15,14 @@ from textual import on, work
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Label, TextArea
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.authoring.clone import ClonedRepo, clone_repo
-from lmrbench.authoring.draft import Draft
+from lmrbench.authoring.draft import Draft, validated_key
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import paper_pages
-from lmrbench.authoring.task_new import create_task, publish_task, remove_task
+from lmrbench.authoring.task_new import create_task, publish_task, remove_task, write_fields
 from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
@@ -148,11 +148,12 @@ class NewTaskWork(Screen[str | None]):
         """Build the environment and validate the draft task."""
         try:
             spec = self.draft_spec()
+            final = self.spec(self.bench)
         except LmrError as exc:
             self.notify(str(exc), severity="error")
             return
         assert self.draft is not None
-        self.validate(spec, self.draft)
+        self.validate(spec, final, self.draft)
 
     @on(Validated)
     def _validated(self, message: Validated) -> None:
@@ -237,14 +238,15 @@ class NewTaskWork(Screen[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     @counted
-    def validate(self, spec: TaskSpec | None, draft: Draft) -> None:
-        """Build the task's image (live log) and run golden, masked and mutants."""
+    def validate(self, spec: TaskSpec | None, final: TaskSpec, draft: Draft) -> None:
+        """Write the instruction and metadata into the draft task, build its image (live log) and run golden, masked
+        and mutants; the result holds for ``final`` as it is now (``validated_key``)."""
         from lmrbench.benchmark.validation.plan import ValidateOptions
         from lmrbench.benchmark.validation.task import validate_task
 
         cancel = get_current_worker().cancelled_event
-        key = draft.key
-        task = self._ensure_task(spec, cancel)
+        key = validated_key(final)
+        task = write_fields(self._ensure_task(spec, cancel), final)
         results = validate_task(
             task.path, sandbox=self.sandbox_kind, run_dir=draft.results_dir, options=ValidateOptions(force=True),
             progress=self.panel.progress(), cancel=cancel,
@@ -253,16 +255,19 @@ class NewTaskWork(Screen[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="save")
     @counted
-    def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> None:
+    def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> str:
         """Without a draft task: create_task into the task set. With one (tests, validation): finish it there
-        (instruction, metadata, paper) and move it, with its validation results, into the task set."""
+        (instruction, metadata, paper) and move it, with its validation results, into the task set.
+
+        Returns the task's name; ``Saved`` is posted once the worker has ended (see ``on_worker_state_changed``),
+        so leaving the screen then never cancels a save still running."""
         cancel = get_current_worker().cancelled_event
         if self.draft_task is None:
             task = create_task(final, progress=self.panel.progress(), cancel=cancel)
         else:
             assert self.draft is not None
             task = publish_task(self._ensure_task(draft_spec, cancel), final, self.draft.results_dir)
-        self.post_message(self.Saved(task.name))
+        return task.name
 
     @property
     def running_workers(self) -> list[Worker[object]]:
@@ -285,5 +290,8 @@ class NewTaskWork(Screen[str | None]):
         await self.discard_draft()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker's end is shown by the app's one handler."""
+        """Every worker's end is shown by the app's one handler; a save that has ended posts ``Saved``."""
         report_worker(self, event)
+        worker = event.worker
+        if event.state is WorkerState.SUCCESS and worker.group == "save" and isinstance(worker.result, str):
+            self.post_message(self.Saved(worker.result))

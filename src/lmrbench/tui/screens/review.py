@@ -1,7 +1,8 @@
 """Review: label a run's candidates 1-3, one annotator at a time, golden and candidate side by side.
 
 Every label is written at once (one atomic file per label); reopening the screen resumes at the first
-unlabelled item. In blind mode (the default) the judge's verdict stays hidden until the item is labelled.
+unlabelled item. In blind mode (the default) the tests' outcome and the judge's verdict stay hidden until the
+item is labelled; after a label the screen stays on the item and shows them, until the annotator moves on.
 """
 
 from __future__ import annotations
@@ -12,38 +13,62 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label
+from textual.widgets import Header, Label
 from textual.worker import Worker, WorkerState
 
+from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.comment import CommentDialog
 from lmrbench.tui.widgets.code_diff import CodeDiff
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.review_facts import ReviewFacts
-from lmrbench.tui.widgets.review_queue import ReviewQueue
+from lmrbench.tui.widgets.review_queue import ReviewQueue, Row
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.labels.review import Filter, ReviewItem, ReviewSession
+
+WIDE = 120
+"""From this many columns the queue shows beside the diff; below, the diff takes the width (``q`` shows it)."""
 
 
 class ReviewScreen(Screen[None]):
     """One annotator's review queue over one run."""
 
+    HELP = (
+        "Label each candidate against the golden code: 1 logically incorrect, 2 logically correct, 3 completely "
+        "correct. The tests' outcome and the judge's verdict show once you have labelled (blind review)."
+    )
     BINDINGS = [
-        Binding("1", "label(1)", "Incorrect", id="review.label1", tooltip="Label 1: logically incorrect"),
+        Binding("1", "label(1)", "Wrong", id="review.label1", tooltip="Label 1: logically incorrect"),
         Binding("2", "label(2)", "Logic ok", id="review.label2", tooltip="Label 2: logically correct"),
         Binding("3", "label(3)", "Correct", id="review.label3", tooltip="Label 3: completely correct"),
-        Binding("c", "comment", "Comment", id="review.comment", tooltip="Add or edit a comment on this item"),
+        Binding("u", "unsure", "Unsure", id="review.unsure", show=False,
+                tooltip="Mark the label unsure (or sure again)"),
+        Binding("s", "skip", "Skip", id="review.skip", tooltip="Pass over this item for now (not a label)"),
+        Binding("z,ctrl+z", "undo", "Undo", id="review.undo", tooltip="Undo the last label, clear, skip or unsure"),
         Binding("n", "move(1)", "Next", id="review.next", tooltip="Next item (of the filter)"),
-        Binding("p", "move(-1)", "Prev", id="review.prev", tooltip="Previous item (of the filter)"),
-        Binding(
-            "a", "cycle_filter", "Filter", id="review.filter",
-            tooltip="Show all, unlabelled, disagreeing with the judge, or disagreeing with the tests",
-        ),
+        Binding("pagedown", "scroll_diff(1)", "Diff", id="review.diff_down", priority=True,
+                tooltip="Scroll the code down a page (j: a few lines)"),
+        Binding("pageup", "scroll_diff(-1)", "Diff up", id="review.diff_up", priority=True, show=False,
+                tooltip="Scroll the code up a page (k: a few lines)"),
+        Binding("j", "scroll_lines(3)", "Code down", id="review.lines_down", show=False,
+                tooltip="Scroll the code down a few lines"),
+        Binding("k", "scroll_lines(-3)", "Code up", id="review.lines_up", show=False,
+                tooltip="Scroll the code up a few lines"),
+        Binding("p", "move(-1)", "Prev", id="review.prev", show=False, tooltip="Previous item (of the filter)"),
+        Binding("x", "clear", "Clear label", id="review.clear", show=False,
+                tooltip="Remove your label of this item (z brings it back)"),
+        Binding("c", "comment", "Comment", id="review.comment", show=False,
+                tooltip="Add or edit a comment on this item"),
+        Binding("a", "cycle_filter", "Filter", id="review.filter", show=False,
+                tooltip="Show all, unlabelled, skipped, unsure, disagreeing with the judge or with the tests"),
+        Binding("q", "toggle_queue", "Queue", id="review.queue", show=False,
+                tooltip="Show or hide the queue beside the code"),
         Binding("escape", "leave", "Back", id="review.back", tooltip="Back to the task set"),
     ]  # fmt: skip
 
@@ -67,6 +92,8 @@ class ReviewScreen(Screen[None]):
         self.session: ReviewSession | None = None
         self.pos = 0
         self.filter: Filter | None = None
+        self.pinned: int | None = None
+        """An item just labelled or skipped: it stays shown (with its outcome) until the annotator moves."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -78,12 +105,17 @@ class ReviewScreen(Screen[None]):
                 yield Label("", id="instruction", classes="hint", markup=False)
                 yield CodeDiff(id="diff")
                 yield ReviewFacts(id="facts")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Open the session in a thread (it reads every candidate's files)."""
         self.sub_title = f"review {self.run_path}"
+        self.set_class(self.app.size.width < WIDE, "-narrow")
         self._open()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below ``WIDE`` columns the queue hides and the code takes the width."""
+        self.set_class(event.size.width < WIDE, "-narrow")
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _open(self) -> None:
@@ -112,26 +144,34 @@ class ReviewScreen(Screen[None]):
 
     def _visible(self) -> list[int]:
         assert self.session is not None and self.filter is not None
-        return self.session.visible(self.filter)
+        shown = self.session.visible(self.filter)
+        if self.pinned is not None and self.pinned not in shown:
+            shown = sorted([*shown, self.pinned])
+        return shown
 
     def _progress(self) -> str:
         assert self.session is not None and self.filter is not None
-        done, total = self.session.progress()
-        mode = "blind" if self.session.blind else "judge shown"
+        done, skipped, total = self.session.progress()
+        mode = "blind" if self.session.blind else "outcomes shown"
+        visible = self._visible()
+        where = f"item {visible.index(self.pos) + 1} of {len(visible)}" if self.pos in visible else "no item"
         return (
-            f"{self.session.annotator} · {done}/{total} labelled · filter: {self.filter.value} "
-            f"({len(self._visible())} shown) · {mode}"
+            f"{self.session.annotator} · {done}/{total} labelled" + (f", {skipped} skipped" if skipped else "")
+            + f" · {where} ({self.filter.value}) · {mode}"
         )
 
-    def _queue_rows(self) -> list[tuple[int, tuple[str, str, str, str]]]:
+    def _queue_rows(self) -> list[tuple[int, Row]]:
         assert self.session is not None
-        rows = []
-        for k in self._visible():
-            item = self.session.items[k]
-            lab = self.session.label_of(item)
-            mark = str(lab.label.score) if lab else "·"
-            rows.append((k, (item.task, str(item.impl), item.model, mark + (" ⇄" if item.shared else ""))))
-        return rows
+        return [(k, self._row(self.session.items[k])) for k in self._visible()]
+
+    def _row(self, item: ReviewItem) -> Row:
+        assert self.session is not None
+        lab = self.session.label_of(item)
+        mark = "skip" if self.session.skipped(item) else "·"
+        if lab is not None:
+            mark = f"{lab.label.score}" + (" unsure" if lab.unsure else "")
+        other = "moved" if item.reassigned else ("shared" if item.shared else "")
+        return (item.task, str(item.impl), mark, other)
 
     async def _show(self) -> None:
         """Redraw the queue, the progress and the current item."""
@@ -153,8 +193,12 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import tests_text
 
         assert self.session is not None
-        title = f"{item.task} #{item.impl} · {item.model}" + (" · shared with another annotator" if item.shared else "")
-        self.query_one("#item-title", Label).update(Text(title, style="bold"))
+        title = Text(f"{item.task} #{item.impl} · {item.model}", style="bold")
+        if item.shared:
+            title.append(" · shared: another annotator labels it too", style="bold")
+        if item.reassigned:
+            title.append(" · reassigned to others: your earlier label still counts (x clears it)", style="yellow")
+        self.query_one("#item-title", Label).update(title)
         self.query_one("#instruction", Label).update(item.instruction)
         diff = self.query_one(CodeDiff)
         if not item.loaded:
@@ -163,6 +207,12 @@ class ReviewScreen(Screen[None]):
             await diff.message(f"cannot show the code: {item.source_error}")
         else:
             await diff.show(item.golden, item.candidate)
+        if not self.session.revealed(item):
+            hidden = Text.assemble(
+                ("Unit tests and judge: ", "bold"), ("hidden until you label this item (blind review)", "dim")
+            )
+            self.query_one(ReviewFacts).show(hidden, Text(""), self._label_text(item))
+            return
         head, failures = tests_text(item)
         tests = Text.assemble(("Unit tests: ", "bold"), head)
         for line in failures:
@@ -172,9 +222,6 @@ class ReviewScreen(Screen[None]):
     def _judge_text(self, item: ReviewItem) -> Text:
         from lmrbench.benchmark.labels.review import verdict_text
 
-        assert self.session is not None
-        if not self.session.judge_visible(item):
-            return Text.assemble(("Judge: ", "bold"), ("hidden until you label this item (blind mode)", "dim"))
         head, bullets = verdict_text(item)
         text = Text.assemble(("Judge: ", "bold"), head)
         for b in bullets:
@@ -188,7 +235,12 @@ class ReviewScreen(Screen[None]):
         lab = self.session.label_of(item)
         note = self.session.note_of(item)
         text = Text.assemble(("Your label: ", "bold"))
-        text.append(f"{lab.label.score} {SCALE[lab.label.score]}" if lab else "none yet (1, 2 or 3)")
+        if lab is not None:
+            text.append(f"{lab.label.score} {SCALE[lab.label.score]}" + (" (unsure)" if lab.unsure else ""))
+            if self.pinned == self.pos:
+                text.append("  · n: next item, z: undo", style="dim")
+        else:
+            text.append("skipped (1, 2 or 3 labels it)" if self.session.skipped(item) else "none yet (1, 2 or 3)")
         if note:
             text.append(f"\nComment: {note}" + ("" if lab else " (saved with the label)"))
         return text
@@ -201,30 +253,84 @@ class ReviewScreen(Screen[None]):
         return self.session.items[self.pos]
 
     async def action_label(self, score: int) -> None:
-        """Label the shown item; the file is written before the screen changes."""
+        """Label the shown item; the file is written before the screen changes, which stays on the item."""
         item = self._current()
         if item is None or self.session is None:
             return
         self.session.label(item, score)
+        self.pinned = self.pos
+        await self._show()
+
+    async def _change(self, change: str) -> None:
+        """Mark unsure, skip or clear the shown item (what the session refuses is one line)."""
+        item = self._current()
+        if item is None or self.session is None:
+            return
+        try:
+            getattr(self.session, change)(item)
+        except LmrError as exc:
+            self.notify(str(exc), title="Review", severity="warning")
+            return
+        self.pinned = self.pos
+        await self._show()
+
+    async def action_unsure(self) -> None:
+        """Mark the label of the shown item unsure, or sure again."""
+        await self._change("toggle_unsure")
+
+    async def action_skip(self) -> None:
+        """Skip the shown item (it stays unlabelled; the review resumes past it), then go to the next one."""
+        await self._change("skip")
+        await self.action_move(1)
+
+    async def action_clear(self) -> None:
+        """Remove this annotator's label of the shown item."""
+        await self._change("clear")
+
+    async def action_undo(self) -> None:
+        """Undo the last label, clear, skip or unsure, and show its item."""
+        item = self.session.undo() if self.session is not None else None
+        if item is None or self.session is None:
+            self.notify("nothing to undo", title="Review")
+            return
+        self.pos = self.pinned = self.session.items.index(item)
         await self._show()
 
     async def action_move(self, step: int) -> None:
-        """Move through the items the filter shows."""
+        """Move through the items the filter shows (an item just labelled leaves the filter now)."""
         visible = self._visible() if self.session is not None else []
         if not visible:
             return
         here = visible.index(self.pos) if self.pos in visible else 0
         self.pos = visible[max(0, min(len(visible) - 1, here + step))]
+        self.pinned = None
         await self._show()
 
+    def action_scroll_diff(self, pages: int) -> None:
+        """Scroll the code a page down (1) or up (-1)."""
+        diff = self.query_one(CodeDiff)
+        (diff.scroll_page_down if pages > 0 else diff.scroll_page_up)(animate=False)
+
+    def action_scroll_lines(self, lines: int) -> None:
+        """Scroll the code a few lines."""
+        self.query_one(CodeDiff).scroll_relative(y=lines, animate=False)
+
+    def action_toggle_queue(self) -> None:
+        """Show or hide the queue (hidden by default below ``WIDE`` columns)."""
+        self.toggle_class("-flip")
+        queue = self.query_one(ReviewQueue)
+        if queue.display:
+            queue.focus()
+
     async def action_cycle_filter(self) -> None:
-        """All, unlabelled, disagreeing with the judge, disagreeing with the tests."""
+        """All, unlabelled, skipped, unsure, disagreeing with the judge, disagreeing with the tests."""
         from lmrbench.benchmark.labels.review import Filter
 
         if self.filter is None:
             return
         order = list(Filter)
         self.filter = order[(order.index(self.filter) + 1) % len(order)]
+        self.pinned = None
         await self._show()
 
     def action_comment(self) -> None:
@@ -250,5 +356,7 @@ class ReviewScreen(Screen[None]):
 
     @on(ReviewQueue.Chosen)
     async def _chosen(self, message: ReviewQueue.Chosen) -> None:
+        if message.position != self.pos:
+            self.pinned = None
         self.pos = message.position
         await self._show()

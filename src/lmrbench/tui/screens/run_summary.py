@@ -10,14 +10,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
+
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.pipeline.scoreboard import Report
+    from lmrbench.benchmark.report.scoreboard import Report
 
 
 class RunSummaryScreen(Screen[None]):
     """Table 2 of the given run folders, with plots below (read in a worker)."""
+
+    HELP = (
+        "The paper's Table 2 for the run folders given, with plots below."
+    )
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="runs.back", tooltip="Back to the task set")]
     DEFAULT_CSS = """
@@ -33,7 +39,7 @@ class RunSummaryScreen(Screen[None]):
         with Vertical(id="run-summary"):
             yield DataTable(id="run-table", cursor_type="row")
             yield Static("reading the runs...", id="run-status", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Read the runs off the UI thread."""
@@ -41,7 +47,7 @@ class RunSummaryScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _load(self) -> None:
-        from lmrbench.benchmark.pipeline.scoreboard import build_report
+        from lmrbench.benchmark.report.scoreboard import build_report
         from lmrbench.errors import LmrError
 
         try:
@@ -55,7 +61,7 @@ class RunSummaryScreen(Screen[None]):
         self.query_one("#run-status", Static).update(f"cannot read the runs: {problem}")
 
     def _show(self, report: Report) -> None:
-        from lmrbench.benchmark.pipeline.scoreboard import TABLE_HEADERS, table_rows
+        from lmrbench.benchmark.report.scoreboard import TABLE_HEADERS, table_rows
         from lmrbench.tui.widgets.run_plot import RunPlots
 
         table = self.query_one("#run-table", DataTable)

@@ -12,10 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Label, RichLog
+from textual.widgets import DataTable, Header, Input, Label, RichLog
 from textual.worker import Worker
 
 from lmrbench.tui.messages import TaskSetChanged
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.workers import report_worker
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
@@ -46,9 +47,12 @@ class Row:
         )
 
     def matches(self, text: str) -> bool:
-        """True when every word of ``text`` appears in some cell."""
-        hay = " ".join(str(c) for c in self.cells()).lower()
-        return all(w in hay for w in text.lower().split())
+        """True when every word of ``text`` appears in some cell; in the status only as a whole word, so ``valid``
+        finds "valid" and "valid but weak", never "invalid" or "not validated"."""
+        cells = self.cells()
+        hay = " ".join(str(c) for c in (*cells[:2], *cells[3:])).lower()
+        status = self.status.lower().split()
+        return all(w in hay or w in status for w in text.lower().split())
 
 
 @dataclass
@@ -85,13 +89,20 @@ def _rows_of(task: Task, results: dict[int, tuple[ImplValidation | None, ResultS
 class TaskSetScreen(Screen[None]):
     """Lists the task set; the first screen of the app."""
 
+    HELP = (
+        "Every task of the set with its validation status; start a new task (n) or edit one (e)."
+    )
+
     BINDINGS = [
         Binding("n", "new_task", "New task", id="taskset.new", tooltip="Author a new task in a guided flow"),
+        Binding("g", "suggest", "Suggest", id="taskset.suggest", show=False,
+                tooltip="Rank a repository's functions by its paper"),
         Binding("e", "edit_task", "Edit", id="taskset.edit", tooltip="Edit the selected task"),
         Binding("r", "refresh", "Refresh", id="taskset.refresh", tooltip="Reload the task set from disk"),
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
         Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse", id="taskset.reverse", tooltip="Reverse the sort order"),
+        Binding("ctrl+q", "app.quit", "Quit", id="taskset.quit", tooltip="Leave the app"),
         Binding(
             "escape", "clear_filter", "Clear filter", id="taskset.clear", show=False,
             tooltip="Empty the filter and go back to the table",
@@ -122,7 +133,7 @@ class TaskSetScreen(Screen[None]):
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Label("Warnings (tasks check)", classes="pane-title")
         yield RichLog(id="warnings", markup=False, wrap=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Show the empty table and start loading (in a thread: the first frame does not wait)."""
@@ -256,6 +267,19 @@ class TaskSetScreen(Screen[None]):
         from lmrbench.tui.screens.new_task import NewTaskScreen
 
         self.app.push_screen(NewTaskScreen(self.bench, sandbox=self.sandbox), self._after_edit)
+
+    def action_suggest(self) -> None:
+        """Rank a repository's functions against its paper; the chosen one opens the new-task flow."""
+        from lmrbench.tui.screens.new_task import NewTaskScreen
+        from lmrbench.tui.screens.suggest import Suggested, SuggestScreen
+
+        def chosen(pick: Suggested | None) -> None:
+            if pick is not None:
+                self.app.notify(f"choose {pick.ref} in the Function step", title="Suggested")
+                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox),
+                                     self._after_edit)
+
+        self.app.push_screen(SuggestScreen(self.bench, sandbox=self.sandbox), chosen)
 
     def action_edit_task(self) -> None:
         """Open the selected task."""

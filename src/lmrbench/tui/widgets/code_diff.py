@@ -1,4 +1,5 @@
-"""Golden against candidate goal functions, side by side, highlighted (textual-diff-view's DiffView)."""
+"""Golden against candidate goal functions, highlighted (textual-diff-view's DiffView): side by side when every
+line fits whole on its side, else one unified diff with long lines wrapped, never cut."""
 
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ class WholeDiffView(DiffView):
         return self._grouped_opcodes
 
     def get_title(self) -> Content:
-        """``golden (left) | candidate (right)`` and the changed line counts."""
+        """``golden (left) · candidate (right)`` (or ``(-)`` / ``(+)`` unified) and the changed line counts."""
         added, removed = self.counts
+        old, new = ("left", "right") if self.split else ("-", "+")
         return Content.from_markup(
-            "[b]golden[/b] (left)  ·  [b]candidate[/b] (right)  "
+            f"[b]golden[/b] ({old})  ·  [b]candidate[/b] ({new})  "
             "([$text-success][b]+$added[/b][/], [$text-error][b]-$removed[/b][/])",
             added=added,
             removed=removed,
@@ -52,7 +54,8 @@ class CodeDiff(VerticalScroll):
         """Diff ``golden`` (left) against ``candidate`` (right), both Python."""
         await self.query(DiffView).remove()
         self.query_one("#diff-message", Static).display = False
-        view = WholeDiffView("golden.py", "candidate.py", golden, candidate, split=True, annotations=True, wrap=True)
+        view = WholeDiffView("golden.py", "candidate.py", golden, candidate, split=True, annotations=True, wrap=True,
+                             auto_split=True)  # fmt: skip
         await view.prepare()
         await self.mount(view)
         self.scroll_home(animate=False)

@@ -27,8 +27,8 @@ class Metadata:
 
 
 FIELDS = (
-    ("name", "Task folder (N-Name)", "e.g. 7-DPO"),
     ("paper_name", "Paper title", "the paper's title"),
+    ("name", "Task folder (N-Name)", "e.g. 7-DPO"),
     ("paper_url", "Paper URL", "https://arxiv.org/abs/…"),
     ("year", "Year", "e.g. 2023"),
 )

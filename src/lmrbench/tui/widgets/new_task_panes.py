@@ -64,7 +64,7 @@ class PaperPane(Vertical):
         with Horizontal(classes="row"):
             yield Input(placeholder="paper PDF path (optional)", id="pdf")
             yield Button("Load", id="load-pdf")
-        with Horizontal():
+        with Horizontal(id="paper-split"):
             yield PaperView(id="paper")
             with Vertical(id="instruction-pane"):
                 yield Label("Instruction (shown to the model)", classes="pane-title")

@@ -1,4 +1,4 @@
-"""What is known about the shown candidate: unit tests, the judge (or that it is hidden), the label given."""
+"""What is known about the shown candidate: unit tests and the judge (or that they are hidden), the label given."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from textual.widgets import Static
 
 
 class ReviewFacts(VerticalScroll):
-    """Three short panes of text set by the screen."""
+    """Three short panes of text set by the screen; as tall as they need, up to a third of the screen."""
 
     DEFAULT_CSS = """
-    ReviewFacts { height: 12; background: $panel; padding: 0 1; }
-    ReviewFacts > Static { height: auto; margin-bottom: 1; }
+    ReviewFacts { height: auto; max-height: 33%; background: $panel; padding: 0 1; }
+    ReviewFacts > Static { height: auto; }
     """
 
     def compose(self) -> ComposeResult:
@@ -22,8 +22,9 @@ class ReviewFacts(VerticalScroll):
         yield Static("", id="facts-label", markup=False)
 
     def show(self, tests: Text, judge: Text, label: Text) -> None:
-        """Replace the three panes."""
-        self.query_one("#facts-tests", Static).update(tests)
-        self.query_one("#facts-judge", Static).update(judge)
-        self.query_one("#facts-label", Static).update(label)
+        """Replace the three panes (an empty one takes no room)."""
+        for name, text in (("tests", tests), ("judge", judge), ("label", label)):
+            pane = self.query_one(f"#facts-{name}", Static)
+            pane.update(text)
+            pane.display = bool(text.plain)
         self.scroll_home(animate=False)

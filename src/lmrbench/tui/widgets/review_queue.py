@@ -1,4 +1,4 @@
-"""The review queue: one row per candidate (task, implementation, model, label)."""
+"""The review queue: one row per candidate (task, implementation, label, shared or reassigned)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ from dataclasses import dataclass
 from textual.message import Message
 from textual.widgets import DataTable
 
+Row = tuple[str, str, str, str]
+"""(task, impl, label, with): the cells of one row."""
+
 
 class ReviewQueue(DataTable[str]):
     """Rows given by the screen; choosing a row (the mouse, enter, or moving the cursor with the arrow keys) posts
     ``Chosen`` with its position in the queue."""
 
     DEFAULT_CSS = """
-    ReviewQueue { width: 44; height: 1fr; }
+    ReviewQueue { width: 40; height: 1fr; }
     """
 
     @dataclass
@@ -29,9 +32,9 @@ class ReviewQueue(DataTable[str]):
         """Columns."""
         self.cursor_type = "row"
         self.zebra_stripes = True
-        self.add_columns("task", "impl", "model", "label")
+        self.add_columns("task", "impl", "label", "with")
 
-    def show(self, rows: list[tuple[int, tuple[str, str, str, str]]], current: int) -> None:
+    def show(self, rows: list[tuple[int, Row]], current: int) -> None:
         """``rows`` are (position, cells); the row of ``current`` gets the cursor."""
         self.clear()
         for position, cells in rows:

@@ -54,7 +54,8 @@ class TaskTests(Vertical):
         self.query_one(DataTable).add_columns("impl", "test", "function", "arguments", "returns", "replay")
 
     def set_task(self, task: Task | None) -> None:
-        """Say which draft task the tests belong to and which test files exist."""
+        """Say which task the tests belong to and which test files exist; an empty command becomes the one the tests
+        were recorded with."""
         status = self.query_one("#tests-status", Label)
         if task is None:
             status.update("the task is made in the draft folder when you record or scaffold")
@@ -64,6 +65,11 @@ class TaskTests(Vertical):
             if (task.repo_dir / t).is_file()
         ]
         status.update(f"task {task.name}; test files: {', '.join(have) or 'none yet'}")
+        from lmrbench.authoring.recorded_tests import recorded_command
+
+        command = self.query_one("#tests-cmd", Input)
+        if not command.value.strip():
+            command.value = recorded_command(task)
 
     def show_cases(self, impl: int, cases: list[RecordedCase]) -> None:
         """Add the cases recorded for one implementation (replacing earlier ones of it)."""

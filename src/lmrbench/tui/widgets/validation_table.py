@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, RichLog
 
-from lmrbench.benchmark.validation.weakness import survivors
+from lmrbench.benchmark.validation.weakness import kinds_text, survivors
 from lmrbench.schemas.validation import ImplValidation
 
 
@@ -50,6 +50,10 @@ class ValidationTable(Vertical):
             )
             for reason in r.reasons:
                 log.write(f"impl {r.impl}: {reason}")
+            if r.kind_kills:
+                log.write(f"impl {r.impl}: mutants killed by kind: {kinds_text(r.kind_kills)}")
+            for reason in r.weak_reasons if r.valid else []:
+                log.write(f"impl {r.impl}: valid but weak: {reason}")
             for test in r.flaky_tests:
                 log.write(f"impl {r.impl}: flaky {test}")
             for m in survivors(r.mutants):

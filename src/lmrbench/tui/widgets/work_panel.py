@@ -27,6 +27,7 @@ class WorkPanel(Widget):
     WorkPanel ProgressBar { width: auto; }
     WorkPanel RichLog { height: 4; background: $surface; }
     WorkPanel.-quiet ProgressBar { display: none; }
+    WorkPanel.-idle RichLog { display: none; }
     """
 
     @dataclass
@@ -52,7 +53,8 @@ class WorkPanel(Widget):
     _phase = ""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, classes="-quiet")  # no bar until work starts: an idle bar would move
+        # no bar until work starts (an idle bar would move), no log until there is a line: idle, the panel is one line
+        super().__init__(id=id, classes="-quiet -idle")
 
     def compose(self) -> ComposeResult:
         from textual.containers import Horizontal
@@ -68,12 +70,14 @@ class WorkPanel(Widget):
 
     def error(self, text: str) -> None:
         """Show an error line (from the UI thread); the bar goes away, since the work did not finish."""
+        self.remove_class("-idle")
         self.query_one(RichLog).write(f"error: {text}")
         self.query_one("#work-label", Label).update(Text.assemble(("error: ", "bold red"), text))
         self.add_class("-quiet")
 
     def stopped(self, text: str) -> None:
         """The work was cancelled: say so, without a full bar."""
+        self.remove_class("-idle")
         self.query_one(RichLog).write(text)
         self.query_one("#work-label", Label).update(Text.assemble((text, "yellow")))
         self.add_class("-quiet")
@@ -87,7 +91,7 @@ class WorkPanel(Widget):
 
     @on(Started)
     def _started(self, message: Started) -> None:
-        self.remove_class("-quiet")
+        self.remove_class("-quiet", "-idle")
         self._phase = message.label
         self.query_one("#work-label", Label).update(Text(message.label))
         self.query_one(ProgressBar).update(total=message.total, progress=0)
@@ -100,6 +104,7 @@ class WorkPanel(Widget):
 
     @on(Logged)
     def _logged(self, message: Logged) -> None:
+        self.remove_class("-idle")
         self.query_one(RichLog).write(message.line)
 
 

@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import base64
 import collections
-import dataclasses
 import enum
-import hashlib
 import importlib
 import io
 import json
 import math
-import pathlib
+import struct
 import sys
 from typing import Any
 
@@ -79,11 +77,28 @@ def _is_module(obj: Any) -> bool:
     return type(obj).__name__ == "module"
 
 
+def _loaded(name: str) -> Any:
+    """The module ``name`` if something imported it, else None: no value of its types can exist before. A
+    split run's worker imports this codec; importing pathlib and dataclasses only to find that no argument is a
+    path or a dataclass cost it about 20 ms."""
+    return sys.modules.get(name)
+
+
+def _is_path(value: Any) -> bool:
+    pathlib = _loaded("pathlib")
+    return pathlib is not None and isinstance(value, pathlib.PurePath)
+
+
+def _is_dataclass(value: Any) -> bool:
+    dataclasses = _loaded("dataclasses")
+    return dataclasses is not None and bool(dataclasses.is_dataclass(value))
+
+
 _KIND_CHECKS = {
-    "path": lambda c: issubclass(c, pathlib.PurePath),
+    "path": lambda c: _loaded("pathlib") is not None and issubclass(c, _loaded("pathlib").PurePath),
     "enum": lambda c: issubclass(c, enum.Enum),
     "namedtuple": lambda c: issubclass(c, tuple) and hasattr(c, "_fields"),
-    "dataclass": lambda c: dataclasses.is_dataclass(c),
+    "dataclass": lambda c: _is_dataclass(c),
 }
 
 
@@ -150,12 +165,12 @@ class Encoder:
         if type(value) is slice:
             parts = [self.encode(x, where) for x in (value.start, value.stop, value.step)]
             return {"$": "slice", "items": parts}
-        if isinstance(value, pathlib.PurePath):
+        if _is_path(value):
             return {"$": "path", "value": str(value), "type": type_path(type(value))}
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if _is_dataclass(value) and not isinstance(value, type):
             fields = {
                 f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
-                for f in dataclasses.fields(value)
+                for f in _loaded("dataclasses").fields(value)
             }
             return {"$": "dataclass", "type": type_path(type(value)), "fields": fields}
         node = self._encode_numpy(value, where)
@@ -283,7 +298,15 @@ def _type_name(value: Any) -> str:
 
 def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
     """A hash of an encoded value: its JSON, with each array's dtype, shape and bytes in place of its key."""
-    h = hashlib.sha256()
+    h: Any
+    try:  # built into the interpreter: hashlib would load OpenSSL first
+        from _blake2 import blake2b
+
+        h = blake2b()
+    except ImportError:
+        import hashlib
+
+        h = hashlib.sha256()
 
     def walk(n: Any) -> None:
         if isinstance(n, dict):
@@ -474,13 +497,44 @@ def write_case(case: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
     """The bytes of a case file: ``arrays`` plus the case's JSON under ``__case__`` (an uncompressed .npz)."""
     payload = json.dumps(case, sort_keys=True, ensure_ascii=False).encode("utf-8")
     buffer = io.BytesIO()
+    if np is None:  # no arrays without numpy: the .npz holds the case alone, written as numpy would
+        import zipfile
+
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
+            zf.writestr(CASE_KEY + ".npy", _npy_bytes(payload))
+        return buffer.getvalue()
     members: dict[str, Any] = {**arrays, CASE_KEY: np.frombuffer(payload, dtype=np.uint8)}
     np.savez(buffer, **members)
     return buffer.getvalue()
 
 
+def _npy_bytes(data: bytes) -> bytes:
+    """``data`` as a one-dimensional uint8 array in the .npy format (version 1.0), without numpy."""
+    header = f"{{'descr': '|u1', 'fortran_order': False, 'shape': ({len(data)},), }}"
+    pad = 64 - (10 + len(header) + 1) % 64
+    header += " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") + data
+
+
+def _case_without_numpy(path: Any) -> dict[str, Any]:
+    import zipfile  # here: a split run's processes import this module and never read a case file
+
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        if names != [CASE_KEY + ".npy"]:
+            raise ValueError(f"{path}: holds arrays, which need numpy to read")
+        raw = zf.read(names[0])
+    (length,) = struct.unpack("<H", raw[8:10])
+    return json.loads(raw[10 + length :].decode("utf-8"))
+
+
 def read_case_file(path: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The JSON and the arrays of a case file (never unpickles anything)."""
+    if np is None:
+        case = _case_without_numpy(path)
+        if case.get("format") != CASE_FORMAT:
+            raise ValueError(f"{path}: not a recorded case")
+        return case, {}
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     case = json.loads(arrays.pop(CASE_KEY).tobytes().decode("utf-8"))
@@ -553,12 +607,19 @@ def load_case(path: Any) -> Case:
 # ---------------------------------------------------------------------------------------------- randomness
 
 
-def get_random_state() -> dict[str, Any]:
-    """The global generators' state of random, numpy and (when imported) torch."""
-    import random
+def get_random_state(*, loaded_only: bool = False) -> dict[str, Any]:
+    """The global generators' state of random, numpy and (when imported) torch.
 
-    state: dict[str, Any] = {"random": random.getstate()}
-    if np is not None:
+    With ``loaded_only``, only of the generators whose module is already imported: one that was never
+    imported was never drawn from, and importing it (numpy.random costs tens of milliseconds) only to read
+    a fresh seed is wasted in a process that never uses it.
+    """
+    state: dict[str, Any] = {}
+    if not loaded_only or "random" in sys.modules:
+        import random
+
+        state["random"] = random.getstate()
+    if np is not None and (not loaded_only or "numpy.random" in sys.modules):
         state["numpy"] = np.random.get_state()
     torch = _torch()
     if torch is not None and hasattr(torch, "get_rng_state"):
@@ -570,9 +631,10 @@ def set_random_state(state: dict[str, Any] | None) -> None:
     """Restore what ``get_random_state`` returned (torch only when it is part of the state)."""
     if not state:
         return
-    import random
+    if "random" in state:
+        import random
 
-    random.setstate(_as_tuples(state["random"]))
+        random.setstate(_as_tuples(state["random"]))
     if "numpy" in state and np is not None:
         np.random.set_state(_as_tuples(state["numpy"]))
     if "torch" in state:

@@ -1,0 +1,157 @@
+"""What recorded calls tell apart: the scalar parameters they vary or never vary, the values to vary a parameter
+over, and the special values a call holds (masked targets, zeros, empty batches).
+
+A parameter the recording never varies (``beta`` always 0.1) lets a wrong answer that ignores it pass; the
+recording then adds cases with the parameter varied (``lmrbench_probe`` runs them on the golden code).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lmrbench.authoring import values
+
+Scalar = bool | int | float
+MAX_VALUES = 4
+"""Most new values of one parameter."""
+
+
+def _scalar(node: Any) -> bool:
+    return type(node) in (bool, int, float)
+
+
+def scalar_arguments(path: Path | str) -> dict[str, Scalar]:
+    """The arguments of a case file that are plain bools, ints or floats, by name."""
+    case, _ = values.read_case_file(path)
+    return {a["name"]: a["value"] for a in case["arguments"] if _scalar(a["value"])}
+
+
+def parameter_values(paths: list[Path]) -> dict[str, list[Scalar]]:
+    """Each scalar parameter's distinct values over the calls, in the order first seen."""
+    seen: dict[str, list[Scalar]] = {}
+    for path in paths:
+        for name, value in scalar_arguments(path).items():
+            known = seen.setdefault(name, [])
+            if not any(type(v) is type(value) and v == value for v in known):
+                known.append(value)
+    return seen
+
+
+def value_text(value: Scalar) -> str:
+    """A value as Python source (``0.1``, ``True``, ``-100``)."""
+    return repr(value)
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def varied_values(value: Scalar) -> list[Scalar]:
+    """Values to vary a parameter over, around the one value the recording used.
+
+    A flag: its opposite. An int: one more and one less. A float ``v``: ``v/2, 2v, 3v, 5v`` (beta 0.1 gives
+    0.05-0.5), kept below 1 when ``v`` is (a probability, a smoothing), with 0.1-0.3 for 0.0.
+    """
+    if type(value) is bool:
+        return [not value]
+    if type(value) is int:
+        return [value + 1, value - 1]
+    v = float(value)
+    if v == 0.0:
+        return [0.1, 0.2, 0.3]
+    out = [_round(v / 2), _round(2 * v), _round(3 * v), _round(5 * v)]
+    if abs(v) < 1:
+        out = [x for x in out if abs(x) < 1]
+        if len(out) < 2:
+            out.append(_round((v + (1 if v > 0 else -1)) / 2))
+    return out[:MAX_VALUES]
+
+
+def range_text(values_: list[Scalar]) -> str:
+    """``0.05-0.5``, ``True``, ``-99, -101``."""
+    if all(type(v) is float for v in values_) and len(values_) > 2:
+        return f"{min(values_)}-{max(values_)}"  # type: ignore[type-var]
+    return ", ".join(value_text(v) for v in values_)
+
+
+def _arrays_of(node: Any, arrays: dict[str, np.ndarray]) -> np.ndarray | None:
+    if isinstance(node, dict) and node.get("$") in ("ndarray", "tensor") and node.get("key") in arrays:
+        return arrays[node["key"]]
+    return None
+
+
+def special_values(path: Path | str) -> list[str]:
+    """What is special in a call's array arguments: an empty batch, all zeros, entries equal to an int
+    argument (``targets holds ignore_index``), negative ids, a boolean mask that leaves entries out."""
+    case, arrays = values.read_case_file(path)
+    ints = {a["name"]: a["value"] for a in case["arguments"] if type(a["value"]) is int}
+    out: list[str] = []
+    for a in case["arguments"]:
+        arr = _arrays_of(a["value"], arrays)
+        if arr is None:
+            continue
+        name = a["name"]
+        if arr.size == 0:
+            out.append(f"{name} is empty")
+            continue
+        if arr.dtype == np.bool_:
+            if not arr.all():
+                out.append(f"{name} leaves entries out")
+            continue
+        if np.issubdtype(arr.dtype, np.number) and not np.any(arr):
+            out.append(f"{name} is all zeros")
+        if np.issubdtype(arr.dtype, np.integer):
+            hits = [p for p, v in ints.items() if np.any(arr == v)]
+            if hits:
+                out += [f"{name} holds {p}" for p in hits]
+            elif np.any(arr < 0):
+                out.append(f"{name} has negative entries")
+    return out
+
+
+def holders(paths: list[Path], param: str) -> list[str]:
+    """Array arguments that hold an int parameter's value in some call (``targets`` holds ``ignore_index``):
+    varying the parameter varies those entries with it."""
+    suffix = f" holds {param}"
+    found = {s.removesuffix(suffix) for p in paths for s in special_values(p) if s.endswith(suffix)}
+    return sorted(found)
+
+
+MAX_PAIRS = 4
+"""Most added cases that combine a flag with another parameter's value."""
+
+
+def missing_pairs(paths: list[Path]) -> list[tuple[str, Scalar, dict[str, Scalar]]]:
+    """(param, value, {flag: flag value}): a flag the calls set away from its first value, never together with a
+    value another parameter takes elsewhere (``reference_free=True`` only with ``label_smoothing=0.0``, though
+    0.2 was tried too): a case combining them is worth adding."""
+    calls = [scalar_arguments(p) for p in paths]
+    seen = parameter_values(paths)
+    out: list[tuple[str, Scalar, dict[str, Scalar]]] = []
+    for flag, flag_values in seen.items():
+        if len(flag_values) < 2 or type(flag_values[0]) is not bool:
+            continue
+        other = flag_values[1]
+        for param, values_ in seen.items():
+            if param == flag or len(values_) < 2:
+                continue
+            for value in values_[1:]:
+                if not any(c.get(flag) == other and c.get(param) == value for c in calls) and len(out) < MAX_PAIRS:
+                    out.append((param, value, {flag: other}))
+    return out
+
+
+def varying_guidance(params: list[str]) -> str:
+    """What makes hand-written cases tell right from wrong (a scaffold's header): every parameter varied,
+    special values included."""
+    vary = ", ".join(f"`{n}`" for n in dict.fromkeys(params))
+    return (
+        f"Make the cases tell right from wrong: give every parameter ({vary}) at least two values over the "
+        "cases, so that an answer that ignores one or pins it to its usual value fails; include the special "
+        "values the function handles (masked or ignored targets, zeros, an empty batch, each flag both ways). "
+        "`lmrbench validate` runs mutants shaped like such mistakes (a parameter pinned, a mask dropped, a mean "
+        "for a sum, a branch removed) and calls the tests weak when one that pins a parameter survives."
+    )

@@ -1,0 +1,111 @@
+"""The report's files: Markdown (Table 2, the breakdowns, the comparison with the paper's published Table 2,
+the runs), CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from lmrbench.benchmark.report.paper_table import against_paper
+from lmrbench.benchmark.report.scoreboard import (
+    HUMAN_HEADERS,
+    TABLE_HEADERS,
+    WEAKER_NOTE,
+    Report,
+    category_table,
+    human_table,
+    run_context,
+    settings_table,
+    table_rows,
+)
+from lmrbench.fsutil import atomic_write_text
+from lmrbench.schemas.run import RunManifest
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
+    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
+    if human_table(report):
+        parts += ["## Human evaluation and the judge (%)", "", _md_table(HUMAN_HEADERS, human_table(report)), ""]
+    headers, rows = category_table(report)
+    parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), ""]
+    settings = settings_table(report)
+    if settings is not None:
+        parts += ["## Unit-test accuracy by input setting (%)", "", _md_table(*settings), ""]
+    agree, differ = against_paper(report)
+    if agree or differ:
+        parts += ["## Against the paper's Table 2", ""]
+        parts += [f"- differs: {line}" for line in differ] + [f"- agrees: {line}" for line in agree] + [""]
+    parts += ["## Runs", ""]
+    for label, m in report.manifests.items():
+        parts.append(f"- **{label}**: {_describe(m)}")
+    return "\n".join(parts) + "\n"
+
+
+def _describe(m: RunManifest) -> str:
+    bits: list[str] = [m.source, f"context {run_context(m.settings)}"]
+    if m.generation:
+        g = m.generation
+        bits.append(f"model {g.model}, temperature {g.temperature}, max tokens {g.max_tokens}")
+    if m.prompt_version:
+        bits.append(f"prompt {m.prompt_version}")
+    bits.append(f"{len(m.tasks)} tasks, sandbox {m.sandbox or '-'}, lmrbench {m.tool_version}")
+    judges = [
+        f"{j.params.model} (temperature {j.params.temperature}, prompt {j.prompt_version})"
+        for j in m.judges.values()
+    ]
+    if judges:
+        bits.append("judges: " + ", ".join(judges))
+    return ", ".join(bits)
+
+
+def render_csv(report: Report) -> str:
+    """Table 2 as CSV (numbers unformatted, empty when undefined)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([
+        "run", "context", "judge", "implementations", "passed", "failed", "infra_errors", "pending", "accuracy",
+        "judged", "cc", "lc", "li", "no_verdict", "cc_pct", "lc_pct", "li_pct", "generation_tokens",
+        "judge_tokens", "labelled", "h_cc", "h_lc", "h_li",
+    ])  # fmt: skip
+    for r in report.rows:
+        writer.writerow([
+            r.run, r.context, r.judge, r.implementations, r.passed, r.failed, r.infra_errors, r.pending,
+            "" if r.accuracy is None else round(r.accuracy, 4), r.judged, r.cc, r.lc, r.li, r.no_verdict,
+            *("" if r.pct(n) is None else round(r.pct(n) or 0.0, 4) for n in (r.cc, r.lc, r.li)),
+            r.generation_tokens, r.judge_tokens, r.labelled, r.h_cc, r.h_lc, r.h_li,
+        ])  # fmt: skip
+    return buf.getvalue()
+
+
+def render_json(report: Report) -> str:
+    """Everything, including each run's manifest."""
+    data = {
+        "rows": [asdict(r) for r in report.rows],
+        "categories": [asdict(c) for c in report.categories],
+        "runs": {label: m.model_dump(mode="json") for label, m in report.manifests.items()},
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(report: Report, out: Path) -> list[Path]:
+    """Write report.md, report.csv and report.json into ``out``."""
+    out = Path(out)
+    written = []
+    for name, text in (
+        ("report.md", render_markdown(report)),
+        ("report.csv", render_csv(report)),
+        ("report.json", render_json(report)),
+    ):
+        atomic_write_text(out / name, text)
+        written.append(out / name)
+    return written

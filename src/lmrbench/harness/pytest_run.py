@@ -1,0 +1,213 @@
+"""Run a task's pytest tests in a sandbox and decide the outcome from a sealed junit report.
+
+Never from printed text: the status comes from the junit report (written to $LMRBENCH_OUT, read back by the
+sandbox), its seal (see ``runtime/lmrbench_seal.py``: an HMAC with a per-run key that the code under test never sees on
+disk), the test ids expected, and the exit status of pytest. A run that ends before pytest writes its report,
+a report written by anyone else, or a report that disagrees with the exit status is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import tempfile
+from pathlib import Path
+
+from lmrbench import jsonsafe
+from lmrbench.core.sandbox import RunResult, Sandbox, Worker
+from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree, read_tree_file
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import read_capped
+from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.split import id_matches
+from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
+from lmrbench.runtime.lmrbench_protocol import seal_digest
+from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
+
+PLUGIN_MODULE = SEAL_PLUGIN
+KEY_FILE = "lmrbench_key"
+JUNIT_NAME = "junit.xml"
+SEAL_NAME = "seal.json"
+LOG_TAIL_CHARS = 4000
+MAX_JUNIT = 16 << 20
+"""Largest junit report read back."""
+_PYTEST_EXIT = {
+    2: "interrupted (collection errors?)",
+    3: "internal error",
+    4: "usage error",
+    5: "no tests collected",
+}
+
+
+def _foreign_conftest(tree: Tree, loaded: dict[str, str]) -> str | None:
+    """The first loaded conftest.py that is not, byte for byte, a file of the evaluated tree."""
+    for rel, digest in sorted(loaded.items()):
+        data = None if rel.startswith("../") else read_tree_file(tree, rel)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return rel
+    return None
+
+
+def pytest_argv(test_files: list[str], *, split: bool = False) -> list[str]:
+    """The command a sandbox runs (working dir: the repo copy); a split run loads the proxy first."""
+    return [
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        PLUGIN_MODULE,
+        *(["-p", PROXY_PLUGIN] if split else []),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--tb=short",
+        *test_files,
+    ]
+
+
+def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
+    """The plugin and the run's key (and for a split run the proxy), placed in $LMRBENCH_HARNESS."""
+    files = {**runtime_files((f"{PLUGIN_MODULE}.py", PROTOCOL)), KEY_FILE: key}
+    return {**files, **trusted_split_files()} if split else files
+
+
+def run_pytest(
+    sandbox: Sandbox,
+    task: Task,
+    tree: Tree,
+    test_files: list[str],
+    *,
+    timeout: float,
+    expected_ids: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    worker: Worker | None = None,
+) -> TestReport:
+    """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
+
+    With ``worker`` (a split run) the goal functions run in the worker's process; ``env`` then names them.
+    """
+    key = secrets.token_bytes(32)
+    split = worker is not None
+    with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
+        res = sandbox.run(
+            task,
+            tree,
+            pytest_argv(test_files, split=split),
+            timeout=timeout,
+            env=env,
+            out_dir=Path(out),
+            harness_files=harness_files(key, split=split),
+            worker=worker,
+        )
+        junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
+        seal = _read(Path(out) / SEAL_NAME, 1 << 20)
+    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    try:
+        return read_capped(path, limit)
+    except LmrError:
+        return None
+
+
+def decide(
+    res: RunResult,
+    junit: bytes | None,
+    seal: bytes | None,
+    key: bytes,
+    expected_ids: list[str] | None,
+    *,
+    sandbox: str,
+    tree: Tree | None = None,
+) -> TestReport:
+    """The TestReport of a finished run, from its result, report bytes, seal and the ids expected.
+
+    With ``tree`` (the evaluated tree), every conftest.py pytest loaded must be a file of it, unchanged.
+    """
+    base = {
+        "exit_code": res.exit_code,
+        "duration": round(res.duration, 3),
+        "sandbox": sandbox,
+        "log_tail": res.log_tail(LOG_TAIL_CHARS),
+        "log": res.full_log(),
+        "expected_ids": list(expected_ids or []),
+    }
+
+    def report(
+        status: TestStatus,
+        detail: str,
+        cases: list[TestCaseResult] | None = None,
+        missing: list[str] | None = None,
+    ) -> TestReport:
+        return TestReport(status=status, detail=detail, cases=cases or [], missing_ids=missing or [], **base)
+
+    if res.infra_error:
+        return report(TestStatus.INFRA_ERROR, res.infra_error)
+    if res.timed_out:
+        return report(TestStatus.TIMEOUT, f"killed after the {res.duration:.0f} s timeout")
+    if junit is None:
+        return report(
+            TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})"
+        )
+    try:
+        sealed = jsonsafe.loads(seal or b"")
+        exitstatus = int(sealed["exitstatus"])
+        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
+        valid = hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests))
+    except (ValueError, KeyError, TypeError):
+        valid, exitstatus, conftests = False, -1, {}
+    if not valid:
+        return report(
+            TestStatus.ERROR,
+            "the test report is not sealed by this run: it was written or changed "
+            f"outside pytest's session, or the session never ended (exit {res.exit_code})",
+        )
+    foreign = _foreign_conftest(tree, conftests) if tree is not None else None
+    if foreign:
+        return report(TestStatus.ERROR, f"pytest loaded {foreign}, a conftest.py that is not the task's own")
+    if exitstatus != res.exit_code:
+        return report(
+            TestStatus.ERROR,
+            f"pytest's exit status {exitstatus} differs from the process's "
+            f"{res.exit_code}: the process ended after its session in an unexpected way",
+        )
+    try:
+        cases = parse_junit(junit)
+    except ValueError as exc:
+        return report(TestStatus.ERROR, str(exc))
+    wanted = list(expected_ids) if expected_ids else [c.test_id for c in cases]
+    missing = [i for i in wanted if not any(id_matches(i, c.test_id) for c in cases)]
+    bad = [c for c in cases if c.outcome in ("failed", "error")]
+    skipped = [c.test_id for c in cases if c.outcome == "skipped" and any(id_matches(i, c.test_id) for i in wanted)]
+    if not wanted:
+        return report(TestStatus.ERROR, "the report holds no test case", cases)
+    if any(c.outcome == "failed" for c in bad):
+        first = next(c for c in bad if c.outcome == "failed")
+        return report(
+            TestStatus.FAILED,
+            f"{len(bad)} of {len(cases)} cases failed, first {first.test_id}",
+            cases,
+            missing,
+        )
+    if bad:
+        return report(
+            TestStatus.ERROR,
+            f"{len(bad)} cases errored (collection or setup), first {bad[0].test_id}",
+            cases,
+            missing,
+        )
+    if missing:
+        return report(
+            TestStatus.ERROR, f"{len(missing)} expected tests are missing, first {missing[0]}", cases, missing
+        )
+    if skipped:
+        return report(
+            TestStatus.FAILED, f"{len(skipped)} expected tests were skipped, first {skipped[0]}", cases
+        )
+    if res.exit_code != 0:
+        why = _PYTEST_EXIT.get(res.exit_code or 0, "non-zero exit")
+        return report(TestStatus.ERROR, f"pytest exited {res.exit_code}: {why}", cases)
+    return report(TestStatus.PASSED, "", cases)

@@ -1,0 +1,100 @@
+"""The new-task flow's last step: what keeps a task from being saved (the CLI's rules), Save, Cancel, and whether the
+draft's validation still holds."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.widgets import Button, Label, TextArea
+
+from lmrbench.authoring.draft import validation_state
+from lmrbench.authoring.task_spec import refuse_duplicate
+from lmrbench.errors import LmrError
+from lmrbench.tui.dialogs.confirm import ConfirmDialog
+from lmrbench.tui.screens.new_task_work import NewTaskWork
+from lmrbench.tui.widgets.metadata_form import MetadataForm
+from lmrbench.tui.workers import running_text
+
+
+class NewTaskSave(NewTaskWork):
+    """Save and cancel of the new-task flow (the flow's screen defines the steps and ``go``)."""
+
+    valid_key: tuple[object, ...] | None = None
+    """What the last valid validation was made for (``validated_key``), or None."""
+    selected: list[str]
+    """The functions ticked (``file::qualname``), set by the flow's screen."""
+
+    def go(self, step: str) -> None:
+        """Show a step (the flow's screen defines it)."""
+        raise NotImplementedError
+
+    def _validation(self) -> str:
+        """``none``, ``current`` or ``stale`` (the draft, instruction or metadata changed since it was validated)."""
+        try:
+            return validation_state(self.valid_key, self.spec(self.bench))
+        except LmrError:
+            return "none" if self.valid_key is None else "stale"
+
+    def _problems(self) -> list[str]:
+        out = [f"{k}: {v}" for k, v in self.query_one(MetadataForm).check_fields().items()]
+        if not self.query_one("#instruction", TextArea).text.strip():
+            out.append("instruction: empty (step 4)")
+        try:
+            spec = self.spec(self.bench)
+            refuse_duplicate(spec, self.bench / (spec.name or "-"), hint="pick another function (step 2)")
+        except LmrError as exc:
+            out.insert(0, str(exc))
+        return out
+
+    def _summarize(self) -> None:
+        problems = self._problems()
+        lines = [f"task set: {self.bench}"]
+        if self.selected:
+            lines.append("functions: " + ", ".join(self.selected))
+        lines += [f"• {p}" for p in problems] or ["ready to save"]
+        if self._validation() == "stale":
+            lines.append("• the validation is stale (changed since): validate again (step 7), or the task set will "
+                         "list the task as stale")
+        self.query_one("#save-summary", Label).update("\n".join(lines))
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        """Write the task into the task set (create_task), then leave."""
+        problems = self._problems()
+        if problems:
+            self.go("save")
+            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
+            return
+        final = self.spec(self.bench)
+        self.save(final, None if self.draft_task is None else self.draft_spec())
+
+    @on(NewTaskWork.Saved)
+    async def _saved(self, message: NewTaskWork.Saved) -> None:
+        await self.discard_draft()
+        self.dismiss(message.name)
+
+    def unsaved_work(self) -> str | None:
+        """What leaving now would lose (the app asks before quitting), or None."""
+        if self.draft is None:
+            return None
+        running = running_text([w.group for w in self.running_workers])
+        return "the draft task" + (f" and the running {running}" if running else "")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Leave without saving (asks first when there is something to lose)."""
+        lost = self.unsaved_work()
+        if lost is None:
+            self.dismiss(None)
+            return
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.discard_draft()
+                self.dismiss(None)
+
+        self.app.push_screen(ConfirmDialog(f"Discard {lost}?", yes="Discard"), answered)
+
+    def action_stop_work(self) -> None:
+        """Cancel every running worker of this screen."""
+        for worker in self.running_workers:
+            worker.cancel()

@@ -1,0 +1,124 @@
+"""Which function to make a task of: the repository's functions ranked against the paper (``authoring.suggest``),
+optionally with the calls its tests and examples make; Enter hands the chosen one to the new-task flow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Static
+
+from lmrbench.core.sandbox import SandboxKind
+
+if TYPE_CHECKING:
+    from lmrbench.authoring.suggest import Suggestion
+
+COLUMNS = ("rank", "function", "score", "passage", "lines", "calls", "codec", "copies", "task")
+
+
+@dataclass(frozen=True)
+class Suggested:
+    """What the screen returns: the repository and the chosen function (``file::qualname``)."""
+
+    repo: str
+    ref: str
+
+
+class SuggestScreen(Screen[Suggested | None]):
+    """A repository folder and its paper in; ranked candidates out."""
+
+    BINDINGS = [
+        Binding("ctrl+g", "rank", "Rank", id="suggest.rank", tooltip="Rank the functions against the paper"),
+        Binding("escape", "back", "Back", id="suggest.back", tooltip="Back to the task set"),
+    ]
+    DEFAULT_CSS = """
+    SuggestScreen #suggest-form { height: auto; }
+    SuggestScreen #suggest-form Input { width: 1fr; }
+    SuggestScreen #suggest-table { height: 1fr; }
+    SuggestScreen #suggest-status { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, bench: Path, *, sandbox: SandboxKind | None = None) -> None:
+        super().__init__()
+        self.bench = bench
+        self.sandbox = sandbox
+        self.result: Suggestion | None = None
+        self.repo = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            with Horizontal(id="suggest-form"):
+                yield Input(placeholder="repository folder", id="suggest-repo")
+                yield Input(placeholder="paper PDF", id="suggest-paper")
+                yield Checkbox("run tests and examples", id="suggest-run",
+                               tooltip="Find the calls of each candidate (runs the repository's code)")
+            yield DataTable(id="suggest-table", cursor_type="row")
+            yield Static("give the repository and the paper, then ctrl+g; Enter on a row makes a task of it",
+                         id="suggest-status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#suggest-table", DataTable).add_columns(*COLUMNS)
+        self.query_one("#suggest-repo", Input).focus()
+
+    def action_rank(self) -> None:
+        """Rank in a worker (and run the commands when asked)."""
+        repo = self.query_one("#suggest-repo", Input).value.strip()
+        paper = self.query_one("#suggest-paper", Input).value.strip()
+        if not repo or not paper:
+            self._status("give the repository folder and the paper's PDF")
+            return
+        self._status("ranking..." if not self.query_one("#suggest-run", Checkbox).value else "ranking and running...")
+        self._rank(repo, paper, self.query_one("#suggest-run", Checkbox).value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="suggest")
+    def _rank(self, repo: str, paper: str, run: bool) -> None:
+        from lmrbench.authoring.suggest import suggest
+        from lmrbench.errors import LmrError
+
+        try:
+            box = None
+            if run:
+                from lmrbench.benchmark.sandbox.choose import get_sandbox
+
+                box = get_sandbox(self.sandbox)
+            result = suggest(Path(repo).expanduser(), Path(paper).expanduser(), sandbox=box,
+                             bench=self.bench)
+        except LmrError as exc:
+            self.app.call_from_thread(self._status, f"cannot suggest: {exc}")
+            return
+        self.app.call_from_thread(self._show, repo, result, run)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#suggest-status", Static).update(text)
+
+    def _show(self, repo: str, result: Suggestion, ran: bool) -> None:
+        self.repo, self.result = repo, result
+        table = self.query_one("#suggest-table", DataTable)
+        table.clear()
+        for c in result.candidates:
+            f = c.function
+            calls = ("not run" if not ran else f"- ({c.not_recordable})" if c.not_recordable
+                     else f"{c.calls.count_text} by {c.caller}" if c.calls.calls else "none")
+            table.add_row(str(c.rank), f.ref, f"{c.ranked.score:.1f}", c.ranked.passage.label,
+                          f"{f.lineno}-{f.end_lineno}", calls, c.calls.codec or "-", ", ".join(c.copies) or "none",
+                          c.task or "-", key=f.ref)
+        self._status(f"{result.functions} functions ranked against {result.passages} passages of the paper; "
+                     "Enter on a row makes a task of it")
+        table.focus()
+
+    @on(DataTable.RowSelected, "#suggest-table")
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        if self.result is not None and event.row_key.value:
+            self.dismiss(Suggested(self.repo, str(event.row_key.value)))
+
+    def action_back(self) -> None:
+        """Back without a choice."""
+        self.dismiss(None)

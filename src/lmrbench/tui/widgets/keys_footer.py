@@ -1,0 +1,26 @@
+"""The footer of every screen: below 120 columns compact and without the palette hint (F1 lists ctrl+p), so the
+keys a screen shows fit whole at 80 columns."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Footer
+
+WIDE = 120
+"""From this many columns the footer has its usual spacing and shows ``^p palette``."""
+
+
+class KeysFooter(Footer):
+    """Textual's footer, narrowed on narrow terminals."""
+
+    def on_mount(self) -> None:
+        """Fit the terminal's width."""
+        self._fit(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit again when the terminal is resized."""
+        self._fit(self.app.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.compact = width < WIDE
+        self.show_command_palette = width >= WIDE
