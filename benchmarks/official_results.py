@@ -21,8 +21,8 @@ from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
 from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
 from lmrbench.benchmark.labels.agreement import agreement
 from lmrbench.benchmark.labels.official import import_official
-from lmrbench.benchmark.report.paper_table import against_paper
 from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.report.paper_table import against_paper
 from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.core.taskset import load_taskset
 

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lmrbench.benchmark.pipeline.scoreboard import TABLE_HEADERS
 from rich.console import Console
 from rich.table import Table
 
 from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.benchmark.report.scoreboard import TABLE_HEADERS
 from lmrbench.cli.tables import print_table
 from lmrbench.schemas.run import RunManifest
 

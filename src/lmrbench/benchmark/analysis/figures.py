@@ -40,8 +40,10 @@ COLUMN_WIDTH = 3.3
 """Inches: one column of a two-column paper (ACL)."""
 TEXT_WIDTH = 6.9
 """Inches: the full text width of a two-column paper."""
-STYLE: dict[str, Any] = {"svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
-         "ytick.labelsize": 7, "legend.fontsize": 7, "figure.dpi": 150}  # fmt: skip
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "none", "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
+    "ytick.labelsize": 7, "legend.fontsize": 7, "figure.dpi": 150,
+}  # fmt: skip
 
 
 class FiguresUnavailable(LmrError):

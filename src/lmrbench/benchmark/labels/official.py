@@ -285,7 +285,7 @@ def export_official(run_paths: list[Path], out: Path, *, judge: str | None = Non
         outcomes = [r for r in run.results() if speaks_of_current(cands, (r.task, r.impl), r.candidate_digest)]
         if outcomes:
             dest = out / UNIT_DIR / src.judge_folder / src.model_name / RESULTS_TXT
-            atomic_write_text(dest, results_txt(outcomes, lambda t: src.result_names.get(t, t)))
+            atomic_write_text(dest, results_txt(outcomes, src.result_names))
             summary.unit_files.append(dest)
         for lab in run.labels():
             number = paper_number(lab.task)

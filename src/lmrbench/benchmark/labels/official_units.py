@@ -181,11 +181,12 @@ def not_imported(results: Path) -> list[str]:
     return lines
 
 
-def results_txt(results: list[EvalResult], name_of: Callable[[str], str]) -> str:
+def results_txt(results: list[EvalResult], names: dict[str, str]) -> str:
     """A results.txt in the official script's format for the outcomes of a run (infrastructure errors left out).
 
     An imported outcome gives back its own line (a task without logs once, however many implementations it
-    has); any other is written as ``<task>/unit_test_<k>.log: PASS`` or ``FAIL (found N failure lines)``.
+    has); any other is written as ``<task>/unit_test_<k>.log: PASS`` or ``FAIL (found N failure lines)``, the
+    task under the name ``names`` gives it (the name the results used), else its own.
     """
     lines: dict[str, bool] = {}
     for r in results:
@@ -196,14 +197,14 @@ def results_txt(results: list[EvalResult], name_of: Callable[[str], str]) -> str
         if not line:
             failed = len(r.failures) or max(0, r.total_tests - r.passed_tests)
             verdict = "PASS" if passed else f"FAIL (found {failed} failure lines)"
-            line = f"{name_of(r.task)}/unit_test_{r.impl}.log: {verdict}"
+            line = f"{names.get(r.task, r.task)}/unit_test_{r.impl}.log: {verdict}"
         lines.setdefault(line, passed)
     body = sorted(lines)
-    passed = sum(lines[line] for line in body)
+    wins = sum(lines[line] for line in body)
     total = len(body)
-    rate = 100.0 * passed / total if total else 0.0
+    rate = 100.0 * wins / total if total else 0.0
     return "\n".join(body) + (
-        f"\n\nTotal log files: {total}\nPassed files:    {passed}\nFailed files:    {total - passed}\n"
+        f"\n\nTotal log files: {total}\nPassed files:    {wins}\nFailed files:    {total - wins}\n"
         f"Overall pass rate: {rate:.2f}%\n"
     )
 
