@@ -8,9 +8,10 @@ import subprocess
 import pytest
 
 from helpers.record_fixture import make_task
+from lmrbench.authoring.generated_file import file_status
 from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.recorded_tests import scaffold_tests
-from lmrbench.authoring.testgen import TODO_MARK, file_status
+from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task

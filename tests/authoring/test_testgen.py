@@ -6,17 +6,15 @@ import ast
 
 import pytest
 
+from lmrbench.authoring.generated_file import check_replaceable, file_status, stamp
 from lmrbench.authoring.testgen import (
     TODO_MARK,
     CaseSpec,
     GoalImport,
-    check_replaceable,
-    file_status,
     goal_import,
     read_signature,
     render_recorded_test,
     render_scaffold,
-    stamp,
 )
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import CheckerSettings

@@ -25,6 +25,7 @@ from lmrbench.authoring.captured_calls import (
 )
 from lmrbench.authoring.case_probe import probe_calls
 from lmrbench.authoring.case_selection import Selection, select
+from lmrbench.authoring.generated_file import check_replaceable
 from lmrbench.authoring.recorded_tests import (
     Recording,
     RecordResult,
@@ -98,7 +99,7 @@ def record_tests(
     if self_factory is not None and ":" not in self_factory:
         raise LmrError(f"--self-factory {self_factory!r} must look like module:function")
     test_path = test_file_path(task, impl)
-    testgen.check_replaceable(test_path, force)
+    check_replaceable(test_path, force)
     imports = {f: testgen.goal_import(task.repo_dir, f) for f, _ in targets}
     spec = {
         "targets": [{"file": f, "qualname": q} for f, q in targets],

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen, values
+from lmrbench.authoring.generated_file import check_replaceable
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, recording_folder, unit_test_file
@@ -222,7 +223,7 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
     impl = task.info.implementation(impl_index)
     checker = default_checker(impl)
     test_path = test_file_path(task, impl)
-    testgen.check_replaceable(test_path, force)
+    check_replaceable(test_path, force)
     data_dir = task.repo_dir / recording_folder(impl.index)
     if data_dir.is_dir() and not force:
         raise LmrError(
