@@ -109,5 +109,6 @@ def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
         evidence=res.evidence_text,
         weak=res.weak, kill_rate=res.kill_rate, tolerance_margin=res.tolerance_margin,
+        tolerance_note=res.tolerance_note,
         survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
     )
