@@ -32,6 +32,7 @@ def test_validate_reports_how_close_a_float64_rerun_came_to_the_tolerance(tmp_pa
     print_summary(console, summary)
     table = console.export_text()
     assert "tol margin" in table and f"{tight.tolerance_margin:.0%}" in table
+    assert "6-Tight#1: a float64 re-run of the golden code used" in table
 
 
 def test_no_probe_for_exact_tests_or_when_turned_off(tmp_path):

@@ -111,6 +111,9 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
                 console.print(f"  {name}", highlight=False)
                 for line in diff.splitlines():
                     console.print(f"      {line}", highlight=False, markup=False)
+    for r in summary.rows:
+        if r.tolerance_margin is not None and r.tolerance_margin > 1:
+            console.print(f"[red]{escape(r.task)}#{r.impl}[/red]: {escape(r.tolerance_note)}", highlight=False)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:

@@ -174,6 +174,8 @@ class SummaryRow(_Strict):
     """Mutants killed over mutants run (None when none ran)."""
     tolerance_margin: float | None = None
     """The largest share of a tolerance a float64 re-run of the golden code used (None: not measured)."""
+    tolerance_note: str = ""
+    """What the float64 re-run found, one line."""
     survivors: list[str] = []
     """Each surviving mutant: its name and what it changed."""
     weak_reasons: list[str] = []

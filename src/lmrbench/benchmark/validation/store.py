@@ -109,6 +109,7 @@ def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
         evidence=res.evidence_text,
         weak=res.weak, kill_rate=res.kill_rate, tolerance_margin=res.tolerance_margin,
+        tolerance_note=res.tolerance_note,
         survivors=[f"{m.name or m.kind}: {m.description}" for m in survivors(res.mutants)],
         weak_reasons=res.weak_reasons, kinds={k: list(v) for k, v in res.kind_kills.items()},
         equivalent=[f"{m.name or m.kind}: {m.description}" for m in res.mutants if m.equivalent],
