@@ -86,7 +86,9 @@ class Candidate(_Strict):
     functions: list[str] = Field(default_factory=list)
     """Qualified names of the goal functions spliced in."""
     helpers: list[str] = Field(default_factory=list)
-    """Extra top-level imports and helpers kept from the reply (only with --allow-helpers)."""
+    """What was kept from the candidate's goal file beside the goal functions, one line per statement: new
+    imports, module-level helper functions and classes, constants and types (``import x``, ``def f``,
+    ``class C``, ``EPS = 1e-08``)."""
     model: str = ""
     """Model id (empty for agent candidates)."""
     prompt_version: str = ""

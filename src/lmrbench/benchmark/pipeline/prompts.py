@@ -21,7 +21,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
-GENERATE_PROMPT_VERSION = "standard-1"
+GENERATE_PROMPT_VERSION = "standard-2"
 JUDGE_PROMPT_VERSION = "judge-1"
 DEFAULT_MAX_PAPER_CHARS = 100_000
 """About 25k tokens of paper text."""
@@ -59,7 +59,10 @@ Functions to implement, in {goal_files}: {functions}
 {goal_sources}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
-docstring and a full body. Put a method inside its class statement. Reply with one ```python code block.\
+docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
+classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
+of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
+defines the functions is taken).\
 """
 
 GENERATE_GOAL_FILE_TEMPLATE = """\
@@ -78,7 +81,10 @@ Functions to implement, in {goal_files}: {functions}
 {goal_sources}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
-docstring and a full body. Put a method inside its class statement. Reply with one ```python code block.\
+docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
+classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
+of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
+defines the functions is taken).\
 """
 
 GENERATE_PAPER_ONLY_TEMPLATE = """\
@@ -97,7 +103,10 @@ Functions to implement, in {goal_files}: {functions}
 {goal_sources}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
-docstring and a full body. Put a method inside its class statement. Reply with one ```python code block.\
+docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
+classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
+of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
+defines the functions is taken).\
 """
 
 JUDGE_SYSTEM = (

@@ -23,6 +23,8 @@ class StageSummary:
     skipped: int = 0
     usage: Usage = field(default_factory=Usage)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Lines that say what the stage took on (shown before the summary line)."""
 
     def line(self) -> str:
         """One line for the terminal."""
