@@ -165,3 +165,30 @@ def update_info(
     update = {"paper_name": paper.paper_name, "paper_url": paper.paper_url, "year": paper.year}
     save_task_info(info.model_copy(update={**update, "implementations": new_impls}), Path(task.path))
     return load_task(task.path)
+
+
+def mark_trusted(task: Task, impl_index: int, paths: list[str]) -> list[str]:
+    """Add to implementation ``impl_index``'s info.json ``trusted_files`` the ``paths`` (repository-relative)
+    that no trusted path covers yet and that are not goal files; return those added (info.json is written,
+    atomically, only when there are some)."""
+    from lmrbench.authoring.tree import TRUSTED_KEY, trusted_paths
+
+    covered = [PurePosixPath(p) for p in trusted_paths(task)]
+    goals = {PurePosixPath(g) for impl in task.info.implementations for g in impl.goal_files}
+    new: list[str] = []
+    for rel in sorted(set(paths)):
+        pure = PurePosixPath(rel)
+        if rel.startswith(("/", "../")) or pure in goals or any(c == pure or c in pure.parents for c in covered):
+            continue
+        new.append(pure.as_posix())
+    if not new:
+        return []
+    impls = []
+    for impl in task.info.implementations:
+        if impl.index == impl_index:
+            old = (impl.model_extra or {}).get(TRUSTED_KEY)
+            listed = [old] if isinstance(old, str) else [p for p in old or [] if isinstance(p, str)]
+            impl = impl.model_copy(update={TRUSTED_KEY: listed + new})
+        impls.append(impl)
+    save_task_info(task.info.model_copy(update={"implementations": impls}), Path(task.path))
+    return new

@@ -205,7 +205,7 @@ def evaluate_cmd(
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
-                                limits=limits, progress=progress)
+                                limits=limits, progress=progress, untrusted=True)
         summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
     _finish(summary, "evaluate")
 

@@ -7,7 +7,10 @@ after the junit plugin has written its file, it writes ``seal.json``: the exit s
 every conftest.py pytest loaded, and an HMAC of those and the junit bytes.
 
 The harness accepts a report only with a valid seal whose conftests are, byte for byte, files of the
-evaluated tree. So a candidate that writes its own report and ends the process early (``os._exit(0)``, a
+evaluated tree. With ``$LMRBENCH_WATCH_READS`` set (validate's golden runs) it also lists, in ``reads.json``,
+the files of the repository the test process opened: the data the tests read, which is then trusted.
+
+So a candidate that writes its own report and ends the process early (``os._exit(0)``, a
 signal) is detected, and so is a report rewritten after the seal, or a conftest.py the candidate wrote to
 change outcomes. What a seal cannot stop is code that deliberately subverts this process (the key lives
 in its memory): the tests run in the candidate's process; the seal raises the bar from writing a file to
@@ -20,12 +23,17 @@ import hashlib
 import hmac
 import json
 import os
+import sys
 
 import pytest
 
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
+READS_NAME = "reads.json"
+WATCH_READS = "LMRBENCH_WATCH_READS"
+MAX_READS = 5000
+_CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth", ".pyd")
 
 
 def _take_key() -> bytes:
@@ -48,10 +56,33 @@ def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, 
     return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 
 
+def _watch_reads(root: str) -> set[str] | None:
+    """With ``$LMRBENCH_WATCH_READS`` set (validate's golden runs): the files under ``root`` this process
+    opens, other than Python modules, gathered by an audit hook (repository-relative, ``/``-separated)."""
+    if not os.environ.get(WATCH_READS):
+        return None
+    base = os.path.realpath(root) + os.sep
+    seen: set[str] = set()
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event != "open" or not args or not isinstance(args[0], str | bytes) or len(seen) >= MAX_READS:
+            return
+        name = os.fsdecode(args[0])
+        if name.endswith(_CODE_SUFFIXES):
+            return
+        full = os.path.realpath(os.path.join(base, name))
+        if full.startswith(base) and os.path.isfile(full):
+            seen.add(full[len(base):].replace(os.sep, "/"))
+
+    sys.addaudithook(hook)
+    return seen
+
+
 def _make_hooks(key: bytes) -> tuple[object, object, object]:
     out = os.environ.get("LMRBENCH_OUT", "")
     root = os.getcwd()
     conftests: dict[str, str] = {}
+    reads = _watch_reads(root)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(config: pytest.Config) -> None:
@@ -71,6 +102,9 @@ def _make_hooks(key: bytes) -> tuple[object, object, object]:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+        if out and reads is not None:
+            with open(os.path.join(out, READS_NAME), "w") as fh:
+                json.dump(sorted(reads), fh)
         if not out or not key:
             return
         try:

@@ -145,7 +145,10 @@ class EvalResult(_Strict):
     """split: the candidate ran in a process of its own, apart from the tests, their data and the report;
     shared: in the tests' process (weaker evidence); empty when the tests did not run."""
     weaker_evidence: bool = False
-    """True when the verdict rests on weaker evidence: a shared process or official script logs."""
+    """True when the verdict rests on weaker evidence: a shared process, official script logs, or the local
+    runner (one user, no container)."""
+    sandbox: Literal["docker", "local", ""] = ""
+    """The sandbox the tests ran in (empty when they did not run)."""
     failures: dict[str, str] = Field(default_factory=dict)
     """Test id -> message (first lines) of each test that failed or errored."""
 

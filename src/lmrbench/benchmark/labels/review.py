@@ -232,6 +232,8 @@ def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
     if item.digest and r.candidate_digest != item.digest:
         return "stale result (the candidate changed since)", []
     head = f"{r.status.value} {r.passed_tests}/{r.total_tests}"
+    if r.weaker_evidence or r.isolation == "shared":
+        head += f" (weaker evidence: {'local runner' if r.sandbox == 'local' else 'not a split run'})"
     if r.reason:
         head += f": {r.reason}"
     return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]

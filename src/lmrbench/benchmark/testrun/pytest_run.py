@@ -30,6 +30,9 @@ PLUGIN_MODULE = "lmrbench_seal"
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
+READS_NAME = "reads.json"
+WATCH_READS = "LMRBENCH_WATCH_READS"
+"""Set in a golden run's environment: the trusted process lists the repository files it opens (reads.json)."""
 LOG_TAIL_CHARS = 4000
 MAX_JUNIT = 16 << 20
 """Largest junit report read back."""
@@ -109,7 +112,18 @@ def run_pytest(
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
-    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+        reads = _read(Path(out) / READS_NAME, 4 << 20) if (env or {}).get(WATCH_READS) else None
+    report = decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+    return report.model_copy(update={"read_files": _read_list(reads)}) if reads is not None else report
+
+
+def _read_list(raw: bytes) -> list[str]:
+    """The paths of reads.json ([] when it is not a list of strings)."""
+    try:
+        data = jsonsafe.loads(raw)
+    except ValueError:
+        return []
+    return sorted({p for p in data if isinstance(p, str)}) if isinstance(data, list) else []
 
 
 def _read(path: Path, limit: int) -> bytes | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from lmrbench.authoring.check import find_leaks
+from lmrbench.authoring.metadata import mark_trusted
 from lmrbench.authoring.tree import impl_test_files
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult
@@ -24,9 +25,11 @@ from lmrbench.benchmark.validation.plan import (
     plan_mutants,
     static_problems,
 )
+from lmrbench.benchmark.validation.store import task_fingerprint
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
 from lmrbench.core.sandbox import Sandbox
-from lmrbench.core.taskset import Task
+from lmrbench.core.taskset import Task, load_task
+from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -131,12 +134,31 @@ class ImplCheck:
             self._finish(self._reasons)
         return []
 
+    def _trust_reads(self, runs: list[TestReport]) -> None:
+        """Mark trusted (info.json ``trusted_files``) the files the golden runs' tests read that nothing
+        trusted yet, wherever they lie: from now on no candidate's tree and no agent export holds them."""
+        reads = sorted({f for r in runs if r.passed for f in r.read_files})
+        if not reads:
+            return
+        try:
+            added = mark_trusted(self.task, self.impl.index, reads)
+        except (LmrError, OSError) as exc:
+            self.progress.log(f"{self.label}: warning: cannot mark the data the tests read as trusted: {exc}")
+            return
+        if added:
+            self.progress.log(f"{self.label}: the tests read {', '.join(added)}: marked trusted in info.json "
+                              "(kept from candidates and agent exports)")
+            self.task = load_task(self.task.path)
+            if self.fingerprint:
+                self.result.fingerprint = self.fingerprint = task_fingerprint(self.task)
+
     def _after_golden(self) -> list[RunUnit]:
         res = self.result
         res.golden_runs = [self._golden[k] for k in sorted(self._golden)]
         res.evidence, res.isolation = res.golden_runs[0].evidence, res.golden_runs[0].isolation
         res.golden_passes = sum(r.passed for r in res.golden_runs)
         res.flaky_tests = flaky_tests(res.golden_runs)
+        self._trust_reads(res.golden_runs)
         env = next((r.detail for r in res.golden_runs if r.detail.startswith(_ENVIRONMENT)), None)
         if env:
             self.progress.advance(1 + len(self._chosen))
