@@ -31,7 +31,12 @@ def source_encoding(raw: bytes) -> str:
     """The encoding Python reads a source file's bytes with (PEP 263: a BOM or a coding line in the first two
     lines, else UTF-8); ``utf-8`` for a BOM too (the BOM is kept in the text). SyntaxError for a coding line
     that names an unknown encoding or contradicts the BOM."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:
+        if _COOKIE.search(b"\n".join(raw.split(b"\n", 2)[:2])):
+            raise
+        return "utf-8"  # no coding line: the bytes are not UTF-8, and decoding says where
     return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
