@@ -126,7 +126,8 @@ def _others(block: _Block, skip: set[str]) -> str:
     for node in block.tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name in skip:
             continue
-        first = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+        decorators = getattr(node, "decorator_list", None) or []
+        first = decorators[0].lineno if decorators else node.lineno
         out.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n") + "\n")
     return "".join(out)
 
