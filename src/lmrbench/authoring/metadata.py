@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.core.trust import TRUSTED_KEY, trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.schemas.categories import parse_category
 from lmrbench.schemas.task_info import save_task_info
@@ -171,8 +172,6 @@ def mark_trusted(task: Task, impl_index: int, paths: list[str]) -> list[str]:
     """Add to implementation ``impl_index``'s info.json ``trusted_files`` the ``paths`` (repository-relative)
     that no trusted path covers yet and that are not goal files; return those added (info.json is written,
     atomically, only when there are some)."""
-    from lmrbench.authoring.tree import TRUSTED_KEY, trusted_paths
-
     covered = [PurePosixPath(p) for p in trusted_paths(task)]
     goals = {PurePosixPath(g) for impl in task.info.implementations for g in impl.goal_files}
     new: list[str] = []

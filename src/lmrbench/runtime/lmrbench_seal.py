@@ -20,24 +20,22 @@ attacking the harness, which the judge and reviewers see in the candidate's code
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import sys
 
 import pytest
+from lmrbench_protocol import ENV_HARNESS, ENV_OUT, ENV_WATCH_READS, READS_NAME, seal_digest
 
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
-READS_NAME = "reads.json"
-WATCH_READS = "LMRBENCH_WATCH_READS"
 MAX_READS = 5000
 _CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth", ".pyd")
 
 
 def _take_key() -> bytes:
-    harness = os.environ.get("LMRBENCH_HARNESS")
+    harness = os.environ.get(ENV_HARNESS)
     if not harness:
         return b""
     path = os.path.join(harness, KEY_FILE)
@@ -50,16 +48,10 @@ def _take_key() -> bytes:
     return key
 
 
-def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
-    """The HMAC the harness recomputes over the junit bytes, the exit status and the conftests loaded."""
-    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
-    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
-
-
 def _watch_reads(root: str) -> set[str] | None:
     """With ``$LMRBENCH_WATCH_READS`` set (validate's golden runs): the files under ``root`` this process
     opens, other than Python modules, gathered by an audit hook (repository-relative, ``/``-separated)."""
-    if not os.environ.get(WATCH_READS):
+    if not os.environ.get(ENV_WATCH_READS):
         return None
     base = os.path.realpath(root) + os.sep
     seen: set[str] = set()
@@ -79,7 +71,7 @@ def _watch_reads(root: str) -> set[str] | None:
 
 
 def _make_hooks(key: bytes) -> tuple[object, object, object]:
-    out = os.environ.get("LMRBENCH_OUT", "")
+    out = os.environ.get(ENV_OUT, "")
     root = os.getcwd()
     conftests: dict[str, str] = {}
     reads = _watch_reads(root)

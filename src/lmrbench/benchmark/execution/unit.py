@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import io
 import tarfile
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,8 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 
 GoalFiles = dict[str, str]
 """A variant given as data: goal file (relative to the repository) -> source."""
+Purpose = Literal["golden", "masked", "mutant", "candidate"]
+"""What a run is for: proving the golden code, the masked stub or a mutant during validation, or grading."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,15 @@ class RunUnit:
     """One test run: ``variant`` of implementation ``impl`` of a task, with the runs' settings."""
 
     key: str
-    """The planner's name for this run, unique within one command (e.g. ``1-DPO#1 mutant 3/12``)."""
+    """The planner's name for this run, unique within one command (e.g. ``1-DPO#1 mutant 3/12``); shown in
+    progress lines, never parsed: ``purpose`` and ``ordinal`` say what the run is."""
     task: TaskRef
     impl: int
     variant: Literal["golden", "masked"] | GoalFiles
     timeout: float
+    purpose: Purpose = "candidate"
+    ordinal: int = 0
+    """Which run of its purpose it is (golden run k, mutant k), from 1; 0 when there is one of it."""
     expected_ids: list[str] | None = None
     env: dict[str, str] = field(default_factory=dict)
     rebuild: bool = False
@@ -61,6 +66,9 @@ class UnitResult:
     """What came back from a unit: the test report, and the environment it ran in."""
 
     report: TestReport
+    environment_error: str = ""
+    """Why the task's environment could not be prepared ('' when it was): no test ran, and the report is an
+    infrastructure error saying the same."""
     env_id: str = ""
     """The task's environment (image tag or venv) where it ran; '' when none could be prepared."""
     image_id: str = ""
@@ -156,7 +164,7 @@ def execute(
     cancel: threading.Event | None = None,
 ) -> UnitResult:
     """Prepare the task's environment (once) and run the unit's tests on its variant."""
-    from lmrbench.benchmark.testrun.variant import evaluate_variant
+    from lmrbench.harness.variant import evaluate_variant
 
     progress = progress or NullProgress()
     try:
@@ -164,20 +172,11 @@ def execute(
     except Cancelled:
         raise
     except LmrError as exc:
-        return UnitResult(infra_report(f"environment: {exc}", sandbox.name))
+        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc))
     impl = task.info.implementation(unit.impl)
     try:
-        if isinstance(unit.variant, str):
-            report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
-                                      expected_ids=unit.expected_ids, env=unit.env)
-        else:
-            with tempfile.TemporaryDirectory(prefix="lmrbench-variant-") as tmp:
-                for rel, text in unit.variant.items():
-                    path = Path(tmp) / rel
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-                report = evaluate_variant(sandbox, task, impl, Path(tmp), timeout=unit.timeout,
-                                          expected_ids=unit.expected_ids, env=unit.env)
+        report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
+                                  expected_ids=unit.expected_ids, env=unit.env)
     except Cancelled:
         raise
     except LmrError as exc:
