@@ -84,7 +84,10 @@ def digest_files(files: dict[str, bytes], salt: str = "") -> str:
 
 def current_digest(folder: Path, cand: Candidate) -> Candidate:
     """``cand`` with its digest recomputed from its goal files as they are now in ``folder`` (the candidate
-    folder: ``<repository folder>/<goal file>``); a missing or unreadable file counts as changed."""
+    folder: ``<repository folder>/<goal file>``); a missing or unreadable file counts as changed. A candidate
+    without goal files (no usable code) keeps its digest: there is nothing that could change."""
+    if not cand.goal_files:
+        return cand
     blobs: dict[str, bytes] = {}
     subdirs = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.is_symlink()] if folder.is_dir() else []
     for rel in cand.goal_files:
