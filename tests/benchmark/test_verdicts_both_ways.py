@@ -144,3 +144,70 @@ def test_untrusted_code_never_falls_back_to_the_local_runner(monkeypatch: pytest
         get_sandbox(None, untrusted=True)
     assert get_sandbox(None).name == "local"  # trusted code (authoring, validation) still falls back
     assert get_sandbox("local", untrusted=True).name == "local"
+
+
+LEGACY_READS = '''import json
+import logging
+import os
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), '..')))
+
+from calc import scale
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class TestScale(unittest.TestCase):
+    def test_scale(self):
+        expected = json.loads((ROOT / "tensors" / "scaled.json").read_text())
+        if scale([1, 2, 3], 2) == expected:
+            logging.info("Test Passed")
+        else:
+            logging.info("Test Failed")
+
+
+if __name__ == "__main__":
+    log_dir = Path(__file__).resolve().parent / 'logs'
+    log_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=log_dir / 'unit_test_2.log', filemode="w", level=logging.INFO)
+    unittest.main()
+'''
+
+PYTEST_READS = '''import json
+from pathlib import Path
+
+from calc import add
+
+
+def test_add_recorded():
+    assert add(2, 3) == json.loads(Path("expected_add.json").read_text())
+'''
+
+
+def test_validate_marks_the_data_the_tests_read_trusted_wherever_it_lies(tmp_path: Path) -> None:
+    """Script-style (official) and pytest tests, reading data at the repository root and in tensors/."""
+    from helpers.small_task import write_task as write_calc
+    from lmrbench.benchmark.validation.plan import ValidateOptions
+    from lmrbench.benchmark.validation.taskset import validate_taskset
+
+    bench = tmp_path / "bench"
+    task = write_calc(bench, tests={"unit_test/unit_test_1.py": PYTEST_READS, "unit_test/unit_test_2.py": LEGACY_READS},
+                      dockerfile=False)  # fmt: skip
+    (task / "calc" / "tensors").mkdir()
+    (task / "calc" / "tensors" / "scaled.json").write_text("[2, 4, 6]")
+    (task / "calc" / "expected_add.json").write_text("5")
+    summary = validate_taskset(bench, sandbox=get_sandbox("local"),
+                               options=ValidateOptions(repeat=1, max_mutants=0, timeout=120))  # fmt: skip
+    assert all(r.valid for r in summary.rows), summary.rows
+    impls = json.loads((task / "info.json").read_text())["implementations"]
+    assert [i.get("trusted_files") for i in impls] == [["expected_add.json"], ["tensors/scaled.json"]]
+    tasks, _ = load_taskset(bench)
+    export = export_agent(tasks, tmp_path / "export")
+    held = {p.relative_to(export).as_posix() for p in export.rglob("*") if p.is_file()}
+    assert not {h for h in held if h.endswith(("scaled.json", "expected_add.json"))}, held
+    again = validate_taskset(bench, sandbox=get_sandbox("local"),
+                             options=ValidateOptions(repeat=1, max_mutants=0, timeout=120))  # fmt: skip
+    assert all(r.valid for r in again.rows) and json.loads((task / "info.json").read_text())["implementations"] == impls

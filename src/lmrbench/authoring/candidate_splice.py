@@ -114,6 +114,8 @@ def _new_statements(target_body: list[ast.stmt], donor: str, skip: set[str]) -> 
         if kept is None:
             continue
         text = _segment(lines, node, shared) if kept is node else ast.unparse(kept) + "\n"
+        if isinstance(kept, _DEFS):
+            text += "\n\n"  # two blank lines after a def or class, as in any module
         future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
         out.append(_Kept(text, _describe(kept), future))
         bound |= bound_names([kept])
@@ -219,7 +221,7 @@ def splice_candidate(
     futures, others = [k for k in kept if k.future], [k for k in kept if not k.future]
     if goal_at >= len(body) and body and not body.endswith(("\n", "\r")):
         body += newline
-    others_text = block(others) + (newline if others else "")
+    others_text = block(others).rstrip("\r\n") + newline * 3 if others else ""
     result = body[:goal_at] + others_text + body[goal_at:]
     result = result[:future_at] + block(futures) + result[future_at:]
     try:

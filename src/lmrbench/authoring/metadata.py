@@ -171,7 +171,9 @@ def update_info(
 def mark_trusted(task: Task, impl_index: int, paths: list[str]) -> list[str]:
     """Add to implementation ``impl_index``'s info.json ``trusted_files`` the ``paths`` (repository-relative)
     that no trusted path covers yet and that are not goal files; return those added (info.json is written,
-    atomically, only when there are some)."""
+    atomically, only when there are some). info.json is read again first: another implementation's marks
+    since ``task`` was loaded are kept."""
+    task = load_task(task.path)
     covered = [PurePosixPath(p) for p in trusted_paths(task)]
     goals = {PurePosixPath(g) for impl in task.info.implementations for g in impl.goal_files}
     new: list[str] = []

@@ -22,16 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 
 import pytest
-from lmrbench_protocol import ENV_HARNESS, ENV_OUT, ENV_WATCH_READS, READS_NAME, seal_digest
+from lmrbench_protocol import ENV_HARNESS, ENV_OUT, ENV_WATCH_READS, READS_NAME, seal_digest, watch_reads
 
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
-MAX_READS = 5000
-_CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth", ".pyd")
 
 
 def _take_key() -> bytes:
@@ -48,33 +45,11 @@ def _take_key() -> bytes:
     return key
 
 
-def _watch_reads(root: str) -> set[str] | None:
-    """With ``$LMRBENCH_WATCH_READS`` set (validate's golden runs): the files under ``root`` this process
-    opens, other than Python modules, gathered by an audit hook (repository-relative, ``/``-separated)."""
-    if not os.environ.get(ENV_WATCH_READS):
-        return None
-    base = os.path.realpath(root) + os.sep
-    seen: set[str] = set()
-
-    def hook(event: str, args: tuple[object, ...]) -> None:
-        if event != "open" or not args or not isinstance(args[0], str | bytes) or len(seen) >= MAX_READS:
-            return
-        name = os.fsdecode(args[0])
-        if name.endswith(_CODE_SUFFIXES):
-            return
-        full = os.path.realpath(os.path.join(base, name))
-        if full.startswith(base) and os.path.isfile(full):
-            seen.add(full[len(base):].replace(os.sep, "/"))
-
-    sys.addaudithook(hook)
-    return seen
-
-
 def _make_hooks(key: bytes) -> tuple[object, object, object]:
     out = os.environ.get(ENV_OUT, "")
     root = os.getcwd()
     conftests: dict[str, str] = {}
-    reads = _watch_reads(root)
+    reads = watch_reads(root) if os.environ.get(ENV_WATCH_READS) else None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(config: pytest.Config) -> None:

@@ -7,6 +7,7 @@ run's test ids and durations), and when those are in, the result is final. Any e
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,6 +50,9 @@ def flaky_tests(reports: list[TestReport]) -> list[str]:
     if not flaky and len(statuses) > 1:
         flaky = [f"(whole run: {', '.join(statuses)})"]
     return flaky
+
+
+_MARKING = threading.Lock()
 
 
 @dataclass
@@ -141,7 +145,8 @@ class ImplCheck:
         if not reads:
             return
         try:
-            added = mark_trusted(self.task, self.impl.index, reads)
+            with _MARKING:  # implementations of one task check at once; each adds to the same info.json
+                added = mark_trusted(self.task, self.impl.index, reads)
         except (LmrError, OSError) as exc:
             self.progress.log(f"{self.label}: warning: cannot mark the data the tests read as trusted: {exc}")
             return
