@@ -211,3 +211,37 @@ def test_validate_marks_the_data_the_tests_read_trusted_wherever_it_lies(tmp_pat
     again = validate_taskset(bench, sandbox=get_sandbox("local"),
                              options=ValidateOptions(repeat=1, max_mutants=0, timeout=120))  # fmt: skip
     assert all(r.valid for r in again.rows) and json.loads((task / "info.json").read_text())["implementations"] == impls
+
+
+DAEMON_TOTAL = '''async def total(xs):
+    import os
+    import time
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(3)
+            text = open(RESULT).read().replace('"failed"', '"passed"')
+            open(RESULT, "w").write(text)
+        os._exit(0)
+    return -1
+'''
+
+
+def test_on_the_local_runner_no_daemon_rewrites_a_result_after_evaluate(tmp_path: Path) -> None:
+    import time
+
+    bench = write_taskset(tmp_path / "bench")
+    tasks, _ = load_taskset(bench, only=["2"])
+    out = export_agent(tasks, tmp_path / "agent")
+    run = RunDir(tmp_path / "run")
+    goal = out / "2-Async" / REPO / GOAL
+    head, _, _ = goal.read_text().partition("async def total")
+    goal.write_text(head + f"RESULT = {str(run.result_path('2-Async', 1))!r}\n\n\n" + DAEMON_TOTAL)
+    import_agent(tasks, out, run.path)
+    summary = evaluate(tasks, run.path, get_sandbox("local", untrusted=True), timeout=120)
+    assert summary.statuses == {"failed": 1} and summary.weaker == 1
+    before = run.result_path("2-Async", 1).read_bytes()
+    time.sleep(4)  # the daemon would have written by now
+    assert run.result_path("2-Async", 1).read_bytes() == before
+    result = run.result("2-Async", 1)
+    assert result is not None and result.status.value == "failed" and result.weaker_evidence
