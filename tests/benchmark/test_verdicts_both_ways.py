@@ -245,3 +245,29 @@ def test_on_the_local_runner_no_daemon_rewrites_a_result_after_evaluate(tmp_path
     assert run.result_path("2-Async", 1).read_bytes() == before
     result = run.result("2-Async", 1)
     assert result is not None and result.status.value == "failed" and result.weaker_evidence
+
+
+PEEKING_TOTAL = '''async def total(xs):
+    import os
+    seen = []
+    for path in (os.path.join(os.getcwd(), "..", "..", "trusted", "repo", "unit_test", "unit_test_1.py"), TASK_TEST):
+        try:
+            seen.append(open(path).read())
+        except OSError:
+            pass
+    return sum(xs) if seen else -1  # right only when it could read the tests
+'''
+
+
+def test_on_the_local_runner_the_candidate_cannot_read_the_tests(tmp_path: Path) -> None:
+    bench = write_taskset(tmp_path / "bench")
+    tasks, _ = load_taskset(bench, only=["2"])
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "2-Async" / REPO / GOAL
+    head, _, _ = goal.read_text().partition("async def total")
+    test_file = bench / "2-Async" / REPO / "unit_test" / "unit_test_1.py"
+    goal.write_text(head + f"TASK_TEST = {str(test_file)!r}\n\n\n" + PEEKING_TOTAL)
+    import_agent(tasks, out, tmp_path / "run")
+    evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120)
+    result = RunDir(tmp_path / "run").result("2-Async", 1)
+    assert result is not None and result.status.value == "failed", result

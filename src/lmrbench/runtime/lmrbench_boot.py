@@ -164,7 +164,7 @@ def _allowed_reads(hide):
             continue
         for name in names:
             path = os.path.join(folder, name)
-            if path not in ways:
+            if path not in ways and not os.path.islink(path):  # a rule on a link would hold its target
                 out.append(path)
     return out
 
@@ -187,7 +187,7 @@ def _confine(own, hide):
 
     def allow(path, access):
         try:
-            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
             return
         try:
