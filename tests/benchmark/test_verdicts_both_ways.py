@@ -271,3 +271,47 @@ def test_on_the_local_runner_the_candidate_cannot_read_the_tests(tmp_path: Path)
     evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120)
     result = RunDir(tmp_path / "run").result("2-Async", 1)
     assert result is not None and result.status.value == "failed", result
+
+
+LATIN_GOLDEN = """# -*- coding: latin-1 -*-
+\"\"\"Greetings of the toy paper (this file is Latin-1).\"\"\"
+
+SALUTATION = "Grüße"
+
+
+def greet(name):
+    return SALUTATION + ", " + name
+"""
+
+TEST_GREET = """from toy.greet import greet
+
+
+def test_greet():
+    assert greet("Zoë") == "Grüße, Zoë"
+"""
+
+
+def test_a_latin1_goal_file_is_imported_and_evaluated_in_its_encoding(tmp_path: Path) -> None:
+    from helpers.tasks import Impl, write_task
+
+    bench = tmp_path / "bench"
+    goal = "toy/greet.py"
+    task = write_task(bench, "1-Greet", repo=REPO, goal_file=goal, goal=mask_source(LATIN_GOLDEN, ["greet"], file=goal),
+                      golden=LATIN_GOLDEN, impls=[Impl("greet", "unit_test/unit_test_1.py")],
+                      files={"toy/__init__.py": "", "unit_test/unit_test_1.py": TEST_GREET})  # fmt: skip
+    for path in (task / REPO / goal, task / "golden_files" / "greet_golden.py"):
+        path.write_bytes(path.read_text("utf-8").encode("latin-1"))
+    tasks, problems = load_taskset(bench)
+    assert not problems
+    out = export_agent(tasks, tmp_path / "agent")
+    agent_goal = out / "1-Greet" / REPO / goal
+    text = agent_goal.read_bytes().decode("latin-1")
+    agent_goal.write_bytes(text.replace("raise NotImplementedError", 'return SALUTATION + ", " + name  # «fait»')
+                           .encode("latin-1"))  # fmt: skip
+    summary = import_agent(tasks, out, tmp_path / "run")
+    assert summary.statuses == {"ok": 1}, summary.problems
+    written = (RunDir(tmp_path / "run").candidate_dir("1-Greet", 1) / REPO / goal).read_bytes()
+    assert "«fait»".encode("latin-1") in written and "Grüße".encode("latin-1") in written
+    evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120)
+    result = RunDir(tmp_path / "run").result("1-Greet", 1)
+    assert result is not None and result.status.value == "passed", result

@@ -15,10 +15,11 @@ itself non-dumpable: no child can open its stdout.
 
 Without ids (the local runner) the spec may hold ``confine``: ``{"hide": [paths]}``. The boot is then a child
 subreaper, so that every process a run starts (a ``setsid`` daemon too) stays below it, and at the end it
-kills them all before the frame is written. Each child is confined with Landlock where the kernel has it:
-it writes only beneath its own folder (``cand/`` or ``trusted/``; existing files under /dev too), cannot
-signal or trace a process outside its domain, and the worker cannot read ``trusted/`` nor the paths in
-``hide`` (the task set, the run folder). Without Landlock the boot says so on stderr.
+kills them all before the frame is written. The process that runs the candidate's code (the worker, or the
+command itself when there is none) is confined with Landlock where the kernel has it: it writes only beneath
+its own folder (``cand/`` or ``trusted/``; existing files under /dev too) and cannot signal or trace a
+process outside its domain; the worker cannot read ``trusted/`` nor the paths in ``hide`` (every run's
+folder, the task set) either. Without Landlock the boot says so on stderr.
 
 The payload and the out folder share one format: entries of ``<kind> <mode octal> <name length> <size>\\n``,
 the name (UTF-8, relative, ``/``-separated), then ``size`` bytes (a file's content, a link's target); kind
@@ -415,7 +416,7 @@ def main():
         fds = (to_trusted_r, to_worker_w)
     try:
         child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds,
-                       None if confine is None else (trusted, None))
+                       None if confine is None or worker is not None else (trusted, None))
     except OSError as exc:
         sys.stderr.write("cannot start {!r}: {}\n".format(spec["argv"][0], exc))
         child = None
