@@ -315,3 +315,26 @@ def test_a_latin1_goal_file_is_imported_and_evaluated_in_its_encoding(tmp_path: 
     evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120)
     result = RunDir(tmp_path / "run").result("1-Greet", 1)
     assert result is not None and result.status.value == "passed", result
+
+
+def test_evaluate_without_docker_names_the_fix_and_with_sandbox_local_warns(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    bench = write_taskset(tmp_path / "bench")
+    tasks, _ = load_taskset(bench, only=["2"])
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "2-Async" / REPO / GOAL
+    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
+    import_agent(tasks, out, tmp_path / "run")
+    script = Path(sys.executable).with_name("lmrbench")
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}  # no engine answers
+    argv = [str(script), "evaluate", str(bench), str(tmp_path / "run"), "--task", "2"]
+    refused = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "pass --sandbox local" in refused.stderr and RunDir(tmp_path / "run").result("2-Async", 1) is None
+    local = subprocess.run([*argv, "--sandbox", "local"], capture_output=True, text=True, env=env, timeout=300)
+    assert local.returncode == 0, local.stderr
+    assert "every result is weaker evidence" in local.stdout + local.stderr
+    assert "evaluate: 1 passed, 1 on weaker evidence" in local.stdout

@@ -102,7 +102,7 @@ def _client(
 
 def _finish(summary: StageSummary, what: str) -> None:
     for line in summary.notes:
-        out_console.print(f"{what}: {line}", highlight=False, markup=False)
+        out_console.print(f"{what}: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in summary.problems:
         err_console.print(f"[yellow]{line}[/yellow]", highlight=False, markup=True)
     out_console.print(f"{what}: {summary.line()}", highlight=False)
