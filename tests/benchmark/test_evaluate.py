@@ -65,6 +65,9 @@ def test_golden_passes_wrong_fails_hostile_never_passes(server, sandbox, tmp_pat
     }
     hostile = RunDir(tmp_path / "bad").result("1-Toy", 1)
     assert hostile is not None and hostile.passed_tests == 0
+    # the whole test output is kept beside the result (the JSON keeps a tail), and the result names the file
+    log = RunDir(tmp_path / "bad").result_path("1-Toy", 1).parent / hostile.log_file
+    assert hostile.log_file == "1.log" and log.is_file() and hostile.log_tail.strip()[-200:] in log.read_text()
     assert "no_function" in RunDir(tmp_path / "bad").result("1-Toy", 2).reason  # type: ignore[union-attr]
     assert bad.statuses == {"failed": 2, "passed": 1}
     assert {p: p.read_bytes() for p in bench.rglob("unit_test_*.py")} == tests_before

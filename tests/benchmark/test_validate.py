@@ -39,8 +39,13 @@ def test_a_sound_task_is_valid_and_results_are_stored(tmp_path):
     assert summary.golden_pass_rate == 1.0
     run_dir = default_run_dir(bench)
     files = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
-    assert files == ["1-Calc/impl-1.json", "1-Calc/impl-2.json", "1-Calc/impl-3.json", SUMMARY_FILE]
+    logs = [f"1-Calc/impl-{i}.logs/{run}.log" for i in (1, 2, 3) for run in ("golden-1", "golden-2", "masked")]
+    assert files == sorted(["1-Calc/impl-1.json", "1-Calc/impl-2.json", "1-Calc/impl-3.json", SUMMARY_FILE, *logs])
     stored = latest_results(bench)
+    # the whole output of each run is kept beside its result, which names it; the JSON keeps a tail
+    masked = stored[("1-Calc", 1)].masked
+    assert masked is not None and masked.log_file == "impl-1.logs/masked.log"
+    assert "failed" in (run_dir / "1-Calc" / masked.log_file).read_text()
     assert stored[("1-Calc", 3)].evidence == "legacy" and stored[("1-Calc", 1)].evidence == "pytest"
     assert stored[("1-Calc", 1)].golden_passed and stored[("1-Calc", 1)].masked_failed
     assert tree_hash(task) == before

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.core.trust import TRUSTED_KEY, trusted_paths
+from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.schemas.categories import parse_category
-from lmrbench.schemas.task_info import save_task_info
+from lmrbench.schemas.task_info import as_list, save_task_info
 
 TASK_NAME = re.compile(r"\d+-[A-Za-z0-9_.-]+")
 """A task folder: a number, a dash, then letters, digits, ``_``, ``.`` or ``-`` (``7-DPO``)."""
@@ -187,9 +187,7 @@ def mark_trusted(task: Task, impl_index: int, paths: list[str]) -> list[str]:
     impls = []
     for impl in task.info.implementations:
         if impl.index == impl_index:
-            old = (impl.model_extra or {}).get(TRUSTED_KEY)
-            listed = [old] if isinstance(old, str) else [p for p in old or [] if isinstance(p, str)]
-            impl = impl.model_copy(update={TRUSTED_KEY: listed + new})
+            impl = impl.model_copy(update={"trusted_files": as_list(impl.trusted_files) + new})
         impls.append(impl)
     save_task_info(task.info.model_copy(update={"implementations": impls}), Path(task.path))
     return new

@@ -21,8 +21,9 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.progress import Progress
 
-OUTPUT_TAIL_CHARS = 20_000
-"""How much of a command's combined output a RunResult keeps (the end of it)."""
+OUTPUT_TAIL_CHARS = 4_000_000
+"""How much of a command's combined output a RunResult keeps (the end of it): the whole output of any real test
+run, stored beside its result as a log file (the JSON results keep a short tail)."""
 
 SandboxKind = Literal["docker", "local"]
 LOCAL_FALLBACK = "using the local runner, whose isolation is weaker than a container's"
@@ -50,7 +51,7 @@ class RunResult:
     timed_out: bool
     """True when the wall-clock timeout killed it."""
     output: str
-    """The end of the command's stdout+stderr, decoded with errors="replace"."""
+    """The command's stdout+stderr (its last ``OUTPUT_TAIL_CHARS``), decoded with errors="replace"."""
     duration: float
     """Wall-clock seconds."""
     infra_error: str | None = None
@@ -65,6 +66,12 @@ class RunResult:
             return self.output[-limit:]
         half = limit // 2
         return f"{self.output[-half:]}\n--- the candidate's process ---\n{self.worker_output[-half:]}"
+
+    def full_log(self) -> str:
+        """The whole output kept: the command's, then (split runs) the candidate's process's, labelled."""
+        if not self.worker_output.strip():
+            return self.output
+        return f"{self.output}\n--- the candidate's process ---\n{self.worker_output}"
 
 
 class Sandbox(Protocol):

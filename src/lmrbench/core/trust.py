@@ -13,9 +13,6 @@ from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
 from lmrbench.schemas.task_info import Implementation, as_list
 
-TRUSTED_KEY = "trusted_files"
-"""Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
-
 
 def impl_test_files(task: Task, impl: Implementation) -> list[str]:
     """The implementation's unit test files that exist (repository-relative, POSIX).
@@ -35,9 +32,7 @@ def trusted_paths(task: Task) -> list[str]:
     paths = [UNIT_TEST_DIR]
     for impl in task.info.implementations:
         paths.extend(impl.unit_test_files)
-        extra = (impl.model_extra or {}).get(TRUSTED_KEY)
-        if isinstance(extra, str | list):
-            paths.extend(p for p in as_list(extra) if isinstance(p, str))
+        paths.extend(as_list(impl.trusted_files))
     seen: list[str] = []
     for p in paths:
         norm = PurePosixPath(p.replace("\\", "/")).as_posix()
@@ -47,8 +42,6 @@ def trusted_paths(task: Task) -> list[str]:
 
 
 Isolation = Literal["split", "shared"]
-ISOLATION_KEY = "isolation"
-"""Optional implementation key in info.json: "shared" runs the tests in the candidate's process (weaker)."""
 
 
 def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
@@ -57,7 +50,6 @@ def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
     inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
     if inside:
         return "shared", f"the goal function is inside the test file {inside[0]}"
-    asked = (impl.model_extra or {}).get(ISOLATION_KEY)
-    if asked == "shared":
+    if impl.isolation == "shared":
         return "shared", 'info.json asks for "isolation": "shared"'
     return "split", ""

@@ -227,6 +227,7 @@ def run_legacy(
             exit_code=run.exit_code,
             duration=run.duration,
             log_tail=run.log_tail(_MAX_TAIL),
+            log=run.full_log(),
             sandbox=sandbox.name,
             evidence="legacy",
             detail=why,

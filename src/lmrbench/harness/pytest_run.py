@@ -144,6 +144,7 @@ def decide(
         "duration": round(res.duration, 3),
         "sandbox": sandbox,
         "log_tail": res.log_tail(LOG_TAIL_CHARS),
+        "log": res.full_log(),
         "expected_ids": list(expected_ids or []),
     }
 

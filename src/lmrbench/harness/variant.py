@@ -124,6 +124,7 @@ def merge_reports(reports: list[TestReport]) -> TestReport:
         exit_code=next((r.exit_code for r in reports if r.exit_code), reports[-1].exit_code),
         duration=sum(r.duration for r in reports),
         log_tail="\n".join(r.log_tail for r in reports)[-4000:],
+        log="\n".join(r.log for r in reports),
         sandbox=reports[0].sandbox,
         evidence="legacy" if any(r.evidence == "legacy" for r in reports) else "pytest",
         isolation="shared" if any(r.isolation == "shared" for r in reports) else "split",

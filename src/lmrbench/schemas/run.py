@@ -141,6 +141,8 @@ class EvalResult(_Strict):
     """The environment the tests ran in (image tag or venv)."""
     log_tail: str = ""
     """The end of the test output."""
+    log_file: str = ""
+    """The file holding the whole test output, relative to this result's folder ('' when none was kept)."""
     isolation: Literal["split", "shared", ""] = ""
     """split: the candidate ran in a process of its own, apart from the tests, their data and the report;
     shared: in the tests' process (weaker evidence); empty when the tests did not run."""

@@ -58,6 +58,10 @@ class TestReport(BaseModel):
     """Wall-clock seconds of the run."""
     log_tail: str = ""
     """The end of the combined output."""
+    log_file: str = ""
+    """The file holding the whole output, relative to the result file's folder ('' when none was kept)."""
+    log: str = Field(default="", exclude=True)
+    """The whole output, in memory only: whoever stores the report writes it to ``log_file``."""
     sandbox: Literal["docker", "local"] = Field(validation_alias=AliasChoices("sandbox", "runner"))
     """The sandbox that ran the tests (older files call it ``runner``)."""
     evidence: Literal["pytest", "legacy"] = "pytest"

@@ -21,6 +21,7 @@ from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_text
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
@@ -128,8 +129,14 @@ def evaluate(
     units: list[RunUnit] = []
     sandbox_name = sandbox.name if sandbox else "docker"
 
-    def save(cand: Candidate, result: EvalResult) -> None:
-        save_model(run.result_path(cand.task, cand.impl), result)
+    def save(cand: Candidate, result: EvalResult, log: str = "") -> None:
+        path = run.result_path(cand.task, cand.impl)
+        if log:
+            atomic_write_text(path.with_suffix(".log"), log)
+            result.log_file = path.with_suffix(".log").name
+        else:
+            path.with_suffix(".log").unlink(missing_ok=True)  # an earlier run's
+        save_model(path, result)
         if result.status is ResultStatus.INFRA_ERROR:
             summary.problems.append(f"{cand.task}#{cand.impl}: {result.reason}")
         summary.statuses[result.status.value] += 1
@@ -155,7 +162,7 @@ def evaluate(
         task, impl, cand = by_key[unit.key]
         if res.env_id:
             envs[task.name] = (res.env_id, res.image_id)
-        save(cand, result_from_report(cand, impl, res.report, res.env_id))
+        save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log)
         return []
 
     if not units:

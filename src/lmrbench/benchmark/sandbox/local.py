@@ -7,8 +7,9 @@ wall-clock timeout (the whole group is killed), an address-space limit (8 GiB by
 limit. The trusted command and the candidate's worker are separate processes, but of the same user. Where the
 kernel has Landlock, the boot confines the process that runs the candidate's code (the worker of a split run,
 else the command): it writes only beneath its own temp folder and neither signals nor traces a process outside,
-and the worker cannot read the trusted side's folder, the other runs' folders or the task set. The boot is a child subreaper and ends every process of the run (``setsid`` daemons too) before it
-reports, so nothing of a run outlives it. There is no network or pid isolation: the runner says so once, and
+and the worker cannot read the trusted side's folder, the other runs' folders or the task set. The boot is a
+child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so nothing of a
+run outlives it. There is no network or pid isolation: the runner says so once, and
 every result from it is weaker evidence.
 """
 

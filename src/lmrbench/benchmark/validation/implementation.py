@@ -24,7 +24,7 @@ from lmrbench.benchmark.validation.plan import (
     plan_mutants,
     static_problems,
 )
-from lmrbench.benchmark.validation.store import task_fingerprint
+from lmrbench.benchmark.validation.store import log_file, task_fingerprint
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.core.trust import impl_test_files
@@ -171,7 +171,8 @@ class ImplCheck:
         reasons = []
         for k, r in enumerate(res.golden_runs, start=1):
             if not r.passed:
-                reasons.append(f"golden run {k} {r.status}: {r.detail or 'see log'}"[:300])
+                why = r.detail or f"see {log_file(self.impl.index, f'golden-{k}')}"
+                reasons.append(f"golden run {k} {r.status}: {why}"[:300])
                 break
         if res.flaky_tests:
             reasons.append(f"flaky tests: {', '.join(res.flaky_tests)}"[:300])

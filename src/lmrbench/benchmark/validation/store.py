@@ -6,6 +6,7 @@ same sandbox, and had no infrastructure error; anything else validates again.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -15,6 +16,7 @@ from lmrbench.benchmark.validation.weakness import survivors
 from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task, task_digest
 from lmrbench.defaults import default_run_dir
+from lmrbench.fsutil import atomic_write_json, atomic_write_text
 from lmrbench.schemas.testrun import TestStatus
 from lmrbench.schemas.validation import ImplValidation, SummaryRow
 
@@ -27,6 +29,27 @@ _NOT_READ_BY_TESTS = frozenset({"logs", "paper.pdf", "paper.json"})
 def result_path(run_dir: Path, task_name: str, impl_index: int) -> Path:
     """The result file of one implementation in a run folder."""
     return Path(run_dir) / task_name / f"impl-{impl_index}.json"
+
+
+def log_file(impl_index: int, run: str) -> str:
+    """Where the whole output of one run of a result is kept, relative to the result's folder."""
+    return f"impl-{impl_index}.logs/{run}.log"
+
+
+def save_result(run_dir: Path, result: ImplValidation) -> Path:
+    """Write a result and, beside it, the whole output of its golden and masked runs (``impl-<k>.logs/``, named
+    by each report's ``log_file``); the JSON keeps the tails. Returns the result file."""
+    path = result_path(run_dir, result.task, result.impl)
+    shutil.rmtree(path.parent / log_file(result.impl, "x").split("/")[0], ignore_errors=True)  # an older run's
+    runs = [(f"golden-{k}", r) for k, r in enumerate(result.golden_runs, start=1)]
+    runs += [("masked", result.masked)] if result.masked is not None else []
+    for name, report in runs:
+        if report.log:
+            rel = log_file(result.impl, name)
+            atomic_write_text(path.parent / rel, report.log)
+            report.log_file = rel
+    atomic_write_json(path, result.model_dump(mode="json"))
+    return path
 
 
 def load_result(path: Path) -> ImplValidation | None:

@@ -24,6 +24,7 @@ from lmrbench.benchmark.validation.store import (
     is_reusable,
     load_result,
     result_path,
+    save_result,
     summary_row,
     task_fingerprint,
 )
@@ -123,8 +124,7 @@ def _run_checks(
     done: list[ImplValidation] = []
 
     def save(check: ImplCheck) -> None:
-        atomic_write_json(result_path(run_dir, check.task.name, check.impl.index),
-                          check.result.model_dump(mode="json"))
+        save_result(run_dir, check.result)
         done.append(check.result)
 
     planned = []
