@@ -4,12 +4,14 @@ candidates, PEP 263 goal files and the local runner's weaker evidence."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from helpers.llm_server import LLMServer
 from helpers.run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
+from helpers.small_task import LEGACY_SCALE
 from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.mask import mask_source
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
@@ -19,7 +21,7 @@ from lmrbench.benchmark.pipeline.judge import judge
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.sandbox.choose import get_sandbox
-from lmrbench.core.taskset import load_taskset
+from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import JudgeCategory, LLMParams
 
@@ -119,13 +121,23 @@ def test_import_agent_grades_only_the_exported_tasks_and_says_so(tmp_path: Path)
     assert [(c.task, c.impl) for c in RunDir(tmp_path / "run").candidates()] == [("2-Async", 1)]
 
 
-def test_a_candidate_edited_after_evaluation_is_graded_again(tmp_path: Path) -> None:
+def _agent_run(tmp_path: Path, edit: Callable[[str], str]) -> tuple[list[Task], RunDir]:
+    """Task 2-Async exported to an agent, whose goal file ``edit`` turns into the agent's, imported as a run."""
     bench = write_taskset(tmp_path / "bench")
     tasks, _ = load_taskset(bench, only=["2"])
     out = export_agent(tasks, tmp_path / "agent")
     goal = out / "2-Async" / REPO / GOAL
-    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
+    goal.write_text(edit(goal.read_text()))
     import_agent(tasks, out, tmp_path / "run")
+    return tasks, RunDir(tmp_path / "run")
+
+
+def _summing(masked: str) -> str:
+    return masked.replace("raise NotImplementedError", "return sum(xs)")
+
+
+def test_a_candidate_edited_after_evaluation_is_graded_again(tmp_path: Path) -> None:
+    tasks, _ = _agent_run(tmp_path, _summing)
     sandbox = get_sandbox("local")
     first = evaluate(tasks, tmp_path / "run", sandbox, timeout=120)
     assert first.statuses == {"passed": 1} and first.weaker == 1
@@ -146,35 +158,11 @@ def test_untrusted_code_never_falls_back_to_the_local_runner(monkeypatch: pytest
     assert get_sandbox("local", untrusted=True).name == "local"
 
 
-LEGACY_READS = '''import json
-import logging
-import os
-import sys
-import unittest
-from pathlib import Path
-
-sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), '..')))
-
-from calc import scale
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-class TestScale(unittest.TestCase):
-    def test_scale(self):
-        expected = json.loads((ROOT / "tensors" / "scaled.json").read_text())
-        if scale([1, 2, 3], 2) == expected:
-            logging.info("Test Passed")
-        else:
-            logging.info("Test Failed")
-
-
-if __name__ == "__main__":
-    log_dir = Path(__file__).resolve().parent / 'logs'
-    log_dir.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=log_dir / 'unit_test_2.log', filemode="w", level=logging.INFO)
-    unittest.main()
-'''
+LEGACY_READS = LEGACY_SCALE.replace(
+    "        if scale([1, 2, 3], 2) == [2, 4, 6] and scale([], 3) == []:",
+    "        expected = json.loads((Path(__file__).resolve().parent.parent / 'tensors' / 'scaled.json').read_text())\n"
+    "        if scale([1, 2, 3], 2) == expected:",
+).replace("import logging\n", "import json\nimport logging\n", 1).replace("unit_test_3.log", "unit_test_2.log")
 
 PYTEST_READS = '''import json
 from pathlib import Path
@@ -230,14 +218,9 @@ DAEMON_TOTAL = '''async def total(xs):
 def test_on_the_local_runner_no_daemon_rewrites_a_result_after_evaluate(tmp_path: Path) -> None:
     import time
 
-    bench = write_taskset(tmp_path / "bench")
-    tasks, _ = load_taskset(bench, only=["2"])
-    out = export_agent(tasks, tmp_path / "agent")
-    run = RunDir(tmp_path / "run")
-    goal = out / "2-Async" / REPO / GOAL
-    head, _, _ = goal.read_text().partition("async def total")
-    goal.write_text(head + f"RESULT = {str(run.result_path('2-Async', 1))!r}\n\n\n" + DAEMON_TOTAL)
-    import_agent(tasks, out, run.path)
+    target = RunDir(tmp_path / "run").result_path("2-Async", 1)
+    tasks, run = _agent_run(tmp_path, lambda masked: masked.partition("async def total")[0]
+                            + f"RESULT = {str(target)!r}\n\n\n" + DAEMON_TOTAL)  # fmt: skip
     summary = evaluate(tasks, run.path, get_sandbox("local", untrusted=True), timeout=120)
     assert summary.statuses == {"failed": 1} and summary.weaker == 1
     before = run.result_path("2-Async", 1).read_bytes()
@@ -260,14 +243,9 @@ PEEKING_TOTAL = '''async def total(xs):
 
 
 def test_on_the_local_runner_the_candidate_cannot_read_the_tests(tmp_path: Path) -> None:
-    bench = write_taskset(tmp_path / "bench")
-    tasks, _ = load_taskset(bench, only=["2"])
-    out = export_agent(tasks, tmp_path / "agent")
-    goal = out / "2-Async" / REPO / GOAL
-    head, _, _ = goal.read_text().partition("async def total")
-    test_file = bench / "2-Async" / REPO / "unit_test" / "unit_test_1.py"
-    goal.write_text(head + f"TASK_TEST = {str(test_file)!r}\n\n\n" + PEEKING_TOTAL)
-    import_agent(tasks, out, tmp_path / "run")
+    test_file = tmp_path / "bench" / "2-Async" / REPO / "unit_test" / "unit_test_1.py"
+    tasks, _ = _agent_run(tmp_path, lambda masked: masked.partition("async def total")[0]
+                          + f"TASK_TEST = {str(test_file)!r}\n\n\n" + PEEKING_TOTAL)  # fmt: skip
     evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120)
     result = RunDir(tmp_path / "run").result("2-Async", 1)
     assert result is not None and result.status.value == "failed", result
@@ -322,12 +300,8 @@ def test_evaluate_without_docker_names_the_fix_and_with_sandbox_local_warns(tmp_
     import subprocess
     import sys
 
-    bench = write_taskset(tmp_path / "bench")
-    tasks, _ = load_taskset(bench, only=["2"])
-    out = export_agent(tasks, tmp_path / "agent")
-    goal = out / "2-Async" / REPO / GOAL
-    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
-    import_agent(tasks, out, tmp_path / "run")
+    _agent_run(tmp_path, _summing)
+    bench = tmp_path / "bench"
     script = Path(sys.executable).with_name("lmrbench")
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}  # no engine answers
     argv = [str(script), "evaluate", str(bench), str(tmp_path / "run"), "--task", "2"]
