@@ -9,7 +9,11 @@ what the threads wait on (containers, HTTP), so the lock costs nothing measurabl
 from __future__ import annotations
 
 import ast
+import codecs
+import io
+import re
 import threading
+import tokenize
 
 _LOCK = threading.Lock()
 
@@ -18,3 +22,39 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse(source, filename)`` under a process-wide lock."""
     with _LOCK:
         return ast.parse(source, filename=filename)
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
+
+
+def source_encoding(raw: bytes) -> str:
+    """The encoding Python reads a source file's bytes with (PEP 263: a BOM or a coding line in the first two
+    lines, else UTF-8); ``utf-8`` for a BOM too (the BOM is kept in the text). SyntaxError for a coding line
+    that names an unknown encoding or contradicts the BOM."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:
+        if _COOKIE.search(b"\n".join(raw.split(b"\n", 2)[:2])):
+            raise
+        return "utf-8"  # no coding line: the bytes are not UTF-8, and decoding says where
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+def decode_source(raw: bytes) -> str:
+    """A Python source file's text, decoded as Python decodes it (``source_encoding``); UnicodeDecodeError or
+    SyntaxError when it cannot be."""
+    return raw.decode(source_encoding(raw))
+
+
+def encode_source(text: str) -> bytes:
+    """The bytes of a source text in the encoding its own coding line declares (UTF-8 without one), so that
+    Python reads back the same text; UnicodeEncodeError when a character has no place in that encoding."""
+    head = "\n".join(text.split("\n", 2)[:2]).encode("utf-8", errors="replace")
+    found = _COOKIE.search(head)
+    if found is None or text.startswith("\ufeff"):
+        return text.encode("utf-8")
+    try:
+        encoding = codecs.lookup(found.group(1).decode("ascii", errors="replace")).name
+    except LookupError:
+        return text.encode("utf-8")
+    return text.encode(encoding)

@@ -82,6 +82,7 @@ def test_import_takes_only_goal_functions_and_evaluates(bench, tmp_path) -> None
     out = export_agent(tasks, tmp_path / "agent")
     goal = out / "1-Toy" / REPO / GOAL
     _agent_writes(goal, ["dice", "Scaler.apply"], extra="\nTOLD = 'module-level change'\n")
+    goal.write_text(goal.read_text().replace("return math.sqrt(", "return 0 * math.sqrt("))  # an existing helper
     (out / "1-Toy" / REPO / "conftest.py").write_text("raise SystemExit(0)\n")
     (out / "2-Async" / REPO / GOAL).write_text("async def total(xs:\n")  # the agent broke the file
     summary = import_agent(tasks, out, tmp_path / "run", label="my-agent")
@@ -90,7 +91,9 @@ def test_import_takes_only_goal_functions_and_evaluates(bench, tmp_path) -> None
     cand = run.candidate_dir("1-Toy", 1) / REPO / GOAL
     text = cand.read_text()
     assert extract_function(text, "dice") == extract_function(METRICS_PY, "dice")
-    assert "TOLD" not in text and "x * self.target / n" not in text  # impl 1 takes dice only
+    assert "x * self.target / n" not in text  # impl 1 takes dice only
+    assert "TOLD = 'module-level change'" in text and "0 * math.sqrt" not in text  # new kept, existing pristine
+    assert run.candidate("1-Toy", 1).helpers == ["TOLD = 'module-level change'"]  # type: ignore[union-attr]
     assert run.candidate("2-Async", 1).status.value == "parse_error"  # type: ignore[union-attr]
     manifest = run.require_manifest()
     assert manifest.source == "agent" and manifest.label == "my-agent"

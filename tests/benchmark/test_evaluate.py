@@ -15,7 +15,7 @@ import pytest
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
 from lmrbench.benchmark.pipeline.evaluate import evaluate
-from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+from lmrbench.benchmark.pipeline.generate import generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.report.files import render_csv
@@ -35,14 +35,14 @@ def sandbox():
     return get_sandbox("local")
 
 
-def gen(server: LLMServer, bench: Path, run: Path, replies: dict[str, str], helpers: bool = False) -> None:
+def gen(server: LLMServer, bench: Path, run: Path, replies: dict[str, str]) -> None:
     for match, text in replies.items():
         server.on(match, text)
     tasks, problems = load_taskset(bench)
     assert not problems
     params = LLMParams(model="m", base_url=server.base_url)
     with LLMClient(LLMConfig(params=params, cache_dir=None, max_retries=0)) as client:
-        generate(tasks, run, client, options=GenerateOptions(allow_helpers=helpers))
+        generate(tasks, run, client)
 
 
 def statuses(run: Path) -> dict[tuple[str, int], str]:
@@ -101,16 +101,12 @@ def test_infra_errors_are_apart_and_retried_and_changed_candidates_redone(server
     assert statuses(run)[("2-Async", 1)] == "passed"
 
 
-def test_allowed_helpers_survive_evaluation(server, sandbox, tmp_path) -> None:
+def test_kept_helpers_survive_evaluation(server, sandbox, tmp_path) -> None:
     bench = write_taskset(tmp_path / "bench")
     replies = {DICE: golden_def("dice"), APPLY: golden_def("Scaler.apply"), TOTAL: HELPER_REPLY}
-    gen(server, bench, tmp_path / "plain", replies)
-    gen(server, bench, tmp_path / "helpers", replies, helpers=True)
+    gen(server, bench, tmp_path / "helpers", replies)
     tasks, _ = load_taskset(bench, only=["2"])
-    evaluate(tasks, tmp_path / "plain", sandbox, timeout=120)
     evaluate(tasks, tmp_path / "helpers", sandbox, timeout=120)
-    assert statuses(tmp_path / "plain") == {("2-Async", 1): "failed"}  # _mean is not defined
-    assert "NameError" in RunDir(tmp_path / "plain").result("2-Async", 1).log_tail  # type: ignore[union-attr]
     assert statuses(tmp_path / "helpers") == {("2-Async", 1): "passed"}
 
 

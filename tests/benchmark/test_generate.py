@@ -114,29 +114,22 @@ def test_a_run_folder_refuses_another_model_or_settings(server, bench, tmp_path)
     ):
         generate(tasks, tmp_path / "run", client)
     with client_for(server, tmp_path) as client, pytest.raises(LmrError, match="another --out"):
-        generate(tasks, tmp_path / "run", client, options=GenerateOptions(allow_helpers=True))
+        generate(tasks, tmp_path / "run", client, options=GenerateOptions(max_paper_chars=10))
 
 
-def test_helpers_are_dropped_unless_allowed_and_then_nested_in_the_goal_function(
+def test_new_imports_helpers_and_constants_of_the_reply_are_kept_beside_the_goal_function(
     server, bench, tmp_path
 ) -> None:
     server.on(TOTAL, HELPER_REPLY)
     tasks, _ = load_taskset(bench, only=["2"])
     with client_for(server, tmp_path) as client:
-        generate(tasks, tmp_path / "plain", client)
-        generate(tasks, tmp_path / "helpers", client, options=GenerateOptions(allow_helpers=True))
-    plain = (RunDir(tmp_path / "plain").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
-    kept = (RunDir(tmp_path / "helpers").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
-    assert "_mean" in plain and "def _mean" not in plain and "import statistics" not in plain
-    nested = (
-        'async def total(xs):\n    """Sum."""\n    import statistics\n    def _mean(xs):\n'
-        "        return statistics.mean(xs)\n    return _mean(xs) * len(xs)\n"
-    )
-    assert nested in kept and kept.count("import statistics") == 1
-    assert RunDir(tmp_path / "helpers").candidate("2-Async", 1).helpers == [
-        "import statistics",
-        "def _mean(xs):",
-    ]
+        generate(tasks, tmp_path / "run", client)
+    kept = (RunDir(tmp_path / "run").candidate_dir("2-Async", 1) / REPO / GOAL).read_text()
+    assert kept.count("import statistics\n") == 1 and kept.count("def _mean(xs):") == 1
+    assert kept.index("def _mean") < kept.index("async def total")
+    cand = RunDir(tmp_path / "run").candidate("2-Async", 1)
+    assert cand is not None and cand.helpers == ["import statistics", "def _mean"]
+    assert cand.reason == "code from block 1 of 1"
 
 
 def test_a_reply_cut_at_max_tokens_says_so(server, bench, tmp_path) -> None:
@@ -156,9 +149,15 @@ def test_reply_parsing_edge_cases() -> None:
     # a bare method is placed in its class; an unclosed fence runs to the end
     out = splice_reply("```py\ndef apply(self, xs):\n    return xs\n", masked, ["Scaler.apply"], file=GOAL)
     assert "    def apply(self, xs):\n        return xs\n" in out.source
-    # a reply defining the function twice: the first block wins
-    two = "```python\ndef dice(a, b):\n    return 1\n```\n```python\ndef dice(a, b):\n    return 2\n```"
-    assert "return 1" in splice_reply(two, masked, ["dice"], file=GOAL).source
+    # a draft, then "the final version": the last complete block that defines the function wins
+    two = "```python\ndef dice(a, b):\n    return 1\n```\nFinal version:\n```python\nEPS = 2\n\n" \
+        "def dice(a, b):\n    return EPS\n```\n```python\nprint(dice({1}, {1}))\n```"
+    out = splice_reply(two, masked, ["dice"], file=GOAL)
+    assert "return EPS" in out.source and "EPS = 2\n" in out.source and "return 1" not in out.source
+    assert (out.blocks, out.total_blocks, out.helpers) == ([2], 3, ["EPS = 2"])
+    # a closed block wins over a later one that was cut off
+    cut = two + "\n```python\ndef dice(a, b):\n    return 3\n"
+    assert "return EPS" in splice_reply(cut, masked, ["dice"], file=GOAL).source
     with pytest.raises(ReplyProblem) as err:
         splice_reply(WRONG_DICE, masked, ["dice", "total"], file=GOAL)
     assert err.value.status == "no_function" and "total" in err.value.reason

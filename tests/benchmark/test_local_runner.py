@@ -72,16 +72,52 @@ def test_venv_is_cached_per_requirements(cache, tmp_path):
 
 
 def test_timeout_kills_the_process_group(cache, small_task, tmp_path):
-    marker = tmp_path / "child.pid"
     code = (
-        f"import subprocess, time; p = subprocess.Popen(['sleep', '60']); open({str(marker)!r}, 'w')"
-        ".write(str(p.pid)); time.sleep(60)"
+        "import subprocess, sys, time; p = subprocess.Popen(['sleep', '60']); print('pid', p.pid, file=sys.stderr,"
+        " flush=True); time.sleep(60)"
     )
     res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
     assert res.timed_out and res.exit_code is None
-    pid = int(marker.read_text())
-    time.sleep(0.2)
+    pid = int(res.output.split("pid ", 1)[1].split()[0])
     assert _gone_or_zombie(pid)
+
+
+_DAEMON = """
+import os, sys, time
+out = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # a daemon: its own session, reparented away from its starter
+        print("daemon", os.getpid(), file=sys.stderr, flush=True)
+        time.sleep(2)
+        try:
+            open(out, "w").write("passed")
+        except OSError as exc:
+            print("refused", exc.errno, file=sys.stderr, flush=True)
+        time.sleep(60)
+    os._exit(0)
+time.sleep(0.5)
+try:
+    open(out + ".direct", "w").write("passed")
+except OSError as exc:
+    print("direct write refused", exc.errno, file=sys.stderr, flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize(("timeout", "linger"), [(30, 0), (1.5, 60)])
+def test_a_setsid_daemon_is_ended_with_its_run_and_writes_nothing_outside(cache, small_task, tmp_path, timeout,
+                                                                          linger):
+    """A result file outside the run's folder: the daemon would rewrite it after the run; it is gone by then."""
+    result = tmp_path / "result.json"
+    result.write_text("failed")
+    res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", _DAEMON, str(result), str(linger)],
+                            timeout=timeout)  # fmt: skip
+    assert "direct write refused" in res.output
+    pid = int(res.output.split("daemon ", 1)[1].split()[0])
+    assert _gone_or_zombie(pid)
+    time.sleep(2.5)
+    assert result.read_text() == "failed" and not Path(f"{result}.direct").exists()
 
 
 def _gone_or_zombie(pid: int) -> bool:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.schemas.categories import parse_category
-from lmrbench.schemas.task_info import save_task_info
+from lmrbench.schemas.task_info import as_list, save_task_info
 
 TASK_NAME = re.compile(r"\d+-[A-Za-z0-9_.-]+")
 """A task folder: a number, a dash, then letters, digits, ``_``, ``.`` or ``-`` (``7-DPO``)."""
@@ -165,3 +166,28 @@ def update_info(
     update = {"paper_name": paper.paper_name, "paper_url": paper.paper_url, "year": paper.year}
     save_task_info(info.model_copy(update={**update, "implementations": new_impls}), Path(task.path))
     return load_task(task.path)
+
+
+def mark_trusted(task: Task, impl_index: int, paths: list[str]) -> list[str]:
+    """Add to implementation ``impl_index``'s info.json ``trusted_files`` the ``paths`` (repository-relative)
+    that no trusted path covers yet and that are not goal files; return those added (info.json is written,
+    atomically, only when there are some). info.json is read again first: another implementation's marks
+    since ``task`` was loaded are kept."""
+    task = load_task(task.path)
+    covered = [PurePosixPath(p) for p in trusted_paths(task)]
+    goals = {PurePosixPath(g) for impl in task.info.implementations for g in impl.goal_files}
+    new: list[str] = []
+    for rel in sorted(set(paths)):
+        pure = PurePosixPath(rel)
+        if rel.startswith(("/", "../")) or pure in goals or any(c == pure or c in pure.parents for c in covered):
+            continue
+        new.append(pure.as_posix())
+    if not new:
+        return []
+    impls = []
+    for impl in task.info.implementations:
+        if impl.index == impl_index:
+            impl = impl.model_copy(update={"trusted_files": as_list(impl.trusted_files) + new})
+        impls.append(impl)
+    save_task_info(task.info.model_copy(update={"implementations": impls}), Path(task.path))
+    return new

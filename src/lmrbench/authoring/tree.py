@@ -1,9 +1,10 @@
 """Build the trees a run sees: the pristine masked repository with one variant's goal functions in it.
 
 A variant is ``"golden"`` (the bodies from golden_files), ``"masked"`` (the task as shipped) or a candidate
-folder shaped like the repository (or like the task folder holding it). From a candidate only the goal
-functions are taken (``replace_functions`` into the pristine masked goal file); every other file it holds is
-ignored, and the trusted files (unit tests and recorded data) are copied from the task last.
+folder shaped like the repository (or like the task folder holding it). From a candidate only its goal file's
+goal functions and the new imports, helpers and constants they need are taken (``splice_candidate`` into the
+pristine masked goal file); every other file it holds is ignored, and the trusted files (unit tests and
+recorded data) are copied from the task last.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.splice import replace_functions, splice_bodies
+from lmrbench.authoring.splice import splice_bodies
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView, skipped
 from lmrbench.core.trust import trusted_paths
 from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
+from lmrbench.pyparse import decode_source, encode_source
 from lmrbench.schemas.task_info import Implementation
 
 Variant = Literal["golden", "masked"] | Path | dict[str, str]
@@ -33,13 +36,17 @@ MAX_SOURCE_BYTES = 2_000_000
 
 
 def read_source(path: Path, shown: str | Path) -> str:
-    """A Python source file's text, read capped (``MAX_SOURCE_BYTES``, links refused); LmrError naming ``shown``
-    when it cannot be read or is not UTF-8."""
+    """A Python source file's text, read capped (``MAX_SOURCE_BYTES``, links refused) and decoded as Python
+    decodes it (UTF-8, or the encoding of a PEP 263 coding line); LmrError naming ``shown`` when it cannot be
+    read or decoded."""
     raw = read_capped(path, MAX_SOURCE_BYTES, shown=shown)
     try:
-        return raw.decode("utf-8")
+        return decode_source(raw)
     except UnicodeDecodeError as exc:
-        raise LmrError(f"not UTF-8 (byte {exc.start})", shown) from None
+        said = "UTF-8" if exc.encoding.startswith("utf") else f"{exc.encoding} as its coding line says"
+        raise LmrError(f"not {said} (byte {exc.start})", shown) from None
+    except SyntaxError as exc:
+        raise LmrError(f"cannot be decoded: {exc.msg}", shown) from None
 
 
 def _candidate_repo(task: Task, folder: Path) -> Path:
@@ -53,7 +60,8 @@ def _candidate_repo(task: Task, folder: Path) -> Path:
 
 def read_untrusted_goal_file(cand_repo: Path, goal_file: str) -> str:
     """A goal file written by a model or agent: refuses links (the file or a folder on its way), missing,
-    oversized (checked before reading) and non-UTF-8 files."""
+    oversized (checked before reading) and undecodable files (UTF-8 unless a PEP 263 coding line says
+    otherwise)."""
     path = cand_repo / goal_file
     cur = cand_repo
     for part in PurePosixPath(goal_file).parts:
@@ -151,20 +159,23 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
         for which, (goal, quals) in enumerate(goal_plan(task, impl)):
             rel = PurePosixPath(goal).as_posix()
             if rel in out:  # a goal file shared by several implementations: spliced once for each
-                target = out[rel].decode("utf-8")
+                target = decode_source(out[rel])
             else:
                 target = read_source(task.repo_dir / goal, task.goal_path(impl, which))
             if given is not None:
                 if goal not in given:
                     raise LmrError("the variant has no such goal file", goal)
-                new = replace_functions(target, given[goal], quals, file=goal, donor_file=goal)
+                new = splice_candidate(target, given[goal], quals, file=goal, donor_file=goal).source
             elif cand_repo is None:
                 golden = task.golden_path(impl, which)
                 new = _splice_golden(target, read_source(golden, golden), tuple(quals), goal)
             else:
                 donor = read_untrusted_goal_file(cand_repo, goal)
-                new = replace_functions(target, donor, quals, file=goal, donor_file=str(cand_repo / goal))
-            out[rel] = new.encode("utf-8")
+                new = splice_candidate(target, donor, quals, file=goal, donor_file=str(cand_repo / goal)).source
+            try:
+                out[rel] = encode_source(new)
+            except UnicodeEncodeError as exc:
+                raise LmrError(f"holds a character its coding line's {exc.encoding} cannot write", goal) from None
     return out
 
 

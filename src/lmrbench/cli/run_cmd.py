@@ -102,6 +102,8 @@ def _client(
 
 
 def _finish(summary: StageSummary, what: str) -> None:
+    for line in summary.notes:
+        out_console.print(f"{what}: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in summary.problems:
         err_console.print(f"[yellow]{line}[/yellow]", highlight=False, markup=True)
     out_console.print(f"{what}: {summary.line()}", highlight=False)
@@ -120,9 +122,6 @@ def generate_cmd(
     concurrency: Concurrency = 4,
     cache: Cache = None,
     no_cache: NoCache = False,
-    allow_helpers: Annotated[
-        bool, typer.Option("--allow-helpers", help="Keep the reply's extra imports and helper functions.")
-    ] = False,
     max_paper_chars: Annotated[
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
@@ -138,7 +137,7 @@ def generate_cmd(
     setting = check_context(context)
     tasks = _tasks(bench, only)
     opts = GenerateOptions(
-        allow_helpers=allow_helpers, max_paper_chars=max_paper_chars, jobs=jobs, context=setting
+        max_paper_chars=max_paper_chars, jobs=jobs, context=setting
     )
     client = _client(
         model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
@@ -207,7 +206,7 @@ def evaluate_cmd(
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
-                                limits=limits, progress=progress)
+                                limits=limits, progress=progress, untrusted=True)
         summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
     _finish(summary, "evaluate")
 

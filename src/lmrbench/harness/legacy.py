@@ -39,9 +39,10 @@ import os, runpy, sys, traceback
 fd, path = int(sys.argv[1]), sys.argv[2]
 sys.argv = [path]
 sys.path[0] = os.path.dirname(os.path.abspath(path))
-from lmrbench_protocol import ENV_CALL_FDS
+from lmrbench_protocol import ENV_CALL_FDS, ENV_WATCH_READS, watch_reads
 if os.environ.get(ENV_CALL_FDS):
     import lmrbench_proxy  # a split run: the goal functions run in the candidate's process
+reads = watch_reads(os.getcwd()) if os.environ.get(ENV_WATCH_READS) else set()  # a golden run: the data it reads
 code = 0
 try:
     runpy.run_path(path, run_name="__main__")
@@ -54,7 +55,7 @@ except BaseException:
     traceback.print_exc()
     code = 1
 sys.stdout.flush(); sys.stderr.flush()
-os.write(fd, ("finished %d" % code).encode())
+os.write(fd, ("finished %d\n" % code).encode() + "\n".join(sorted(reads)).encode("utf-8", "replace"))
 os.close(fd)
 os._exit(code)
 """
@@ -94,11 +95,17 @@ for k, script in enumerate(sys.argv[2:]):
         os.close(w)
         code = proc.wait()
     os.set_blocking(r, False)
+    said = b""
     try:
-        signal = os.read(r, 200).decode("ascii", "replace")
+        while len(said) < 1 << 20:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            said += chunk
     except BlockingIOError:
-        signal = ""
+        pass
     os.close(r)
+    signal, _, read_list = said.decode("utf-8", "replace").partition("\n")
     with open(log_path, "rb") as fh:
         output = fh.read()[-20000:].decode("utf-8", "replace")
     sys.stdout.write(output)
@@ -110,7 +117,8 @@ for k, script in enumerate(sys.argv[2:]):
                 with open(p, "rb") as fh:
                     found[name] = fh.read(65536).decode("utf-8", "replace")
     results.append({"script": script, "stem": stem, "exit_code": code, "finished": signal,
-                    "output": output[-4000:], "logs": found, "duration": time.monotonic() - start})
+                    "output": output[-4000:], "logs": found, "duration": time.monotonic() - start,
+                    "reads": [p for p in read_list.split("\n") if p]})
 if out and key:
     payload = json.dumps({"results": results})
     seal = hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
@@ -179,6 +187,11 @@ def judge_script(entry: dict[str, object]) -> TestCaseResult:
     return result("passed", "")
 
 
+def _strings(value: object) -> list[str]:
+    """The strings of a list read back from the driver ([] for anything else)."""
+    return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
+
+
 def run_legacy(
     sandbox: Sandbox,
     task: Task,
@@ -218,8 +231,10 @@ def run_legacy(
             sandbox=sandbox.name,
             evidence="legacy",
             detail=why,
+            read_files=reads,
         )
 
+    reads: list[str] = []
     if run.infra_error:
         return report(TestStatus.INFRA_ERROR, [], list(test_files), run.infra_error)
     if run.timed_out:
@@ -229,6 +244,7 @@ def run_legacy(
         detail = f"the legacy driver left no sealed result (exit code {run.exit_code})"
         return report(TestStatus.ERROR, [], list(test_files), detail)
     cases = [judge_script(e) for e in entries]
+    reads = sorted({p for e in entries for p in _strings(e.get("reads"))})
     seen = {c.test_id for c in cases}
     missing = [f for f in test_files if f not in seen]
     cases = [c for c in cases if c.test_id in test_files]

@@ -31,10 +31,12 @@ BOOT_SOURCE = boot_source()
 
 
 def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
-              env: dict[str, str], ids: dict[str, list[int]] | None) -> list[str]:
+              env: dict[str, str], ids: dict[str, list[int]] | None,
+              hide: list[str] | None = None) -> list[str]:
     """The command that starts a run: the boot script and its spec (``marshal``, which the boot reads
-    without importing anything; it holds strings, numbers, lists and dicts only)."""
-    spec = {
+    without importing anything; it holds strings, numbers, lists and dicts only). ``hide`` (local runs, no
+    ids): confine the run, the worker kept from reading these paths (see the boot script)."""
+    spec: dict[str, object] = {
         "root": root,
         "argv": list(argv),
         "worker": list(worker.argv) if worker else None,
@@ -42,6 +44,8 @@ def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: fl
         "deadline": deadline,
         "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
     }
+    if hide is not None and not ids:
+        spec["confine"] = {"hide": list(hide)}
     # -I -S: the boot needs the standard library only; site and the environment's .pth files would cost
     # every run their import time, and nothing from the working folder or PYTHON* variables may load in it.
     return ["python3", "-I", "-S", "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]

@@ -23,7 +23,8 @@ from lmrbench.fsutil import read_capped
 from lmrbench.harness.junit import parse_junit
 from lmrbench.harness.split import id_matches
 from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
-from lmrbench.runtime.lmrbench_protocol import seal_digest
+from lmrbench.runtime.lmrbench_protocol import ENV_WATCH_READS as WATCH_READS
+from lmrbench.runtime.lmrbench_protocol import READS_NAME, seal_digest
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 PLUGIN_MODULE = SEAL_PLUGIN
@@ -103,7 +104,18 @@ def run_pytest(
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
-    return decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+        reads = _read(Path(out) / READS_NAME, 4 << 20) if (env or {}).get(WATCH_READS) else None
+    report = decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+    return report.model_copy(update={"read_files": _read_list(reads)}) if reads is not None else report
+
+
+def _read_list(raw: bytes) -> list[str]:
+    """The paths of reads.json ([] when it is not a list of strings)."""
+    try:
+        data = jsonsafe.loads(raw)
+    except ValueError:
+        return []
+    return sorted({p for p in data if isinstance(p, str)}) if isinstance(data, list) else []
 
 
 def _read(path: Path, limit: int) -> bytes | None:

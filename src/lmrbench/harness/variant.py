@@ -21,7 +21,7 @@ from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
 from lmrbench.harness.legacy import is_legacy_test, run_legacy
-from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
 from lmrbench.harness.split import declared_ids, goals_env, make_worker
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -80,6 +80,8 @@ def evaluate_variant(
                 raise
             return rejected_report(str(exc), sandbox.name, files)
         run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}
+        if worker and variant == "golden":  # the files the trusted tests read are trusted (see validation)
+            run_env[WATCH_READS] = "1"
         legacy = [f for f in files if is_legacy_test(task.repo_dir / f)]  # test files are the task's own
         modern = [f for f in files if f not in legacy]
         reports = []
@@ -95,6 +97,8 @@ def evaluate_variant(
         if legacy:
             reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker))
     report = reports[0] if len(reports) == 1 else merge_reports(reports)
+    if len(reports) > 1:
+        report = report.model_copy(update={"read_files": sorted({f for r in reports for f in r.read_files})})
     if mode == "shared":
         note = f"tests shared the candidate's process ({why}): weaker evidence"
         report = report.model_copy(update={"detail": "; ".join(d for d in (report.detail, note) if d)})

@@ -13,6 +13,14 @@ command's. At the end the worker and everything it started are killed, and one f
 the worker's output (m bytes). An unpack failure writes ``LMRBENCH-INFRA <why>`` instead. The boot marks
 itself non-dumpable: no child can open its stdout.
 
+Without ids (the local runner) the spec may hold ``confine``: ``{"hide": [paths]}``. The boot is then a child
+subreaper, so that every process a run starts (a ``setsid`` daemon too) stays below it, and at the end it
+kills them all before the frame is written. The process that runs the candidate's code (the worker, or the
+command itself when there is none) is confined with Landlock where the kernel has it: it writes only beneath
+its own folder (``cand/`` or ``trusted/``; existing files under /dev too) and cannot signal or trace a
+process outside its domain; the worker cannot read ``trusted/`` nor the paths in ``hide`` (every run's
+folder, the task set) either. Without Landlock the boot says so on stderr.
+
 The payload and the out folder share one format: entries of ``<kind> <mode octal> <name length> <size>\\n``,
 the name (UTF-8, relative, ``/``-separated), then ``size`` bytes (a file's content, a link's target); kind
 ``d`` folder, ``f`` file, ``l`` symbolic link; ``e 0 0 0\\n`` ends it.
@@ -122,7 +130,137 @@ def _own(path, ids):
             os.lchown(name, uid, gid)
 
 
-def _spawn(argv, cwd, env, ids, stdout, stderr, keep):
+_LL_WRITE = (1 << 1) | (0b111111111 << 4)  # WRITE_FILE, REMOVE_DIR/FILE, MAKE_CHAR..MAKE_SYM
+_LL_READ = (1 << 2) | (1 << 3)  # READ_FILE, READ_DIR
+_LL_FILE = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14)  # the rights a rule on a file (not a folder) may hold
+
+
+def _landlock_abi(libc):
+    try:
+        return max(0, libc.syscall(444, None, 0, 1))  # landlock_create_ruleset(NULL, 0, VERSION)
+    except Exception:
+        return 0
+
+
+def _allowed_reads(hide):
+    """Folders and files whose subtrees together are everything but the ``hide`` subtrees: at each folder on
+    the way from / to a hidden path, every entry not on such a way."""
+    hide = [os.path.realpath(h) for h in hide]
+    ways = set()
+    for h in hide:
+        cur = h
+        while True:
+            ways.add(cur)
+            parent = os.path.dirname(cur)
+            if parent == cur:
+                break
+            cur = parent
+    out = []
+    for folder in sorted(ways):
+        if folder in hide:
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in ways and not os.path.islink(path):  # a rule on a link would hold its target
+                out.append(path)
+    return out
+
+
+def _confine(own, hide):
+    """Landlock this process: writes only beneath ``own`` (and to existing files under /dev), no signals or
+    traces outside, and with ``hide`` given, reads everywhere but there. False when the kernel has none."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = _landlock_abi(libc)
+    if abi < 1:
+        return False
+    write = _LL_WRITE | ((1 << 13) if abi >= 2 else 0) | ((1 << 14) if abi >= 3 else 0)
+    handled = write | (_LL_READ if hide is not None else 0)
+    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets, signals
+    attr = ctypes.create_string_buffer(24)
+    ctypes.memmove(attr, handled.to_bytes(8, "little") + bytes(8) + scoped.to_bytes(8, "little"), 24)
+    fd = libc.syscall(444, attr, 24 if abi >= 6 else 8, 0)
+    if fd < 0:
+        return False
+
+    def allow(path, access):
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISDIR(os.fstat(pfd).st_mode):
+                access &= _LL_FILE
+            rule = access.to_bytes(8, "little") + pfd.to_bytes(4, "little", signed=True)
+            libc.syscall(445, fd, 1, ctypes.create_string_buffer(rule, 12), 0)
+        finally:
+            os.close(pfd)
+
+    allow(own, handled)
+    allow("/dev", (1 << 1) | ((1 << 14) if abi >= 3 else 0) | (_LL_READ if hide is not None else 0))
+    if hide is not None:
+        for path in _allowed_reads(hide):
+            if path != "/dev":
+                allow(path, _LL_READ)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    ok = libc.syscall(446, fd, 0) == 0
+    os.close(fd)
+    return ok
+
+
+def _descendants(me):
+    """Pids of every process below ``me`` (from /proc)."""
+    parent = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        parent[int(name)] = int(data[data.rindex(b")") + 2 :].split()[1])
+    found, todo = set(), [me]
+    while todo:
+        cur = todo.pop()
+        for pid, ppid in parent.items():
+            if ppid == cur and pid not in found:
+                found.add(pid)
+                todo.append(pid)
+    return found
+
+
+def _end_everything():
+    """Kill every process below the boot (a subreaper: orphans and daemons are below it too) and reap them."""
+    me = os.getpid()
+    for _ in range(200):
+        left = _descendants(me)
+        for pid in left:
+            try:  # noqa: SIM105 (contextlib is not imported here)
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid == 0:
+                break
+        if not left:
+            return True
+    return False
+
+
+def _on_term(signum, frame):
+    _end_everything()
+    os._exit(124)
+
+
+def _spawn(argv, cwd, env, ids, stdout, stderr, keep, confine=None):
     """Start ``argv`` as a child (dropped to ``ids`` when given) with stdin from /dev/null and only the fds in
     ``keep`` besides 0-2; raise OSError in the parent when it cannot start."""
     err_r, err_w = os.pipe()  # close-on-exec: stays empty when the exec succeeds
@@ -145,6 +283,8 @@ def _spawn(argv, cwd, env, ids, stdout, stderr, keep):
                 low = fd + 1
             os.closerange(low, 1 << 16)
             os.chdir(cwd)
+            if confine is not None and not _confine(*confine):
+                os.write(2, b"[lmrbench: no Landlock in this kernel: the run's writes are not confined]\n")
             if ids:
                 os.setgroups([])
                 os.setgid(ids[1])
@@ -224,6 +364,13 @@ def main():
         pass
     spec = marshal.loads(bytes.fromhex(sys.argv[1]))
     root, ids = spec["root"], spec.get("ids")
+    confine = spec.get("confine") if not ids else None
+    if confine is not None:
+        try:  # noqa: SIM105
+            ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: daemons stay below the boot
+        except Exception:
+            pass
+        _signal.signal(_signal.SIGTERM, _on_term)  # the runner's timeout: end the run's processes, then exit
     trusted, cand = os.path.join(root, "trusted"), os.path.join(root, "cand")
     try:
         _unpack(sys.stdin.buffer, root)
@@ -258,8 +405,9 @@ def main():
                     PYTHONPATH=os.path.join(cand, "harness"))
         wenv[ENV_CALL_FDS] = f"{to_worker_r},{to_trusted_w}"
         try:
+            hidden = [trusted] + list(confine.get("hide", [])) if confine is not None else None
             worker = _spawn(spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
-                            (to_worker_r, to_trusted_w))
+                            (to_worker_r, to_trusted_w), None if confine is None else (cand, hidden))
         except OSError as exc:
             _say_infra(f"cannot start the candidate's worker: {exc}")
         for fd in (to_worker_r, to_trusted_w, log_w):
@@ -267,7 +415,8 @@ def main():
         env[ENV_CALL_FDS] = f"{to_trusted_r},{to_worker_w}"
         fds = (to_trusted_r, to_worker_w)
     try:
-        child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds)
+        child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds,
+                       None if confine is None or worker is not None else (trusted, None))
     except OSError as exc:
         sys.stderr.write("cannot start {!r}: {}\n".format(spec["argv"][0], exc))
         child = None
@@ -277,12 +426,18 @@ def main():
     if log_r is not None:
         done.acquire()
         # the pump thread blocks the alarm, so that the kernel delivers it to the main thread's wait
-        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGALRM})
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGALRM, _signal.SIGTERM})
         _thread.start_new_thread(_pump, (log_r, log, done))
-        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM})
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM, _signal.SIGTERM})
     # a deadline of its own, in case the harness that started us is gone
     code = 127 if child is None else _wait(child, float(spec["deadline"]))
-    if worker is not None:
+    if confine is not None:
+        if not _end_everything():
+            sys.stderr.write("[lmrbench: processes of the run were still starting after 200 rounds of kills]\n")
+            code = 125
+        if worker is not None:
+            done.acquire(timeout=1)  # every writer of the worker's log is gone
+    elif worker is not None:
         if os.getpid() == 1:
             os.kill(-1, 9)  # the worker and anything it started (PID 1 itself is spared)
         else:

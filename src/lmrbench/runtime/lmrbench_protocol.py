@@ -20,6 +20,10 @@ ENV_RECORD_SPEC = "LMRBENCH_RECORD_SPEC"
 """JSON: what the recorder records (targets, limits); recording is on only when it is set."""
 ENV_RECORD_ROOT = "LMRBENCH_RECORD_ROOT"
 """The repository root of a recorded command."""
+ENV_WATCH_READS = "LMRBENCH_WATCH_READS"
+"""Set in a golden run: the trusted test process lists the repository files it opens in ``READS_NAME``."""
+READS_NAME = "reads.json"
+"""In the out folder: JSON list of the repository-relative files the trusted test process opened."""
 
 MAX_REPLY = 256 << 20
 """Default cap of one reply from the worker."""
@@ -42,3 +46,35 @@ def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict) -> s
 
     facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
     return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
+
+
+MAX_READS = 5000
+"""Most files one process lists in ``READS_NAME``."""
+_CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
+
+
+def watch_reads(root: str) -> set:
+    """Start listing the files under ``root`` this process opens for reading (Python modules left out), by an
+    audit hook; returns the set it fills (repository-relative, ``/``-separated). For golden runs only."""
+    import os
+    import sys
+
+    base = os.path.realpath(root) + os.sep
+    seen: set = set()
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+    def hook(event, args):
+        if event != "open" or len(args) < 3 or not isinstance(args[0], (str, bytes)) or len(seen) >= MAX_READS:
+            return
+        mode, flags = args[1], args[2]
+        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & writing):
+            return
+        name = os.fsdecode(args[0])
+        if name.endswith(_CODE_SUFFIXES):
+            return
+        full = os.path.realpath(os.path.join(base, name))
+        if full.startswith(base) and os.path.isfile(full):
+            seen.add(full[len(base):].replace(os.sep, "/"))
+
+    sys.addaudithook(hook)
+    return seen

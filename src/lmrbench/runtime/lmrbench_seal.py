@@ -7,7 +7,10 @@ after the junit plugin has written its file, it writes ``seal.json``: the exit s
 every conftest.py pytest loaded, and an HMAC of those and the junit bytes.
 
 The harness accepts a report only with a valid seal whose conftests are, byte for byte, files of the
-evaluated tree. So a candidate that writes its own report and ends the process early (``os._exit(0)``, a
+evaluated tree. With ``$LMRBENCH_WATCH_READS`` set (validate's golden runs) it also lists, in ``reads.json``,
+the files of the repository the test process opened: the data the tests read, which is then trusted.
+
+So a candidate that writes its own report and ends the process early (``os._exit(0)``, a
 signal) is detected, and so is a report rewritten after the seal, or a conftest.py the candidate wrote to
 change outcomes. What a seal cannot stop is code that deliberately subverts this process (the key lives
 in its memory): the tests run in the candidate's process; the seal raises the bar from writing a file to
@@ -21,7 +24,7 @@ import json
 import os
 
 import pytest
-from lmrbench_protocol import ENV_HARNESS, ENV_OUT, seal_digest
+from lmrbench_protocol import ENV_HARNESS, ENV_OUT, ENV_WATCH_READS, READS_NAME, seal_digest, watch_reads
 
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
@@ -46,6 +49,7 @@ def _make_hooks(key: bytes) -> tuple[object, object, object]:
     out = os.environ.get(ENV_OUT, "")
     root = os.getcwd()
     conftests: dict[str, str] = {}
+    reads = watch_reads(root) if os.environ.get(ENV_WATCH_READS) else None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(config: pytest.Config) -> None:
@@ -65,6 +69,9 @@ def _make_hooks(key: bytes) -> tuple[object, object, object]:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+        if out and reads is not None:
+            with open(os.path.join(out, READS_NAME), "w") as fh:
+                json.dump(sorted(reads), fh)
         if not out or not key:
             return
         try:

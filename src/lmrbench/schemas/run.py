@@ -87,7 +87,9 @@ class Candidate(_Strict):
     functions: list[str] = Field(default_factory=list)
     """Qualified names of the goal functions spliced in."""
     helpers: list[str] = Field(default_factory=list)
-    """Extra top-level imports and helpers kept from the reply (only with --allow-helpers)."""
+    """What was kept from the candidate's goal file beside the goal functions, one line per statement: new
+    imports, module-level helper functions and classes, constants and types (``import x``, ``def f``,
+    ``class C``, ``EPS = 1e-08``)."""
     model: str = ""
     """Model id (empty for agent candidates)."""
     prompt_version: str = ""
@@ -146,7 +148,10 @@ class EvalResult(_Strict):
     """split: the candidate ran in a process of its own, apart from the tests, their data and the report;
     shared: in the tests' process (weaker evidence); empty when the tests did not run."""
     weaker_evidence: bool = False
-    """True when the verdict rests on weaker evidence: a shared process or official script logs."""
+    """True when the verdict rests on weaker evidence: a shared process, official script logs, or the local
+    runner (one user, no container)."""
+    sandbox: Literal["docker", "local", ""] = ""
+    """The sandbox the tests ran in (empty when they did not run)."""
     failures: dict[str, str] = Field(default_factory=dict)
     """Test id -> message (first lines) of each test that failed or errored."""
 

@@ -71,11 +71,15 @@ class TestReport(BaseModel):
     shared: the tests ran in the candidate's process (weaker evidence; reports before split runs say so too)."""
     detail: str = ""
     """One line saying why the status is not passed (or a note on weaker evidence)."""
+    read_files: list[str] = Field(default_factory=list)
+    """Files of the repository the trusted test process opened (validate's golden runs only; Python modules
+    left out): the recorded data the tests read, wherever it lies."""
 
     @property
     def weaker(self) -> bool:
-        """True when the evidence is weaker than a split pytest run (legacy logs, or a shared process)."""
-        return self.evidence == "legacy" or self.isolation == "shared"
+        """True when the evidence is weaker than a split pytest run in a container (legacy logs, a shared
+        process, or the local runner: one user, no container)."""
+        return self.evidence == "legacy" or self.isolation == "shared" or self.sandbox == "local"
 
     @property
     def passed(self) -> bool:

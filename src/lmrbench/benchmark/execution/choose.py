@@ -30,10 +30,11 @@ def executor_factory(
     limits: RunLimits | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    untrusted: bool = False,
 ) -> MakeExecutor:
     """The executor of ``kind`` (None: local). Asking for Ray without it installed is a one-line LmrError now,
     before any work; ``address`` is for Ray only. ``sandbox`` is a kind, or (local executor only) a sandbox
-    made already."""
+    made already. ``untrusted`` (candidates): no silent fallback to the local runner (``get_sandbox``)."""
     if kind not in (None, "local", "ray"):
         raise LmrError(f"unknown executor {kind!r}; use local or ray")
     if isinstance(sandbox, str | None) and sandbox not in (None, "docker", "local"):
@@ -59,7 +60,7 @@ def executor_factory(
         from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         box = sandbox if not isinstance(sandbox, str | None) else get_sandbox(sandbox, progress=progress,
-                                                                                limits=limits)
+                                                                                limits=limits, untrusted=untrusted)
         ensure_base_image(box, progress=progress or _null(), cancel=cancel)
         return ThreadExecutor(box, tasks, jobs=jobs or 1, progress=progress, cancel=cancel)
 

@@ -296,6 +296,8 @@ def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
     if item.digest and r.candidate_digest != item.digest:
         return "stale result (the candidate changed since)", []
     head = f"{r.status.value}, {r.passed_tests} of {r.total_tests} cases passed"
+    if r.weaker_evidence or r.isolation == "shared":
+        head += f" (weaker evidence: {'local runner' if r.sandbox == 'local' else 'not a split run'})"
     if r.reason and not re.match(r"\d+ of \d+ cases (failed|passed)", r.reason):
         head += f": {r.reason}"
     return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]

@@ -3,8 +3,9 @@
 ``export_agent`` writes, per task, only what an agent may see: the masked repository (paper.pdf and paper.json
 included) without unit tests, recorded data, trusted files or version-control history, and a TASK.md prompt
 with the instructions. Golden files and info.json are never copied, and the export does not name the task
-set's location. ``import_agent`` reads the agent's edited goal files and splices only the goal functions into
-the pristine masked files, as candidates of a run.
+set's location. ``import_agent`` reads the agent's edited goal files and splices their goal functions, with the new
+imports, helpers and constants beside them (``splice_candidate``), into the pristine masked files, as
+candidates of a run; it imports the tasks export.json lists, and says so.
 
 Under an input setting other than ``full`` (see benchmark.context) the repository folder holds only the paper
 and the goal file(s), or the paper and stubs of the goal functions; ``export.json`` records the setting and
@@ -18,9 +19,9 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
+from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.splice import replace_functions
-from lmrbench.authoring.tree import check_contained, goal_plan, read_untrusted_goal_file
+from lmrbench.authoring.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
@@ -36,7 +37,7 @@ from lmrbench.schemas.task_info import Implementation
 PROMPT_FILE = "TASK.md"
 EXPORT_JSON = "export.json"
 PAPER_FILES = ("paper.pdf", "paper.json")
-AGENT_PROMPT_VERSION = "agent-1"
+AGENT_PROMPT_VERSION = "agent-2"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
 
@@ -95,8 +96,9 @@ def agent_prompt(task: Task, context: ContextSetting = "full") -> str:
         + f" The paper is `{repo}/paper.pdf`, its text per page `{repo}/paper.json`.",
         "",
         "Implement each function below in place, in its file, keeping its name, class and signature. "
-        "Only these functions are taken from your work: other edits, new files and helper functions "
-        "elsewhere are ignored.",
+        "From your work these functions are taken, with what you add for them at the top level of the same "
+        "file: new imports, helper functions and classes, constants. Edits to the file's existing "
+        "definitions, to other files and new files are ignored.",
         "",
     ]
     for impl in task.info.implementations:
@@ -184,6 +186,12 @@ def export_context(agent_dir: Path) -> ContextSetting:
     return load_model(path, AgentExport).context if path.is_file() else "full"
 
 
+def exported_tasks(agent_dir: Path) -> list[str] | None:
+    """The task folders an export holds according to its export.json (None for an export without one)."""
+    path = Path(agent_dir) / EXPORT_JSON
+    return load_model(path, AgentExport).tasks if path.is_file() else None
+
+
 def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -> Candidate:
     """Turn the agent's goal file(s) of one implementation into a candidate."""
     base = Candidate(task=task.name, impl=impl.index, source="agent", status=CandidateStatus.OK,
@@ -192,6 +200,7 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
     files: dict[str, str] = {}
     raw: list[str] = []
     functions: list[str] = []
+    kept: list[str] = []
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
         try:
             text = read_untrusted_goal_file(folder, rel)
@@ -209,14 +218,17 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
             reason = f"{rel} does not define {', '.join(missing)}"
             bad = base.model_copy(update={"status": CandidateStatus.NO_FUNCTION, "reason": reason})
             return write_candidate(run, task, bad, text, {})
-        masked = task.goal_path(impl, which).read_text("utf-8")
+        masked = read_source(task.goal_path(impl, which), task.goal_path(impl, which))
         try:
-            files[rel] = replace_functions(masked, text, quals, file=rel, donor_file=f"agent:{rel}")
+            spliced = splice_candidate(masked, text, quals, file=rel, donor_file=f"agent:{rel}")
         except LmrError as exc:
             bad = base.model_copy(update={"status": CandidateStatus.PARSE_ERROR, "reason": exc.problem})
             return write_candidate(run, task, bad, text, {})
+        files[rel] = spliced.source
         functions += quals
-    return write_candidate(run, task, base.model_copy(update={"functions": functions}), "\n".join(raw), files)
+        kept += [k for k in spliced.kept if k not in kept]
+    done = base.model_copy(update={"functions": functions, "helpers": kept})
+    return write_candidate(run, task, done, "\n".join(raw), files)
 
 
 def import_agent(
@@ -229,10 +241,25 @@ def import_agent(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> StageSummary:
-    """Import every implementation of ``tasks`` from an agent's folder into the run at ``run_path``."""
+    """Import every implementation of the exported tasks from an agent's folder into the run at ``run_path``.
+
+    The tasks are those export.json lists (an export without export.json: every task of ``tasks``); a task
+    of ``tasks`` that was not exported is not graded, and the summary's notes say which were taken."""
     agent_dir = Path(agent_dir)
     if not agent_dir.is_dir():
         raise LmrError("not a folder", agent_dir)
+    summary = StageSummary()
+    listed = exported_tasks(agent_dir)
+    if listed is not None:
+        left = [t.name for t in tasks if t.name not in listed]
+        tasks = [t for t in tasks if t.name in listed]
+        unknown = [n for n in listed if n not in {t.name for t in tasks}]
+        note = f"importing the {len(tasks)} task(s) export.json lists: {', '.join(t.name for t in tasks)}"
+        if left:
+            note += f"; not exported, not graded: {', '.join(left)}"
+        if unknown:
+            note += f"; exported but not in this task set (or --task): {', '.join(unknown)}"
+        summary.notes.append(note)
     present = [t for t in tasks if (agent_dir / t.name).is_dir()]
     if not present:
         raise LmrError(
@@ -243,7 +270,6 @@ def import_agent(
         tool_version=__version__, source="agent", label=label or agent_dir.name, bench=bench,
         prompt_version=AGENT_PROMPT_VERSION, settings={CONTEXT_KEY: export_context(agent_dir)}))  # fmt: skip
     progress = progress or NullProgress()
-    summary = StageSummary()
     progress.start("import", sum(len(t.info.implementations) for t in tasks))
     for task in tasks:
         for impl in task.info.implementations:

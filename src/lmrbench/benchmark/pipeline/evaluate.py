@@ -65,6 +65,7 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         log_tail=report.log_tail[-4000:],
         isolation=report.isolation,
         weaker_evidence=report.weaker,
+        sandbox=report.sandbox,
         failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
 
@@ -139,6 +140,7 @@ def evaluate(
         if result.status is ResultStatus.INFRA_ERROR:
             summary.problems.append(f"{cand.task}#{cand.impl}: {result.reason}")
         summary.statuses[result.status.value] += 1
+        summary.weaker += result.weaker_evidence
         progress.advance(1, f"{cand.task}#{cand.impl}: {result.status.value}")
 
     for task, impl, cand in todo:

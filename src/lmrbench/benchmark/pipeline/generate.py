@@ -1,7 +1,8 @@
 """Standard prompting: ask a model for each implementation of a task set, save each reply as a candidate.
 
 A candidate folder holds the raw reply (reply.txt), candidate.json and, when the reply held the goal
-functions, the masked goal file with them spliced in at ``<repo folder>/<goal file>``. A re-run redoes
+functions, the masked goal file with them (and the new imports, helpers and constants beside them) spliced in
+at ``<repo folder>/<goal file>``; candidate.json's ``reason`` says which code block they came from. A re-run redoes
 only the implementations without an ``ok`` candidate (endpoint errors, replies without a usable function).
 """
 
@@ -11,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.authoring.tree import goal_plan
+from lmrbench.authoring.tree import goal_plan, read_source
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
@@ -22,6 +23,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import Progress
+from lmrbench.pyparse import encode_source
 from lmrbench.schemas.run import Candidate, CandidateStatus, RunManifest, Usage
 from lmrbench.schemas.task_info import Implementation
 
@@ -30,8 +32,6 @@ from lmrbench.schemas.task_info import Implementation
 class GenerateOptions:
     """Settings that shape the candidates (recorded in run.json)."""
 
-    allow_helpers: bool = False
-    """Keep the reply's extra imports and helper functions in the goal file."""
     max_paper_chars: int = DEFAULT_MAX_PAPER_CHARS
     """Paper text budget (see prompts.truncate_paper)."""
     jobs: int = 4
@@ -42,7 +42,12 @@ class GenerateOptions:
 
 def write_candidate(run: RunDir, task: Task, cand: Candidate, reply: str, files: dict[str, str]) -> Candidate:
     """Write a whole candidate folder (replacing an earlier one); returns the candidate with its digest."""
-    blobs = {rel: text.encode("utf-8") for rel, text in files.items()}
+    try:
+        blobs = {rel: encode_source(text) for rel, text in files.items()}
+    except UnicodeEncodeError as exc:
+        bad = cand.model_copy(update={"status": CandidateStatus.PARSE_ERROR,
+                                      "reason": f"a character has no place in the file's {exc.encoding}"})
+        return write_candidate(run, task, bad, reply, {})
     cand = cand.model_copy(
         update={"digest": digest_files(blobs, salt=cand.status.value), "goal_files": list(files)}
     )
@@ -85,13 +90,17 @@ def generate_one(
     files: dict[str, str] = {}
     functions: list[str] = []
     helpers: list[str] = []
+    taken: list[int] = []
+    total = 0
     try:
         for which, (rel, quals) in enumerate(plan):
-            masked = task.goal_path(impl, which).read_text("utf-8")
-            spliced = splice_reply(reply.text, masked, quals, file=rel, allow_helpers=options.allow_helpers)
+            masked = read_source(task.goal_path(impl, which), task.goal_path(impl, which))
+            spliced = splice_reply(reply.text, masked, quals, file=rel)
             files[rel] = spliced.source
             functions += spliced.functions
-            helpers += spliced.helpers
+            helpers += [h for h in spliced.helpers if h not in helpers]
+            taken += [b for b in spliced.blocks if b not in taken]
+            total = spliced.total_blocks
     except ReplyProblem as exc:
         client.evict(reply)  # a re-run asks again rather than reading the same unusable reply
         reason = exc.reason
@@ -99,9 +108,9 @@ def generate_one(
             reason += f" (the reply was cut at --max-tokens {client.params.max_tokens})"
         bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": reason})
         return write_candidate(run, task, bad, reply.text, {})
-    notes = (
-        f"retrieval context not found: {', '.join(prompt.missing_context)}" if prompt.missing_context else ""
-    )
+    notes = f"code from block {', '.join(map(str, sorted(taken)))} of {total}"
+    if prompt.missing_context:
+        notes += f"; retrieval context not found: {', '.join(prompt.missing_context)}"
     cand = base.model_copy(update={"functions": functions, "helpers": helpers, "reason": notes})
     return write_candidate(run, task, cand, reply.text, files)
 
@@ -169,7 +178,6 @@ def generate(
             generation=client.params,
             prompt_version=generate_prompt_version(options.context),
             settings={
-                "allow_helpers": str(options.allow_helpers),
                 "max_paper_chars": str(options.max_paper_chars),
                 CONTEXT_KEY: options.context,
             },

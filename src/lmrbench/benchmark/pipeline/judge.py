@@ -1,10 +1,12 @@
 """The LLM judge: compare each candidate's goal functions with the golden ones (the paper's Appendix C).
 
-Only the goal functions are shown (``extract_function`` on the golden file and on the candidate's goal
-file), the candidate between tags it cannot forge. The reply must be a JSON object with a category 1-3 and
-rationale bullets; a malformed reply is asked again (up to ``max_attempts`` requests), then recorded as no
-verdict, never as a category. One verdict file per candidate and judge; a re-run redoes only missing, stale
-or no-verdict ones.
+Only the goal functions are shown (``extract_function`` on the golden file and on the candidate's goal file,
+with the imports, helpers and constants the candidate added beside them), the candidate between tags it
+cannot forge. The reply must be a JSON object with a category 1-3 and rationale bullets; a malformed reply
+is asked again (up to ``max_attempts`` requests), then recorded as no verdict, never as a category. A
+candidate without usable code (no goal function, a parse error) is Logically Incorrect without a request,
+as the paper counts it. One verdict file per candidate and judge; a re-run redoes only missing, stale or
+no-verdict ones.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 from lmrbench import jsonsafe
+from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.splice import extract_function
-from lmrbench.authoring.tree import goal_plan
+from lmrbench.authoring.tree import goal_plan, read_source
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import (
     JUDGE_PROMPT_VERSION,
@@ -90,11 +93,12 @@ def scoped_sources(run: RunDir, task: Task, impl: Implementation) -> tuple[str, 
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
         golden_path = task.golden_path(impl, which)
         cand_path = folder / rel
-        try:
-            golden = golden_path.read_text("utf-8")
-            cand = cand_path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LmrError(f"cannot read: {exc}", cand_path) from None
+        golden = read_source(golden_path, golden_path)
+        cand = read_source(cand_path, cand_path)
+        masked = read_source(task.goal_path(impl, which), task.goal_path(impl, which))
+        kept = splice_candidate(masked, cand, quals, file=rel, donor_file=str(cand_path)).kept_source
+        if kept:
+            cand_parts.append(kept.rstrip("\n"))
         for q in quals:
             golden_parts.append(extract_function(golden, q, file=str(golden_path)))
             cand_parts.append(extract_function(cand, q, file=str(cand_path)))
@@ -158,6 +162,22 @@ def judge_one(
     return verdict
 
 
+def no_code_verdict(run: RunDir, cand: Candidate, client: LLMClient) -> Verdict:
+    """Write the verdict on a candidate without usable code (no goal function, code that does not parse):
+    Logically Incorrect, as the paper counts it, without asking the judge; the rationale says why."""
+    verdict = Verdict(
+        task=cand.task,
+        impl=cand.impl,
+        category=JudgeCategory.LOGICALLY_INCORRECT,
+        rationale=[f"no usable code ({cand.status.value}): {cand.reason or 'nothing to judge'}"],
+        candidate_digest=cand.digest,
+        judge=client.params,
+        prompt_version=JUDGE_PROMPT_VERSION,
+    )
+    save_model(run.verdict_path(slug(client.params.model), cand.task, cand.impl), verdict)
+    return verdict
+
+
 def is_current(verdict: Verdict | None, cand: Candidate, client: LLMClient) -> bool:
     """True when the verdict is a category for this exact candidate, judge settings and prompt version."""
     if verdict is None or verdict.category is None:
@@ -193,11 +213,14 @@ def judge(
     for task in tasks:
         for impl in task.info.implementations:
             cand = run.candidate(task.name, impl.index)
-            if cand is None or cand.status is not CandidateStatus.OK:
+            if cand is None or cand.status is CandidateStatus.LLM_ERROR:
                 continue
             prior = unless_broken(run.verdict, slug(client.params.model), task.name, impl.index)
             if is_current(prior, cand, client):
                 summary.skipped += 1
+            elif cand.status is not CandidateStatus.OK:
+                verdict = no_code_verdict(run, cand, client)
+                summary.statuses[verdict.category.value if verdict.category else NO_VERDICT] += 1
             else:
                 todo.append((task, impl, cand))
 

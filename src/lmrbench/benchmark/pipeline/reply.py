@@ -1,12 +1,11 @@
 """Turn a model's reply into a candidate goal file: find the code, take the goal functions, splice them in.
 
 Code is read from fenced blocks (```python, ```py or a bare fence; an unclosed fence runs to the end), or
-from the whole reply when it has no fence. Each goal function is taken from the first block that defines it,
-as ``Class.method`` or, for a method, also as a bare ``def method`` then placed in its class. Only the
-goal functions are spliced into the masked file. With ``allow_helpers`` the reply's other top-level imports,
-functions and classes (except names the file already has) are kept by nesting them at the start of each goal
-function's body: the goal functions stay the candidate's whole surface, so evaluation, which takes only them
-from a candidate, keeps the helpers too.
+from the whole reply when it has no fence. The goal functions are taken from the last complete block (closed
+and parsing) that defines them all (a draft first, then "the final version": the final one), else each from
+the last block that defines it; a method may be given as ``Class.method`` or as a bare ``def method``, then
+placed in its class. With them come the new imports, helpers, constants and types of the blocks taken
+(``splice_candidate``), as for an agent's goal file.
 """
 
 from __future__ import annotations
@@ -17,8 +16,9 @@ import textwrap
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
+from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.splice import extract_function, replace_functions
+from lmrbench.authoring.splice import extract_function
 from lmrbench.errors import LmrError
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)
@@ -41,38 +41,95 @@ class SplicedFile:
     source: str
     functions: list[str]
     helpers: list[str] = field(default_factory=list)
+    """The statements kept beside the goal functions (``SplicedCandidate.kept``)."""
+    blocks: list[int] = field(default_factory=list)
+    """The code blocks the functions were taken from (1-based, in the reply's order)."""
+    total_blocks: int = 0
+    """Code blocks in the reply."""
+
+
+def fenced_blocks(reply: str) -> list[tuple[str, bool]]:
+    """The Python code blocks of a reply, in order, each with whether its fence was closed; the whole reply
+    (closed) when it has no fence."""
+    blocks = [
+        (m.group(2), m.end() > m.end(2))
+        for m in _FENCE.finditer(reply)
+        if m.group(1).lower() in _CODE_LANGS
+    ]
+    return blocks or ([(reply, True)] if "```" not in reply else [])
 
 
 def code_blocks(reply: str) -> list[str]:
     """The Python code blocks of a reply, in order; the whole reply when it has no fence."""
-    blocks = [m.group(2) for m in _FENCE.finditer(reply) if m.group(1).lower() in _CODE_LANGS]
-    return blocks or ([reply] if "```" not in reply else [])
+    return [text for text, _ in fenced_blocks(reply)]
 
 
-def _parsed(blocks: list[str], names: set[str]) -> tuple[list[tuple[str, ast.Module]], list[str]]:
+@dataclass
+class _Block:
+    number: int
+    text: str
+    tree: ast.Module
+    closed: bool
+    quals: set[str]
+
+
+def _parsed(blocks: list[tuple[str, bool]], names: set[str]) -> tuple[list[_Block], list[str]]:
     """Blocks that parse, and the syntax errors of those that do not but seem to define a goal function."""
     good, bad = [], []
-    for block in blocks:
+    for number, (block, closed) in enumerate(blocks, 1):
         text = textwrap.dedent(block)
         try:
-            good.append((text, pyparse.parse(text)))
+            tree = pyparse.parse(text)
         except (SyntaxError, ValueError) as exc:
             if any(re.search(rf"\bdef\s+{re.escape(n)}\b", text) for n in names):
                 bad.append(f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}")
+            continue
+        quals = {f.qualname for f in index_source(text, "<reply>") if not f.is_overload}
+        good.append(_Block(number, text, tree, closed, quals))
     return good, bad
 
 
-def _find(blocks: list[tuple[str, ast.Module]], qualname: str) -> str | None:
-    """The def text of ``qualname`` (placed in its class when it is a method given bare), or None."""
+def _defines(block: _Block, qualname: str) -> bool:
     cls, _, name = qualname.rpartition(".")
-    for text, _tree in blocks:
-        quals = {f.qualname for f in index_source(text, "<reply>") if not f.is_overload}
-        if qualname in quals:
-            found = extract_function(text, qualname, file="<reply>")
-            return _wrap(cls, found) if cls else found
-        if cls and name in quals:
-            return _wrap(cls, extract_function(text, name, file="<reply>"))
-    return None
+    return qualname in block.quals or bool(cls and name in block.quals)
+
+
+def _choose(blocks: list[_Block], qualnames: list[str]) -> dict[str, _Block]:
+    """The block each goal function is taken from: the last complete one defining them all, else per function
+    the last complete block defining it (an unclosed one only when no closed one does)."""
+    ranked = [b for b in blocks if b.closed] + [b for b in blocks if not b.closed]  # closed ones win
+    for block in reversed([b for b in blocks if b.closed]):
+        if all(_defines(block, q) for q in qualnames):
+            return dict.fromkeys(qualnames, block)
+    chosen: dict[str, _Block] = {}
+    for q in qualnames:
+        found = [b for b in ranked if _defines(b, q)]
+        closed = [b for b in found if b.closed]
+        if found:
+            chosen[q] = (closed or found)[-1]
+    return chosen
+
+
+def _take(block: _Block, qualname: str) -> str:
+    """The def text of ``qualname`` from its block (placed in its class when it is a method given bare)."""
+    cls, _, name = qualname.rpartition(".")
+    if qualname in block.quals:
+        found = extract_function(block.text, qualname, file="<reply>")
+        return _wrap(cls, found) if cls else found
+    return _wrap(cls, extract_function(block.text, name, file="<reply>"))
+
+
+def _others(block: _Block, skip: set[str]) -> str:
+    """The block's top-level statements other than the goal functions and their classes."""
+    lines = block.text.splitlines(keepends=True)
+    out = []
+    for node in block.tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name in skip:
+            continue
+        decorators = getattr(node, "decorator_list", None) or []
+        first = decorators[0].lineno if decorators else node.lineno
+        out.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n") + "\n")
+    return "".join(out)
 
 
 def _wrap(cls_path: str, def_text: str) -> str:
@@ -105,78 +162,30 @@ def _donor(pieces: dict[str, str]) -> str:
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
 
 
-def _helpers(blocks: list[tuple[str, ast.Module]], target: str, goal_names: set[str]) -> list[str]:
-    """Top-level imports and definitions of the reply that the target lacks, as source texts."""
-    tree = pyparse.parse(target)
-    defined = {getattr(n, "name", None) for n in tree.body}
-    have_imports = {ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)}
-    out: list[str] = []
-    for text, mod in blocks:
-        lines = text.splitlines(keepends=True)
-        for node in mod.body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                if ast.unparse(node) in have_imports:
-                    continue
-                have_imports.add(ast.unparse(node))
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if node.name in goal_names or node.name in defined:
-                    continue
-                defined.add(node.name)
-            else:
-                continue
-            decorators = getattr(node, "decorator_list", [])
-            first = decorators[0].lineno if decorators else node.lineno
-            out.append("".join(lines[first - 1 : node.end_lineno]).rstrip("\n") + "\n")
-    return out
-
-
-def _nest(piece: str, qualname: str, helpers: list[str]) -> str:
-    """``piece`` (a def, maybe inside its class) with ``helpers`` placed at the start of the goal's body."""
-    name = qualname.rpartition(".")[2]
-    node = next(
-        n
-        for n in ast.walk(pyparse.parse(piece))
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name
-    )
-    first = node.body[0]
-    if first.lineno == node.lineno:
-        raise ReplyProblem("parse_error", f"{qualname} is a one-line def; its helpers cannot be placed in it")
-    is_doc = (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    )
-    at = (first.end_lineno or first.lineno) if is_doc else first.lineno - 1
-    indent = " " * first.col_offset
-    lines = piece.splitlines(keepends=True)
-    block = "".join(textwrap.indent(h, indent) for h in helpers)
-    return "".join(lines[:at]) + block + "".join(lines[at:])
-
-
-def splice_reply(
-    reply: str, masked: str, qualnames: list[str], *, file: str, allow_helpers: bool = False
-) -> SplicedFile:
-    """The masked goal file with the goal functions from ``reply``; ReplyProblem when there are none."""
+def splice_reply(reply: str, masked: str, qualnames: list[str], *, file: str) -> SplicedFile:
+    """The masked goal file with the goal functions from ``reply`` and what they need from the blocks taken
+    (``splice_candidate``); ReplyProblem when there are none."""
     names = {q.rpartition(".")[2] for q in qualnames}
-    blocks, bad = _parsed(code_blocks(reply), names)
-    pieces: dict[str, str] = {}
-    helpers = _helpers(blocks, masked, names | {q.split(".")[0] for q in qualnames}) if allow_helpers else []
-    for qualname in qualnames:
-        found = _find(blocks, qualname)
-        if found is not None:
-            pieces[qualname] = _nest(found, qualname, helpers) if helpers else found
-    if not pieces:
+    every = fenced_blocks(reply)
+    blocks, bad = _parsed(every, names)
+    chosen = _choose(blocks, qualnames)
+    if not chosen:
         wanted = ", ".join(qualnames)
         if bad:
             raise ReplyProblem(
                 "parse_error", f"the reply's code does not parse ({bad[0]}); no {wanted} found"
             )
         raise ReplyProblem("no_function", f"the reply defines none of {wanted}")
-    missing = [q for q in qualnames if q not in pieces]
+    missing = [q for q in qualnames if q not in chosen]
     if missing:
         raise ReplyProblem("no_function", f"the reply does not define {', '.join(missing)}")
+    pieces = {q: _take(b, q) for q, b in chosen.items()}
+    skip = names | {q.split(".")[0] for q in qualnames}
+    taken = sorted({b.number: b for b in chosen.values()}.items())
+    donor = "".join(_others(b, skip) for _, b in taken) + "\n" + _donor(pieces)
     try:
-        source = replace_functions(masked, _donor(pieces), qualnames, file=file, donor_file="<reply>")
+        spliced = splice_candidate(masked, donor, qualnames, file=file, donor_file="<reply>")
     except LmrError as exc:
         raise ReplyProblem("parse_error", exc.problem) from None
-    return SplicedFile(source=source, functions=list(pieces), helpers=[h.splitlines()[0] for h in helpers])
+    return SplicedFile(source=spliced.source, functions=list(pieces), helpers=spliced.kept,
+                       blocks=[n for n, _ in taken], total_blocks=len(every))  # fmt: skip

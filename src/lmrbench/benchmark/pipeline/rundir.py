@@ -24,9 +24,10 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lmrbench import __version__
+from lmrbench.authoring.tree import MAX_SOURCE_BYTES
 from lmrbench.core.taskset import Task, task_digest
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import atomic_write_text
+from lmrbench.fsutil import atomic_write_text, read_capped
 from lmrbench.schemas.run import (
     Candidate,
     EvalResult,
@@ -80,6 +81,24 @@ def digest_files(files: dict[str, bytes], salt: str = "") -> str:
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
     return h.hexdigest()
+
+
+def current_digest(folder: Path, cand: Candidate) -> Candidate:
+    """``cand`` with its digest recomputed from its goal files as they are now in ``folder`` (the candidate
+    folder: ``<repository folder>/<goal file>``); a missing or unreadable file counts as changed. A candidate
+    without goal files (no usable code) keeps its digest: there is nothing that could change."""
+    if not cand.goal_files:
+        return cand
+    blobs: dict[str, bytes] = {}
+    subdirs = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.is_symlink()] if folder.is_dir() else []
+    for rel in cand.goal_files:
+        found = next((d / rel for d in subdirs if (d / rel).is_file()), None)
+        try:
+            blobs[rel] = read_capped(found, MAX_SOURCE_BYTES, shown=found) if found else b"\0missing"
+        except (LmrError, OSError):
+            blobs[rel] = b"\0unreadable"
+    digest = digest_files(blobs, salt=cand.status.value)
+    return cand if digest == cand.digest else cand.model_copy(update={"digest": digest})
 
 
 def task_entry(task: Task) -> TaskEntry:
@@ -151,14 +170,15 @@ class RunDir:
         return self.path / "labels" / slug(annotator) / "queue.json"
 
     def candidate(self, task: str, impl: int) -> Candidate | None:
-        """The candidate, or None when there is none yet."""
+        """The candidate, or None when there is none yet; its digest is recomputed from the files now on disk
+        (``current_digest``), so a result, verdict or label of an edited candidate no longer matches it."""
         path = self.candidate_dir(task, impl) / CANDIDATE_JSON
-        return load_model(path, Candidate) if path.is_file() else None
+        return current_digest(path.parent, load_model(path, Candidate)) if path.is_file() else None
 
     def candidates(self) -> Iterator[Candidate]:
-        """Every candidate of the run, in task and index order."""
+        """Every candidate of the run, in task and index order (digests recomputed, as ``candidate``)."""
         for path in sorted((self.path / "candidates").glob(f"*/*/{CANDIDATE_JSON}"), key=_order):
-            yield load_model(path, Candidate)
+            yield current_digest(path.parent, load_model(path, Candidate))
 
     def result(self, task: str, impl: int) -> EvalResult | None:
         """The unit-test result, or None."""

@@ -23,10 +23,16 @@ class StageSummary:
     skipped: int = 0
     usage: Usage = field(default_factory=Usage)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Lines that say what the stage took on (shown before the summary line)."""
+    weaker: int = 0
+    """Results of this stage that rest on weaker evidence (the local runner, a shared process, script logs)."""
 
     def line(self) -> str:
         """One line for the terminal."""
         parts = [f"{n} {s}" for s, n in sorted(self.statuses.items())]
+        if self.weaker:
+            parts.append(f"{self.weaker} on weaker evidence")
         if self.skipped:
             parts.append(f"{self.skipped} already done")
         if self.usage.calls or self.usage.cached:

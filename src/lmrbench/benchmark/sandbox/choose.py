@@ -1,5 +1,6 @@
 """Which sandbox runs a task's code: Docker when its engine answers and a base image is present, can be pulled
-or bootstrapped (``base_image``); else the local runner, saying why in one line and that isolation is weaker."""
+or bootstrapped (``base_image``); else the local runner, saying why in one line and that isolation is weaker.
+Untrusted candidates never fall back: they run locally only when ``--sandbox local`` asks for it."""
 
 from __future__ import annotations
 
@@ -23,11 +24,23 @@ def docker_available(timeout: float = 3.0) -> bool:
         return False
 
 
+UNTRUSTED_LOCAL = (
+    "warning: --sandbox local: untrusted candidates run on the local runner (one user, no container); "
+    "every result is weaker evidence"
+)
+
+
 def get_sandbox(
-    kind: SandboxKind | None = None, *, progress: Progress | None = None, limits: RunLimits | None = None
+    kind: SandboxKind | None = None,
+    *,
+    progress: Progress | None = None,
+    limits: RunLimits | None = None,
+    untrusted: bool = False,
 ) -> Sandbox:
     """The sandbox of that kind. None picks Docker when the engine answers and a base image is present, can be
-    pulled or bootstrapped; else the local runner, saying why in one line."""
+    pulled or bootstrapped; else the local runner, saying why in one line. For ``untrusted`` code (candidates)
+    the local runner is only ever the one asked for: None then raises LmrError naming ``--sandbox local``
+    where it would fall back, and asking for it says once that every result is weaker evidence."""
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     limits = limits or RunLimits()
@@ -35,11 +48,13 @@ def get_sandbox(
     if kind == "docker":
         return DockerRunner(**options)  # type: ignore[arg-type]
     if kind == "local":
+        if untrusted:
+            _say(progress, UNTRUSTED_LOCAL)
         return _local(progress, limits)
     if kind is not None:
         raise LmrError(f"unknown runner {kind!r}; use docker or local")
     if not docker_available():
-        _say(progress, f"warning: no Docker engine answers: {LOCAL_FALLBACK}")
+        _fallback(progress, "no Docker engine answers", untrusted)
         return _local(progress, limits)
     from lmrbench.benchmark.sandbox.base_image import NoBaseImage, obtain_base_image
 
@@ -47,10 +62,20 @@ def get_sandbox(
     try:
         choice = obtain_base_image(runner.client, progress=progress)
     except NoBaseImage as exc:
-        _say(progress, f"warning: {exc}: {LOCAL_FALLBACK}")
+        _fallback(progress, str(exc), untrusted)
         return _local(progress, limits)
     _say(progress, choice.line())
     return runner
+
+
+def _fallback(progress: Progress | None, why: str, untrusted: bool) -> None:
+    """Say why the local runner is used, or refuse it for untrusted code (never a silent fallback)."""
+    if untrusted:
+        raise LmrError(
+            f"{why}: untrusted candidates run on the local runner only when asked; pass --sandbox local "
+            "(weaker evidence) or start Docker"
+        )
+    _say(progress, f"warning: {why}: {LOCAL_FALLBACK}")
 
 
 def _local(progress: Progress | None, limits: RunLimits) -> Sandbox:

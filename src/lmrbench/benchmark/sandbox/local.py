@@ -4,9 +4,13 @@ Each task gets a venv cached per requirements hash under ``<cache>/venvs/<hash>`
 host-side wheelhouse. Each run streams the same payload as a container to the same boot script, which unpacks
 it into a fresh temp folder; the boot script and everything it starts run in one process group with a
 wall-clock timeout (the whole group is killed), an address-space limit (8 GiB by default) and a per-file size
-limit. The trusted command and the candidate's worker are separate processes, but of the same user: the worker
-could read the trusted side's files if it looked for them. There is no network or pid isolation: the runner
-says so once.
+limit. The trusted command and the candidate's worker are separate processes, but of the same user. Where the
+kernel has Landlock, the boot confines the process that runs the candidate's code (the worker of a split run,
+else the command): it writes only beneath its own temp folder and neither signals nor traces a process outside,
+and the worker cannot read the trusted side's folder, the other runs' folders or the task set. The boot is a
+child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so nothing of a
+run outlives it. There is no network or pid isolation: the runner says so once, and
+every result from it is weaker evidence.
 """
 
 from __future__ import annotations
@@ -39,11 +43,20 @@ from lmrbench.harness import payload
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
 WEAKER_ISOLATION = (
-    "local runner: tests run as this user, with network access and no pid isolation (only a timeout, "
-    "an address-space limit and a file size limit), and a candidate's process could read the tests' files; "
-    "use Docker for untrusted candidates"
+    "local runner: tests run as this user, with network access and no pid isolation (a timeout, an "
+    "address-space limit, a file size limit, Landlock where the kernel has it, every process of a run ended "
+    "before its result is read): weaker evidence; use Docker for untrusted candidates"
 )
 _OUTPUT_KEEP = 256_000
+
+
+def _runs_folder() -> Path:
+    """The folder (this user's only) that holds every local run's temp folder: hidden from each worker."""
+    path = Path(tempfile.gettempdir()) / f"lmrbench-local-runs-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    if path.is_symlink() or path.stat().st_uid != os.getuid():
+        raise LmrError("is not this user's own folder; remove it", path)
+    return path
 
 
 def _ignore(folder: str, names: list[str]) -> set[str]:
@@ -137,7 +150,8 @@ class LocalRunner:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
         except OSError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=f"cannot read the tree: {exc}")
-        with tempfile.TemporaryDirectory(prefix="lmrbench-run-") as tmp:
+        runs = _runs_folder()
+        with tempfile.TemporaryDirectory(prefix="lmrbench-run-", dir=runs) as tmp:
             base_env = {
                 k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))
             }
@@ -146,7 +160,9 @@ class LocalRunner:
                 "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                 "VIRTUAL_ENV": str(venv),
             }
-            command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None)
+            hide = [str(runs), str(task.path.parent)]  # every run's files, the task set's golden code and data
+            command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None,
+                                        hide=hide)
             command[0] = str(venv / "bin" / "python")
             result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic())
             if result.timed_out or result.infra_error:
@@ -220,6 +236,10 @@ class LocalRunner:
             proc.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
         except subprocess.TimeoutExpired:
             timed_out = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGTERM)  # the boot ends every process of the run, daemons too
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)

@@ -7,12 +7,14 @@ run's test ids and durations), and when those are in, the result is final. Any e
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
 from lmrbench.authoring.check import find_leaks
+from lmrbench.authoring.metadata import mark_trusted
 from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
@@ -24,11 +26,12 @@ from lmrbench.benchmark.validation.plan import (
     recorded_facts,
     static_problems,
 )
-from lmrbench.benchmark.validation.store import log_file
+from lmrbench.benchmark.validation.store import log_file, task_fingerprint
 from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, probe_wanted, read_margins
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name, weak_reasons
-from lmrbench.core.taskset import Task
+from lmrbench.core.taskset import Task, load_task
 from lmrbench.core.trust import impl_test_files
+from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -50,6 +53,9 @@ def flaky_tests(reports: list[TestReport]) -> list[str]:
     if not flaky and len(statuses) > 1:
         flaky = [f"(whole run: {', '.join(statuses)})"]
     return flaky
+
+
+_MARKING = threading.Lock()
 
 
 @dataclass
@@ -149,12 +155,32 @@ class ImplCheck:
             self._finish(self._reasons)
         return []
 
+    def _trust_reads(self, runs: list[TestReport]) -> None:
+        """Mark trusted (info.json ``trusted_files``) the files the golden runs' tests read that nothing
+        trusted yet, wherever they lie: from now on no candidate's tree and no agent export holds them."""
+        reads = sorted({f for r in runs if r.passed for f in r.read_files})
+        if not reads:
+            return
+        try:
+            with _MARKING:  # implementations of one task check at once; each adds to the same info.json
+                added = mark_trusted(self.task, self.impl.index, reads)
+        except (LmrError, OSError) as exc:
+            self.progress.log(f"{self.label}: warning: cannot mark the data the tests read as trusted: {exc}")
+            return
+        if added:
+            self.progress.log(f"{self.label}: the tests read {', '.join(added)}: marked trusted in info.json "
+                              "(kept from candidates and agent exports)")
+            self.task = load_task(self.task.path)
+            if self.fingerprint:
+                self.result.fingerprint = self.fingerprint = task_fingerprint(self.task)
+
     def _after_golden(self) -> list[RunUnit]:
         res = self.result
         res.golden_runs = [self._golden[k] for k in sorted(self._golden)]
         res.evidence, res.isolation = res.golden_runs[0].evidence, res.golden_runs[0].isolation
         res.golden_passes = sum(r.passed for r in res.golden_runs)
         res.flaky_tests = flaky_tests(res.golden_runs)
+        self._trust_reads(res.golden_runs)
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self._finish([f"environment: {self._environment_error}"])

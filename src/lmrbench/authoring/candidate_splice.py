@@ -1,0 +1,231 @@
+"""Splice a candidate into the pristine goal file: its goal functions plus what they need from its own file.
+
+A candidate (a model's reply, an agent's edited goal file) is its goal functions and the module-level
+statements of its goal file that the pristine file lacks: new imports (those used only in annotations too),
+new helper functions and classes, new constants and type aliases, and a ``from __future__`` import. A
+statement is new when every name it binds is unbound at the top of the pristine file: the file's existing
+definitions stay pristine even when the candidate edited them, and nothing else (calls, ``if __name__``
+blocks, docstrings) is taken. The kept statements go, in the candidate's order, just above the first
+statement holding a goal function (a ``__future__`` import at the top of the file).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from lmrbench import pyparse
+from lmrbench.authoring._cst import line_starts
+from lmrbench.authoring.index import index_source, parse_python
+from lmrbench.authoring.splice import replace_functions
+from lmrbench.errors import LmrError
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class SplicedCandidate:
+    """A goal file with a candidate's goal functions and the statements kept beside them."""
+
+    source: str
+    kept: list[str] = field(default_factory=list)
+    """One line per kept statement: ``import ...``, ``def name``, ``class Name``, ``NAME = ...``."""
+    kept_source: str = ""
+    """The kept statements' text, in the candidate's order (what a judge reads beside the goal functions)."""
+
+
+def _nested(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a block and of the if/try/with/loop blocks in it (not inside defs or classes)."""
+    for node in body:
+        yield node
+        if isinstance(node, _DEFS):
+            continue
+        for attr in ("body", "orelse", "finalbody"):
+            yield from _nested(getattr(node, attr, []) or [])
+        for handler in getattr(node, "handlers", []) or []:
+            yield from _nested(handler.body)
+
+
+def _target_names(target: ast.expr) -> list[str] | None:
+    """Names an assignment target binds; None when it binds anything else (an attribute, a subscript)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        out: list[str] = []
+        for elt in target.elts:
+            names = _target_names(elt.value if isinstance(elt, ast.Starred) else elt)
+            if names is None:
+                return None
+            out += names
+        return out
+    return None
+
+
+def _alias_name(alias: ast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def bound_names(body: list[ast.stmt]) -> set[str]:
+    """Names bound at the top of a module (in its top-level if/try/with blocks too)."""
+    names: set[str] = set()
+    for node in _nested(body):
+        if isinstance(node, _DEFS):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(_alias_name(a) for a in node.names)
+        elif isinstance(node, ast.Assign):
+            for tgt in node.targets:
+                names.update(_target_names(tgt) or [])
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+            names.update(_target_names(node.target) or [])
+    return names
+
+
+@dataclass
+class _Kept:
+    text: str
+    line: str
+    future: bool = False
+
+
+def _segment(lines: list[str], node: ast.stmt, shared: bool) -> str:
+    """A statement's whole lines (its decorators included), or its unparsed text when it shares a line."""
+    if shared:
+        return ast.unparse(node) + "\n"
+    first = node.decorator_list[0].lineno if isinstance(node, _DEFS) and node.decorator_list else node.lineno
+    return "".join(lines[first - 1 : node.end_lineno]).rstrip("\r\n") + "\n"
+
+
+def _new_statements(target_body: list[ast.stmt], donor: str, skip: set[str]) -> list[_Kept]:
+    """The donor's module-level statements to keep, in its order."""
+    bound = bound_names(target_body)
+    imported = {ast.unparse(n) for n in _nested(target_body) if isinstance(n, ast.Import | ast.ImportFrom)}
+    tree = pyparse.parse(donor)
+    lines = donor.splitlines(keepends=True)
+    used_lines: dict[int, int] = {}
+    for node in tree.body:
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+            used_lines[line] = used_lines.get(line, 0) + 1
+    out: list[_Kept] = []
+    for node in tree.body:
+        shared = any(used_lines[ln] > 1 for ln in (node.lineno, node.end_lineno or node.lineno))
+        kept = _keep(node, bound, imported, skip)
+        if kept is None:
+            continue
+        text = _segment(lines, node, shared) if kept is node else ast.unparse(kept) + "\n"
+        if isinstance(kept, _DEFS):
+            text += "\n\n"  # two blank lines after a def or class, as in any module
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        out.append(_Kept(text, _describe(kept), future))
+        bound |= bound_names([kept])
+        imported.add(ast.unparse(kept))
+    return out
+
+
+def _keep(node: ast.stmt, bound: set[str], imported: set[str], skip: set[str]) -> ast.stmt | None:
+    """``node`` (or the part of an import that binds new names) when it is kept, else None."""
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        new = [a for a in node.names if ast.unparse(ast.ImportFrom("__future__", [a], 0)) not in imported]
+        return None if not new else node if len(new) == len(node.names) else ast.ImportFrom("__future__", new, 0)
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        if any(a.name == "*" for a in node.names) or ast.unparse(node) in imported:
+            return None
+        new = [a for a in node.names if _alias_name(a) not in bound | skip or _submodule(a, node, imported)]
+        if not new:
+            return None
+        if len(new) == len(node.names):
+            return node
+        if isinstance(node, ast.Import):
+            return ast.Import(new)
+        return ast.ImportFrom(node.module, new, node.level)
+    names = bound_names([node])
+    if isinstance(node, _DEFS):
+        return node if node.name not in bound | skip else None
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(_target_names(t) is None for t in targets) or not names:
+            return None
+        return node if not names & (bound | skip) else None
+    if isinstance(node, ast.Try) and names and not names & (bound | skip):
+        allowed = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass, ast.Try)
+        return node if all(isinstance(n, allowed) for n in _nested([node])) else None
+    return None
+
+
+def _submodule(alias: ast.alias, node: ast.stmt, imported: set[str]) -> bool:
+    """``import a.b`` beside the file's ``import a``: it loads a submodule and binds ``a`` to the same package."""
+    return isinstance(node, ast.Import) and "." in alias.name and not alias.asname \
+        and f"import {alias.name}" not in imported and f"import {alias.name.split('.')[0]}" in imported
+
+
+def _describe(node: ast.stmt) -> str:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return f"def {node.name}"
+    if isinstance(node, ast.ClassDef):
+        return f"class {node.name}"
+    first = ast.unparse(node).splitlines()[0]
+    return first if len(first) <= 100 else first[:97] + "..."
+
+
+def _first_goal_line(tree: ast.Module, source: str, qualnames: list[str], file: str) -> int:
+    """The first line (1-based, decorators included) of the top-level statement holding the first goal def."""
+    lines = [f.lineno for f in index_source(source, file) if f.qualname in qualnames]
+    first_def = min(lines) if lines else 1
+    for node in tree.body:
+        if first_def <= (node.end_lineno or node.lineno):
+            return node.decorator_list[0].lineno if isinstance(node, _DEFS) and node.decorator_list else node.lineno
+    return len(source.splitlines()) + 1
+
+
+def _future_line(tree: ast.Module) -> int:
+    """The line after a module docstring and the existing ``__future__`` imports (1-based insertion line)."""
+    at = 1
+    for i, node in enumerate(tree.body):
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)  # fmt: skip
+        if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            at = (node.end_lineno or node.lineno) + 1
+        else:
+            break
+    return at
+
+
+def splice_candidate(
+    target: str, donor: str, qualnames: list[str], *, file: str = "<source>", donor_file: str = "<candidate>"
+) -> SplicedCandidate:
+    """``target`` (the pristine goal file) with the donor's goal functions and its new module-level statements.
+
+    LmrError for a donor that does not parse or lacks a goal function, or a result that does not parse.
+    """
+    spliced = replace_functions(target, donor, qualnames, file=file, donor_file=donor_file)
+    skip = {q.split(".")[0] for q in qualnames} | {q.rpartition(".")[2] for q in qualnames}
+    kept = _new_statements(pyparse.parse(target.lstrip("\ufeff")).body, donor.lstrip("\ufeff"), skip)
+    if not kept:
+        return SplicedCandidate(spliced)
+    bom = "\ufeff" if spliced.startswith("\ufeff") else ""
+    body = spliced[len(bom):]
+    newline = "\r\n" if "\r\n" in body else "\n"
+    tree = pyparse.parse(body)
+    starts = line_starts(body)
+
+    def offset(line: int) -> int:
+        return starts[line - 1] if line - 1 < len(starts) else len(body)
+
+    def block(items: list[_Kept]) -> str:
+        text = "".join(k.text for k in items)
+        return text.replace("\r\n", "\n").replace("\n", newline)
+
+    future_at = offset(_future_line(tree))
+    goal_at = offset(_first_goal_line(tree, body, qualnames, file))
+    futures, others = [k for k in kept if k.future], [k for k in kept if not k.future]
+    if goal_at >= len(body) and body and not body.endswith(("\n", "\r")):
+        body += newline
+    others_text = block(others).rstrip("\r\n") + newline * 3 if others else ""
+    result = body[:goal_at] + others_text + body[goal_at:]
+    result = result[:future_at] + block(futures) + result[future_at:]
+    try:
+        parse_python(result, file)
+    except LmrError as exc:
+        raise LmrError(f"the statements kept from {donor_file} do not fit: {exc.problem}", file) from None
+    return SplicedCandidate(bom + result, [k.line for k in kept], "".join(k.text for k in kept))
