@@ -16,6 +16,7 @@ import collections
 import contextlib
 import functools
 import hashlib
+import json
 import re
 import socket
 import threading
@@ -27,10 +28,22 @@ from typing import TYPE_CHECKING
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
-from lmrbench.benchmark.sandbox.images import build_context, docker_build, docker_client, image_id
+from lmrbench.benchmark.sandbox.from_images import check_from_images
+from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
+from lmrbench.benchmark.sandbox.images import docker_client, image_id
+from lmrbench.benchmark.sandbox.layers import (
+    FRAMEWORK_LABEL,
+    FRAMEWORK_PROJECTS,
+    LAYER_LABEL,
+    PARENT_LABEL,
+    TORCH_SOURCE_LABEL,
+    LayerPlan,
+    TorchSource,
+    plan_layers,
+)
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, pip_options
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
@@ -86,8 +99,14 @@ class DockerRunner:
         uid: int = 1000,
         gid: int = 1000,
         client: docker.DockerClient | None = None,
+        torch: TorchSource | None = None,
+        framework_projects: frozenset[str] = FRAMEWORK_PROJECTS,
     ) -> None:
+        self.framework_projects = framework_projects
+        """Projects that make the shared framework layer (torch and its kin)."""
         self.base_image = base_image
+        self.torch = torch or TorchSource()
+        """Where torch comes from (``--torch-wheels`` / ``--torch-index``); PyPI's CUDA build by default."""
         self.memory, self.cpus, self.pids = memory, cpus, pids
         # Resources: these options, else the task's info.json "resources", else 2 GB / 1 CPU (run_limits).
         self.limits = RunLimits(memory=memory, cpus=cpus, gpus=gpus, hf_cache=hf_cache)
@@ -141,7 +160,7 @@ class DockerRunner:
                 [
                     "python3",
                     "-c",
-                    "import platform,sys;print('%d.%d' % sys.version_info[:2],"
+                    "import platform,sys;print('%d.%d.%d' % sys.version_info[:3],"
                     "platform.libc_ver()[1] or '2.17', platform.machine())",
                 ],
                 remove=True,
@@ -202,63 +221,81 @@ class DockerRunner:
         progress: Progress,
         cancel: threading.Event | None,
     ) -> str:
-        """The image tag of these inputs, built when missing (or ``rebuild``)."""
+        """The image tag of these inputs, built when missing (or ``rebuild``). A generated Dockerfile builds in
+        layers: the framework layer its requirements resolve to (shared, built once), then the task layer."""
         uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
         base = self.resolve_base() if uses_base else ""
-        base_id = (image_id(self.client, base) or "") if base else ""
-        target = self.wheel_target(base) if base_id else WheelTarget(python="3.11")
         generated = is_generated(text)
-        h = hashlib.sha256(
-            "\0".join([text, req_text, base_id, target.key, f"{self.uid}:{self.gid}"]).encode()
-        )
         if not generated:
-            h.update(_folder_digest(task.path).encode())
-        tag = image_tag(task.name, h.hexdigest()[:16])
-        if image_id(self.client, tag) and not rebuild:
+            check_from_images(self.client, text, task.path / DOCKERFILE, base)
+            h = hashlib.sha256("\0".join([text, req_text, image_id(self.client, base) or "" if base else "",
+                                          f"{self.uid}:{self.gid}", _folder_digest(task.path)]).encode())
+            tag = image_tag(task.name, h.hexdigest()[:16])
+            with self._build_lock(tag):
+                if rebuild or not image_id(self.client, tag):
+                    self._build_official(task, tag, base, rebuild, progress, cancel)
             return tag
-        with self._lock:
-            build_lock = self._build_locks[tag]
-        with build_lock:  # two jobs of one task build its image once
-            if image_id(self.client, tag) and not rebuild:
-                return tag
-            self._build(task, tag, text, lines, base, target, generated, rebuild, progress, cancel)
+        target = self.wheel_target(base)
+        options = [*pip_options(req_text), *self.torch.pip_options()]
+        plan = plan_layers(lines, target, options=options, projects=self.framework_projects, progress=progress,
+                           cancel=cancel)
+        parent = self._framework_layer(plan, base, rebuild, progress, cancel) if plan.framework else base
+        template = render_dockerfile()
+        h = hashlib.sha256("\0".join([template, *lines, image_id(self.client, parent) or "", target.key,
+                                      f"{self.uid}:{self.gid}", *sorted(p.name for p in plan.task)]).encode())
+        tag = image_tag(task.name, h.hexdigest()[:16])
+        with self._build_lock(tag):  # two jobs of one task build its image once
+            if rebuild or not image_id(self.client, tag):
+                check_cancel(cancel)
+                progress.log(f"building {tag} on {parent}: {len(plan.task)} wheel(s)")
+                labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins)}
+                self._build_layer(template, lines, plan.task, tag, parent, labels, task.name, rebuild, progress,
+                                  cancel)
         return tag
 
-    def _build(
-        self,
-        task: Task,
-        tag: str,
-        text: str,
-        lines: list[str],
-        base: str,
-        target: WheelTarget,
-        generated: bool,
-        rebuild: bool,
-        progress: Progress,
-        cancel: threading.Event | None,
-    ) -> None:
+    def _build_lock(self, tag: str) -> threading.Lock:
+        with self._lock:
+            return self._build_locks[tag]
+
+    def _framework_layer(self, plan: LayerPlan, base: str, rebuild: bool, progress: Progress,
+                         cancel: threading.Event | None) -> str:
+        """The framework layer's tag, built when missing (once for every task that resolves to the same wheels)."""
+        from lmrbench.benchmark.execution.unit import MachineLock
+
+        template = render_dockerfile(user=False)
+        tag = plan.framework_tag(image_id(self.client, base) or base, template)
+        with self._build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
+            if image_id(self.client, tag) and not rebuild:
+                return tag
+            check_cancel(cancel)
+            size = sum(p.stat().st_size for p in plan.framework) / 1e6
+            progress.log(f"building the framework layer {tag} ({', '.join(plan.pins)}, {len(plan.framework)} "
+                         f"wheels, {size:,.0f} MB; {self.torch.describe()}): once for every task that pins it")
+            labels = {LAYER_LABEL: "framework", PARENT_LABEL: base, FRAMEWORK_LABEL: " ".join(plan.pins),
+                      TORCH_SOURCE_LABEL: self.torch.describe()}
+            self._build_layer(template, plan.pins, plan.framework, tag, base, labels, tag, rebuild, progress, cancel)
+        return tag
+
+    def _build_layer(self, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
+                     labels: dict[str, str], what: str, rebuild: bool, progress: Progress,
+                     cancel: threading.Event | None) -> None:
+        label_line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
+        files = {"Dockerfile": f"{template.rstrip()}\n{label_line}\n".encode(),
+                 "requirements.txt": "\n".join(lines).encode() + b"\n"}
+        # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR)
+        args = {"UID": str(self.uid), "GID": str(self.gid), "BASE_IMAGE": parent}
+        docker_build(self.client, build_context(files, {}, wheels), tag, what=what, buildargs=args, nocache=rebuild, progress=progress, cancel=cancel)
+
+    def _build_official(self, task: Task, tag: str, base: str, rebuild: bool, progress: Progress,
+                        cancel: threading.Event | None) -> None:
+        """A Dockerfile lmrbench did not write: built as it is, with the task folder as its context."""
         check_cancel(cancel)
         progress.log(f"building {tag} from {base or 'its own FROM'}")
-        if generated:
-            wheels = build_wheelhouse(lines, target, progress=progress, cancel=cancel)
-            files = {"Dockerfile": text.encode(), "requirements.txt": "\n".join(lines).encode() + b"\n"}
-            context = build_context(files, {"wheels": wheels})
-        else:
-            context = build_context({}, {".": task.path})
-        # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR).
         args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": task.info.repo_folder_name}
         if base:
             args["BASE_IMAGE"] = base
-        docker_build(
-            self.client,
-            context,
-            tag,
-            what=task.name,
-            buildargs=args,
-            nocache=rebuild,
-            progress=progress,
-            cancel=cancel,
-        )
+        docker_build(self.client, build_context({}, {".": task.path}), tag, what=task.name, buildargs=args,
+                     labels={LAYER_LABEL: "task"}, nocache=rebuild, progress=progress, cancel=cancel)
 
     def run(
         self,

@@ -33,7 +33,8 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
-_ENVIRONMENT = "environment:"
+ENVIRONMENT_PREFIX = "environment:"
+"""How the reason of a run whose environment could not be built begins (``execution.unit.execute`` writes it)."""
 
 
 def flaky_tests(reports: list[TestReport]) -> list[str]:
@@ -137,7 +138,7 @@ class ImplCheck:
         res.evidence, res.isolation = res.golden_runs[0].evidence, res.golden_runs[0].isolation
         res.golden_passes = sum(r.passed for r in res.golden_runs)
         res.flaky_tests = flaky_tests(res.golden_runs)
-        env = next((r.detail for r in res.golden_runs if r.detail.startswith(_ENVIRONMENT)), None)
+        env = next((r.detail for r in res.golden_runs if r.detail.startswith(ENVIRONMENT_PREFIX)), None)
         if env:
             self.progress.advance(1 + len(self._chosen))
             self._finish([env])
