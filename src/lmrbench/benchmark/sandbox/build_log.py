@@ -15,7 +15,7 @@ _NOISE = re.compile(
     r"|^\s*---> |^\s*Step \d+/\d+ :|^\s*(Collecting|Downloading|Processing|Looking in)\b",
     re.IGNORECASE,
 )
-_ERRORISH = re.compile(r"error|not found|no such|cannot|can't|failed|denied|requires a different python",
+_ERRORISH = re.compile(r"error|not found|no such|cannot|can't|unable|failed|denied|requires a different python|^E: ",
                        re.IGNORECASE)
 _CONFLICT = re.compile(r"^\s*\S+ [^ ]+ depends on ")
 
@@ -31,7 +31,8 @@ def failure_headline(output: str) -> str:
             return f"{first} {why}".strip()
         return first
     useful = [line for line in lines if not _NOISE.search(line)]
-    for line in reversed(useful):
-        if _ERRORISH.search(line) and not line.startswith("The command '/bin/sh"):
+    causes = [line for line in useful if not line.startswith("The command '/bin/sh")]
+    for line in reversed(causes):
+        if _ERRORISH.search(line):
             return line
     return useful[-1] if useful else (lines[-1] if lines else "")
