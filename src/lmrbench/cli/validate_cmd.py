@@ -109,7 +109,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for r in summary.rows:
         if env := environment_error(r.reasons):
             console.print(f"[red]environment error[/red] {escape(r.task)}: "
-                          f"{escape(env.removeprefix('environment:').strip())}", highlight=False)
+                          f"{escape(env.removeprefix('environment:').strip())}", highlight=False, soft_wrap=True)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
