@@ -15,9 +15,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import hashlib
-import json
-import re
 import socket
 import threading
 import time
@@ -25,30 +22,22 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
+from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
 from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
-from lmrbench.benchmark.sandbox.from_images import check_from_images
-from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
 from lmrbench.benchmark.sandbox.images import docker_client, image_id
 from lmrbench.benchmark.sandbox.layers import (
-    FRAMEWORK_LABEL,
     FRAMEWORK_PROJECTS,
-    LAYER_LABEL,
-    PARENT_LABEL,
-    TORCH_SOURCE_LABEL,
-    LayerPlan,
     TorchSource,
-    plan_layers,
 )
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, pip_options
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
-from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.progress import NullProgress, Progress
 
 if TYPE_CHECKING:
     import docker
@@ -64,20 +53,6 @@ CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
 folder back and kill what the worker left. Its children run as other users with no capability at all."""
 
 _targets: dict[str, WheelTarget] = {}
-
-
-def image_tag(task_name: str, digest: str) -> str:
-    """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
-    return f"lmrbench-task-{slug}:{digest}"
-
-
-def _folder_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and ".git" not in p.relative_to(folder).parts:
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 class DockerRunner:
@@ -105,7 +80,7 @@ class DockerRunner:
         self.framework_projects = framework_projects
         """Projects that make the shared framework layer (torch and its kin)."""
         self.base_image = base_image
-        self.torch = torch or TorchSource()
+        self.torch = torch or TorchSource.from_env()
         """Where torch comes from (``--torch-wheels`` / ``--torch-index``); PyPI's CUDA build by default."""
         self.memory, self.cpus, self.pids = memory, cpus, pids
         # Resources: these options, else the task's info.json "resources", else 2 GB / 1 CPU (run_limits).
@@ -211,91 +186,17 @@ class DockerRunner:
             return kept[2]
         return self.prepare(task)
 
-    def _prepare_tag(
-        self,
-        task: Task,
-        text: str,
-        req_text: str,
-        lines: list[str],
-        rebuild: bool,
-        progress: Progress,
-        cancel: threading.Event | None,
-    ) -> str:
-        """The image tag of these inputs, built when missing (or ``rebuild``). A generated Dockerfile builds in
-        layers: the framework layer its requirements resolve to (shared, built once), then the task layer."""
-        uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
-        base = self.resolve_base() if uses_base else ""
-        generated = is_generated(text)
-        if not generated:
-            check_from_images(self.client, text, task.path / DOCKERFILE, base)
-            h = hashlib.sha256("\0".join([text, req_text, image_id(self.client, base) or "" if base else "",
-                                          f"{self.uid}:{self.gid}", _folder_digest(task.path)]).encode())
-            tag = image_tag(task.name, h.hexdigest()[:16])
-            with self._build_lock(tag):
-                if rebuild or not image_id(self.client, tag):
-                    self._build_official(task, tag, base, rebuild, progress, cancel)
-            return tag
-        target = self.wheel_target(base)
-        options = [*pip_options(req_text), *self.torch.pip_options()]
-        plan = plan_layers(lines, target, options=options, projects=self.framework_projects, progress=progress,
-                           cancel=cancel)
-        parent = self._framework_layer(plan, base, rebuild, progress, cancel) if plan.framework else base
-        template = render_dockerfile()
-        h = hashlib.sha256("\0".join([template, *lines, image_id(self.client, parent) or "", target.key,
-                                      f"{self.uid}:{self.gid}", *sorted(p.name for p in plan.task)]).encode())
-        tag = image_tag(task.name, h.hexdigest()[:16])
-        with self._build_lock(tag):  # two jobs of one task build its image once
-            if rebuild or not image_id(self.client, tag):
-                check_cancel(cancel)
-                progress.log(f"building {tag} on {parent}: {len(plan.task)} wheel(s)")
-                labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins)}
-                self._build_layer(template, lines, plan.task, tag, parent, labels, task.name, rebuild, progress,
-                                  cancel)
-        return tag
+    def _prepare_tag(self, task: Task, text: str, req_text: str, lines: list[str], rebuild: bool,
+                     progress: Progress, cancel: threading.Event | None) -> str:
+        """The image tag of these inputs, built when missing (or ``rebuild``): ``task_image.prepare_tag``."""
+        from lmrbench.benchmark.sandbox.task_image import prepare_tag
 
-    def _build_lock(self, tag: str) -> threading.Lock:
+        return prepare_tag(self, task, text, req_text, lines, rebuild, progress, cancel)
+
+    def build_lock(self, tag: str) -> threading.Lock:
+        """The lock two jobs building the same tag share (it is built once)."""
         with self._lock:
             return self._build_locks[tag]
-
-    def _framework_layer(self, plan: LayerPlan, base: str, rebuild: bool, progress: Progress,
-                         cancel: threading.Event | None) -> str:
-        """The framework layer's tag, built when missing (once for every task that resolves to the same wheels)."""
-        from lmrbench.benchmark.execution.unit import MachineLock
-
-        template = render_dockerfile(user=False)
-        tag = plan.framework_tag(image_id(self.client, base) or base, template)
-        with self._build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
-            if image_id(self.client, tag) and not rebuild:
-                return tag
-            check_cancel(cancel)
-            size = sum(p.stat().st_size for p in plan.framework) / 1e6
-            progress.log(f"building the framework layer {tag} ({', '.join(plan.pins)}, {len(plan.framework)} "
-                         f"wheels, {size:,.0f} MB; {self.torch.describe()}): once for every task that pins it")
-            labels = {LAYER_LABEL: "framework", PARENT_LABEL: base, FRAMEWORK_LABEL: " ".join(plan.pins),
-                      TORCH_SOURCE_LABEL: self.torch.describe()}
-            self._build_layer(template, plan.pins, plan.framework, tag, base, labels, tag, rebuild, progress, cancel)
-        return tag
-
-    def _build_layer(self, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
-                     labels: dict[str, str], what: str, rebuild: bool, progress: Progress,
-                     cancel: threading.Event | None) -> None:
-        label_line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
-        files = {"Dockerfile": f"{template.rstrip()}\n{label_line}\n".encode(),
-                 "requirements.txt": "\n".join(lines).encode() + b"\n"}
-        # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR)
-        args = {"UID": str(self.uid), "GID": str(self.gid), "BASE_IMAGE": parent}
-        docker_build(self.client, build_context(files, {}, wheels), tag, what=what, buildargs=args, nocache=rebuild, progress=progress, cancel=cancel)
-
-    def _build_official(self, task: Task, tag: str, base: str, rebuild: bool, progress: Progress,
-                        cancel: threading.Event | None) -> None:
-        """A Dockerfile lmrbench did not write: built as it is, with the task folder as its context."""
-        check_cancel(cancel)
-        progress.log(f"building {tag} from {base or 'its own FROM'}")
-        args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": task.info.repo_folder_name}
-        if base:
-            args["BASE_IMAGE"] = base
-        docker_build(self.client, build_context({}, {".": task.path}), tag, what=task.name, buildargs=args,
-                     labels={LAYER_LABEL: "task"}, nocache=rebuild, progress=progress, cancel=cancel)
 
     def run(
         self,

@@ -11,6 +11,7 @@ build of torch can be had (a wheel folder or an index the user names), it is wha
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ PARENT_LABEL = "org.lmrbench.parent"
 """The tag of the image a layer was built on."""
 FRAMEWORK_LABEL = "org.lmrbench.framework"
 """The framework pins of a layer (``torch==2.4.1``), on both the framework layer and the task layers above it."""
+TASK_LABEL = "org.lmrbench.task"
+"""The task (folder name) a task image was built for."""
 TORCH_SOURCE_LABEL = "org.lmrbench.torch-source"
 """Where a framework layer's torch came from (``TorchSource.describe``)."""
 
@@ -40,6 +43,12 @@ class TorchSource:
     """A folder of torch wheels (``--torch-wheels DIR``)."""
     index: str = ""
     """An extra package index (``--torch-index URL``, e.g. https://download.pytorch.org/whl/cpu)."""
+
+    @classmethod
+    def from_env(cls) -> TorchSource:
+        """The source named by ``LMRBENCH_TORCH_WHEELS`` / ``LMRBENCH_TORCH_INDEX`` (every command's default)."""
+        wheels = os.environ.get("LMRBENCH_TORCH_WHEELS", "")
+        return cls(Path(wheels) if wheels else None, os.environ.get("LMRBENCH_TORCH_INDEX", ""))
 
     def pip_options(self) -> list[str]:
         """The pip options that make pip see this source."""
