@@ -19,8 +19,8 @@ from lmrbench.authoring.dockerfile import write_dockerfile
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_TARGET, bootstrap_base_image
 from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse
-from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.pytest_run import run_pytest
 
 TEST = """import numpy as np
 from vec import dot

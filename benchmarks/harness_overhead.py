@@ -21,11 +21,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lmrbench.authoring.tree import Variant, build_tree, impl_test_files
+from lmrbench.authoring.tree import Variant, build_tree
 from lmrbench.benchmark.sandbox.base_image import ensure_base_image
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
-from lmrbench.benchmark.testrun.legacy import is_legacy_test
 from lmrbench.benchmark.validation.plan import (
     ValidateOptions,
     mutant_files,
@@ -35,6 +34,8 @@ from lmrbench.benchmark.validation.plan import (
 )
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.core.taskset import load_taskset
+from lmrbench.core.trust import impl_test_files
+from lmrbench.harness.legacy import is_legacy_test
 from lmrbench.progress import NullProgress
 
 ROOT = Path(__file__).resolve().parent.parent

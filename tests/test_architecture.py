@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import lmrbench
 
 IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_checkers",
-                    "lmrbench.runtime.lmrbench_wire"}
+                    "lmrbench.runtime.lmrbench_wire", "lmrbench.runtime.lmrbench_protocol"}
 """The runtime modules lmrbench itself imports."""
 
 
@@ -50,3 +51,29 @@ def test_no_module_outside_the_sandbox_runtime_is_over_400_lines() -> None:
     long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if "runtime" not in p.relative_to(root).parts
             and (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}  # fmt: skip
     assert long == {}
+
+
+def _lmrbench_imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The lmrbench modules ``name`` imports anywhere in its body (lazy imports included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("lmrbench"):
+            found.add(node.module or "")
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("lmrbench"))
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """Layers forbid cycles between packages; this forbids them between two modules, lazy imports included
+    (a lazy import back is how a cycle hides)."""
+    root = Path(lmrbench.__file__).parent
+    paths = {}
+    for p in root.rglob("*.py"):
+        parts = p.relative_to(root).with_suffix("").parts
+        name = ".".join(("lmrbench", *parts)).removesuffix(".__init__")
+        paths[name] = p
+    deps = {name: _lmrbench_imports(p, name, set(paths)) for name, p in paths.items()}
+    mutual = sorted((a, b) for a in deps for b in deps[a] if a < b and a in deps[b])
+    assert mutual == []

@@ -13,9 +13,9 @@ from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK, file_status
 from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
 from lmrbench.schemas.testrun import TestStatus
@@ -314,14 +314,17 @@ def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
 
 
 def test_one_record_call_gives_a_task_that_validates_with_most_mutants_killed(tmp_path, local):
-    from lmrbench.benchmark.validation.implementation import validate_implementation
     from lmrbench.benchmark.validation.plan import ValidateOptions
+    from lmrbench.benchmark.validation.store import load_result, result_path
+    from lmrbench.benchmark.validation.taskset import validate_taskset
 
     task = make_task(tmp_path)
     record_tests(task, 1, TRAIN, sandbox=local)
-    task = load_task(task.path)
     options = ValidateOptions(repeat=2, timeout=300, max_mutants=12, min_kill_rate=0.8)
-    result = validate_implementation(local, task, task.info.implementation(1), options=options)
+    runs = tmp_path / "runs"
+    validate_taskset(task.path.parent, only=[task.name], sandbox=local, options=options, run_dir=runs)
+    result = load_result(result_path(runs, task.name, 1))
+    assert result is not None
     assert result.golden_passed and result.masked_failed and not result.flaky_tests
     assert result.valid, result.reasons
     assert result.kill_rate is not None and result.kill_rate >= 0.8

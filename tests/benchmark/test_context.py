@@ -17,7 +17,7 @@ from lmrbench.benchmark.pipeline.context import goal_stub
 from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report, render_markdown, settings_table
+from lmrbench.benchmark.report.scoreboard import build_report, render_markdown, settings_table
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 

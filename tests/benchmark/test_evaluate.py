@@ -18,7 +18,7 @@ from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report, render_csv
+from lmrbench.benchmark.report.scoreboard import build_report, render_csv
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams

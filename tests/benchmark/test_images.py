@@ -52,4 +52,4 @@ def test_unknown_requirement_is_one_clear_error(tmp_path, monkeypatch):
         build_wheelhouse(
             ["lmrbench-no-such-distribution-xyz==0.0.1"], WheelTarget(python="3.11.2", glibc="2.36")
         )
-    assert list((tmp_path / "wheels").iterdir()) == []
+    assert not (tmp_path / "wheels").exists() or list((tmp_path / "wheels").iterdir()) == []

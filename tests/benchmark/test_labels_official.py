@@ -181,7 +181,7 @@ def test_export_of_a_run_made_here_writes_the_paper_scale(tmp_path) -> None:
 
 
 def test_report_of_imported_runs_sets_judge_and_human_shares_side_by_side(tmp_path) -> None:
-    from lmrbench.benchmark.pipeline.scoreboard import build_report, human_table
+    from lmrbench.benchmark.report.scoreboard import build_report, human_table
 
     summary = import_official(write_official(tmp_path / "results"), tmp_path / "runs")
     report = build_report(sorted(summary.runs.values()))

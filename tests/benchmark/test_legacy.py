@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
-from lmrbench.benchmark.testrun.legacy import is_legacy_test, judge_script, unseal
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.legacy import is_legacy_test, judge_script, unseal
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 SCALE_BODY = "    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n"

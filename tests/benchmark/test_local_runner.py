@@ -9,8 +9,8 @@ import pytest
 
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
-from lmrbench.benchmark.testrun.pytest_run import run_pytest
-from lmrbench.benchmark.testrun.variant import evaluate_variant
+from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]

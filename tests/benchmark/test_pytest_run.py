@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.benchmark.testrun.junit import parse_junit
-from lmrbench.benchmark.testrun.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
 from lmrbench.core.sandbox import RunResult
+from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.pytest_run import KEY_FILE, decide, harness_files, pytest_argv
 from lmrbench.schemas.testrun import TestStatus
 
 TESTS = """import pytest
@@ -176,13 +176,3 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
     (pristine / "a").mkdir(parents=True)
     report = decide(res, junit, seal, KEY, None, sandbox="local", tree=pristine)
     assert report.status is TestStatus.ERROR and "b/conftest.py" in report.detail
-
-
-def test_the_harness_and_the_plugin_compute_the_same_seal():
-    from lmrbench.benchmark.testrun import pytest_run
-    from lmrbench.runtime import lmrbench_seal as report_plugin
-
-    facts = {"unit_test/conftest.py": "ab"}
-    assert report_plugin.seal_digest(KEY, b"<x/>", 1, facts) == pytest_run._seal_digest(
-        KEY, b"<x/>", 1, facts
-    )

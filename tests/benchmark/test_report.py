@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HOSTILE_DICE, WRONG_DICE, golden_def, write_taskset
-from lmrbench.benchmark.pipeline.scoreboard import build_report
+from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
-from lmrbench.authoring.tree import build_tree, impl_test_files, trusted_paths
+from lmrbench.authoring.tree import build_tree
 from lmrbench.core.taskset import load_task
+from lmrbench.core.trust import impl_test_files, trusted_paths
 from lmrbench.errors import LmrError
 
 

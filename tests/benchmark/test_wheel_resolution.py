@@ -84,14 +84,15 @@ def test_the_framework_layer_takes_the_framework_project_and_its_dependencies():
     assert plan_layers(["six==1.16.0"], IMAGE, projects=frozenset({"pytest-timeout"})).framework == []
 
 
-PIP_BACKTRACK = """\
-Collecting soupsieve>=4
-  Downloading soupsieve-4.1.3-py3-none-any.whl (36 kB)
-INFO: pip is looking at multiple versions of beautifulsoup4 to determine which version is compatible with other requirements.
-ERROR: Package 'soupsieve' requires a different Python: 3.11.2 not in '>=3.11.5'
-"""
+PIP_BACKTRACK = (
+    "Collecting soupsieve>=4\n  Downloading soupsieve-4.1.3-py3-none-any.whl (36 kB)\n"
+    "INFO: pip is looking at multiple versions of beautifulsoup4 to determine which version is compatible with "
+    "other requirements.\n"
+    "ERROR: Package 'soupsieve' requires a different Python: 3.11.2 not in '>=3.11.5'\n"
+)
 PIP_CONFLICT = """\
-ERROR: Cannot install peft==0.10.0 and transformers==4.20.0 because these package versions have conflicting dependencies.
+ERROR: Cannot install peft==0.10.0 and transformers==4.20.0 because these package versions have conflicting \
+dependencies.
 
 The conflict is caused by:
     The user requested transformers==4.20.0

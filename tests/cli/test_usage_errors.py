@@ -44,3 +44,19 @@ def test_help_keeps_the_extras_it_names() -> None:
     out = subprocess.run([_script(), "report", "--help"], capture_output=True, text=True, check=True,
                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}).stdout
     assert "needs lmrbench[plots]" in out
+
+
+def test_a_wrong_function_spec_is_refused_before_the_parsers_load() -> None:
+    """``task new`` checks its arguments before it imports PyMuPDF, LibCST and GitPython (about 2 s of CPU)."""
+    probe = (
+        "import sys\n"
+        "from lmrbench.cli.main import main\n"
+        "sys.argv = ['lmrbench', 'task', 'new', '--repo', '/nonexistent', '--function', 'bad', '--instruction', 'x',"
+        " '--out', '/nonexistent-out']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pymupdf', 'fitz', 'libcst', 'git'})\n"
+        "print(code, heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "2 []", out.stdout + out.stderr
+    assert "must look like FILE::name" in out.stderr

@@ -12,9 +12,9 @@ from helpers.docker_engine import owned_containers
 from helpers.vec_task import dedent, write_small_task
 from lmrbench.benchmark.sandbox.containers import RUN_LABEL
 from lmrbench.benchmark.sandbox.docker import DockerRunner
-from lmrbench.benchmark.testrun.pytest_run import run_pytest
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.pytest_run import run_pytest
 from lmrbench.schemas.testrun import TestStatus
 
 pytestmark = pytest.mark.docker

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, tree_hash, write_candidate, write_task
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker

@@ -17,8 +17,8 @@ from hostile_bodies import ATTACKS, attack_body
 from helpers.small_task import tree_hash, write_task
 from helpers.tasks import copy_example
 from lmrbench.authoring.splice import splice_bodies
-from lmrbench.benchmark.testrun.variant import evaluate_variant
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
 pytestmark = pytest.mark.docker

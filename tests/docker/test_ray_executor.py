@@ -18,7 +18,7 @@ import pytest
 from helpers.llm_server import LLMServer
 from helpers.ray_cluster import LocalCluster
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report
+from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
 from lmrbench.schemas.validation import ImplValidation
 

@@ -8,7 +8,7 @@ import pytest
 from benchmark.test_report import CC, LI, cli, llm_opts
 from helpers.tasks import copy_examples
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import build_report
+from lmrbench.benchmark.report.scoreboard import build_report
 
 
 @pytest.mark.docker

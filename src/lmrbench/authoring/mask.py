@@ -9,27 +9,15 @@ Inserted lines take the body's indentation and the file's line ending. A one-lin
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 import libcst as cst
 import libcst.matchers as m
 
 from lmrbench.authoring._cst import Located, outermost
+from lmrbench.authoring.mask_style import MaskStyle
 
 TODO_COMMENT = "# TODO: Implement this function"
 
 _DOCSTRING = m.Expr(value=m.SimpleString() | m.ConcatenatedString())
-
-
-class MaskStyle(StrEnum):
-    """What a masked body holds after the docstring."""
-
-    TODO_RAISE = "todo_raise"
-    """A ``# TODO: Implement this function`` line, then ``raise NotImplementedError`` (the default)."""
-    RAISE = "raise"
-    """``raise NotImplementedError`` alone."""
-    PASS = "pass"
-    """``pass`` alone."""
 
 
 def _stub(style: MaskStyle) -> cst.BaseSmallStatement:

@@ -29,6 +29,7 @@ from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
 
 DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
@@ -104,7 +105,7 @@ def record_tests(
             tree,
             ["sh", "-c", RECORD_PRELUDE + command],
             timeout=timeout,
-            env={"LMRBENCH_RECORD_SPEC": json.dumps(spec)},
+            env={ENV_RECORD_SPEC: json.dumps(spec)},
             out_dir=out,
             harness_files=values.runtime_files(values.RECORD_RUNTIME),
         )

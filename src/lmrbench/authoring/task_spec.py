@@ -11,8 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from lmrbench.authoring.clone import source_url
-from lmrbench.authoring.mask import MaskStyle
+from lmrbench.authoring.mask_style import MaskStyle
 from lmrbench.authoring.metadata import (
     canonical_category,
     category_problem,
@@ -21,7 +20,6 @@ from lmrbench.authoring.metadata import (
     paper_url_problem,
     year_problem,
 )
-from lmrbench.authoring.paper import check_pdf
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import load_task_info
@@ -125,11 +123,15 @@ def check_spec(spec: TaskSpec) -> None:
     if spec.category:
         spec.category = canonical_category(spec.category)
     if spec.paper is not None:
+        from lmrbench.authoring.paper import check_pdf  # PyMuPDF: only when there is a paper to check
+
         check_pdf(Path(spec.paper))
 
 
 def refuse_duplicate(spec: TaskSpec, final: Path) -> None:
     """LmrError when another task of the set already masks one of the spec's functions of the same repository."""
+    from lmrbench.authoring.clone import source_url  # GitPython
+
     url = spec.repo_url or source_url(spec.source)
     wanted = {(r.file, r.qualname) for r in spec.functions}
     for folder in task_dirs(spec.bench) if Path(spec.bench).is_dir() else []:

@@ -17,47 +17,19 @@ from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions, splice_bodies
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView, skipped
-from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
+from lmrbench.core.trust import trusted_paths
+from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import links_leaving, read_capped
-from lmrbench.schemas.task_info import Implementation, as_list
+from lmrbench.schemas.task_info import Implementation
 
-Variant = Literal["golden", "masked"] | Path
-"""What fills the goal functions: the golden code, the masked stubs, or a candidate folder."""
+Variant = Literal["golden", "masked"] | Path | dict[str, str]
+"""What fills the goal functions: the golden code, the masked stubs, a candidate folder, or goal files given as
+data (repository-relative path -> source: a mutant, or a candidate's files already read with
+``read_untrusted_goal_file``)."""
 
-TRUSTED_KEY = "trusted_files"
-"""Optional implementation key in info.json: more trusted paths (relative to the repository folder)."""
 MAX_SOURCE_BYTES = 2_000_000
 """Largest candidate goal file read."""
-
-
-def impl_test_files(task: Task, impl: Implementation) -> list[str]:
-    """The implementation's unit test files that exist (repository-relative, POSIX).
-
-    When none of the declared files exists (official files sometimes name the wrong one), the official default
-    ``unit_test/unit_test_<index>.py`` is used if present.
-    """
-    found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
-    if found:
-        return found
-    default = unit_test_file(impl.index)
-    return [default] if (task.repo_dir / default).is_file() else []
-
-
-def trusted_paths(task: Task) -> list[str]:
-    """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
-    paths = [UNIT_TEST_DIR]
-    for impl in task.info.implementations:
-        paths.extend(impl.unit_test_files)
-        extra = (impl.model_extra or {}).get(TRUSTED_KEY)
-        if isinstance(extra, str | list):
-            paths.extend(p for p in as_list(extra) if isinstance(p, str))
-    seen: list[str] = []
-    for p in paths:
-        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
-        if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
-            seen.append(norm)
-    return seen
 
 
 def read_source(path: Path, shown: str | Path) -> str:
@@ -173,6 +145,7 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
     if variant == "masked":
         return {}
     cand_repo = _candidate_repo(task, variant) if isinstance(variant, Path) else None
+    given = variant if isinstance(variant, dict) else None
     out: dict[str, bytes] = {}
     for impl in chosen:
         for which, (goal, quals) in enumerate(goal_plan(task, impl)):
@@ -181,7 +154,11 @@ def _spliced_goals(task: Task, chosen: list[Implementation], variant: Variant) -
                 target = out[rel].decode("utf-8")
             else:
                 target = read_source(task.repo_dir / goal, task.goal_path(impl, which))
-            if cand_repo is None:
+            if given is not None:
+                if goal not in given:
+                    raise LmrError("the variant has no such goal file", goal)
+                new = replace_functions(target, given[goal], quals, file=goal, donor_file=goal)
+            elif cand_repo is None:
                 golden = task.golden_path(impl, which)
                 new = _splice_golden(target, read_source(golden, golden), tuple(quals), goal)
             else:
@@ -241,20 +218,3 @@ def trusted_view(task: Task) -> TreeView:
         if p.is_dir() and not p.is_symlink()
     ]
     return TreeView(task.repo_dir, drop=frozenset(logs))
-
-
-Isolation = Literal["split", "shared"]
-ISOLATION_KEY = "isolation"
-"""Optional implementation key in info.json: "shared" runs the tests in the candidate's process (weaker)."""
-
-
-def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
-    """How ``impl``'s tests run, and why when not split."""
-    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
-    inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
-    if inside:
-        return "shared", f"the goal function is inside the test file {inside[0]}"
-    asked = (impl.model_extra or {}).get(ISOLATION_KEY)
-    if asked == "shared":
-        return "shared", 'info.json asks for "isolation": "shared"'
-    return "split", ""

@@ -7,7 +7,7 @@ files), ``lmrbench_checkers`` (comparisons), ``lmrbench_record`` and ``sitecusto
 
 from __future__ import annotations
 
-from lmrbench.runtime import RUNTIME_DIR, runtime_files
+from lmrbench.runtime import RECORD_RUNTIME, RUNTIME_DIR, TEST_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_values import (
     Case,
     Decoder,
@@ -35,9 +35,4 @@ __all__ = [
     "runtime_files",
     "write_case",
 ]
-
-TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
-"""Modules copied into a task's ``unit_test/`` for its generated tests."""
-RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py")
-"""Modules put first on the Python path of a recorded command."""
 

@@ -25,8 +25,8 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.pipeline.llm import LLMClient
-    from lmrbench.benchmark.pipeline.scoreboard import Report
     from lmrbench.benchmark.pipeline.stage import StageSummary
+    from lmrbench.benchmark.report.scoreboard import Report
     from lmrbench.core.taskset import Task
 
 out_console = Console()
@@ -260,7 +260,7 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
-    from lmrbench.benchmark.pipeline.scoreboard import (
+    from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
         TABLE_HEADERS,
         WEAKER_NOTE,

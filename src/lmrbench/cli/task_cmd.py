@@ -15,7 +15,7 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.findings import Finding
-    from lmrbench.authoring.mask import MaskStyle
+    from lmrbench.authoring.mask_style import MaskStyle
     from lmrbench.core.taskset import Task
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
@@ -47,14 +47,16 @@ def task_new(
         "--force", help="Replace an existing task folder; make a task even when one masks the same function.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
-    from lmrbench.authoring.task_new import create_task
     from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
-    from lmrbench.cli.rich_progress import RichProgress
 
     style = _mask_style(mask_style)
+    functions = [FunctionRef.parse(f) for f in function]  # usage errors before the parsers are imported
+    from lmrbench.authoring.task_new import create_task
+    from lmrbench.cli.rich_progress import RichProgress
+
     spec = TaskSpec(
         source=repo,
-        functions=[FunctionRef.parse(f) for f in function],
+        functions=functions,
         instructions=instruction,
         bench=out,
         category=category,
@@ -86,7 +88,7 @@ def _warn_leaks(task: Task) -> None:
 
 
 def _mask_style(text: str) -> MaskStyle:
-    from lmrbench.authoring.mask import MaskStyle
+    from lmrbench.authoring.mask_style import MaskStyle
 
     try:
         return MaskStyle(text)

@@ -1,7 +1,13 @@
 """Standalone modules that run inside a task's sandbox, where lmrbench is not installed (standard library, numpy,
 pytest): the value codec and checkers shipped into tasks, the recorder, the pytest report plugin, and the split-run
 programs (boot, candidate worker, call proxy). lmrbench reads them as files and ships them; it imports only the
-codec and the checkers itself. No module here imports lmrbench."""
+codec, the checkers and the protocol itself. No module here imports lmrbench.
+
+This module is the one list of what ships into a sandbox and under which name. The codec ships twice: as
+``lmrbench_values.py`` into a task's ``unit_test/`` (the generated tests import it, and a task keeps the copy it
+was recorded with), and as ``lmrbench_codec.py`` into the harness folders of a split run, so that the harness's
+own codec is never shadowed by a task's older copy on the path.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,47 @@ from pathlib import Path
 RUNTIME_DIR = Path(__file__).parent
 """Where the standalone runtime modules live."""
 
+PROTOCOL = "lmrbench_protocol.py"
+"""Names and limits both sides of the boundary use (environment variables, frame markers, the seal digest)."""
+CODEC_SHIPPED_AS = "lmrbench_codec.py"
+"""The harness's name for ``lmrbench_values.py`` (see the module docstring)."""
+
+TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_checkers.py")
+"""Modules copied into a task's ``unit_test/`` for its generated tests."""
+RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py", PROTOCOL)
+"""Modules put first on the Python path of a recorded command."""
+WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", PROTOCOL)
+"""The candidate's worker (plus the codec, as ``CODEC_SHIPPED_AS``): nothing else reaches its harness folder."""
+PROXY_PLUGIN = "lmrbench_proxy"
+"""The module the trusted side of a split run loads first (a pytest plugin, or imported by the legacy driver)."""
+TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py", PROTOCOL)
+"""The trusted side's harness for a split run (plus the codec, as ``CODEC_SHIPPED_AS``)."""
+SEAL_PLUGIN = "lmrbench_seal"
+"""The pytest plugin that writes the sealed report (every pytest run, split or shared)."""
+BOOT = "lmrbench_boot.py"
+"""The boot script; it runs as ``python -c`` with the protocol module's source before its own."""
+
 
 def runtime_files(names: tuple[str, ...] | list[str]) -> dict[str, bytes]:
     """The bytes of the named runtime modules, by file name."""
     return {name: (RUNTIME_DIR / name).read_bytes() for name in names}
+
+
+def _with_codec(names: tuple[str, ...]) -> dict[str, bytes]:
+    return {**runtime_files(names), CODEC_SHIPPED_AS: (RUNTIME_DIR / "lmrbench_values.py").read_bytes()}
+
+
+def worker_files() -> dict[str, bytes]:
+    """The candidate worker's harness folder of a split run."""
+    return _with_codec(WORKER_RUNTIME)
+
+
+def trusted_split_files() -> dict[str, bytes]:
+    """What the trusted side of a split run adds to its harness folder: the call proxy and the codec."""
+    return _with_codec(TRUSTED_RUNTIME)
+
+
+def boot_source() -> str:
+    """The boot script's ``-c`` source: the protocol module, then the boot script (which imports nothing else)."""
+    files = runtime_files((PROTOCOL, BOOT))
+    return files[PROTOCOL].decode("utf-8") + "\n" + files[BOOT].decode("utf-8")

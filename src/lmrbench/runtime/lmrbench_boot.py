@@ -31,14 +31,15 @@ import os
 import stat
 import sys
 
-OUT_LIMIT = 64 << 20
+if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the protocol's source ran first
+    from lmrbench_protocol import END, ENV_CALL_FDS, ENV_HARNESS, ENV_OUT, ENV_PREFIX, INFRA_MARK, OUT_LIMIT, OUT_MARK
+
 LOG_LIMIT = 256_000
 CHUNK = 1 << 20
-END = b"e 0 0 0\n"
 
 
 def _say_infra(why):
-    sys.stdout.write(f"LMRBENCH-INFRA {why}\n")
+    sys.stdout.write(f"{INFRA_MARK.decode()}{why}\n")
     sys.stdout.flush()
     sys.exit(125)
 
@@ -241,9 +242,8 @@ def main():
     base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
     base["PYTHONDONTWRITEBYTECODE"] = "1"
     env = dict(base, **spec.get("env", {}))
+    env.update({ENV_OUT: os.path.join(trusted, "out"), ENV_HARNESS: os.path.join(trusted, "harness")})
     env.update(
-        LMRBENCH_OUT=os.path.join(trusted, "out"),
-        LMRBENCH_HARNESS=os.path.join(trusted, "harness"),
         HOME=os.path.join(trusted, "home"),
         TMPDIR=os.path.join(trusted, "tmp"),
         PYTHONPATH=os.pathsep.join(p for p in (os.path.join(trusted, "harness"), env.get("PYTHONPATH", "")) if p),
@@ -253,10 +253,10 @@ def main():
         to_worker_r, to_worker_w = os.pipe()
         to_trusted_r, to_trusted_w = os.pipe()
         log_r, log_w = os.pipe()
-        task_env = {k: v for k, v in spec.get("env", {}).items() if not k.startswith(("LMRBENCH_", "PYTHONPATH"))}
+        task_env = {k: v for k, v in spec.get("env", {}).items() if not k.startswith((ENV_PREFIX, "PYTHONPATH"))}
         wenv = dict(base, **task_env, HOME=os.path.join(cand, "home"), TMPDIR=os.path.join(cand, "tmp"),
-                    PYTHONPATH=os.path.join(cand, "harness"),
-                    LMRBENCH_CALL_FDS=f"{to_worker_r},{to_trusted_w}")
+                    PYTHONPATH=os.path.join(cand, "harness"))
+        wenv[ENV_CALL_FDS] = f"{to_worker_r},{to_trusted_w}"
         try:
             worker = _spawn(spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
                             (to_worker_r, to_trusted_w))
@@ -264,7 +264,7 @@ def main():
             _say_infra(f"cannot start the candidate's worker: {exc}")
         for fd in (to_worker_r, to_trusted_w, log_w):
             os.close(fd)
-        env["LMRBENCH_CALL_FDS"] = f"{to_trusted_r},{to_worker_w}"
+        env[ENV_CALL_FDS] = f"{to_trusted_r},{to_worker_w}"
         fds = (to_trusted_r, to_worker_w)
     try:
         child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds)
@@ -295,7 +295,7 @@ def main():
         sys.stderr.write(f"cannot pack the out folder: {exc}\n")
         data = b""
     cand_log = binascii.b2a_base64(b"".join(log), newline=False)
-    sys.stdout.buffer.write(b"LMRBENCH-OUT %d %d %d\n" % (code, len(data), len(cand_log)) + data + cand_log + b"\n")
+    sys.stdout.buffer.write(OUT_MARK + b"%d %d %d\n" % (code, len(data), len(cand_log)) + data + cand_log + b"\n")
     sys.stdout.flush()
     return code
 

@@ -24,9 +24,10 @@ from typing import Any
 
 import lmrbench_codec as codec
 import lmrbench_hook
+import lmrbench_protocol as protocol
 import lmrbench_wire as wire
 
-MAX_REPLY = int(os.environ.get("LMRBENCH_MAX_REPLY", str(256 << 20)))
+MAX_REPLY = int(os.environ.get(protocol.ENV_MAX_REPLY, str(protocol.MAX_REPLY)))
 """Largest reply read from the worker, in bytes."""
 
 
@@ -74,7 +75,7 @@ _BUILTIN_ERRORS = {
 def install() -> None:
     """Start proxying (idempotent); does nothing unless the split-run variables are set."""
     global _CHANNEL, _ROOT
-    fds, goals = os.environ.get("LMRBENCH_CALL_FDS"), os.environ.get("LMRBENCH_GOALS")
+    fds, goals = os.environ.get(protocol.ENV_CALL_FDS), os.environ.get(protocol.ENV_GOALS)
     if _CHANNEL is not None or not fds or not goals:
         return
     rfd, wfd = (int(x) for x in fds.split(","))

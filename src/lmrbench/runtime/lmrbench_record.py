@@ -161,11 +161,13 @@ def _write(path: str, data: bytes) -> None:
 def install() -> None:
     """Start recording in this process (idempotent); does nothing unless ``LMRBENCH_RECORD_SPEC`` is set."""
     global _STATE
-    raw = os.environ.get("LMRBENCH_RECORD_SPEC")
+    import lmrbench_protocol as protocol
+
+    raw = os.environ.get(protocol.ENV_RECORD_SPEC)
     if not raw or _STATE is not None:
         return
-    out = os.environ.get("LMRBENCH_OUT") or os.getcwd()
-    root = os.environ.get("LMRBENCH_RECORD_ROOT") or os.getcwd()
+    out = os.environ.get(protocol.ENV_OUT) or os.getcwd()
+    root = os.environ.get(protocol.ENV_RECORD_ROOT) or os.getcwd()
     _STATE = _State(json.loads(raw), root, out)
     import lmrbench_hook
 

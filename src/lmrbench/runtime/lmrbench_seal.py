@@ -17,11 +17,11 @@ attacking the harness, which the judge and reviewers see in the candidate's code
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 
 import pytest
+from lmrbench_protocol import ENV_HARNESS, ENV_OUT, seal_digest
 
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
@@ -29,7 +29,7 @@ SEAL_NAME = "seal.json"
 
 
 def _take_key() -> bytes:
-    harness = os.environ.get("LMRBENCH_HARNESS")
+    harness = os.environ.get(ENV_HARNESS)
     if not harness:
         return b""
     path = os.path.join(harness, KEY_FILE)
@@ -42,14 +42,8 @@ def _take_key() -> bytes:
     return key
 
 
-def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
-    """The HMAC the harness recomputes over the junit bytes, the exit status and the conftests loaded."""
-    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
-    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
-
-
 def _make_hooks(key: bytes) -> tuple[object, object, object]:
-    out = os.environ.get("LMRBENCH_OUT", "")
+    out = os.environ.get(ENV_OUT, "")
     root = os.getcwd()
     conftests: dict[str, str] = {}
 

@@ -18,6 +18,7 @@ import traceback
 from typing import Any
 
 import lmrbench_codec as codec
+import lmrbench_protocol as protocol
 import lmrbench_wire as wire
 
 MAX_REQUEST = 1 << 34
@@ -106,7 +107,7 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
 
 def main() -> int:
     """Serve requests until the trusted side closes the channel."""
-    rfd, wfd = (int(x) for x in os.environ.pop("LMRBENCH_CALL_FDS").split(","))
+    rfd, wfd = (int(x) for x in os.environ.pop(protocol.ENV_CALL_FDS).split(","))
     while True:
         try:
             request, arrays = wire.recv(rfd, MAX_REQUEST)

@@ -7,7 +7,9 @@ import importlib.machinery
 import os
 import sys
 
-if os.environ.get("LMRBENCH_RECORD_SPEC"):
+from lmrbench_protocol import ENV_RECORD_SPEC
+
+if os.environ.get(ENV_RECORD_SPEC):
     try:
         import lmrbench_record
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import posixpath
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -87,6 +87,13 @@ class Implementation(BaseModel):
     """The unit test file(s), relative to the repository folder."""
     checker: CheckerSettings | None = None
     """lmrbench: the checker the generated tests use (absent in official files)."""
+    isolation: Literal["split", "shared"] | None = None
+    """lmrbench: "shared" runs the tests in the candidate's process, for arguments the value codec cannot carry
+    (weaker evidence, and every report says so); absent or "split": the candidate's code runs in a worker process
+    of its own that never sees the tests or their data."""
+    trusted_files: str | list[str] = Field(default_factory=list)
+    """lmrbench: more paths the tests read (relative to the repository folder; files or folders), trusted like
+    ``unit_test/``: kept out of the candidate's view and out of agent bundles."""
 
     _retrieval_key: str = PrivateAttr(default="retrieval_content")
     """The spelling written back: the one read, else the official generator's ``retrieval_content``."""
@@ -114,6 +121,8 @@ class Implementation(BaseModel):
             _check_rel(f, "unit_test_file")
         for f in self.retrieval_context:
             _check_rel(f, "retrieval_context entry")
+        for f in as_list(self.trusted_files):
+            _check_rel(f, "trusted_files entry")
         return self
 
     @property

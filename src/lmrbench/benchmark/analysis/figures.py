@@ -19,7 +19,7 @@ from lmrbench.benchmark.analysis.outcomes import human_judge_pairs
 from lmrbench.benchmark.analysis.regression import Observation
 from lmrbench.benchmark.analysis.structure import PREDICTORS
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.pipeline.scoreboard import Report
+from lmrbench.benchmark.report.scoreboard import Report
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes
 from lmrbench.schemas.run import JudgeCategory

@@ -23,8 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from lmrbench.authoring.index import index_source
-from lmrbench.authoring.tree import goal_plan, trusted_paths
+from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError
 
 SKIPPED_NAMES = frozenset(

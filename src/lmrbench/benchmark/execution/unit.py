@@ -7,16 +7,15 @@ that received the task folder as an archive. ``execute`` is what every executor 
 
 from __future__ import annotations
 
-import fcntl
 import io
 import tarfile
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from lmrbench.authoring.tree import read_untrusted_goal_file
+from lmrbench.benchmark.sandbox.machine_lock import MachineLock
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
@@ -27,6 +26,8 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 
 GoalFiles = dict[str, str]
 """A variant given as data: goal file (relative to the repository) -> source."""
+Purpose = Literal["golden", "masked", "mutant", "candidate"]
+"""What a run is for: proving the golden code, the masked stub or a mutant during validation, or grading."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,15 @@ class RunUnit:
     """One test run: ``variant`` of implementation ``impl`` of a task, with the runs' settings."""
 
     key: str
-    """The planner's name for this run, unique within one command (e.g. ``1-DPO#1 mutant 3/12``)."""
+    """The planner's name for this run, unique within one command (e.g. ``1-DPO#1 mutant 3/12``); shown in
+    progress lines, never parsed: ``purpose`` and ``ordinal`` say what the run is."""
     task: TaskRef
     impl: int
     variant: Literal["golden", "masked"] | GoalFiles
     timeout: float
+    purpose: Purpose = "candidate"
+    ordinal: int = 0
+    """Which run of its purpose it is (golden run k, mutant k), from 1; 0 when there is one of it."""
     expected_ids: list[str] | None = None
     env: dict[str, str] = field(default_factory=dict)
     rebuild: bool = False
@@ -61,6 +66,9 @@ class UnitResult:
     """What came back from a unit: the test report, and the environment it ran in."""
 
     report: TestReport
+    environment_error: str = ""
+    """Why the task's environment could not be prepared ('' when it was): no test ran, and the report is an
+    infrastructure error saying the same."""
     env_id: str = ""
     """The task's environment (image tag or venv) where it ran; '' when none could be prepared."""
     image_id: str = ""
@@ -129,23 +137,6 @@ def _image_id(sandbox: Sandbox, env: str) -> str:
         return ""
 
 
-class MachineLock:
-    """An exclusive lock shared by every process of this machine (a file lock under the cache root)."""
-
-    def __init__(self, name: str) -> None:
-        folder = cache_root() / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        self._path = folder / f"{name}.lock"
-
-    def __enter__(self) -> None:
-        self._fd = open(self._path, "a")  # noqa: SIM115 - held for the lock's lifetime
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._fd.close()
-
-
 def execute(
     unit: RunUnit,
     task: Task,
@@ -156,7 +147,7 @@ def execute(
     cancel: threading.Event | None = None,
 ) -> UnitResult:
     """Prepare the task's environment (once) and run the unit's tests on its variant."""
-    from lmrbench.benchmark.testrun.variant import evaluate_variant
+    from lmrbench.harness.variant import evaluate_variant
 
     progress = progress or NullProgress()
     try:
@@ -164,20 +155,11 @@ def execute(
     except Cancelled:
         raise
     except LmrError as exc:
-        return UnitResult(infra_report(f"environment: {exc}", sandbox.name))
+        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc))
     impl = task.info.implementation(unit.impl)
     try:
-        if isinstance(unit.variant, str):
-            report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
-                                      expected_ids=unit.expected_ids, env=unit.env)
-        else:
-            with tempfile.TemporaryDirectory(prefix="lmrbench-variant-") as tmp:
-                for rel, text in unit.variant.items():
-                    path = Path(tmp) / rel
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-                report = evaluate_variant(sandbox, task, impl, Path(tmp), timeout=unit.timeout,
-                                          expected_ids=unit.expected_ids, env=unit.env)
+        report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
+                                  expected_ids=unit.expected_ids, env=unit.env)
     except Cancelled:
         raise
     except LmrError as exc:

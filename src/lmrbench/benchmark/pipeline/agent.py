@@ -20,12 +20,13 @@ from pathlib import Path, PurePosixPath
 from lmrbench import __version__
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import replace_functions
-from lmrbench.authoring.tree import check_contained, goal_plan, read_untrusted_goal_file, trusted_paths
+from lmrbench.authoring.tree import check_contained, goal_plan, read_untrusted_goal_file
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel

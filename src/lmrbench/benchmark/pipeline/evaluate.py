@@ -12,16 +12,16 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from lmrbench.authoring.tree import impl_test_files
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary
-from lmrbench.benchmark.testrun.variant import rejected_report
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
+from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
 from lmrbench.schemas.task_info import Implementation
@@ -147,7 +147,7 @@ def evaluate(
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
         units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index, variant=files,
-                             timeout=timeout, rebuild=rebuild))
+                             purpose="candidate", timeout=timeout, rebuild=rebuild))
 
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]

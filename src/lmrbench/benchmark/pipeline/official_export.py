@@ -25,10 +25,10 @@ from lmrbench.authoring.script_mode import has_main_block, with_script_block
 from lmrbench.benchmark.sandbox.images import BASE_TARGET
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse
-from lmrbench.benchmark.testrun.legacy import is_legacy_test
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text, staging_dir
+from lmrbench.harness.legacy import is_legacy_test
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import INFO_JSON
 

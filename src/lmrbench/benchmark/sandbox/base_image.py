@@ -93,10 +93,8 @@ def obtain_base_image(
 def ensure_base_image(sandbox: object, *, progress: Progress, cancel: threading.Event | None = None) -> None:
     """With the Docker runner and no base image at all, pull or bootstrap one (saying so): a fresh machine works.
     Other sandboxes need none."""
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-
-    if not isinstance(sandbox, DockerRunner) or sandbox.base_image:
+    if getattr(sandbox, "name", "") != "docker" or getattr(sandbox, "base_image", None):
         return
-    choice = obtain_base_image(sandbox.client, progress=progress, cancel=cancel)
+    choice = obtain_base_image(sandbox.client, progress=progress, cancel=cancel)  # type: ignore[attr-defined]
     if choice.how != "present":
         progress.log(choice.line())

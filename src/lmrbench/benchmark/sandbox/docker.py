@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
-from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
 from lmrbench.benchmark.sandbox.images import docker_client, image_id
 from lmrbench.benchmark.sandbox.layers import (
@@ -37,6 +36,7 @@ from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
+from lmrbench.harness import payload
 from lmrbench.progress import NullProgress, Progress
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
-from lmrbench.core.taskset import Task
 from lmrbench.defaults import BASE_IMAGE_TAG
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -63,14 +62,6 @@ def image_id(client: docker.DockerClient, tag: str) -> str | None:
         return str(client.images.get(tag).id)
     except docker.errors.ImageNotFound:
         return None
-
-
-def task_requirements(task: Task) -> Path | None:
-    """The task's requirements file: ``requirements.txt`` in the task folder, else in the repo folder."""
-    for cand in (task.path / REQUIREMENTS_NAME, task.repo_dir / REQUIREMENTS_NAME):
-        if cand.is_file():
-            return cand
-    return None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox import payload
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
@@ -36,6 +35,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
+from lmrbench.harness import payload
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
 WEAKER_ISOLATION = (

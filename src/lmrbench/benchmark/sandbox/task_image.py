@@ -9,7 +9,7 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox.from_images import check_from_images
@@ -24,12 +24,34 @@ from lmrbench.benchmark.sandbox.layers import (
     LayerPlan,
     plan_layers,
 )
+from lmrbench.benchmark.sandbox.machine_lock import MachineLock
 from lmrbench.benchmark.sandbox.wheelhouse import pip_options
 from lmrbench.core.taskset import Task
 from lmrbench.progress import Progress, check_cancel
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    import docker
+
+    from lmrbench.benchmark.sandbox.layers import TorchSource
+    from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
+
+
+class ImageHost(Protocol):
+    """What building a task's image needs of the Docker runner."""
+
+    uid: int
+    gid: int
+    torch: TorchSource
+    framework_projects: frozenset[str]
+
+    @property
+    def client(self) -> docker.DockerClient: ...  # noqa: D102
+
+    def resolve_base(self) -> str: ...  # noqa: D102
+
+    def wheel_target(self, image: str) -> WheelTarget: ...  # noqa: D102
+
+    def build_lock(self, tag: str) -> threading.Lock: ...  # noqa: D102
 
 
 def image_tag(task_name: str, digest: str) -> str:
@@ -47,7 +69,7 @@ def _folder_digest(folder: Path) -> str:
 
 
 def prepare_tag(
-    runner: DockerRunner,
+    runner: ImageHost,
     task: Task,
     text: str,
     req_text: str,
@@ -90,11 +112,9 @@ def prepare_tag(
     return tag
 
 
-def _framework_layer(runner: DockerRunner, plan: LayerPlan, base: str, rebuild: bool, progress: Progress,
+def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, rebuild: bool, progress: Progress,
                      cancel: threading.Event | None) -> str:
     """The framework layer's tag, built when missing (once for every task that resolves to the same wheels)."""
-    from lmrbench.benchmark.execution.unit import MachineLock
-
     template = render_dockerfile(user=False)
     tag = plan.framework_tag(image_id(runner.client, base) or base, template)
     with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
@@ -110,7 +130,7 @@ def _framework_layer(runner: DockerRunner, plan: LayerPlan, base: str, rebuild: 
     return tag
 
 
-def _build_layer(runner: DockerRunner, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
+def _build_layer(runner: ImageHost, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
                  labels: dict[str, str], what: str, rebuild: bool, progress: Progress,
                  cancel: threading.Event | None, dir_name: str = "") -> None:
     label_line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
@@ -124,7 +144,7 @@ def _build_layer(runner: DockerRunner, template: str, lines: list[str], wheels: 
                  progress=progress, cancel=cancel)
 
 
-def _build_official(runner: DockerRunner, task: Task, tag: str, base: str, rebuild: bool, progress: Progress,
+def _build_official(runner: ImageHost, task: Task, tag: str, base: str, rebuild: bool, progress: Progress,
                     cancel: threading.Event | None) -> None:
     """A Dockerfile lmrbench did not write: built as it is, with the task folder as its context."""
     check_cancel(cancel)

@@ -7,15 +7,13 @@ run's test ids and durations), and when those are in, the result is final. Any e
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from lmrbench.authoring.check import find_leaks
-from lmrbench.authoring.tree import impl_test_files
-from lmrbench.benchmark.execution.schedule import run_units
-from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult
+from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
     ValidateOptions,
@@ -25,8 +23,8 @@ from lmrbench.benchmark.validation.plan import (
     static_problems,
 )
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import impl_test_files
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -34,7 +32,7 @@ from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
 ENVIRONMENT_PREFIX = "environment:"
-"""How the reason of a run whose environment could not be built begins (``execution.unit.execute`` writes it)."""
+"""How the reason of an implementation whose environment could not be prepared begins (nothing of it ran)."""
 
 
 def flaky_tests(reports: list[TestReport]) -> list[str]:
@@ -72,6 +70,7 @@ class ImplCheck:
     _chosen: list[PlannedMutant] = field(default_factory=list)
     _reasons: list[str] = field(default_factory=list)
     _waiting: int = 0
+    _environment_error: str = ""
     _start: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -94,11 +93,12 @@ class ImplCheck:
         """Test runs this check makes when nothing stops it early (for the progress bar)."""
         return 0 if static_problems(self.task, self.impl) else self.opts.repeat + 1 + len(self._chosen)
 
-    def _unit(self, what: str, variant: str | dict[str, str], timeout: float,
-              expected: list[str] | None = None) -> RunUnit:
+    def _unit(self, purpose: Purpose, ordinal: int, of: int, variant: Literal["golden", "masked"] | GoalFiles,
+              timeout: float, expected: list[str] | None = None) -> RunUnit:
         ref = TaskRef(self.task.name, str(self.task.path))
-        return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant,  # type: ignore[arg-type]
-                       timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild)
+        what = f"{purpose} {ordinal}/{of}" if ordinal else purpose
+        return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant, purpose=purpose,
+                       ordinal=ordinal, timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild)
 
     def first_units(self) -> list[RunUnit]:
         """The golden runs; none (and the result final) when a static problem stops the implementation."""
@@ -108,26 +108,27 @@ class ImplCheck:
             return []
         n = self.opts.repeat
         self._waiting = n
-        return [self._unit(f"golden {k}/{n}", "golden", self.opts.timeout) for k in range(1, n + 1)]
+        return [self._unit("golden", k, n, "golden", self.opts.timeout) for k in range(1, n + 1)]
 
     def on_result(self, unit: RunUnit, result: UnitResult) -> list[RunUnit]:
         """Take one run's report; return the runs it makes possible (masked and mutants after the golden)."""
         report, what = result.report, unit.key.removeprefix(f"{self.label} ")
         self.env_id = self.env_id or result.env_id
         outcome = str(report.status)
-        if what.startswith("mutant") and report.status is not TestStatus.INFRA_ERROR:
+        if unit.purpose == "mutant" and report.status is not TestStatus.INFRA_ERROR:
             outcome = "killed" if report.status in _KILLING else "survived"  # a failing mutant is good news
         self.progress.advance(1, f"{self.label} {what}: {outcome}")
         if report.status is TestStatus.INFRA_ERROR:
             self.progress.log(f"{self.label} {what}: infrastructure error: {report.detail}")
         self._waiting -= 1
-        if what.startswith("golden"):
-            self._golden[int(what.split()[1].split("/")[0])] = report
+        if unit.purpose == "golden":
+            self._golden[unit.ordinal] = report
+            self._environment_error = self._environment_error or result.environment_error
             return self._after_golden() if self._waiting == 0 else []
-        if what == "masked":
+        if unit.purpose == "masked":
             self.result.masked = report
         else:
-            self._mutants[int(what.split()[1].split("/")[0])] = report
+            self._mutants[unit.ordinal] = report
         if self._waiting == 0:
             self._finish(self._reasons)
         return []
@@ -138,10 +139,9 @@ class ImplCheck:
         res.evidence, res.isolation = res.golden_runs[0].evidence, res.golden_runs[0].isolation
         res.golden_passes = sum(r.passed for r in res.golden_runs)
         res.flaky_tests = flaky_tests(res.golden_runs)
-        env = next((r.detail for r in res.golden_runs if r.detail.startswith(ENVIRONMENT_PREFIX)), None)
-        if env:
+        if self._environment_error:
             self.progress.advance(1 + len(self._chosen))
-            self._finish([env])
+            self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
             return []
         reasons = []
         for k, r in enumerate(res.golden_runs, start=1):
@@ -153,7 +153,7 @@ class ImplCheck:
         self._reasons = reasons
         passing = next((r for r in res.golden_runs if r.passed), None)
         expected = [c.test_id for c in passing.cases if c.outcome == "passed"] if passing else None
-        units = [self._unit("masked", "masked", self.opts.timeout, expected)]
+        units = [self._unit("masked", 0, 1, "masked", self.opts.timeout, expected)]
         if reasons:
             self.progress.advance(len(self._chosen))
         else:
@@ -161,7 +161,7 @@ class ImplCheck:
             timeout = min(self.opts.timeout, max(30.0, 5 * slowest))
             n = len(self._chosen)
             units += [
-                self._unit(f"mutant {k}/{n}", mutant_files(self.task, self.impl, goal, mutant), timeout, expected)
+                self._unit("mutant", k, n, mutant_files(self.task, self.impl, goal, mutant), timeout, expected)
                 for k, (goal, _qual, mutant) in enumerate(self._chosen, start=1)
             ]
         self._waiting = len(units)
@@ -203,25 +203,3 @@ class ImplCheck:
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
-
-
-def validate_implementation(
-    sandbox: Sandbox,
-    task: Task,
-    impl: Implementation,
-    *,
-    options: ValidateOptions | None = None,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> ImplValidation:
-    """Validate one implementation in ``sandbox`` with ``options.jobs`` runs at once (nothing is stored)."""
-    from lmrbench.benchmark.execution.threads import ThreadExecutor
-
-    opts = options or ValidateOptions()
-    check = ImplCheck(task, impl, opts, sandbox.name, progress=progress or NullProgress())
-    executor = ThreadExecutor(sandbox, {str(task.path): task}, jobs=opts.jobs, progress=progress, cancel=cancel)
-    try:
-        run_units(executor, check.first_units(), check.on_result, cancel=cancel)
-    finally:
-        executor.close()
-    return check.result

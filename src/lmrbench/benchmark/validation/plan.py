@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.testgen import TODO_MARK
-from lmrbench.authoring.tree import impl_test_files
 from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
 from lmrbench.core.taskset import STATE_DIRS, Task
+from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import lfs_pointers
 from lmrbench.schemas.task_info import Implementation

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.pipeline.scoreboard import Report
+    from lmrbench.benchmark.report.scoreboard import Report
 
 
 class RunSummaryScreen(Screen[None]):
@@ -41,7 +41,7 @@ class RunSummaryScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _load(self) -> None:
-        from lmrbench.benchmark.pipeline.scoreboard import build_report
+        from lmrbench.benchmark.report.scoreboard import build_report
         from lmrbench.errors import LmrError
 
         try:
@@ -55,7 +55,7 @@ class RunSummaryScreen(Screen[None]):
         self.query_one("#run-status", Static).update(f"cannot read the runs: {problem}")
 
     def _show(self, report: Report) -> None:
-        from lmrbench.benchmark.pipeline.scoreboard import TABLE_HEADERS, table_rows
+        from lmrbench.benchmark.report.scoreboard import TABLE_HEADERS, table_rows
         from lmrbench.tui.widgets.run_plot import RunPlots
 
         table = self.query_one("#run-table", DataTable)

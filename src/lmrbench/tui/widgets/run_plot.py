@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from lmrbench.benchmark.pipeline.scoreboard import Report
+from lmrbench.benchmark.report.scoreboard import Report
 from lmrbench.schemas.run import JudgeCategory
 
 INSTALL_HINT = "terminal plots need textual-plotext: pip install 'lmrbench[plots]'"

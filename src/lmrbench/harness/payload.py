@@ -22,15 +22,12 @@ from pathlib import Path, PurePosixPath
 
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.treeview import Tree, TreeView
-from lmrbench.runtime import runtime_files
+from lmrbench.runtime import boot_source
+from lmrbench.runtime.lmrbench_protocol import END, INFRA_MARK, OUT_LIMIT, OUT_MARK
 
-OUT_LIMIT = 64 << 20
-"""Largest out folder read back (the boot script stops packing there)."""
-OUT_MARK = b"LMRBENCH-OUT "
-INFRA_MARK = b"LMRBENCH-INFRA "
-END = b"e 0 0 0\n"
-"""The end of a payload, and of the out folder the boot script sends back."""
-BOOT_SOURCE = runtime_files(("lmrbench_boot.py",))["lmrbench_boot.py"].decode("utf-8")
+__all__ = ["END", "INFRA_MARK", "OUT_LIMIT", "OUT_MARK", "BOOT_SOURCE", "boot_argv", "Frame"]
+
+BOOT_SOURCE = boot_source()
 
 
 def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,

@@ -15,12 +15,12 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from lmrbench.benchmark.testrun.split import trusted_files
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
+from lmrbench.runtime import PROTOCOL, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
@@ -39,7 +39,8 @@ import os, runpy, sys, traceback
 fd, path = int(sys.argv[1]), sys.argv[2]
 sys.argv = [path]
 sys.path[0] = os.path.dirname(os.path.abspath(path))
-if os.environ.get("LMRBENCH_CALL_FDS"):
+from lmrbench_protocol import ENV_CALL_FDS
+if os.environ.get(ENV_CALL_FDS):
     import lmrbench_proxy  # a split run: the goal functions run in the candidate's process
 code = 0
 try:
@@ -62,8 +63,9 @@ os._exit(code)
 # child process that never sees the key or $LMRBENCH_OUT, then writes what it saw, sealed, to legacy.json.
 _DRIVER = r"""
 import hashlib, hmac, json, os, shutil, subprocess, sys, tempfile, time
-out = os.environ.pop("LMRBENCH_OUT", None)
-key_path = os.path.join(os.environ.get("LMRBENCH_HARNESS", ""), "lmrbench_legacy_key")
+from lmrbench_protocol import ENV_CALL_FDS, ENV_HARNESS, ENV_OUT
+out = os.environ.pop(ENV_OUT, None)
+key_path = os.path.join(os.environ.get(ENV_HARNESS, ""), "lmrbench_legacy_key")
 try:
     with open(key_path, "rb") as fh:
         key = fh.read()
@@ -71,7 +73,7 @@ try:
 except OSError:
     key = b""
 wrapper = sys.argv[1]
-calls = tuple(int(x) for x in os.environ.get("LMRBENCH_CALL_FDS", "").split(",") if x)
+calls = tuple(int(x) for x in os.environ.get(ENV_CALL_FDS, "").split(",") if x)
 env = dict(os.environ)
 env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
 results = []
@@ -194,7 +196,7 @@ def run_legacy(
     """
     argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
     key = secrets.token_hex(32).encode()
-    files = {KEY_FILE: key, **(trusted_files() if worker else {})}
+    files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
                           worker=worker)

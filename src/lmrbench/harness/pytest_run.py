@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 import tempfile
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.benchmark.testrun.junit import parse_junit
-from lmrbench.benchmark.testrun.split import PROXY_PLUGIN, id_matches, trusted_files
 from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.runtime import runtime_files
+from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.split import id_matches
+from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
+from lmrbench.runtime.lmrbench_protocol import seal_digest
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
-PLUGIN_MODULE = "lmrbench_seal"
+PLUGIN_MODULE = SEAL_PLUGIN
 KEY_FILE = "lmrbench_key"
 JUNIT_NAME = "junit.xml"
 SEAL_NAME = "seal.json"
@@ -39,12 +39,6 @@ _PYTEST_EXIT = {
     4: "usage error",
     5: "no tests collected",
 }
-
-
-def _seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict[str, str]) -> str:
-    """Must equal ``lmrbench_seal.seal_digest`` (that module runs in the sandbox, without lmrbench)."""
-    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
-    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
 
 
 def _foreign_conftest(tree: Tree, loaded: dict[str, str]) -> str | None:
@@ -75,8 +69,8 @@ def pytest_argv(test_files: list[str], *, split: bool = False) -> list[str]:
 
 def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
     """The plugin and the run's key (and for a split run the proxy), placed in $LMRBENCH_HARNESS."""
-    files = {**runtime_files((f"{PLUGIN_MODULE}.py",)), KEY_FILE: key}
-    return {**files, **trusted_files()} if split else files
+    files = {**runtime_files((f"{PLUGIN_MODULE}.py", PROTOCOL)), KEY_FILE: key}
+    return {**files, **trusted_split_files()} if split else files
 
 
 def run_pytest(
@@ -161,7 +155,7 @@ def decide(
         sealed = jsonsafe.loads(seal or b"")
         exitstatus = int(sealed["exitstatus"])
         conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
-        valid = hmac.compare_digest(str(sealed["hmac"]), _seal_digest(key, junit, exitstatus, conftests))
+        valid = hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests))
     except (ValueError, KeyError, TypeError):
         valid, exitstatus, conftests = False, -1, {}
     if not valid:

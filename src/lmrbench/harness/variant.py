@@ -14,21 +14,15 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from lmrbench.authoring.tree import (
-    Variant,
-    build_tree,
-    candidate_view,
-    impl_test_files,
-    isolation_of,
-    trusted_view,
-)
-from lmrbench.benchmark.testrun.legacy import is_legacy_test, run_legacy
-from lmrbench.benchmark.testrun.pytest_run import run_pytest
-from lmrbench.benchmark.testrun.split import declared_ids, goals_env, make_worker
+from lmrbench.authoring.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.sandbox import Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
+from lmrbench.harness.legacy import is_legacy_test, run_legacy
+from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.split import declared_ids, goals_env, make_worker
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
 

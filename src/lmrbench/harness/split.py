@@ -14,28 +14,17 @@ from lmrbench.core.treeview import Tree
 from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.runtime import runtime_files
+from lmrbench.runtime import worker_files
+from lmrbench.runtime.lmrbench_protocol import ENV_GOALS
 from lmrbench.schemas.task_info import Implementation
 
-PROXY_PLUGIN = "lmrbench_proxy"
-"""The module the trusted side loads first (a pytest plugin, or imported by the legacy wrapper)."""
 WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_worker.main())"]
 """The worker's command (``-c``, not ``-m``: runpy and what it imports would be paid again in every run)."""
 
 
-def _codec_files() -> dict[str, bytes]:
-    files = runtime_files(("lmrbench_wire.py", "lmrbench_values.py"))
-    return {"lmrbench_wire.py": files["lmrbench_wire.py"], "lmrbench_codec.py": files["lmrbench_values.py"]}
-
-
 def make_worker(cand_tree: Tree) -> Worker:
     """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else."""
-    return Worker(tree=cand_tree, argv=WORKER_ARGV, files={**runtime_files(("lmrbench_worker.py",)), **_codec_files()})
-
-
-def trusted_files() -> dict[str, bytes]:
-    """The proxy and the codec, for the trusted side's harness."""
-    return {**runtime_files((f"{PROXY_PLUGIN}.py", "lmrbench_hook.py")), **_codec_files()}
+    return Worker(tree=cand_tree, argv=WORKER_ARGV, files=worker_files())
 
 
 def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
@@ -46,7 +35,7 @@ def goals_env(task: Task, impl: Implementation) -> dict[str, str]:
     goals = [
         {"file": goal, "qualname": q, "factory": factory} for goal, quals in goal_plan(task, impl) for q in quals
     ]
-    return {"LMRBENCH_GOALS": json.dumps(goals)}
+    return {ENV_GOALS: json.dumps(goals)}
 
 
 def recorded_factory(task: Task, impl: Implementation) -> str | None:

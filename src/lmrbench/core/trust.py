@@ -1,0 +1,55 @@
+"""Which files of a task are trusted (the tests and every file they read), and how an implementation's tests run.
+
+The one trust policy of the process boundary: trees keep every trusted path out of the candidate's view,
+``export-agent`` leaves them out of the bundle, and the harness decides split or shared runs from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Literal
+
+from lmrbench.core.taskset import Task
+from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
+from lmrbench.schemas.task_info import Implementation, as_list
+
+
+def impl_test_files(task: Task, impl: Implementation) -> list[str]:
+    """The implementation's unit test files that exist (repository-relative, POSIX).
+
+    When none of the declared files exists (official files sometimes name the wrong one), the official default
+    ``unit_test/unit_test_<index>.py`` is used if present.
+    """
+    found = [f for f in impl.unit_test_files if (task.repo_dir / f).is_file()]
+    if found:
+        return found
+    default = unit_test_file(impl.index)
+    return [default] if (task.repo_dir / default).is_file() else []
+
+
+def trusted_paths(task: Task) -> list[str]:
+    """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
+    paths = [UNIT_TEST_DIR]
+    for impl in task.info.implementations:
+        paths.extend(impl.unit_test_files)
+        paths.extend(as_list(impl.trusted_files))
+    seen: list[str] = []
+    for p in paths:
+        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
+        if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
+            seen.append(norm)
+    return seen
+
+
+Isolation = Literal["split", "shared"]
+
+
+def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
+    """How ``impl``'s tests run, and why when not split."""
+    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
+    inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
+    if inside:
+        return "shared", f"the goal function is inside the test file {inside[0]}"
+    if impl.isolation == "shared":
+        return "shared", 'info.json asks for "isolation": "shared"'
+    return "split", ""

@@ -1,0 +1,44 @@
+"""Names and limits of the process boundary, imported by both sides: lmrbench on the host, and the runtime
+modules inside a sandbox (where it ships as this file, and the boot script runs with this source before its own).
+
+Standard library only, nothing imported at module level: the boot script pays for every import.
+"""
+
+ENV_PREFIX = "LMRBENCH_"
+"""Variables a task's own environment may not set (the harness's, below)."""
+ENV_OUT = "LMRBENCH_OUT"
+"""The trusted side's out folder: the sealed report, recordings; copied back to the host."""
+ENV_HARNESS = "LMRBENCH_HARNESS"
+"""The harness folder (plugins, the run's key, the codec), first on the Python path."""
+ENV_CALL_FDS = "LMRBENCH_CALL_FDS"
+"""``<read>,<write>``: the pipe ends of a split run's calls, on each side."""
+ENV_GOALS = "LMRBENCH_GOALS"
+"""JSON list of ``{"file", "qualname", "factory"}``: the goal functions the trusted side proxies."""
+ENV_MAX_REPLY = "LMRBENCH_MAX_REPLY"
+"""Largest reply the trusted side reads from the worker (bytes); ``MAX_REPLY`` when unset."""
+ENV_RECORD_SPEC = "LMRBENCH_RECORD_SPEC"
+"""JSON: what the recorder records (targets, limits); recording is on only when it is set."""
+ENV_RECORD_ROOT = "LMRBENCH_RECORD_ROOT"
+"""The repository root of a recorded command."""
+
+MAX_REPLY = 256 << 20
+"""Default cap of one reply from the worker."""
+OUT_LIMIT = 64 << 20
+"""Largest out folder the boot script packs and the host reads back."""
+END = b"e 0 0 0\n"
+"""The end of a payload, and of the out folder the boot script sends back."""
+OUT_MARK = b"LMRBENCH-OUT "
+"""Starts the boot script's closing frame: ``<exit> <n> <m>``, then the out folder and the worker's output."""
+INFRA_MARK = b"LMRBENCH-INFRA "
+"""Starts the boot script's line when it could not start the run (unpack, spawn)."""
+
+
+def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict) -> str:
+    """The HMAC over the junit bytes, pytest's exit status and the conftests it loaded: written by the seal
+    plugin inside the sandbox, recomputed by the host."""
+    import hashlib
+    import hmac
+    import json
+
+    facts = json.dumps({"exitstatus": int(exitstatus), "conftests": conftests}, sort_keys=True)
+    return hmac.new(key, junit + b"\0" + facts.encode(), hashlib.sha256).hexdigest()
