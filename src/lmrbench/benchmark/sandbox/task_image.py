@@ -96,7 +96,7 @@ def prepare_tag(
     options = [*pip_options(req_text), *runner.torch.pip_options()]
     plan = plan_layers(lines, target, options=options, projects=runner.framework_projects, progress=progress,
                        cancel=cancel)
-    parent = _framework_layer(runner, plan, base, rebuild, progress, cancel) if plan.framework else base
+    parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
     template = render_dockerfile()
     h = hashlib.sha256("\0".join([template, *lines, image_id(runner.client, parent) or "", target.key,
                                   f"{runner.uid}:{runner.gid}", *sorted(p.name for p in plan.task)]).encode())
@@ -112,13 +112,14 @@ def prepare_tag(
     return tag
 
 
-def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, rebuild: bool, progress: Progress,
+def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, progress: Progress,
                      cancel: threading.Event | None) -> str:
-    """The framework layer's tag, built when missing (once for every task that resolves to the same wheels)."""
+    """The framework layer's tag, built when missing (once for every task that resolves to the same wheels; a
+    task's ``--rebuild`` rebuilds its own layer, not the shared one, whose tag already names its wheels)."""
     template = render_dockerfile(user=False)
     tag = plan.framework_tag(image_id(runner.client, base) or base, template)
     with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
-        if image_id(runner.client, tag) and not rebuild:
+        if image_id(runner.client, tag):
             return tag
         check_cancel(cancel)
         size = sum(p.stat().st_size for p in plan.framework) / 1e6
@@ -126,7 +127,7 @@ def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, rebuild: boo
                      f"wheels, {size:,.0f} MB; {runner.torch.describe()}): once for every task that pins it")
         labels = {LAYER_LABEL: "framework", PARENT_LABEL: base, FRAMEWORK_LABEL: " ".join(plan.pins),
                   TORCH_SOURCE_LABEL: runner.torch.describe()}
-        _build_layer(runner, template, plan.pins, plan.framework, tag, base, labels, tag, rebuild, progress, cancel)
+        _build_layer(runner, template, plan.pins, plan.framework, tag, base, labels, tag, False, progress, cancel)
     return tag
 
 
