@@ -8,6 +8,7 @@ by id: a failed torch build would otherwise leave gigabytes of dangling layers.
 
 from __future__ import annotations
 
+import json
 import re
 import tarfile
 import tempfile
@@ -17,7 +18,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from lmrbench.benchmark.sandbox.build_log import failure_headline
+from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_text
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import HEARTBEAT_SECONDS
 
@@ -97,6 +100,7 @@ def docker_build(
     """Build an image from a tar context; on failure LmrError naming ``what`` and the line that says why (the
     whole log went to ``progress``). Intermediate images no tagged image needs are removed either way."""
     progress = progress or NullProgress()
+    started = time.monotonic()
     log: list[str] = []
     steps: list[str] = []
     error = ""
@@ -125,6 +129,8 @@ def docker_build(
     finally:
         context.close()
     found = None if error else _image_id(client, tag)
+    if found:
+        record_build_seconds(tag, time.monotonic() - started)
     _remove_unneeded(client, steps)
     if error:
         cause = failure_headline("\n".join([*log[-40:], error])) or error
@@ -132,6 +138,31 @@ def docker_build(
     if found is None:
         raise LmrError(f"image build reported success but {tag} is missing", what)
     return found
+
+
+def build_seconds_file() -> Path:
+    """Where the seconds each image took to build are kept (tag -> seconds), for ``images list`` and benchmarks."""
+    return cache_root() / "build-seconds.json"
+
+
+def record_build_seconds(tag: str, seconds: float) -> None:
+    """Remember how long ``tag`` took to build (best effort: a cache, never an error)."""
+    path = build_seconds_file()
+    try:
+        data = json.loads(path.read_text()) if path.is_file() else {}
+        data[tag] = round(seconds, 1)
+        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
+    except (OSError, ValueError):
+        pass
+
+
+def build_seconds(tag: str) -> float | None:
+    """How long ``tag`` took to build on this machine, when it was built here."""
+    try:
+        value = json.loads(build_seconds_file().read_text()).get(tag)
+    except (OSError, ValueError):
+        return None
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _image_id(client: docker.DockerClient, tag: str) -> str | None:
