@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
 from lmrbench.benchmark.sandbox.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
+from lmrbench.benchmark.sandbox.try_requirements import try_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_name
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
@@ -85,6 +87,17 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
         framework_files = _py(docker_engine, parent, "import iniconfig, pytest; print('ok')")
         assert framework_files == "ok"
+        listed = {r.tag: r for r in inventory(docker_engine)}
+        assert {"7-LayerA", "8-LayerB"} <= set(listed[parent].users)
+        assert keep_for(list(listed.values()), {"8-LayerB"}) == {tags[1], parent}
+
+        # a requirement change tried in a throwaway container of B's image: it installs, the command sees it,
+        # and the image is unchanged
+        tried = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six; print(six.__version__)'")
+        assert tried.ok and tried.image == tags[1] and "1.16.0" in tried.output, tried.output
+        assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
+        bad = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six, missing_module_xyz'")
+        assert not bad.ok and "missing_module_xyz" in bad.headline
     finally:
         _remove(docker_engine, *tags, parent)
 

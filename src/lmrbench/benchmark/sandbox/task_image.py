@@ -99,7 +99,8 @@ def prepare_tag(
     parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
     template = render_dockerfile()
     h = hashlib.sha256("\0".join([template, *lines, image_id(runner.client, parent) or "", target.key,
-                                  f"{runner.uid}:{runner.gid}", *sorted(p.name for p in plan.task)]).encode())
+                                  f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
+                                  *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
     with runner.build_lock(tag):  # two jobs of one task build its image once
         if rebuild or not image_id(runner.client, tag):

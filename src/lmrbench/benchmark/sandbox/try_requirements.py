@@ -80,14 +80,15 @@ def try_requirements(
     mounts = {str(f): {"bind": f"/lmrbench-wheels/{i}", "mode": "ro"} for i, f in enumerate(folder)}
     links = " ".join(f"--find-links /lmrbench-wheels/{i}" for i in range(len(folder)))
     wanted = " ".join(_quote(c) for c in changes)
-    script = (f"/opt/venv/bin/pip install --disable-pip-version-check --no-cache-dir --no-index {links} {wanted}"
-              f" 2>&1 && echo '--- lmrbench: installed' ")
+    # everything on stderr: the engine keeps a failed container's stderr for the error
+    script = (f"exec 1>&2; /opt/venv/bin/pip install --disable-pip-version-check --no-cache-dir --no-index {links}"
+              f" {wanted} && echo '--- lmrbench: installed' ")
     if command:
-        script += f"&& su -s /bin/sh -c {_quote(command)} \"$(getent passwd {runner.uid} | cut -d: -f1)\" 2>&1"
+        script += f"&& su -s /bin/sh -c {_quote(command)} \"$(getent passwd {runner.uid} | cut -d: -f1)\""
     progress.log(f"trying {', '.join(changes)} in {image}")
     try:
         out = runner.client.containers.run(image, ["sh", "-c", script], user="0:0", remove=True, volumes=mounts,
-                                           network_disabled=True, working_dir="/tmp", stderr=True)
+                                           network_disabled=True, working_dir="/tmp", stdout=True, stderr=True)
         text, ok = out.decode(errors="replace"), True
     except Exception as exc:  # ContainerError carries the output
         text, ok = _container_output(exc), False
