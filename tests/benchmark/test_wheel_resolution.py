@@ -118,3 +118,11 @@ The command '/bin/sh -c apt-get install -y libfoo' returned a non-zero code: 100
 ])
 def test_a_failure_is_named_by_the_line_that_says_why(log, cause):
     assert failure_headline(log) == cause
+
+
+def test_a_tried_requirement_replaces_the_line_of_the_same_project():
+    from lmrbench.benchmark.sandbox.try_requirements import changed_requirements
+
+    current = ["torch==2.4.1", "peft>=0.5", "Py_Arrow"]
+    assert changed_requirements(current, ["PEFT==0.10.0", "py-arrow==12.0.1", "rich"]) == [
+        "torch==2.4.1", "PEFT==0.10.0", "py-arrow==12.0.1", "rich"]

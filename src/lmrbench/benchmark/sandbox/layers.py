@@ -21,6 +21,8 @@ from lmrbench.progress import NullProgress, Progress
 
 FRAMEWORK_PROJECTS = frozenset({"torch", "torchvision", "torchaudio"})
 """Projects that go into the shared framework layer when a task's requirements resolve to them."""
+COMPANIONS = ["numpy"]
+"""What a task with a framework gets besides its own requirements (in its task layer), when they lack it."""
 FRAMEWORK_REPO = "lmrbench-framework"
 """Repository name of framework layer images."""
 LAYER_LABEL = "org.lmrbench.layer"
@@ -72,6 +74,8 @@ class LayerPlan:
     """Wheel files the task layer adds."""
     pins: list[str] = field(default_factory=list)
     """The framework pins (``torch==2.4.1``), sorted."""
+    added: list[str] = field(default_factory=list)
+    """Requirements the task layer installs besides the task's own (``COMPANIONS`` it lacked)."""
 
     def framework_tag(self, parent_id: str, template: str) -> str:
         """``lmrbench-framework:torch-2.4.1-<hash>``: the same for every task with the same framework wheels on
@@ -98,6 +102,11 @@ def plan_layers(
     pins = sorted({f"{n}=={v}" for n, v in map(wheel_name, full) if n in projects})
     if not pins:
         return LayerPlan([], full, [])
+    added = [c for c in COMPANIONS if c not in {wheel_name(p)[0] for p in full}]
+    if added:
+        # torch converts tensors through numpy and the split run's codec sends them as arrays: a torch task
+        # without numpy fails every split run ("Failed to initialize NumPy")
+        full = resolve_wheels([*lines, *added], target, options=options, progress=progress, cancel=cancel)
     framework = resolve_wheels(pins, target, options=options, progress=progress, cancel=cancel)
     shared = {p.name for p in framework}
-    return LayerPlan(framework, [p for p in full if p.name not in shared], pins)
+    return LayerPlan(framework, [p for p in full if p.name not in shared], pins, added)

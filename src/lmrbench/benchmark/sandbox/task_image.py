@@ -98,7 +98,7 @@ def prepare_tag(
                        cancel=cancel)
     parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
     template = render_dockerfile()
-    h = hashlib.sha256("\0".join([template, *lines, image_id(runner.client, parent) or "", target.key,
+    h = hashlib.sha256("\0".join([template, *lines, *plan.added, image_id(runner.client, parent) or "", target.key,
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
@@ -108,8 +108,8 @@ def prepare_tag(
             progress.log(f"building {tag} on {parent}: {len(plan.task)} wheel(s)")
             labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
                       TASK_LABEL: task.name}
-            _build_layer(runner, template, lines, plan.task, tag, parent, labels, task.name, rebuild, progress,
-                         cancel, task.info.repo_folder_name)
+            _build_layer(runner, template, [*lines, *plan.added], plan.task, tag, parent, labels, task.name, rebuild,
+                         progress, cancel, task.info.repo_folder_name)
     return tag
 
 
