@@ -160,3 +160,30 @@ def tree_digest(root: Path, *, skip: frozenset[str] | set[str] = frozenset(), sa
                 h.update(b"unreadable")
             h.update(b"\0")
     return h.hexdigest()
+
+
+LFS_POINTER_START = b"version https://git-lfs.github.com/spec/v1\n"
+"""How a Git LFS pointer file begins (a clone made without git-lfs holds these instead of the content)."""
+_LFS_POINTER_MAX = 1024
+
+
+def is_lfs_pointer(path: Path) -> bool:
+    """True for a Git LFS pointer: a small regular file (not a link) holding the LFS spec line and an oid."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _LFS_POINTER_MAX:
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(_LFS_POINTER_MAX)
+    except OSError:
+        return False
+    return head.startswith(LFS_POINTER_START) and b"\noid sha256:" in head
+
+
+def lfs_pointers(root: Path, *, skip: frozenset[str] = frozenset({".git"})) -> list[Path]:
+    """The Git LFS pointer files below ``root`` (relative, sorted), folders named in ``skip`` left out."""
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        out += [Path(dirpath, f).relative_to(root) for f in files if is_lfs_pointer(Path(dirpath, f))]
+    return sorted(out)

@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 
 from lmrbench.progress import Cancelled, Progress
 
@@ -28,10 +29,11 @@ def run_with_heartbeat(
     *,
     every: float = HEARTBEAT_SECONDS,
     cancel: threading.Event | None = None,
+    how_far: Callable[[], str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``cmd`` capturing its text output, with a ``note: <what>: still running (N s)`` line on ``progress``
     every ``every`` seconds. Cancelled when ``cancel`` is set; the child is killed whenever this call does
-    not return normally."""
+    not return normally. ``how_far`` says how far it got (e.g. megabytes downloaded), added to each line."""
     start = last = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -46,7 +48,8 @@ def run_with_heartbeat(
                     raise Cancelled()
                 if time.monotonic() - last >= every:
                     last = time.monotonic()
-                    progress.log(f"note: {what}: still running ({last - start:.0f} s)")
+                    far = how_far() if how_far is not None else ""
+                    progress.log(f"note: {what}: still running ({last - start:.0f} s{'; ' + far if far else ''})")
         finally:
             if proc.poll() is None:
                 proc.kill()

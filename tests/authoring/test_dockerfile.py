@@ -36,11 +36,13 @@ def test_generated_dockerfile_takes_the_build_args_and_copies_no_task_file(tmp_p
     task = _task(tmp_path)
     (task / "repo" / "requirements.txt").write_text("numpy\n")
     text = write_dockerfile(task, "repo").read_text()
-    assert "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE}\n" in text
+    assert "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE} AS install\n" in text
+    assert "\nFROM ${BASE_IMAGE}\n" in text  # the image itself starts again from the parent
     declared = {w.split("=")[0] for ln in text.splitlines() if ln.startswith("ARG ") for w in ln.split()[1:]}
     assert declared == {"BASE_IMAGE", "UID", "GID", "DIR"}
     copies = [line for line in text.splitlines() if line.startswith("COPY")]
-    assert copies == ["COPY requirements.txt wheels/ /tmp/lmrbench/"]
+    # the wheels go to the install stage only; the image gets what their installation added to /opt/venv
+    assert copies == ["COPY requirements.txt wheels/ /tmp/lmrbench/", "COPY --from=install /opt/lmrbench-layer/ /"]
     assert "--no-index --find-links" in text and "repo/requirements.txt" in text
     assert is_generated(text) and dockerfile_warnings(text) == [] and not copies_task_folder(text)
 

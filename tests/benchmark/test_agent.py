@@ -71,6 +71,17 @@ def test_export_holds_masked_repo_paper_and_prompt_only(bench, tmp_path) -> None
     assert not (out / "2-Async").exists()
 
 
+def test_the_export_ships_the_requirements_the_image_uses_not_the_repositorys_original(bench, tmp_path) -> None:
+    (bench / "1-Toy" / REPO / "requirements.txt").write_text("torch\ndeepspeed==0.9.0\n")  # unbuildable here
+    (bench / "1-Toy" / "requirements.txt").write_text("torch==2.4.1\nnumpy<2\n")  # what the image is built from
+    tasks, _ = load_taskset(bench)
+    out = export_agent(tasks, tmp_path / "agent")
+    shipped = (out / "1-Toy" / REPO / "requirements.txt").read_text()
+    assert shipped.splitlines()[1:] == ["torch==2.4.1", "numpy<2"] and "deepspeed" not in shipped
+    assert "the task's requirements.txt" in shipped.splitlines()[0]
+    assert not (out / "2-Async" / REPO / "requirements.txt").exists()
+
+
 def _agent_writes(path: Path, qualnames: list[str], extra: str = "") -> None:
     """What an agent does: fill in functions (from the golden text here) and touch other things."""
     text = path.read_text()

@@ -81,6 +81,19 @@ def test_a_scaffold_with_todos_is_refused_without_running(tmp_path):
     assert summary.rows[1].valid
 
 
+def test_recorded_data_left_as_git_lfs_pointers_is_named_with_the_fix_without_running(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    data = task / "calc" / "unit_test" / "data" / "cases.pkl"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"a" * 64 + b"\nsize 912\n")
+    summary = local(bench)
+    row = summary.rows[0]
+    assert not row.valid and "Git LFS pointer" in row.reasons[-1] and "git lfs pull" in row.reasons[-1]
+    assert "calc/unit_test/data/cases.pkl" in row.reasons[-1]
+    assert latest_results(bench)[("1-Calc", 1)].golden_runs == []
+
+
 def test_an_implementation_without_tests_is_invalid_not_a_crash(tmp_path):
     bench = tmp_path / "bench"
     write_task(bench, tests={"unit_test/unit_test_2.py": TEST_SCALE})

@@ -30,17 +30,27 @@ DEFAULT_BASE_IMAGE = "python:3.11-slim"
 _TEMPLATE = """\
 {mark}: the task's Python environment only (no repo, tests or golden files).
 # Build context (assembled by lmrbench): this file, requirements.txt{req_note},
-# wheels/ (a host-side wheelhouse). Build args: BASE_IMAGE (lmrbench passes its bootstrapped base where
-# no registry is reachable), UID, GID, DIR (the repository's folder under /workspace, as the official
-# tooling means it). One RUN: each instruction is a container and a layer commit of its own.
+# wheels/ (resolved on the host for the image's exact Python and platform). Build args: BASE_IMAGE (the parent:
+# lmrbench's base image, or the framework layer holding torch that every task pinning the same version shares),
+# UID, GID, DIR (the repository's folder under /workspace, as the official tooling means it).
+# Two stages: the wheels are installed in the first; only what the installation added to /opt/venv is copied
+# into the image, so the wheels stay in no layer of it. Few instructions: each is a container of its own.
 ARG BASE_IMAGE={base}
+FROM ${{BASE_IMAGE}} AS install
+COPY requirements.txt wheels/ /tmp/lmrbench/
+RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+ && find /opt/venv -xdev | sort > /tmp/lmrbench.before && touch /tmp/lmrbench.stamp \\
+ && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /tmp/lmrbench \\
+        -r /tmp/lmrbench/requirements.txt pytest \\
+ && find /opt/venv -xdev | sort > /tmp/lmrbench.after && mkdir -p /opt/lmrbench-layer \\
+ && comm -23 /tmp/lmrbench.before /tmp/lmrbench.after > /opt/lmrbench-layer/.lmrbench-removed \\
+ && find /opt/venv -xdev -newer /tmp/lmrbench.stamp ! -type d -print0 \\
+    | tar --null --create --file - --files-from - 2>/dev/null | tar --extract --file - -C /opt/lmrbench-layer
 FROM ${{BASE_IMAGE}}
 ARG UID=1000 GID=1000 DIR=repo
 ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
-COPY requirements.txt wheels/ /tmp/lmrbench/
-RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
- && pip install --no-cache-dir --no-index --find-links /tmp/lmrbench -r /tmp/lmrbench/requirements.txt pytest \\
- && rm -rf /tmp/lmrbench \\
+COPY --from=install /opt/lmrbench-layer/ /
+RUN xargs -r -d '\\n' rm -rf -- < /.lmrbench-removed && rm -f /.lmrbench-removed \\
 {user}"""
 
 _USER = """\
@@ -90,10 +100,13 @@ def render_official_dockerfile(
                             user=_USER)
 
 
-def render_dockerfile(*, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None = None) -> str:
-    """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from."""
+def render_dockerfile(
+    *, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None = None, user: bool = True
+) -> str:
+    """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from. Without
+    ``user`` it is a framework layer: no user, no WORKDIR, root stays (a task layer builds on it)."""
     note = f" (from {requirements})" if requirements else " (empty when the task has none)"
-    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER)
+    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER if user else " && true\n")
 
 
 def write_dockerfile(

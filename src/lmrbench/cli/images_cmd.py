@@ -47,14 +47,22 @@ def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show t
 
 @images_app.command("list")
 def list_cmd() -> None:
-    """List the local lmrbench images (base and task images)."""
-    from lmrbench.benchmark.sandbox.images import list_images
+    """List lmrbench's images: the base, the framework layers (and the tasks that share each), the task images
+    (and the bytes each adds to its parent)."""
+    from lmrbench.benchmark.sandbox.images import docker_client
+    from lmrbench.benchmark.sandbox.inventory import inventory
 
-    rows = list_images()
+    rows = inventory(docker_client())
     if not rows:
         typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
-    for tag, short, size in rows:
-        typer.echo(f"{tag:<60} {short:<12} {size:8.0f} MB")
+    for r in rows:
+        line = f"{r.kind:<9} {r.tag:<60} {r.short_id:<12} {r.size / 1e6:9,.0f} MB"
+        if r.parent:
+            line += f"  +{r.own / 1e6:,.0f} MB on {r.parent}"
+        if r.kind == "framework":
+            shared = ", ".join(sorted(r.users)) or "no task image"
+            line += f"  [{r.framework}] shared by {len(r.users)}: {shared}"
+        typer.echo(line)
 
 
 @images_app.command("build")
@@ -67,17 +75,27 @@ def build(
     base: str = typer.Option(
         None, "--base", help="BASE_IMAGE to build on (default: bootstrapped, else official)."
     ),
+    torch_wheels: Annotated[Path | None, typer.Option(
+        "--torch-wheels", help="A folder of torch wheels (e.g. CPU-only builds) to take torch from "
+        "(also $LMRBENCH_TORCH_WHEELS).")] = None,
+    torch_index: Annotated[str | None, typer.Option(
+        "--torch-index", help="An extra index to take torch from, e.g. https://download.pytorch.org/whl/cpu "
+        "(also $LMRBENCH_TORCH_INDEX).")] = None,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build logs."),
 ) -> None:
-    """Build (or find) each task's image: tagged by a hash of its Dockerfile, requirements and base."""
+    """Build (or find) each task's image: a framework layer (torch) shared by the tasks that pin it, then the
+    task's own layer; tagged by a hash of what each is built from."""
     from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.layers import TorchSource
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_taskset
 
     tasks, problems = load_taskset(bench, task or None)
     for problem in problems:
         typer.echo(f"error: {problem}", err=True)
-    runner = DockerRunner(base_image=base)
+    env = TorchSource.from_env()
+    source = TorchSource(torch_wheels or env.wheels, torch_index or env.index)
+    runner = DockerRunner(base_image=base, torch=source)
     with RichProgress(verbose=verbose) as progress:
         for t in tasks:
             t0 = time.monotonic()
@@ -101,22 +119,63 @@ def dockerfile(
 
 
 @images_app.command("prune")
-def prune() -> None:
-    """Remove the task images (the base image stays); they are rebuilt when next needed.
+def prune(
+    bench: Annotated[Path | None, typer.Argument(
+        help="Keep what this task set (or task) uses: each task's newest image and its framework layer.")] = None,
+) -> None:
+    """Remove task images and framework layers (the base image stays); they are rebuilt when next needed.
 
     Run containers left by a killed lmrbench are removed first, so that they do not keep their images.
     """
     from lmrbench.benchmark.sandbox.containers import remove_stale_containers
-    from lmrbench.benchmark.sandbox.images import docker_client, prune_task_images
+    from lmrbench.benchmark.sandbox.images import docker_client
+    from lmrbench.benchmark.sandbox.inventory import inventory, keep_for, prune_images
+    from lmrbench.core.taskset import load_taskset
 
     client = docker_client()
     stale = remove_stale_containers(client)
     if stale:
         typer.echo(f"removed {len(stale)} containers left by lmrbench processes that are gone")
-    removed, busy = prune_task_images(client)
-    typer.echo(f"removed {len(removed)} task images")
+    keep: set[str] = set()
+    if bench is not None:
+        tasks, _ = load_taskset(bench)
+        keep = keep_for(inventory(client), {t.name for t in tasks})
+    removed, busy = prune_images(client, keep)
+    typer.echo(f"removed {len(removed)} images" + (f"; kept {len(keep)} that {bench} uses" if bench else ""))
+    for tag in sorted(keep):
+        typer.echo(f"kept {tag}")
     for tag in busy:
         typer.echo(f"kept {tag}: in use by a container")
+
+
+@images_app.command("try")
+def try_cmd(
+    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    requirements: Annotated[list[str], typer.Argument(help="Requirement lines to try, e.g. 'peft==0.10.0'.")],
+    run: str = typer.Option("", "--run", help="A command to run after the install, as the image's user "
+                            "(e.g. \"python -c 'import trl'\")."),
+    write: bool = typer.Option(False, "--write", help="When it works, save the change into the task's "
+                               "requirements.txt."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show pip's output."),
+) -> None:
+    """Try a requirement change in a throwaway container of the task's last built image, in seconds (only new
+    wheels are downloaded; nothing is kept). A full build is `lmrbench images build`."""
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.try_requirements import try_requirements, write_requirements
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.core.taskset import load_task
+
+    t = load_task(task_dir)
+    with RichProgress(verbose=verbose) as progress:
+        res = try_requirements(DockerRunner(), t, requirements, command=run, progress=progress)
+    if verbose or not res.ok:
+        typer.echo(res.output.rstrip()[-4000:])
+    if not res.ok:
+        typer.echo(f"error: {res.headline} ({res.seconds:.1f} s, in {res.image})", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ok: {res.headline} ({res.seconds:.1f} s)")
+    if write:
+        typer.echo(f"wrote {write_requirements(t, requirements)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -75,6 +75,7 @@ def validate(
 def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
                   diffs: dict[tuple[str, int], list[tuple[str, str]]] | None = None) -> None:
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
+    from lmrbench.benchmark.validation.taskset import environment_error
     from lmrbench.benchmark.validation.weakness import kinds_text, verdict
 
     table = Table(title=escape(f"validate {summary.bench} ({summary.sandbox})"))
@@ -91,6 +92,10 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         margin = margin_text(r.tolerance_margin)
+        if env := environment_error(r.reasons):  # nothing ran: no golden or masked count to show
+            golden = masked = killed = margin = "-"
+            r = r.model_copy(update={"evidence": ""})
+            valid = "[red]environment error[/red] (below)"
         table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), margin, r.evidence or "-",
                       secs, valid)
     print_table(console, table)
@@ -114,18 +119,23 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for r in summary.rows:
         if r.tolerance_margin is not None and r.tolerance_margin > 1:
             console.print(f"[red]{escape(r.task)}#{r.impl}[/red]: {escape(r.tolerance_note)}", highlight=False)
+        if env := environment_error(r.reasons):
+            console.print(f"[red]environment error[/red] {escape(r.task)}: "
+                          f"{escape(env.removeprefix('environment:').strip())}", highlight=False, soft_wrap=True)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
         console.print(f"[red]problem:[/red] {escape(p)}", highlight=False)
     n = len(summary.rows)
+    no_env = sum(bool(environment_error(r.reasons)) for r in summary.rows)
+    env_note = f"; {no_env}/{n} not run: environment error" if no_env else ""
     if summary.golden_pass_rate is not None:
-        passed = round(summary.golden_pass_rate * n)
-        console.print(f"golden pass rate: {passed}/{n} = {summary.golden_pass_rate:.1%}; "
+        passed = round(summary.golden_pass_rate * (n - no_env))
+        console.print(f"golden pass rate: {passed}/{n - no_env} = {summary.golden_pass_rate:.1%}; "
                       f"valid: {sum(r.valid and not r.weak for r in summary.rows)}/{n}, "
-                      f"valid but weak: {sum(r.weak for r in summary.rows)}/{n}", highlight=False)
+                      f"valid but weak: {sum(r.weak for r in summary.rows)}/{n}{env_note}", highlight=False)
     else:
-        console.print("no implementation validated", highlight=False)
+        console.print(f"no implementation validated{env_note}", highlight=False)
 
 
 def margin_text(margin: float | None) -> str:

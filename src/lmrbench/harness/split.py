@@ -22,9 +22,25 @@ WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_w
 """The worker's command (``-c``, not ``-m``: runpy and what it imports would be paid again in every run)."""
 
 
-def make_worker(cand_tree: Tree) -> Worker:
-    """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else."""
-    return Worker(tree=cand_tree, argv=WORKER_ARGV, files=worker_files())
+def make_worker(cand_tree: Tree, preload: list[str] | None = None) -> Worker:
+    """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else.
+    ``preload``: goal modules it imports as it starts, while the trusted side starts (``goal_modules``)."""
+    argv = [*WORKER_ARGV, json.dumps(preload)] if preload else WORKER_ARGV
+    return Worker(tree=cand_tree, argv=argv, files=worker_files())
+
+
+def goal_modules(impl: Implementation) -> list[str]:
+    """The dotted names the goal files are most likely imported under from the repository's root
+    (``dpo/trainers.py`` -> ``dpo.trainers``): the worker imports them early, so that a torch import overlaps the
+    trusted side's start instead of following it. A wrong guess costs an import, never a result."""
+    out = []
+    for goal in impl.goal_files:
+        parts = list(PurePosixPath(goal).with_suffix("").parts)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(p.isidentifier() for p in parts):
+            out.append(".".join(parts))
+    return out
 
 
 def goals_env(task: Task, impl: Implementation) -> dict[str, str]:

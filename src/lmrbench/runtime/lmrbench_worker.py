@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import sys
 import traceback
@@ -105,9 +106,26 @@ def _call(request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, An
     return reply, enc.arrays
 
 
+def _preload(names: list[str]) -> None:
+    """Import the goal modules before the first call arrives, while the trusted side starts (a torch import
+    then overlaps pytest's start). A failure is ignored here: the call that needs the module imports it again
+    and replies with the error."""
+    root = os.path.normpath(os.getcwd())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # the candidate's module may raise anything, SystemExit included
+            sys.modules.pop(name, None)
+
+
 def main() -> int:
-    """Serve requests until the trusted side closes the channel."""
+    """Serve requests until the trusted side closes the channel (after importing the modules named in
+    ``sys.argv[1]``, a JSON list, when given)."""
     rfd, wfd = (int(x) for x in os.environ.pop(protocol.ENV_CALL_FDS).split(","))
+    if len(sys.argv) > 1:
+        _preload(json.loads(sys.argv[1]))
     while True:
         try:
             request, arrays = wire.recv(rfd, MAX_REQUEST)

@@ -7,7 +7,6 @@ that received the task folder as an archive. ``execute`` is what every executor 
 
 from __future__ import annotations
 
-import fcntl
 import io
 import tarfile
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from lmrbench.authoring.tree import read_untrusted_goal_file
+from lmrbench.benchmark.sandbox.machine_lock import MachineLock
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
@@ -136,23 +136,6 @@ def _image_id(sandbox: Sandbox, env: str) -> str:
         return image_id(client, env) or ""
     except Exception:  # the engine's hiccup must not fail a run that is done
         return ""
-
-
-class MachineLock:
-    """An exclusive lock shared by every process of this machine (a file lock under the cache root)."""
-
-    def __init__(self, name: str) -> None:
-        folder = cache_root() / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        self._path = folder / f"{name}.lock"
-
-    def __enter__(self) -> None:
-        self._fd = open(self._path, "a")  # noqa: SIM115 - held for the lock's lifetime
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._fd.close()
 
 
 def execute(

@@ -137,6 +137,22 @@ def _copy_reduced(task: Task, dest: Path, context: ContextSetting) -> None:
         target.write_text(masked if context == "paper+goal-file" else goal_stub(masked, quals, file=rel), "utf-8")
 
 
+def ship_requirements(task: Task, repo: Path) -> None:
+    """Write the requirements the task's image is built from as ``repo/requirements.txt`` when they are not the
+    repository's own file (a task-folder requirements.txt, or an environment.yml's pip section): the agent
+    installs what the tests run with, not the repository's original."""
+    from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+
+    reqs = read_task_requirements(task)
+    own = task.repo_dir / "requirements.txt"
+    if reqs.source is None or reqs.source == own:
+        return
+    text = reqs.text if reqs.source.name == "requirements.txt" else "\n".join(reqs.lines) + "\n"
+    where = reqs.source.relative_to(task.path).as_posix()
+    note = f"# The requirements the task's environment is built from (the task's {where}).\n"
+    (repo / "requirements.txt").write_text(note + text, "utf-8")
+
+
 def export_agent(
     tasks: list[Task],
     out: Path,
@@ -165,6 +181,7 @@ def export_agent(
                 prompt = agent_prompt(task, context)
                 if context == "full":
                     _copy_repo(task, repo)
+                    ship_requirements(task, repo)
                 else:
                     _copy_reduced(task, repo, context)
                 (tmp / task.name / PROMPT_FILE).write_text(prompt, "utf-8")

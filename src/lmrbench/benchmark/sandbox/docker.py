@@ -15,8 +15,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import hashlib
-import re
 import socket
 import threading
 import time
@@ -24,18 +22,22 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, is_generated, render_dockerfile
+from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
-from lmrbench.benchmark.sandbox.images import build_context, docker_build, docker_client, image_id
+from lmrbench.benchmark.sandbox.images import docker_client, image_id
+from lmrbench.benchmark.sandbox.layers import (
+    FRAMEWORK_PROJECTS,
+    TorchSource,
+)
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.progress import NullProgress, Progress
 
 if TYPE_CHECKING:
     import docker
@@ -51,20 +53,6 @@ CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
 folder back and kill what the worker left. Its children run as other users with no capability at all."""
 
 _targets: dict[str, WheelTarget] = {}
-
-
-def image_tag(task_name: str, digest: str) -> str:
-    """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
-    return f"lmrbench-task-{slug}:{digest}"
-
-
-def _folder_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and ".git" not in p.relative_to(folder).parts:
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 class DockerRunner:
@@ -86,8 +74,14 @@ class DockerRunner:
         uid: int = 1000,
         gid: int = 1000,
         client: docker.DockerClient | None = None,
+        torch: TorchSource | None = None,
+        framework_projects: frozenset[str] = FRAMEWORK_PROJECTS,
     ) -> None:
+        self.framework_projects = framework_projects
+        """Projects that make the shared framework layer (torch and its kin)."""
         self.base_image = base_image
+        self.torch = torch or TorchSource.from_env()
+        """Where torch comes from (``--torch-wheels`` / ``--torch-index``); PyPI's CUDA build by default."""
         self.memory, self.cpus, self.pids = memory, cpus, pids
         # Resources: these options, else the task's info.json "resources", else 2 GB / 1 CPU (run_limits).
         self.limits = RunLimits(memory=memory, cpus=cpus, gpus=gpus, hf_cache=hf_cache)
@@ -141,7 +135,7 @@ class DockerRunner:
                 [
                     "python3",
                     "-c",
-                    "import platform,sys;print('%d.%d' % sys.version_info[:2],"
+                    "import platform,sys;print('%d.%d.%d' % sys.version_info[:3],"
                     "platform.libc_ver()[1] or '2.17', platform.machine())",
                 ],
                 remove=True,
@@ -192,73 +186,17 @@ class DockerRunner:
             return kept[2]
         return self.prepare(task)
 
-    def _prepare_tag(
-        self,
-        task: Task,
-        text: str,
-        req_text: str,
-        lines: list[str],
-        rebuild: bool,
-        progress: Progress,
-        cancel: threading.Event | None,
-    ) -> str:
-        """The image tag of these inputs, built when missing (or ``rebuild``)."""
-        uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
-        base = self.resolve_base() if uses_base else ""
-        base_id = (image_id(self.client, base) or "") if base else ""
-        target = self.wheel_target(base) if base_id else WheelTarget(python="3.11")
-        generated = is_generated(text)
-        h = hashlib.sha256(
-            "\0".join([text, req_text, base_id, target.key, f"{self.uid}:{self.gid}"]).encode()
-        )
-        if not generated:
-            h.update(_folder_digest(task.path).encode())
-        tag = image_tag(task.name, h.hexdigest()[:16])
-        if image_id(self.client, tag) and not rebuild:
-            return tag
-        with self._lock:
-            build_lock = self._build_locks[tag]
-        with build_lock:  # two jobs of one task build its image once
-            if image_id(self.client, tag) and not rebuild:
-                return tag
-            self._build(task, tag, text, lines, base, target, generated, rebuild, progress, cancel)
-        return tag
+    def _prepare_tag(self, task: Task, text: str, req_text: str, lines: list[str], rebuild: bool,
+                     progress: Progress, cancel: threading.Event | None) -> str:
+        """The image tag of these inputs, built when missing (or ``rebuild``): ``task_image.prepare_tag``."""
+        from lmrbench.benchmark.sandbox.task_image import prepare_tag
 
-    def _build(
-        self,
-        task: Task,
-        tag: str,
-        text: str,
-        lines: list[str],
-        base: str,
-        target: WheelTarget,
-        generated: bool,
-        rebuild: bool,
-        progress: Progress,
-        cancel: threading.Event | None,
-    ) -> None:
-        check_cancel(cancel)
-        progress.log(f"building {tag} from {base or 'its own FROM'}")
-        if generated:
-            wheels = build_wheelhouse(lines, target, progress=progress, cancel=cancel)
-            files = {"Dockerfile": text.encode(), "requirements.txt": "\n".join(lines).encode() + b"\n"}
-            context = build_context(files, {"wheels": wheels})
-        else:
-            context = build_context({}, {".": task.path})
-        # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR).
-        args = {"UID": str(self.uid), "GID": str(self.gid), "DIR": task.info.repo_folder_name}
-        if base:
-            args["BASE_IMAGE"] = base
-        docker_build(
-            self.client,
-            context,
-            tag,
-            what=task.name,
-            buildargs=args,
-            nocache=rebuild,
-            progress=progress,
-            cancel=cancel,
-        )
+        return prepare_tag(self, task, text, req_text, lines, rebuild, progress, cancel)
+
+    def build_lock(self, tag: str) -> threading.Lock:
+        """The lock two jobs building the same tag share (it is built once)."""
+        with self._lock:
+            return self._build_locks[tag]
 
     def run(
         self,

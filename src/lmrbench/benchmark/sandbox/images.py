@@ -8,7 +8,6 @@ and reuses it.
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import tarfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.defaults import BASE_IMAGE_TAG
 from lmrbench.errors import LmrError
@@ -32,7 +32,7 @@ OFFICIAL_BASE_IMAGE = "python:3.11-slim"
 BASE_LABEL = "org.lmrbench.base"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_PACKAGES = ["python3", "python3-venv", "python3-pip", "ca-certificates", "passwd", "tar"]
-BASE_TARGET = WheelTarget(python="3.11", glibc="2.36")
+BASE_TARGET = WheelTarget(python="3.11.2", glibc="2.36")
 """Python and glibc of Debian bookworm: what the base image's wheels are downloaded for."""
 REQUIREMENTS_NAME = "requirements.txt"
 INSTALL_HINT = "install mmdebstrap (apt-get install mmdebstrap) or debootstrap"
@@ -128,67 +128,6 @@ ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr
 LABEL {label}=1
 CMD ["python3"]
 """
-
-
-def build_context(files: dict[str, bytes], dirs: dict[str, Path]) -> io.BytesIO:
-    """An uncompressed tar build context: ``files`` by name, plus whole folders under the names given."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
-            tar.addfile(info, io.BytesIO(data))
-        for name, folder in dirs.items():
-            tar.add(str(folder), arcname=name)
-    buf.seek(0)
-    return buf
-
-
-def docker_build(
-    client: docker.DockerClient,
-    context: io.BytesIO,
-    tag: str,
-    *,
-    what: str,
-    buildargs: dict[str, str] | None = None,
-    nocache: bool = False,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> str:
-    """Build an image from a tar context; on failure LmrError naming ``what`` with the build log's tail."""
-    progress = progress or NullProgress()
-    log: list[str] = []
-    error = ""
-    try:
-        for chunk in client.api.build(
-            fileobj=context,
-            custom_context=True,
-            tag=tag,
-            rm=True,
-            forcerm=True,
-            buildargs=buildargs or {},
-            decode=True,
-            nocache=nocache,
-        ):
-            check_cancel(cancel)
-            if "stream" in chunk:
-                for line in str(chunk["stream"]).splitlines():
-                    if line.strip():
-                        log.append(line)
-                        progress.log(line)
-            if "error" in chunk:
-                error = str(chunk["error"]).strip()
-    except LmrError:
-        raise
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    if error:
-        tail = " | ".join([*log[-8:], error])
-        raise LmrError(f"image build failed: {tail}", what)
-    found = image_id(client, tag)
-    if found is None:
-        raise LmrError(f"image build reported success but {tag} is missing", what)
-    return found
 
 
 def bootstrap_base_image(

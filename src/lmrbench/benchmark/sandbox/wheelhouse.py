@@ -1,38 +1,51 @@
-"""Host-side wheelhouses: a task's requirements downloaded once by the host's pip, installed offline in
-images.
+"""Host-side wheels: a task's requirements downloaded by the host's pip for the image's exact Python and
+platform, installed offline in images.
 
 Why: an image build may have no usable network at all (air-gapped labs), and where it has one, TLS may be
 intercepted by a certificate authority that the host trusts but a fresh container does not (pip then fails
-with CERTIFICATE_VERIFY_FAILED). The host's pip downloads wheels for the image's Python and platform into
-``<cache>/wheels/<hash>``; the image installs them with ``pip install --no-index --find-links``. The same
-folder serves air-gapped users who copy it over. The local runner uses a wheelhouse for the host's own
-Python.
+with CERTIFICATE_VERIFY_FAILED). The host's pip resolves for the image's interpreter (its full version:
+a release may need Python >= 3.11.5 where the image has 3.11.2) and platform (every manylinux tag its glibc
+accepts).
+
+Every wheel is kept once, by file name, in ``<cache>/wheel-files``: a changed requirement downloads only what
+changed. A resolution (requirements + target -> file names) is remembered in ``<cache>/wheel-sets``, so an
+unchanged task calls no pip at all. ``build_wheelhouse`` gives a folder of hard links to the files of one
+resolution (the form the local runner and exported folders use).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import shutil
 import sys
+import tempfile
 import threading
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import staging_dir
+from lmrbench.fsutil import atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import run_with_heartbeat
 
 HARNESS_REQUIREMENTS = ["pytest"]
 """What every environment gets besides the task's own requirements (the test runner)."""
+PIP_OPTIONS = ("--extra-index-url", "--index-url", "--find-links", "-f", "-i")
+"""pip options a task's requirements may hold: where to find wheels (e.g. a CPU-only torch)."""
 
 
 @dataclass(frozen=True)
 class WheelTarget:
-    """The interpreter and platform a wheelhouse is for. ``python == ""`` means the host's own."""
+    """The interpreter and platform wheels are for. ``python == ""`` means the host's own."""
 
     python: str = ""
-    """Major.minor, e.g. "3.11"; empty for the host interpreter."""
+    """The full version, e.g. "3.11.2" (Requires-Python is checked against it); empty for the host interpreter."""
     glibc: str = ""
     """glibc version of the target, e.g. "2.36" (manylinux tags up to it are accepted)."""
     machine: str = "x86_64"
@@ -43,101 +56,228 @@ class WheelTarget:
         """A stable text identifying the target (part of cache keys)."""
         return f"py{self.python or 'host'}-glibc{self.glibc or 'host'}-{self.machine}"
 
+    @property
+    def minor(self) -> str:
+        """Major.minor of the target ("" for the host)."""
+        return ".".join(self.python.split(".")[:2])
+
+    def platforms(self) -> list[str]:
+        """Every manylinux platform tag a system with this glibc runs, newest first."""
+        major, _, minor = (self.glibc or "2.17").partition(".")
+        tags = [f"manylinux_{major}_{m}_{self.machine}" for m in range(int(minor or 17), 4, -1)]
+        legacy = {"manylinux2014": 17, "manylinux2010": 12, "manylinux1": 5}
+        tags += [f"{name}_{self.machine}" for name, need in legacy.items() if int(minor or 17) >= need]
+        return tags
+
     def pip_args(self) -> list[str]:
         """pip download options selecting wheels for this target (none for the host)."""
         if not self.python:
             return []
-        glibc = (self.glibc or "2.17").replace(".", "_")
-        abi = "cp" + self.python.replace(".", "")
-        return [
-            "--python-version",
-            self.python,
-            "--implementation",
-            "cp",
-            "--abi",
-            abi,
-            "--abi",
-            "abi3",
-            "--abi",
-            "none",
-            "--platform",
-            f"manylinux_{glibc}_{self.machine}",
-            "--only-binary=:all:",
-        ]
+        abi = "cp" + self.minor.replace(".", "")
+        out = ["--python-version", self.python, "--implementation", "cp"]
+        for a in (abi, "abi3", "none"):
+            out += ["--abi", a]
+        for tag in self.platforms():
+            out += ["--platform", tag]
+        return [*out, "--only-binary=:all:"]
 
 
 HOST = WheelTarget()
 
 
+def _split(line: str) -> list[str]:
+    opt, _, rest = line.partition("=") if line.startswith("--") and "=" in line.split()[0] else (line, "", "")
+    return [opt, rest] if rest else line.split(None, 1)
+
+
 def requirement_lines(text: str) -> list[str]:
-    """The requirement lines of a requirements file: comments, blanks and pip options dropped, order kept."""
+    """The requirement lines of a requirements file: comments, blanks and the index options of ``PIP_OPTIONS``
+    dropped (``pip_options`` reads those), order kept; LmrError for any other pip option."""
     out = []
     for raw in text.splitlines():
         line = raw.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("-"):
+            if _split(line)[0] in PIP_OPTIONS:
+                continue
             raise LmrError(
-                f"pip option {line.split()[0]!r} is not supported in a task's requirements; "
-                "list plain requirements, one a line"
+                f"pip option {line.split()[0]!r} is not supported in a task's requirements; list plain "
+                f"requirements, one a line (allowed options: {', '.join(PIP_OPTIONS[:3])})"
             )
         out.append(line)
     return out
 
 
-def requirements_hash(lines: list[str], target: WheelTarget = HOST) -> str:
-    """A short hash of the requirements (with the harness's own) and the target."""
-    text = "\n".join([*lines, *HARNESS_REQUIREMENTS, target.key])
+def pip_options(text: str) -> list[str]:
+    """The index options of a requirements file (``--extra-index-url URL``, ``--find-links DIR``...) as pip
+    arguments, in order."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        parts = _split(line) if line.startswith("-") else []
+        if len(parts) == 2 and parts[0] in PIP_OPTIONS:
+            out += parts
+    return out
+
+
+def requirements_hash(lines: list[str], target: WheelTarget = HOST, options: list[str] | None = None) -> str:
+    """A short hash of the requirements (with the harness's own), their index options and the target."""
+    text = "\n".join([*lines, *HARNESS_REQUIREMENTS, target.key, *(options or [])])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _pip(args: list[str], what: str, progress: Progress, cancel: threading.Event | None = None) -> None:
+def wheel_files_dir() -> Path:
+    """The per-wheel cache: every downloaded wheel once, by its file name."""
+    return cache_root() / "wheel-files"
+
+
+def _pip(args: list[str], what: str, progress: Progress, cancel: threading.Event | None,
+         how_far: Callable[[], str] | None = None) -> str:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
     progress.log("$ " + " ".join(cmd))
-    proc = run_with_heartbeat(cmd, f"pip: {what}", progress, cancel=cancel)
+    proc = run_with_heartbeat(cmd, f"pip: {what}", progress, cancel=cancel, how_far=how_far)
     output = (proc.stdout + proc.stderr).strip()
     if proc.returncode < 0:
         raise LmrError(f"pip was killed by signal {-proc.returncode} while it tried to {what}")
     if proc.returncode != 0:
-        tail = " | ".join(output.splitlines()[-6:]) or f"exit {proc.returncode} with no output"
-        raise LmrError(f"pip could not {what}: {tail}")
+        raise LmrError(f"pip could not {what}: {failure_headline(output) or f'exit {proc.returncode}'}")
+    return output
+
+
+_SAVED = re.compile(r"^\s*(?:Saved|File was already downloaded)\s+(\S.*\.whl)\s*$", re.MULTILINE)
+_NO_DIST = re.compile(r"No matching distribution found for ([A-Za-z0-9._-]+)")
+
+
+def _downloaded_size(folder: Path, before: int) -> Callable[[], str]:
+    def say() -> str:
+        try:
+            size = sum(p.stat().st_size for p in folder.iterdir()) - before
+        except OSError:
+            return ""
+        return f"{size / 1e6:,.0f} MB new in the wheel cache"
+    return say
+
+
+def resolve_wheels(
+    lines: list[str],
+    target: WheelTarget = HOST,
+    *,
+    options: list[str] | None = None,
+    constraints: list[str] | None = None,
+    progress: Progress | None = None,
+    refresh: bool = False,
+    cancel: threading.Event | None = None,
+) -> list[Path]:
+    """The wheel files (in the per-wheel cache) that ``lines`` and the harness requirements resolve to for
+    ``target``; only wheels not yet cached are downloaded. ``constraints`` are pip constraints (e.g. the
+    framework layer's ``torch==2.4.1``). Stops (Cancelled) when ``cancel`` is set."""
+    progress = progress or NullProgress()
+    key = requirements_hash([*lines, *(f"-c {c}" for c in constraints or [])], target, options)
+    record = cache_root() / "wheel-sets" / f"{key}.txt"
+    files = wheel_files_dir()
+    if record.is_file() and not refresh:
+        kept = [files / name for name in record.read_text().split()]
+        if all(p.is_file() for p in kept):
+            return kept
+    files.mkdir(parents=True, exist_ok=True)
+    built: list[str] = []
+    for _attempt in range(6):
+        try:
+            names = _download(lines, target, options or [], constraints or [], progress, cancel, bool(built))
+            break
+        except LmrError as exc:
+            missing = _NO_DIST.search(exc.problem)
+            if not missing or not target.python or target.minor != _host_minor() or missing.group(1) in built:
+                raise
+            # no wheel on the index for this target: build one from the source distribution with the host's pip
+            # (same major.minor) and resolve again with it beside the index's wheels
+            progress.log(f"no wheel of {missing.group(1)} for Python {target.python}: building one with the host's pip")
+            check_cancel(cancel)
+            name = missing.group(1)
+            pins = [r for r in lines if re.match(rf"^{re.escape(name)}\b", r, re.IGNORECASE)] or [name]
+            _pip(["wheel", "--no-deps", "--wheel-dir", str(files), *(options or []), *pins], f"build a wheel of {name}",
+                 progress, cancel)
+            built.append(name)
+    else:
+        raise LmrError("pip could not download the requirements: too many source-only distributions")
+    atomic_write_text(record, "\n".join(names) + "\n")
+    return [files / n for n in names]
+
+
+def _host_minor() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _download(lines: list[str], target: WheelTarget, options: list[str], constraints: list[str],
+              progress: Progress, cancel: threading.Event | None, local_builds: bool) -> list[str]:
+    files = wheel_files_dir()
+    with tempfile.TemporaryDirectory(prefix="lmrbench-req-") as tmp_name:
+        tmp = Path(tmp_name)
+        req = tmp / "requirements.txt"
+        req.write_text("\n".join([*lines, *HARNESS_REQUIREMENTS]) + "\n")
+        args = ["download", "--progress-bar", "off", "--dest", str(files), *target.pip_args(), *options, "-r", str(req)]
+        if constraints:
+            (tmp / "constraints.txt").write_text("\n".join(constraints) + "\n")
+            args += ["-c", str(tmp / "constraints.txt")]
+        if local_builds and target.python:  # wheels built here carry the host's platform tag
+            args += ["--find-links", str(files), "--platform", f"linux_{target.machine}"]
+        before = sum(p.stat().st_size for p in files.iterdir())
+        output = _pip(args, "download the requirements", progress, cancel, _downloaded_size(files, before))
+    names = sorted({Path(m).name for m in _SAVED.findall(output)})
+    broken = [n for n in names if not zipfile.is_zipfile(files / n)]
+    for n in broken:  # a copy cut short by a killed pip: fetch it again
+        (files / n).unlink(missing_ok=True)
+    if broken:
+        raise LmrError(f"pip left broken wheels in the cache ({', '.join(broken)}): removed; try again")
+    return names
 
 
 def build_wheelhouse(
     lines: list[str],
     target: WheelTarget = HOST,
     *,
+    options: list[str] | None = None,
     progress: Progress | None = None,
     refresh: bool = False,
     cancel: threading.Event | None = None,
 ) -> Path:
-    """The cached wheelhouse of ``lines`` and the harness requirements for ``target``; built when missing.
+    """A folder holding the wheels of ``lines`` and the harness requirements for ``target`` (hard links into the
+    per-wheel cache), made when missing. The folder appears complete or not at all.
 
-    Stops (Cancelled, nothing left behind) when ``cancel`` is set.
-    Binary wheels only for a foreign target; when a requirement has no wheel for it and the host runs the same
-    Python, the host's ``pip wheel`` builds one instead. The folder appears complete or not at all.
-    """
+    For the host, a requirement with no wheel at all is built by the host's ``pip wheel``."""
     progress = progress or NullProgress()
-    final = cache_root() / "wheels" / requirements_hash(lines, target)
+    final = cache_root() / "wheels" / requirements_hash(lines, target, options)
     if final.is_dir() and not refresh:
         return final
-    wanted = [*lines, *HARNESS_REQUIREMENTS]
+    try:
+        wheels = resolve_wheels(lines, target, options=options, progress=progress, refresh=refresh, cancel=cancel)
+    except LmrError:
+        if target.python:
+            raise
+        progress.log("no binary wheel for every requirement: building them with the host's pip wheel")
+        check_cancel(cancel)
+        with staging_dir(final, replace=True) as tmp:
+            (tmp / "r.txt").write_text("\n".join([*lines, *HARNESS_REQUIREMENTS]) + "\n")
+            _pip(["wheel", "--quiet", "--wheel-dir", str(tmp), *(options or []), "-r", str(tmp / "r.txt")],
+                 "build wheels", progress, cancel)
+            (tmp / "r.txt").unlink()
+        return final
     with staging_dir(final, replace=True) as tmp:
-        req = tmp / "requirements.txt"
-        req.write_text("\n".join(wanted) + "\n")
-        try:
-            _pip(
-                ["download", "--quiet", "--dest", str(tmp), *target.pip_args(), "-r", str(req)],
-                "download the requirements",
-                progress,
-                cancel,
-            )
-        except LmrError:
-            host_py = f"{sys.version_info.major}.{sys.version_info.minor}"
-            if target.python and target.python != host_py:
-                raise
-            progress.log("no binary wheel for every requirement: building them with the host's pip wheel")
-            check_cancel(cancel)
-            _pip(["wheel", "--quiet", "--wheel-dir", str(tmp), "-r", str(req)], "build wheels", progress, cancel)
-        req.unlink()
+        link_files(wheels, tmp)
     return final
+
+
+def link_files(files: list[Path], dest: Path) -> None:
+    """Hard links of ``files`` in ``dest`` (copies across file systems)."""
+    for f in files:
+        try:
+            os.link(f, dest / f.name)
+        except OSError:
+            shutil.copy2(f, dest / f.name)
+
+
+def wheel_name(path: Path | str) -> tuple[str, str]:
+    """(canonical project name, version) of a wheel file name."""
+    parts = Path(path).name.split("-")
+    return re.sub(r"[-_.]+", "-", parts[0]).lower(), parts[1] if len(parts) > 1 else ""

@@ -38,6 +38,8 @@ from lmrbench.schemas.testrun import TestReport, TestStatus
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
+ENVIRONMENT_PREFIX = "environment:"
+"""How the reason of an implementation whose environment could not be prepared begins (nothing of it ran)."""
 
 
 def flaky_tests(reports: list[TestReport]) -> list[str]:
@@ -183,7 +185,7 @@ class ImplCheck:
         self._trust_reads(res.golden_runs)
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
-            self._finish([f"environment: {self._environment_error}"])
+            self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
             return []
         reasons = []
         for k, r in enumerate(res.golden_runs, start=1):

@@ -1,0 +1,86 @@
+"""What lmrbench's images are and hold: the base, the framework layers and the task images on them, with the
+bytes each adds and which tasks share a framework layer; and pruning that keeps what a task set uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lmrbench.benchmark.sandbox.layers import FRAMEWORK_LABEL, FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL, TASK_LABEL
+
+if TYPE_CHECKING:
+    import docker
+
+TASK_REPO_PREFIX = "lmrbench-task-"
+
+
+@dataclass
+class ImageRow:
+    """One local lmrbench image."""
+
+    tag: str
+    short_id: str
+    kind: str
+    """``base``, ``framework``, ``task`` (or ``other``)."""
+    size: int
+    """Bytes of the whole image, its parents' included."""
+    own: int
+    """Bytes this image adds to its parent (its own layers)."""
+    created: str = ""
+    parent: str = ""
+    task: str = ""
+    framework: str = ""
+    """Framework pins (``torch==2.4.1``) of a framework layer or a task image on one."""
+    users: list[str] = field(default_factory=list)
+    """Task images built on this framework layer."""
+
+
+def inventory(client: docker.DockerClient) -> list[ImageRow]:
+    """Every local lmrbench image (frameworks first, then tasks, then the rest), with what each adds."""
+    rows: list[ImageRow] = []
+    for img in client.images.list():
+        labels = img.labels or {}
+        for tag in img.tags:
+            if not tag.startswith("lmrbench"):
+                continue
+            kind = labels.get(LAYER_LABEL) or ("task" if tag.startswith(TASK_REPO_PREFIX) else
+                                               "framework" if tag.startswith(FRAMEWORK_REPO) else
+                                               "base" if tag.startswith("lmrbench-base") else "other")
+            rows.append(ImageRow(tag, img.short_id.removeprefix("sha256:"), kind, int(img.attrs.get("Size", 0)),
+                                 int(img.attrs.get("Size", 0)), str(img.attrs.get("Created", "")),
+                                 labels.get(PARENT_LABEL, ""), labels.get(TASK_LABEL, ""),
+                                 labels.get(FRAMEWORK_LABEL, "")))
+    by_tag = {r.tag: r for r in rows}
+    for r in rows:
+        if r.parent in by_tag:
+            r.own = max(0, r.size - by_tag[r.parent].size)
+            by_tag[r.parent].users.append(r.task or r.tag)
+    order = {"base": 0, "framework": 1, "task": 2}
+    return sorted(rows, key=lambda r: (order.get(r.kind, 3), r.tag))
+
+
+def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
+    """The tags a task set uses: each of its tasks' newest image, and the framework layers under those."""
+    newest: dict[str, ImageRow] = {}
+    for r in rows:
+        if r.kind == "task" and r.task in tasks and (r.task not in newest or r.created > newest[r.task].created):
+            newest[r.task] = r
+    keep = {r.tag for r in newest.values()}
+    return keep | {r.parent for r in newest.values() if r.parent.startswith(FRAMEWORK_REPO)}
+
+
+def prune_images(client: docker.DockerClient, keep: set[str] | None = None) -> tuple[list[str], list[str]]:
+    """Remove task images and framework layers (caches: rebuilt on demand) except the tags in ``keep``; task
+    images first, so that the layers under them can go too. Returns (removed, kept because a container uses
+    them)."""
+    import docker
+
+    removed, busy = [], []
+    rows = [r for r in inventory(client) if r.kind in ("task", "framework") and r.tag not in (keep or set())]
+    for r in sorted(rows, key=lambda r: r.kind != "task"):
+        try:
+            client.images.remove(r.tag)
+            removed.append(r.tag)
+        except docker.errors.APIError:
+            busy.append(r.tag)
+    return sorted(removed), sorted(busy)

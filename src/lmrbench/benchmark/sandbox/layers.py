@@ -1,0 +1,112 @@
+"""Layered environments: base (Python) -> framework layer (a torch version and its variant) shared by every task
+that pins the same one -> a thin task layer with the rest of the task's requirements.
+
+A task's requirements are resolved once as a whole (so the framework version is the one the task's other
+requirements accept); the framework projects it resolved to are then pinned and resolved alone. Their wheels make
+the framework layer, tagged by a hash of the parent image and the wheel file names, so two tasks that resolve to
+the same torch share one layer; the task layer gets only the wheels the framework layer does not hold. Where a CPU
+build of torch can be had (a wheel folder or an index the user names), it is what gets resolved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.progress import NullProgress, Progress
+
+FRAMEWORK_PROJECTS = frozenset({"torch", "torchvision", "torchaudio"})
+"""Projects that go into the shared framework layer when a task's requirements resolve to them."""
+COMPANIONS = ["numpy"]
+"""What a task with a framework gets besides its own requirements (in its task layer), when they lack it."""
+FRAMEWORK_REPO = "lmrbench-framework"
+"""Repository name of framework layer images."""
+LAYER_LABEL = "org.lmrbench.layer"
+"""``framework`` or ``task``: which layer an lmrbench image is."""
+PARENT_LABEL = "org.lmrbench.parent"
+"""The tag of the image a layer was built on."""
+FRAMEWORK_LABEL = "org.lmrbench.framework"
+"""The framework pins of a layer (``torch==2.4.1``), on both the framework layer and the task layers above it."""
+TASK_LABEL = "org.lmrbench.task"
+"""The task (folder name) a task image was built for."""
+TORCH_SOURCE_LABEL = "org.lmrbench.torch-source"
+"""Where a framework layer's torch came from (``TorchSource.describe``)."""
+
+
+@dataclass(frozen=True)
+class TorchSource:
+    """Where a CPU-only (or otherwise chosen) torch comes from: pip options naming a wheel folder or an index."""
+
+    wheels: Path | None = None
+    """A folder of torch wheels (``--torch-wheels DIR``)."""
+    index: str = ""
+    """An extra package index (``--torch-index URL``, e.g. https://download.pytorch.org/whl/cpu)."""
+
+    @classmethod
+    def from_env(cls) -> TorchSource:
+        """The source named by ``LMRBENCH_TORCH_WHEELS`` / ``LMRBENCH_TORCH_INDEX`` (every command's default)."""
+        wheels = os.environ.get("LMRBENCH_TORCH_WHEELS", "")
+        return cls(Path(wheels) if wheels else None, os.environ.get("LMRBENCH_TORCH_INDEX", ""))
+
+    def pip_options(self) -> list[str]:
+        """The pip options that make pip see this source."""
+        out = ["--find-links", str(self.wheels)] if self.wheels else []
+        return [*out, "--extra-index-url", self.index] if self.index else out
+
+    def describe(self) -> str:
+        """One phrase for the run manifest and the logs."""
+        where = [f"wheels from {self.wheels}"] if self.wheels else []
+        where += [f"index {self.index}"] if self.index else []
+        return ", ".join(where) or "PyPI (the CUDA build)"
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """The wheels of each layer of one task's environment."""
+
+    framework: list[Path] = field(default_factory=list)
+    """Wheel files of the framework layer (empty: the task needs no framework and builds on the base)."""
+    task: list[Path] = field(default_factory=list)
+    """Wheel files the task layer adds."""
+    pins: list[str] = field(default_factory=list)
+    """The framework pins (``torch==2.4.1``), sorted."""
+    added: list[str] = field(default_factory=list)
+    """Requirements the task layer installs besides the task's own (``COMPANIONS`` it lacked)."""
+
+    def framework_tag(self, parent_id: str, template: str) -> str:
+        """``lmrbench-framework:torch-2.4.1-<hash>``: the same for every task with the same framework wheels on
+        the same parent."""
+        names = sorted(p.name for p in self.framework)
+        digest = hashlib.sha256("\0".join([parent_id, template, *names]).encode()).hexdigest()[:12]
+        slug = "-".join(p.replace("==", "-") for p in self.pins)[:80] or "framework"
+        return f"{FRAMEWORK_REPO}:{slug}-{digest}"
+
+
+def plan_layers(
+    lines: list[str],
+    target: WheelTarget,
+    *,
+    options: list[str] | None = None,
+    projects: frozenset[str] = FRAMEWORK_PROJECTS,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> LayerPlan:
+    """Resolve ``lines`` for ``target`` and split the wheels into a framework layer (the ``projects`` they
+    resolve to, pinned, with their dependencies) and a task layer."""
+    progress = progress or NullProgress()
+    full = resolve_wheels(lines, target, options=options, progress=progress, cancel=cancel)
+    pins = sorted({f"{n}=={v}" for n, v in map(wheel_name, full) if n in projects})
+    if not pins:
+        return LayerPlan([], full, [])
+    added = [c for c in COMPANIONS if c not in {wheel_name(p)[0] for p in full}]
+    if added:
+        # torch converts tensors through numpy and the split run's codec sends them as arrays: a torch task
+        # without numpy fails every split run ("Failed to initialize NumPy")
+        full = resolve_wheels([*lines, *added], target, options=options, progress=progress, cancel=cancel)
+    framework = resolve_wheels(pins, target, options=options, progress=progress, cancel=cancel)
+    shared = {p.name for p in framework}
+    return LayerPlan(framework, [p for p in full if p.name not in shared], pins, added)

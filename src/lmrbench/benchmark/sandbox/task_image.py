@@ -1,0 +1,160 @@
+"""How the Docker runner gets a task's image: a generated Dockerfile builds in layers (the framework layer its
+requirements resolve to, shared and built once, then the task layer with the rest); a Dockerfile lmrbench did not
+write builds as it is, after its FROM images are checked (one line when one cannot be had)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from lmrbench.authoring.dockerfile import DOCKERFILE, is_generated, render_dockerfile
+from lmrbench.benchmark.sandbox.from_images import check_from_images
+from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
+from lmrbench.benchmark.sandbox.images import image_id
+from lmrbench.benchmark.sandbox.layers import (
+    FRAMEWORK_LABEL,
+    LAYER_LABEL,
+    PARENT_LABEL,
+    TASK_LABEL,
+    TORCH_SOURCE_LABEL,
+    LayerPlan,
+    plan_layers,
+)
+from lmrbench.benchmark.sandbox.machine_lock import MachineLock
+from lmrbench.benchmark.sandbox.wheelhouse import pip_options
+from lmrbench.core.taskset import Task
+from lmrbench.progress import Progress, check_cancel
+
+if TYPE_CHECKING:
+    import docker
+
+    from lmrbench.benchmark.sandbox.layers import TorchSource
+    from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
+
+
+class ImageHost(Protocol):
+    """What building a task's image needs of the Docker runner."""
+
+    uid: int
+    gid: int
+    torch: TorchSource
+    framework_projects: frozenset[str]
+
+    @property
+    def client(self) -> docker.DockerClient: ...  # noqa: D102
+
+    def resolve_base(self) -> str: ...  # noqa: D102
+
+    def wheel_target(self, image: str) -> WheelTarget: ...  # noqa: D102
+
+    def build_lock(self, tag: str) -> threading.Lock: ...  # noqa: D102
+
+
+def image_tag(task_name: str, digest: str) -> str:
+    """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
+    return f"lmrbench-task-{slug}:{digest}"
+
+
+def _folder_digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and ".git" not in p.relative_to(folder).parts:
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def prepare_tag(
+    runner: ImageHost,
+    task: Task,
+    text: str,
+    req_text: str,
+    lines: list[str],
+    rebuild: bool,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> str:
+    """The image tag of these inputs, built when missing (or ``rebuild``). A generated Dockerfile builds in
+    layers: the framework layer its requirements resolve to (shared, built once), then the task layer."""
+    uses_base = re.search(r"^\s*ARG\s+BASE_IMAGE\b", text, re.MULTILINE) is not None
+    base = runner.resolve_base() if uses_base else ""
+    generated = is_generated(text)
+    if not generated:
+        check_from_images(runner.client, text, task.path / DOCKERFILE, base)
+        h = hashlib.sha256("\0".join([text, req_text, image_id(runner.client, base) or "" if base else "",
+                                      f"{runner.uid}:{runner.gid}", _folder_digest(task.path)]).encode())
+        tag = image_tag(task.name, h.hexdigest()[:16])
+        with runner.build_lock(tag):
+            if rebuild or not image_id(runner.client, tag):
+                _build_official(runner, task, tag, base, rebuild, progress, cancel)
+        return tag
+    target = runner.wheel_target(base)
+    options = [*pip_options(req_text), *runner.torch.pip_options()]
+    plan = plan_layers(lines, target, options=options, projects=runner.framework_projects, progress=progress,
+                       cancel=cancel)
+    parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
+    template = render_dockerfile()
+    h = hashlib.sha256("\0".join([template, *lines, *plan.added, image_id(runner.client, parent) or "", target.key,
+                                  f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
+                                  *sorted(p.name for p in plan.task)]).encode())
+    tag = image_tag(task.name, h.hexdigest()[:16])
+    with runner.build_lock(tag):  # two jobs of one task build its image once
+        if rebuild or not image_id(runner.client, tag):
+            check_cancel(cancel)
+            progress.log(f"building {tag} on {parent}: {len(plan.task)} wheel(s)")
+            labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
+                      TASK_LABEL: task.name}
+            _build_layer(runner, template, [*lines, *plan.added], plan.task, tag, parent, labels, task.name, rebuild,
+                         progress, cancel, task.info.repo_folder_name)
+    return tag
+
+
+def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, progress: Progress,
+                     cancel: threading.Event | None) -> str:
+    """The framework layer's tag, built when missing (once for every task that resolves to the same wheels; a
+    task's ``--rebuild`` rebuilds its own layer, not the shared one, whose tag already names its wheels)."""
+    template = render_dockerfile(user=False)
+    tag = plan.framework_tag(image_id(runner.client, base) or base, template)
+    with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
+        if image_id(runner.client, tag):
+            return tag
+        check_cancel(cancel)
+        size = sum(p.stat().st_size for p in plan.framework) / 1e6
+        progress.log(f"building the framework layer {tag} ({', '.join(plan.pins)}, {len(plan.framework)} "
+                     f"wheels, {size:,.0f} MB; {runner.torch.describe()}): once for every task that pins it")
+        labels = {LAYER_LABEL: "framework", PARENT_LABEL: base, FRAMEWORK_LABEL: " ".join(plan.pins),
+                  TORCH_SOURCE_LABEL: runner.torch.describe()}
+        _build_layer(runner, template, plan.pins, plan.framework, tag, base, labels, tag, False, progress, cancel)
+    return tag
+
+
+def _build_layer(runner: ImageHost, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
+                 labels: dict[str, str], what: str, rebuild: bool, progress: Progress,
+                 cancel: threading.Event | None, dir_name: str = "") -> None:
+    label_line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
+    files = {"Dockerfile": f"{template.rstrip()}\n{label_line}\n".encode(),
+             "requirements.txt": "\n".join(lines).encode() + b"\n"}
+    # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR)
+    args = {"UID": str(runner.uid), "GID": str(runner.gid), "BASE_IMAGE": parent}
+    if dir_name:
+        args["DIR"] = dir_name
+    docker_build(runner.client, build_context(files, {}, wheels), tag, what=what, buildargs=args, nocache=rebuild,
+                 progress=progress, cancel=cancel)
+
+
+def _build_official(runner: ImageHost, task: Task, tag: str, base: str, rebuild: bool, progress: Progress,
+                    cancel: threading.Event | None) -> None:
+    """A Dockerfile lmrbench did not write: built as it is, with the task folder as its context."""
+    check_cancel(cancel)
+    progress.log(f"building {tag} from {base or 'its own FROM'}")
+    args = {"UID": str(runner.uid), "GID": str(runner.gid), "DIR": task.info.repo_folder_name}
+    if base:
+        args["BASE_IMAGE"] = base
+    docker_build(runner.client, build_context({}, {".": task.path}), tag, what=task.name, buildargs=args,
+                 labels={LAYER_LABEL: "task", TASK_LABEL: task.name}, nocache=rebuild, progress=progress,
+                 cancel=cancel)
+

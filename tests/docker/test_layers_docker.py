@@ -1,0 +1,147 @@
+"""Layered task images on the real engine: wheels for the image's own Python, a framework layer shared by the
+tasks that pin it (a small stand-in project plays torch), no wheels in any layer, nothing left by a failed build,
+and an unreachable FROM reported as one environment error."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers.vec_task import write_small_task
+from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
+from lmrbench.benchmark.sandbox.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
+from lmrbench.benchmark.sandbox.try_requirements import try_requirements
+from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.cli.main import app
+from lmrbench.errors import LmrError
+
+pytestmark = [pytest.mark.docker, pytest.mark.long]
+
+
+class Lines:
+    """A Progress that keeps the log lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def start(self, label: str, total: int | None) -> None:
+        pass
+
+    def advance(self, n: int = 1, detail: str = "") -> None:
+        pass
+
+    def log(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _py(engine, tag: str, code: str) -> str:
+    return engine.containers.run(tag, ["python", "-c", code], remove=True, network_disabled=True).decode().strip()
+
+
+def _remove(engine, *tags: str) -> None:
+    for tag in tags:
+        with contextlib.suppress(Exception):
+            engine.images.remove(tag)
+
+
+def test_a_requirement_that_needs_a_newer_python_than_the_image_has_still_builds(tmp_path, base_image,
+                                                                                docker_engine):
+    """soupsieve's newest releases need Python >= 3.11.5; the base image has bookworm's 3.11.2."""
+    runner = DockerRunner(base_image=base_image)
+    image_py = runner.wheel_target(base_image)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", image_py.python)
+    task = write_small_task(tmp_path / "bench", requirements="soupsieve\n", name="7-Soup")
+    tag = runner.prepare(task)
+    try:
+        got = _py(docker_engine, tag, "import importlib.metadata as m; print(m.version('soupsieve'))")
+        expected = next(v for n, v in map(wheel_name, resolve_wheels(["soupsieve"], image_py)) if n == "soupsieve")
+        assert got == expected
+    finally:
+        _remove(docker_engine, tag)
+
+
+def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_wheels(tmp_path, base_image,
+                                                                                    docker_engine):
+    runner = DockerRunner(base_image=base_image, framework_projects=frozenset({"iniconfig"}))
+    a = write_small_task(tmp_path / "a", requirements="iniconfig==2.0.0\nsix==1.16.0\n", name="7-LayerA")
+    b = write_small_task(tmp_path / "b", requirements="iniconfig==2.0.0\n", name="8-LayerB")
+    tags = [runner.prepare(a), runner.prepare(b)]
+    images = [docker_engine.images.get(t) for t in tags]
+    parent = images[0].labels[PARENT_LABEL]
+    try:
+        assert parent.startswith(FRAMEWORK_REPO + ":") and images[1].labels[PARENT_LABEL] == parent
+        framework = docker_engine.images.get(parent)
+        assert framework.labels[LAYER_LABEL] == "framework"
+        shared = framework.attrs["RootFS"]["Layers"]
+        for img in images:  # the framework's layers are the task images' own lower layers: stored once
+            assert img.attrs["RootFS"]["Layers"][: len(shared)] == shared
+            assert len(img.attrs["RootFS"]["Layers"]) - len(shared) <= 2  # the task layer: files, then removals
+            steps = " ".join(h.get("CreatedBy", "") for h in docker_engine.api.history(img.id))
+            assert "/tmp/lmrbench/" not in steps  # the install stage's COPY of the wheels is not in the image
+            assert img.attrs["Size"] - framework.attrs["Size"] < 1_000_000  # six installed, not its wheel too
+        assert _py(docker_engine, tags[0], "import iniconfig, six; print(six.__version__)") == "1.16.0"
+        assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
+        framework_files = _py(docker_engine, parent, "import iniconfig, pytest; print('ok')")
+        assert framework_files == "ok"
+        listed = {r.tag: r for r in inventory(docker_engine)}
+        assert {"7-LayerA", "8-LayerB"} <= set(listed[parent].users)
+        assert keep_for(list(listed.values()), {"8-LayerB"}) == {tags[1], parent}
+
+        # a requirement change tried in a throwaway container of B's image: it installs, the command sees it,
+        # and the image is unchanged
+        tried = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six; print(six.__version__)'")
+        assert tried.ok and tried.image == tags[1] and "1.16.0" in tried.output, tried.output
+        assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
+        bad = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six, missing_module_xyz'")
+        assert not bad.ok and "missing_module_xyz" in bad.headline
+    finally:
+        _remove(docker_engine, *tags, parent)
+
+
+def test_a_failed_build_says_why_in_one_line_and_leaves_no_image_behind(tmp_path, base_image, docker_engine):
+    task = write_small_task(tmp_path / "bench", name="7-Broken", dockerfile=False)
+    (task.path / "Dockerfile").write_text(
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo kept > /step-one\n"
+        "RUN echo 'E: Unable to locate package libfoo' && false\n"
+    )
+    progress = Lines()
+    with pytest.raises(LmrError) as err:
+        DockerRunner(base_image=base_image).prepare(task, progress=progress)
+    assert "image build failed: E: Unable to locate package libfoo" in str(err.value)
+    assert "\n" not in str(err.value)
+    steps = [m.group(1) for line in progress.lines if (m := re.match(r"^ ---> ([0-9a-f]{12})$", line))]
+    assert steps, progress.lines
+    left = []
+    for sid in steps:
+        with contextlib.suppress(Exception):
+            img = docker_engine.images.get(sid)
+            if not img.tags and img.id != docker_engine.images.get(base_image).id:
+                left.append(sid)
+    assert left == []
+
+
+def test_an_official_dockerfile_whose_from_cannot_be_had_is_one_environment_error_not_a_failed_golden(tmp_path):
+    bench = tmp_path / "bench"
+    task = write_small_task(bench, name="7-Official", dockerfile=False)
+    (task.path / "Dockerfile").write_text(
+        "FROM lmrbench-no-such-registry.invalid/pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime\n"
+        "ARG DIR\nCOPY . /workspace\nRUN pip install -r /workspace/$DIR/requirements.txt\n"
+    )
+    res = CliRunner().invoke(app, ["validate", str(bench), "--sandbox", "docker", "--repeat", "3"])
+    assert res.exit_code == 1
+    env_lines = [line for line in res.output.splitlines() if line.startswith("environment error 7-Official:")]
+    assert len(env_lines) == 1, res.output
+    assert "cannot be pulled" in env_lines[0] and "lmrbench images dockerfile" in env_lines[0]
+    assert "0/3" not in res.output and "0.0%" not in res.output
+    assert "1/1 not run: environment error" in res.output
+    assert "Step " not in res.output
+
+
+def test_the_target_of_the_base_image_is_its_full_python_version(base_image):
+    target = DockerRunner(base_image=base_image).wheel_target(base_image)
+    assert target == WheelTarget(python=target.python, glibc=target.glibc, machine=target.machine)
+    assert target.python.count(".") == 2 and target.minor == ".".join(target.python.split(".")[:2])
