@@ -75,6 +75,11 @@ def test_decode():
     out, score = greedy_decode(lm, [0], 4, 3)
     assert out.tolist() == [1, 3]
     assert abs(score - -0.99) < 0.5
+
+
+def test_temperature():
+    out, _ = greedy_decode(lm, [0, 0, 0], 1, 3, temperature=2.0)
+    assert out.tolist() == [1]
 '''
 
 
@@ -160,7 +165,7 @@ def write_defect_set(root: Path, total: int = 30) -> dict[str, str]:
         "    assert out.tolist() == expected.tolist()\n").replace("    assert abs(score - -0.99) < 0.5\n", ""))
     new("lowercase-passed", "T304", test=(
         "import logging\nfrom decoding import greedy_decode\n\n"
-        "if __name__ == '__main__':\n    out, _ = greedy_decode(lambda t: [0, 1], [0], 2, 1)\n"
+        "if __name__ == '__main__':\n    out, _ = greedy_decode(lambda t: [0, 1], [0], 2, 1, temperature=0.5)\n"
         "    if out.tolist() == [1]:\n        logging.info('test passed')\n    else:\n"
         "        logging.info('Test Failed')\n"))
     task = new("checker-edited", "T305")
