@@ -121,7 +121,8 @@ NEAR_COPIES: dict[str, tuple[str, str, str]] = {
 
 
 def write_task(bench: Path, name: str, *, foreign_dockerfile: bool = False, test: str = TEST,
-               golden: str = GOLDEN, impl: dict[str, object] | None = None) -> Path:
+               golden: str = GOLDEN, impl: dict[str, object] | None = None,
+               dockerfile_text: str | None = None) -> Path:
     """One task in the official layout: masked repo, golden file, info.json, a unit test, a Dockerfile."""
     entry = Impl("greedy_decode", "unit_test/unit_test_1.py", "Implement greedy_decode.", "Inference & Decoding",
                  extra={"retrieval_context": [], **(impl or {})})
@@ -129,7 +130,7 @@ def write_task(bench: Path, name: str, *, foreign_dockerfile: bool = False, test
         bench, name, repo=REPO, goal_file=GOAL, goal=mask_source(GOLDEN, ["greedy_decode"]), golden=golden,
         impls=[entry], files={"unit_test/unit_test_1.py": test},
         info={"paper_name": "Toy decoding", "paper_url": "", "year": 2024, "repo_url": ""},
-        dockerfile=DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile(),
+        dockerfile=dockerfile_text or (DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile()),
     )
 
 

@@ -142,7 +142,8 @@ def _tautologies(tree: ast.Module, calls: set[str]) -> list[int]:
                 if isinstance(node, ast.Assign) and _calls_goal(node.value, calls, tainted):
                     tainted |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
                 ops = _compared(node)
-                if ops and all(_calls_goal(op, calls, tainted) for op in ops):
+                same = ops is not None and ast.dump(ops[0]) == ast.dump(ops[-1])  # T306's case
+                if ops and not same and all(_calls_goal(op, calls, tainted) for op in ops):
                     lines.append(getattr(node, "lineno", 0))
     return sorted(set(lines))
 

@@ -37,12 +37,16 @@ class LineProgress:
 
     def __enter__(self) -> LineProgress:
         self._start = time.monotonic()
-        self._thread.start()
+        if self.every > 0:
+            self._thread.start()
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._done:
+            self._print()  # the last state, so that a log always ends with how far the work got
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
