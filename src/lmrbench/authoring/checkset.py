@@ -82,7 +82,16 @@ def taskset_findings(
             findings[t.name] = _check_one(str(t.path), sel.select, sel.ignore)
             progress.advance(1, t.name)
     else:
-        ctx = multiprocessing.get_context("forkserver")
+        # fork: the workers start with every module this process has imported (a fresh interpreter spends
+        # seconds importing on a busy machine); the check modules are imported here, before any fork, so a
+        # worker never waits for the import lock another thread of this process (a progress bar) might hold
+        import lmrbench.authoring.check  # noqa: F401
+        import lmrbench.authoring.recorded_tests  # noqa: F401
+        import lmrbench.authoring.taskdata  # noqa: F401
+        import lmrbench.authoring.testsmells  # noqa: F401
+        import lmrbench.schemas.recording  # noqa: F401
+
+        ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures: dict[Future[list[Finding]], str] = {
                 pool.submit(_check_one, str(t.path), sel.select, sel.ignore): t.name for t in order}

@@ -239,7 +239,7 @@ def best_span(text: str, prints: set[int], body_len: int) -> tuple[float, int, i
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PREFILTER_SHARE = 0.34
+PREFILTER_SHARE = 0.5
 """A file is tokenized for a body only when it holds at least this share of the body's kept names."""
 
 
@@ -303,7 +303,7 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
         if len(file_prints & b.prints) < threshold * len(b.prints):
             continue  # cannot reach the threshold anywhere in this file
         score, positions = _best_span(tok, hashes, set(b.prints), b.length)
-        if score >= threshold:
+        if positions and score >= threshold:
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)

@@ -176,11 +176,13 @@ class UnitTestFile:
 
 def read_unit_tests(task: Task, impl: Implementation) -> list[UnitTestFile]:
     """The implementation's unit test files that exist and parse; when none of the declared ones exists (a wrong
-    ``unit_test_file``), the ``unit_test/unit_test*.py`` files of the repository, which the tests most likely are."""
+    ``unit_test_file``), the ``unit_test/unit_test*.py`` files of the repository that no other implementation
+    declares, which the tests most likely are."""
     rels = [r for r in impl.unit_test_files if (task.repo_dir / r).is_file()]
     if not rels and (task.repo_dir / "unit_test").is_dir():
         found = (task.repo_dir / "unit_test").glob("unit_test*.py")
-        rels = sorted(p.relative_to(task.repo_dir).as_posix() for p in found)
+        others = {r for i in task.info.implementations if i.index != impl.index for r in i.unit_test_files}
+        rels = sorted(r for p in found if (r := p.relative_to(task.repo_dir).as_posix()) not in others)
     out = []
     for rel in rels:
         path = task.repo_dir / rel
