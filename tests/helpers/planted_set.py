@@ -186,6 +186,58 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
     expected, _ = greedy_decode(lm, [0], 4, 3)
     assert out.tolist() == expected.tolist()
 '''))
+    # --- second spellings of the same defects
+    new("self-compare-unittest", {"T306"}, _test('''class TestSelf(unittest.TestCase):
+    def test_self(self):
+        out, _ = greedy_decode(lm, [0], 4, 3)
+        self.assertEqual(out.tolist(), out.tolist())
+''', "import unittest\n\n\n"))
+    new("assert-tuple", {"T307"}, _test('''def test_tuple():
+    out, _ = greedy_decode(lm, [0], 4, 3)
+    assert (out.tolist() == [1, 3], "decoded tokens differ")
+'''))
+    new("swallowed-bare", {"T308"}, _test('''def test_bare():
+    out, _ = greedy_decode(lm, [0], 4, 3)
+    try:
+        assert out.tolist() == [1, 3]
+    except:  # noqa: E722
+        pass
+'''))
+    new("unseeded-numpy", {"T309"}, _test('''def test_noise():
+    noise = np.random.randn(4)
+    out, _ = greedy_decode(lambda t: lm(t) + 0.01 * noise, [0], 4, 3)
+    assert len(out) <= 4
+'''))
+    new("gpu-to", {"T310"}, _test('''def test_gpu():
+    logits = torch.tensor(lm([0])).to("cuda:0")
+    out, _ = greedy_decode(lambda t: logits.cpu().numpy(), [0], 4, 3)
+    assert len(out) <= 4
+''', "import torch\n\n\n"))
+    new("hub-download", {"T311"}, _test('''def test_hub_data():
+    path = hf_hub_download("acme-lab/decoding-cases", "cases.npy")
+    assert greedy_decode(lm, np.load(path).tolist(), 4, 3)[0] is not None
+''', "from huggingface_hub import hf_hub_download\n\n\n"))
+    new("gpu-guarded", set(), _test('''def test_device():
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    logits = torch.tensor(lm([0]), device=device)
+    out, _ = greedy_decode(lambda t: logits.cpu().numpy(), [0], 4, 3)
+    assert len(out) <= 4
+''', "import torch\n\n\n"))
+    new("seeded", set(), _test('''def test_random_prompt():
+    rng = np.random.default_rng(0)
+    prompt = rng.integers(0, 3, size=3).tolist()
+    out, _ = greedy_decode(lm, prompt, 4, 3)
+    assert len(out) <= 4
+'''))
+    new("reraised", set(), _test('''def test_logged():
+    out, _ = greedy_decode(lm, [0], 4, 3)
+    try:
+        assert out.tolist() == [1, 3]
+        print("Test Passed")
+    except AssertionError:
+        print("Test Failed")
+        raise
+'''))
     # --- defects in the data and the repository
     task = new("lfs-pointer", {"F113"}, _test('''def test_recorded():
     want = np.load(Path(__file__).parent / "expected.npy")
@@ -207,6 +259,9 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
     py_compile.compile(str(task / REPO / "unit_test" / "unit_test_1.py"),
                        cfile=str(task / REPO / "unit_test" / "__pycache__" / "unit_test_1.cpython-311.pyc"),
                        doraise=True)
+    task = new("lfs-in-data-folder", {"F113"})
+    (task / REPO / "data").mkdir()
+    (task / REPO / "data" / "train.jsonl").write_text(LFS_POINTER)
     task = new("generated-table", {"L205"})
     (task / REPO / "csrc").mkdir()
     (task / REPO / "csrc" / "lut.inc").write_text(",\n".join(f"{k * 0.001:.6f}" for k in range(3000)))
