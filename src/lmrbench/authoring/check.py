@@ -11,6 +11,7 @@ checks whose codes are selected run.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -58,8 +59,6 @@ def find_leaks(task: Task, impl: Implementation) -> list[str]:
 
 def escaping_symlinks(task_dir: Path) -> list[str]:
     """Symlinks in the task folder whose target resolves outside it, relative to the folder."""
-    import os
-
     root = task_dir.resolve()
     out = []
     for base, dirs, files in os.walk(task_dir):
