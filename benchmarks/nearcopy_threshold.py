@@ -20,9 +20,9 @@ from lmrbench.authoring.check import golden_bodies
 from lmrbench.core.taskset import load_taskset
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "authoring"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from defect_set import BODY, HEADER, NEAR_COPIES, SIG, _fn  # noqa: E402
+from helpers.defect_set import BODY, HEADER, NEAR_COPIES, SIG, _fn  # noqa: E402
 
 
 def best_score(root: Path, bodies: dict[str, str]) -> tuple[float, str]:

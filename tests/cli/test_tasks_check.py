@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,7 @@ def test_sarif_locates_each_result(defects: tuple[Path, dict[str, str]]) -> None
     root, _ = defects
     doc = json.loads(lmrbench("tasks", "check", str(root), "--format", "sarif", "--select", "L202").stdout)
     run = doc["runs"][0]
+    assert run["originalUriBaseIds"] == {"TASKSET": {"uri": root.resolve().as_uri() + "/"}}
     assert doc["version"] == "2.1.0" and [r["id"] for r in run["tool"]["driver"]["rules"]] == ["L202"]
     locs = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"])
     assert locs == ["4-extra-print/decoder/debug_decode.py", "9-sibling-twin/decoder/sampling.py"]
@@ -81,10 +83,13 @@ def test_sarif_locates_each_result(defects: tuple[Path, dict[str, str]]) -> None
                for r in run["results"])
 
 
-def test_bundled_examples_raise_nothing() -> None:
-    out = lmrbench("tasks", "check", str(EXAMPLES), "--fail-on", "note", "--format", "json")
+def test_bundled_examples_raise_no_error_or_warning() -> None:
+    out = lmrbench("tasks", "check", str(EXAMPLES), "--fail-on", "warning", "--format", "json")
     assert out.returncode == 0, out.stdout
-    assert json.loads(out.stdout)["findings"] == []
+    # the one note: every recorded DPO case uses beta=0.1, so a candidate that hard-codes it passes
+    notes = [(f["task"], f["code"], f["message"]) for f in json.loads(out.stdout)["findings"]]
+    assert notes == [("1-DPO", "T312", "implementation 1: no test varies beta of preference_loss: a candidate that "
+                      "ignores it passes")]
 
 
 def test_task_new_warns_about_a_near_copy_left_in_the_repository(fixture_repo: Path, tmp_path: Path) -> None:
@@ -96,3 +101,22 @@ def test_task_new_warns_about_a_near_copy_left_in_the_repository(fixture_repo: P
                    "--instruction", "x", "--out", str(tmp_path / "b"))
     assert out.returncode == 0, out.stderr
     assert "warning L201 src-repo/scratch.md" in out.stdout.replace("\n", " ")
+
+
+def test_tasks_list_prints_broken_tasks_on_stderr(defects: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    root, _ = defects
+    bench = tmp_path / "b"
+    shutil.copytree(root / "1-Clean", bench / "1-Clean")
+    (bench / "2-Broken").mkdir()
+    (bench / "2-Broken" / "info.json").write_text("{not json")
+    out = lmrbench("tasks", "list", str(bench))
+    assert out.returncode == 1
+    assert "2-Broken/info.json" in out.stderr and "invalid JSON" in out.stderr
+    assert "2-Broken" not in out.stdout and "1 task(s) loaded, 1 broken" in out.stdout
+
+
+def test_piped_check_reports_progress_on_stderr_and_findings_on_stdout(defects: tuple[Path, dict[str, str]]) -> None:
+    root, _ = defects
+    out = lmrbench("tasks", "check", str(root), "--select", "F1", "--format", "json")
+    assert json.loads(out.stdout)["findings"]  # stdout stays pure JSON
+    assert out.stderr.splitlines()[-1].startswith("tasks check: 30/30 done after ")

@@ -75,6 +75,11 @@ def test_decode():
     out, score = greedy_decode(lm, [0], 4, 3)
     assert out.tolist() == [1, 3]
     assert abs(score - -0.99) < 0.5
+
+
+def test_temperature():
+    out, _ = greedy_decode(lm, [0, 0, 0], 1, 3, temperature=2.0)
+    assert out.tolist() == [1]
 '''
 
 
@@ -116,7 +121,8 @@ NEAR_COPIES: dict[str, tuple[str, str, str]] = {
 
 
 def write_task(bench: Path, name: str, *, foreign_dockerfile: bool = False, test: str = TEST,
-               golden: str = GOLDEN, impl: dict[str, object] | None = None) -> Path:
+               golden: str = GOLDEN, impl: dict[str, object] | None = None,
+               dockerfile_text: str | None = None) -> Path:
     """One task in the official layout: masked repo, golden file, info.json, a unit test, a Dockerfile."""
     entry = Impl("greedy_decode", "unit_test/unit_test_1.py", "Implement greedy_decode.", "Inference & Decoding",
                  extra={"retrieval_context": [], **(impl or {})})
@@ -124,7 +130,7 @@ def write_task(bench: Path, name: str, *, foreign_dockerfile: bool = False, test
         bench, name, repo=REPO, goal_file=GOAL, goal=mask_source(GOLDEN, ["greedy_decode"]), golden=golden,
         impls=[entry], files={"unit_test/unit_test_1.py": test},
         info={"paper_name": "Toy decoding", "paper_url": "", "year": 2024, "repo_url": ""},
-        dockerfile=DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile(),
+        dockerfile=dockerfile_text or (DOCKERFILE_FOREIGN if foreign_dockerfile else render_dockerfile()),
     )
 
 
@@ -160,7 +166,7 @@ def write_defect_set(root: Path, total: int = 30) -> dict[str, str]:
         "    assert out.tolist() == expected.tolist()\n").replace("    assert abs(score - -0.99) < 0.5\n", ""))
     new("lowercase-passed", "T304", test=(
         "import logging\nfrom decoding import greedy_decode\n\n"
-        "if __name__ == '__main__':\n    out, _ = greedy_decode(lambda t: [0, 1], [0], 2, 1)\n"
+        "if __name__ == '__main__':\n    out, _ = greedy_decode(lambda t: [0, 1], [0], 2, 1, temperature=0.5)\n"
         "    if out.tolist() == [1]:\n        logging.info('test passed')\n    else:\n"
         "        logging.info('Test Failed')\n"))
     task = new("checker-edited", "T305")

@@ -2,61 +2,41 @@
 
 Files declared in info.json exist and parse, the goal functions exist, no symlink leaves the task, no test is
 offered as retrieval context, no copy or near-copy of a golden body and no compiled Python is left in the
-repository (:mod:`lmrbench.authoring.nearcopy`), the tests can tell a candidate from the golden code
-(:mod:`lmrbench.authoring.testlint`), the recorded tests use the checker info.json names, and the Dockerfile
-follows the conventions. The codes are listed in :data:`lmrbench.authoring.findings.RULES`.
+repository (:mod:`lmrbench.authoring.leakscan`), the tests can tell a candidate from the golden code
+(:mod:`lmrbench.authoring.testlint`, :mod:`lmrbench.authoring.testsmells`), the data they read is real and
+trusted (:mod:`lmrbench.authoring.taskdata`), the recorded tests use the checker info.json names, and the
+Dockerfile follows the conventions. The codes are listed in :data:`lmrbench.authoring.findings.RULES`; only the
+checks whose codes are selected run.
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from pathlib import Path
 
 from lmrbench import pyparse
 from lmrbench.authoring import nearcopy
-from lmrbench.authoring.findings import Finding
+from lmrbench.authoring.findings import Finding, Selection
+from lmrbench.authoring.leakscan import (
+    MIN_LEAK_LINES,
+    compiled_files,
+    find_def,
+    golden_bodies,
+    golden_body_text,
+    pyc_contents,
+    scan_task,
+)
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
-MIN_LEAK_LINES = 2
-"""Bodies shorter than this many code lines are not searched for exact copies."""
-_MAX_FILE_BYTES = 2_000_000
-_COMPILED = (".pyc", ".pyo")
+ALL = Selection()
 
 
 def _norm_line(line: str) -> str:
     return re.sub(r"\s+", "", line.split("#", 1)[0])
-
-
-def _find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    scope: list[ast.stmt] = tree.body
-    node: ast.AST | None = None
-    for part in qualname.split("."):
-        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                   and n.name == part]
-        if not matches:
-            return None
-        node = matches[-1]  # the implementation comes after any typing.overload stubs
-        scope = node.body  # type: ignore[attr-defined]
-    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-
-
-def golden_body_text(source: str, qualname: str) -> str | None:
-    """The source lines of ``qualname``'s body without its docstring (None when there is no such function)."""
-    node = _find_def(pyparse.parse(source), qualname)
-    if node is None:
-        return None
-    body = node.body
-    first = body[0] if body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        body = body[1:]
-    if not body:
-        return ""
-    return "\n".join(source.splitlines()[body[0].lineno - 1 : node.end_lineno])
 
 
 def golden_body_lines(source: str, qualname: str) -> list[str] | None:
@@ -67,70 +47,14 @@ def golden_body_lines(source: str, qualname: str) -> list[str] | None:
     return [n for n in (_norm_line(ln) for ln in text.splitlines()) if n]
 
 
-def _find_run(haystack: list[str], needle: list[str]) -> int:
-    """Where ``needle`` first appears contiguously in ``haystack`` (-1 when it does not)."""
-    k = len(needle)
-    first = needle[0]
-    return next((i for i, tok in enumerate(haystack) if tok == first and haystack[i : i + k] == needle), -1)
-
-
-def golden_bodies(task: Task, impl: Implementation) -> dict[str, str]:
-    """Each goal function's golden body text, by qualname (functions that cannot be read are left out)."""
-    out: dict[str, str] = {}
-    golden = impl.golden_file if isinstance(impl.golden_file, list) else [impl.golden_file] if impl.golden_file else []
-    for k in range(len(golden)):
-        path = task.golden_path(impl, k)
-        try:
-            source = path.read_bytes().decode("utf-8", errors="replace")
-            for q in impl.qualnames:
-                if q not in out and (body := golden_body_text(source, q)) is not None:
-                    out[q] = body
-        except (OSError, SyntaxError):
-            continue
-    return out
-
-
 def find_copies(task: Task, impl: Implementation) -> list[nearcopy.NearCopy]:
-    """Copies and near-copies of ``impl``'s golden bodies in the task's repository, best first.
-
-    The one entry point of the leak scan: a fingerprint scan for bodies long enough to compare fuzzily, and a
-    search for the whole normalized token sequence of the short ones (score 1.0).
-    """
-    bodies = golden_bodies(task, impl)
-    if not bodies or not task.repo_dir.is_dir():
-        return []
-    found = nearcopy.scan(task.repo_dir, bodies)
-    fuzzy = {q for q, b in bodies.items() if len(nearcopy.body_fingerprints(b)[0]) >= nearcopy.MIN_FINGERPRINTS}
-    short = {q: [t.text for t in nearcopy.tokens(b)] for q, b in bodies.items() if q not in fuzzy
-             and len([n for n in (_norm_line(ln) for ln in b.splitlines()) if n]) >= MIN_LEAK_LINES}
-    if short:
-        for path in nearcopy.text_files(task.repo_dir):
-            text = nearcopy.read_text(path)
-            if text is None:
-                continue
-            toks = nearcopy.tokens(text)
-            words = [t.text for t in toks]
-            for q, body in short.items():
-                at = _find_run(words, body)
-                if at >= 0:
-                    line = toks[at].line
-                    end = toks[at + len(body) - 1].line
-                    found.append(nearcopy.NearCopy(path.relative_to(task.repo_dir).as_posix(), line, end, 1.0, q))
-    return sorted(found, key=lambda c: (-c.score, c.path))
+    """Copies and near-copies of ``impl``'s golden bodies in the task's repository, best first."""
+    return scan_task(task, [impl]).copies.get(impl.index, [])
 
 
 def find_leaks(task: Task, impl: Implementation) -> list[str]:
     """Files of the task's repository that hold a copy or near-copy of a golden body of ``impl``."""
     return sorted({c.path for c in find_copies(task, impl)})
-
-
-def compiled_files(repo: Path) -> list[str]:
-    """Compiled Python files (``.pyc``, ``__pycache__``) under ``repo``, relative to it."""
-    out = []
-    for root, dirs, files in os.walk(repo):
-        dirs[:] = [d for d in dirs if d not in nearcopy.SKIP_DIRS]
-        out += [(Path(root) / f).relative_to(repo).as_posix() for f in files if f.endswith(_COMPILED)]
-    return sorted(out)
 
 
 def escaping_symlinks(task_dir: Path) -> list[str]:
@@ -147,15 +71,13 @@ def escaping_symlinks(task_dir: Path) -> list[str]:
     return sorted(out)
 
 
-def _impl_findings(task: Task, impl: Implementation) -> list[Finding]:
-    from lmrbench.authoring.testlint import test_findings
-
+def _file_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """F101-F111, F114 of one implementation."""
     out: list[Finding] = []
     repo = task.info.repo_folder_name
-    tag = f"implementation {impl.index}"
 
     def add(code: str, path: str, message: str, line: int = 0) -> None:
-        out.append(Finding(code, task.name, path, f"{tag}: {message}", line))
+        out.append(Finding(code, task.name, path, f"implementation {impl.index}: {message}", line))
 
     if not impl.qualnames:
         add("F106", "info.json", "names no goal_function")
@@ -178,13 +100,13 @@ def _impl_findings(task: Task, impl: Implementation) -> list[Finding]:
         if not (task.repo_dir / goal).is_file():
             add("F101", "info.json", f"goal_file {goal!r} does not exist in {repo}/")
     for q in impl.qualnames:
-        if golden_src and not any(_find_def(pyparse.parse(s), q) for s in golden_src.values()):
+        if golden_src and not any(find_def(pyparse.parse(s), q) for s in golden_src.values()):
             add("F104", next(iter(golden_src)), f"{q} is not defined in the golden file")
         masked = [task.repo_dir / g for g in impl.goal_files if (task.repo_dir / g).is_file()]
         defined = False
         for m in masked:
             try:
-                defined = defined or _find_def(pyparse.parse(m.read_bytes().decode("utf-8", "replace")), q) is not None
+                defined = defined or find_def(pyparse.parse(m.read_bytes().decode("utf-8", "replace")), q) is not None
             except SyntaxError:
                 defined = True  # a masked file that does not parse is the stub's business, not this rule's
         if masked and not defined:
@@ -194,7 +116,9 @@ def _impl_findings(task: Task, impl: Implementation) -> list[Finding]:
     for test in impl.unit_test_files:
         if not (task.repo_dir / test).is_file():
             add("F108", "info.json", f"unit_test_file {test!r} does not exist in {repo}/")
-    if impl.category is not None and impl.category.strip() and impl.category_normalized is None:
+    if impl.category is None or not impl.category.strip():
+        add("F114", "info.json", "category is empty; set one of the nine categories")
+    elif impl.category_normalized is None:
         add("F111", "info.json", f"category {impl.category!r} matches none of the nine categories")
     tests = set(impl.unit_test_files)
     for ctx in impl.retrieval_context:
@@ -202,33 +126,7 @@ def _impl_findings(task: Task, impl: Implementation) -> list[Finding]:
             add("F110", "info.json", f"retrieval context {ctx!r} is a test file: it shows the model the tests")
         elif not (task.repo_dir / ctx).is_file():
             add("F109", "info.json", f"retrieval context {ctx!r} does not exist")
-    for c in find_copies(task, impl):
-        where = f"{repo}/{c.path}"
-        if c.score >= 1.0:
-            add("L201", where, f"holds the golden body of {c.qualname} (score 1.00)", c.start_line)
-        else:
-            add("L202", where, f"lines {c.start_line}-{c.end_line} repeat the golden body of {c.qualname} "
-                f"(score {c.score:.2f})", c.start_line)
-    out += test_findings(task, impl)
-    out += _checker_findings(task, impl)
-    out += _unvaried_findings(task, impl)
     return out
-
-
-def _unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
-    """T306: the recording says that no case varies a parameter (``unvaried`` in its index.json)."""
-    from pydantic import ValidationError
-
-    from lmrbench.schemas.recording import RecordingIndex
-
-    index = task.repo_dir / recording_folder(impl.index) / "index.json"
-    try:
-        unvaried = RecordingIndex.model_validate_json(index.read_bytes()).unvaried if index.is_file() else []
-    except (ValidationError, ValueError, OSError):
-        return []
-    rel = index.relative_to(task.path).as_posix()
-    return [Finding("T306", task.name, rel, f"implementation {impl.index}: no test varies {param}; a candidate "
-                    "that ignores it passes (record a run that varies it)") for param in unvaried]
 
 
 def _checker_findings(task: Task, impl: Implementation) -> list[Finding]:
@@ -263,32 +161,131 @@ def _checker_text(c: object) -> str:
     return str(kind)
 
 
-def leak_findings(task: Task) -> list[Finding]:
-    """The L2xx findings of a task: copies and near-copies of its golden bodies, compiled Python."""
-    return [f for f in task_findings(task) if f.code.startswith("L")]
+def _leak_findings(task: Task, sel: Selection) -> list[Finding]:
+    """L201, L202 (copies and near-copies) and L205 (files not read) of every implementation at once."""
+    out: list[Finding] = []
+    repo = task.info.repo_folder_name
+    scan = scan_task(task)
+    for impl in task.info.implementations:
+        for c in scan.copies.get(impl.index, []):
+            tag = f"implementation {impl.index}"
+            if c.score >= 1.0:
+                msg = f"{tag}: holds the golden body of {c.qualname} (lines {c.start_line}-{c.end_line}, score 1.00)"
+                out.append(Finding("L201", task.name, f"{repo}/{c.path}", msg, c.start_line))
+            else:
+                out.append(Finding("L202", task.name, f"{repo}/{c.path}", f"{tag}: lines {c.start_line}-"
+                                   f"{c.end_line} repeat the golden body of {c.qualname} (score {c.score:.2f})",
+                                   c.start_line))
+    if scan.skips and sel.wants("L205"):
+        out.append(Finding("L205", task.name, repo, f"not scanned for copies: {scan.skips.summary()}"))
+    return out
 
 
-def task_findings(task: Task) -> list[Finding]:
-    """Every finding of one task."""
+def _compiled_findings(task: Task) -> list[Finding]:
+    """L203 (compiled golden code) and L204 (other compiled Python), each saying what the file holds."""
+    import builtins
+
+    pyc = compiled_files(task.repo_dir)
+    if not pyc:
+        return []
+    impls = task.info.implementations
+    goal_names = {q.split(".")[-1] for impl in impls for q in impl.qualnames}
+    goal_stems = {Path(g).stem for impl in impls for g in impl.goal_files}
+    golden_stems = {Path(g).stem for impl in impls
+                    for g in ([impl.golden_file] if isinstance(impl.golden_file, str) else impl.golden_file or [])}
+    masked = " ".join(p.read_text(errors="replace") for impl in impls
+                      for g in impl.goal_files if (p := task.repo_dir / g).is_file())
+    golden_only = {n for impl in impls for body in golden_bodies(task, impl).values()
+                   for n in nearcopy.kept_names(nearcopy.tokenize(body).words)
+                   if len(n) >= 4 and n not in masked and not hasattr(builtins, n)}
+    out = []
+    other = []
+    repo = task.info.repo_folder_name
+    for rel in pyc:
+        module = Path(rel).name.split(".")[0]
+        goals, only = pyc_contents(task.repo_dir / rel, goal_names, golden_only)
+        holds = f"holds {', '.join(goals)}" if goals else "holds no goal function name"
+        if module in golden_stems or module.endswith("_golden"):
+            out.append(Finding("L203", task.name, f"{repo}/{rel}", f"compiled golden file {module}: {holds}; "
+                               "delete it"))
+        elif module in goal_stems and only:
+            out.append(Finding("L203", task.name, f"{repo}/{rel}", f"compiled goal module {module}: {holds} and "
+                               f"names only the golden body uses ({', '.join(only[:4])}); delete it"))
+        elif goals:
+            out.append(Finding("L204", task.name, f"{repo}/{rel}", f"compiled {module}: {holds}, but no name only "
+                               "the golden body uses; delete it"))
+        else:
+            other.append(rel)
+    if other:
+        more = f" and {len(other) - 3} more" if len(other) > 3 else ""
+        out.append(Finding("L204", task.name, f"{repo}/{other[0]}", f"{len(other)} compiled Python file(s) "
+                           f"({', '.join(other[:3])}{more}) hold no golden name; delete them anyway"))
+    return out
+
+
+def _dir_default_findings(task: Task, text: str) -> list[Finding]:
+    """D404: the Dockerfile's ``ARG DIR`` default is not the task's repository folder."""
+    m = re.search(r"^\s*ARG\s+DIR\s*=\s*(\S+)", text, re.MULTILINE)
+    if not m:
+        return []
+    value = m.group(1).strip("\"'")
+    if value.startswith("/") or value.strip("/") == task.info.repo_folder_name:
+        return []
+    return [Finding("D404", task.name, "Dockerfile", f"ARG DIR defaults to {value!r}, not the repository folder "
+                    f"{task.info.repo_folder_name!r}: a build without --build-arg DIR fails; set the default")]
+
+
+def _is_empty(folder: Path) -> bool:
+    return not folder.is_dir() or not any(folder.iterdir())
+
+
+def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
+    """Every finding of one task that ``sel`` selects; checks whose codes are all left out do not run."""
+    from lmrbench.authoring import taskdata
     from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_findings
+    from lmrbench.authoring.testlint import test_findings
+    from lmrbench.authoring.testsmells import smell_findings
 
     out: list[Finding] = []
     dockerfile = task.path / DOCKERFILE
-    if dockerfile.is_file():
-        out += dockerfile_findings(dockerfile.read_text(errors="replace"), task.name)
-    else:
-        out.append(Finding("D401", task.name, DOCKERFILE, "missing; the task cannot be built in Docker"))
-    for link in escaping_symlinks(task.path):
-        out.append(Finding("F112", task.name, link, "is a symlink that leads out of the task folder"))
-    pyc = compiled_files(task.repo_dir) if task.repo_dir.is_dir() else []
-    if pyc:
-        more = f" and {len(pyc) - 3} more" if len(pyc) > 3 else ""
-        out.append(Finding("L203", task.name, f"{task.info.repo_folder_name}/{pyc[0]}",
-                           f"compiled Python ({', '.join(pyc[:3])}{more}) holds the golden code's names and "
-                           "constants; delete it"))
+    if sel.wants("D"):
+        if dockerfile.is_file():
+            text = dockerfile.read_text(errors="replace")
+            out += dockerfile_findings(text, task.name) + _dir_default_findings(task, text)
+        else:
+            out.append(Finding("D401", task.name, DOCKERFILE, "missing; the task cannot be built in Docker"))
+    if sel.wants("F112"):
+        out += [Finding("F112", task.name, link, "is a symlink that leads out of the task folder")
+                for link in escaping_symlinks(task.path)]
+    if _is_empty(task.repo_dir):
+        out.append(Finding("F115", task.name, task.info.repo_folder_name, "the repository folder is empty: a git "
+                           "submodule that was never checked out; run `git submodule update --init` and copy it"))
+        return sel.keep(out)
+    if sel.wants("F113"):
+        out += taskdata.lfs_findings(task)
+    if sel.wants("L203", "L204"):
+        out += _compiled_findings(task)
+    if sel.wants("L201", "L202", "L205"):
+        out += _leak_findings(task, sel)
     for impl in task.info.implementations:
-        out += _impl_findings(task, impl)
-    return out
+        if sel.wants("F1"):
+            out += _file_findings(task, impl)
+        if sel.wants("T301", "T302", "T303", "T304"):
+            out += test_findings(task, impl)
+        if sel.wants("T305"):
+            out += _checker_findings(task, impl)
+        if sel.wants("T306", "T307", "T308", "T309", "T310", "T311"):
+            out += smell_findings(task, impl)
+        if sel.wants("F116"):
+            out += taskdata.untrusted_data_findings(task, impl)
+        if sel.wants("T312"):
+            out += taskdata.unvaried_findings(task, impl)
+    return sel.keep(out)
+
+
+def leak_findings(task: Task) -> list[Finding]:
+    """The L2xx findings of a task: copies and near-copies of its golden bodies, compiled Python."""
+    return task_findings(task, Selection(["L"], ["L205"]))
 
 
 def check_task(task: Task) -> list[str]:
@@ -302,18 +299,6 @@ def check_task(task: Task) -> list[str]:
             f"{f.code} {f.message}" for f in task_findings(task) if f.severity > Severity.NOTE]
 
 
-def taskset_findings(bench: Path) -> tuple[list[str], list[Finding]]:
-    """(names of the tasks checked, findings) of a task set; a task that does not load is one F001 finding."""
-    tasks, errors = load_taskset(bench)
-    names = [t.name for t in tasks]
-    findings = [f for t in tasks for f in task_findings(t)]
-    for err in errors:
-        name = Path(err.path).parent.name if err.path else "?"
-        names.append(name)
-        findings.append(Finding("F001", name, "info.json", err.problem))
-    return sorted(names), findings
-
-
 def check_taskset(bench: Path) -> list[tuple[str, list[str]]]:
     """(task name, problems) for every task of a set; a task that does not load is one problem line."""
     tasks, errors = load_taskset(bench)
@@ -324,5 +309,5 @@ def check_taskset(bench: Path) -> list[tuple[str, list[str]]]:
     return sorted(out, key=lambda item: item[0])
 
 
-__all__ = ["LmrError", "check_task", "check_taskset", "find_copies", "find_leaks", "golden_body_lines",
-           "task_findings", "taskset_findings"]
+__all__ = ["MIN_LEAK_LINES", "LmrError", "check_task", "check_taskset", "find_copies", "find_leaks",
+           "golden_bodies", "golden_body_lines", "task_findings"]

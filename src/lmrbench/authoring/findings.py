@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from lmrbench.errors import LmrError
 
@@ -31,35 +32,84 @@ class Rule:
     code: str
     severity: Severity
     summary: str
+    fix: str
+    """What to do about it, one line."""
 
 
+_E, _W, _N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 RULES: dict[str, Rule] = {r.code: r for r in (
-    Rule("F001", Severity.ERROR, "the task does not load"),
-    Rule("F101", Severity.ERROR, "a goal file does not exist"),
-    Rule("F102", Severity.ERROR, "a golden file does not exist"),
-    Rule("F103", Severity.ERROR, "a golden file has a syntax error"),
-    Rule("F104", Severity.ERROR, "a goal function is missing from the golden file"),
-    Rule("F105", Severity.ERROR, "a goal function is missing from the masked goal file"),
-    Rule("F106", Severity.ERROR, "an implementation names no goal function"),
-    Rule("F107", Severity.ERROR, "an implementation has no unit test file"),
-    Rule("F108", Severity.ERROR, "a unit test file does not exist"),
-    Rule("F109", Severity.WARNING, "a retrieval context file does not exist"),
-    Rule("F110", Severity.ERROR, "a test file is offered as retrieval context"),
-    Rule("F111", Severity.WARNING, "the category matches none of the nine categories"),
-    Rule("F112", Severity.ERROR, "a symlink leads out of the task folder"),
-    Rule("L201", Severity.ERROR, "a copy of the golden body (up to names, literals, comments) is in the repository"),
-    Rule("L202", Severity.ERROR, "a near-copy of the golden body is elsewhere in the repository"),
-    Rule("L203", Severity.ERROR, "compiled Python (.pyc) in the repository holds the golden code"),
-    Rule("T301", Severity.ERROR, "a test imports the golden code"),
-    Rule("T302", Severity.ERROR, "a test never calls the goal function"),
-    Rule("T303", Severity.ERROR, "a test's expected value is computed by the goal function itself"),
-    Rule("T304", Severity.ERROR, 'a legacy test looks for lowercase "passed" (the convention is "Passed")'),
-    Rule("T305", Severity.WARNING, "the checker in info.json differs from the recorded tests'"),
-    Rule("T306", Severity.WARNING, "no recorded test varies a parameter: a wrong answer that ignores it passes"),
-    Rule("D401", Severity.ERROR, "the task has no Dockerfile"),
-    Rule("D402", Severity.WARNING, "the Dockerfile copies the whole task folder (golden files) into the image"),
-    Rule("D403", Severity.NOTE, "the Dockerfile has no ARG BASE_IMAGE (lmrbench's convention)"),
+    Rule("F001", _E, "the task does not load", "fix info.json (the message names the problem)"),
+    Rule("F101", _E, "a goal file does not exist", "correct goal_file (relative to the repository folder)"),
+    Rule("F102", _E, "a golden file does not exist", "correct golden_file (relative to the task folder)"),
+    Rule("F103", _E, "a golden file has a syntax error", "fix the golden file so that it parses"),
+    Rule("F104", _E, "a goal function is missing from the golden file", "correct goal_function or class_name"),
+    Rule("F105", _E, "a goal function is missing from the masked goal file", "mask the function, do not delete it"),
+    Rule("F106", _E, "an implementation names no goal function", "set goal_function"),
+    Rule("F107", _E, "an implementation has no unit test file", "set unit_test_file"),
+    Rule("F108", _E, "a unit test file does not exist", "correct unit_test_file (relative to the repository folder)"),
+    Rule("F109", _W, "a retrieval context file does not exist", "correct or drop the retrieval context entry"),
+    Rule("F110", _E, "a test file is offered as retrieval context", "drop the test file from retrieval_context"),
+    Rule("F111", _W, "the category matches none of the nine categories", "use one of the paper's nine categories"),
+    Rule("F112", _E, "a symlink leads out of the task folder", "replace the symlink with the file it points to"),
+    Rule("F113", _E, "Git LFS pointer files stand where data should be", "run `git lfs pull` and copy the real files"),
+    Rule("F114", _N, "the category is empty", "set one of the paper's nine categories"),
+    Rule("F115", _E, "the repository folder is empty (a submodule never checked out)",
+         "run `git submodule update --init` and copy the repository in"),
+    Rule("F116", _W, "tests read data outside unit_test/ that trusted_files does not list",
+         "list the files in info.json's trusted_files (or move them under unit_test/)"),
+    Rule("L201", _E, "a copy of the golden body (up to names, literals, comments) is in the repository",
+         "delete the copy from the repository"),
+    Rule("L202", _E, "a near-copy of the golden body is elsewhere in the repository", "delete or mask the near-copy"),
+    Rule("L203", _E, "compiled Python (.pyc) in the repository holds the golden code", "delete the .pyc files"),
+    Rule("L204", _W, "compiled Python (.pyc) in the repository", "delete the .pyc files (they may be stale code)"),
+    Rule("L205", _N, "files not scanned for copies (generated, data, installed packages)",
+         "nothing, unless a copy could hide in them"),
+    Rule("T301", _E, "a test imports the golden code", "import the goal module, never golden_files"),
+    Rule("T302", _E, "a test never calls the goal function", "call the goal function (or its module instance)"),
+    Rule("T303", _E, "a test's expected value is computed by the goal function itself",
+         "compare with recorded values, not with another call of the goal function"),
+    Rule("T304", _E, 'a test logs lowercase "passed" (the convention is "Passed")', 'log "Test Passed"'),
+    Rule("T305", _W, "the checker in info.json differs from the recorded tests'", "run `lmrbench task record` again"),
+    Rule("T306", _E, "a test compares a value with itself", "compare the result with the expected value"),
+    Rule("T307", _E, "a test's assertion always holds (a tautology)", "assert on the result against recorded values"),
+    Rule("T308", _E, "a test catches a failed assertion and does not raise it", "re-raise after logging"),
+    Rule("T309", _W, "a test draws random numbers without a seed", "seed every generator the test uses"),
+    Rule("T310", _W, "a test needs a GPU", "fall back to the CPU when CUDA is not available"),
+    Rule("T311", _W, "a test downloads a model or data set from the Hub", "record the model's outputs, or ship a "
+         "small local model"),
+    Rule("T312", _N, "no test varies a parameter of the goal function", "add cases with other values of it"),
+    Rule("D401", _E, "the task has no Dockerfile", "write one (`lmrbench task new` does)"),
+    Rule("D402", _W, "the Dockerfile copies the whole task folder (golden files) into the image",
+         "copy only the requirements"),
+    Rule("D403", _N, "the Dockerfile has no ARG BASE_IMAGE (lmrbench's convention)", "add ARG BASE_IMAGE"),
+    Rule("D404", _W, "the Dockerfile's ARG DIR default is not the repository folder",
+         "set ARG DIR=<repo_folder_name>"),
 )}
+
+
+class Selection:
+    """Which codes ``--select``/``--ignore`` enable (as in ruff: the longest matching prefix decides, and
+    ``ignore`` wins a tie)."""
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None) -> None:
+        self.select = select or ["ALL"]
+        self.ignore = ignore or []
+
+    @staticmethod
+    def _best(code: str, prefixes: list[str]) -> int:
+        return max((0 if p == "ALL" else len(p) for p in prefixes if p == "ALL" or code.startswith(p)), default=-1)
+
+    def enabled(self, code: str) -> bool:
+        """Whether findings of ``code`` are kept."""
+        return self._best(code, self.select) > self._best(code, self.ignore)
+
+    def wants(self, *prefixes: str) -> bool:
+        """Whether any rule whose code starts with one of ``prefixes`` is enabled (so its check must run)."""
+        return any(self.enabled(c) for c in RULES if c.startswith(prefixes))
+
+    def keep(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The enabled findings."""
+        return [f for f in findings if self.enabled(f.code)]
 
 
 @dataclass(frozen=True)
@@ -100,13 +150,8 @@ def parse_codes(text: str | None, option: str) -> list[str]:
 
 
 def selected(findings: Iterable[Finding], select: list[str], ignore: list[str]) -> list[Finding]:
-    """Findings enabled by ``select`` (default ALL) and ``ignore``: as in ruff, the longest matching prefix
-    decides, and ``ignore`` wins a tie."""
-
-    def best(code: str, prefixes: list[str]) -> int:
-        return max((0 if p == "ALL" else len(p) for p in prefixes if p == "ALL" or code.startswith(p)), default=-1)
-
-    return [f for f in findings if best(f.code, select or ["ALL"]) > best(f.code, ignore)]
+    """Findings enabled by ``select`` (default ALL) and ``ignore`` (see :class:`Selection`)."""
+    return Selection(select, ignore).keep(findings)
 
 
 @dataclass(frozen=True)
@@ -145,12 +190,14 @@ def as_json(tasks: list[str], findings: list[Finding]) -> dict[str, object]:
         "tasks": tasks,
         "counts": {str(s): sum(f.severity is s for f in findings) for s in reversed(Severity)},
         "findings": [{"code": f.code, "severity": str(f.severity), "task": f.task, "path": f.path,
-                      "line": f.line, "message": f.message, "rule": RULES[f.code].summary} for f in findings],
+                      "line": f.line, "message": f.message, "rule": RULES[f.code].summary,
+                      "fix": RULES[f.code].fix} for f in findings],
     }
 
 
-def as_sarif(findings: list[Finding], version: str) -> dict[str, object]:
-    """A SARIF 2.1.0 log (for code-scanning tools); locations are relative to the task set folder."""
+def as_sarif(findings: list[Finding], version: str, root: Path | None = None) -> dict[str, object]:
+    """A SARIF 2.1.0 log (for code-scanning tools); locations are relative to the task set folder ``root``,
+    which ``originalUriBaseIds`` names (as a file URI ending in a slash)."""
     used = sorted({f.code for f in findings})
     results = []
     for f in findings:
@@ -160,11 +207,13 @@ def as_sarif(findings: list[Finding], version: str) -> dict[str, object]:
             "ruleId": f.code, "level": str(f.severity), "message": {"text": f.message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "TASKSET"}, **region}}],
         })
-    rules = [{"id": c, "shortDescription": {"text": RULES[c].summary},
+    rules = [{"id": c, "shortDescription": {"text": RULES[c].summary}, "help": {"text": RULES[c].fix},
               "defaultConfiguration": {"level": str(RULES[c].severity)}} for c in used]
+    base = {"TASKSET": {"uri": root.resolve().as_uri().rstrip("/") + "/"}} if root is not None else \
+        {"TASKSET": {"description": {"text": "the task set folder"}}}
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "lmrbench", "version": version, "rules": rules}},
-                  "results": results}],
+                  "originalUriBaseIds": base, "results": results}],
     }

@@ -18,7 +18,9 @@ body, in the bundled examples' repositories and lmrbench's own sources is 0.32.
 
 from __future__ import annotations
 
+import bisect
 import keyword
+import math
 import re
 import zlib
 from dataclasses import dataclass
@@ -45,7 +47,7 @@ _TOKEN = re.compile(
     r"""|(?P<str>[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))"""
     r"""|(?P<comment>\#[^\n]*)"""
     r"""|(?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"""
-    r"""|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"""
+    r"""|(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<call>(?=\s*\())?"""
     r"""|(?P<op>\*\*=?|//=?|->|:=|[-+*/%@&|^<>=!]=|<<|>>|[-+*/%@&|^<>=~()\[\]{}.,:;])"""
 )
 _KEEP_NAMES = frozenset(keyword.kwlist) | {"self", "cls"}
@@ -80,35 +82,56 @@ class NearCopy:
         return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
-def tokens(text: str) -> list[Token]:
+@dataclass
+class Tokenized:
+    """A text cut into normalized tokens, with the offsets they start at (lines are computed only when asked)."""
+
+    text: str
+    words: list[str]
+    starts: list[int]
+    _newlines: list[int] | None = None
+
+    def line(self, index: int) -> int:
+        """The 1-based line of token ``index``."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_right(self._newlines, self.starts[index] - 1) + 1
+
+
+def tokenize(text: str) -> Tokenized:
     """The normalized tokens of any text (code or prose holding code)."""
-    out: list[Token] = []
-    line = 1
-    pos = 0
+    words: list[str] = []
+    starts: list[int] = []
     prev = ""
     for m in _TOKEN.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
         kind = m.lastgroup
-        raw = m.group()
-        if kind in ("tstr", "comment"):
+        if kind == "tstr" or kind == "comment":
             continue
         if kind == "str":
             tok = '""'
         elif kind == "num":
             tok = "0"
         elif kind == "name":
-            after = text[m.end() : m.end() + 40].lstrip()
-            tok = raw if raw in _KEEP_NAMES or prev == "." or after.startswith("(") else "v"
+            raw = m.group(kind)
+            tok = raw if raw in _KEEP_NAMES or prev == "." or m.group("call") is not None else "v"
         else:
-            tok = raw
-        out.append(Token(tok, line))
+            tok = m.group()
+        words.append(tok)
+        starts.append(m.start())
         prev = tok
-    return out
+    return Tokenized(text, words, starts)
 
 
-def _hashes(toks: list[Token]) -> list[int]:
-    return [zlib.crc32(" ".join(t.text for t in toks[i : i + K]).encode()) for i in range(len(toks) - K + 1)]
+def tokens(text: str) -> list[Token]:
+    """The normalized tokens of any text, each with its line."""
+    t = tokenize(text)
+    return [Token(w, t.line(i)) for i, w in enumerate(t.words)]
+
+
+def _hashes(words: list[str]) -> list[int]:
+    ids: dict[str, int] = {}
+    nums = [ids.setdefault(w, zlib.crc32(w.encode())) for w in words]
+    return [hash(tuple(nums[i : i + K])) for i in range(len(nums) - K + 1)]
 
 
 def winnow(hashes: list[int]) -> set[int]:
@@ -120,8 +143,8 @@ def winnow(hashes: list[int]) -> set[int]:
 
 def body_fingerprints(body: str) -> tuple[set[int], int]:
     """The fingerprints of a function body's text and its length in tokens."""
-    toks = tokens(body)
-    return winnow(_hashes(toks)), len(toks)
+    words = tokenize(body).words
+    return winnow(_hashes(words)), len(words)
 
 
 def read_text(path: Path) -> str | None:
@@ -143,18 +166,25 @@ def read_text(path: Path) -> str | None:
     return text
 
 
-def best_span(text: str, prints: set[int], body_len: int) -> tuple[float, int, int]:
-    """(score, first line, last line) of the span of ``text`` holding most of ``prints``."""
-    toks = tokens(text)
-    hashes = _hashes(toks)
+def _trim(hits: list[tuple[int, int]], lo: int, hi: int, gap: int) -> tuple[int, int]:
+    """Drop stray hits at either end of ``hits[lo..hi]`` that lie more than ``gap`` tokens from the others."""
+    while hi - lo >= 2 and hits[lo + 1][0] - hits[lo][0] > gap:
+        lo += 1
+    while hi - lo >= 2 and hits[hi][0] - hits[hi - 1][0] > gap:
+        hi -= 1
+    return lo, hi
+
+
+def _best_span(tok: Tokenized, hashes: list[int], prints: set[int], body_len: int) -> tuple[float, list[int]]:
+    """(score, token positions of the hits in the best span)."""
     hits = [(i, h) for i, h in enumerate(hashes) if h in prints]
     if not hits or not prints:
-        return 0.0, 0, 0
+        return 0.0, []
     span = max(int(body_len * SPAN_FACTOR), K)
     counts: dict[int, int] = {}
     best = (0, 0, 0)
     lo = 0
-    for pos, h in hits:
+    for j, (pos, h) in enumerate(hits):
         counts[h] = counts.get(h, 0) + 1
         while pos - hits[lo][0] > span:
             old = hits[lo][1]
@@ -163,9 +193,122 @@ def best_span(text: str, prints: set[int], body_len: int) -> tuple[float, int, i
                 del counts[old]
             lo += 1
         if len(counts) > best[0]:
-            best = (len(counts), hits[lo][0], pos)
-    n, first, last = best
-    return n / len(prints), toks[first].line, toks[min(last + K - 1, len(toks) - 1)].line
+            best = (len(counts), lo, j)
+    first, last = _trim(hits, best[1], best[2], max(2 * K, body_len // 4))
+    n = len({h for _, h in hits[first : last + 1]})
+    return n / len(prints), [i for i, _ in hits[first : last + 1]]
+
+
+def _def_spans(text: str) -> list[tuple[int, int]]:
+    """(first, last line) of every function definition of a Python text ([] when it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _lines(tok: Tokenized, positions: list[int], defs: list[tuple[int, int]]) -> tuple[int, int]:
+    """The lines of a span of hits; in Python, those of the hits inside the function holding most of them."""
+    last_tok = len(tok.words) - 1
+    lines = [(tok.line(p), tok.line(min(p + K - 1, last_tok))) for p in positions]
+    best: list[tuple[int, int]] = []
+    best_size = 1 << 30
+    for start, end in defs:
+        inside = [ln for ln in lines if start <= ln[0] <= end]
+        if len(inside) > len(best) or (len(inside) == len(best) and inside and end - start < best_size):
+            best, best_size = inside, end - start
+    chosen = best if len(best) * 2 >= len(lines) else lines
+    return chosen[0][0], max(e for _, e in chosen)
+
+
+def best_span(text: str, prints: set[int], body_len: int) -> tuple[float, int, int]:
+    """(score, first line, last line) of the span of ``text`` holding most of ``prints``.
+
+    Stray fingerprints far from the rest (a common line such as ``return loss`` earlier in the file) are left
+    out of the span, so its lines are those of the copy itself.
+    """
+    tok = tokenize(text)
+    score, positions = _best_span(tok, _hashes(tok.words), prints, body_len)
+    if not positions:
+        return 0.0, 0, 0
+    return (score, *_lines(tok, positions, []))
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PREFILTER_SHARE = 0.5
+"""A file is tokenized for a body only when it holds at least this share of the body's kept names."""
+
+
+def kept_names(words: list[str]) -> frozenset[str]:
+    """The identifiers a normalized token list keeps (called and attribute names), keywords left out."""
+    return frozenset(w for w in words if w not in _KEEP_NAMES and w != "v" and _IDENT.fullmatch(w))
+
+
+@dataclass(frozen=True)
+class Body:
+    """A golden body prepared for the scan."""
+
+    qualname: str
+    prints: frozenset[int]
+    length: int
+    words: tuple[str, ...]
+    names: frozenset[str]
+    exact: bool
+    """Too short to compare fuzzily: searched as a whole token sequence."""
+
+    @property
+    def needed(self) -> int:
+        """How many of ``names`` a file must hold to be worth tokenizing."""
+        return len(self.names) if self.exact else math.ceil(PREFILTER_SHARE * len(self.names))
+
+
+def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
+    """A body ready to scan for; None when it is too short for either search."""
+    words = tokenize(body).words
+    prints = winnow(_hashes(words))
+    if len(prints) >= MIN_FINGERPRINTS:
+        return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False)
+    if exact_ok and words:
+        return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
+    return None
+
+
+def _find_run(haystack: list[str], needle: tuple[str, ...]) -> int:
+    k = len(needle)
+    first = needle[0]
+    return next((i for i, w in enumerate(haystack) if w == first and tuple(haystack[i : i + k]) == needle), -1)
+
+
+def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_COPY_THRESHOLD) -> list[NearCopy]:
+    """The places of one file's text that repeat any of ``bodies`` (one per body, the best)."""
+    names = set(_IDENT.findall(text))
+    todo = [b for b in bodies if len(b.names & names) >= b.needed]
+    if not todo:
+        return []
+    tok = tokenize(text)
+    hashes = _hashes(tok.words)
+    file_prints = set(hashes)
+    found = []
+    defs: list[tuple[int, int]] | None = None
+    for b in todo:
+        if b.exact:
+            at = _find_run(tok.words, b.words)
+            if at >= 0:
+                found.append(NearCopy(rel, tok.line(at), tok.line(at + len(b.words) - 1), 1.0, b.qualname))
+            continue
+        if len(file_prints & b.prints) < threshold * len(b.prints):
+            continue  # cannot reach the threshold anywhere in this file
+        score, positions = _best_span(tok, hashes, set(b.prints), b.length)
+        if positions and score >= threshold:
+            if defs is None:
+                defs = _def_spans(text) if rel.endswith(".py") else []
+            first, last = _lines(tok, positions, defs)
+            found.append(NearCopy(rel, first, last, round(score, 3), b.qualname))
+    return found
 
 
 def text_files(root: Path) -> list[Path]:
@@ -198,28 +341,18 @@ def scan(
 ) -> list[NearCopy]:
     """Places under ``root`` that score at least ``threshold`` against any of ``bodies`` (qualname -> body text).
 
-    ``skip`` holds relative paths not scanned. One result per (file, body), the best place in the file.
+    Bodies too short to compare fuzzily are not searched here. ``skip`` holds relative paths not scanned. One
+    result per (file, body), the best place in the file.
     """
-    prepared = {q: body_fingerprints(b) for q, b in bodies.items()}
-    prepared = {q: (p, n) for q, (p, n) in prepared.items() if len(p) >= MIN_FINGERPRINTS}
+    prepared = [b for q, t in bodies.items() if (b := prepare(q, t, exact_ok=False)) is not None]
     if not prepared:
         return []
-    every = set().union(*(p for p, _ in prepared.values()))
     found: list[NearCopy] = []
     for path in text_files(root):
         rel = path.relative_to(root).as_posix()
         if rel in skip:
             continue
         text = read_text(path)
-        if text is None:
-            continue
-        file_prints = set(_hashes(tokens(text)))
-        if not file_prints & every:
-            continue
-        for qual, (prints, length) in prepared.items():
-            if len(file_prints & prints) < threshold * len(prints):
-                continue  # cannot reach the threshold anywhere in this file
-            score, first, last = best_span(text, prints, length)
-            if score >= threshold:
-                found.append(NearCopy(rel, first, last, round(score, 3), qual))
+        if text is not None:
+            found += scan_text(rel, text, prepared, threshold)
     return found

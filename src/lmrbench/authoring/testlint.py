@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import pyparse
@@ -61,6 +62,21 @@ def _mentions(tree: ast.Module, names: set[str]) -> bool:
     return False
 
 
+CALL_STYLE = frozenset({"forward", "__call__"})
+"""Goal methods that run when the instance itself is called (``module(x)`` runs ``forward``)."""
+
+
+def instance_call_names(impl: Implementation) -> set[str]:
+    """Names whose mention lets a test reach the goal functions without naming them: the class of a goal
+    ``forward``/``__call__`` (its instances are called), or a goal that is a class itself."""
+    out = set()
+    for q in impl.qualnames:
+        parts = q.split(".")
+        if len(parts) >= 2 and parts[-1] in CALL_STYLE | {parts[-2]}:
+            out.add(parts[-2])
+    return out
+
+
 def _call_names(tree: ast.Module, goals: set[str]) -> set[str]:
     """Local names bound to a goal function (``from m import f as g``, ``g = obj.f``)."""
     out = set(goals)
@@ -85,8 +101,11 @@ def _calls_goal(expr: ast.AST, calls: set[str], tainted: set[str], *, bare: bool
     return False
 
 
+_ONE_VALUE_ASSERTS = frozenset({"assertTrue", "assertFalse", "assert_", "assertIsNone", "assertIsNotNone"})
+
+
 def _compared(node: ast.AST) -> list[ast.expr] | None:
-    """The operands an assertion compares, or None when it is not a comparison."""
+    """The operands an assertion compares, or None when it is not a comparison (messages are never operands)."""
     if isinstance(node, ast.Assert):
         test = node.test
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.Is):
@@ -96,11 +115,19 @@ def _compared(node: ast.AST) -> list[ast.expr] | None:
         return None
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         call = node.value
-        func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = call_name(call)
+        if name in _ONE_VALUE_ASSERTS:
+            first = call.args[0] if call.args else None
+            return _compared(ast.Assert(test=first)) if first is not None else None
         if _ASSERT_FUNCS.match(name) and len(call.args) >= 2:
             return list(call.args[:2])
     return None
+
+
+def call_name(call: ast.Call) -> str:
+    """The called name: ``f`` for ``f(x)`` and ``a.b.f(x)``, '' for anything else."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _tautologies(tree: ast.Module, calls: set[str]) -> list[int]:
@@ -115,13 +142,16 @@ def _tautologies(tree: ast.Module, calls: set[str]) -> list[int]:
                 if isinstance(node, ast.Assign) and _calls_goal(node.value, calls, tainted):
                     tainted |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
                 ops = _compared(node)
-                if ops and all(_calls_goal(op, calls, tainted) for op in ops):
+                same = ops is not None and ast.dump(ops[0]) == ast.dump(ops[-1])  # T306's case
+                if ops and not same and all(_calls_goal(op, calls, tainted) for op in ops):
                     lines.append(getattr(node, "lineno", 0))
     return sorted(set(lines))
 
 
 def _is_legacy(text: str) -> bool:
-    return "def test" not in text and bool(re.search(r"test (passed|failed)", text, re.IGNORECASE))
+    """A script-style test, or any test that logs its result for the official statistics (``logs/``)."""
+    logs = "logging.basicConfig" in text or "'logs'" in text or '"logs"' in text
+    return bool(re.search(r"test (passed|failed)", text, re.IGNORECASE)) and ("def test" not in text or logs)
 
 
 def _lowercase_passed(tree: ast.Module) -> int:
@@ -132,34 +162,60 @@ def _lowercase_passed(tree: ast.Module) -> int:
     return next((line for line, text in strings if _LOWER_PASSED.search(text)), 0)
 
 
-def test_findings(task: Task, impl: Implementation) -> list[Finding]:
-    """The T3xx findings of one implementation's unit test files."""
-    out: list[Finding] = []
-    goals = {q.split(".")[-1] for q in impl.qualnames}
-    modules = _golden_modules(task, impl)
-    prefix = task.info.repo_folder_name
-    for rel in impl.unit_test_files:
+@dataclass(frozen=True)
+class UnitTestFile:
+    """A unit test file of an implementation, read and parsed."""
+
+    rel: str
+    """Relative to the repository folder."""
+    where: str
+    """Relative to the task folder (the finding's path)."""
+    text: str
+    tree: ast.Module
+
+
+def read_unit_tests(task: Task, impl: Implementation) -> list[UnitTestFile]:
+    """The implementation's unit test files that exist and parse; when none of the declared ones exists (a wrong
+    ``unit_test_file``), the ``unit_test/unit_test*.py`` files of the repository that no other implementation
+    declares, which the tests most likely are."""
+    rels = [r for r in impl.unit_test_files if (task.repo_dir / r).is_file()]
+    if not rels and (task.repo_dir / "unit_test").is_dir():
+        found = (task.repo_dir / "unit_test").glob("unit_test*.py")
+        others = {r for i in task.info.implementations if i.index != impl.index for r in i.unit_test_files}
+        rels = sorted(r for p in found if (r := p.relative_to(task.repo_dir).as_posix()) not in others)
+    out = []
+    for rel in rels:
         path = task.repo_dir / rel
         if not path.is_file() or path.is_symlink():
             continue
         text = path.read_bytes()[:2_000_000].decode("utf-8", errors="replace")
         try:
-            tree = pyparse.parse(text)
+            out.append(UnitTestFile(rel, f"{task.info.repo_folder_name}/{rel}", text, pyparse.parse(text)))
         except SyntaxError:
             continue
-        where = f"{prefix}/{rel}"
+    return out
+
+
+def test_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """The T301-T304 findings of one implementation's unit test files."""
+    out: list[Finding] = []
+    goals = {q.split(".")[-1] for q in impl.qualnames}
+    callers = goals | instance_call_names(impl)
+    modules = _golden_modules(task, impl)
+    for tf in read_unit_tests(task, impl):
+        tree, where = tf.tree, tf.where
         line = _imports_golden(tree, modules)
         if line:
             out.append(Finding("T301", task.name, where, "imports the golden code: it always tests the golden "
                                "code, never the candidate", line))
-        if goals and not _mentions(tree, goals):
+        if goals and not _mentions(tree, callers):
             out.append(Finding("T302", task.name, where, f"never calls {', '.join(sorted(goals))}: it cannot "
                                "test the candidate"))
         elif goals:
             for ln in _tautologies(tree, _call_names(tree, goals)):
                 out.append(Finding("T303", task.name, where, "compares the goal function's result with values "
                                    "the goal function computed itself", ln))
-        if _is_legacy(text):
+        if _is_legacy(tf.text):
             line = _lowercase_passed(tree)
             if line:
                 out.append(Finding("T304", task.name, where, 'logs lowercase "passed"; results are read for '

@@ -176,8 +176,9 @@ def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or
             table.add_row(task.name, str(impl.index), cat.value if cat else f"? {impl.category or ''}".strip(),
                           f"{', '.join(impl.goal_files)}::{qual}", ", ".join(impl.unit_test_files))
     print_table(console, table)
+    errors = Console(stderr=True)
     for p in problems:
-        console.print(f"[red]error:[/red] {escape(str(p))}", highlight=False)
+        errors.print(f"[red]error:[/red] {escape(str(p))}", highlight=False, soft_wrap=True)
     console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")
     if problems:
         raise typer.Exit(1)
@@ -191,14 +192,17 @@ def tasks_check(
     fmt: Annotated[str, typer.Option("--format", help="text, json or sarif.")] = "text",
     fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 on findings this severe: error, warning, note.")]
     = "error",
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Tasks checked at once (default: CPUs).")]
+    = None,
 ) -> None:
     """Check every task statically: files, goal functions, leaked or near-copied golden code, tests that cannot
     test the candidate, Dockerfiles. Identical findings of many tasks are shown once."""
     import json
 
     from lmrbench import __version__
-    from lmrbench.authoring.check import taskset_findings
-    from lmrbench.authoring.findings import Severity, as_json, as_sarif, exit_status, parse_codes, selected
+    from lmrbench.authoring.checkset import taskset_findings
+    from lmrbench.authoring.findings import Selection, Severity, as_json, as_sarif, exit_status, parse_codes
+    from lmrbench.cli.line_progress import progress_for
 
     if fmt not in ("text", "json", "sarif"):
         raise LmrError(f"unknown --format {fmt!r}; use text, json or sarif")
@@ -207,12 +211,13 @@ def tasks_check(
     except KeyError:
         raise LmrError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
-    names, findings = taskset_findings(bench)
-    findings = selected(findings, sel, ign)
+    with progress_for() as progress:
+        names, findings = taskset_findings(bench, Selection(sel, ign), jobs=jobs, progress=progress)
     if fmt == "json":
         sys.stdout.write(json.dumps(as_json(names, findings), indent=2) + "\n")
     elif fmt == "sarif":
-        sys.stdout.write(json.dumps(as_sarif(findings, __version__), indent=2) + "\n")
+        root = bench.parent if (bench / "info.json").is_file() else bench
+        sys.stdout.write(json.dumps(as_sarif(findings, __version__, root), indent=2) + "\n")
     else:
         _print_findings(names, findings)
     raise typer.Exit(exit_status(findings, threshold))

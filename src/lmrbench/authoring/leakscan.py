@@ -1,0 +1,144 @@
+"""The golden code left in a task's repository (L2xx): copies and near-copies of the golden bodies, compiled Python.
+
+One pass over the repository serves every implementation of the task: each file worth reading
+(:mod:`lmrbench.authoring.scanfiles`) is read once and searched for all golden bodies at once. In a goal file,
+the masked goal function itself is left out (a partly masked stub repeats part of its own body by design).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmrbench import pyparse
+from lmrbench.authoring import nearcopy
+from lmrbench.authoring.scanfiles import Skips, scan_texts, walk_files
+from lmrbench.core.taskset import Task
+from lmrbench.schemas.task_info import Implementation
+
+MIN_LEAK_LINES = 2
+"""Bodies shorter than this many code lines are not searched for exact copies."""
+COMPILED = (".pyc", ".pyo")
+_MAX_PYC_BYTES = 5_000_000
+
+
+def find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The definition of ``qualname`` (``f``, ``Class.method``, ``outer.inner``) in a module, or None."""
+    scope: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for part in qualname.split("."):
+        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                   and n.name == part]
+        if not matches:
+            return None
+        node = matches[-1]  # the implementation comes after any typing.overload stubs
+        scope = node.body  # type: ignore[attr-defined]
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def golden_body_text(source: str, qualname: str) -> str | None:
+    """The source lines of ``qualname``'s body without its docstring (None when there is no such function)."""
+    node = find_def(pyparse.parse(source), qualname)
+    if node is None:
+        return None
+    body = node.body
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        body = body[1:]
+    if not body:
+        return ""
+    return "\n".join(source.splitlines()[body[0].lineno - 1 : node.end_lineno])
+
+
+def golden_bodies(task: Task, impl: Implementation) -> dict[str, str]:
+    """Each goal function's golden body text, by qualname (functions that cannot be read are left out)."""
+    out: dict[str, str] = {}
+    golden = impl.golden_file if isinstance(impl.golden_file, list) else [impl.golden_file] if impl.golden_file else []
+    for k in range(len(golden)):
+        try:
+            source = task.golden_path(impl, k).read_bytes().decode("utf-8", errors="replace")
+            for q in impl.qualnames:
+                if q not in out and (body := golden_body_text(source, q)) is not None:
+                    out[q] = body
+        except (OSError, SyntaxError):
+            continue
+    return out
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for ln in text.splitlines() if ln.split("#", 1)[0].strip())
+
+
+def _without_stubs(text: str, qualnames: list[str]) -> str:
+    """``text`` with the goal functions' own definitions blanked (line numbers kept)."""
+    try:
+        tree = pyparse.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.split("\n")
+    for q in qualnames:
+        node = find_def(tree, q)
+        if node is not None and node.end_lineno:
+            for i in range(node.lineno - 1, min(node.end_lineno, len(lines))):
+                lines[i] = ""
+    return "\n".join(lines)
+
+
+@dataclass
+class LeakScan:
+    """What one pass over a task's repository found."""
+
+    copies: dict[int, list[nearcopy.NearCopy]] = field(default_factory=dict)
+    """Copies and near-copies by implementation index, best first."""
+    skips: Skips = field(default_factory=Skips)
+    """Files not read, by reason."""
+
+
+def scan_task(task: Task, impls: list[Implementation] | None = None) -> LeakScan:
+    """Copies and near-copies of the golden bodies of ``impls`` (default: all) in the task's repository."""
+    impls = task.info.implementations if impls is None else impls
+    result = LeakScan()
+    bodies: list[nearcopy.Body] = []
+    owner: dict[str, int] = {}
+    stubs: dict[str, list[str]] = {}
+    for impl in impls:
+        result.copies[impl.index] = []
+        for q, text in golden_bodies(task, impl).items():
+            key = f"{impl.index}\0{q}"
+            body = nearcopy.prepare(key, text, exact_ok=_code_lines(text) >= MIN_LEAK_LINES)
+            if body is not None:
+                bodies.append(body)
+                owner[key] = impl.index
+        for goal in impl.goal_files:
+            stubs.setdefault(goal, []).extend(impl.qualnames)
+    if not bodies or not task.repo_dir.is_dir():
+        return result
+    for rel, text in scan_texts(task.repo_dir, result.skips):
+        if rel in stubs:
+            text = _without_stubs(text, stubs[rel])
+        for c in nearcopy.scan_text(rel, text, bodies):
+            index, q = c.qualname.split("\0", 1)
+            result.copies[int(index)].append(nearcopy.NearCopy(c.path, c.start_line, c.end_line, c.score, q))
+    for found in result.copies.values():
+        found.sort(key=lambda c: (-c.score, c.path))
+    return result
+
+
+def compiled_files(repo: Path) -> list[str]:
+    """Compiled Python files (``.pyc``, ``.pyo``) under ``repo``, relative to it."""
+    return [p.relative_to(repo).as_posix() for p in walk_files(repo) if p.name.endswith(COMPILED)]
+
+
+def pyc_contents(path: Path, goal_names: set[str], golden_only: set[str]) -> tuple[list[str], list[str]]:
+    """(goal function names, names only the golden bodies use) found in a compiled file's bytes.
+
+    Names and string constants are stored verbatim in a code object, so a byte search finds them whatever
+    Python version wrote the file.
+    """
+    try:
+        raw = path.read_bytes()[:_MAX_PYC_BYTES]
+    except OSError:
+        return [], []
+    return ([n for n in sorted(goal_names) if n.encode() in raw],
+            [n for n in sorted(golden_only) if n.encode() in raw])

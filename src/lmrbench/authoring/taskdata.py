@@ -1,0 +1,192 @@
+"""What a task's tests read and vary (F113, F116, T312), read from the files on disk.
+
+- F113: Git LFS pointer files stand where data should be (the repository was copied without ``git lfs pull``);
+- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that info.json's
+  ``trusted_files`` does not list, so a candidate's code could read the expected values;
+- T312: a parameter of the goal function that no test varies (every recorded case, or every call in the tests,
+  leaves it at one value), so a candidate that ignores it passes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import ValidationError
+
+from lmrbench import pyparse
+from lmrbench.authoring.findings import Finding
+from lmrbench.authoring.leakscan import find_def
+from lmrbench.authoring.scanfiles import is_lfs_pointer, walk_files
+from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
+from lmrbench.core.taskset import Task
+from lmrbench.defaults import recording_folder
+from lmrbench.schemas.task_info import Implementation
+
+TRUSTED_KEY = "trusted_files"
+"""The info.json key listing files the tests read that stay on the trusted side (paths relative to the repo
+folder; a folder covers what is under it)."""
+_SHOWN = 3
+_SCALAR = re.compile(r"^(-?[\d.eE+-]+|True|False|None|'.*'|\".*\")$")
+
+
+def _listing(items: list[str]) -> str:
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
+def lfs_findings(task: Task) -> list[Finding]:
+    """F113: one finding for the Git LFS pointers of a task, naming the first few."""
+    pointers = [p.relative_to(task.path).as_posix() for p in walk_files(task.path)
+                if p.stat().st_size <= 1024 and is_lfs_pointer(p)]
+    if not pointers:
+        return []
+    return [Finding("F113", task.name, pointers[0], f"{len(pointers)} file(s) are Git LFS pointers, not data "
+                    f"({_listing(pointers)}): tests that read them fail; fetch them with `git lfs pull` and copy "
+                    "the real files")]
+
+
+def trusted_files(task: Task) -> list[str]:
+    """info.json's ``trusted_files`` (empty when absent or not a list of strings)."""
+    value = getattr(task.info, TRUSTED_KEY, None)
+    if value is None:
+        value = (task.info.model_extra or {}).get(TRUSTED_KEY)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _path_texts(tree: ast.Module) -> set[str]:
+    """String constants that may name a path, and the constant heads of f-strings and joins."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 300 \
+                and "\n" not in node.value:
+            out.add(node.value)
+        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            head = str(node.values[0].value)
+            if "/" in head:
+                out.add(head.rsplit("/", 1)[0])
+    return out
+
+
+def _outside_data(task: Task, tf: UnitTestFile) -> set[str]:
+    repo = task.repo_dir.resolve()
+    tests = (repo / "unit_test").resolve()
+    out = set()
+    for text in _path_texts(tf.tree):
+        if len(text) > 255 or "\0" in text:
+            continue
+        for base in (repo, (repo / tf.rel).parent):
+            try:
+                target = (base / text).resolve()
+                if target == repo or repo not in target.parents or tests == target or tests in target.parents:
+                    continue
+                if target.is_file() and target.suffix != ".py":
+                    out.add(target.relative_to(repo).as_posix())
+                elif target.is_dir() and any(p.suffix != ".py" for p in target.iterdir() if p.is_file()):
+                    out.add(target.relative_to(repo).as_posix() + "/")
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """F116: data the tests read outside ``unit_test/`` that ``trusted_files`` does not list."""
+    trusted = [t.strip("/") for t in trusted_files(task)]
+    out = []
+    for tf in read_unit_tests(task, impl):
+        found = sorted(p for p in _outside_data(task, tf)
+                       if not any(p.rstrip("/") == t or p.startswith(t + "/") for t in trusted))
+        if found:
+            out.append(Finding("F116", task.name, tf.where, f"implementation {impl.index}: reads recorded data "
+                               f"outside unit_test/ ({_listing(found)}) that info.json's {TRUSTED_KEY} does not "
+                               "list: the candidate's code could read it; list it there"))
+    return out
+
+
+def _parameters(task: Task, impl: Implementation) -> dict[str, dict[str, bool]]:
+    """qualname -> {parameter: has a default} from the golden file."""
+    out: dict[str, dict[str, bool]] = {}
+    try:
+        tree = pyparse.parse(task.golden_path(impl).read_bytes().decode("utf-8", "replace"))
+    except (OSError, SyntaxError, IndexError, TypeError):
+        return out
+    for q in impl.qualnames:
+        node = find_def(tree, q)
+        if node is None:
+            continue
+        a = node.args
+        pos = [*a.posonlyargs, *a.args]
+        defaults = {p.arg for p in pos[len(pos) - len(a.defaults):]} if a.defaults else set()
+        defaults |= {k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+        params = {p.arg: p.arg in defaults for p in [*pos, *a.kwonlyargs] if p.arg not in ("self", "cls")}
+        out[q] = params
+    return out
+
+
+def _recorded_unvaried(task: Task, impl: Implementation, params: dict[str, bool]) -> list[str] | None:
+    from lmrbench.schemas.recording import RecordingIndex
+
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
+    if not index.is_file():
+        return None
+    try:
+        cases = RecordingIndex.model_validate_json(index.read_bytes()).cases
+    except (ValidationError, ValueError, OSError):
+        return None
+    if len(cases) < 2:
+        return None
+    out = []
+    for p in params:
+        values = {c.arguments.get(p, "<default>") for c in cases}
+        if len(values) == 1 and (v := next(iter(values))) is not None and (v == "<default>" or _SCALAR.match(v)):
+            out.append(p)
+    return out
+
+
+def _called_unvaried(tests: list[UnitTestFile], goal: str, params: dict[str, bool]) -> list[str] | None:
+    calls = [n for tf in tests for n in ast.walk(tf.tree) if isinstance(n, ast.Call) and call_name(n) == goal]
+    if not calls or any(any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords)
+                        for c in calls):
+        return None
+    names = list(params)
+    passed = set()
+    for c in calls:
+        passed |= {k.arg for k in c.keywords if k.arg}
+        passed |= set(names[: len(c.args)])
+    return [p for p, has_default in params.items() if has_default and p not in passed]
+
+
+def _recording_says_unvaried(task: Task, impl: Implementation) -> set[str] | None:
+    """The parameters the recording itself found no case varying (``unvaried`` in its index.json, written by
+    ``task record`` after amplification), or None when there is no such recording."""
+    from pydantic import ValidationError
+
+    from lmrbench.defaults import recording_folder
+    from lmrbench.schemas.recording import RecordingIndex
+
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
+    try:
+        return set(RecordingIndex.model_validate_json(index.read_bytes()).unvaried) if index.is_file() else None
+    except (ValidationError, ValueError, OSError):
+        return None
+
+
+def unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """T312: parameters of a goal function no test varies (the instruction's "you may ignore" ones left out)."""
+    out = []
+    instruction = (impl.instruction or "").lower()
+    tests: list[UnitTestFile] | None = None
+    said = _recording_says_unvaried(task, impl)
+    for q, params in _parameters(task, impl).items():
+        fixed = [p for p in params if p in said] if said is not None else _recorded_unvaried(task, impl, params)
+        if fixed is None:
+            tests = read_unit_tests(task, impl) if tests is None else tests
+            fixed = _called_unvaried(tests, q.split(".")[-1], params)
+        fixed = [p for p in fixed or [] if not ("ignore" in instruction and p.lower() in instruction)]
+        if fixed:
+            where = f"{task.info.repo_folder_name}/{impl.unit_test_files[0]}" if impl.unit_test_files else "info.json"
+            out.append(Finding("T312", task.name, where, f"implementation {impl.index}: no test varies "
+                               f"{', '.join(fixed)} of {q}: a candidate that ignores "
+                               f"{'it' if len(fixed) == 1 else 'them'} passes"))
+    return out
+
