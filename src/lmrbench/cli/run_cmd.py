@@ -209,6 +209,8 @@ def evaluate_cmd(
                                 limits=limits, progress=progress, untrusted=True)
         summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
     _finish(summary, "evaluate")
+    out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
+                      markup=False, soft_wrap=True)
 
 
 def judge_cmd(

@@ -300,5 +300,8 @@ def tests_text(item: ReviewItem) -> tuple[str, list[str]]:
         head += f" (weaker evidence: {'local runner' if r.sandbox == 'local' else 'not a split run'})"
     if r.reason and not re.match(r"\d+ of \d+ cases (failed|passed)", r.reason):
         head += f": {r.reason}"
-    return head, [f"{tid}: {msg}" for tid, msg in r.failures.items()]
+    lines = [f"{tid}: {msg}" for tid, msg in r.failures.items()]
+    if r.log_file:
+        lines.append(f"the whole test output: results/{item.task}/{r.log_file}")
+    return head, lines
 
