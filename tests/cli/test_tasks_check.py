@@ -83,13 +83,11 @@ def test_sarif_locates_each_result(defects: tuple[Path, dict[str, str]]) -> None
                for r in run["results"])
 
 
-def test_bundled_examples_raise_no_error_or_warning() -> None:
-    out = lmrbench("tasks", "check", str(EXAMPLES), "--fail-on", "warning", "--format", "json")
+def test_bundled_examples_raise_nothing() -> None:
+    out = lmrbench("tasks", "check", str(EXAMPLES), "--fail-on", "note", "--format", "json")
+    # not even T312: the recording varied beta (amplified cases), so a candidate that hard-codes it fails
     assert out.returncode == 0, out.stdout
-    # the one note: every recorded DPO case uses beta=0.1, so a candidate that hard-codes it passes
-    notes = [(f["task"], f["code"], f["message"]) for f in json.loads(out.stdout)["findings"]]
-    assert notes == [("1-DPO", "T312", "implementation 1: no test varies beta of preference_loss: a candidate that "
-                      "ignores it passes")]
+    assert json.loads(out.stdout)["findings"] == []
 
 
 def test_task_new_warns_about_a_near_copy_left_in_the_repository(fixture_repo: Path, tmp_path: Path) -> None:
