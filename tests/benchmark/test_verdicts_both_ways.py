@@ -99,7 +99,8 @@ def test_no_usable_code_is_logically_incorrect_without_a_request(server: LLMServ
     tasks, _ = load_taskset(bench)
     with _client(server, tmp_path, "gen") as c:
         generate(tasks, tmp_path / "run", c)
-    server.on("Implement total as in the paper.", json.dumps({"category": 1, "rationale": ["Same."]}))
+    cc = {"category": "Completely Correct", "rationale": ["Same."]}  # by name: the numbering is the prompt's
+    server.on("Implement total as in the paper.", json.dumps(cc))
     before = len(server.requests)
     with _client(server, tmp_path, "judge") as c:
         summary = judge(tasks, tmp_path / "run", c)
