@@ -1,4 +1,5 @@
-"""Read what the recorder left in its output folder and choose the calls that become test cases.
+"""Read what the recorder left in its output folder: the distinct calls of each goal function, what was skipped,
+and what the run reached (``case_selection`` chooses the calls that become test cases).
 
 Each recorded process writes ``calls-<pid>.jsonl`` (one line per distinct call saved, with its case file),
 ``summary-<pid>.json`` (what it patched, which calls it skipped and why, the golden body's arcs it reached) and,
