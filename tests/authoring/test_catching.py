@@ -146,6 +146,9 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
                mutant("pin_parameter", "pin label_smoothing to 0.0 (its default)", True),
                mutant("flip_sign", "line 3: flip", False)]
     assert weak_reasons(mutants, ["temperature"]) == ["no test varies temperature", "no test varies beta"]
+    detached = mutant("detach", "line 9: detach 'losses' from the autograd graph", False)
+    assert weak_reasons([detached], []) == [
+        "an answer that detaches its result passes (M1 detach: line 9: detach 'losses' from the autograd graph)"]
     equivalent = mutants[0].model_copy(update={"equivalent": True})
     assert weak_reasons([equivalent], []) == []
     assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"

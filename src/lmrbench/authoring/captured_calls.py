@@ -1,4 +1,5 @@
-"""Read what the recorder left in its output folder and choose the calls that become test cases.
+"""Read what the recorder left in its output folder: the distinct calls of each goal function, what was skipped,
+and what the run reached (``case_selection`` chooses the calls that become test cases).
 
 Each recorded process writes ``calls-<pid>.jsonl`` (one line per distinct call saved, with its case file),
 ``summary-<pid>.json`` (what it patched, which calls it skipped and why, the golden body's arcs it reached) and,
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import values
-from lmrbench.authoring.bodycoverage import BodyModel, pick_cases
+from lmrbench.authoring.bodycoverage import BodyModel
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.recording import BodyCoverage
@@ -88,23 +89,6 @@ def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[
             raise LmrError(_never_called(target, file, command, summaries))
         pool[target] = distinct
     return pool
-
-
-def choose_calls(
-    out: Path,
-    targets: list[tuple[str, str]],
-    max_calls: int,
-    command: str,
-    models: dict[str, BodyModel | None] | None = None,
-) -> dict[str, list[dict[str, Any]]]:
-    """``max_calls`` distinct calls of each target over every process, or LmrError: those that cover most of the
-    golden body first (``bodycoverage.pick_cases``), then one of each call shape (see ``pick_cases``)."""
-    chosen: dict[str, list[dict[str, Any]]] = {}
-    for target, distinct in pool_calls(out, targets, command).items():
-        picked = pick_cases(distinct, max_calls, (models or {}).get(target), lambda c: call_shape(c["path"]))
-        check_replays(target, picked)
-        chosen[target] = picked
-    return chosen
 
 
 def check_replays(target: str, lines: list[dict[str, Any]]) -> None:

@@ -15,6 +15,8 @@ import difflib
 
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
+_WRONG_ANSWERS = {"drop_mask": "an answer that ignores a mask", "detach": "an answer that detaches its result"}
+"""Mutant kinds whose survival means a plausible wrong answer passes (besides a pinned parameter)."""
 DEFAULT_MIN_KILL_RATE = 0.75
 """Below this share of killed mutants an implementation is valid but weak."""
 _DIFF_LINES = 12
@@ -43,13 +45,16 @@ def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
 
 def weak_reasons(mutants: list[MutantResult], unvaried: list[str]) -> list[str]:
     """What lets a plausible wrong answer pass, besides the kill rate: each parameter no test varies (from the
-    recording), and each surviving mutant that pins a parameter (a candidate ignoring it)."""
+    recording), each surviving mutant that pins a parameter (a candidate ignoring it), drops a mask or detaches
+    the result from the autograd graph (training silently stops)."""
     out = [f"no test varies {p}" for p in unvaried]
     for m in survivors(mutants):
         if m.kind == "pin_parameter":
             param = m.description.split("pin ", 1)[-1].split(" ", 1)[0]
             text = f"no test varies {param}"
             out.append(text if text not in out else f"{text} ({m.name or m.kind} survives)")
+        elif m.kind in _WRONG_ANSWERS:
+            out.append(f"{_WRONG_ANSWERS[m.kind]} passes ({m.name or m.kind}: {m.description})")
     return list(dict.fromkeys(out))
 
 
