@@ -133,12 +133,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--max-mutants", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds; fastest counts")
+    parser.add_argument("--cpus", type=float, default=None, help="CPUs of every container, both sides (default 1)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lmrbench-overhead-") as tmp:
         bench = Path(tmp) / "bench"
         shutil.copytree(args.bench, bench, ignore=shutil.ignore_patterns(".lmrbench"))
         os.chmod(tmp, 0o755)
-        sandbox = DockerRunner()
+        sandbox = DockerRunner(cpus=args.cpus)
         ensure_base_image(sandbox, progress=NullProgress())
         tasks, _ = load_taskset(bench)
         for task in tasks:  # warm images: builds are not part of the overhead

@@ -21,8 +21,8 @@ from lmrbench.progress import NullProgress, Progress
 
 FRAMEWORK_PROJECTS = frozenset({"torch", "torchvision", "torchaudio"})
 """Projects that go into the shared framework layer when a task's requirements resolve to them."""
-COMPANIONS = ["numpy"]
-"""What a task with a framework gets besides its own requirements (in its task layer), when they lack it."""
+COMPANIONS = {"torch": ["numpy"]}
+"""What a task on a framework gets besides its own requirements (in its task layer) when they lack it."""
 FRAMEWORK_REPO = "lmrbench-framework"
 """Repository name of framework layer images."""
 LAYER_LABEL = "org.lmrbench.layer"
@@ -102,7 +102,8 @@ def plan_layers(
     pins = sorted({f"{n}=={v}" for n, v in map(wheel_name, full) if n in projects})
     if not pins:
         return LayerPlan([], full, [])
-    added = [c for c in COMPANIONS if c not in {wheel_name(p)[0] for p in full}]
+    have = {wheel_name(p)[0] for p in full}
+    added = sorted({c for n in have & set(COMPANIONS) for c in COMPANIONS[n] if c not in have})
     if added:
         # torch converts tensors through numpy and the split run's codec sends them as arrays: a torch task
         # without numpy fails every split run ("Failed to initialize NumPy")
