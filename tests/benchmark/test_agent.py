@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.progress_lines import Lines
 from helpers.run_task import GOAL, METRICS_PY, REPO, write_taskset
 from lmrbench.authoring.splice import extract_function, replace_functions
 from lmrbench.benchmark.pipeline.agent import PROMPT_FILE, export_agent, import_agent
@@ -130,28 +131,13 @@ def test_import_of_a_missing_task_folder_or_function(bench, tmp_path) -> None:
         import_agent(tasks, tmp_path / "empty", tmp_path / "run2")
 
 
-class _Lines:
-    """A Progress that keeps the log lines."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def start(self, label: str, total: int | None) -> None:
-        pass
-
-    def advance(self, n: int = 1, detail: str = "") -> None:
-        pass
-
-    def log(self, line: str) -> None:
-        self.lines.append(line)
-
 
 def test_a_task_without_goal_function_is_skipped_with_one_line(bench, tmp_path) -> None:
     info = (bench / "2-Async" / "info.json").read_text()
     (bench / "2-Async" / "info.json").write_text(info.replace('"goal_function": "total"', '"goal_function": ""'))
     tasks, problems = load_taskset(bench)
     assert not problems
-    said = _Lines()
+    said = Lines()
     out = export_agent(tasks, tmp_path / "agent", progress=said)
     assert sorted(p.name for p in out.iterdir()) == ["1-Toy", "export.json"]
     assert json.loads((out / "export.json").read_text())["tasks"] == ["1-Toy"]

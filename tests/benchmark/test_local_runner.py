@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.harness.pytest_run import run_pytest
@@ -15,21 +16,6 @@ from lmrbench.schemas.testrun import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]
 
-
-class Lines:
-    """A Progress that keeps the log lines."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def start(self, label: str, total: int | None) -> None:
-        pass
-
-    def advance(self, n: int = 1, detail: str = "") -> None:
-        pass
-
-    def log(self, line: str) -> None:
-        self.lines.append(line)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
@@ -21,21 +22,6 @@ from lmrbench.errors import LmrError
 
 pytestmark = [pytest.mark.docker, pytest.mark.long]
 
-
-class Lines:
-    """A Progress that keeps the log lines."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def start(self, label: str, total: int | None) -> None:
-        pass
-
-    def advance(self, n: int = 1, detail: str = "") -> None:
-        pass
-
-    def log(self, line: str) -> None:
-        self.lines.append(line)
 
 
 def _py(engine, tag: str, code: str) -> str:
