@@ -233,26 +233,40 @@ def _descendants(me):
     return found
 
 
-def _end_everything():
-    """Kill every process below the boot (a subreaper: orphans and daemons are below it too) and reap them."""
+def _end_everything(limit=30):
+    """Kill every process below the boot (a subreaper: orphans and daemons are below it too) and reap them.
+
+    A killed process can take a while to be gone on a loaded machine (its memory is torn down first), so after
+    each round of kills the boot blocks until a child of its own ends, ``limit`` seconds at most in all (the
+    alarm interrupts the wait); False when processes were still there then."""
     me = os.getpid()
-    for _ in range(200):
-        left = _descendants(me)
-        for pid in left:
-            try:  # noqa: SIM105 (contextlib is not imported here)
-                os.kill(pid, 9)
-            except OSError:
-                pass
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.alarm(limit)
+    try:
         while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+            left = _descendants(me)
+            if not left:
+                return True
+            for pid in left:
+                try:  # noqa: SIM105 (contextlib is not imported here)
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            try:  # noqa: SIM105 (contextlib is not imported here)
+                os.waitpid(-1, 0)  # a killed child, or an orphan the kills made ours
             except ChildProcessError:
-                pid = 0
-            if pid == 0:
-                break
-        if not left:
-            return True
-    return False
+                pass  # none of ours yet: the ones left are grandchildren whose parents are going
+            while True:
+                try:
+                    pid, _ = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    pid = 0
+                if pid == 0:
+                    break
+    except _Deadline:
+        return False
+    finally:
+        _signal.alarm(0)
 
 
 def _on_term(signum, frame):
@@ -433,7 +447,7 @@ def main():
     code = 127 if child is None else _wait(child, float(spec["deadline"]))
     if confine is not None:
         if not _end_everything():
-            sys.stderr.write("[lmrbench: processes of the run were still starting after 200 rounds of kills]\n")
+            sys.stderr.write("[lmrbench: processes of the run were still there 30 s after they were killed]\n")
             code = 125
         if worker is not None:
             done.acquire(timeout=1)  # every writer of the worker's log is gone
