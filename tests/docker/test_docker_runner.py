@@ -72,7 +72,8 @@ def test_changing_requirements_changes_the_image_tag(runner, tmp_path):
 
 def test_a_dockerfile_that_fails_names_the_task_and_shows_the_log_tail(runner, small_task):
     df = small_task.path / "Dockerfile"
-    df.write_text(df.read_text() + "RUN echo broken-step-marker && exit 3\n")
+    # an author's own Dockerfile (no lmrbench mark) is built as it is, with the task folder as its context
+    df.write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo broken-step-marker && exit 3\n")
     with pytest.raises(LmrError) as err:
         runner.prepare(small_task)
     assert "7-Vec" in str(err.value) and "broken-step-marker" in str(err.value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ def test_suggest_then_create_leaves_a_valid_task(tmp_path: Path, base_image: str
     impl = task.info.implementation(1)
     assert f"{impl.goal_file}::{impl.goal_function}" == target_ref(DPO)
     assert "check it before the task is published" in (task.info.provenance or {})["instruction"]
-    assert f"created {tasks[0]}: 3 recorded case(s), valid" in out.stdout.replace("\n", "")
+    # the driver's 3 calls and the cases the recording adds where a parameter never varied
+    line = rf"created {re.escape(str(tasks[0]))}: \d+ recorded case\(s\), valid"
+    assert re.search(line, out.stdout.replace("\n", ""))
     result = json.loads((bench / ".lmrbench/validate" / task.name / "impl-1.json").read_text())
     assert result["valid"] is True and result["sandbox"] == "docker"
