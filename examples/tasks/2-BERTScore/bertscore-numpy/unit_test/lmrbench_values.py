@@ -14,10 +14,12 @@ strings and lists; everything else is an object with a ``"$"`` key naming its ki
 ``dict``         ``{"items": [[key, value], ...], "ordered": bool}`` (keys of any encodable kind)
 ``ndarray``      ``{"key": name}``: the array is ``name`` in the case file
 ``npscalar``     ``{"key": name}``: a 0-d array turned back into a numpy scalar
-``tensor``       ``{"key": name, "dtype": "bfloat16", "requires_grad": bool, "parameter": bool}``
+``tensor``       ``{"key": name, "dtype": "bfloat16", "device": "cpu", "requires_grad": bool, "parameter": bool}``
 ``dataframe``    ``{"columns", "data", "index"}``; ``series``: ``{"name", "data", "index"}``
 ``dataclass``    ``{"type": "module:QualName", "fields": {name: value}}``
-``namedtuple``   ``{"type": "module:QualName", "items": [...]}``
+``namedtuple``   ``{"type": "module:QualName", "fields": [...], "items": [...]}``
+``module``       an ``nn.Module``: ``{"type", "training", "params", "buffers", "attrs", "children"}`` (its own
+                 parameters and buffers, plain attributes, and child modules as module nodes)
 ``enum``         ``{"type": "module:QualName", "name": member}``
 ``np_dtype``/``torch_dtype``/``torch_device``/``np_generator``/``slice``/``path``  small objects named so
 ===============  ==============================================================================
@@ -73,10 +75,6 @@ def _import_type(path: str) -> Any:
     return obj
 
 
-def _is_module(obj: Any) -> bool:
-    return type(obj).__name__ == "module"
-
-
 def _loaded(name: str) -> Any:
     """The module ``name`` if something imported it, else None: no value of its types can exist before. A
     split run's worker imports this codec; importing pathlib and dataclasses only to find that no argument is a
@@ -92,14 +90,6 @@ def _is_path(value: Any) -> bool:
 def _is_dataclass(value: Any) -> bool:
     dataclasses = _loaded("dataclasses")
     return dataclasses is not None and bool(dataclasses.is_dataclass(value))
-
-
-_KIND_CHECKS = {
-    "path": lambda c: _loaded("pathlib") is not None and issubclass(c, _loaded("pathlib").PurePath),
-    "enum": lambda c: issubclass(c, enum.Enum),
-    "namedtuple": lambda c: issubclass(c, tuple) and hasattr(c, "_fields"),
-    "dataclass": lambda c: _is_dataclass(c),
-}
 
 
 def _is_namedtuple(value: Any) -> bool:
@@ -151,8 +141,9 @@ class Encoder:
         if type(value) is tuple:
             return {"$": "tuple", "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
         if _is_namedtuple(value):
-            items = [self.encode(v, f"{where}.{f}") for f, v in zip(type(value)._fields, value, strict=True)]
-            return {"$": "namedtuple", "type": type_path(type(value)), "items": items}
+            fields = list(type(value)._fields)
+            items = [self.encode(v, f"{where}.{f}") for f, v in zip(fields, value, strict=True)]
+            return {"$": "namedtuple", "type": type_path(type(value)), "fields": fields, "items": items}
         if type(value) in (set, frozenset):
             items = [self.encode(v, f"{where}{{...}}") for v in value]
             items.sort(key=lambda n: json.dumps(n, sort_keys=True))
@@ -168,11 +159,11 @@ class Encoder:
         if _is_path(value):
             return {"$": "path", "value": str(value), "type": type_path(type(value))}
         if _is_dataclass(value) and not isinstance(value, type):
-            fields = {
+            named = {
                 f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
                 for f in _loaded("dataclasses").fields(value)
             }
-            return {"$": "dataclass", "type": type_path(type(value)), "fields": fields}
+            return {"$": "dataclass", "type": type_path(type(value)), "fields": named}
         node = self._encode_numpy(value, where)
         if node is not None:
             return node
@@ -218,6 +209,8 @@ class Encoder:
             return {"$": "torch_dtype", "name": str(value).removeprefix("torch.")}
         if isinstance(value, torch.device):
             return {"$": "torch_device", "name": str(value)}
+        if isinstance(value, torch.nn.Module):
+            return self._encode_module(value, where)
         if not isinstance(value, torch.Tensor):
             return None
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
@@ -236,8 +229,28 @@ class Encoder:
             "$": "tensor",
             "key": self._store(array),
             "dtype": dtype,
+            "device": str(value.device),
             "requires_grad": bool(value.requires_grad),
             "parameter": type(value) is torch.nn.Parameter,
+        }
+
+    def _encode_module(self, module: Any, where: str) -> Any:
+        """An ``nn.Module``: its own parameters and buffers, its plain attributes (hyper-parameters), and its
+        children as module nodes (hooks are not carried: a module with hooks is refused)."""
+        inner = vars(module)
+        hooks = [k for k, v in inner.items() if k.startswith("_") and "hook" in k and v]
+        if hooks:
+            raise UnencodableValue(where, _type_name(module), f"it has hooks ({', '.join(hooks)})")
+        attrs = {k: v for k, v in inner.items() if not k.startswith("_") and k != "training"}
+        return {
+            "$": "module",
+            "type": type_path(type(module)),
+            "training": bool(module.training),
+            "attrs": self.encode(attrs, where),
+            "params": {k: self.encode(v, f"{where}.{k}") for k, v in module._parameters.items()},
+            "buffers": {k: self.encode(v, f"{where}.{k}") for k, v in module._buffers.items()},
+            "non_persistent": sorted(module._non_persistent_buffers_set),
+            "children": {k: self.encode(v, f"{where}.{k}") for k, v in module._modules.items()},
         }
 
     def _encode_pandas(self, value: Any, where: str) -> Any:
@@ -291,6 +304,24 @@ class Encoder:
         }
 
 
+def _precision() -> Any:
+    """The tolerance module shipped beside this one (its rounding scale and float64 probe)."""
+    try:
+        from . import lmrbench_precision  # inside lmrbench
+    except ImportError:
+        import lmrbench_precision  # type: ignore[no-redef]  # shipped beside this file
+    return lmrbench_precision
+
+
+def _reply() -> Any:
+    """The allow-list decoder's module (its records and allow-lists), imported when first needed."""
+    try:
+        from . import lmrbench_reply  # inside lmrbench
+    except ImportError:
+        import lmrbench_reply  # type: ignore[no-redef]  # shipped beside this file
+    return lmrbench_reply
+
+
 def _type_name(value: Any) -> str:
     t = type(value)
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
@@ -336,23 +367,10 @@ def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
 class Decoder:
     """Turns JSON nodes back into values, reading arrays from ``arrays``."""
 
-    def __init__(self, arrays: Any, *, strict: bool = False) -> None:
+    def __init__(self, arrays: Any) -> None:
         self.arrays = arrays
-        self.strict = strict
-        """Values from untrusted code: named types must already be loaded and be of the kind the node says
-        (a path class, an enum, a namedtuple, a dataclass); nothing is imported and no other callable is
-        called."""
-
-    def _type(self, path: str, kind: str) -> Any:
-        if not self.strict:
-            return _import_type(path)
-        module, _, qual = str(path).partition(":")
-        obj: Any = sys.modules.get(module)
-        for part in qual.split("."):
-            obj = obj.__dict__.get(part) if isinstance(obj, type) or _is_module(obj) else None
-        if not isinstance(obj, type) or not _KIND_CHECKS[kind](obj):
-            raise ValueError(f"{path!r} is not a loaded {kind} type")
-        return obj
+        """Values from trusted data (recorded cases, a split run's requests): named types are imported. Values
+        from untrusted code are read by ``lmrbench_reply.decode_reply`` instead, which imports nothing."""
 
     def decode(self, node: Any) -> Any:
         """The value a node encodes (fresh objects on every call)."""
@@ -398,20 +416,49 @@ class Decoder:
         return slice(*self._items(node))
 
     def _d_path(self, node: Any) -> Any:
-        return self._type(node["type"], "path")(node["value"])
+        return _import_type(node["type"])(node["value"])
 
     def _d_enum(self, node: Any) -> Any:
-        return self._type(node["type"], "enum")[node["name"]]
+        return _import_type(node["type"])[node["name"]]
 
     def _d_namedtuple(self, node: Any) -> Any:
-        return self._type(node["type"], "namedtuple")(*self._items(node))
+        items = self._items(node)
+        try:
+            cls = _import_type(node["type"])
+        except (ImportError, AttributeError):  # e.g. recorded from a script's __main__: a record with its fields
+            if "fields" not in node:
+                raise
+            return tuple.__new__(_reply().namedtuple_record(node["type"], node["fields"]), items)
+        return cls(*items)
 
     def _d_dataclass(self, node: Any) -> Any:
-        cls = self._type(node["type"], "dataclass")
+        fields = {name: self.decode(value) for name, value in node["fields"].items()}
+        try:
+            cls = _import_type(node["type"])
+        except (ImportError, AttributeError):
+            return _reply().DataRecord(node["type"], fields)
         obj = cls.__new__(cls)
-        for name, value in node["fields"].items():
-            object.__setattr__(obj, name, self.decode(value))
+        for name, value in fields.items():
+            object.__setattr__(obj, name, value)
         return obj
+
+    def _d_module(self, node: Any) -> Any:
+        import torch
+
+        cls = _import_type(node["type"])
+        module = cls.__new__(cls)
+        torch.nn.Module.__init__(module)
+        for name, value in self.decode(node["attrs"]).items():
+            object.__setattr__(module, name, value)
+        for name, child in node["children"].items():
+            module._modules[name] = self.decode(child)
+        for name, value in node["params"].items():
+            module._parameters[name] = self.decode(value)
+        for name, value in node["buffers"].items():
+            module._buffers[name] = self.decode(value)
+        module._non_persistent_buffers_set.update(node.get("non_persistent", []))
+        object.__setattr__(module, "training", bool(node["training"]))
+        return module
 
     def _d_ndarray(self, node: Any) -> np.ndarray:
         return np.array(self.arrays[node["key"]], copy=True)
@@ -441,8 +488,9 @@ class Decoder:
     def _d_tensor(self, node: Any) -> Any:
         import torch
 
-        dtype = getattr(torch, node["dtype"])
+        dtype = _reply()._torch_dtype(torch, node["dtype"])
         tensor = torch.from_numpy(np.array(self.arrays[node["key"]], copy=True)).to(dtype)
+        tensor = _reply().on_device(torch, tensor, node.get("device", "cpu"))
         if node.get("parameter"):
             return torch.nn.Parameter(tensor, requires_grad=node["requires_grad"])
         return tensor.requires_grad_(node["requires_grad"]) if tensor.is_floating_point() else tensor
@@ -450,7 +498,7 @@ class Decoder:
     def _d_torch_dtype(self, node: Any) -> Any:
         import torch
 
-        return getattr(torch, node["name"])
+        return _reply()._torch_dtype(torch, node["name"])
 
     def _d_torch_device(self, node: Any) -> Any:
         import torch
@@ -575,6 +623,13 @@ class Case:
         """The instance's attributes after the call, when the call changed them."""
         self.random_state = case.get("random_state") and decoder.decode(case["random_state"])
         """The random generators' state before the call, when the call drew random numbers."""
+        precision = _precision()
+        self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
+        """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
+        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``)."""
+        if precision.probing():  # validate's float64 re-run of the golden code
+            self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
+            self.state = None if self.state is None else precision.upcast(self.state)
 
     def argument(self, name: str) -> Any:
         """An argument passed by keyword, or a positional one by its parameter name."""
@@ -685,7 +740,10 @@ def describe(node: Any, arrays: dict[str, np.ndarray], limit: int = 60) -> str:
         a = arrays[node["key"]]
         return f"{a.dtype.name}{list(a.shape)}" if kind == "ndarray" else f"{a.dtype.name}({a.item()!r})"
     if kind == "tensor":
-        return f"tensor {node['dtype']}{list(arrays[node['key']].shape)}"
+        grad = " (requires_grad)" if node.get("requires_grad") else ""
+        return f"tensor {node['dtype']}{list(arrays[node['key']].shape)}{grad}"
+    if kind == "module":
+        return f"{node['type'].rpartition(':')[2]} module"
     if kind in ("tuple", "set", "frozenset", "namedtuple"):
         items = node["items"]
         inner = ", ".join(describe(n, arrays, limit) for n in items[:3])

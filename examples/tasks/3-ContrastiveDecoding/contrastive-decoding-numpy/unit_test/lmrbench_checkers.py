@@ -1,13 +1,16 @@
 """Compare what a candidate returned with what the reference code returned, with a clear message on failure.
 
-This module is copied into a task's ``unit_test/`` folder and runs where lmrbench is not installed: it needs
-the standard library and numpy only; torch tensors and pandas objects are compared when the values hold them.
+This module is copied into a task's ``unit_test/`` folder (with ``lmrbench_reply``, whose records it compares)
+and runs where lmrbench is not installed: it needs the standard library and numpy only; torch tensors, modules
+and pandas objects are compared when the values hold them.
 
 Four checkers, each raising ``AssertionError`` naming the first place that differs (``result[1]['loss']``):
 
 - ``assert_equal``: exact (same types, shapes, dtypes and values; NaN equals NaN);
-- ``assert_close``: numbers, arrays and tensors within ``rtol``/``atol`` (shape and dtype checked first, NaN
-  only matches NaN), through lists, tuples, dicts, sets and dataclasses; everything else exact;
+- ``assert_close``: numbers, arrays and tensors within ``rtol``/``atol`` (shape, dtype and a recorded
+  ``requires_grad`` checked first, NaN only matches NaN), through lists, tuples, dicts, sets, namedtuples and
+  dataclasses (by field names and values), modules (by state_dict); everything else exact. Without ``rtol`` and
+  ``atol`` the tolerance follows each value's dtype and magnitude and the inputs' (``tolerance_for``);
 - ``assert_unordered``: like ``assert_close`` but the items of the outer collection may come in any order;
 - ``assert_similar_text``: strings whose similarity ratio (difflib) is at least ``threshold``, numbers close.
 """
@@ -15,7 +18,6 @@ Four checkers, each raising ``AssertionError`` naming the first place that diffe
 from __future__ import annotations
 
 import cmath
-import dataclasses
 import difflib
 import sys
 from typing import Any
@@ -39,20 +41,56 @@ except ImportError:  # a task image without numpy: no array can occur, and numbe
 else:
     _NUMPY = True
 
-__all__ = ["assert_close", "assert_equal", "assert_similar_text", "assert_unordered"]
+try:  # inside lmrbench
+    from . import lmrbench_precision as _precision
+    from . import lmrbench_reply as _reply
+except ImportError:  # shipped beside this file
+    import lmrbench_precision as _precision  # type: ignore[no-redef]
+    import lmrbench_reply as _reply  # type: ignore[no-redef]
+
+tolerance_for = _precision.tolerance_for
+
+__all__ = ["assert_close", "assert_equal", "assert_similar_text", "assert_unordered", "tolerance_for"]
 
 
 class _Options:
     def __init__(
-        self, exact: bool, rtol: float = 0.0, atol: float = 0.0, text_threshold: float | None = None
+        self, exact: bool, rtol: float | None = None, atol: float | None = None,
+        text_threshold: float | None = None, scale: float = 0.0,
     ):
         self.exact = exact
         self.rtol = rtol
         self.atol = atol
         self.text_threshold = text_threshold
+        self.scale = scale
+        self.probe = _precision.probing() and not exact
+        self.margin = 0.0
+        self.margin_at = ""
 
-    def tolerance(self) -> str:
-        return "exact" if self.exact else f"rtol={self.rtol:g}, atol={self.atol:g}"
+    def tol(self, dtype: str, magnitude: float = 0.0) -> tuple[float, float]:
+        """(rtol, atol) for a value of ``dtype`` whose largest magnitude is ``magnitude``: as the test named
+        them, else by dtype (``lmrbench_precision.tolerance_for``)."""
+        if self.rtol is not None and self.atol is not None:
+            return self.rtol, self.atol
+        rtol, atol = tolerance_for(dtype, self.scale, magnitude)
+        return (rtol if self.rtol is None else self.rtol), (atol if self.atol is None else self.atol)
+
+    def tolerance(self, dtype: str = "float64", magnitude: float = 0.0) -> str:
+        if self.exact:
+            return "exact"
+        rtol, atol = self.tol(dtype, magnitude)
+        named = self.rtol is not None and self.atol is not None
+        return f"rtol={rtol:g}, atol={atol:g}" + ("" if named else f" for {dtype}")
+
+    def measured(self, margin: float, where: str) -> None:
+        """A probing run: remember the largest share of the tolerance a difference used."""
+        if margin > self.margin or not self.margin_at:
+            self.margin, self.margin_at = max(margin, self.margin), where
+
+    def report(self) -> None:
+        """A probing run ends every comparison with the margin it measured (the test fails by design)."""
+        if self.probe:
+            raise AssertionError(f"{_precision.PROBE_MARK} {self.margin:.6g} at {self.margin_at or 'result'}")
 
 
 def assert_equal(actual: Any, expected: Any, *, where: str = "result") -> None:
@@ -61,15 +99,22 @@ def assert_equal(actual: Any, expected: Any, *, where: str = "result") -> None:
 
 
 def assert_close(
-    actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-8, where: str = "result"
+    actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None, where: str = "result",
+    scale: float = 0.0,
 ) -> None:
-    """Fail unless ``actual`` matches ``expected`` within the tolerances, through any nesting."""
-    _compare(actual, expected, where, _Options(exact=False, rtol=rtol, atol=atol))
+    """Fail unless ``actual`` matches ``expected`` within the tolerances, through any nesting. Without
+    ``rtol``/``atol``, each value's tolerance follows its dtype and ``scale`` (``tolerance_for``)."""
+    opts = _Options(exact=False, rtol=rtol, atol=atol, scale=scale)
+    _compare(actual, expected, where, opts)
+    opts.report()
 
 
-def assert_unordered(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-8) -> None:
+def assert_unordered(
+    actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None, scale: float = 0.0
+) -> None:
     """Fail unless the items of ``actual`` match those of ``expected`` in some order."""
-    opts = _Options(exact=False, rtol=rtol, atol=atol)
+    opts = _Options(exact=False, rtol=rtol, atol=atol, scale=scale)
+    opts.probe = False  # an unordered match cannot say which item a margin belongs to
     got, want = _items(actual, "result"), _items(expected, "expected value")
     if len(got) != len(want):
         raise AssertionError(f"result: {len(got)} items, expected {len(want)}")
@@ -84,12 +129,13 @@ def assert_unordered(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: fl
 
 
 def assert_similar_text(
-    actual: Any, expected: Any, *, threshold: float = 0.9, rtol: float = 1e-5, atol: float = 1e-8
+    actual: Any, expected: Any, *, threshold: float = 0.9, rtol: float | None = None, atol: float | None = None,
+    scale: float = 0.0,
 ) -> None:
     """Fail unless every string is at least ``threshold`` similar to the expected one (numbers: close)."""
-    _compare(
-        actual, expected, "result", _Options(exact=False, rtol=rtol, atol=atol, text_threshold=threshold)
-    )
+    opts = _Options(exact=False, rtol=rtol, atol=atol, text_threshold=threshold, scale=scale)
+    _compare(actual, expected, "result", opts)
+    opts.report()
 
 
 def _items(value: Any, where: str) -> list[Any]:
@@ -134,7 +180,7 @@ def _compare(actual: Any, expected: Any, where: str, opts: _Options) -> None:
     elif isinstance(expected, np.ndarray):
         if not isinstance(actual, np.ndarray):
             raise AssertionError(f"{where}: expected {_show(expected)}, got {_show(actual)}")
-        _compare_arrays(actual, expected, where, opts)
+        _compare_arrays(actual, expected, where, opts, expected.dtype.name)
     elif isinstance(expected, bool | np.bool_):
         if not isinstance(actual, bool | np.bool_) or bool(actual) != bool(expected):
             raise AssertionError(f"{where}: got {_show(actual)}, expected {expected!r}")
@@ -145,6 +191,10 @@ def _compare(actual: Any, expected: Any, where: str, opts: _Options) -> None:
     elif expected is None or isinstance(expected, bytes):
         if actual != expected or type(actual) is not type(expected):
             raise AssertionError(f"{where}: got {_show(actual)}, expected {_show(expected)}")
+    elif _is_module(expected):
+        _compare_modules(actual, expected, where, opts)
+    elif _reply.fields_of(expected) is not None:
+        _compare_records(actual, expected, where, opts)
     elif isinstance(expected, dict):
         _compare_dicts(actual, expected, where, opts)
     elif isinstance(expected, list | tuple):
@@ -155,15 +205,44 @@ def _compare(actual: Any, expected: Any, where: str, opts: _Options) -> None:
                 raise AssertionError(f"{where}: got {_show(actual)}, expected {_show(expected)}")
         else:
             _compare_sets(actual, expected, where, opts)
-    elif dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        if type(actual) is not type(expected):
-            raise AssertionError(f"{where}: got {_show(actual)}, expected a {type(expected).__qualname__}")
-        for f in dataclasses.fields(expected):
-            _compare(getattr(actual, f.name), getattr(expected, f.name), f"{where}.{f.name}", opts)
     elif _is_pandas(expected):
         _compare_pandas(actual, expected, where, opts)
     elif actual != expected:
         raise AssertionError(f"{where}: got {_show(actual)}, expected {_show(expected)}")
+
+
+def _compare_records(actual: Any, expected: Any, where: str, opts: _Options) -> None:
+    """A namedtuple or a dataclass (or a record of one from the candidate's process) matches one of the same
+    kind with the same field names, in order, whose values match; the class itself is not compared (a split
+    run's trusted side may not have it, and two correct programs may define it apart)."""
+    kind, names = _reply.fields_of(expected)  # type: ignore[misc]
+    got = _reply.fields_of(actual)
+    if got is None or got[0] != kind:
+        raise AssertionError(f"{where}: got {_show(actual)}, expected a {kind} {_show(expected)}")
+    if got[1] != names:
+        raise AssertionError(f"{where}: fields {list(got[1])}, expected {list(names)}")
+    for name in names:
+        _compare(getattr(actual, name), getattr(expected, name), f"{where}.{name}", opts)
+
+
+def _is_module(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    if isinstance(value, _reply.ModuleRecord):
+        return True
+    return torch is not None and isinstance(value, torch.nn.Module)
+
+
+def _compare_modules(actual: Any, expected: Any, where: str, opts: _Options) -> None:
+    """Modules match by their state_dict (parameter and buffer names, then each tensor) and training flag."""
+    if not _is_module(actual):
+        raise AssertionError(f"{where}: got {_show(actual)}, expected a module")
+    got, want = actual.state_dict(), expected.state_dict()
+    if list(got) != list(want):
+        raise AssertionError(f"{where}: state_dict keys {list(got)}, expected {list(want)}")
+    for name in want:
+        _compare(got[name], want[name], f"{where}.{name}", opts)
+    if bool(actual.training) != bool(expected.training):
+        raise AssertionError(f"{where}: training={actual.training}, expected {expected.training}")
 
 
 def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> None:
@@ -171,20 +250,59 @@ def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> 
         raise AssertionError(f"{where}: got {_show(actual)}, expected the number {expected!r}")
     if opts.exact and isinstance(expected, np.generic) and getattr(actual, "dtype", None) != expected.dtype:
         raise AssertionError(f"{where}: got {_show(actual)}, expected {expected!r}")
+    dtype, size = _number_dtype(expected), _size(expected)
     if not _NUMPY:
-        if _python_same(actual, expected, opts):
+        if _python_same(actual, expected, opts, dtype):
             return
-        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance()})")
+        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype, size)})")
     a, e = np.asarray(actual), np.asarray(expected)
     if opts.exact:
         same = bool(a == e) or (e.dtype.kind in "fc" and bool(np.isnan(a)) and bool(np.isnan(e)))
+    elif opts.probe and e.dtype.kind in "fc":
+        _probe(a, e, where, opts, dtype)
+        return
     else:
-        same = bool(np.isclose(a, e, rtol=opts.rtol, atol=opts.atol, equal_nan=True))
+        rtol, atol = opts.tol(dtype, size)
+        same = bool(np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True))
     if not same:
-        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance()})")
+        raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype, size)})")
 
 
-def _python_same(actual: Any, expected: Any, opts: _Options) -> bool:
+def _size(value: Any) -> float:
+    """The largest finite magnitude in a number or array (0 when none is finite)."""
+    if isinstance(value, np.ndarray | np.generic):
+        a = np.abs(np.asarray(value))
+        finite = a[np.isfinite(a)] if a.dtype.kind in "fc" else a
+        return float(finite.max()) if finite.size and finite.dtype.kind in "fciu" else 0.0
+    try:
+        size = abs(value)
+        return float(size) if cmath.isfinite(size) else 0.0
+    except TypeError:
+        return 0.0
+
+
+def _number_dtype(value: Any) -> str:
+    if isinstance(value, np.generic):
+        return str(value.dtype.name)
+    return "complex128" if isinstance(value, complex) else "float64"
+
+
+def _probe(actual: Any, expected: Any, where: str, opts: _Options, dtype: str) -> None:
+    """Measure (not judge) how much of the tolerance a re-run in float64 used: max |a - e| / (atol + rtol|e|)."""
+    rtol, atol = opts.tol(dtype, _size(expected))
+    a = np.asarray(actual).astype(np.complex128 if np.iscomplexobj(actual) else np.float64)
+    e = np.asarray(expected).astype(a.dtype if np.iscomplexobj(expected) else np.float64)
+    if a.shape != e.shape:
+        raise AssertionError(f"{where}: shape {list(a.shape)}, expected {list(e.shape)}")
+    both_nan = np.isnan(a) & np.isnan(e)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.abs(a - e) / (atol + rtol * np.abs(e))
+    ratio = np.where(both_nan | (a == e), 0.0, np.nan_to_num(ratio, nan=np.inf))
+    if ratio.size:
+        opts.measured(float(ratio.max()), where)
+
+
+def _python_same(actual: Any, expected: Any, opts: _Options, dtype: str) -> bool:
     """numpy.isclose's rule (|a - e| <= atol + rtol * |e|, NaN equal to NaN) in plain Python."""
     nan_a = isinstance(actual, float | complex) and cmath.isnan(actual)
     nan_e = isinstance(expected, float | complex) and cmath.isnan(expected)
@@ -194,7 +312,8 @@ def _python_same(actual: Any, expected: Any, opts: _Options) -> bool:
         return bool(actual == expected)
     if cmath.isinf(expected) or cmath.isinf(actual):
         return bool(actual == expected)
-    return abs(actual - expected) <= opts.atol + opts.rtol * abs(expected)
+    rtol, atol = opts.tol(dtype, abs(expected))
+    return abs(actual - expected) <= atol + rtol * abs(expected)
 
 
 def _compare_text(actual: Any, expected: str, where: str, opts: _Options) -> None:
@@ -245,17 +364,22 @@ def _compare_sets(actual: Any, expected: Any, where: str, opts: _Options) -> Non
         unused.pop(match)
 
 
-def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: _Options) -> None:
+def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: _Options, dtype: str) -> None:
     if actual.shape != expected.shape:
         raise AssertionError(f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}")
+    if opts.probe and expected.dtype.kind in "fc" and actual.dtype.kind in "fc":
+        _probe(actual, expected, where, opts, dtype)  # a float64 re-run against a float32 recording
+        return
     if actual.dtype != expected.dtype:
         raise AssertionError(f"{where}: dtype {actual.dtype.name}, expected {expected.dtype.name}")
+    size = _size(expected) if expected.dtype.kind in "fc" else 0.0
+    rtol, atol = opts.tol(dtype, size)
     if expected.dtype.kind in "fc":
         nan_a, nan_e = np.isnan(actual), np.isnan(expected)
         if opts.exact:
             ok = (actual == expected) | (nan_a & nan_e)
         else:
-            ok = np.isclose(actual, expected, rtol=opts.rtol, atol=opts.atol, equal_nan=True)
+            ok = np.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     elif expected.dtype.kind in "iub" or expected.dtype.names is None:
         ok = np.asarray(actual == expected)
     else:
@@ -275,7 +399,7 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
     index = tuple(int(i) for i in at)
     raise AssertionError(
         f"{where}: {bad} of {ok.size} values differ; at index {index} got {got!r}, expected {want!r} "
-        f"({opts.tolerance()})"
+        f"({opts.tolerance(dtype, size)})"
     )
 
 
@@ -284,9 +408,15 @@ def _compare_tensor(actual: Any, expected: Any, where: str, opts: _Options) -> N
         raise AssertionError(f"{where}: expected {_show(expected)}, got {_show(actual)}")
     if tuple(actual.shape) != tuple(expected.shape):
         raise AssertionError(f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}")
-    if actual.dtype != expected.dtype:
+    dtype = str(expected.dtype).removeprefix("torch.")
+    if actual.dtype != expected.dtype and not (opts.probe and expected.is_floating_point()):
         raise AssertionError(f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
-    _compare_arrays(_tensor_array(actual), _tensor_array(expected), where, opts)
+    if expected.requires_grad and not actual.requires_grad:
+        raise AssertionError(
+            f"{where}: requires_grad=False, expected True (the result is cut off from the autograd graph, "
+            "e.g. by .detach() or torch.no_grad())"
+        )
+    _compare_arrays(_tensor_array(actual), _tensor_array(expected), where, opts, dtype)
 
 
 def _tensor_array(tensor: Any) -> np.ndarray:
@@ -317,7 +447,8 @@ def _compare_pandas(actual: Any, expected: Any, where: str, opts: _Options) -> N
         if opts.exact:
             check(actual, expected, check_exact=True)
         else:
-            check(actual, expected, check_exact=False, rtol=opts.rtol, atol=opts.atol)
+            rtol, atol = opts.tol("float64")
+            check(actual, expected, check_exact=False, rtol=rtol, atol=atol)
     except AssertionError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "values differ"
         raise AssertionError(f"{where}: {first}") from None
