@@ -65,6 +65,8 @@ def test_source_step(snap_compare, bench: Path, size: tuple[int, int]) -> None:
         await _settle(pilot)
         await pilot.press("n")
         await pilot.pause()
+        pilot.app.screen.set_focus(None)  # no blinking cursor in the picture
+        await pilot.pause()
 
     assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
 
@@ -121,6 +123,8 @@ def test_tests_validate_and_save_steps(snap_compare, fixture_repo: Path, bench: 
         summary = pilot.app.screen.query_one("#save-summary")
         summary.update(str(summary.render()).replace(str(pilot.app.bench_dir), "bench"))
         pilot.app.screen.set_focus(None)
+        pilot.app.clear_notifications()  # the toast of leaving step 5 would stay or not, by timing
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 
     assert snap_compare(make_app(bench), terminal_size=size, run_before=run_before)
