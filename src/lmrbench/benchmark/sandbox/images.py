@@ -107,9 +107,17 @@ def _rootfs_tar(dest: Path, suite: str, mirror: str | None, progress: Progress) 
             f"cannot build a base image: neither mmdebstrap nor debootstrap is installed; {INSTALL_HINT}"
         )
     progress.log("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    lines: list[str] = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                          errors="replace") as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # its phases ("I: downloading packages with apt...") as they come, not a bare 0%
+            lines.append(line.rstrip())
+            if line.startswith("I: "):
+                progress.advance(0, f"{tool}: {line[3:].strip()}"[:120])
+                progress.log(line.rstrip())
     if proc.returncode != 0:
-        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        tail = " | ".join(ln for ln in lines[-5:] if ln.strip())
         raise LmrError(f"{tool} failed (exit {proc.returncode}): {tail}")
     if tool == "debootstrap":
         with tarfile.open(tar, "w") as out:
