@@ -58,3 +58,17 @@ def encode_source(text: str) -> bytes:
     except LookupError:
         return text.encode("utf-8")
     return text.encode(encoding)
+
+
+def find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The definition of ``qualname`` (``f``, ``Class.method``, ``outer.inner``) in a module, or None."""
+    scope: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for part in qualname.split("."):
+        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                   and n.name == part]
+        if not matches:
+            return None
+        node = matches[-1]  # the implementation comes after any typing.overload stubs
+        scope = node.body  # type: ignore[attr-defined]
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None

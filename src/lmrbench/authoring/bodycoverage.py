@@ -53,7 +53,7 @@ class BodyModel:
         parser = PythonParser(text=source)
         parser.parse_source()
         self._first = parser.first_line
-        node = _find(pyparse.parse(source), qualname)
+        node = pyparse.find_def(pyparse.parse(source), qualname)
         if node is None:
             self.statements: set[int] = set()
             self.branches: set[Arc] = set()
@@ -88,19 +88,6 @@ class BodyModel:
 
 def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-
-
-def _find(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    scope: list[ast.stmt] = tree.body
-    node: ast.AST | None = None
-    for part in qualname.split("."):
-        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                   and n.name == part]
-        if not matches:
-            return None
-        node = matches[-1]
-        scope = node.body  # type: ignore[attr-defined]
-    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
 def cover_greedy(calls: list[dict[str, Any]], n: int, model: BodyModel) -> list[int]:

@@ -21,7 +21,6 @@ from lmrbench.authoring.findings import Finding, Selection
 from lmrbench.authoring.leakscan import (
     MIN_LEAK_LINES,
     compiled_files,
-    find_def,
     golden_bodies,
     golden_body_text,
     pyc_contents,
@@ -100,13 +99,14 @@ def _file_findings(task: Task, impl: Implementation) -> list[Finding]:
         if not (task.repo_dir / goal).is_file():
             add("F101", "info.json", f"goal_file {goal!r} does not exist in {repo}/")
     for q in impl.qualnames:
-        if golden_src and not any(find_def(pyparse.parse(s), q) for s in golden_src.values()):
+        if golden_src and not any(pyparse.find_def(pyparse.parse(s), q) for s in golden_src.values()):
             add("F104", next(iter(golden_src)), f"{q} is not defined in the golden file")
         masked = [task.repo_dir / g for g in impl.goal_files if (task.repo_dir / g).is_file()]
         defined = False
         for m in masked:
             try:
-                defined = defined or find_def(pyparse.parse(m.read_bytes().decode("utf-8", "replace")), q) is not None
+                text = m.read_bytes().decode("utf-8", "replace")
+                defined = defined or pyparse.find_def(pyparse.parse(text), q) is not None
             except SyntaxError:
                 defined = True  # a masked file that does not parse is the stub's business, not this rule's
         if masked and not defined:

@@ -23,23 +23,9 @@ COMPILED = (".pyc", ".pyo")
 _MAX_PYC_BYTES = 5_000_000
 
 
-def find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The definition of ``qualname`` (``f``, ``Class.method``, ``outer.inner``) in a module, or None."""
-    scope: list[ast.stmt] = tree.body
-    node: ast.AST | None = None
-    for part in qualname.split("."):
-        matches = [n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                   and n.name == part]
-        if not matches:
-            return None
-        node = matches[-1]  # the implementation comes after any typing.overload stubs
-        scope = node.body  # type: ignore[attr-defined]
-    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-
-
 def golden_body_text(source: str, qualname: str) -> str | None:
     """The source lines of ``qualname``'s body without its docstring (None when there is no such function)."""
-    node = find_def(pyparse.parse(source), qualname)
+    node = pyparse.find_def(pyparse.parse(source), qualname)
     if node is None:
         return None
     body = node.body
@@ -78,7 +64,7 @@ def _without_stubs(text: str, qualnames: list[str]) -> str:
         return text
     lines = text.split("\n")
     for q in qualnames:
-        node = find_def(tree, q)
+        node = pyparse.find_def(tree, q)
         if node is not None and node.end_lineno:
             for i in range(node.lineno - 1, min(node.end_lineno, len(lines))):
                 lines[i] = ""

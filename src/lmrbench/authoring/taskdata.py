@@ -16,7 +16,6 @@ from pydantic import ValidationError
 
 from lmrbench import pyparse
 from lmrbench.authoring.findings import Finding
-from lmrbench.authoring.leakscan import find_def
 from lmrbench.authoring.scanfiles import is_lfs_pointer, walk_files
 from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
 from lmrbench.core.taskset import Task
@@ -111,7 +110,7 @@ def _parameters(task: Task, impl: Implementation) -> dict[str, dict[str, bool]]:
     except (OSError, SyntaxError, IndexError, TypeError):
         return out
     for q in impl.qualnames:
-        node = find_def(tree, q)
+        node = pyparse.find_def(tree, q)
         if node is None:
             continue
         a = node.args
