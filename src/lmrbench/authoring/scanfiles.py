@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.authoring.nearcopy import SKIP_DIRS, read_text
+from lmrbench.fsutil import is_lfs_pointer
 
 LARGE_BYTES = 1_000_000
 """Files larger than this are data or generated code, not hand-written source."""
@@ -31,7 +32,6 @@ MAX_ENTROPY = 5.6
 """Bits per byte above which a text is encoded data (base64 is about 6)."""
 _INSTALLED_MARKS = ("pyvenv.cfg", "conda-meta")
 _INSTALLED_DIRS = frozenset({"site-packages", "dist-packages"})
-LFS_HEADER = b"version https://git-lfs.github.com/spec/"
 
 
 @dataclass
@@ -84,17 +84,6 @@ def skip_reason(name: str, text: str) -> str | None:
     return None
 
 
-def is_lfs_pointer(path: Path) -> bool:
-    """True for a Git LFS pointer file (the data itself was never fetched)."""
-    try:
-        if path.stat().st_size > 1024:
-            return False
-        with path.open("rb") as fh:
-            return fh.read(len(LFS_HEADER)) == LFS_HEADER
-    except OSError:
-        return False
-
-
 def _installed(folder: Path, names: list[str]) -> bool:
     return folder.name in _INSTALLED_DIRS or any(m in names for m in _INSTALLED_MARKS)
 
@@ -133,7 +122,7 @@ def scan_texts(root: Path, skips: Skips) -> Iterator[tuple[str, str]]:
         if size > LARGE_BYTES and path.suffix != ".ipynb":
             skips.add("large", rel)
             continue
-        if size <= 1024 and is_lfs_pointer(path):
+        if size <= 1024 and is_lfs_pointer(path):  # the size first: no extra call for the many large files
             continue  # reported on its own (F113)
         text = read_text(path)
         if text is None:

@@ -16,10 +16,11 @@ from pydantic import ValidationError
 
 from lmrbench import pyparse
 from lmrbench.authoring.findings import Finding
-from lmrbench.authoring.scanfiles import is_lfs_pointer, walk_files
+from lmrbench.authoring.scanfiles import walk_files
 from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import recording_folder
+from lmrbench.fsutil import is_lfs_pointer
 from lmrbench.schemas.task_info import Implementation
 
 TRUSTED_KEY = "trusted_files"
@@ -37,7 +38,7 @@ def _listing(items: list[str]) -> str:
 def lfs_findings(task: Task) -> list[Finding]:
     """F113: one finding for the Git LFS pointers of a task, naming the first few."""
     pointers = [p.relative_to(task.path).as_posix() for p in walk_files(task.path)
-                if p.stat().st_size <= 1024 and is_lfs_pointer(p)]
+                if is_lfs_pointer(p)]
     if not pointers:
         return []
     return [Finding("F113", task.name, pointers[0], f"{len(pointers)} file(s) are Git LFS pointers, not data "
