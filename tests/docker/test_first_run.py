@@ -6,6 +6,8 @@ tracked files, and runs the quick start's first command exactly as the README wr
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from first_run import readme_command, run_fresh_machine, table_counts
 
@@ -27,3 +29,5 @@ def test_readme_first_command_on_a_machine_with_python_only(docker_engine, base_
     assert ("warning: no Docker engine answers: using the local runner, whose isolation is weaker than a "
             "container's") in out
     assert table_counts(out) == (3, 3)
+    # off a terminal the progress bar is a status line: a CI log says how far validate got
+    assert re.search(r"^validate: \d+/\d+ done after \d+ s", out, re.M), out[-3000:]

@@ -5,6 +5,7 @@ and an unreachable FROM reported as one environment error."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 
 import pytest
@@ -125,6 +126,9 @@ def test_an_official_dockerfile_whose_from_cannot_be_had_is_one_environment_erro
     assert "0/3" not in res.output and "0.0%" not in res.output
     assert "1/1 not run: environment error" in res.output
     assert "Step " not in res.output
+    summary = json.loads((bench / ".lmrbench" / "validate" / "summary.json").read_text())
+    [row] = summary["rows"]
+    assert "cannot be pulled" in row["environment_error"] and summary["golden_pass_rate"] is None
 
 
 def test_the_target_of_the_base_image_is_its_full_python_version(base_image):

@@ -202,7 +202,7 @@ def tasks_check(
     from lmrbench import __version__
     from lmrbench.authoring.checkset import taskset_findings
     from lmrbench.authoring.findings import Selection, Severity, as_json, as_sarif, exit_status, parse_codes
-    from lmrbench.cli.line_progress import progress_for
+    from lmrbench.cli.rich_progress import RichProgress
 
     if fmt not in ("text", "json", "sarif"):
         raise LmrError(f"unknown --format {fmt!r}; use text, json or sarif")
@@ -211,7 +211,7 @@ def tasks_check(
     except KeyError:
         raise LmrError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
-    with progress_for() as progress:
+    with RichProgress() as progress:
         names, findings = taskset_findings(bench, Selection(sel, ign), jobs=jobs, progress=progress)
     if fmt == "json":
         sys.stdout.write(json.dumps(as_json(names, findings), indent=2) + "\n")

@@ -75,7 +75,6 @@ def validate(
 def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
                   diffs: dict[tuple[str, int], list[tuple[str, str]]] | None = None) -> None:
     """The table of results, the surviving mutants (with their diffs when given), the problems, the pass rate."""
-    from lmrbench.benchmark.validation.taskset import environment_error
     from lmrbench.benchmark.validation.weakness import kinds_text, verdict
 
     table = Table(title=escape(f"validate {summary.bench} ({summary.sandbox})"))
@@ -92,7 +91,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         margin = margin_text(r.tolerance_margin)
-        if env := environment_error(r.reasons):  # nothing ran: no golden or masked count to show
+        if env := r.environment_error:  # nothing ran: no golden or masked count to show
             golden = masked = killed = margin = "-"
             r = r.model_copy(update={"evidence": ""})
             valid = "[red]environment error[/red] (below)"
@@ -119,7 +118,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for r in summary.rows:
         if r.tolerance_margin is not None and r.tolerance_margin > 1:
             console.print(f"[red]{escape(r.task)}#{r.impl}[/red]: {escape(r.tolerance_note)}", highlight=False)
-        if env := environment_error(r.reasons):
+        if env := r.environment_error:
             console.print(f"[red]environment error[/red] {escape(r.task)}: "
                           f"{escape(env.removeprefix('environment:').strip())}", highlight=False, soft_wrap=True)
     if any(r.skipped for r in summary.rows):
@@ -127,7 +126,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for p in summary.problems:
         console.print(f"[red]problem:[/red] {escape(p)}", highlight=False)
     n = len(summary.rows)
-    no_env = sum(bool(environment_error(r.reasons)) for r in summary.rows)
+    no_env = sum(bool(r.environment_error) for r in summary.rows)
     env_note = f"; {no_env}/{n} not run: environment error" if no_env else ""
     if summary.golden_pass_rate is not None:
         passed = round(summary.golden_pass_rate * (n - no_env))

@@ -9,13 +9,31 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+ENVIRONMENT_PREFIX = "environment:"
+"""Starts the reason of an implementation whose environment could not be had."""
+
+
+class _EnvironmentFromReasons(_Strict):
+    """Files written before ``environment_error`` was a field said it only as a reason ``environment: ...``."""
+
+    reasons: list[str] = []
+    environment_error: str = ""
+
+    @model_validator(mode="after")
+    def _from_reasons(self) -> _EnvironmentFromReasons:
+        if not self.environment_error:
+            found = next((r for r in self.reasons if r.startswith(ENVIRONMENT_PREFIX)), "")
+            self.environment_error = found.removeprefix(ENVIRONMENT_PREFIX).strip()
+        return self
 
 
 class MutantResult(_Strict):
@@ -42,7 +60,7 @@ class MutantResult(_Strict):
     code: equivalent on every recorded input, not counted against the tests."""
 
 
-class ImplValidation(_Strict):
+class ImplValidation(_EnvironmentFromReasons):
     """``<task>/impl-<k>.json``: the validation of one implementation of one task."""
 
     schema_version: Literal[1] = 1
@@ -96,6 +114,9 @@ class ImplValidation(_Strict):
     """The kill rate below which a valid implementation is weak, as asked for."""
     reasons: list[str] = []
     """Why the implementation is invalid, one line each (empty when valid)."""
+    environment_error: str = ""
+    """Why the task's environment could not be had (its image did not build, its FROM cannot be pulled): no test
+    ran, so it is neither a golden failure nor counted in the golden pass rate; empty when it was built."""
     finished_at: datetime
     """When the validation ended (UTC)."""
 
@@ -139,7 +160,7 @@ class ImplValidation(_Strict):
         return out
 
 
-class SummaryRow(_Strict):
+class SummaryRow(_EnvironmentFromReasons):
     """One implementation's line in the summary."""
 
     task: str
@@ -168,6 +189,8 @@ class SummaryRow(_Strict):
     """How the golden runs were decided: split, shared (weaker) or legacy (weaker); empty when none ran."""
     reasons: list[str] = []
     """Why it is invalid."""
+    environment_error: str = ""
+    """Why its environment could not be had (no test ran); empty when it was built."""
     weak: bool = False
     """Valid, but its tests kill fewer mutants than asked for."""
     kill_rate: float | None = None

@@ -35,11 +35,9 @@ from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
-from lmrbench.schemas.validation import ImplValidation, MutantResult
+from lmrbench.schemas.validation import ENVIRONMENT_PREFIX, ImplValidation, MutantResult
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
-ENVIRONMENT_PREFIX = "environment:"
-"""How the reason of an implementation whose environment could not be prepared begins (nothing of it ran)."""
 
 
 def flaky_tests(reports: list[TestReport]) -> list[str]:
@@ -185,6 +183,7 @@ class ImplCheck:
         self._trust_reads(res.golden_runs)
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
+            self.result.environment_error = self._environment_error
             self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
             return []
         reasons = []

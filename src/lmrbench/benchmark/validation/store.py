@@ -107,6 +107,7 @@ def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
         task=res.task, impl=res.impl, valid=res.valid, golden_passes=res.golden_passes, repeat=res.repeat,
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,
+        environment_error=res.environment_error,
         evidence=res.evidence_text,
         weak=res.weak, kill_rate=res.kill_rate, tolerance_margin=res.tolerance_margin,
         tolerance_note=res.tolerance_note,

@@ -17,7 +17,7 @@ from pathlib import Path
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import Executor, run_units
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
-from lmrbench.benchmark.validation.implementation import ENVIRONMENT_PREFIX, ImplCheck
+from lmrbench.benchmark.validation.implementation import ImplCheck
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import (
     SUMMARY_FILE,
@@ -98,7 +98,7 @@ def validate_taskset(
             pool.close()
     order = {t.name: i for i, t in enumerate(tasks)}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
-    ran = [r for r in ordered if not environment_error(r.reasons)]  # an environment that never built ran nothing
+    ran = [r for r in ordered if not r.environment_error]  # an environment that never built ran nothing
     rate = sum(r.golden_passes == r.repeat for r in ran) / len(ran) if ran else None
     summary = ValidationSummary(
         bench=str(bench), sandbox=runner_name, rows=ordered,
@@ -107,12 +107,6 @@ def validate_taskset(
     )
     atomic_write_json(run_dir / SUMMARY_FILE, summary.model_dump(mode="json"))
     return summary
-
-
-def environment_error(reasons: list[str]) -> str:
-    """The environment error among a result's reasons ('' when its environment was built): the task's tests
-    never ran, so it counts neither as a golden failure nor in the pass rate."""
-    return next((r for r in reasons if r.startswith(ENVIRONMENT_PREFIX)), "")
 
 
 def _run_checks(
