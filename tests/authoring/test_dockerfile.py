@@ -10,7 +10,9 @@ from helpers.tasks import Impl, write_task
 from lmrbench.authoring.dockerfile import (
     copies_task_folder,
     dockerfile_warnings,
+    edited,
     is_generated,
+    render_dockerfile,
     write_dockerfile,
 )
 from lmrbench.errors import LmrError
@@ -83,3 +85,12 @@ def test_bad_inputs_name_the_path(tmp_path):
     with pytest.raises(LmrError, match="requirements file does not exist"):
         write_dockerfile(task, "repo", "missing.txt")
     assert not (task / "Dockerfile").exists()
+
+
+def test_an_edit_of_the_instructions_is_told_from_a_file_as_written():
+    text = render_dockerfile(base_image="lmrbench-base:bookworm", requirements="repo/requirements.txt")
+    assert not edited(text)
+    assert not edited(text.replace("# Two stages", "# Two build stages").replace("bookworm", "trixie"))
+    assert edited(text + "RUN apt-get install -y libsndfile1\n")
+    older = "\n".join(line for line in text.splitlines() if not line.startswith("# body "))
+    assert not edited(older + "\nRUN true\n")  # written before the digest: the template, as before

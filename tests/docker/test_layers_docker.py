@@ -51,6 +51,21 @@ def test_a_requirement_that_needs_a_newer_python_than_the_image_has_still_builds
         _remove(docker_engine, tag)
 
 
+def test_an_author_s_edit_of_the_generated_dockerfile_is_built(tmp_path, base_image, docker_engine):
+    runner = DockerRunner(base_image=base_image)
+    task = write_small_task(tmp_path / "bench", name="7-Edited")
+    path = task.path / "Dockerfile"
+    text = path.read_text()
+    assert "\nWORKDIR /workspace\n" in text
+    own = "RUN echo from-the-author > /etc/lmrbench-edit\n"
+    path.write_text(text.replace("\nWORKDIR /workspace\n", f"\n{own}WORKDIR /workspace\n"))
+    tag = runner.prepare(task)
+    try:
+        assert _py(docker_engine, tag, "print(open('/etc/lmrbench-edit').read())") == "from-the-author"
+    finally:
+        _remove(docker_engine, tag)
+
+
 def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_wheels(tmp_path, base_image,
                                                                                     docker_engine):
     runner = DockerRunner(base_image=base_image, framework_projects=frozenset({"iniconfig"}))

@@ -13,6 +13,7 @@ copy bakes the golden files into the image.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +61,7 @@ _USER = """\
         useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
         || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
  && mkdir -p "/workspace/$DIR/unit_test/logs" && chown -R "$UID:$GID" /workspace
+# An instruction of your own (an apt package, say) goes here, where it still runs as root.
 WORKDIR /workspace
 USER $UID:$GID
 """
@@ -100,13 +102,36 @@ def render_official_dockerfile(
                             user=_USER)
 
 
+BODY_MARK = "# body "
+"""Starts the comment line of a generated Dockerfile that holds the digest of its instructions as written."""
+
+
+def body_digest(text: str) -> str:
+    """A digest of a Dockerfile's instructions: comments, blank lines and the default of ``ARG BASE_IMAGE`` left
+    out (a task's image always gets its parent as a build argument)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    body = [line for line in lines if line.strip() and not line.lstrip().startswith("#")
+            and not re.match(r"^\s*ARG\s+BASE_IMAGE=", line)]
+    return hashlib.sha256("\n".join(body).encode()).hexdigest()[:16]
+
+
 def render_dockerfile(
     *, base_image: str = DEFAULT_BASE_IMAGE, requirements: str | None = None, user: bool = True
 ) -> str:
     """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from. Without
     ``user`` it is a framework layer: no user, no WORKDIR, root stays (a task layer builds on it)."""
     note = f" (from {requirements})" if requirements else " (empty when the task has none)"
-    return _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER if user else " && true\n")
+    text = _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER if user else " && true\n")
+    first, rest = text.split("\n", 1)
+    return (f"{first}\n{BODY_MARK}{body_digest(text)}: edit below and lmrbench builds the task's layer from this "
+            f"file as written\n{rest}")
+
+
+def edited(text: str) -> bool:
+    """True for a generated Dockerfile whose instructions differ from those it was written with (an author added
+    a package, say); False for one as written, and for one written before the digest was recorded."""
+    m = re.search(rf"^{re.escape(BODY_MARK)}([0-9a-f]{{16}})\b", text, re.MULTILINE)
+    return m is not None and m.group(1) != body_digest(text)
 
 
 def write_dockerfile(

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lmrbench.authoring.dockerfile import DOCKERFILE, is_generated, render_dockerfile
+from lmrbench.authoring.dockerfile import DOCKERFILE, edited, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox.from_images import check_from_images
 from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
 from lmrbench.benchmark.sandbox.images import image_id
@@ -98,6 +98,8 @@ def prepare_tag(
                        cancel=cancel)
     parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
     template = render_dockerfile()
+    if edited(text):  # the author's additions (an apt package, an ENV) go into the task's layer
+        template = text
     h = hashlib.sha256("\0".join([template, *lines, *plan.added, image_id(runner.client, parent) or "", target.key,
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
@@ -105,7 +107,8 @@ def prepare_tag(
     with runner.build_lock(tag):  # two jobs of one task build its image once
         if rebuild or not image_id(runner.client, tag):
             check_cancel(cancel)
-            progress.log(f"building {tag} on {parent}: {len(plan.task)} wheel(s)")
+            own = " from the task's edited Dockerfile" if template is text else ""
+            progress.log(f"building {tag} on {parent}{own}: {len(plan.task)} wheel(s)")
             labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
                       TASK_LABEL: task.name}
             _build_layer(runner, template, [*lines, *plan.added], plan.task, tag, parent, labels, task.name, rebuild,
