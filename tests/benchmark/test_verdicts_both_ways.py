@@ -71,6 +71,60 @@ def test_a_candidate_keeps_new_imports_helpers_and_constants_but_no_existing_def
     assert splice_candidate(MASKED, mixed, ["dice"], file=GOAL).kept[0] == "from math import pi"
 
 
+AGENT_SCALER = '''class Scaler:
+  """An agent's edit, indented by two spaces."""
+
+  EPS = 0.0
+
+  def __init__(self, target):
+    self.target = -1  # an edit of an existing method: never taken
+
+  @staticmethod
+  def _norm_of(xs):
+    return sum(x * x for x in xs) ** 0.5 + Scaler.EPS
+
+  def apply(self, xs):
+    n = self._norm_of(xs)
+    return [x * self.target / n for x in xs]
+'''
+
+
+def test_a_candidate_keeps_the_new_methods_and_constants_of_the_goal_method_s_class() -> None:
+    out = splice_candidate(MASKED, AGENT_SCALER, ["Scaler.apply"], file=GOAL)
+    assert out.kept == ["Scaler.EPS = 0.0", "def Scaler._norm_of"]
+    namespace: dict[str, object] = {}
+    exec(compile(out.source, GOAL, "exec"), namespace)  # noqa: S102 (the test's own code)
+    assert namespace["Scaler"](10).apply([3, 4]) == [6.0, 8.0]  # type: ignore[operator]  # pristine __init__
+    assert "\n    @staticmethod\n    def _norm_of(xs):\n" in out.source  # at the class's own indentation
+    assert splice_candidate(MASKED, out.source, ["Scaler.apply"], file=GOAL).source == out.source
+    # a candidate without the helper it calls is spliced as it is, and fails when it runs
+    bare = splice_candidate(MASKED, AGENT_SCALER.replace("  EPS = 0.0\n", ""), ["Scaler.apply"], file=GOAL)
+    assert bare.kept == ["def Scaler._norm_of"]
+
+
+def _scaler_agent(tmp_path: Path, scale: str) -> dict[int, str]:
+    """Task 1-Toy exported to an agent who writes ``Scaler.apply`` with a helper method of its own (``scale``: the
+    factor it applies), imported and evaluated; the status of each implementation."""
+    bench = write_taskset(tmp_path / "bench")
+    tasks, _ = load_taskset(bench, only=["1"])
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "1-Toy" / REPO / GOAL
+    head, _, tail = goal.read_text().partition("class Scaler:")
+    cls, _, rest = tail.partition("\n\n\nasync def total")
+    helper = f"    def _factor(self, xs):\n        return {scale}\n\n    def apply(self, xs):"
+    cls = cls.replace("    def apply(self, xs):", helper).replace(
+        "raise NotImplementedError", "return [x * self._factor(xs) for x in xs]")
+    goal.write_text(head + "class Scaler:" + cls + "\n\n\nasync def total" + rest)
+    import_agent(tasks, out, tmp_path / "run")
+    evaluate(tasks, tmp_path / "run", get_sandbox("local"), timeout=120)
+    return {r.impl: r.status for r in RunDir(tmp_path / "run").results() if r.task == "1-Toy"}
+
+
+def test_an_agent_s_helper_method_is_kept_and_graded_both_ways(tmp_path: Path) -> None:
+    assert _scaler_agent(tmp_path / "right", "self.target / _norm(xs)")[2] == "passed"
+    assert _scaler_agent(tmp_path / "wrong", "1 / _norm(xs)")[2] == "failed"  # the target ignored
+
+
 def test_a_latin1_goal_file_with_a_coding_line_is_read_and_written_in_its_encoding(tmp_path: Path) -> None:
     from lmrbench.authoring.tree import read_source
     from lmrbench.pyparse import encode_source

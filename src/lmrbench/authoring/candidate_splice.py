@@ -7,11 +7,16 @@ statement is new when every name it binds is unbound at the top of the pristine 
 definitions stay pristine even when the candidate edited them, and nothing else (calls, ``if __name__``
 blocks, docstrings) is taken. The kept statements go, in the candidate's order, just above the first
 statement holding a goal function (a ``__future__`` import at the top of the file).
+
+A goal method's class is treated the same way one level down: the candidate's new methods and class constants
+(names the pristine class does not bind) go into the pristine class, re-indented to its indentation, just
+above the class's first goal method.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -191,18 +196,76 @@ def _future_line(tree: ast.Module) -> int:
     return at
 
 
+def _top_class(body: list[ast.stmt], name: str) -> ast.ClassDef | None:
+    return next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+def _class_members(spliced: str, donor: str, qualnames: list[str]) -> tuple[str, list[_Kept]]:
+    """``spliced`` with the donor's new members of each goal method's (top-level) class, and what was kept."""
+    goals_by_class: dict[str, set[str]] = {}
+    for q in qualnames:
+        cls, _, method = q.partition(".")
+        if method and "." not in method:
+            goals_by_class.setdefault(cls, set()).add(method)
+    if not goals_by_class:
+        return spliced, []
+    donor_body, donor_lines = pyparse.parse(donor).body, donor.splitlines(keepends=True)
+    kept: list[_Kept] = []
+    for cls, goals in goals_by_class.items():
+        target_cls, donor_cls = _top_class(pyparse.parse(spliced).body, cls), _top_class(donor_body, cls)
+        if target_cls is None or donor_cls is None:
+            continue
+        bound = bound_names(target_cls.body) | goals
+        members: list[_Kept] = []
+        for node in donor_cls.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in bound:
+                text = textwrap.dedent(_segment(donor_lines, node, False)) + "\n"
+                members.append(_Kept(text, f"def {cls}.{node.name}"))
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                names = bound_names([node])
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if names and not names & bound and all(_target_names(t) is not None for t in targets):
+                    members.append(_Kept(ast.unparse(node) + "\n", f"{cls}.{_describe(node)}"))
+            else:
+                continue
+            bound |= bound_names([node])
+        goal_nodes = [n for n in target_cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                      and n.name in goals]
+        if not members or not goal_nodes:
+            continue
+        first = goal_nodes[0]
+        at_line = first.decorator_list[0].lineno if first.decorator_list else first.lineno
+        indent = " " * first.col_offset
+        newline = "\r\n" if "\r\n" in spliced else "\n"
+        text = "".join(textwrap.indent(m.text, indent, lambda line: bool(line.strip())) for m in members)
+        text = text.replace("\r\n", "\n").replace("\n", newline)
+        at = line_starts(spliced)[at_line - 1]
+        spliced = spliced[:at] + text + spliced[at:]
+        kept += members
+    return spliced, kept
+
+
 def splice_candidate(
     target: str, donor: str, qualnames: list[str], *, file: str = "<source>", donor_file: str = "<candidate>"
 ) -> SplicedCandidate:
-    """``target`` (the pristine goal file) with the donor's goal functions and its new module-level statements.
+    """``target`` (the pristine goal file) with the donor's goal functions, its new module-level statements and
+    the new members of the goal methods' classes.
 
     LmrError for a donor that does not parse or lacks a goal function, or a result that does not parse.
     """
     spliced = replace_functions(target, donor, qualnames, file=file, donor_file=donor_file)
+    bom = "\ufeff" if spliced.startswith("\ufeff") else ""
+    body, members = _class_members(spliced[len(bom):], donor.lstrip("\ufeff"), qualnames)
+    spliced = bom + body
     skip = {q.split(".")[0] for q in qualnames} | {q.rpartition(".")[2] for q in qualnames}
     kept = _new_statements(pyparse.parse(target.lstrip("\ufeff")).body, donor.lstrip("\ufeff"), skip)
     if not kept:
-        return SplicedCandidate(spliced)
+        if members:
+            try:
+                parse_python(body, file)
+            except LmrError as exc:
+                raise LmrError(f"the members kept from {donor_file} do not fit: {exc.problem}", file) from None
+        return SplicedCandidate(spliced, [k.line for k in members], "".join(k.text for k in members))
     bom = "\ufeff" if spliced.startswith("\ufeff") else ""
     body = spliced[len(bom):]
     newline = "\r\n" if "\r\n" in body else "\n"
@@ -228,4 +291,5 @@ def splice_candidate(
         parse_python(result, file)
     except LmrError as exc:
         raise LmrError(f"the statements kept from {donor_file} do not fit: {exc.problem}", file) from None
+    kept = kept + members
     return SplicedCandidate(bom + result, [k.line for k in kept], "".join(k.text for k in kept))

@@ -89,7 +89,7 @@ class Candidate(_Strict):
     helpers: list[str] = Field(default_factory=list)
     """What was kept from the candidate's goal file beside the goal functions, one line per statement: new
     imports, module-level helper functions and classes, constants and types (``import x``, ``def f``,
-    ``class C``, ``EPS = 1e-08``)."""
+    ``class C``, ``EPS = 1e-08``), and new members of a goal method's class (``def C.helper``, ``C.EPS = 0.0``)."""
     model: str = ""
     """Model id (empty for agent candidates)."""
     prompt_version: str = ""

@@ -97,7 +97,8 @@ def agent_prompt(task: Task, context: ContextSetting = "full") -> str:
         "",
         "Implement each function below in place, in its file, keeping its name, class and signature. "
         "From your work these functions are taken, with what you add for them at the top level of the same "
-        "file: new imports, helper functions and classes, constants. Edits to the file's existing "
+        "file (new imports, helper functions and classes, constants) and, for a method, in its class (new "
+        "methods and class constants). Edits to the file's existing "
         "definitions, to other files and new files are ignored.",
         "",
     ]
