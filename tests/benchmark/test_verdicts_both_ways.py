@@ -256,6 +256,57 @@ def test_validate_marks_the_data_the_tests_read_trusted_wherever_it_lies(tmp_pat
     assert all(r.valid for r in again.rows) and json.loads((task / "info.json").read_text())["implementations"] == impls
 
 
+OFFSET_GOLDEN = '''"""Addition shifted by the offset the paper's data fixes."""
+
+import json
+from pathlib import Path
+
+OFFSET = json.loads((Path(__file__).parent / "data" / "offset.json").read_text())
+
+
+def add(a, b):
+    """a + b + the offset."""
+    return a + b + OFFSET
+'''
+
+OFFSET_TEST = '''import json
+from pathlib import Path
+
+from calc import add
+
+OFFSET = json.loads(Path("data/offset.json").read_text())
+
+
+def test_add_recorded():
+    assert add(2, 3) - OFFSET == json.loads(Path("expected_add.json").read_text()) - OFFSET
+'''
+
+
+def test_a_file_the_golden_code_reads_itself_is_not_hidden_from_the_code_for_being_read_by_the_tests(
+        tmp_path: Path) -> None:
+    """The tests read the goal's own data file too: only the answer file becomes trusted, and the golden still
+    passes on the next validate, as a right candidate does."""
+    from helpers.tasks import Impl
+    from helpers.tasks import write_task as write_folder
+    from lmrbench.benchmark.validation.plan import ValidateOptions
+    from lmrbench.benchmark.validation.taskset import validate_taskset
+
+    bench = tmp_path / "bench"
+    task = write_folder(bench, "1-Offset", repo="calc", goal_file="calc.py",
+                        goal=mask_source(OFFSET_GOLDEN, ["add"], file="calc.py"), golden=OFFSET_GOLDEN,
+                        impls=[Impl("add", "unit_test/unit_test_1.py", "Add with the offset.")],
+                        files={"unit_test/unit_test_1.py": OFFSET_TEST, "data/offset.json": "7",
+                               "expected_add.json": "12"}, info={"paper_name": "Offset"})  # fmt: skip
+    options = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
+    first = validate_taskset(bench, sandbox=get_sandbox("local"), options=options)
+    assert all(r.valid for r in first.rows), first.rows
+    [impl] = json.loads((task / "info.json").read_text())["implementations"]
+    assert impl["trusted_files"] == ["expected_add.json"]
+    again = validate_taskset(bench, sandbox=get_sandbox("local"),
+                             options=ValidateOptions(repeat=1, max_mutants=0, timeout=120, force=True))
+    assert all(r.valid for r in again.rows), again.rows
+
+
 DAEMON_TOTAL = '''async def total(xs):
     import os
     import time

@@ -55,6 +55,7 @@ except BaseException:
     traceback.print_exc()
     code = 1
 sys.stdout.flush(); sys.stderr.flush()
+reads -= getattr(sys.modules.get("lmrbench_proxy"), "GOAL_READS", set())  # the goal code's own inputs
 os.write(fd, ("finished %d\n" % code).encode() + "\n".join(sorted(reads)).encode("utf-8", "replace"))
 os.close(fd)
 os._exit(code)

@@ -22,10 +22,18 @@ WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_w
 """The worker's command (``-c``, not ``-m``: runpy and what it imports would be paid again in every run)."""
 
 
-def make_worker(cand_tree: Tree, preload: list[str] | None = None) -> Worker:
+WATCH_READS_ARG = "watch-reads"
+"""The worker's second argument in a golden run: it reports the repository files the goal code reads."""
+
+
+def make_worker(cand_tree: Tree, preload: list[str] | None = None, *, watch_reads: bool = False) -> Worker:
     """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else.
-    ``preload``: goal modules it imports as it starts, while the trusted side starts (``goal_modules``)."""
-    argv = [*WORKER_ARGV, json.dumps(preload)] if preload else WORKER_ARGV
+    ``preload``: goal modules it imports as it starts, while the trusted side starts (``goal_modules``).
+    ``watch_reads`` (golden runs only): its replies name the repository files the golden code read, which are
+    the code's own inputs and so are never marked trusted (hidden from candidates) for being read by the tests."""
+    argv = [*WORKER_ARGV, json.dumps(preload or [])] if preload or watch_reads else list(WORKER_ARGV)
+    if watch_reads:
+        argv.append(WATCH_READS_ARG)
     return Worker(tree=cand_tree, argv=argv, files=worker_files())
 
 

@@ -70,7 +70,8 @@ def evaluate_variant(
         tree: Tree
         try:
             if mode == "split":  # both sides read the task's repository in place: nothing is copied
-                worker = make_worker(candidate_view(task, [impl.index], variant), goal_modules(impl))
+                worker = make_worker(candidate_view(task, [impl.index], variant), goal_modules(impl),
+                                     watch_reads=variant == "golden")
                 tree = trusted_view(task)
             else:
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lmrbench-tree-"))

@@ -57,10 +57,21 @@ class _Channel:
                 while True:
                     reply, out = wire.recv(self.rfd, MAX_REPLY)
                     if reply.get("id") == request["id"]:
+                        _note_goal_reads(reply.get("reads"))
                         return reply, out
             except wire.WireError as exc:
                 self.broken = f"the candidate's process: {exc}"
                 raise CandidateGone(self.broken) from None
+
+
+GOAL_READS: set[str] = set()
+"""Repository files the goal code read in the worker (golden runs only): its inputs, not the tests' answers; the
+seal plugin and the legacy runner leave them out of the files the tests read."""
+
+
+def _note_goal_reads(reads: object) -> None:
+    if isinstance(reads, list):
+        GOAL_READS.update(r for r in reads[: protocol.MAX_READS] if isinstance(r, str))
 
 
 _CHANNEL: _Channel | None = None

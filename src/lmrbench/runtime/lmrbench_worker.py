@@ -122,8 +122,11 @@ def _preload(names: list[str]) -> None:
 
 def main() -> int:
     """Serve requests until the trusted side closes the channel (after importing the modules named in
-    ``sys.argv[1]``, a JSON list, when given)."""
+    ``sys.argv[1]``, a JSON list, when given). With ``watch-reads`` as ``sys.argv[2]`` (a golden run) each reply
+    names, under ``reads``, the repository files the code read since the last reply (its imports' too)."""
     rfd, wfd = (int(x) for x in os.environ.pop(protocol.ENV_CALL_FDS).split(","))
+    seen = protocol.watch_reads(os.getcwd()) if sys.argv[2:3] == ["watch-reads"] else None
+    told: set[str] = set()
     if len(sys.argv) > 1:
         _preload(json.loads(sys.argv[1]))
     while True:
@@ -140,6 +143,9 @@ def main() -> int:
             sys.stderr.write(traceback.format_exc())
             reply = {"ok": False, "raised": type(exc).__name__, "message": detail[:4000]}
         reply["id"] = request.get("id")
+        if seen is not None and len(seen) > len(told):
+            reply["reads"] = sorted(seen - told)
+            told.update(reply["reads"])
         try:
             wire.send(wfd, reply, out)
         except wire.WireError:
