@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
+from lmrbench.benchmark.execution.unit import image_facts
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
 from lmrbench.benchmark.sandbox.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
@@ -89,6 +90,9 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
         framework_files = _py(docker_engine, parent, "import iniconfig, pytest; print('ok')")
         assert framework_files == "ok"
+        # what a run's manifest records of each task's environment: its image and the framework under it
+        image, framework = image_facts(runner, tags[1])
+        assert image == images[1].id and framework == "iniconfig==2.0.0 (PyPI (the CUDA build))"
         listed = {r.tag: r for r in inventory(docker_engine)}
         assert {"7-LayerA", "8-LayerB"} <= set(listed[parent].users)
         assert keep_for(list(listed.values()), {"8-LayerB"}) == {tags[1], parent}

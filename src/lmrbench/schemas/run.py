@@ -328,6 +328,9 @@ class TaskEntry(_Strict):
     """The environment its tests ran in (image tag or venv), once evaluated."""
     image_digest: str = ""
     """The Docker image id, when the tests ran in Docker."""
+    framework: str = ""
+    """The shared framework layer the image builds on and where its torch came from (``torch==2.4.1 (index
+    https://download.pytorch.org/whl/cpu)``); empty without one."""
 
 
 class JudgeEntry(_Strict):

@@ -74,6 +74,8 @@ class UnitResult:
     """The task's environment (image tag or venv) where it ran; '' when none could be prepared."""
     image_id: str = ""
     """The image's id under Docker ('' otherwise)."""
+    framework: str = ""
+    """The framework layer the image builds on, with where its torch came from ('' without one)."""
     node: str = ""
     """The machine it ran on ('' for this process)."""
 
@@ -97,14 +99,14 @@ class Prepared:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._done: dict[tuple[int, str], tuple[str, str]] = {}
+        self._done: dict[tuple[int, str], tuple[str, str, str]] = {}
         self._failed: dict[tuple[int, str], str] = {}
         self._task_locks: dict[tuple[int, str], threading.Lock] = {}
 
     def env_id(self, sandbox: Sandbox, task: Task, *, rebuild: bool, progress: Progress,
-               cancel: threading.Event | None) -> tuple[str, str]:
-        """The environment of ``task`` in ``sandbox`` and its image id under Docker; LmrError (remembered) when it
-        cannot be prepared."""
+               cancel: threading.Event | None) -> tuple[str, str, str]:
+        """The environment of ``task`` in ``sandbox``, and under Docker its image id and framework layer (``torch==2.4.1
+        (PyPI (the CUDA build))``); LmrError (remembered) when it cannot be prepared."""
         key = (id(sandbox), str(task.path))
         with self._lock:
             lock = self._task_locks.setdefault(key, threading.Lock())
@@ -121,21 +123,26 @@ class Prepared:
             except LmrError as exc:
                 self._failed[key] = str(exc)
                 raise
-            self._done[key] = (env, _image_id(sandbox, env))
+            self._done[key] = (env, *image_facts(sandbox, env))
             return self._done[key]
 
 
-def _image_id(sandbox: Sandbox, env: str) -> str:
-    """The Docker image id of an environment ('' for other sandboxes or when the engine cannot say)."""
+def image_facts(sandbox: Sandbox, env: str) -> tuple[str, str]:
+    """The Docker image id of an environment and its framework layer with the torch source ('' for other
+    sandboxes, images without a framework layer, or when the engine cannot say)."""
     client = getattr(sandbox, "client", None)
     if sandbox.name != "docker" or client is None:
-        return ""
-    from lmrbench.benchmark.sandbox.images import image_id
+        return "", ""
+    from lmrbench.benchmark.sandbox.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL
 
     try:
-        return image_id(client, env) or ""
+        image = client.images.get(env)
+        labels = image.labels or {}
+        pins = labels.get(FRAMEWORK_LABEL, "")
+        source = (client.images.get(labels[PARENT_LABEL]).labels or {}).get(TORCH_SOURCE_LABEL, "") if pins else ""
+        return image.id or "", f"{pins} ({source})" if source else pins
     except Exception:  # the engine's hiccup must not fail a run that is done
-        return ""
+        return "", ""
 
 
 def execute(
@@ -152,7 +159,8 @@ def execute(
 
     progress = progress or NullProgress()
     try:
-        env_id, image = prepared.env_id(sandbox, task, rebuild=unit.rebuild, progress=progress, cancel=cancel)
+        env_id, image, framework = prepared.env_id(sandbox, task, rebuild=unit.rebuild, progress=progress,
+                                                   cancel=cancel)
     except Cancelled:
         raise
     except LmrError as exc:
@@ -165,7 +173,7 @@ def execute(
         raise
     except LmrError as exc:
         report = infra_report(str(exc), sandbox.name)
-    return UnitResult(report, env_id=env_id, image_id=image)
+    return UnitResult(report, env_id=env_id, image_id=image, framework=framework)
 
 
 def pack_task(task: Task) -> bytes:

@@ -124,7 +124,7 @@ def evaluate(
             else:
                 todo.append((task, impl, cand))
     progress.start("evaluate", len(todo))
-    envs: dict[str, tuple[str, str]] = {}
+    envs: dict[str, tuple[str, str, str]] = {}
     by_key: dict[str, tuple[Task, Implementation, Candidate]] = {}
     units: list[RunUnit] = []
     sandbox_name = sandbox.name if sandbox else "docker"
@@ -161,7 +161,7 @@ def evaluate(
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]
         if res.env_id:
-            envs[task.name] = (res.env_id, res.image_id)
+            envs[task.name] = (res.env_id, res.image_id, res.framework)
         save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log)
         return []
 
@@ -178,13 +178,13 @@ def evaluate(
     return summary
 
 
-def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str]]) -> None:
+def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str, str]]) -> None:
     """Note the sandbox and each task's environment (and image id under Docker) in run.json."""
     current = run.require_manifest()
     tasks = []
     for entry in current.tasks:
         env = envs.get(entry.name)
         if env:
-            entry = entry.model_copy(update={"env_id": env[0], "image_digest": env[1]})
+            entry = entry.model_copy(update={"env_id": env[0], "image_digest": env[1], "framework": env[2]})
         tasks.append(entry)
     run.save_manifest(current.model_copy(update={"sandbox": sandbox, "tasks": tasks}))
