@@ -74,6 +74,18 @@ def find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunc
     return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
+def imported_modules(tree: ast.Module) -> set[str]:
+    """The top-level names of the modules a module imports absolutely, anywhere in it (``import torch.nn`` and
+    ``from torch import nn`` give ``torch``; relative imports are left out)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
 _COMPOUND = ("For", "AsyncFor", "While", "If", "With", "AsyncWith", "Try", "TryStar", "Match", "FunctionDef",
              "AsyncFunctionDef", "ClassDef")
 
