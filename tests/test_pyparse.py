@@ -13,3 +13,18 @@ def test_parallel_parses_all_succeed_and_agree() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         trees = list(pool.map(lambda _: parse(SOURCE, "m.py"), range(40)))
     assert {len(t.body) for t in trees} == {200}
+
+
+def test_imported_modules_are_the_top_level_names_of_absolute_imports() -> None:
+    from lmrbench.pyparse import imported_modules
+
+    tree = parse(
+        "import numpy as np, torch.nn.functional\n"
+        "from scipy.special import expit\n"
+        "from . import sibling\n"
+        "from .models import net\n"
+        "def f():\n"
+        "    import pandas\n"
+        "    from sklearn import metrics\n"
+    )
+    assert imported_modules(tree) == {"numpy", "torch", "scipy", "pandas", "sklearn"}

@@ -72,3 +72,40 @@ def find_def(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.AsyncFunc
         node = matches[-1]  # the implementation comes after any typing.overload stubs
         scope = node.body  # type: ignore[attr-defined]
     return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def imported_modules(tree: ast.Module) -> set[str]:
+    """The top-level names of the modules a module imports absolutely, anywhere in it (``import torch.nn`` and
+    ``from torch import nn`` give ``torch``; relative imports are left out)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+_COMPOUND = ("For", "AsyncFor", "While", "If", "With", "AsyncWith", "Try", "TryStar", "Match", "FunctionDef",
+             "AsyncFunctionDef", "ClassDef")
+
+
+def simple_statement_spans(text: str) -> list[tuple[int, int]]:
+    """(first, end) character offsets of the simple statements (assignments, calls, returns...) of an indented
+    body's text, those nested in its loops and branches included; [] when it does not parse."""
+    try:
+        tree = parse("if 1:\n" + text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(lineno: int, col: int) -> int:  # ast columns count UTF-8 bytes
+        line = lines[lineno - 2]
+        return starts[lineno - 2] + len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    return [(offset(n.lineno, n.col_offset), offset(n.end_lineno or n.lineno, n.end_col_offset or 0))
+            for n in ast.walk(tree) if isinstance(n, ast.stmt) and type(n).__name__ not in _COMPOUND
+            and n.lineno >= 2]

@@ -176,3 +176,20 @@ def test_sampling_keeps_every_kind_and_is_deterministic():
     assert picked == sample_mutants(mutants, len(kinds))
     assert [mutants.index(mu) for mu in picked] == sorted(mutants.index(mu) for mu in picked)
     assert sample_mutants(mutants, 0) == [] and sample_mutants(mutants[:3], 10) == mutants[:3]
+
+
+def test_an_elif_chain_gets_its_other_mutants():
+    """Flattening an ``elif`` branch in place is refused by libcst: that one mutant is left out, not the run."""
+    source = '''def pick(mode, x, labels=None):
+    if labels is not None and mode == "a":
+        raise ValueError("both")
+    elif labels is None:
+        y = x * 2
+    elif mode == "b":
+        y = x + 1
+    else:
+        y = x - 1
+    return y
+'''
+    mutants = generate_mutants(source, "pick", limit=100)
+    assert len({mu.kind for mu in mutants}) >= 5 and all(ast.parse(mu.source) for mu in mutants)

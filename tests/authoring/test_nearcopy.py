@@ -54,3 +54,44 @@ def test_binary_and_symlinked_files_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "real" / "copy.py").write_text(BODY)
     (tmp_path / "link.py").symlink_to(tmp_path / "real" / "copy.py")
     assert [c.path for c in nearcopy.scan(tmp_path, {"f": BODY})] == ["real/copy.py"]
+
+
+EMA = '''import torch
+
+
+class Teacher:
+    def __init__(self, student, teacher, decay=0.99):
+        self.student, self.teacher, self.decay = student, teacher, decay
+        for p_s, p_t in zip(
+            self.student.parameters(), self.teacher.parameters()
+        ):
+            p_t.data.copy_(p_s.data)
+            p_t.requires_grad = False
+
+    @torch.no_grad()
+    def update(self):
+        """Move the teacher towards the student."""
+        for p_s, p_t in zip(
+            self.student.parameters(), self.teacher.parameters()
+        ):
+            p_t.mul_(self.decay).add_((1 - self.decay) * p_s)
+'''
+EMA_BODY = EMA[EMA.index("        for p_s, p_t", EMA.index("def update")):]
+
+
+def test_a_loop_header_the_file_repeats_elsewhere_is_not_a_copy_of_a_short_body(tmp_path: Path) -> None:
+    """A two-statement body whose loop header ``__init__`` repeats: over half of its fingerprints are there,
+    but none of its assignment's, so the place shows the body's layout, not what it computes."""
+    masked = EMA.replace(EMA_BODY, "        raise NotImplementedError\n")
+    (tmp_path / "ema.py").write_text(masked)
+    body = nearcopy.prepare("u", EMA_BODY)
+    assert body is not None and nearcopy.best_span(masked, set(body.prints), body.length)[0] >= 0.5
+    assert nearcopy.scan(tmp_path, {"Teacher.update": EMA_BODY}) == []
+
+
+def test_a_twin_of_a_short_body_is_still_found(tmp_path: Path) -> None:
+    stub = "        raise NotImplementedError\n"
+    twin = (EMA + "\n    def update_slowly(self):\n" + EMA_BODY).replace(EMA_BODY, stub, 1)
+    (tmp_path / "ema.py").write_text(twin)
+    (found,) = nearcopy.scan(tmp_path, {"Teacher.update": EMA_BODY})
+    assert found.score == 1.0 and twin.splitlines()[found.start_line - 1].strip().startswith("for p_s, p_t")

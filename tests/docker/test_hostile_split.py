@@ -3,7 +3,9 @@
 The tasks: the small calc task (hand-written pytest tests), the bundled DPO example (recorded cases whose
 checker compares arrays) and a calc task with an official script-style test (legacy mode). Each run is split:
 the candidate's body runs in a worker process that holds only its repository and the call's arguments.
-After each attack the task folder is unchanged and no container is left.
+After each attack the task folder is unchanged and no container is left. Every attack runs twice: with both
+sides started as fresh interpreters, and forked from a boot that imported numpy first (the zygote; numpy is
+absent from the calc images, which the boot then leaves out).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from helpers.small_task import tree_hash, write_task
 from helpers.tasks import copy_example
 from lmrbench.authoring.splice import splice_bodies
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.harness import variant
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -56,6 +59,14 @@ def goldens(sandbox, tasks) -> dict[str, TestReport]:
     return out
 
 
+@pytest.fixture(params=["exec", "zygote"])
+def boot(request, monkeypatch) -> str:
+    """How the boot starts the two sides of every split run of the test."""
+    names = ["numpy"] if request.param == "zygote" else []
+    monkeypatch.setattr(variant, "framework_modules", lambda task, impl: list(names))
+    return str(request.param)
+
+
 def hostile_candidate(task: Task, impl_index: int, attack: str, dest: Path) -> Path:
     """A repo-shaped candidate whose goal function's body is the attack."""
     impl = task.info.implementation(impl_index)
@@ -77,7 +88,7 @@ def our_containers(engine) -> list[str]:
 
 @pytest.mark.parametrize("task_name", sorted(TASKS))
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_attack_does_not_pass(attack, task_name, sandbox, tasks, goldens, docker_engine, tmp_path):
+def test_attack_does_not_pass(attack, task_name, boot, sandbox, tasks, goldens, docker_engine, tmp_path):
     task = tasks[task_name]
     before = tree_hash(task.path)
     cand = hostile_candidate(task, TASKS[task_name], attack, tmp_path / "cand")
@@ -91,7 +102,7 @@ def test_attack_does_not_pass(attack, task_name, sandbox, tasks, goldens, docker
     assert our_containers(docker_engine) == []
 
 
-def test_the_worker_never_sees_tests_or_data(sandbox, tasks, goldens, tmp_path):
+def test_the_worker_never_sees_tests_or_data(boot, sandbox, tasks, goldens, tmp_path):
     """A candidate that lists what it can see: the tests and recorded data are not there, and the trusted
     side's folder cannot be opened."""
     task = tasks["dpo"]

@@ -129,8 +129,8 @@ def generate_mutants(
     for func, edit in _round_robin(list(by_kind.values())):
         if len(out) >= limit:
             break
-        new = edit.new if edit.old is func else func.visit(_Replace(edit.old, edit.new))
-        try:
+        try:  # libcst refuses some replacements (a branch flattened in place of an ``elif``): no such mutant
+            new = edit.new if edit.old is func else func.visit(_Replace(edit.old, edit.new))
             new_func = cst.ensure_type(new, cst.FunctionDef)
             text = located.rebuild({id(func): new_func})
             pyparse.parse(text)

@@ -8,7 +8,9 @@ tokens are winnowed (the smallest hash of each window of ``W`` hashes is kept, a
 least ``K + W - 1`` tokens shares a fingerprint). The score of a place in a file is the share of the golden
 body's fingerprints found within a span of at most 1.5 times the body's length there: 1.0 for a copy with
 another signature, a renamed variable or another docstring, a little less for a copy with an added line, and
-the share of the body repeated for a sibling function.
+the share of the body repeated for a sibling function. A place whose hits all lie in the body's loop and branch
+headers (none inside a simple statement) is no copy: a short body's ``for ... in zip(...)`` header, repeated by
+its class's ``__init__``, can be half of its fingerprints.
 
 ``NEAR_COPY_THRESHOLD`` was chosen from measurements (``benchmarks/nearcopy_threshold.py``, docs/checks.md): the
 near-copy forms of the fixtures score 0.875 (a sibling with 3 of 16 lines changed) to 1.0, a sibling with 4 of
@@ -26,7 +28,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench import jsonsafe
+from lmrbench import jsonsafe, pyparse
 
 K = 5
 """Tokens per hashed run (k-gram)."""
@@ -259,6 +261,9 @@ class Body:
     names: frozenset[str]
     exact: bool
     """Too short to compare fuzzily: searched as a whole token sequence."""
+    inner: frozenset[int] = frozenset()
+    """The fingerprints that lie inside one simple statement of the body (not a loop's or branch's header): a
+    place must repeat one of them to be a near-copy (empty: the body is not Python; no such rule)."""
 
     @property
     def needed(self) -> int:
@@ -266,12 +271,27 @@ class Body:
         return len(self.names) if self.exact else math.ceil(PREFILTER_SHARE * len(self.names))
 
 
+def _inner_prints(tok: Tokenized, prints: set[int]) -> frozenset[int]:
+    """The fingerprints of ``prints`` whose run of ``K`` tokens lies inside one simple statement."""
+    spans = pyparse.simple_statement_spans(tok.text)
+    hashes = _hashes(tok.words)
+    out = set()
+    for i, h in enumerate(hashes):
+        if h in prints:
+            first, last = tok.starts[i], tok.starts[i + K - 1]
+            if any(lo <= first and last < hi for lo, hi in spans):
+                out.add(h)
+    return frozenset(out)
+
+
 def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     """A body ready to scan for; None when it is too short for either search."""
-    words = tokenize(body).words
+    tok = tokenize(body)
+    words = tok.words
     prints = winnow(_hashes(words))
     if len(prints) >= MIN_FINGERPRINTS:
-        return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False)
+        return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
+                    _inner_prints(tok, prints))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None
@@ -303,6 +323,8 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
         if len(file_prints & b.prints) < threshold * len(b.prints):
             continue  # cannot reach the threshold anywhere in this file
         score, positions = _best_span(tok, hashes, set(b.prints), b.length)
+        if b.inner and not any(hashes[p] in b.inner for p in positions):
+            continue  # only the body's loop and branch headers are repeated: its layout, not what it computes
         if positions and score >= threshold:
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []

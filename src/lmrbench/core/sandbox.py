@@ -40,6 +40,10 @@ class Worker:
     """The worker's command, run in its copy of ``tree``."""
     files: dict[str, bytes] = field(default_factory=dict)
     """The worker's harness (first on its ``PYTHONPATH``)."""
+    frameworks: tuple[str, ...] = ()
+    """Top-level modules of the environment (``torch``) that the boot imports once, before either side starts,
+    and that both sides inherit by forking from it (see ``runtime/lmrbench_boot.py``); empty: each side's
+    interpreter is started afresh."""
 
 
 @dataclass(frozen=True)

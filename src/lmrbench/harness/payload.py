@@ -46,9 +46,13 @@ def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: fl
     }
     if hide is not None and not ids:
         spec["confine"] = {"hide": list(hide)}
+    if worker is not None and worker.frameworks:
+        spec["preload"] = list(worker.frameworks)
     # -I -S: the boot needs the standard library only; site and the environment's .pth files would cost
     # every run their import time, and nothing from the working folder or PYTHON* variables may load in it.
-    return ["python3", "-I", "-S", "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]
+    # A zygote (``preload``) runs site, as the sides' interpreters would: its imports come from site-packages.
+    flags = ["-I"] if "preload" in spec else ["-I", "-S"]
+    return ["python3", *flags, "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]
 
 
 def _entry(kind: bytes, mode: int, name: str, data: bytes = b"") -> bytes:

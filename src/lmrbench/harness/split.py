@@ -11,6 +11,7 @@ from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.trust import impl_test_files
 from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
@@ -25,16 +26,35 @@ WORKER_ARGV = ["python", "-c", "import sys, lmrbench_worker; sys.exit(lmrbench_w
 WATCH_READS_ARG = "watch-reads"
 """The worker's second argument in a golden run: it reports the repository files the goal code reads."""
 
+FRAMEWORKS = ("numpy", "scipy", "pandas", "torch", "sklearn", "transformers", "jax", "tensorflow")
+"""Third-party modules whose import costs a split run's two sides seconds each: imported once by the boot and
+inherited by both (``framework_modules``)."""
 
-def make_worker(cand_tree: Tree, preload: list[str] | None = None, *, watch_reads: bool = False) -> Worker:
+
+def make_worker(cand_tree: Tree, preload: list[str] | None = None, frameworks: list[str] | None = None, *,
+                watch_reads: bool = False) -> Worker:
     """The worker of a split run over the candidate's tree: the worker program and the codec, nothing else.
-    ``preload``: goal modules it imports as it starts, while the trusted side starts (``goal_modules``).
-    ``watch_reads`` (golden runs only): its replies name the repository files the golden code read, which are
-    the code's own inputs and so are never marked trusted (hidden from candidates) for being read by the tests."""
+    ``preload``: goal modules it imports as it starts, while the trusted side starts (``goal_modules``);
+    ``frameworks``: modules both sides inherit from the boot (``framework_modules``); ``watch_reads`` (golden
+    runs only): its replies name the repository files the golden code read, which are the code's own inputs and
+    so are never marked trusted (hidden from candidates) for being read by the tests."""
     argv = [*WORKER_ARGV, json.dumps(preload or [])] if preload or watch_reads else list(WORKER_ARGV)
     if watch_reads:
         argv.append(WATCH_READS_ARG)
-    return Worker(tree=cand_tree, argv=argv, files=worker_files())
+    return Worker(tree=cand_tree, argv=argv, files=worker_files(), frameworks=tuple(frameworks or ()))
+
+
+def framework_modules(task: Task, impl: Implementation) -> list[str]:
+    """The ``FRAMEWORKS`` the goal files and the test files import, in that order, leaving out a name the
+    repository itself holds at its root (``torch.py``, ``torch/``), which would shadow the installed one."""
+    names: set[str] = set()
+    for rel in [*impl.goal_files, *impl_test_files(task, impl)]:
+        try:
+            names |= pyparse.imported_modules(pyparse.parse(read_capped(task.repo_dir / rel, 16 << 20)))
+        except (LmrError, OSError, SyntaxError, ValueError):
+            continue
+    repo = task.repo_dir
+    return [m for m in FRAMEWORKS if m in names and not (repo / f"{m}.py").exists() and not (repo / m).exists()]
 
 
 def goal_modules(impl: Implementation) -> list[str]:

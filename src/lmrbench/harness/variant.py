@@ -22,7 +22,7 @@ from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
 from lmrbench.harness.legacy import is_legacy_test, run_legacy
 from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
-from lmrbench.harness.split import declared_ids, goal_modules, goals_env, make_worker
+from lmrbench.harness.split import declared_ids, framework_modules, goal_modules, goals_env, make_worker
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -71,7 +71,7 @@ def evaluate_variant(
         try:
             if mode == "split":  # both sides read the task's repository in place: nothing is copied
                 worker = make_worker(candidate_view(task, [impl.index], variant), goal_modules(impl),
-                                     watch_reads=variant == "golden")
+                                     framework_modules(task, impl), watch_reads=variant == "golden")
                 tree = trusted_view(task)
             else:
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lmrbench-tree-"))

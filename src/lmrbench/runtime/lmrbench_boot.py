@@ -28,6 +28,21 @@ the name (UTF-8, relative, ``/``-separated), then ``size`` bytes (a file's conte
 The boot imports only what the interpreter has built in, ``os`` and ``ctypes``: it runs before every test
 run, in a container whose files may sit on a slow filesystem, and the standard library's tar, subprocess
 and json modules cost it about 40 ms there.
+
+A zygote: with ``preload`` in the spec (top-level modules of the image, e.g. ``["torch"]``; the boot then runs
+without ``-S``, so that ``sys.path`` holds the interpreter's own folders and site-packages, never the working
+folder nor a tree), the boot imports those modules once, with the environment the two sides share, before it
+reads anything from stdin, and each side that is a ``python -m``/``python -c`` command is a fork of it that
+runs its entry in-process (``sys.argv``, ``os.environ``, ``sys.path`` from ``PYTHONPATH``, the working folder,
+``sys.dont_write_bytecode``, stdio, fds, user, umask and Landlock as an exec'd interpreter would have them)
+instead of paying the import again. The worker is forked before the payload is read, drops to its user at
+once and blocks on a pipe until ``cand/`` is unpacked and owned: its memory never held a byte of the trusted
+tree. A module that fails to import is left out (the side that imports it gets the real error). Variables that
+act only when an interpreter starts (``PYTHON*`` besides ``PYTHONPATH``, ``PYTHONDONTWRITEBYTECODE`` and
+``PYTHONUNBUFFERED``; ``LD_*``, ``MALLOC_*``, the locale and ``TZ`` unless they are the boot's own) turn the
+zygote off for the run; so does any other command (it is exec'd). What a fork cannot give: ``sys.flags`` are
+the boot's (``-I``), and values a preloaded module computed from ``HOME`` or ``TMPDIR`` at import are the
+boot's.
 """
 
 import _signal
@@ -325,6 +340,191 @@ def _spawn(argv, cwd, env, ids, stdout, stderr, keep, confine=None):
     return pid
 
 
+# --- the zygote (see the module docstring) ---
+
+_EMULATED = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")
+_AT_START = ("LD_", "MALLOC_", "GLIBC_TUNABLES", "LANG", "LC_", "TZ")
+
+
+def _python_entry(argv):
+    """``(flag, target, args)`` of a ``python -m MODULE ...`` or ``python -c CODE ...`` command, which a fork of
+    the zygote runs in-process; None for any other command (it is exec'd)."""
+    if len(argv) >= 3 and os.path.basename(argv[0]) in ("python", "python3") and argv[1] in ("-m", "-c"):
+        return argv[1], argv[2], list(argv[3:])
+    return None
+
+
+def _forkable(envs):
+    """False when a variable of the sides' environments acts only as an interpreter or the C library starts,
+    which a fork of the boot could not honour."""
+    for env in envs:
+        for key, value in env.items():
+            if key.startswith("PYTHON") and key not in _EMULATED:
+                return False
+            if key.startswith(_AT_START) and os.environ.get(key) != value:
+                return False
+    return True
+
+
+def _preload(names, env):
+    """Import the top-level modules ``names`` with ``env`` as the environment (what both sides share), before
+    the payload is read: nothing of a tree is on disk yet, and ``sys.path`` holds the interpreter's folders
+    only. The import reads /dev/null as stdin and writes to stderr, never to the frame's stdout. A module that
+    fails is dropped with whatever it imported, so that the side that imports it gets the real error."""
+    os.environ.clear()
+    os.environ.update(env)
+    saved = (os.dup(0), os.dup(1))
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    try:
+        for name in names:
+            if not isinstance(name, str) or not name.isidentifier() or name in sys.modules:
+                continue
+            before = set(sys.modules)
+            try:
+                __import__(name)
+            except (Exception, SystemExit):
+                for added in set(sys.modules) - before:
+                    sys.modules.pop(added, None)
+        import io  # noqa: F401 (what a fork needs to become its side's interpreter)
+        import runpy  # noqa: F401
+    finally:
+        try:  # noqa: SIM105
+            sys.stdout.flush()
+        except Exception:
+            pass
+        os.dup2(saved[0], 0)
+        os.dup2(saved[1], 1)
+        for fd in (*saved, null):
+            os.close(fd)
+    import gc
+
+    gc.freeze()  # the forks' collections skip what the boot imported (fewer pages copied, less work)
+
+
+class _Become(BaseException):
+    """Raised in a forked side: it unwinds the boot's frames (no handler of the boot catches it), and the
+    module's last lines run the side's entry (``run``)."""
+
+    def __init__(self, argv, entry, env):
+        super().__init__()
+        self.argv, self.entry, self.env = argv, entry, env
+
+    def run(self):
+        """Become the interpreter the side's command would have started, and run its entry. Its SystemExit or
+        exception reaches the interpreter as an exec'd one's would."""
+        import io
+        import runpy
+
+        flag, target, args = self.entry
+        os.environ.clear()
+        os.environ.update(self.env)
+        sys.dont_write_bytecode = bool(self.env.get("PYTHONDONTWRITEBYTECODE"))
+        sys.orig_argv = list(self.argv)
+        sys.argv = [flag, *args]
+        extra = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[:0] = [os.getcwd() if flag == "-m" else "", *extra]
+        unbuffered = bool(self.env.get("PYTHONUNBUFFERED"))
+
+        encoding = sys.__stdout__.encoding if sys.__stdout__ else "utf-8"
+
+        def stream(fd, name, mode, errors, line):
+            raw = io.FileIO(fd, mode, closefd=False)
+            raw.name = f"<{name}>"
+            direct = unbuffered and mode == "w"  # -u: no buffer under the text layer
+            buf = raw if direct else (io.BufferedWriter if mode == "w" else io.BufferedReader)(raw)
+            return io.TextIOWrapper(buf, encoding, errors, line_buffering=line, write_through=direct)
+
+        for fd, name, mode, errors in ((0, "stdin", "r", "strict"), (1, "stdout", "w", "strict"),
+                                       (2, "stderr", "w", "backslashreplace")):
+            if name != "stderr" and getattr(sys, name) is not None:
+                errors = getattr(sys, name).errors  # the locale's (surrogateescape under C/POSIX)
+            text = stream(fd, name, mode, errors, fd == 2 or (fd == 1 and os.isatty(1)))
+            setattr(sys, name, text)
+            setattr(sys, f"__{name}__", text)
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None  # found again from TMPDIR, the side's own
+        if "numpy.random" in sys.modules:  # fresh entropy, as each exec'd interpreter draws its own
+            try:  # noqa: SIM105
+                sys.modules["numpy.random"].seed()
+            except Exception:
+                pass
+        import importlib
+
+        importlib.invalidate_caches()
+        main = type(sys)("__main__")
+        main.__builtins__ = __builtins__
+        sys.modules["__main__"] = main
+        if flag == "-m":
+            runpy._run_module_as_main(target)
+        else:
+            exec(compile(target, "<string>", "exec"), main.__dict__)
+
+
+def _fork(argv, entry, cwd, env, ids, stdout, stderr, keep, confine=None, go=None):
+    """Start a side as a fork of the zygote: ``_spawn``'s fds, user, umask and Landlock, then ``_Become`` in the
+    child. With ``go`` (a pipe's read end) the child drops to its user at once and waits until a byte arrives
+    there before it goes to ``cwd`` (EOF: the run ended before it began; it exits). Returns ``(pid, err_r)``:
+    ``_started`` says whether the child got as far as its entry."""
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(err_r)
+            for signum in (_signal.SIGTERM, _signal.SIGALRM):
+                _signal.signal(signum, _signal.SIG_DFL)
+            for target, fd in ((1, stdout), (2, stderr), (0, null)):
+                os.dup2(fd, target)
+            low = 3
+            for fd in sorted(set(keep) | {err_w} | ({go} if go is not None else set())):
+                os.closerange(low, fd)
+                low = fd + 1
+            os.closerange(low, 1 << 16)
+            for fd in keep:
+                os.set_inheritable(fd, True)  # as an exec'd side has them: its own children may inherit them
+            if ids:
+                os.setgroups([])
+                os.setgid(ids[1])
+                os.setuid(ids[0])
+                os.umask(0o022)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1, as after an exec
+            if go is not None:
+                got = os.read(go, 1)
+                os.close(go)
+                if not got:
+                    os._exit(0)
+            os.chdir(cwd)
+            if confine is not None and not _confine(*confine):
+                os.write(2, b"[lmrbench: no Landlock in this kernel: the run's writes are not confined]\n")
+            os.close(err_w)
+        except BaseException as exc:
+            try:
+                os.write(err_w, f"{type(exc).__name__}: {exc}".encode("utf-8", "replace"))
+            finally:
+                os._exit(127)
+        raise _Become(argv, entry, env)
+    os.close(err_w)
+    os.close(null)
+    return pid, err_r
+
+
+def _started(pid, err_r):
+    """Wait until a forked side reached its entry; raise OSError with its reason when it could not."""
+    why = b""
+    while True:
+        chunk = os.read(err_r, 4096)
+        if not chunk:
+            break
+        why += chunk
+    os.close(err_r)
+    if why:
+        os.waitpid(pid, 0)
+        raise OSError(why.decode("utf-8", "replace"))
+    return pid
+
+
 class _Deadline(Exception):
     pass
 
@@ -386,6 +586,37 @@ def main():
             pass
         _signal.signal(_signal.SIGTERM, _on_term)  # the runner's timeout: end the run's processes, then exit
     trusted, cand = os.path.join(root, "trusted"), os.path.join(root, "cand")
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
+    base["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = dict(base, **spec.get("env", {}))
+    env.update({ENV_OUT: os.path.join(trusted, "out"), ENV_HARNESS: os.path.join(trusted, "harness")})
+    env.update(
+        HOME=os.path.join(trusted, "home"),
+        TMPDIR=os.path.join(trusted, "tmp"),
+        PYTHONPATH=os.pathsep.join(p for p in (os.path.join(trusted, "harness"), env.get("PYTHONPATH", "")) if p),
+    )
+    task_env = {k: v for k, v in spec.get("env", {}).items() if not k.startswith((ENV_PREFIX, "PYTHONPATH"))}
+    worker, log, fds, log_r, wenv, wentry = None, [], (), None, None, None
+    if spec.get("worker"):
+        to_worker_r, to_worker_w = os.pipe()
+        to_trusted_r, to_trusted_w = os.pipe()
+        log_r, log_w = os.pipe()
+        wenv = dict(base, **task_env, HOME=os.path.join(cand, "home"), TMPDIR=os.path.join(cand, "tmp"),
+                    PYTHONPATH=os.path.join(cand, "harness"))
+        wenv[ENV_CALL_FDS] = f"{to_worker_r},{to_trusted_w}"
+        env[ENV_CALL_FDS] = f"{to_trusted_r},{to_worker_w}"
+        fds = (to_trusted_r, to_worker_w)
+        hidden = [trusted] + list(confine.get("hide", [])) if confine is not None else None
+        wargs = (spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
+                 (to_worker_r, to_trusted_w), None if confine is None else (cand, hidden))
+    zygote = bool(spec.get("preload")) and _forkable([env, wenv or {}])
+    if zygote:
+        _preload(spec["preload"], dict(base, **task_env))
+        wentry = _python_entry(spec["worker"]) if spec.get("worker") else None
+    if wentry:  # forked before the payload is read: its memory holds nothing of the trusted tree
+        go_r, go_w = os.pipe()
+        wpid, werr = _fork(wargs[0], wentry, *wargs[1:], go=go_r)
+        os.close(go_r)
     try:
         _unpack(sys.stdin.buffer, root)
         for d in ("out", "tmp", "home"):
@@ -400,37 +631,26 @@ def main():
                 _own(cand, ids["worker"])
     except Exception as exc:
         _say_infra(f"cannot unpack the tree: {type(exc).__name__}: {exc}")
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
-    base["PYTHONDONTWRITEBYTECODE"] = "1"
-    env = dict(base, **spec.get("env", {}))
-    env.update({ENV_OUT: os.path.join(trusted, "out"), ENV_HARNESS: os.path.join(trusted, "harness")})
-    env.update(
-        HOME=os.path.join(trusted, "home"),
-        TMPDIR=os.path.join(trusted, "tmp"),
-        PYTHONPATH=os.pathsep.join(p for p in (os.path.join(trusted, "harness"), env.get("PYTHONPATH", "")) if p),
-    )
-    worker, log, fds, log_r = None, [], (), None
     if spec.get("worker"):
-        to_worker_r, to_worker_w = os.pipe()
-        to_trusted_r, to_trusted_w = os.pipe()
-        log_r, log_w = os.pipe()
-        task_env = {k: v for k, v in spec.get("env", {}).items() if not k.startswith((ENV_PREFIX, "PYTHONPATH"))}
-        wenv = dict(base, **task_env, HOME=os.path.join(cand, "home"), TMPDIR=os.path.join(cand, "tmp"),
-                    PYTHONPATH=os.path.join(cand, "harness"))
-        wenv[ENV_CALL_FDS] = f"{to_worker_r},{to_trusted_w}"
         try:
-            hidden = [trusted] + list(confine.get("hide", [])) if confine is not None else None
-            worker = _spawn(spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
-                            (to_worker_r, to_trusted_w), None if confine is None else (cand, hidden))
+            if wentry:
+                try:  # noqa: SIM105
+                    os.write(go_w, b"1")  # cand/ is there and the worker's: it may go
+                except OSError:
+                    pass  # it ended already; _started says why
+                os.close(go_w)
+                worker = _started(wpid, werr)
+            else:
+                worker = _spawn(*wargs)
         except OSError as exc:
             _say_infra(f"cannot start the candidate's worker: {exc}")
         for fd in (to_worker_r, to_trusted_w, log_w):
             os.close(fd)
-        env[ENV_CALL_FDS] = f"{to_trusted_r},{to_worker_w}"
-        fds = (to_trusted_r, to_worker_w)
+    tentry = _python_entry(spec["argv"]) if zygote else None
+    targs = (os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds,
+             None if confine is None or worker is not None else (trusted, None))
     try:
-        child = _spawn(spec["argv"], os.path.join(trusted, "repo"), env, ids and ids["trusted"], 2, 2, fds,
-                       None if confine is None or worker is not None else (trusted, None))
+        child = _started(*_fork(spec["argv"], tentry, *targs)) if tentry else _spawn(spec["argv"], *targs)
     except OSError as exc:
         sys.stderr.write("cannot start {!r}: {}\n".format(spec["argv"][0], exc))
         child = None
@@ -470,4 +690,13 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _side = None
+    try:
+        _code = main()
+    except _Become as exc:  # a forked side: the boot's frames are gone; its entry runs at the top level
+        _side = exc
+    if _side is not None:
+        _side.__traceback__ = None
+        _side.run()
+        _code = 0
+    sys.exit(_code)
