@@ -3,6 +3,7 @@ terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 
 from rich.console import Console
@@ -32,14 +33,26 @@ def test_the_last_state_of_each_phase_is_printed_off_a_terminal() -> None:
     assert len(lines) == 3
 
 
-def test_nothing_is_printed_when_nothing_was_done_or_the_work_was_quick() -> None:
+def test_nothing_is_printed_when_nothing_was_done_or_the_work_ends_in_an_error() -> None:
     out, console = _off_terminal()
     with RichProgress(console, every=3600, quiet_under=0) as progress:
         progress.start("tasks check", 0)
+    with contextlib.suppress(ValueError), RichProgress(console, every=3600, quiet_under=0) as progress:
+        progress.start("clone", 1)
+        progress.advance(1, "3416e15")
+        raise ValueError("no function 'preferenceloss'")
+    assert out.getvalue() == ""
+
+
+def test_a_quick_phase_is_summed_up_only_at_the_end() -> None:
+    out, console = _off_terminal()
     with RichProgress(console, every=3600, quiet_under=3600) as progress:
         progress.start("clone", 1)
         progress.advance(1, "3416e15")
-    assert out.getvalue() == ""
+        progress.start("tasks check", 2)
+        progress.advance(2, "2-B")
+    [line] = out.getvalue().splitlines()
+    assert line.startswith("tasks check: 2/2 done after ")
 
 
 def test_a_terminal_gets_a_bar_and_no_status_lines() -> None:

@@ -26,7 +26,8 @@ EVERY_SECONDS = 10.0
 """How often a status line is printed off a terminal."""
 
 QUIET_UNDER_SECONDS = 5.0
-"""A phase shorter than this gets no status line: quick work (or a usage error) stays one line."""
+"""A phase shorter than this gets no status line when the next one starts (the last phase always gets one,
+unless the command ends in an error, which then stays one line)."""
 
 
 class RichProgress:
@@ -75,17 +76,18 @@ class RichProgress:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join()
-        if self.lines:
-            self._status()  # the last state, so that a log always ends with how far the work got
+        if self.lines and et is None:
+            self._status(final=True)  # the last state, so that a log ends with how far the work got
         self._bar.stop()
 
     def _tick(self) -> None:
         while not self._stop.wait(self.every):
             self._status()
 
-    def _status(self) -> None:
+    def _status(self, *, final: bool = False) -> None:
         with self._lock:
-            if not self._label or not self._done or time.monotonic() - self._phase_start < self.quiet_under:
+            quick = time.monotonic() - self._phase_start < self.quiet_under
+            if not self._label or not self._done or (quick and not final):
                 return
             total = f"/{self._total}" if self._total is not None else ""
             last = f" (last: {self._detail})" if self._detail else ""
