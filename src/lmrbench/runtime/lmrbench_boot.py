@@ -327,17 +327,7 @@ def _spawn(argv, cwd, env, ids, stdout, stderr, keep, confine=None):
                 os._exit(127)
     os.close(err_w)
     os.close(null)
-    why = b""
-    while True:
-        chunk = os.read(err_r, 4096)
-        if not chunk:
-            break
-        why += chunk
-    os.close(err_r)
-    if why:
-        os.waitpid(pid, 0)
-        raise OSError(why.decode("utf-8", "replace"))
-    return pid
+    return _started(pid, err_r)
 
 
 # --- the zygote (see the module docstring) ---
