@@ -256,18 +256,22 @@ def splice_candidate(
     spliced = replace_functions(target, donor, qualnames, file=file, donor_file=donor_file)
     bom = "\ufeff" if spliced.startswith("\ufeff") else ""
     body, members = _class_members(spliced[len(bom):], donor.lstrip("\ufeff"), qualnames)
-    spliced = bom + body
     skip = {q.split(".")[0] for q in qualnames} | {q.rpartition(".")[2] for q in qualnames}
     kept = _new_statements(pyparse.parse(target.lstrip("\ufeff")).body, donor.lstrip("\ufeff"), skip)
-    if not kept:
-        if members:
-            try:
-                parse_python(body, file)
-            except LmrError as exc:
-                raise LmrError(f"the members kept from {donor_file} do not fit: {exc.problem}", file) from None
-        return SplicedCandidate(spliced, [k.line for k in members], "".join(k.text for k in members))
-    bom = "\ufeff" if spliced.startswith("\ufeff") else ""
-    body = spliced[len(bom):]
+    if kept:
+        body = _insert_statements(body, kept, qualnames, file)
+    kept += members
+    if kept:
+        try:
+            parse_python(body, file)
+        except LmrError as exc:
+            raise LmrError(f"the statements kept from {donor_file} do not fit: {exc.problem}", file) from None
+    return SplicedCandidate(bom + body, [k.line for k in kept], "".join(k.text for k in kept))
+
+
+def _insert_statements(body: str, kept: list[_Kept], qualnames: list[str], file: str) -> str:
+    """``body`` with the kept module-level statements above its first goal statement (``__future__`` imports at
+    the top)."""
     newline = "\r\n" if "\r\n" in body else "\n"
     tree = pyparse.parse(body)
     starts = line_starts(body)
@@ -286,10 +290,4 @@ def splice_candidate(
         body += newline
     others_text = block(others).rstrip("\r\n") + newline * 3 if others else ""
     result = body[:goal_at] + others_text + body[goal_at:]
-    result = result[:future_at] + block(futures) + result[future_at:]
-    try:
-        parse_python(result, file)
-    except LmrError as exc:
-        raise LmrError(f"the statements kept from {donor_file} do not fit: {exc.problem}", file) from None
-    kept = kept + members
-    return SplicedCandidate(bom + result, [k.line for k in kept], "".join(k.text for k in kept))
+    return result[:future_at] + block(futures) + result[future_at:]

@@ -271,10 +271,10 @@ class Body:
         return len(self.names) if self.exact else math.ceil(PREFILTER_SHARE * len(self.names))
 
 
-def _inner_prints(tok: Tokenized, prints: set[int]) -> frozenset[int]:
-    """The fingerprints of ``prints`` whose run of ``K`` tokens lies inside one simple statement."""
+def _inner_prints(tok: Tokenized, hashes: list[int], prints: set[int]) -> frozenset[int]:
+    """The fingerprints of ``prints`` (among the body's ``hashes``) whose run of ``K`` tokens lies inside one
+    simple statement."""
     spans = pyparse.simple_statement_spans(tok.text)
-    hashes = _hashes(tok.words)
     out = set()
     for i, h in enumerate(hashes):
         if h in prints:
@@ -288,10 +288,11 @@ def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     """A body ready to scan for; None when it is too short for either search."""
     tok = tokenize(body)
     words = tok.words
-    prints = winnow(_hashes(words))
+    hashes = _hashes(words)
+    prints = winnow(hashes)
     if len(prints) >= MIN_FINGERPRINTS:
         return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
-                    _inner_prints(tok, prints))
+                    _inner_prints(tok, hashes, prints))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None

@@ -120,7 +120,7 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
             console.print(f"[red]{escape(r.task)}#{r.impl}[/red]: {escape(r.tolerance_note)}", highlight=False)
         if env := r.environment_error:
             console.print(f"[red]environment error[/red] {escape(r.task)}: "
-                          f"{escape(env.removeprefix('environment:').strip())}", highlight=False, soft_wrap=True)
+                          f"{escape(env)}", highlight=False, soft_wrap=True)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:

@@ -97,9 +97,8 @@ def prepare_tag(
     plan = plan_layers(lines, target, options=options, projects=runner.framework_projects, progress=progress,
                        cancel=cancel)
     parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
-    template = render_dockerfile()
-    if edited(text):  # the author's additions (an apt package, an ENV) go into the task's layer
-        template = text
+    own = edited(text)  # the author's additions (an apt package, an ENV) go into the task's layer
+    template = text if own else render_dockerfile()
     h = hashlib.sha256("\0".join([template, *lines, *plan.added, image_id(runner.client, parent) or "", target.key,
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
@@ -107,8 +106,8 @@ def prepare_tag(
     with runner.build_lock(tag):  # two jobs of one task build its image once
         if rebuild or not image_id(runner.client, tag):
             check_cancel(cancel)
-            own = " from the task's edited Dockerfile" if template is text else ""
-            progress.log(f"building {tag} on {parent}{own}: {len(plan.task)} wheel(s)")
+            source = " from the task's edited Dockerfile" if own else ""
+            progress.log(f"building {tag} on {parent}{source}: {len(plan.task)} wheel(s)")
             labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
                       TASK_LABEL: task.name}
             _build_layer(runner, template, [*lines, *plan.added], plan.task, tag, parent, labels, task.name, rebuild,
