@@ -6,6 +6,7 @@ import contextlib
 import os
 from pathlib import Path
 
+import docker
 import pytest
 
 from helpers.docker_engine import owned_containers
@@ -62,6 +63,8 @@ def test_image_is_reused_when_nothing_changed_and_rebuilt_when_asked(runner, sma
     assert tag.startswith("lmrbench-task-7-vec:")
     assert runner.prepare(small_task, rebuild=True) == tag
     assert docker_engine.images.get(tag).id != first
+    with pytest.raises(docker.errors.ImageNotFound):  # the image it replaced is not left dangling
+        docker_engine.images.get(first)
 
 
 def test_changing_requirements_changes_the_image_tag(runner, tmp_path):

@@ -7,10 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
+import time
 
+import docker
 import pytest
 from typer.testing import CliRunner
 
+from helpers.docker_engine import build_containers
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.execution.unit import image_facts
@@ -53,18 +57,35 @@ def test_a_requirement_that_needs_a_newer_python_than_the_image_has_still_builds
 
 
 def test_an_author_s_edit_of_the_generated_dockerfile_is_built(tmp_path, base_image, docker_engine):
+    """The edited file is built by the classic builder; the unedited one in one commit from the same shell
+    fragments: apart from the author's line the two images are the same environment."""
     runner = DockerRunner(base_image=base_image)
-    task = write_small_task(tmp_path / "bench", name="7-Edited")
+    plain = write_small_task(tmp_path / "plain", name="7-Edited", requirements="six==1.16.0\n")
+    task = write_small_task(tmp_path / "bench", name="7-Edited", requirements="six==1.16.0\n")
     path = task.path / "Dockerfile"
     text = path.read_text()
     assert "\nWORKDIR /workspace\n" in text
     own = "RUN echo from-the-author > /etc/lmrbench-edit\n"
     path.write_text(text.replace("\nWORKDIR /workspace\n", f"\n{own}WORKDIR /workspace\n"))
-    tag = runner.prepare(task)
+    tags = [runner.prepare(task), runner.prepare(plain)]
+    environment = ("import os, subprocess as s, importlib.metadata as m; "
+                   "print(os.getuid(), os.getgid(), os.getcwd(), "
+                   "sorted(os.environ.items() - {('HOSTNAME', os.uname()[1])}), "
+                   "sorted((d.metadata['Name'], d.version) for d in m.distributions()), "
+                   "[(p, os.stat(p).st_uid) for p in sorted(s.check_output(['find', '/workspace']).decode().split())], "
+                   "open('/etc/passwd').read().splitlines()[-1])")
     try:
-        assert _py(docker_engine, tag, "print(open('/etc/lmrbench-edit').read())") == "from-the-author"
+        assert tags[0] != tags[1]
+        assert _py(docker_engine, tags[0], "print(open('/etc/lmrbench-edit').read())") == "from-the-author"
+        built = [_py(docker_engine, tag, environment) for tag in tags]
+        assert "'six', '1.16.0'" in built[1], built
+        assert f"('/workspace/vecrepo/unit_test/logs', {runner.uid})" in built[1], built
+        assert built[0] == built[1]
+        configs = [docker_engine.images.get(tag).attrs["Config"] for tag in tags]
+        assert [(c["User"], c["WorkingDir"], c["Cmd"], sorted(c["Env"])) for c in configs[:1]] == [
+            (c["User"], c["WorkingDir"], c["Cmd"], sorted(c["Env"])) for c in configs[1:]]
     finally:
-        _remove(docker_engine, tag)
+        _remove(docker_engine, *tags)
 
 
 def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_wheels(tmp_path, base_image,
@@ -80,11 +101,14 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         framework = docker_engine.images.get(parent)
         assert framework.labels[LAYER_LABEL] == "framework"
         shared = framework.attrs["RootFS"]["Layers"]
+        find_wheels = ("import os; print(sorted(os.path.join(d, f) for d, _, fs in os.walk('/') for f in fs "
+                       "if f.endswith('.whl')))")
+        debian_wheels = _py(docker_engine, base_image, find_wheels)  # pip's and setuptools' of python3-pip
         for img in images:  # the framework's layers are the task images' own lower layers: stored once
             assert img.attrs["RootFS"]["Layers"][: len(shared)] == shared
             assert len(img.attrs["RootFS"]["Layers"]) - len(shared) <= 2  # the task layer: files, then removals
-            steps = " ".join(h.get("CreatedBy", "") for h in docker_engine.api.history(img.id))
-            assert "/tmp/lmrbench/" not in steps  # the install stage's COPY of the wheels is not in the image
+            # the wheels were installed, then deleted before the commit
+            assert _py(docker_engine, img.id, find_wheels) == debian_wheels
             assert img.attrs["Size"] - framework.attrs["Size"] < 1_000_000  # six installed, not its wheel too
         assert _py(docker_engine, tags[0], "import iniconfig, six; print(six.__version__)") == "1.16.0"
         assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
@@ -154,3 +178,44 @@ def test_the_target_of_the_base_image_is_its_full_python_version(base_image):
     target = DockerRunner(base_image=base_image).wheel_target(base_image)
     assert target == WheelTarget(python=target.python, glibc=target.glibc, machine=target.machine)
     assert target.python.count(".") == 2 and target.minor == ".".join(target.python.split(".")[:2])
+
+
+def test_a_build_cancelled_mid_install_leaves_no_container_and_no_image(tmp_path, base_image, docker_engine):
+    from lmrbench.progress import Cancelled
+
+    runner = DockerRunner(base_image=base_image)
+    task = write_small_task(tmp_path / "bench", name="7-Cancelled", requirements="numpy\n")
+    cancel, ended = threading.Event(), []
+
+    def build() -> None:
+        try:
+            ended.append(runner.prepare(task, rebuild=True, cancel=cancel))
+        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the build
+            ended.append(exc)
+
+    before = {img.id for img in docker_engine.images.list(all=True)}
+    worker = threading.Thread(target=build)
+    worker.start()
+    deadline = time.monotonic() + 300
+    while not build_containers(docker_engine):
+        assert worker.is_alive() and time.monotonic() < deadline, f"no build container: {ended}"
+        time.sleep(0.1)
+    cancel.set()
+    worker.join(300)
+    assert len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    assert build_containers(docker_engine) == []
+    assert {img.id for img in docker_engine.images.list(all=True)} <= before
+
+
+def test_a_failed_install_says_why_in_one_line_and_leaves_no_container(base_image, docker_engine):
+    from lmrbench.benchmark.sandbox.commit_build import commit_build
+
+    tag = "lmrbench-task-7-unresolvable:test"
+    with pytest.raises(LmrError) as err:  # no wheel was put in for it: pip, offline, cannot find it
+        commit_build(docker_engine, base_image, tag, requirements=["no-such-project-xyz==1.0"], wheels=[],
+                     user=(1000, 1000, "repo"), labels={}, what="7-Unresolvable")
+    assert str(err.value).startswith("7-Unresolvable: image build failed: ERROR: Could not find a version"), err.value
+    assert "\n" not in str(err.value)
+    assert build_containers(docker_engine) == []
+    with pytest.raises(docker.errors.ImageNotFound):
+        docker_engine.images.get(tag)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -9,9 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import docker
 import pytest
 
+from helpers.docker_engine import build_containers
 from helpers.small_task import write_task
+from helpers.vec_task import write_small_task
 
 pytestmark = pytest.mark.docker
 
@@ -53,3 +57,28 @@ def test_sigkill_leaves_a_container_that_the_next_command_sweeps(docker_engine, 
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert _containers_of(docker_engine, proc.pid) == []
+
+
+def test_a_build_killed_mid_install_leaves_a_container_that_the_next_command_sweeps(docker_engine, base_image,
+                                                                                    tmp_path: Path):
+    bench = tmp_path / "bench"
+    write_small_task(bench, requirements="numpy\n")
+    exe = str(Path(sys.executable).parent / "lmrbench")
+    proc = subprocess.Popen([exe, "images", "build", str(bench), "--rebuild"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not (building := build_containers(docker_engine, proc.pid)):
+            assert proc.poll() is None and time.monotonic() < deadline, "the build never started a container"
+            time.sleep(0.1)
+        with contextlib.suppress(docker.errors.APIError):  # frozen mid-install (unless not started yet)
+            docker_engine.containers.get(building[0].id).pause()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert build_containers(docker_engine, proc.pid), "the killed build left nothing to sweep"
+    out = subprocess.run([exe, "images", "build", str(bench)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert build_containers(docker_engine, proc.pid) == []

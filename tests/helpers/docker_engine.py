@@ -68,3 +68,11 @@ def owned_containers(engine: Any, pid: int | None = None, task: str | None = Non
         all=True, filters={"label": f"{RUN_LABEL}={task}" if task else RUN_LABEL}, sparse=True
     )  # sparse: no inspect per container, which fails for one another process removes meanwhile
     return [c for c in found if (c.attrs.get("Labels") or {}).get(OWNER_LABEL) == owner]
+
+
+def build_containers(engine: Any, pid: int | None = None) -> list[Any]:
+    """Image build containers (named, not labelled) of process ``pid`` (default: this one)."""
+    from lmrbench.benchmark.sandbox.containers import BUILD_PREFIX
+
+    return [c for c in engine.containers.list(all=True, filters={"name": BUILD_PREFIX}, sparse=True)
+            if str(c.attrs["Names"][0]).rsplit("-", 2)[1] == str(pid or os.getpid())]

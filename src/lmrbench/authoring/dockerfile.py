@@ -28,6 +28,23 @@ DOCKERFILE = "Dockerfile"
 GENERATED_MARK = "# lmrbench task image"
 DEFAULT_BASE_IMAGE = "python:3.11-slim"
 
+IMAGE_ENV = "LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv"
+"""The environment a task image sets, besides ``/opt/venv/bin`` put first on ``PATH``."""
+MAKE_VENV = "if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi"
+PIP_INSTALL = ("/opt/venv/bin/pip install --no-cache-dir --no-index --find-links /tmp/lmrbench \\\n"
+               "        -r /tmp/lmrbench/requirements.txt pytest")
+"""Installs requirements.txt and the wheels put in /tmp/lmrbench, offline."""
+USER_SETUP = """\
+if ! getent group "$GID" >/dev/null; then \\
+        groupadd -g "$GID" lmrbench 2>/dev/null || echo "lmrbench:x:$GID:" >> /etc/group; fi \\
+ && if ! getent passwd "$UID" >/dev/null; then \\
+        useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
+        || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
+ && mkdir -p "/workspace/$DIR/unit_test/logs" && chown -R "$UID:$GID" /workspace"""
+"""The task's user (build args UID, GID) and its /workspace/$DIR; the image then runs as that user in /workspace."""
+# The Dockerfile below and the runner's one-commit build of an unedited generated Dockerfile
+# (``lmrbench.benchmark.sandbox.commit_build``) both use these fragments: the two cannot drift apart.
+
 _TEMPLATE = """\
 {mark}: the task's Python environment only (no repo, tests or golden files).
 # Build context (assembled by lmrbench): this file, requirements.txt{req_note},
@@ -39,28 +56,22 @@ _TEMPLATE = """\
 ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}} AS install
 COPY requirements.txt wheels/ /tmp/lmrbench/
-RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+RUN {make_venv} \\
  && find /opt/venv -xdev | sort > /tmp/lmrbench.before && touch /tmp/lmrbench.stamp \\
- && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /tmp/lmrbench \\
-        -r /tmp/lmrbench/requirements.txt pytest \\
+ && {pip_install} \\
  && find /opt/venv -xdev | sort > /tmp/lmrbench.after && mkdir -p /opt/lmrbench-layer \\
  && comm -23 /tmp/lmrbench.before /tmp/lmrbench.after > /opt/lmrbench-layer/.lmrbench-removed \\
  && find /opt/venv -xdev -newer /tmp/lmrbench.stamp ! -type d -print0 \\
     | tar --null --create --file - --files-from - 2>/dev/null | tar --extract --file - -C /opt/lmrbench-layer
 FROM ${{BASE_IMAGE}}
 ARG UID=1000 GID=1000 DIR=repo
-ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+ENV {image_env} PATH=/opt/venv/bin:$PATH
 COPY --from=install /opt/lmrbench-layer/ /
 RUN xargs -r -d '\\n' rm -rf -- < /.lmrbench-removed && rm -f /.lmrbench-removed \\
 {user}"""
 
-_USER = """\
- && if ! getent group "$GID" >/dev/null; then \\
-        groupadd -g "$GID" lmrbench 2>/dev/null || echo "lmrbench:x:$GID:" >> /etc/group; fi \\
- && if ! getent passwd "$UID" >/dev/null; then \\
-        useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
-        || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
- && mkdir -p "/workspace/$DIR/unit_test/logs" && chown -R "$UID:$GID" /workspace
+_USER = f"""\
+ && {USER_SETUP}
 # An instruction of your own (an apt package, say) goes here, where it still runs as root.
 WORKDIR /workspace
 USER $UID:$GID
@@ -76,8 +87,8 @@ _OFFICIAL = """\
 ARG BASE_IMAGE={base}
 FROM ${{BASE_IMAGE}}
 ARG UID=1000 GID=1000 DIR={repo}
-ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
-{copy}RUN if [ ! -x /opt/venv/bin/python ]; then python3 -m venv /opt/venv; fi \\
+ENV {image_env} PATH=/opt/venv/bin:$PATH
+{copy}RUN {make_venv} \\
  && rm -f /usr/local/bin/python \\
  && printf '#!/bin/sh\\nexec /opt/venv/bin/python "$@"\\n' > /usr/local/bin/python \\
  && chmod 755 /usr/local/bin/python \\
@@ -99,7 +110,7 @@ def render_official_dockerfile(
         copy += "COPY wheels/ /tmp/lmrbench/wheels/\n"
         pip += " --no-index --find-links /tmp/lmrbench/wheels"
     return _OFFICIAL.format(mark=OFFICIAL_MARK, repo=repo_folder_name, base=base_image, copy=copy, pip=pip,
-                            user=_USER)
+                            image_env=IMAGE_ENV, make_venv=MAKE_VENV, user=_USER)
 
 
 BODY_MARK = "# body "
@@ -121,7 +132,8 @@ def render_dockerfile(
     """The Dockerfile text; ``requirements`` names (for the reader) where requirements.txt comes from. Without
     ``user`` it is a framework layer: no user, no WORKDIR, root stays (a task layer builds on it)."""
     note = f" (from {requirements})" if requirements else " (empty when the task has none)"
-    text = _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, user=_USER if user else " && true\n")
+    text = _TEMPLATE.format(mark=GENERATED_MARK, base=base_image, req_note=note, make_venv=MAKE_VENV,
+                            pip_install=PIP_INSTALL, image_env=IMAGE_ENV, user=_USER if user else " && true\n")
     first, rest = text.split("\n", 1)
     return (f"{first}\n{BODY_MARK}{body_digest(text)}: edit below and lmrbench builds the task's layer from this "
             f"file as written\n{rest}")

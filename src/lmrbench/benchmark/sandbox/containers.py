@@ -1,10 +1,13 @@
-"""Run containers are labelled with their task and their owner (host and pid); those of owners that are gone
-(a killed lmrbench) are swept at each command's first call to the engine, and before images are pruned."""
+"""Run containers are labelled with their task and their owner (host and pid), image build containers name their
+owner; those of owners that are gone (a killed lmrbench) are swept at each command's first call to the engine,
+and before images are pruned."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import re
 import socket
 import threading
 from typing import TYPE_CHECKING
@@ -16,6 +19,18 @@ RUN_LABEL = "org.lmrbench.run"
 """Label of every run container: the task's name."""
 OWNER_LABEL = "org.lmrbench.owner"
 """Label of every run container: ``host:pid`` of the lmrbench process that started it."""
+
+
+BUILD_PREFIX = "lmrbench-build-"
+"""Image build containers are named ``lmrbench-build-<host>-<pid>-<n>``: their owner is in the name, since a
+commit would keep a label of the container in the image."""
+_BUILD_NAME = re.compile(rf"^/?{BUILD_PREFIX}(?P<host>.+)-(?P<pid>\d+)-\d+$")
+_builds = itertools.count()
+
+
+def build_container_name() -> str:
+    """A new build container name owned by this process."""
+    return f"{BUILD_PREFIX}{socket.gethostname()}-{os.getpid()}-{next(_builds)}"
 
 
 def owner() -> str:
@@ -38,14 +53,19 @@ def sweep_once(client: docker.DockerClient) -> list[str]:
 
 
 def remove_stale_containers(client: docker.DockerClient) -> list[str]:
-    """Remove run containers left by lmrbench processes of this host that are gone; return their names."""
+    """Remove run and build containers left by lmrbench processes of this host that are gone; return their
+    names."""
     import docker
 
     removed = []
     # sparse: the list's own data, no inspect per container (one removed meanwhile would be a 404)
-    for c in client.containers.list(all=True, filters={"label": RUN_LABEL}, sparse=True):
+    found = [*client.containers.list(all=True, filters={"label": RUN_LABEL}, sparse=True),
+             *client.containers.list(all=True, filters={"name": BUILD_PREFIX}, sparse=True)]
+    for c in found:
         labels = c.attrs.get("Labels") or {}
         host, _, pid = str(labels.get(OWNER_LABEL, "")).partition(":")
+        if m := _BUILD_NAME.match(str((c.attrs.get("Names") or [""])[0])):
+            host, pid = m.group("host"), m.group("pid")
         if host != socket.gethostname() or not pid.isdigit() or _alive(int(pid)):
             continue
         with contextlib.suppress(docker.errors.NotFound):

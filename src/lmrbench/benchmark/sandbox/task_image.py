@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, edited, is_generated, render_dockerfile
+from lmrbench.benchmark.sandbox.commit_build import commit_build
 from lmrbench.benchmark.sandbox.from_images import check_from_images
 from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
 from lmrbench.benchmark.sandbox.images import image_id
@@ -110,8 +111,8 @@ def prepare_tag(
             progress.log(f"building {tag} on {parent}{source}: {len(plan.task)} wheel(s)")
             labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
                       TASK_LABEL: task.name}
-            _build_layer(runner, template, [*lines, *plan.added], plan.task, tag, parent, labels, task.name, rebuild,
-                         progress, cancel, task.info.repo_folder_name)
+            _build_layer(runner, template if own else "", [*lines, *plan.added], plan.task, tag, parent, labels,
+                         task.name, rebuild, progress, cancel, task.info.repo_folder_name)
     return tag
 
 
@@ -130,15 +131,22 @@ def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, progress: Pr
                      f"wheels, {size:,.0f} MB; {runner.torch.describe()}): once for every task that pins it")
         labels = {LAYER_LABEL: "framework", PARENT_LABEL: base, FRAMEWORK_LABEL: " ".join(plan.pins),
                   TORCH_SOURCE_LABEL: runner.torch.describe()}
-        _build_layer(runner, template, plan.pins, plan.framework, tag, base, labels, tag, False, progress, cancel)
+        _build_layer(runner, "", plan.pins, plan.framework, tag, base, labels, tag, False, progress, cancel)
     return tag
 
 
-def _build_layer(runner: ImageHost, template: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
+def _build_layer(runner: ImageHost, edited_text: str, lines: list[str], wheels: list[Path], tag: str, parent: str,
                  labels: dict[str, str], what: str, rebuild: bool, progress: Progress,
                  cancel: threading.Event | None, dir_name: str = "") -> None:
+    """A task layer (``dir_name`` given) or a framework layer on ``parent``: in one commit as the generated
+    Dockerfile builds it, or from ``edited_text``, the author's edit of it, by the classic builder."""
+    if not edited_text:
+        user = (runner.uid, runner.gid, dir_name) if dir_name else None
+        commit_build(runner.client, parent, tag, requirements=lines, wheels=wheels, user=user, labels=labels,
+                     what=what, progress=progress, cancel=cancel)
+        return
     label_line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items())
-    files = {"Dockerfile": f"{template.rstrip()}\n{label_line}\n".encode(),
+    files = {"Dockerfile": f"{edited_text.rstrip()}\n{label_line}\n".encode(),
              "requirements.txt": "\n".join(lines).encode() + b"\n"}
     # DIR as the official tooling passes it: the repository's folder name (its Dockerfiles use /workspace/$DIR)
     args = {"UID": str(runner.uid), "GID": str(runner.gid), "BASE_IMAGE": parent}
