@@ -1,8 +1,7 @@
-"""The new-task flow's steps that build the task's image: cancel during the build, record, validate and save."""
+"""The new-task flow's steps that build the task's image: cancel while the work runs, record, validate and save."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,13 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.docker
-async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench: Path, make_repo) -> None:
-    # requirements of their own: an image no other test has built, so there is a build to cancel
-    make_repo(fixture_repo, {"requirements.txt": f"numpy\n# {uuid.uuid4().hex}\n"})
+async def test_cancel_while_the_environment_is_prepared_or_the_recording_runs_leaves_nothing(
+        fixture_repo: Path, bench: Path, make_repo, docker_engine) -> None:
+    from helpers.docker_engine import build_containers, owned_containers
+
+    # the driver script never ends: the work is still running when the cancel comes, however busy the machine
+    train = (fixture_repo / "train.py").read_text() + "import time\ntime.sleep(3600)\n"
+    make_repo(fixture_repo, {"train.py": train})
     seen: list[Message] = []
     app = make_app(bench, sandbox="docker")
     async with app.run_test(size=(150, 45), message_hook=seen.append) as pilot:
@@ -48,6 +51,7 @@ async def test_cancel_during_the_build_leaves_nothing(fixture_repo: Path, bench:
         ends = [m.state for m in seen if isinstance(m, Worker.StateChanged) and m.worker.name == "record"]
         assert ends[-1] in (WorkerState.CANCELLED, WorkerState.ERROR)  # stopped, not finished
     assert list(bench.iterdir()) == []
+    assert owned_containers(docker_engine) == [] and build_containers(docker_engine) == []
 
 
 @pytest.mark.docker
