@@ -25,8 +25,7 @@ from typing import IO, TYPE_CHECKING
 from lmrbench.authoring.dockerfile import IMAGE_ENV, MAKE_VENV, PIP_INSTALL, USER_SETUP
 from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.benchmark.sandbox.containers import build_container_name
-from lmrbench.benchmark.sandbox.image_build import record_build_seconds
-from lmrbench.benchmark.sandbox.images import image_id
+from lmrbench.benchmark.sandbox.image_build import image_id, record_build_seconds
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import HEARTBEAT_SECONDS
@@ -93,8 +92,8 @@ def _config(parent: dict, user: tuple[int, int, str] | None, labels: dict[str, s
     env.update(e.partition("=")[::2] for e in IMAGE_ENV.split())
     env["PATH"] = "/opt/venv/bin" + (f":{env['PATH']}" if env.get("PATH") else "")
     conf: dict = {"Env": [f"{k}={v}" for k, v in env.items()], "Labels": {**(parent.get("Labels") or {}), **labels},
-                  "Cmd": parent.get("Cmd") or ["python3"], "User": parent.get("User") or "0:0",
-                  "WorkingDir": parent.get("WorkingDir") or "/"}
+                  "Cmd": parent.get("Cmd") or ["python3"], "User": parent.get("User") or "",
+                  "WorkingDir": parent.get("WorkingDir") or ""}
     if user:
         conf.update(User=f"{user[0]}:{user[1]}", WorkingDir="/workspace")
     return conf

@@ -128,7 +128,7 @@ def docker_build(
         error = f"{type(exc).__name__}: {exc}"
     finally:
         context.close()
-    found = None if error else _image_id(client, tag)
+    found = None if error else image_id(client, tag)
     if found:
         record_build_seconds(tag, time.monotonic() - started)
     _remove_unneeded(client, steps)
@@ -165,7 +165,8 @@ def build_seconds(tag: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _image_id(client: docker.DockerClient, tag: str) -> str | None:
+def image_id(client: docker.DockerClient, tag: str) -> str | None:
+    """The id of a local image, or None when it is not there."""
     import docker
 
     try:

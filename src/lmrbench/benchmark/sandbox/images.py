@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
+from lmrbench.benchmark.sandbox.image_build import image_id
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.defaults import BASE_IMAGE_TAG
 from lmrbench.errors import LmrError
@@ -52,16 +52,6 @@ def docker_client(timeout: int = 120) -> docker.DockerClient:
     except Exception as exc:
         raise LmrError(f"no Docker engine answers ({type(exc).__name__}: {exc})") from exc
     return client
-
-
-def image_id(client: docker.DockerClient, tag: str) -> str | None:
-    """The id of a local image, or None when it is not there."""
-    import docker
-
-    try:
-        return str(client.images.get(tag).id)
-    except docker.errors.ImageNotFound:
-        return None
 
 
 @dataclass(frozen=True)
@@ -125,17 +115,9 @@ def _rootfs_tar(dest: Path, suite: str, mirror: str | None, progress: Progress) 
     return tar, tool
 
 
-_BASE_DOCKERFILE = """\
-FROM {rootfs}
-ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-COPY wheels/ /tmp/lmrbench-wheels/
-RUN python3 -m venv /opt/venv \\
- && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /tmp/lmrbench-wheels pytest \\
- && rm -rf /tmp/lmrbench-wheels
-ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-LABEL {label}=1
-CMD ["python3"]
-"""
+ROOTFS_CHANGES = ["ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
+                  "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["python3"]']
+"""What ``docker import`` sets on the root filesystem's image (an imported image has no environment at all)."""
 
 
 def bootstrap_base_image(
@@ -150,8 +132,11 @@ def bootstrap_base_image(
     """Make the base image from Debian packages, or reuse it when ``tag`` exists (``force`` rebuilds).
 
     Steps: mmdebstrap (or debootstrap) writes a minbase root filesystem with Python 3; ``docker import``
-    makes it an image; a build on top creates /opt/venv with pytest from a host-side wheelhouse (offline).
+    makes it an image; one commit on top adds /opt/venv with pytest from a host-side wheelhouse (offline), as a
+    task layer's is made (``commit_build``).
     """
+    from lmrbench.benchmark.sandbox.commit_build import commit_build
+
     progress = progress or NullProgress()
     t0 = time.monotonic()
     client = docker_client(timeout=600)
@@ -166,14 +151,11 @@ def bootstrap_base_image(
         check_cancel(cancel)
         rootfs_tag = f"{tag}-rootfs"
         repo, _, version = rootfs_tag.rpartition(":")
-        client.api.import_image_from_file(str(tar), repository=repo, tag=version)
+        client.api.import_image_from_file(str(tar), repository=repo, tag=version, changes=ROOTFS_CHANGES)
     progress.advance(1, "imported")
     try:
-        context = build_context(
-            {"Dockerfile": _BASE_DOCKERFILE.format(rootfs=rootfs_tag, label=BASE_LABEL).encode()},
-            {"wheels": wheels},
-        )
-        new_id = docker_build(client, context, tag, what=tag, nocache=force, progress=progress, cancel=cancel)
+        new_id = commit_build(client, rootfs_tag, tag, requirements=[], wheels=sorted(wheels.glob("*.whl")),
+                              user=None, labels={BASE_LABEL: "1"}, what=tag, progress=progress, cancel=cancel)
     finally:
         try:
             client.images.remove(rootfs_tag, noprune=True)
