@@ -7,8 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
+import uuid
+from pathlib import Path
 
 import docker
 import pytest
@@ -219,3 +223,19 @@ def test_a_failed_install_says_why_in_one_line_and_leaves_no_container(base_imag
     assert build_containers(docker_engine) == []
     with pytest.raises(docker.errors.ImageNotFound):
         docker_engine.images.get(tag)
+
+
+def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base_image, docker_engine):
+    # a repository folder name of its own: an image tag that no other test (nor an earlier run) has
+    task = write_small_task(tmp_path / "bench", name="7-Twice", repo=f"r{uuid.uuid4().hex[:12]}")
+    exe = str(Path(sys.executable).with_name("lmrbench"))
+    procs = [subprocess.Popen([exe, "images", "build", str(task.path.parent), "-v"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    tags = {m.group(1) for out in outs for m in re.finditer(r"^7-Twice: (lmrbench-task-\S+)", out, re.M)}
+    assert len(tags) == 1, outs
+    try:
+        assert sum(f"building {next(iter(tags))} on" in out for out in outs) == 1, outs
+    finally:
+        _remove(docker_engine, *tags)

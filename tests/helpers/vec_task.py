@@ -36,11 +36,12 @@ def write_small_task(
     requirements: str = "",
     name: str = "7-Vec",
     dockerfile: bool = True,
+    repo: str = "vecrepo",
 ) -> Task:
-    """A task ``root/name``: repo ``vecrepo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
+    """A task ``root/name``: repo ``repo`` with ``vec.py`` (as given) and ``unit_test/test_vec.py``."""
     files = {"unit_test/test_vec.py": tests, **({"requirements.txt": requirements} if requirements else {})}
     task = write_task(
-        root, name, repo="vecrepo", goal_file="vec.py", goal=goal, golden=GOAL,
+        root, name, repo=repo, goal_file="vec.py", goal=goal, golden=GOAL,
         impls=[Impl("dot", "unit_test/test_vec.py", "Dot.")], files=files, info={"paper_name": "Vec"},
         dockerfile=dockerfile,
     )

@@ -89,7 +89,7 @@ def prepare_tag(
         h = hashlib.sha256("\0".join([text, req_text, image_id(runner.client, base) or "" if base else "",
                                       f"{runner.uid}:{runner.gid}", _folder_digest(task.path)]).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])
-        with runner.build_lock(tag):
+        with runner.build_lock(tag), MachineLock(f"task-{tag.rpartition(':')[2]}", cancel):
             if rebuild or not image_id(runner.client, tag):
                 _build_official(runner, task, tag, base, rebuild, progress, cancel)
         return tag
@@ -104,7 +104,8 @@ def prepare_tag(
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
-    with runner.build_lock(tag):  # two jobs of one task build its image once
+    # two jobs of one task, or two lmrbench processes of this machine, build its image once
+    with runner.build_lock(tag), MachineLock(f"task-{tag.rpartition(':')[2]}", cancel):
         if rebuild or not image_id(runner.client, tag):
             check_cancel(cancel)
             source = " from the task's edited Dockerfile" if own else ""
@@ -122,7 +123,7 @@ def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, progress: Pr
     task's ``--rebuild`` rebuilds its own layer, not the shared one, whose tag already names its wheels)."""
     template = render_dockerfile(user=False)
     tag = plan.framework_tag(image_id(runner.client, base) or base, template)
-    with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}"):
+    with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}", cancel):
         if image_id(runner.client, tag):
             return tag
         check_cancel(cancel)
