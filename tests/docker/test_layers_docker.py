@@ -239,3 +239,27 @@ def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base
         assert sum(f"building {next(iter(tags))} on" in out for out in outs) == 1, outs
     finally:
         _remove(docker_engine, *tags)
+
+
+def test_a_parent_s_entrypoint_is_kept_and_not_run_by_the_build(base_image, docker_engine):
+    """A RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script, say), and so does the one-commit build;
+    the image keeps it."""
+    from lmrbench.benchmark.sandbox.commit_build import commit_build
+
+    holder = docker_engine.containers.create(base_image, ["true"])
+    parent = "lmrbench-test-entrypoint:parent"
+    try:
+        holder.commit(*parent.split(":"), changes=['ENTRYPOINT ["false"]'])
+    finally:
+        holder.remove(force=True)
+    tag = "lmrbench-test-entrypoint:task"
+    try:
+        commit_build(docker_engine, parent, tag, requirements=[], wheels=[], user=(1000, 1000, "repo"), labels={},
+                     what="7-Entrypoint")
+        config = docker_engine.images.get(tag).attrs["Config"]
+        assert config["Entrypoint"] == ["false"] and config["WorkingDir"] == "/workspace"
+        out = docker_engine.containers.run(tag, ["-c", "import os; print(os.getcwd(), os.getuid())"],
+                                           entrypoint=["python"], remove=True, network_disabled=True)
+        assert out.decode().split() == ["/workspace", "1000"]
+    finally:
+        _remove(docker_engine, tag, parent)

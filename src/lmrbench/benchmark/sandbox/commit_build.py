@@ -62,7 +62,9 @@ def commit_build(
     if user:
         argv = ["env", f"UID={user[0]}", f"GID={user[1]}", f"DIR={user[2]}", *argv]
     # named, not labelled, as this process's (a commit keeps the container's labels in the image)
-    container = client.containers.create(parent, argv, name=build_container_name(), network_disabled=True)
+    # the script is the entrypoint, as a RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script)
+    container = client.containers.create(parent, argv[1:], entrypoint=argv[:1], name=build_container_name(),
+                                         network_disabled=True)
     try:
         check_cancel(cancel)
         container.put_archive("/tmp", _payload(requirements, wheels))
@@ -87,12 +89,15 @@ def commit_build(
 
 def _config(parent: dict, user: tuple[int, int, str] | None, labels: dict[str, str]) -> dict:
     """The image's config: the parent's, with the Dockerfile's ENV (``/opt/venv/bin`` first on PATH), its WORKDIR
-    and USER for a task layer, the labels, and the parent's command (not the install script)."""
+    and USER for a task layer, the labels, and the parent's entrypoint and command (not the install script's)."""
     env = dict(e.partition("=")[::2] for e in parent.get("Env") or [] if "=" in e)
     env.update(e.partition("=")[::2] for e in IMAGE_ENV.split())
     env["PATH"] = "/opt/venv/bin" + (f":{env['PATH']}" if env.get("PATH") else "")
+    # the engine fills a command left empty from the container's (the script) unless an entrypoint is set
+    entrypoint = parent.get("Entrypoint") or None
+    command = parent.get("Cmd") or ([] if entrypoint else ["python3"])
     conf: dict = {"Env": [f"{k}={v}" for k, v in env.items()], "Labels": {**(parent.get("Labels") or {}), **labels},
-                  "Cmd": parent.get("Cmd") or ["python3"], "User": parent.get("User") or "",
+                  "Cmd": command, "Entrypoint": entrypoint, "User": parent.get("User") or "",
                   "WorkingDir": parent.get("WorkingDir") or ""}
     if user:
         conf.update(User=f"{user[0]}:{user[1]}", WorkingDir="/workspace")
