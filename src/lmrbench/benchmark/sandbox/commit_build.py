@@ -62,9 +62,9 @@ def commit_build(
     if user:
         argv = ["env", f"UID={user[0]}", f"GID={user[1]}", f"DIR={user[2]}", *argv]
     # named, not labelled, as this process's (a commit keeps the container's labels in the image)
-    # the script is the entrypoint, as a RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script)
-    container = client.containers.create(parent, argv[1:], entrypoint=argv[:1], name=build_container_name(),
-                                         network_disabled=True)
+    # a RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script): the script replaces it here
+    split = {"entrypoint": argv[:1], "command": argv[1:]} if config.get("Entrypoint") else {"command": argv}
+    container = client.containers.create(parent, **split, name=build_container_name(), network_disabled=True)
     try:
         check_cancel(cancel)
         container.put_archive("/tmp", _payload(requirements, wheels))
@@ -93,12 +93,12 @@ def _config(parent: dict, user: tuple[int, int, str] | None, labels: dict[str, s
     env = dict(e.partition("=")[::2] for e in parent.get("Env") or [] if "=" in e)
     env.update(e.partition("=")[::2] for e in IMAGE_ENV.split())
     env["PATH"] = "/opt/venv/bin" + (f":{env['PATH']}" if env.get("PATH") else "")
-    # the engine fills a command left empty from the container's (the script) unless an entrypoint is set
-    entrypoint = parent.get("Entrypoint") or None
-    command = parent.get("Cmd") or ([] if entrypoint else ["python3"])
+    # the engine fills what the config leaves empty from the container's (the install script)
     conf: dict = {"Env": [f"{k}={v}" for k, v in env.items()], "Labels": {**(parent.get("Labels") or {}), **labels},
-                  "Cmd": command, "Entrypoint": entrypoint, "User": parent.get("User") or "",
+                  "Cmd": parent.get("Cmd") or ["python3"], "User": parent.get("User") or "",
                   "WorkingDir": parent.get("WorkingDir") or ""}
+    if parent.get("Entrypoint"):
+        conf["Entrypoint"] = parent["Entrypoint"]
     if user:
         conf.update(User=f"{user[0]}:{user[1]}", WorkingDir="/workspace")
     return conf
