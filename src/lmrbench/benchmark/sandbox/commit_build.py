@@ -13,19 +13,15 @@ base here, seven commits per task image, 41 s for a numpy task against 9 s with 
 from __future__ import annotations
 
 import contextlib
-import io
-import tarfile
-import tempfile
 import threading
 import time
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import IMAGE_ENV, MAKE_VENV, PIP_INSTALL, USER_SETUP
 from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.benchmark.sandbox.containers import build_container_name
-from lmrbench.benchmark.sandbox.image_build import image_id, record_build_seconds
+from lmrbench.benchmark.sandbox.image_build import BuildHeartbeat, build_context, image_id, record_build_seconds
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import HEARTBEAT_SECONDS
@@ -61,13 +57,16 @@ def commit_build(
     argv = ["sh", "-c", install_script(user is not None)]
     if user:
         argv = ["env", f"UID={user[0]}", f"GID={user[1]}", f"DIR={user[2]}", *argv]
-    # named, not labelled, as this process's (a commit keeps the container's labels in the image)
     # a RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script): the script replaces it here
     split = {"entrypoint": argv[:1], "command": argv[1:]} if config.get("Entrypoint") else {"command": argv}
+    # named, not labelled, as this process's (a commit keeps the container's labels in the image)
     container = client.containers.create(parent, **split, name=build_container_name(), network_disabled=True)
     try:
         check_cancel(cancel)
-        container.put_archive("/tmp", _payload(requirements, wheels))
+        payload = build_context({"lmrbench/requirements.txt": ("\n".join(requirements) + "\n").encode()}, {},
+                                wheels, under="lmrbench")
+        with payload:
+            container.put_archive("/tmp", payload)
         container.start()
         log = _follow(container, what, progress, cancel)
         status = int(container.wait().get("StatusCode", -1))
@@ -104,55 +103,34 @@ def _config(parent: dict, user: tuple[int, int, str] | None, labels: dict[str, s
     return conf
 
 
-def _payload(requirements: list[str], wheels: Iterable[Path]) -> IO[bytes]:
-    """A tar of ``lmrbench/requirements.txt`` and the wheels under ``lmrbench/``, for /tmp."""
-    out = tempfile.TemporaryFile(prefix="lmrbench-wheels-")  # noqa: SIM115 - handed to put_archive, then closed
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        folder = tarfile.TarInfo("lmrbench")
-        folder.type, folder.mode = tarfile.DIRTYPE, 0o755
-        tar.addfile(folder)
-        data = ("\n".join(requirements) + "\n").encode()
-        info = tarfile.TarInfo("lmrbench/requirements.txt")
-        info.size, info.mode = len(data), 0o644
-        tar.addfile(info, io.BytesIO(data))
-        for path in wheels:
-            tar.add(str(path), arcname=f"lmrbench/{path.name}")
-    out.seek(0)
-    return out
-
-
 def _follow(container: docker.models.containers.Container, what: str, progress: Progress,
             cancel: threading.Event | None) -> list[str]:
     """The install's output, line by line to ``progress``, with a status line every heartbeat; kills the
-    container on a cancel."""
+    container on a cancel (pip may print nothing for minutes)."""
     log: list[str] = []
     done = threading.Event()
-    t0 = time.monotonic()
 
     def watch() -> None:
-        beat = t0 + HEARTBEAT_SECONDS
         while not done.wait(0.5):
             if cancel is not None and cancel.is_set():
                 with contextlib.suppress(Exception):
                     container.kill()
                 return
-            if time.monotonic() >= beat:
-                beat += HEARTBEAT_SECONDS
-                progress.log(f"note: building {what}: installing ({time.monotonic() - t0:.0f} s)")
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    threading.Thread(target=watch, daemon=True).start()
     try:
-        pending = ""
-        for chunk in container.logs(stream=True, follow=True):
-            pending += chunk.decode(errors="replace")
-            *lines, pending = pending.split("\n")
-            for line in filter(str.strip, lines):
-                log.append(line)
-                progress.log(line)
-        if pending.strip():
-            log.append(pending)
-            progress.log(pending)
+        with BuildHeartbeat(what, progress, HEARTBEAT_SECONDS) as beat:
+            beat.step = "installing"
+            pending = ""
+            for chunk in container.logs(stream=True, follow=True):
+                pending += chunk.decode(errors="replace")
+                *lines, pending = pending.split("\n")
+                for line in filter(str.strip, lines):
+                    log.append(line)
+                    progress.log(line)
+            if pending.strip():
+                log.append(pending)
+                progress.log(pending)
     finally:
         done.set()
     check_cancel(cancel)

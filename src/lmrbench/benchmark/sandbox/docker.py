@@ -89,7 +89,6 @@ class DockerRunner:
         self.uid, self.gid = uid, gid
         self._client = client
         self._lock = threading.Lock()
-        self._build_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
         self._limits_said = False
         self._prepared: dict[str, tuple[str, str, str]] = {}
         """Task folder -> (Dockerfile, requirements, image tag) of its last ``prepare``."""
@@ -192,11 +191,6 @@ class DockerRunner:
         from lmrbench.benchmark.sandbox.task_image import prepare_tag
 
         return prepare_tag(self, task, text, req_text, lines, rebuild, progress, cancel)
-
-    def build_lock(self, tag: str) -> threading.Lock:
-        """The lock two jobs building the same tag share (it is built once)."""
-        with self._lock:
-            return self._build_locks[tag]
 
     def run(
         self,

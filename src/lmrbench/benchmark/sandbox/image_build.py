@@ -31,9 +31,10 @@ _STEP = re.compile(r"^Step (\d+/\d+) : (.*)$")
 _ID = re.compile(r"^ ---> ([0-9a-f]{12,64})$")
 
 
-def build_context(files: dict[str, bytes], dirs: dict[str, Path], wheels: list[Path] | None = None) -> IO[bytes]:
+def build_context(files: dict[str, bytes], dirs: dict[str, Path], wheels: list[Path] | None = None,
+                  under: str = "wheels") -> IO[bytes]:
     """An uncompressed tar build context in a temporary file: ``files`` by name, whole folders under the names
-    given, and ``wheels`` (files) under ``wheels/`` (an empty ``wheels/`` when none)."""
+    given, and ``wheels`` (files) under ``under/`` (an empty one when none)."""
     out = tempfile.TemporaryFile(prefix="lmrbench-context-")  # noqa: SIM115 - the caller streams and closes it
     with tarfile.open(fileobj=out, mode="w") as tar:
         for name, data in files.items():
@@ -43,11 +44,11 @@ def build_context(files: dict[str, bytes], dirs: dict[str, Path], wheels: list[P
         for name, folder in dirs.items():
             tar.add(str(folder), arcname=name)
         if wheels is not None:
-            info = tarfile.TarInfo("wheels")
+            info = tarfile.TarInfo(under)
             info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
             tar.addfile(info)
             for path in wheels:
-                tar.add(str(path), arcname=f"wheels/{path.name}")
+                tar.add(str(path), arcname=f"{under}/{path.name}")
     out.seek(0)
     return out
 
@@ -62,7 +63,7 @@ class _Bytes:
         return chunk
 
 
-class _Heartbeat:
+class BuildHeartbeat:
     """Says every ``every`` seconds which step a build is at, from a thread (a RUN may print nothing for
     minutes)."""
 
@@ -72,7 +73,7 @@ class _Heartbeat:
         self._t0 = time.monotonic()
         self._thread = threading.Thread(target=self._beat, daemon=True)
 
-    def __enter__(self) -> _Heartbeat:
+    def __enter__(self) -> BuildHeartbeat:
         self._thread.start()
         return self
 
@@ -105,7 +106,7 @@ def docker_build(
     steps: list[str] = []
     error = ""
     try:
-        with _Heartbeat(what, progress, every) as beat:
+        with BuildHeartbeat(what, progress, every) as beat:
             for chunk in client.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True,
                                           buildargs=buildargs or {}, labels=labels or {}, decode=True,
                                           nocache=nocache):

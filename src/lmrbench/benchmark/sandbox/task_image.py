@@ -52,8 +52,6 @@ class ImageHost(Protocol):
 
     def wheel_target(self, image: str) -> WheelTarget: ...  # noqa: D102
 
-    def build_lock(self, tag: str) -> threading.Lock: ...  # noqa: D102
-
 
 def image_tag(task_name: str, digest: str) -> str:
     """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
@@ -89,7 +87,7 @@ def prepare_tag(
         h = hashlib.sha256("\0".join([text, req_text, image_id(runner.client, base) or "" if base else "",
                                       f"{runner.uid}:{runner.gid}", _folder_digest(task.path)]).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])
-        with runner.build_lock(tag), MachineLock(f"task-{tag.rpartition(':')[2]}", cancel):
+        with _image_lock(tag, cancel):
             if rebuild or not image_id(runner.client, tag):
                 _build_official(runner, task, tag, base, rebuild, progress, cancel)
         return tag
@@ -104,8 +102,7 @@ def prepare_tag(
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
-    # two jobs of one task, or two lmrbench processes of this machine, build its image once
-    with runner.build_lock(tag), MachineLock(f"task-{tag.rpartition(':')[2]}", cancel):
+    with _image_lock(tag, cancel):
         if rebuild or not image_id(runner.client, tag):
             check_cancel(cancel)
             source = " from the task's edited Dockerfile" if own else ""
@@ -117,13 +114,19 @@ def prepare_tag(
     return tag
 
 
+def _image_lock(tag: str, cancel: threading.Event | None) -> MachineLock:
+    """The lock under which ``tag`` is looked for and built: two jobs of one process, or two lmrbench processes of
+    this machine, build an image once (a file lock excludes the threads of one process as well)."""
+    return MachineLock("image-" + re.sub(r"[^A-Za-z0-9._-]+", "_", tag), cancel)
+
+
 def _framework_layer(runner: ImageHost, plan: LayerPlan, base: str, progress: Progress,
                      cancel: threading.Event | None) -> str:
     """The framework layer's tag, built when missing (once for every task that resolves to the same wheels; a
     task's ``--rebuild`` rebuilds its own layer, not the shared one, whose tag already names its wheels)."""
     template = render_dockerfile(user=False)
     tag = plan.framework_tag(image_id(runner.client, base) or base, template)
-    with runner.build_lock(tag), MachineLock(f"framework-{tag.rpartition(':')[2]}", cancel):
+    with _image_lock(tag, cancel):
         if image_id(runner.client, tag):
             return tag
         check_cancel(cancel)
