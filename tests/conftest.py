@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     the engine (container starts, builds, layer commits); the extra worker fills that time (on 2 cores: 95% busy
     and 274 s for the suite, against 83% and 304 s with one worker per core)."""
     return (os.cpu_count() or 1) + 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests press Ctrl-C (SIGINT) on the commands they start, as a user at a terminal would. A shell that starts
+    pytest as a background job (``cmd &`` in a script) has it ignore SIGINT, and an ignored signal stays ignored
+    across exec, so those commands would never see the Ctrl-C: give SIGINT back its default handling first."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
