@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from pathlib import Path
 
+import docker
 import pytest
 from typer.testing import CliRunner
 
-from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image, list_images
+from helpers.progress_lines import Lines
+from helpers.vec_task import write_small_task
+from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 
@@ -32,7 +37,6 @@ def test_images_cli_says_what_it_did(base_image):
     assert res.exit_code == 0 and f"reused {base_image}" in res.output
     res = CliRunner().invoke(app, ["images", "list"])
     assert res.exit_code == 0 and base_image in res.output
-    assert base_image in [t for t, _, _ in list_images()]
 
 
 @pytest.mark.docker
@@ -47,14 +51,34 @@ def test_bootstrap_without_mmdebstrap_or_debootstrap_says_what_to_install(
 
 
 @pytest.mark.docker
-def test_prune_removes_task_images_but_keeps_the_base(base_image, docker_engine):
-    from lmrbench.benchmark.sandbox.images import prune_task_images
+def test_tasks_of_one_environment_share_one_image_and_prune_keeps_it_for_the_task_set(
+    base_image, docker_engine, tmp_path
+):
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
 
-    docker_engine.images.get(base_image).tag("lmrbench-task-zz-prunetest", "one")
-    removed, busy = prune_task_images(docker_engine, prefix="lmrbench-task-zz-prunetest")
-    assert removed == ["lmrbench-task-zz-prunetest:one"] and busy == []
-    assert [t for t, _, _ in list_images() if t.startswith("lmrbench-task-zz-")] == []
-    assert docker_engine.images.get(base_image)
+    repo = f"r{uuid.uuid4().hex[:12]}"  # a repository folder name of its own: inputs no other test has
+    first = write_small_task(tmp_path / "a", name="7-ShareA", repo=repo, requirements="iniconfig\n")
+    second = write_small_task(tmp_path / "b", name="7-ShareB", repo=repo, requirements="iniconfig\n")
+    runner, built, shared = DockerRunner(base_image=base_image), Lines(), Lines()
+    tag_a = runner.prepare(first, progress=built)
+    tag_b = runner.prepare(second, progress=shared)
+    try:
+        assert tag_a != tag_b and docker_engine.images.get(tag_a).id == docker_engine.images.get(tag_b).id
+        assert any(line.startswith(f"building {tag_a}") for line in built.lines), built.lines
+        assert not any(line.startswith("building") for line in shared.lines), shared.lines
+        assert f"{tag_b}: the image of {tag_a}, whose environment is the same" in shared.lines
+        res = runner.run(second, second.repo_dir, ["python", "-c", "import iniconfig, os; print(os.getcwd())"],
+                         timeout=120)
+        assert res.exit_code == 0, res.output
+        rows = [r for r in inventory(docker_engine) if r.tag in (tag_a, tag_b)]
+        assert sorted(r.task for r in rows) == ["7-ShareA", "7-shareb"]  # the second named by its tag
+        keep = keep_for(inventory(docker_engine), {"7-ShareB"})  # what `images prune` keeps for that task set
+        assert tag_b in keep and tag_a not in keep
+    finally:
+        for tag in (tag_a, tag_b):
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_engine.images.remove(tag)
 
 
 @pytest.mark.docker

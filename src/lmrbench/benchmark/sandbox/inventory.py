@@ -6,12 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.layers import FRAMEWORK_LABEL, FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL, TASK_LABEL
+from lmrbench.benchmark.sandbox.layers import (
+    FRAMEWORK_LABEL,
+    FRAMEWORK_REPO,
+    LAYER_LABEL,
+    PARENT_LABEL,
+    TASK_LABEL,
+    TASK_REPO_PREFIX,
+    task_slug,
+)
 
 if TYPE_CHECKING:
     import docker
-
-TASK_REPO_PREFIX = "lmrbench-task-"
 
 
 @dataclass
@@ -46,10 +52,13 @@ def inventory(client: docker.DockerClient) -> list[ImageRow]:
             kind = labels.get(LAYER_LABEL) or ("task" if tag.startswith(TASK_REPO_PREFIX) else
                                                "framework" if tag.startswith(FRAMEWORK_REPO) else
                                                "base" if tag.startswith("lmrbench-base") else "other")
+            task = labels.get(TASK_LABEL, "")
+            if tag.startswith(TASK_REPO_PREFIX):  # an image two tasks share is labelled with the first one's name
+                slug = tag.removeprefix(TASK_REPO_PREFIX).rpartition(":")[0]
+                task = task if task_slug(task) == slug else slug
             rows.append(ImageRow(tag, img.short_id.removeprefix("sha256:"), kind, int(img.attrs.get("Size", 0)),
                                  int(img.attrs.get("Size", 0)), str(img.attrs.get("Created", "")),
-                                 labels.get(PARENT_LABEL, ""), labels.get(TASK_LABEL, ""),
-                                 labels.get(FRAMEWORK_LABEL, "")))
+                                 labels.get(PARENT_LABEL, ""), task, labels.get(FRAMEWORK_LABEL, "")))
     by_tag = {r.tag: r for r in rows}
     for r in rows:
         if r.parent in by_tag:
@@ -61,10 +70,12 @@ def inventory(client: docker.DockerClient) -> list[ImageRow]:
 
 def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
     """The tags a task set uses: each of its tasks' newest image, and the framework layers under those."""
+    slugs = {task_slug(t) for t in tasks}
     newest: dict[str, ImageRow] = {}
     for r in rows:
-        if r.kind == "task" and r.task in tasks and (r.task not in newest or r.created > newest[r.task].created):
-            newest[r.task] = r
+        slug = task_slug(r.task)
+        if r.kind == "task" and slug in slugs and (slug not in newest or r.created > newest[slug].created):
+            newest[slug] = r
     keep = {r.tag for r in newest.values()}
     return keep | {r.parent for r in newest.values() if r.parent.startswith(FRAMEWORK_REPO)}
 

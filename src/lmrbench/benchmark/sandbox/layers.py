@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ COMPANIONS = {"torch": ["numpy"]}
 """What a task on a framework gets besides its own requirements (in its task layer) when they lack it."""
 FRAMEWORK_REPO = "lmrbench-framework"
 """Repository name of framework layer images."""
+TASK_REPO_PREFIX = "lmrbench-task-"
+"""Task images are ``lmrbench-task-<task slug>:<digest of their inputs>``."""
 LAYER_LABEL = "org.lmrbench.layer"
 """``framework`` or ``task``: which layer an lmrbench image is."""
 PARENT_LABEL = "org.lmrbench.parent"
@@ -35,6 +38,11 @@ TASK_LABEL = "org.lmrbench.task"
 """The task (folder name) a task image was built for."""
 TORCH_SOURCE_LABEL = "org.lmrbench.torch-source"
 """Where a framework layer's torch came from (``TorchSource.describe``)."""
+
+
+def task_slug(task_name: str) -> str:
+    """A task's name as an image repository name allows it (lower case; a slug is its own slug)."""
+    return re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
 
 
 @dataclass(frozen=True)

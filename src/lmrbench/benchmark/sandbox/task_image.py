@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,9 +22,11 @@ from lmrbench.benchmark.sandbox.layers import (
     LAYER_LABEL,
     PARENT_LABEL,
     TASK_LABEL,
+    TASK_REPO_PREFIX,
     TORCH_SOURCE_LABEL,
     LayerPlan,
     plan_layers,
+    task_slug,
 )
 from lmrbench.benchmark.sandbox.machine_lock import MachineLock
 from lmrbench.benchmark.sandbox.wheelhouse import pip_options
@@ -55,8 +58,7 @@ class ImageHost(Protocol):
 
 def image_tag(task_name: str, digest: str) -> str:
     """``lmrbench-task-<name>:<digest>`` with the name made a valid repository name."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", task_name.lower()).strip("-._") or "task"
-    return f"lmrbench-task-{slug}:{digest}"
+    return f"{TASK_REPO_PREFIX}{task_slug(task_name)}:{digest}"
 
 
 def _folder_digest(folder: Path) -> str:
@@ -87,9 +89,8 @@ def prepare_tag(
         h = hashlib.sha256("\0".join([text, req_text, image_id(runner.client, base) or "" if base else "",
                                       f"{runner.uid}:{runner.gid}", _folder_digest(task.path)]).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])
-        with _image_lock(tag, cancel):
-            if rebuild or not image_id(runner.client, tag):
-                _build_official(runner, task, tag, base, rebuild, progress, cancel)
+        _have(runner, tag, rebuild, progress, cancel,
+              lambda: _build_official(runner, task, tag, base, rebuild, progress, cancel))
         return tag
     target = runner.wheel_target(base)
     options = [*pip_options(req_text), *runner.torch.pip_options()]
@@ -102,21 +103,43 @@ def prepare_tag(
                                   f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
                                   *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
-    with _image_lock(tag, cancel):
-        if rebuild or not image_id(runner.client, tag):
-            check_cancel(cancel)
-            source = " from the task's edited Dockerfile" if own else ""
-            progress.log(f"building {tag} on {parent}{source}: {len(plan.task)} wheel(s)")
-            labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
-                      TASK_LABEL: task.name}
-            _build_layer(runner, template if own else "", [*lines, *plan.added], plan.task, tag, parent, labels,
-                         task.name, rebuild, progress, cancel, task.info.repo_folder_name)
+
+    def build() -> None:
+        source = " from the task's edited Dockerfile" if own else ""
+        progress.log(f"building {tag} on {parent}{source}: {len(plan.task)} wheel(s)")
+        labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
+                  TASK_LABEL: task.name}
+        _build_layer(runner, template if own else "", [*lines, *plan.added], plan.task, tag, parent, labels,
+                     task.name, rebuild, progress, cancel, task.info.repo_folder_name)
+
+    _have(runner, tag, rebuild, progress, cancel, build)
     return tag
 
 
+def _have(runner: ImageHost, tag: str, rebuild: bool, progress: Progress, cancel: threading.Event | None,
+          build: Callable[[], None]) -> None:
+    """Make sure the task image ``tag`` exists: kept when present, else another task's image of the same inputs
+    (the same digest: the same Dockerfile, requirements, wheels and parent) is tagged for it, else ``build``
+    runs; ``rebuild`` always builds. Under a machine-wide lock per digest, so that two jobs of one process, two
+    lmrbench processes, or two tasks of one environment build it once."""
+    digest = tag.rpartition(":")[2]
+    with MachineLock(f"task-image-{digest}", cancel):  # a file lock excludes the threads of one process too
+        if not rebuild:
+            if image_id(runner.client, tag):
+                return
+            twins = runner.client.images.list(filters={"reference": f"{TASK_REPO_PREFIX}*:{digest}"})
+            if twins:
+                repo = tag.rpartition(":")[0]
+                twins[0].tag(repo, digest)
+                progress.log(f"{tag}: the image of {twins[0].tags[0] if twins[0].tags else digest}, "
+                             "whose environment is the same")
+                return
+        check_cancel(cancel)
+        build()
+
+
 def _image_lock(tag: str, cancel: threading.Event | None) -> MachineLock:
-    """The lock under which ``tag`` is looked for and built: two jobs of one process, or two lmrbench processes of
-    this machine, build an image once (a file lock excludes the threads of one process as well)."""
+    """The lock under which the framework layer ``tag`` is looked for and built, once on this machine."""
     return MachineLock("image-" + re.sub(r"[^A-Za-z0-9._-]+", "_", tag), cancel)
 
 
