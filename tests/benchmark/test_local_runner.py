@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -34,6 +38,43 @@ def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
     assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1
+
+
+def test_a_cancel_ends_a_run_under_way_and_every_process_of_it(cache, small_task):
+    """The app's cancel while a long recording runs: the run's processes end, and the call raises Cancelled
+    instead of waiting for the command's end or its timeout."""
+    from lmrbench.progress import Cancelled
+
+    mark = f"cancel-me-{uuid.uuid4().hex}"  # in the command line of the run's process, found in /proc
+
+    def running() -> list[int]:
+        found = []
+        for proc in Path("/proc").glob("[0-9]*"):
+            with contextlib.suppress(OSError):
+                if mark.encode() in (proc / "cmdline").read_bytes() and int(proc.name) != os.getpid():
+                    found.append(int(proc.name))
+        return found
+
+    code = f"import time; time.sleep(600)  # {mark}"
+    runner, cancel, ended = LocalRunner(), threading.Event(), []
+
+    def run() -> None:
+        try:
+            ended.append(runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=900,
+                                    cancel=cancel))
+        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the run
+            ended.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while not running():
+        assert thread.is_alive() and time.monotonic() < deadline, f"the run never started: {ended}"
+        time.sleep(0.1)
+    cancel.set()
+    thread.join(120)
+    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    assert running() == []
 
 
 def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):

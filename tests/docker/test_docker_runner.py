@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from pathlib import Path
 
 import docker
@@ -37,6 +39,31 @@ def _hostile(tmp_path: Path, body: str):
         f"    {line}\n" for line in dedent(body).splitlines()
     )
     return write_small_task(tmp_path / "bench", goal=goal)
+
+
+def test_a_cancel_ends_a_run_under_way_and_leaves_no_container(runner, small_task, docker_engine):
+    """The app's cancel while a long recording runs: the container is killed and removed, and the call raises
+    Cancelled instead of waiting for the command's end or its timeout."""
+    from lmrbench.progress import Cancelled
+
+    cancel, ended = threading.Event(), []
+
+    def run() -> None:
+        try:
+            ended.append(runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, cancel=cancel))
+        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the run
+            ended.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while not [c for c in _leftover_containers(docker_engine, small_task) if c.attrs.get("State") == "running"]:
+        assert thread.is_alive() and time.monotonic() < deadline, f"the run never started: {ended}"
+        time.sleep(0.1)
+    cancel.set()
+    thread.join(120)
+    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    assert _leftover_containers(docker_engine, small_task) == []
 
 
 def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):

@@ -8,6 +8,7 @@ case, as the generated test would call it. The host reads back the new case file
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,8 +72,10 @@ def probe_calls(
     checker: CheckerSettings,
     factory: str | None,
     out: Path,
+    cancel: threading.Event | None = None,
 ) -> dict[str, TargetProbe]:
-    """Run the probe for every target of ``pool`` (target -> recorded lines); LmrError when it fails."""
+    """Run the probe for every target of ``pool`` (target -> recorded lines); LmrError when it fails,
+    ``Cancelled`` on ``cancel``."""
     from lmrbench.authoring.testgen import goal_import
     from lmrbench.runtime import PROBE_RUNTIME, runtime_files
 
@@ -109,7 +112,7 @@ def probe_calls(
     files["probe/job.json"] = json.dumps(job).encode("utf-8")
     out.mkdir(parents=True, exist_ok=True)
     result = sandbox.run(task, tree, ["python3", "-m", "lmrbench_probe"], timeout=PROBE_TIMEOUT, out_dir=out,
-                         harness_files=files)
+                         harness_files=files, cancel=cancel)
     report = out / "probe.json"
     if result.infra_error or result.exit_code != 0 or not report.is_file():
         why = result.infra_error or (result.output.strip().splitlines() or ["no output"])[-1]

@@ -125,6 +125,7 @@ def record_tests(
             env={ENV_RECORD_SPEC: json.dumps(spec)},
             out_dir=out,
             harness_files=values.runtime_files(values.RECORD_RUNTIME),
+            cancel=cancel,
         )
         _check_run(result, command, timeout)
         models = body_models(task, impl, targets)
@@ -137,7 +138,7 @@ def record_tests(
             expected = [values.read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
             try:
                 probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
-                                     self_factory, Path(tmp) / "probe")
+                                     self_factory, Path(tmp) / "probe", cancel)
             except LmrError as exc:  # the recording stands; the cases are then chosen without it
                 probe_note = f"note: {exc.problem}; cases chosen by coverage, parameter and special values only"
         selections: dict[str, Selection] = {

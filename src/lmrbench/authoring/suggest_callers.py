@@ -191,7 +191,7 @@ def find_callers(
                 result = sandbox.run(
                     task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
                     env={ENV_RECORD_SPEC: json.dumps(spec)}, out_dir=out,
-                    harness_files=values.runtime_files(values.RECORD_RUNTIME),
+                    harness_files=values.runtime_files(values.RECORD_RUNTIME), cancel=cancel,
                 )
                 failed = _not_wrapped(out, wanted)
                 if failed is not None:

@@ -106,8 +106,10 @@ class Sandbox(Protocol):
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
+        cancel: threading.Event | None = None,
     ) -> RunResult:
-        """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended."""
+        """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended; ``cancel``
+        ends the run (every process of it) and raises :class:`~lmrbench.progress.Cancelled`."""
         ...
 
 

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import secrets
 import tempfile
+import threading
 from pathlib import Path
 
 from lmrbench.core.sandbox import Sandbox, Worker
@@ -202,6 +203,7 @@ def run_legacy(
     timeout: float,
     env: dict[str, str] | None = None,
     worker: Worker | None = None,
+    cancel: threading.Event | None = None,
 ) -> TestReport:
     """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
 
@@ -213,7 +215,7 @@ def run_legacy(
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker)
+                          worker=worker, cancel=cancel)
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import secrets
 import tempfile
+import threading
 from pathlib import Path
 
 from lmrbench import jsonsafe
@@ -84,6 +85,7 @@ def run_pytest(
     expected_ids: list[str] | None = None,
     env: dict[str, str] | None = None,
     worker: Worker | None = None,
+    cancel: threading.Event | None = None,
 ) -> TestReport:
     """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
 
@@ -101,6 +103,7 @@ def run_pytest(
             out_dir=Path(out),
             harness_files=harness_files(key, split=split),
             worker=worker,
+            cancel=cancel,
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
 from pathlib import Path
 
 from lmrbench.authoring.tree import Variant, build_tree, candidate_view, trusted_view
@@ -53,8 +54,10 @@ def evaluate_variant(
     timeout: float,
     expected_ids: list[str] | None = None,
     env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> TestReport:
-    """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report.
+    """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report (``cancel`` ends a run
+    under way and raises ``Cancelled``).
 
     Every test the test files declare must be in the report and pass, and so must ``expected_ids`` (e.g. the
     golden run's case ids). Official script-style tests run in legacy mode (evidence "legacy"). A candidate
@@ -92,11 +95,12 @@ def evaluate_variant(
             reports.append(
                 run_pytest(
                     sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
-                    worker=worker,
+                    worker=worker, cancel=cancel,
                 )
             )
         if legacy:
-            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker))
+            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker,
+                                      cancel=cancel))
     report = reports[0] if len(reports) == 1 else merge_reports(reports)
     if len(reports) > 1:
         report = report.model_copy(update={"read_files": sorted({f for r in reports for f in r.read_files})})

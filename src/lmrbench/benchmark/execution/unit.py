@@ -168,7 +168,7 @@ def execute(
     impl = task.info.implementation(unit.impl)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
-                                  expected_ids=unit.expected_ids, env=unit.env)
+                                  expected_ids=unit.expected_ids, env=unit.env, cancel=cancel)
     except Cancelled:
         raise
     except LmrError as exc:

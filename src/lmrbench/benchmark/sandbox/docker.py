@@ -37,7 +37,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.progress import NullProgress, Progress
+from lmrbench.progress import NullProgress, Progress, stop_on_cancel
 
 if TYPE_CHECKING:
     import docker
@@ -204,8 +204,10 @@ class DockerRunner:
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
+        cancel: threading.Event | None = None,
     ) -> RunResult:
-        """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring."""
+        """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring. ``cancel``
+        kills the container (by name: also one still being created) and raises ``Cancelled``."""
         import docker
         import requests
 
@@ -221,8 +223,22 @@ class DockerRunner:
         ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
         env = {**(env or {}), **resources.pop("environment", {})}  # HF_HOME and offline flags with a cache mount
         command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
-        container = None
         name = f"lmrbench-run-{uuid.uuid4().hex[:12]}"
+
+        def kill() -> None:
+            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+                self.client.api.kill(name)
+
+        with stop_on_cancel(cancel, kill):
+            return self._run_container(task, tag, name, command, resources, data, timeout, t0, out_dir, network)
+
+    def _run_container(self, task: Task, tag: str, name: str, command: list[str], resources: dict,
+                       data: bytes, timeout: float, t0: float, out_dir: Path | None, network: bool) -> RunResult:
+        """Create, start, feed, wait for and remove the run's container; how the run ended."""
+        import docker
+        import requests
+
+        container = None
         stdout, stderr = bytearray(), collections.deque[bytes]()
         try:
             create = functools.partial(

@@ -40,7 +40,7 @@ from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness import payload
-from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 WEAKER_ISOLATION = (
     "local runner: tests run as this user, with network access and no pid isolation (a timeout, an "
@@ -140,8 +140,10 @@ class LocalRunner:
         network: bool = False,
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
+        cancel: threading.Event | None = None,
     ) -> RunResult:
-        """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH."""
+        """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH;
+        ``cancel`` ends every process of the run and raises ``Cancelled``."""
         t0 = time.monotonic()
         try:
             venv = Path(self.prepare(task))
@@ -164,7 +166,7 @@ class LocalRunner:
             command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None,
                                         hide=hide)
             command[0] = str(venv / "bin" / "python")
-            result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic())
+            result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic(), cancel)
             if result.timed_out or result.infra_error:
                 return result
             frame = payload.read_frame(stdout)
@@ -179,9 +181,12 @@ class LocalRunner:
         return replace(result, output=tail(output), worker_output=tail(frame.worker_output))
 
     def _spawn(
-        self, argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, timeout: float, t0: float
+        self, argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, timeout: float, t0: float,
+        cancel: threading.Event | None = None,
     ) -> tuple[RunResult, bytes]:
-        """Run in its own process group; the timeout counts from ``t0`` (after the venv and the copy)."""
+        """Run in its own process group; the timeout counts from ``t0`` (after the venv and the copy). On
+        ``cancel`` the boot is told to end the run (SIGTERM: it ends every process of it, daemons too), and
+        ``Cancelled`` is raised once it has."""
         limit, memory = self.file_size, self.memory
 
         def limits() -> None:
@@ -232,8 +237,14 @@ class LocalRunner:
         for t in pumps:
             t.start()
         timed_out = False
+
+        def end() -> None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGTERM)
+
         try:
-            proc.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
+            with stop_on_cancel(cancel, end):
+                proc.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
         except subprocess.TimeoutExpired:
             timed_out = True
             with contextlib.suppress(ProcessLookupError, PermissionError):
