@@ -104,12 +104,16 @@ class LocalRunner:
             check_cancel(cancel)
             wheels = build_wheelhouse(lines, HOST, progress=progress, cancel=cancel)
             with staging_dir(final, replace=True) as tmp:
-                subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True)
+                # no pip of its own (ensurepip costs 2-3 s of CPU a venv): lmrbench's pip installs into it
+                subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp)], check=True,
+                               capture_output=True)
                 proc = subprocess.run(
                     [
-                        str(tmp / "bin" / "python"),
+                        sys.executable,
                         "-m",
                         "pip",
+                        "--python",
+                        str(tmp / "bin" / "python"),
                         "install",
                         "--quiet",
                         "--disable-pip-version-check",
