@@ -132,14 +132,20 @@ time.sleep(float(sys.argv[2]))
 """
 
 
+@pytest.mark.parametrize("trusted", [False, True], ids=["cold", "warm"])
 @pytest.mark.parametrize(("timeout", "linger"), [(30, 0), (1.5, 60)])
 def test_a_setsid_daemon_is_ended_with_its_run_and_writes_nothing_outside(cache, small_task, tmp_path, timeout,
-                                                                          linger):
-    """A result file outside the run's folder: the daemon would rewrite it after the run; it is gone by then."""
+                                                                          linger, trusted):
+    """A result file outside the run's folder: the daemon would rewrite it after the run; it is gone by then
+    (a warm boot's run too, whether it ended or was killed at its timeout)."""
     result = tmp_path / "result.json"
     result.write_text("failed")
-    res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", _DAEMON, str(result), str(linger)],
-                            timeout=timeout)  # fmt: skip
+    runner = LocalRunner()
+    try:
+        res = runner.run(small_task, small_task.repo_dir, ["python", "-c", _DAEMON, str(result), str(linger)],
+                         timeout=timeout, trusted=trusted)
+    finally:
+        runner.close()
     assert "direct write refused" in res.output
     pid = int(res.output.split("daemon ", 1)[1].split()[0])
     assert _gone_or_zombie(pid)

@@ -107,9 +107,17 @@ class Sandbox(Protocol):
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
+        trusted: bool = False,
     ) -> RunResult:
         """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended; ``cancel``
-        ends the run (every process of it) and raises :class:`~lmrbench.progress.Cancelled`."""
+        ends the run (every process of it) and raises :class:`~lmrbench.progress.Cancelled`. ``trusted``: the
+        code under test is the task's own (golden, masked, a mutant), never a candidate's, so the run may be
+        served by a warm sandbox that served the task's other trusted runs (each still in fresh processes on
+        fresh copies)."""
+        ...
+
+    def close(self) -> None:
+        """End what the sandbox keeps between runs (warm containers or processes): the end of a command."""
         ...
 
 

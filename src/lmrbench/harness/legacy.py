@@ -204,6 +204,7 @@ def run_legacy(
     env: dict[str, str] | None = None,
     worker: Worker | None = None,
     cancel: threading.Event | None = None,
+    trusted: bool = False,
 ) -> TestReport:
     """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
 
@@ -215,7 +216,7 @@ def run_legacy(
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker, cancel=cancel)
+                          worker=worker, cancel=cancel, trusted=trusted)
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:

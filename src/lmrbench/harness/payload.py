@@ -17,25 +17,26 @@ import os
 import stat
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from lmrbench.core.sandbox import Worker
+from lmrbench.core.sandbox import RunResult, Worker, tail
 from lmrbench.core.treeview import Tree, TreeView
 from lmrbench.runtime import boot_source
 from lmrbench.runtime.lmrbench_protocol import END, INFRA_MARK, OUT_LIMIT, OUT_MARK
 
-__all__ = ["END", "INFRA_MARK", "OUT_LIMIT", "OUT_MARK", "BOOT_SOURCE", "boot_argv", "Frame"]
+__all__ = ["END", "INFRA_MARK", "OUT_LIMIT", "OUT_MARK", "BOOT_SOURCE", "boot_argv", "boot_command", "run_spec",
+           "Frame"]
 
 BOOT_SOURCE = boot_source()
 
 
-def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
-              env: dict[str, str], ids: dict[str, list[int]] | None,
-              hide: list[str] | None = None) -> list[str]:
-    """The command that starts a run: the boot script and its spec (``marshal``, which the boot reads
-    without importing anything; it holds strings, numbers, lists and dicts only). ``hide`` (local runs, no
-    ids): confine the run, the worker kept from reading these paths (see the boot script)."""
+def run_spec(root: str, argv: list[str], worker: Worker | None, *, deadline: float, env: dict[str, str],
+             ids: dict[str, list[int]] | None, hide: list[str] | None = None,
+             preload: list[str] | None = None) -> dict[str, object]:
+    """A run's spec for the boot script (see ``runtime/lmrbench_boot.py``): strings, numbers, lists and dicts
+    only. ``hide`` (local runs, no ids): confine the run, the worker kept from reading these paths. ``preload``:
+    the zygote's modules (default: the worker's frameworks)."""
     spec: dict[str, object] = {
         "root": root,
         "argv": list(argv),
@@ -46,13 +47,27 @@ def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: fl
     }
     if hide is not None and not ids:
         spec["confine"] = {"hide": list(hide)}
-    if worker is not None and worker.frameworks:
-        spec["preload"] = list(worker.frameworks)
+    modules = list(preload) if preload is not None else list(worker.frameworks) if worker is not None else []
+    if modules:
+        spec["preload"] = modules
+    return spec
+
+
+def boot_command(spec: dict[str, object]) -> list[str]:
+    """The command that starts the boot script with ``spec`` (``marshal``, which the boot reads without
+    importing anything)."""
     # -I -S: the boot needs the standard library only; site and the environment's .pth files would cost
     # every run their import time, and nothing from the working folder or PYTHON* variables may load in it.
     # A zygote (``preload``) runs site, as the sides' interpreters would: its imports come from site-packages.
-    flags = ["-I"] if "preload" in spec else ["-I", "-S"]
+    flags = ["-I"] if spec.get("preload") else ["-I", "-S"]
     return ["python3", *flags, "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]
+
+
+def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
+              env: dict[str, str], ids: dict[str, list[int]] | None,
+              hide: list[str] | None = None) -> list[str]:
+    """The command that starts one run (see ``run_spec``)."""
+    return boot_command(run_spec(root, argv, worker, deadline=deadline, env=env, ids=ids, hide=hide))
 
 
 def _entry(kind: bytes, mode: int, name: str, data: bytes = b"") -> bytes:
@@ -170,6 +185,23 @@ def read_frame(stdout: bytes) -> Frame:
     except ValueError:
         return Frame()
     return Frame(out_tar=out, worker_output=log)
+
+
+def closing(run: RunResult, stdout: bytes, out_dir: Path | None) -> RunResult:
+    """``run`` (exit status, output, duration) completed from the boot script's frame on ``stdout``: its
+    infrastructure error, or the out folder written under ``out_dir`` and the worker's output."""
+    if run.timed_out or run.infra_error:
+        return replace(run, output=tail(run.output))
+    frame = read_frame(stdout)
+    if frame.infra_error:
+        return replace(run, output=tail(run.output), infra_error=frame.infra_error)
+    output = run.output
+    if frame.out_tar and out_dir is not None:
+        try:
+            unpack_out(frame.out_tar, Path(out_dir))
+        except ValueError as exc:
+            output += f"\n[the out folder could not be read back: {exc}]"
+    return replace(run, output=tail(output), worker_output=tail(frame.worker_output))
 
 
 def unpack_out(data: bytes, out_dir: Path) -> None:

@@ -86,6 +86,7 @@ def run_pytest(
     env: dict[str, str] | None = None,
     worker: Worker | None = None,
     cancel: threading.Event | None = None,
+    trusted: bool = False,
 ) -> TestReport:
     """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
 
@@ -104,6 +105,7 @@ def run_pytest(
             harness_files=harness_files(key, split=split),
             worker=worker,
             cancel=cancel,
+            trusted=trusted,
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)

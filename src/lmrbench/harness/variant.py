@@ -55,9 +55,10 @@ def evaluate_variant(
     expected_ids: list[str] | None = None,
     env: dict[str, str] | None = None,
     cancel: threading.Event | None = None,
+    trusted: bool = False,
 ) -> TestReport:
     """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report (``cancel`` ends a run
-    under way and raises ``Cancelled``).
+    under way and raises ``Cancelled``; ``trusted``: the variant is the task's own code, see ``Sandbox.run``).
 
     Every test the test files declare must be in the report and pass, and so must ``expected_ids`` (e.g. the
     golden run's case ids). Official script-style tests run in legacy mode (evidence "legacy"). A candidate
@@ -95,12 +96,12 @@ def evaluate_variant(
             reports.append(
                 run_pytest(
                     sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
-                    worker=worker, cancel=cancel,
+                    worker=worker, cancel=cancel, trusted=trusted,
                 )
             )
         if legacy:
             reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker,
-                                      cancel=cancel))
+                                      cancel=cancel, trusted=trusted))
     report = reports[0] if len(reports) == 1 else merge_reports(reports)
     if len(reports) > 1:
         report = report.model_copy(update={"read_files": sorted({f for r in reports for f in r.read_files})})

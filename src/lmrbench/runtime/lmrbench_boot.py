@@ -43,6 +43,17 @@ act only when an interpreter starts (``PYTHON*`` besides ``PYTHONPATH``, ``PYTHO
 zygote off for the run; so does any other command (it is exec'd). What a fork cannot give: ``sys.flags`` are
 the boot's (``-I``), and values a preloaded module computed from ``HOME`` or ``TMPDIR`` at import are the
 boot's.
+
+Warm (``serve`` in the spec: ``{"nonce", "idle"}``): the boot serves runs of trusted code (a task's golden,
+masked and mutant code, never a candidate's) one after another, so that a validation pays for one container and
+one import of the preloaded modules instead of one per run. It imports ``preload`` once, then reads requests on
+stdin: a ``RUN_MARK`` line ``<spec bytes> <payload bytes> <timeout ms>``, the run's spec (as above, its own
+``root`` each) and its payload. Each run is a fork of the warm boot that reads its payload from a pipe the warm
+boot fills (so the warm boot's memory never holds a tree) and runs as a cold boot would; after it, every other
+process is ended, and in a container the run's folder and whatever it left in /tmp and /dev/shm are removed.
+Then ``ENDED_MARK <nonce> <n>`` goes to stderr and ``DONE_MARK <nonce> <n> <exit> <timed out>`` to stdout, after
+the run's own frame. A run past its timeout is killed (exit 124, timed out 1). EOF on stdin, or no request for
+``idle`` seconds, ends the warm boot.
 """
 
 import _signal
@@ -55,7 +66,19 @@ import stat
 import sys
 
 if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the protocol's source ran first
-    from lmrbench_protocol import END, ENV_CALL_FDS, ENV_HARNESS, ENV_OUT, ENV_PREFIX, INFRA_MARK, OUT_LIMIT, OUT_MARK
+    from lmrbench_protocol import (
+        DONE_MARK,
+        END,
+        ENDED_MARK,
+        ENV_CALL_FDS,
+        ENV_HARNESS,
+        ENV_OUT,
+        ENV_PREFIX,
+        INFRA_MARK,
+        OUT_LIMIT,
+        OUT_MARK,
+        RUN_MARK,
+    )
 
 LOG_LIMIT = 256_000
 CHUNK = 1 << 20
@@ -567,6 +590,20 @@ def main():
     except Exception:
         pass
     spec = marshal.loads(bytes.fromhex(sys.argv[1]))
+    if spec.get("serve"):
+        return _serve(spec)
+    return _run(spec, sys.stdin.buffer)
+
+
+def _base_env():
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
+    base["PYTHONDONTWRITEBYTECODE"] = "1"
+    return base
+
+
+def _run(spec, stdin):
+    """One run (see the module docstring): unpack ``stdin``'s payload, start the sides, wait, write the frame;
+    the trusted command's exit status."""
     root, ids = spec["root"], spec.get("ids")
     confine = spec.get("confine") if not ids else None
     if confine is not None:
@@ -576,8 +613,7 @@ def main():
             pass
         _signal.signal(_signal.SIGTERM, _on_term)  # the runner's timeout: end the run's processes, then exit
     trusted, cand = os.path.join(root, "trusted"), os.path.join(root, "cand")
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
-    base["PYTHONDONTWRITEBYTECODE"] = "1"
+    base = _base_env()
     env = dict(base, **spec.get("env", {}))
     env.update({ENV_OUT: os.path.join(trusted, "out"), ENV_HARNESS: os.path.join(trusted, "harness")})
     env.update(
@@ -608,7 +644,7 @@ def main():
         wpid, werr = _fork(wargs[0], wentry, *wargs[1:], go=go_r)
         os.close(go_r)
     try:
-        _unpack(sys.stdin.buffer, root)
+        _unpack(stdin, root)
         for d in ("out", "tmp", "home"):
             os.makedirs(os.path.join(trusted, d), exist_ok=True)
         if spec.get("worker"):
@@ -662,8 +698,8 @@ def main():
         if worker is not None:
             done.acquire(timeout=1)  # every writer of the worker's log is gone
     elif worker is not None:
-        if os.getpid() == 1:
-            os.kill(-1, 9)  # the worker and anything it started (PID 1 itself is spared)
+        if ids:  # a container: the worker and anything it started (PID 1, a warm boot or this one, is spared)
+            os.kill(-1, 9)
         else:
             os.kill(worker, 9)
         os.waitpid(worker, 0)
@@ -677,6 +713,143 @@ def main():
     sys.stdout.buffer.write(OUT_MARK + b"%d %d %d\n" % (code, len(data), len(cand_log)) + data + cand_log + b"\n")
     sys.stdout.flush()
     return code
+
+
+# --- warm: runs served one after another (see the module docstring) ---
+
+
+def _read_exact(fd, size):
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, min(size - len(data), CHUNK))
+        if not chunk:
+            raise EOFError("the request ends early")
+        data += chunk
+    return data
+
+
+def _read_request(idle):
+    """The next request's (run spec, payload size, timeout seconds); None at EOF or after ``idle`` seconds."""
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.setitimer(_signal.ITIMER_REAL, idle)
+    line = b""
+    try:
+        while not line.endswith(b"\n"):
+            byte = os.read(0, 1)  # one byte at a time: nothing of the payload may be read ahead here
+            if not byte:
+                return None
+            line += byte
+    except _Deadline:
+        return None
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    if not line.startswith(RUN_MARK):
+        raise ValueError(f"not a request: {line[:60]!r}")
+    spec_size, size, timeout_ms = (int(x) for x in line[len(RUN_MARK):].split())
+    return marshal.loads(_read_exact(0, spec_size)), size, timeout_ms / 1000
+
+
+def _copy_in(size, fd):
+    """Move ``size`` bytes of stdin to ``fd`` (a pipe to the run), all of them read even when the run stopped
+    reading: the next request starts right after."""
+    while size:
+        chunk = os.read(0, min(size, CHUNK))
+        if not chunk:
+            raise EOFError("the payload ends early")
+        size -= len(chunk)
+        if fd is not None:
+            try:
+                os.write(fd, chunk)
+            except OSError:  # the run ended or stopped reading; the rest is drained
+                os.close(fd)
+                fd = None
+    if fd is not None:
+        os.close(fd)
+
+
+def _take_away(path):
+    """Remove ``path`` whoever owns it: a container's root keeps CAP_CHOWN but neither CAP_DAC_OVERRIDE nor
+    CAP_FOWNER, so each entry is made root's before it goes."""
+    try:
+        st = os.lstat(path)
+        os.lchown(path, 0, 0)
+        if stat.S_ISDIR(st.st_mode):
+            os.chmod(path, 0o700)
+            for name in os.listdir(path):
+                _take_away(os.path.join(path, name))
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def _serve_one(spec, size, timeout):
+    """Fork the run, feed it its payload, wait for it (killed at ``timeout``); its (exit status, timed out)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the run: a cold boot's life, with the payload from the pipe
+        os.close(w)
+        null = os.open(os.devnull, os.O_RDONLY)  # fd 0 stays taken: the run's pipes must not land on it
+        os.dup2(null, 0)
+        os.close(null)
+        try:
+            code = _run(spec, open(r, "rb", buffering=CHUNK))  # noqa: SIM115 (the run's whole life)
+        except SystemExit as exc:  # _say_infra, or a run that could not start
+            code = exc.code if isinstance(exc.code, int) else 1
+        for stream in (sys.stdout, sys.stderr):
+            try:  # noqa: SIM105
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+    os.close(r)
+    start = os.times().elapsed
+    _copy_in(size, w)  # not under the alarm: a copy cut short would leave the next request's bytes misread
+    _signal.signal(_signal.SIGALRM, _on_alarm)
+    _signal.setitimer(_signal.ITIMER_REAL, max(0.01, timeout - (os.times().elapsed - start)))
+    try:
+        try:
+            return _exit_code(os.waitpid(pid, 0)[1]), 0
+        finally:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except _Deadline:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        return 124, 1
+
+
+def _serve(spec):
+    """Serve runs until EOF or ``idle`` seconds without a request (see the module docstring)."""
+    serve, ids = spec["serve"], spec.get("ids")
+    nonce, idle = serve["nonce"].encode(), float(serve["idle"])
+    try:  # noqa: SIM105
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a run leaves stays below
+    except Exception:
+        pass
+    _signal.signal(_signal.SIGTERM, _on_term)  # the host ends the session: every process, then exit
+    if spec.get("preload"):
+        _preload(spec["preload"], dict(_base_env(), **spec.get("env", {})))
+    n = 0
+    while True:
+        request = _read_request(idle)
+        if request is None:
+            return 0
+        run_spec, size, timeout = request
+        n += 1
+        code, timed_out = _serve_one(run_spec, size, timeout)
+        _end_everything()
+        if ids:  # the container's writable places hold nothing of this run for the next
+            _take_away(run_spec["root"])
+            for folder in ("/tmp", "/dev/shm"):
+                try:
+                    names = os.listdir(folder)
+                except OSError:
+                    continue
+                for name in names:
+                    _take_away(os.path.join(folder, name))
+        os.write(2, b"\n%s%s %d\n" % (ENDED_MARK, nonce, n))
+        os.write(1, b"%s%s %d %d %d\n" % (DONE_MARK, nonce, n, code, timed_out))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,13 @@ OUT_MARK = b"LMRBENCH-OUT "
 """Starts the boot script's closing frame: ``<exit> <n> <m>``, then the out folder and the worker's output."""
 INFRA_MARK = b"LMRBENCH-INFRA "
 """Starts the boot script's line when it could not start the run (unpack, spawn)."""
+RUN_MARK = b"LMRBENCH-RUN "
+"""A warm boot's request on its stdin: ``<spec bytes> <payload bytes> <timeout ms>``, then the run's marshal'd
+spec and its payload."""
+DONE_MARK = b"LMRBENCH-DONE "
+"""A warm boot's line on stdout after each run's frame: ``<nonce> <n> <exit> <timed out 0|1>``."""
+ENDED_MARK = b"[lmrbench: run ended] "
+"""A warm boot's line on stderr after each run's output: ``<nonce> <n>`` (a newline before it)."""
 
 
 def seal_digest(key: bytes, junit: bytes, exitstatus: int, conftests: dict) -> str:

@@ -183,7 +183,8 @@ def _node_sandbox(kind: SandboxKind, limits: RunLimits | None) -> Sandbox:
     key = (kind, limits)
     with _node_lock:
         if key not in _node_sandboxes:
-            sandbox = get_sandbox(kind, limits=limits)
+            # no warm containers: a Ray worker process outlives the command, and one left idle would outlive it
+            sandbox = get_sandbox(kind, limits=limits, warm=False)
             ensure_base_image(sandbox, progress=NullProgress())
             _node_sandboxes[key] = sandbox
         return _node_sandboxes[key]

@@ -72,6 +72,7 @@ class ThreadExecutor:
     def stop(self) -> None:
         """Kill the runs in flight (by this executor's token) until every thread is done."""
         self._cancel.set()
+        self.sandbox.close()
         for fut in self._futures:
             fut.cancel()
         while any(not f.done() for f in self._futures):
@@ -81,8 +82,9 @@ class ThreadExecutor:
         self._futures.clear()
 
     def close(self) -> None:
-        """Let the threads go."""
+        """Let the threads go, and end the sandbox's warm containers or processes."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self.sandbox.close()
 
 
 def stop_runs(token: str) -> int:

@@ -168,7 +168,8 @@ def execute(
     impl = task.info.implementation(unit.impl)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
-                                  expected_ids=unit.expected_ids, env=unit.env, cancel=cancel)
+                                  expected_ids=unit.expected_ids, env=unit.env, cancel=cancel,
+                                  trusted=unit.purpose != "candidate")
     except Cancelled:
         raise
     except LmrError as exc:

@@ -36,26 +36,29 @@ def get_sandbox(
     progress: Progress | None = None,
     limits: RunLimits | None = None,
     untrusted: bool = False,
+    warm: bool = True,
 ) -> Sandbox:
     """The sandbox of that kind. None picks Docker when the engine answers and a base image is present, can be
     pulled or bootstrapped; else the local runner, saying why in one line. For ``untrusted`` code (candidates)
     the local runner is only ever the one asked for: None then raises LmrError naming ``--sandbox local``
-    where it would fall back, and asking for it says once that every result is weaker evidence."""
+    where it would fall back, and asking for it says once that every result is weaker evidence. ``warm``:
+    whether trusted runs may be served by warm containers or processes (``harness.warm``)."""
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     limits = limits or RunLimits()
-    options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache}
+    options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache,
+               "warm": warm}
     if kind == "docker":
         return DockerRunner(**options)  # type: ignore[arg-type]
     if kind == "local":
         if untrusted:
             _say(progress, UNTRUSTED_LOCAL)
-        return _local(progress, limits)
+        return _local(progress, limits, warm)
     if kind is not None:
         raise LmrError(f"unknown runner {kind!r}; use docker or local")
     if not docker_available():
         _fallback(progress, "no Docker engine answers", untrusted)
-        return _local(progress, limits)
+        return _local(progress, limits, warm)
     from lmrbench.benchmark.sandbox.base_image import NoBaseImage, obtain_base_image
 
     runner = DockerRunner(**options)  # type: ignore[arg-type]
@@ -63,7 +66,7 @@ def get_sandbox(
         choice = obtain_base_image(runner.client, progress=progress)
     except NoBaseImage as exc:
         _fallback(progress, str(exc), untrusted)
-        return _local(progress, limits)
+        return _local(progress, limits, warm)
     _say(progress, choice.line())
     return runner
 
@@ -78,12 +81,12 @@ def _fallback(progress: Progress | None, why: str, untrusted: bool) -> None:
     _say(progress, f"warning: {why}: {LOCAL_FALLBACK}")
 
 
-def _local(progress: Progress | None, limits: RunLimits) -> Sandbox:
+def _local(progress: Progress | None, limits: RunLimits, warm: bool) -> Sandbox:
     from lmrbench.benchmark.sandbox.local import LocalRunner
 
     if limits.is_set():
         _say(progress, "warning: --memory, --cpus, --gpus and --hf-cache apply to the Docker runner only")
-    return LocalRunner(progress=progress)
+    return LocalRunner(progress=progress, warm=warm)
 
 
 def _say(progress: Progress | None, line: str) -> None:

@@ -1,4 +1,4 @@
-"""DockerRunner: one image per task (tagged by a hash of what it is built from), one fresh container per run.
+"""DockerRunner: one image per task (tagged by a hash of what it is built from), a fresh container per run.
 
 A run's container has a read-only root filesystem, no network, memory (no swap), CPU and pid limits, and no
 log driver. Everything it may write is a size-bounded tmpfs: ``/work`` and ``/tmp``, so a candidate that fills
@@ -8,21 +8,25 @@ to give the trusted tree and the candidate's tree to two unprivileged users and 
 and the candidate's worker as those users. It writes the closing frame on stdout (the children's output goes
 to stderr) and exits with the trusted command's status. The container is removed in ``finally``, also on
 timeout and Ctrl-C; one left by a killed lmrbench is removed by ``remove_stale_containers`` at the next start.
+
+Trusted runs (the task's golden, masked and mutant code, never a candidate's) may be served by a warm container
+of the task instead (``warm_docker``, ``harness.warm``): same image, limits and isolation, one boot that imported
+pytest and the task's frameworks once and forks each run from itself; ``close`` ends them.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
-import socket
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
+from lmrbench.benchmark.sandbox.container_run import run_in_container
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
 from lmrbench.benchmark.sandbox.images import docker_client, image_id
 from lmrbench.benchmark.sandbox.layers import (
@@ -31,13 +35,15 @@ from lmrbench.benchmark.sandbox.layers import (
 )
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
+from lmrbench.benchmark.sandbox.warm_docker import WarmContainer
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
-from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
+from lmrbench.core.sandbox import RunResult, SandboxKind, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.progress import NullProgress, Progress, stop_on_cancel
+from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, request, warm_command, warm_preload
+from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 if TYPE_CHECKING:
     import docker
@@ -45,9 +51,6 @@ if TYPE_CHECKING:
 WORK = "/work"
 ORPHAN_GRACE = 30
 """Seconds past its timeout after which a run's boot script kills the command itself (harness gone)."""
-_STDERR_KEEP = 256_000
-_STDOUT_LIMIT = payload.OUT_LIMIT * 2
-"""Most of a run's stdout kept: the boot script's frame (base64 of a capped out folder) fits well inside."""
 CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
 """What the boot script (root, PID 1) keeps: to hand each side its files, drop to its user, read the out
 folder back and kill what the worker left. Its children run as other users with no capability at all."""
@@ -76,6 +79,7 @@ class DockerRunner:
         client: docker.DockerClient | None = None,
         torch: TorchSource | None = None,
         framework_projects: frozenset[str] = FRAMEWORK_PROJECTS,
+        warm: bool = True,
     ) -> None:
         self.framework_projects = framework_projects
         """Projects that make the shared framework layer (torch and its kin)."""
@@ -92,6 +96,10 @@ class DockerRunner:
         self._limits_said = False
         self._prepared: dict[str, tuple[str, str, str]] = {}
         """Task folder -> (Dockerfile, requirements, image tag) of its last ``prepare``."""
+        self.warm = warm
+        """Trusted runs may be served by warm containers (``harness.warm``); off on a Ray node."""
+        self._warm: Pool[WarmContainer] = Pool()
+        weakref.finalize(self, self._warm.close)  # a runner dropped without ``close`` leaves none running
 
     @property
     def client(self) -> docker.DockerClient:
@@ -205,9 +213,11 @@ class DockerRunner:
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
+        trusted: bool = False,
     ) -> RunResult:
         """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring. ``cancel``
-        kills the container (by name: also one still being created) and raises ``Cancelled``."""
+        kills the container (by name: also one still being created) and raises ``Cancelled``. ``trusted``
+        (the task's own code): the run may be served by a warm container of the task (``harness.warm``)."""
         import docker
         import requests
 
@@ -221,125 +231,104 @@ class DockerRunner:
             return RunResult(None, False, "", 0.0, infra_error=f"cannot read the tree: {exc}")
         t0 = time.monotonic()  # the timeout and the duration count from here, after any image build
         ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
-        env = {**(env or {}), **resources.pop("environment", {})}  # HF_HOME and offline flags with a cache mount
-        command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
+        cache_env = resources.pop("environment", {})  # HF_HOME and offline flags with a cache mount
+        env = {**(env or {}), **cache_env}
         name = f"lmrbench-run-{uuid.uuid4().hex[:12]}"
+        in_use: list[WarmContainer] = []
 
         def kill() -> None:
+            for warm in list(in_use):
+                warm.kill()
             with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
                 self.client.api.kill(name)
 
         with stop_on_cancel(cancel, kill):
+            if trusted and self.warm and not network:
+                served = self._run_warm(task, tag, resources, cache_env, argv, worker, env, ids, data, timeout,
+                                        in_use)
+                if served is not None:
+                    return payload.closing(*served, out_dir)
+                check_cancel(cancel)  # a warm container killed by the cancel is no reason to start a cold one
+            command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
             return self._run_container(task, tag, name, command, resources, data, timeout, t0, out_dir, network)
 
-    def _run_container(self, task: Task, tag: str, name: str, command: list[str], resources: dict,
-                       data: bytes, timeout: float, t0: float, out_dir: Path | None, network: bool) -> RunResult:
-        """Create, start, feed, wait for and remove the run's container; how the run ended."""
+    def _create_args(self, task: Task, resources: dict, network: bool) -> dict:
+        """What every run container (cold or warm) is created with, besides its image, command and name."""
+        import docker
+
+        return dict(
+            labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
+            user="0:0",
+            working_dir=WORK,
+            environment={"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
+            stdin_open=True,
+            read_only=True,
+            network_disabled=not network,
+            network_mode=None if network else "none",
+            tmpfs={
+                WORK: f"size={self.work_size},mode=0711,exec",
+                "/tmp": f"size={self.tmp_size},mode=1777,exec",
+            },
+            pids_limit=self.pids,
+            cap_drop=["ALL"],
+            cap_add=CAPABILITIES,
+            security_opt=["no-new-privileges"],
+            log_config=docker.types.LogConfig(type="none"),
+            **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
+        )
+
+    def _run_warm(self, task: Task, tag: str, resources: dict, cache_env: dict[str, str], argv: list[str],
+                  worker: Worker | None, env: dict[str, str], ids: dict[str, list[int]], data: bytes,
+                  timeout: float, in_use: list[WarmContainer]) -> tuple[RunResult, bytes] | None:
+        """The run served by a warm container of the task (started when none is idle); None when none could
+        serve it (the caller then runs it cold)."""
         import docker
         import requests
 
-        container = None
-        stdout, stderr = bytearray(), collections.deque[bytes]()
+        preload = warm_preload(worker.frameworks if worker else ())
+        key = (tag, repr(sorted(resources.items())), tuple(preload), tuple(sorted(cache_env.items())))
+        warm = self._warm.take(key)
+        if warm is None:
+            nonce = new_nonce()
+            create = functools.partial(self.client.containers.create, tag, **self._create_args(task, resources,
+                                                                                                 False))
+            try:
+                warm = WarmContainer(self.client, key, nonce, create,
+                                     warm_command(ids=ids, preload=preload, env=cache_env, nonce=nonce),
+                                     f"lmrbench-warm-{uuid.uuid4().hex[:12]}")
+            except (docker.errors.DockerException, requests.exceptions.RequestException):
+                return None
+        in_use.append(warm)
+        t0 = time.monotonic()
         try:
-            create = functools.partial(
-                self.client.containers.create,
-                command=command,
-                name=name,
-                labels={RUN_LABEL: task.name, OWNER_LABEL: owner()},
-                user="0:0",
-                working_dir=WORK,
-                environment={"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
-                stdin_open=True,
-                read_only=True,
-                network_disabled=not network,
-                network_mode=None if network else "none",
-                tmpfs={
-                    WORK: f"size={self.work_size},mode=0711,exec",
-                    "/tmp": f"size={self.tmp_size},mode=1777,exec",
-                },
-                pids_limit=self.pids,
-                cap_drop=["ALL"],
-                cap_add=CAPABILITIES,
-                security_opt=["no-new-privileges"],
-                log_config=docker.types.LogConfig(type="none"),
-                **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
-            )
-            try:
-                container = create(tag)
-            except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
-                with self._lock:
-                    self._prepared.pop(str(task.path), None)
-                container = create(self.prepare(task))
-                t0 = time.monotonic()
-            sock = self.client.api.attach_socket(
-                container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-            reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
-            container.start()
-            reader.start()
-            raw = getattr(sock, "_sock", sock)
-            try:
-                raw.sendall(data)
-                raw.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # the container ended before reading it all; its status tells why
-            timed_out = False
-            try:
-                status = container.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
-                exit_code: int | None = int(status.get("StatusCode", -1))
-            except Exception as exc:  # the wait's read timeout (requests raises several kinds)
-                if "timed out" not in str(exc).lower() and "timeout" not in type(exc).__name__.lower():
-                    raise
-                timed_out, exit_code = True, None
-                container.kill()
-            reader.join(timeout=10)
-            state = (container.client.api.inspect_container(container.id) or {}).get("State", {})
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            return RunResult(
-                None,
-                False,
-                _decode(stderr),
-                time.monotonic() - t0,
-                infra_error=f"Docker: {type(exc).__name__}: {exc}",
-            )
+            spec = payload.run_spec(f"{WORK}/r{warm.runs + 1}", argv, worker, deadline=int(timeout) + ORPHAN_GRACE,
+                                    env=env, ids=ids, preload=preload)
+            served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
         finally:
-            # by name: an interrupt during ``create`` leaves a container that ``container`` never held
-            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-                self.client.api.remove_container(container.id if container is not None else name, force=True)
+            in_use.remove(warm)
+            self._warm.give(warm)
+        if served is None:
+            return None
         duration = time.monotonic() - t0
-        output = _decode(stderr)
-        if state.get("OOMKilled"):
-            output += f"\n[killed: out of memory (limit {resources['mem_limit']})]"
-        if timed_out:
-            return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
-        frame = payload.read_frame(bytes(stdout))
-        if frame.infra_error:
-            return RunResult(exit_code, False, tail(output), duration, infra_error=frame.infra_error)
-        if frame.out_tar and out_dir is not None:
-            try:
-                payload.unpack_out(frame.out_tar, Path(out_dir))
-            except ValueError as exc:
-                output += f"\n[the out folder could not be read back: {exc}]"
-        return RunResult(exit_code, False, tail(output), duration, worker_output=tail(frame.worker_output))
+        if served.timed_out:
+            return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
+        return RunResult(served.exit_code, False, served.output, duration), served.stdout
 
+    def close(self) -> None:
+        """End the warm containers this runner keeps (the end of a command)."""
+        self._warm.close()
 
-def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
-    from docker.utils.socket import frames_iter
+    def _run_container(self, task: Task, tag: str, name: str, command: list[str], resources: dict,
+                       data: bytes, timeout: float, t0: float, out_dir: Path | None, network: bool) -> RunResult:
+        """A cold run in a fresh container (``container_run``); an image removed since the task's last
+        ``prepare`` is built again."""
 
-    kept = 0
-    try:
-        for stream, data in frames_iter(sock, tty=False):
-            if stream == 1:
-                if len(stdout) < _STDOUT_LIMIT:
-                    stdout.extend(data)
-            else:
-                stderr.append(data)
-                kept += len(data)
-                while kept > _STDERR_KEEP and len(stderr) > 1:
-                    kept -= len(stderr.popleft())
-    except Exception:  # the socket closes when the container is removed
-        pass
+        def rebuilt() -> str:
+            with self._lock:
+                self._prepared.pop(str(task.path), None)
+            return self.prepare(task)
 
-
-def _decode(chunks: collections.deque[bytes]) -> str:
-    return tail(b"".join(chunks).decode("utf-8", errors="replace"))
+        create = functools.partial(self.client.containers.create, command=command, name=name,
+                                   **self._create_args(task, resources, network))
+        return run_in_container(self.client, create, tag, rebuilt, name, data, timeout, t0, out_dir,
+                                resources.get("mem_limit"))

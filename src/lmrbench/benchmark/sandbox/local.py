@@ -10,7 +10,8 @@ else the command): it writes only beneath its own temp folder and neither signal
 and the worker cannot read the trusted side's folder, the other runs' folders or the task set. The boot is a
 child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so nothing of a
 run outlives it. There is no network or pid isolation: the runner says so once, and
-every result from it is weaker evidence.
+every result from it is weaker evidence. Trusted runs (the task's own code) may be forks of a warm boot process
+of the venv (``warm_local``, ``harness.warm``), each on its own temp folder; ``close`` ends them.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import replace
+import weakref
 from pathlib import Path
 
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.warm_local import WarmProcess
 from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
     build_wheelhouse,
@@ -40,6 +42,7 @@ from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness import payload
+from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 WEAKER_ISOLATION = (
@@ -69,12 +72,17 @@ class LocalRunner:
     name: SandboxKind = "local"
 
     def __init__(
-        self, *, memory: int | None = 8 << 30, file_size: int = 1 << 30, progress: Progress | None = None
+        self, *, memory: int | None = 8 << 30, file_size: int = 1 << 30, progress: Progress | None = None,
+        warm: bool = True,
     ) -> None:
         self.memory, self.file_size = memory, file_size
         self._progress = progress or NullProgress()
         self._warned = False
         self._lock = threading.Lock()
+        self.warm = warm
+        """Trusted runs may be served by warm boot processes (``harness.warm``); off on a Ray node."""
+        self._warm: Pool[WarmProcess] = Pool()
+        weakref.finalize(self, self._warm.close)  # a runner dropped without ``close`` leaves none running
 
     def _say_once(self) -> None:
         with self._lock:
@@ -145,9 +153,11 @@ class LocalRunner:
         harness_files: dict[str, bytes] | None = None,
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
+        trusted: bool = False,
     ) -> RunResult:
         """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH;
-        ``cancel`` ends every process of the run and raises ``Cancelled``."""
+        ``cancel`` ends every process of the run and raises ``Cancelled``. ``trusted`` (the task's own code):
+        the run may be served by a warm boot process of the task's venv (``harness.warm``)."""
         t0 = time.monotonic()
         try:
             venv = Path(self.prepare(task))
@@ -167,22 +177,58 @@ class LocalRunner:
                 "VIRTUAL_ENV": str(venv),
             }
             hide = [str(runs), str(task.path.parent)]  # every run's files, the task set's golden code and data
+            if trusted and self.warm:
+                served = self._run_warm(venv, full_env, runs, tmp, argv, worker, env or {}, hide, data, timeout,
+                                        cancel)
+                if served is not None:
+                    return payload.closing(*served, out_dir)
             command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None,
                                         hide=hide)
             command[0] = str(venv / "bin" / "python")
             result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic(), cancel)
-            if result.timed_out or result.infra_error:
-                return result
-            frame = payload.read_frame(stdout)
-            if frame.infra_error:
-                return replace(result, infra_error=frame.infra_error)
-            output = result.output
-            if frame.out_tar and out_dir is not None:
-                try:
-                    payload.unpack_out(frame.out_tar, Path(out_dir))
-                except ValueError as exc:
-                    output += f"\n[the out folder could not be read back: {exc}]"
-        return replace(result, output=tail(output), worker_output=tail(frame.worker_output))
+            return payload.closing(result, stdout, out_dir)
+
+    def _run_warm(self, venv: Path, full_env: dict[str, str], runs: Path, root: str, argv: list[str],
+                  worker: Worker | None, env: dict[str, str], hide: list[str], data: bytes, timeout: float,
+                  cancel: threading.Event | None) -> tuple[RunResult, bytes] | None:
+        """The run served by a warm boot process of the venv (started when none is idle); None when none
+        could serve it (the caller then runs it cold)."""
+        preload = warm_preload(worker.frameworks if worker else ())
+        key = (str(venv), tuple(preload))
+        warm = self._warm.take(key)
+        if warm is None:
+            nonce = new_nonce()
+            command = warm_command(ids=None, preload=preload, env={}, nonce=nonce)
+            command[0] = str(venv / "bin" / "python")
+            try:
+                warm = WarmProcess(key, nonce, command, full_env, runs, self._limits)
+            except OSError:
+                return None
+        t0 = time.monotonic()
+        try:
+            with stop_on_cancel(cancel, warm.kill):
+                spec = payload.run_spec(root, argv, worker, deadline=int(timeout) + 30, env=env, ids=None,
+                                        hide=hide, preload=preload)
+                served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
+        finally:
+            self._warm.give(warm)
+        if served is None:
+            return None
+        duration = time.monotonic() - t0
+        if served.timed_out:
+            return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
+        return RunResult(served.exit_code, False, served.output, duration), served.stdout
+
+    def close(self) -> None:
+        """End the warm boot processes this runner keeps (the end of a command)."""
+        self._warm.close()
+
+    def _limits(self) -> None:
+        """Each run's limits, set in the child before it starts: file size, no core dumps, address space."""
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if self.memory:
+            resource.setrlimit(resource.RLIMIT_AS, (self.memory, self.memory))
 
     def _spawn(
         self, argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, timeout: float, t0: float,
@@ -191,14 +237,6 @@ class LocalRunner:
         """Run in its own process group; the timeout counts from ``t0`` (after the venv and the copy). On
         ``cancel`` the boot is told to end the run (SIGTERM: it ends every process of it, daemons too), and
         ``Cancelled`` is raised once it has."""
-        limit, memory = self.file_size, self.memory
-
-        def limits() -> None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if memory:
-                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
         try:
             proc = subprocess.Popen(
                 argv,
@@ -208,7 +246,7 @@ class LocalRunner:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                preexec_fn=limits,
+                preexec_fn=self._limits,
             )
         except OSError as exc:
             return RunResult(127, False, f"cannot start {argv[0]!r}: {exc}", time.monotonic() - t0), b""

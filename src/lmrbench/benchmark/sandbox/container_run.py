@@ -1,0 +1,98 @@
+"""A cold run: a fresh container per run, fed the payload on stdin, waited for with the run's timeout and
+removed in ``finally`` (also on a timeout or Ctrl-C: by name, so that an interrupted ``create`` leaves none)."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lmrbench.core.sandbox import RunResult, tail
+from lmrbench.harness import payload
+
+if TYPE_CHECKING:
+    import docker
+
+_STDERR_KEEP = 256_000
+_STDOUT_LIMIT = payload.OUT_LIMIT * 2
+"""Most of a run's stdout kept: the boot script's frame (base64 of a capped out folder) fits well inside."""
+
+
+def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], tag: str,
+                     rebuilt: Callable[[], str], name: str, data: bytes, timeout: float, t0: float,
+                     out_dir: Path | None, mem_limit: object = None) -> RunResult:
+    """Create (``create(image)``), start, feed, wait for and remove the run's container; how the run ended.
+    ``rebuilt()`` gives the image again when ``tag`` is gone."""
+    import docker
+    import requests
+
+    container = None
+    stdout, stderr = bytearray(), collections.deque[bytes]()
+    try:
+        try:
+            container = create(tag)
+        except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
+            container = create(rebuilt())
+            t0 = time.monotonic()
+        sock = client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
+        container.start()
+        reader.start()
+        raw = getattr(sock, "_sock", sock)
+        try:
+            raw.sendall(data)
+            raw.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the container ended before reading it all; its status tells why
+        timed_out = False
+        try:
+            status = container.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
+            exit_code: int | None = int(status.get("StatusCode", -1))
+        except Exception as exc:  # the wait's read timeout (requests raises several kinds)
+            if "timed out" not in str(exc).lower() and "timeout" not in type(exc).__name__.lower():
+                raise
+            timed_out, exit_code = True, None
+            container.kill()
+        reader.join(timeout=10)
+        state = (client.api.inspect_container(container.id) or {}).get("State", {})
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
+                         infra_error=f"Docker: {type(exc).__name__}: {exc}")
+    finally:
+        # by name: an interrupt during ``create`` leaves a container that ``container`` never held
+        with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+            client.api.remove_container(container.id if container is not None else name, force=True)
+    duration = time.monotonic() - t0
+    output = _decode(stderr)
+    if state.get("OOMKilled"):
+        output += f"\n[killed: out of memory (limit {mem_limit})]"
+    if timed_out:
+        return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
+    return payload.closing(RunResult(exit_code, False, output, duration), bytes(stdout), out_dir)
+
+
+def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
+    from docker.utils.socket import frames_iter
+
+    kept = 0
+    try:
+        for stream, data in frames_iter(sock, tty=False):
+            if stream == 1:
+                if len(stdout) < _STDOUT_LIMIT:
+                    stdout.extend(data)
+            else:
+                stderr.append(data)
+                kept += len(data)
+                while kept > _STDERR_KEEP and len(stderr) > 1:
+                    kept -= len(stderr.popleft())
+    except Exception:  # the socket closes when the container is removed
+        pass
+
+
+def _decode(chunks: collections.deque[bytes]) -> str:
+    return tail(b"".join(chunks).decode("utf-8", errors="replace"))

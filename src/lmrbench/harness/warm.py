@@ -1,0 +1,186 @@
+"""Warm runs: one boot script serves many runs of trusted code, one after another (``Warm`` in
+``runtime/lmrbench_boot.py``), so that a validation pays for one container (or process) and one import of the
+preloaded modules instead of one per run.
+
+Only the task's own code is served warm: golden, masked and mutant variants, never a candidate's (which always
+gets a fresh container). Each run is still a fresh fork with its own trees, users and out folder; between runs
+the warm boot ends every process the run left and (in a container) removes what it wrote. This module holds
+what both runners share: the boot's command and requests, and the reading of its output, run by run.
+"""
+
+from __future__ import annotations
+
+import marshal
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS
+from lmrbench.harness.payload import boot_command
+from lmrbench.runtime.lmrbench_protocol import DONE_MARK, ENDED_MARK, OUT_LIMIT, RUN_MARK
+
+IDLE_SECONDS = 120.0
+"""A warm boot with no request for this long ends by itself (a runner gone without closing it)."""
+REUSE_SECONDS = 60.0
+"""A runner does not hand a run to a warm boot idle for longer (it may be about to end); it starts another."""
+GRACE_SECONDS = 30.0
+"""How long past a run's timeout the host waits for the warm boot's word before it gives the boot up."""
+PRELOAD = ("pytest",)
+"""What a warm boot imports besides the task's frameworks: every trusted side then starts as a fork of it."""
+_ERR_KEEP = OUTPUT_TAIL_CHARS
+
+
+def warm_command(*, ids: dict[str, list[int]] | None, preload: list[str], env: dict[str, str],
+                 nonce: str) -> list[str]:
+    """The command that starts a warm boot."""
+    spec: dict[str, object] = {"serve": {"nonce": nonce, "idle": IDLE_SECONDS}, "ids": ids, "env": dict(env),
+                               "preload": list(preload), "root": "", "argv": []}
+    return boot_command(spec)
+
+
+def warm_preload(frameworks: tuple[str, ...] | list[str]) -> list[str]:
+    """The modules a warm boot for a run with ``frameworks`` imports once."""
+    return sorted({*frameworks, *PRELOAD})
+
+
+def new_nonce() -> str:
+    """A warm boot's nonce: its marks in the output are told from what a run prints."""
+    return secrets.token_hex(8)
+
+
+def request(spec: dict[str, object], data: bytes, timeout: float) -> bytes:
+    """One run's request on a warm boot's stdin: the ``RUN_MARK`` line, the spec, the payload."""
+    raw = marshal.dumps(spec, 4)
+    return RUN_MARK + b"%d %d %d\n" % (len(raw), len(data), max(1, int(timeout * 1000))) + raw + data
+
+
+@dataclass(frozen=True)
+class Served:
+    """How one warm run ended, as the warm boot said it."""
+
+    exit_code: int
+    timed_out: bool
+    stdout: bytes
+    """The run's own stdout: its frame."""
+    output: str
+    """The run's stderr (its last part), decoded."""
+
+
+class Streams:
+    """A warm boot's stdout and stderr as they arrive, cut into runs at its marks. Fed by reader threads;
+    ``take`` waits for one run's end."""
+
+    def __init__(self, nonce: str) -> None:
+        self._done = DONE_MARK + nonce.encode() + b" "
+        self._ended = b"\n" + ENDED_MARK + nonce.encode() + b" "
+        self._cond = threading.Condition()
+        self._out = bytearray()
+        self._err = bytearray()
+        self.closed = False
+
+    def feed(self, stream: int, data: bytes) -> None:
+        """Bytes of stdout (1) or stderr (2)."""
+        with self._cond:
+            if stream == 1:
+                if len(self._out) < OUT_LIMIT * 2 + 4096:
+                    self._out.extend(data)
+            else:
+                self._err.extend(data)
+                if len(self._err) > 2 * _ERR_KEEP and self._ended not in self._err:
+                    del self._err[:len(self._err) - _ERR_KEEP]  # as a cold run, the end of the output is kept
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """The boot's streams ended."""
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def take(self, n: int, timeout: float) -> Served | None:
+        """Run ``n``'s end (its stdout and stderr removed from the buffers), or None when the boot ended or
+        ``timeout`` seconds passed first."""
+        done_line = self._done + b"%d " % n
+        ended = self._ended + b"%d\n" % n
+        with self._cond:
+            ok = self._cond.wait_for(lambda: self.closed or (done_line in self._out and ended in self._err),
+                                     timeout)
+            if not ok or done_line not in self._out or ended not in self._err:
+                return None
+            at = self._out.index(done_line)
+            end = self._out.index(b"\n", at)
+            fields = bytes(self._out[at + len(done_line):end]).split()
+            stdout = bytes(self._out[:at])
+            del self._out[:end + 1]
+            cut = self._err.index(ended)
+            err = bytes(self._err[:cut])
+            del self._err[:cut + len(ended)]
+        try:
+            code, timed_out = int(fields[0]), fields[1] == b"1"
+        except (IndexError, ValueError):
+            return None
+        return Served(code, timed_out, stdout, err[-_ERR_KEEP:].decode("utf-8", errors="replace"))
+
+
+class Session(Protocol):
+    """A warm boot a runner keeps: in a container, or a process of this machine."""
+
+    key: tuple[object, ...]
+    """What runs it may serve: the same image (or venv), limits and preloaded modules."""
+    last_used: float
+    broken: bool
+    """Set when it can serve no more runs (it ended, or a run's word never came)."""
+
+    def close(self) -> None:
+        """End it (idempotent, never raises)."""
+
+
+S = TypeVar("S", bound=Session)
+
+
+class Pool(Generic[S]):
+    """A runner's idle warm boots, by key: a run takes one (or the runner starts one) and gives it back; at
+    most ``limit`` are kept idle, the least recently used ended first."""
+
+    def __init__(self, limit: int = 4) -> None:
+        self.limit = limit
+        self._idle: list[S] = []
+        self._lock = threading.Lock()
+
+    def take(self, key: tuple[object, ...]) -> S | None:
+        """An idle warm boot for ``key`` (used within ``REUSE_SECONDS``), or None."""
+        stale: list[S] = []
+        found = None
+        with self._lock:
+            now = time.monotonic()
+            for s in reversed(self._idle):
+                if s.key == key and not s.broken and now - s.last_used < REUSE_SECONDS:
+                    found = s
+                    break
+            stale = [s for s in self._idle if s.broken or now - s.last_used >= REUSE_SECONDS]
+            self._idle = [s for s in self._idle if s is not found and s not in stale]
+        for s in stale:
+            s.close()
+        return found
+
+    def give(self, session: S) -> None:
+        """Back after a run: kept idle, or ended when broken or over the limit."""
+        session.last_used = time.monotonic()
+        extra: list[S] = []
+        with self._lock:
+            if session.broken:
+                extra = [session]
+            else:
+                self._idle.append(session)
+                while len(self._idle) > self.limit:
+                    extra.append(self._idle.pop(0))
+        for s in extra:
+            s.close()
+
+    def close(self) -> None:
+        """End every idle warm boot (a command's end: none is left running after it)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for s in idle:
+            s.close()
