@@ -46,12 +46,17 @@ def test_help_keeps_the_extras_it_names() -> None:
     assert "needs lmrbench[plots]" in out
 
 
-def test_a_wrong_function_spec_is_refused_before_the_parsers_load() -> None:
-    """``task new`` checks its arguments before it imports PyMuPDF, LibCST and GitPython (about 2 s of CPU)."""
+@pytest.mark.parametrize(("args", "problem"), [
+    (["--function", "bad"], "must look like FILE::name"),
+    (["--function", "a.py::f", "--name", "7 DPO"], "must look like N-Name"),
+    (["--function", "a.py::f", "--paper-url", "papers/dpo.txt"], "must be an http(s) URL"),
+])
+def test_wrong_options_of_task_new_are_refused_before_the_parsers_load(args: list[str], problem: str) -> None:
+    """``task new`` checks its arguments before it imports PyMuPDF, LibCST and GitPython (about 1 s of CPU)."""
     probe = (
         "import sys\n"
         "from lmrbench.cli.main import main\n"
-        "sys.argv = ['lmrbench', 'task', 'new', '--repo', '/nonexistent', '--function', 'bad', '--instruction', 'x',"
+        f"sys.argv = ['lmrbench', 'task', 'new', '--repo', '/nonexistent', *{args!r}, '--instruction', 'x',"
         " '--out', '/nonexistent-out']\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pymupdf', 'fitz', 'libcst', 'git'})\n"
@@ -59,4 +64,4 @@ def test_a_wrong_function_spec_is_refused_before_the_parsers_load() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "2 []", out.stdout + out.stderr
-    assert "must look like FILE::name" in out.stderr
+    assert problem in out.stderr

@@ -48,13 +48,10 @@ def task_new(
         "--force", help="Replace an existing task folder; make a task even when one masks the same function.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
-    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, check_spec
 
     style = _mask_style(mask_style)
-    functions = [FunctionRef.parse(f) for f in function]  # usage errors before the parsers are imported
-    from lmrbench.authoring.task_new import create_task
-    from lmrbench.cli.rich_progress import RichProgress
-
+    functions = [FunctionRef.parse(f) for f in function]
     spec = TaskSpec(
         source=repo,
         functions=functions,
@@ -72,6 +69,10 @@ def task_new(
         repo_url=repo_url,
         repo_folder_name=repo_folder_name,
     )
+    check_spec(spec)  # bad options are refused before the parsers (PyMuPDF, LibCST) are imported: 0.25 s, not 1.2
+    from lmrbench.authoring.task_new import create_task
+    from lmrbench.cli.rich_progress import RichProgress
+
     with RichProgress() as progress:
         task = create_task(spec, force=force, progress=progress)
     console.print(f"created {task.path} ({len(task.info.implementations)} implementation(s), "
