@@ -50,9 +50,6 @@ def task_suggest(
     hf_cache: HfCache = None,
 ) -> None:
     """Rank the functions that carry the paper's method, with the passage each matches and what calls it."""
-    from lmrbench.authoring.suggest import suggest
-    from lmrbench.cli.rich_progress import RichProgress
-
     if create and out is None:
         raise LmrError("--create needs --out BENCH, the task set to write the tasks into")
     if create and no_run:
@@ -61,6 +58,9 @@ def task_suggest(
         raise LmrError("give --base-url and --model together")
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+    from lmrbench.authoring.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
+    from lmrbench.cli.rich_progress import RichProgress
+
     with RichProgress() as progress:
         box = None
         if not no_run:
