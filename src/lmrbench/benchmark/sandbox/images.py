@@ -31,7 +31,14 @@ OFFICIAL_BASE_IMAGE = "python:3.11-slim"
 """The default BASE_IMAGE of generated Dockerfiles, used where a registry is reachable."""
 BASE_LABEL = "org.lmrbench.base"
 DEBIAN_SUITE = "bookworm"
-DEBIAN_PACKAGES = ["python3", "python3-venv", "python3-pip", "ca-certificates", "passwd", "tar"]
+DEBIAN_PACKAGES = ["python3", "python3-venv", "ca-certificates", "passwd", "tar"]
+"""What the root filesystem adds to minbase: the venv's pip comes from python3-venv (ensurepip), so Debian's own
+pip, setuptools and wheel stay out."""
+SLIM = ["--dpkgopt=path-exclude=/usr/share/" + d + "/*" for d in ("man", "doc", "locale", "info")]
+SLIM.append("--dpkgopt=path-include=/usr/share/doc/*/copyright")
+"""mmdebstrap's dpkg options that keep manuals, documentation and translations out (their licences stay)."""
+MERGED_USR_HOOK = Path("/usr/share/mmdebstrap/hooks/merged-usr")
+"""mmdebstrap's hook that merges /usr itself: without it bookworm gets the usrmerge package, and perl with it."""
 BASE_TARGET = WheelTarget(python="3.11.2", glibc="2.36")
 """Python and glibc of Debian bookworm: what the base image's wheels are downloaded for."""
 REQUIREMENTS_NAME = "requirements.txt"
@@ -72,10 +79,13 @@ def _rootfs_tar(dest: Path, suite: str, mirror: str | None, progress: Progress) 
     tar = dest / "rootfs.tar"
     mirrors = [mirror] if mirror else []
     if shutil.which("mmdebstrap"):
+        hooks = [f"--hook-dir={MERGED_USR_HOOK}"] if MERGED_USR_HOOK.is_dir() else []
         cmd = [
             "mmdebstrap",
             "--variant=minbase",
             "--include=" + ",".join(DEBIAN_PACKAGES),
+            *hooks,
+            *SLIM,
             suite,
             str(tar),
             *mirrors,
