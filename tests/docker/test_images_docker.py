@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import uuid
 from pathlib import Path
 
 import docker
@@ -11,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers.progress_lines import Lines
-from helpers.vec_task import write_small_task
+from helpers.vec_task import unique_requirement, write_small_task
 from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
@@ -57,9 +56,9 @@ def test_tasks_of_one_environment_share_one_image_and_prune_keeps_it_for_the_tas
     from lmrbench.benchmark.sandbox.docker import DockerRunner
     from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
 
-    repo = f"r{uuid.uuid4().hex[:12]}"  # a repository folder name of its own: inputs no other test has
-    first = write_small_task(tmp_path / "a", name="7-ShareA", repo=repo, requirements="iniconfig\n")
-    second = write_small_task(tmp_path / "b", name="7-ShareB", repo=repo, requirements="iniconfig\n")
+    requirement = unique_requirement("iniconfig")  # inputs no other test has; the folder names differ
+    first = write_small_task(tmp_path / "a", name="7-ShareA", repo="first", requirements=requirement)
+    second = write_small_task(tmp_path / "b", name="7-ShareB", repo="second", requirements=requirement)
     runner, built, shared = DockerRunner(base_image=base_image), Lines(), Lines()
     tag_a = runner.prepare(first, progress=built)
     tag_b = runner.prepare(second, progress=shared)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import docker
@@ -20,7 +19,7 @@ from typer.testing import CliRunner
 
 from helpers.docker_engine import build_containers
 from helpers.progress_lines import Lines
-from helpers.vec_task import write_small_task
+from helpers.vec_task import unique_requirement, write_small_task
 from lmrbench.benchmark.execution.unit import image_facts
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
@@ -83,7 +82,7 @@ def test_an_author_s_edit_of_the_generated_dockerfile_is_built(tmp_path, base_im
         assert _py(docker_engine, tags[0], "print(open('/etc/lmrbench-edit').read())") == "from-the-author"
         built = [_py(docker_engine, tag, environment) for tag in tags]
         assert "'six', '1.16.0'" in built[1], built
-        assert f"('/workspace/vecrepo/unit_test/logs', {runner.uid})" in built[1], built
+        assert f"('/workspace', {runner.uid})" in built[1], built
         assert built[0] == built[1]
         configs = [docker_engine.images.get(tag).attrs["Config"] for tag in tags]
         keys = ("User", "WorkingDir", "Cmd", "Entrypoint")
@@ -219,7 +218,7 @@ def test_a_failed_install_says_why_in_one_line_and_leaves_no_container(base_imag
     tag = "lmrbench-task-7-unresolvable:test"
     with pytest.raises(LmrError) as err:  # no wheel was put in for it: pip, offline, cannot find it
         commit_build(docker_engine, base_image, tag, requirements=["no-such-project-xyz==1.0"], wheels=[],
-                     user=(1000, 1000, "repo"), labels={}, what="7-Unresolvable")
+                     user=(1000, 1000), labels={}, what="7-Unresolvable")
     assert str(err.value).startswith("7-Unresolvable: image build failed: ERROR: Could not find a version"), err.value
     assert "\n" not in str(err.value)
     assert build_containers(docker_engine) == []
@@ -228,8 +227,8 @@ def test_a_failed_install_says_why_in_one_line_and_leaves_no_container(base_imag
 
 
 def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base_image, docker_engine):
-    # a repository folder name of its own: an image tag that no other test (nor an earlier run) has
-    task = write_small_task(tmp_path / "bench", name="7-Twice", repo=f"r{uuid.uuid4().hex[:12]}")
+    # a requirement line of its own (a marker that always holds): an image no other test (nor an earlier run) has
+    task = write_small_task(tmp_path / "bench", name="7-Twice", requirements=unique_requirement("iniconfig==2.0.0"))
     exe = str(Path(sys.executable).with_name("lmrbench"))
     procs = [subprocess.Popen([exe, "images", "build", str(task.path.parent), "-v"], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import uuid
 from pathlib import Path
 
 from helpers.tasks import Impl, write_task
@@ -51,3 +52,9 @@ def write_small_task(
 def dedent(text: str) -> str:
     """Source text written inline in a test."""
     return textwrap.dedent(text).lstrip("\n")
+
+
+def unique_requirement(line: str) -> str:
+    """``line`` with an environment marker that always holds and that no other requirement line has: the same
+    install, the inputs of an image of its own (an image no other test, nor an earlier run, has)."""
+    return f'{line} ; sys_platform != "never-{uuid.uuid4().hex[:12]}"\n'

@@ -40,8 +40,10 @@ if ! getent group "$GID" >/dev/null; then \\
  && if ! getent passwd "$UID" >/dev/null; then \\
         useradd -m -u "$UID" -g "$GID" -s /bin/sh lmrbench 2>/dev/null \\
         || echo "lmrbench:x:$UID:$GID::/tmp:/bin/sh" >> /etc/passwd; fi \\
- && mkdir -p "/workspace/$DIR/unit_test/logs" && chown -R "$UID:$GID" /workspace"""
-"""The task's user (build args UID, GID) and its /workspace/$DIR; the image then runs as that user in /workspace."""
+ && mkdir -p /workspace && chown "$UID:$GID" /workspace"""
+"""The task's user (build args UID, GID) and /workspace, theirs; the image then runs as that user in /workspace.
+The build arg DIR (the repository's folder, as the official tooling passes it) is taken and changes nothing: the
+tooling mounts the task folder at /workspace, so one image serves every task with the same requirements."""
 # The Dockerfile below and the runner's one-commit build of an unedited generated Dockerfile
 # (``lmrbench.benchmark.sandbox.commit_build``) both use these fragments: the two cannot drift apart.
 
@@ -50,7 +52,7 @@ _TEMPLATE = """\
 # Build context (assembled by lmrbench): this file, requirements.txt{req_note},
 # wheels/ (resolved on the host for the image's exact Python and platform). Build args: BASE_IMAGE (the parent:
 # lmrbench's base image, or the framework layer holding torch that every task pinning the same version shares),
-# UID, GID, DIR (the repository's folder under /workspace, as the official tooling means it).
+# UID, GID (the user the image runs as), DIR (the repository's folder, as the official tooling passes it; unused).
 # Two stages: the wheels are installed in the first; only what the installation added to /opt/venv is copied
 # into the image, so the wheels stay in no layer of it. Few instructions: each is a container of its own.
 ARG BASE_IMAGE={base}

@@ -42,21 +42,21 @@ def commit_build(
     *,
     requirements: list[str],
     wheels: list[Path],
-    user: tuple[int, int, str] | None,
+    user: tuple[int, int] | None,
     labels: dict[str, str],
     what: str,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> str:
-    """Build ``tag`` on ``parent`` as the generated Dockerfile would; ``user`` is (UID, GID, DIR) for a task layer,
-    None for a framework layer. One-line LmrError naming ``what`` on failure; no container is left either way."""
+    """Build ``tag`` on ``parent`` as the generated Dockerfile would; ``user`` is (UID, GID) for a task layer, None
+    for a framework layer. One-line LmrError naming ``what`` on failure; no container is left either way."""
     progress = progress or NullProgress()
     started = time.monotonic()
     config = client.api.inspect_image(parent).get("Config") or {}
     replaced = image_id(client, tag)
     argv = ["sh", "-c", install_script(user is not None)]
     if user:
-        argv = ["env", f"UID={user[0]}", f"GID={user[1]}", f"DIR={user[2]}", *argv]
+        argv = ["env", f"UID={user[0]}", f"GID={user[1]}", *argv]
     # a RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script): the script replaces it here
     split = {"entrypoint": argv[:1], "command": argv[1:]} if config.get("Entrypoint") else {"command": argv}
     # named, not labelled, as this process's (a commit keeps the container's labels in the image)
@@ -86,7 +86,7 @@ def commit_build(
     return str(image.id)
 
 
-def _config(parent: dict, user: tuple[int, int, str] | None, labels: dict[str, str]) -> dict:
+def _config(parent: dict, user: tuple[int, int] | None, labels: dict[str, str]) -> dict:
     """The image's config: the parent's, with the Dockerfile's ENV (``/opt/venv/bin`` first on PATH), its WORKDIR
     and USER for a task layer, the labels, and the parent's entrypoint and command (not the install script's)."""
     env = dict(e.partition("=")[::2] for e in parent.get("Env") or [] if "=" in e)

@@ -99,8 +99,11 @@ def prepare_tag(
     parent = _framework_layer(runner, plan, base, progress, cancel) if plan.framework else base
     own = edited(text)  # the author's additions (an apt package, an ENV) go into the task's layer
     template = text if own else render_dockerfile()
+    # the repository's folder name (build arg DIR) counts only where the author's edit may use it: a generated
+    # Dockerfile's image serves every task with the same requirements
+    folder = [task.info.repo_folder_name] if own else []
     h = hashlib.sha256("\0".join([template, *lines, *plan.added, image_id(runner.client, parent) or "", target.key,
-                                  f"{runner.uid}:{runner.gid}", task.info.repo_folder_name,
+                                  f"{runner.uid}:{runner.gid}", *folder,
                                   *sorted(p.name for p in plan.task)]).encode())
     tag = image_tag(task.name, h.hexdigest()[:16])
 
@@ -168,7 +171,7 @@ def _build_layer(runner: ImageHost, edited_text: str, lines: list[str], wheels: 
     """A task layer (``dir_name`` given) or a framework layer on ``parent``: in one commit as the generated
     Dockerfile builds it, or from ``edited_text``, the author's edit of it, by the classic builder."""
     if not edited_text:
-        user = (runner.uid, runner.gid, dir_name) if dir_name else None
+        user = (runner.uid, runner.gid) if dir_name else None
         commit_build(runner.client, parent, tag, requirements=lines, wheels=wheels, user=user, labels=labels,
                      what=what, progress=progress, cancel=cancel)
         return
