@@ -306,7 +306,8 @@ def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_im
         made[who] = docker_engine.containers.create(base_image, ["true"], labels=labels)
     try:
         removed = remove_stale_containers(docker_engine)
-        assert made["gone"].name in removed and made["live"].name not in removed
+        # another lmrbench command of the machine (a parallel test) may sweep the gone owner's container first
+        assert made["live"].name not in removed
         names = [
             c.name
             for c in docker_engine.containers.list(all=True, filters={"label": f"{RUN_LABEL}=stale-test"})

@@ -3,9 +3,11 @@
 The tasks: the small calc task (hand-written pytest tests), the bundled DPO example (recorded cases whose
 checker compares arrays) and a calc task with an official script-style test (legacy mode). Each run is split:
 the candidate's body runs in a worker process that holds only its repository and the call's arguments.
-After each attack the task folder is unchanged and no container is left. Every attack runs twice: with both
-sides started as fresh interpreters, and forked from a boot that imported numpy first (the zygote; numpy is
-absent from the calc images, which the boot then leaves out).
+After each attack the task folder is unchanged and no container is left. Every attack runs with both sides
+started as fresh interpreters, and on the DPO and legacy tasks also forked from a boot that imported numpy first
+(the zygote), which covers both commands a zygote forks: ``python -m pytest`` and the legacy driver's
+``python -c``. The calc task's zygote would add nothing: its image has no numpy, so the boot preloads nothing and
+forks the same ``python -m pytest`` as DPO's.
 """
 
 from __future__ import annotations
@@ -86,7 +88,11 @@ def our_containers(engine) -> list[str]:
     return [c.id[:12] for c in owned_containers(engine)]
 
 
-@pytest.mark.parametrize("task_name", sorted(TASKS))
+BOOTS = [(name, "exec") for name in sorted(TASKS)] + [("dpo", "zygote"), ("legacy", "zygote")]
+"""(task, boot) pairs every attack runs on."""
+
+
+@pytest.mark.parametrize(("task_name", "boot"), BOOTS, indirect=["boot"])
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_attack_does_not_pass(attack, task_name, boot, sandbox, tasks, goldens, docker_engine, tmp_path):
     task = tasks[task_name]
