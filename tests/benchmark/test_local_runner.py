@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from helpers.cancelling import cancel_once_running
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
@@ -56,24 +56,11 @@ def test_a_cancel_ends_a_run_under_way_and_every_process_of_it(cache, small_task
         return found
 
     code = f"import time; time.sleep(600)  # {mark}"
-    runner, cancel, ended = LocalRunner(), threading.Event(), []
-
-    def run() -> None:
-        try:
-            ended.append(runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=900,
-                                    cancel=cancel))
-        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the run
-            ended.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    deadline = time.monotonic() + 300
-    while not running():
-        assert thread.is_alive() and time.monotonic() < deadline, f"the run never started: {ended}"
-        time.sleep(0.1)
-    cancel.set()
-    thread.join(120)
-    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    runner = LocalRunner()
+    ended = cancel_once_running(
+        lambda cancel: runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=900,
+                                  cancel=cancel), running)
+    assert isinstance(ended, Cancelled), ended
     assert running() == []
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from pathlib import Path
 
 import docker
 import pytest
 
+from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import owned_containers
 from helpers.vec_task import dedent, write_small_task
 from lmrbench.benchmark.sandbox.containers import RUN_LABEL
@@ -46,23 +46,10 @@ def test_a_cancel_ends_a_run_under_way_and_leaves_no_container(runner, small_tas
     Cancelled instead of waiting for the command's end or its timeout."""
     from lmrbench.progress import Cancelled
 
-    cancel, ended = threading.Event(), []
-
-    def run() -> None:
-        try:
-            ended.append(runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, cancel=cancel))
-        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the run
-            ended.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    deadline = time.monotonic() + 300
-    while not [c for c in _leftover_containers(docker_engine, small_task) if c.attrs.get("State") == "running"]:
-        assert thread.is_alive() and time.monotonic() < deadline, f"the run never started: {ended}"
-        time.sleep(0.1)
-    cancel.set()
-    thread.join(120)
-    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    ended = cancel_once_running(
+        lambda cancel: runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, cancel=cancel),
+        lambda: [c for c in _leftover_containers(docker_engine, small_task) if c.attrs.get("State") == "running"])
+    assert isinstance(ended, Cancelled), ended
     assert _leftover_containers(docker_engine, small_task) == []
 
 
@@ -334,7 +321,6 @@ def test_ctrl_c_during_a_run_leaves_no_container(base_image, docker_engine, tmp_
     import signal
     import subprocess
     import sys
-    import time
 
     code = INTERRUPTED.format(tests=str(Path(__file__).parents[1]), root=str(tmp_path), base=base_image)
     proc = subprocess.Popen([sys.executable, "-c", code])

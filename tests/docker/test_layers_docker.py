@@ -9,14 +9,13 @@ import json
 import re
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import docker
 import pytest
 from typer.testing import CliRunner
 
+from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import build_containers
 from helpers.progress_lines import Lines
 from helpers.vec_task import unique_requirement, write_small_task
@@ -191,23 +190,9 @@ def test_a_build_cancelled_mid_install_leaves_no_container_and_no_image(tmp_path
     task = write_small_task(tmp_path / "bench", name="7-Cancelled", requirements="numpy\n")
     tag = runner.prepare(task)
     first = docker_engine.images.get(tag).id
-    cancel, ended = threading.Event(), []
-
-    def rebuild() -> None:
-        try:
-            ended.append(runner.prepare(task, rebuild=True, cancel=cancel))
-        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the build
-            ended.append(exc)
-
-    worker = threading.Thread(target=rebuild)
-    worker.start()
-    deadline = time.monotonic() + 300
-    while not build_containers(docker_engine):
-        assert worker.is_alive() and time.monotonic() < deadline, f"no build container: {ended}"
-        time.sleep(0.1)
-    cancel.set()
-    worker.join(300)
-    assert len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    ended = cancel_once_running(lambda cancel: runner.prepare(task, rebuild=True, cancel=cancel),
+                                lambda: build_containers(docker_engine))
+    assert isinstance(ended, Cancelled), ended
     assert build_containers(docker_engine) == []
     assert docker_engine.images.get(tag).id == first  # nothing was committed over it
 

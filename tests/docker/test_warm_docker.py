@@ -3,11 +3,9 @@ processes on fresh copies, with nothing of a run reaching the next; candidates n
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
+from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import owned_containers
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.progress import Cancelled
@@ -75,24 +73,11 @@ def test_a_warm_run_past_its_timeout_is_a_timeout_and_the_next_run_is_served(run
 
 def test_a_cancel_during_a_warm_run_ends_it_and_leaves_no_container(runner, small_task, docker_engine):
     _run(runner, small_task, PROBE, trusted=True)  # the warm container is up and idle
-    cancel, ended = threading.Event(), []
-
-    def run() -> None:
-        try:
-            ended.append(runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, trusted=True,
-                                    cancel=cancel))
-        except BaseException as exc:  # noqa: BLE001 - the test looks at what ended the run
-            ended.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not any("sleep" in p.get("CMD", "") for p in _processes(docker_engine, small_task)):
-        assert thread.is_alive() and time.monotonic() < deadline, f"the run never started: {ended}"
-        time.sleep(0.2)
-    cancel.set()
-    thread.join(120)
-    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], Cancelled), ended
+    ended = cancel_once_running(
+        lambda cancel: runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, trusted=True,
+                                  cancel=cancel),
+        lambda: any("sleep" in p.get("CMD", "") for p in _processes(docker_engine, small_task)), wait=120)
+    assert isinstance(ended, Cancelled), ended
     runner.close()
     assert owned_containers(docker_engine, task=small_task.name) == []
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS
+from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, RunResult
 from lmrbench.harness.payload import boot_command
 from lmrbench.runtime.lmrbench_protocol import DONE_MARK, ENDED_MARK, OUT_LIMIT, RUN_MARK
 
@@ -121,6 +121,41 @@ class Streams:
         except (IndexError, ValueError):
             return None
         return Served(code, timed_out, stdout, err[-_ERR_KEEP:].decode("utf-8", errors="replace"))
+
+
+class WarmBoot:
+    """What a warm container and a warm process share: a run's request in, its end out. A subclass starts the
+    boot, feeds ``streams`` from its output and says how a request is sent (``_send``)."""
+
+    def __init__(self, key: tuple[object, ...], nonce: str) -> None:
+        self.key, self.last_used, self.broken = key, time.monotonic(), False
+        self.runs = 0
+        self.streams = Streams(nonce)
+
+    def _send(self, request: bytes) -> None:
+        raise NotImplementedError
+
+    def serve(self, request: bytes, timeout: float) -> Served | None:
+        """Send one run's request (numbered ``runs`` after the call) and wait for its end; None (and the boot
+        broken) when it never came."""
+        self.runs += 1
+        try:
+            self._send(request)
+        except (OSError, ValueError):
+            self.broken = True
+            return None
+        served = self.streams.take(self.runs, timeout)
+        if served is None:
+            self.broken = True
+        return served
+
+
+def ran(served: Served, timeout: float, t0: float) -> tuple[RunResult, bytes]:
+    """A served run as the runners' result: how it ended, and its stdout (the frame; none after a timeout)."""
+    duration = time.monotonic() - t0
+    if served.timed_out:
+        return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
+    return RunResult(served.exit_code, False, served.output, duration), served.stdout
 
 
 class Session(Protocol):

@@ -42,7 +42,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, request, warm_command, warm_preload
+from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 if TYPE_CHECKING:
@@ -307,12 +307,7 @@ class DockerRunner:
         finally:
             in_use.remove(warm)
             self._warm.give(warm)
-        if served is None:
-            return None
-        duration = time.monotonic() - t0
-        if served.timed_out:
-            return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
-        return RunResult(served.exit_code, False, served.output, duration), served.stdout
+        return None if served is None else ran(served, timeout, t0)
 
     def close(self) -> None:
         """End the warm containers this runner keeps (the end of a command)."""

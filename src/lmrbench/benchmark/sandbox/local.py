@@ -42,7 +42,7 @@ from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, request, warm_command, warm_preload
+from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 WEAKER_ISOLATION = (
@@ -212,12 +212,7 @@ class LocalRunner:
                 served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
         finally:
             self._warm.give(warm)
-        if served is None:
-            return None
-        duration = time.monotonic() - t0
-        if served.timed_out:
-            return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
-        return RunResult(served.exit_code, False, served.output, duration), served.stdout
+        return None if served is None else ran(served, timeout, t0)
 
     def close(self) -> None:
         """End the warm boot processes this runner keeps (the end of a command)."""

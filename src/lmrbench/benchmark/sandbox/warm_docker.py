@@ -7,25 +7,22 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
-from lmrbench.harness.warm import Served, Streams
+from lmrbench.harness.warm import WarmBoot
 
 if TYPE_CHECKING:
     import docker
 
 
-class WarmContainer:
+class WarmContainer(WarmBoot):
     """One warm container, used by one run at a time."""
 
     def __init__(self, client: docker.DockerClient, key: tuple[object, ...], nonce: str,
                  create: Any, command: list[str], name: str) -> None:
         """Create and start it: ``create(image_kwargs...)`` makes the container from ``command``."""
-        self.key, self.last_used, self.broken = key, time.monotonic(), False
-        self.runs = 0
+        super().__init__(key, nonce)
         self._client = client
-        self.streams = Streams(nonce)
         self.container = create(command=command, name=name)
         try:
             self._sock = client.api.attach_socket(self.container.id,
@@ -48,19 +45,8 @@ class WarmContainer:
         finally:
             self.streams.close()
 
-    def serve(self, request: bytes, timeout: float) -> Served | None:
-        """Send one run's request (numbered ``runs`` after the call) and wait for its end; None (and the
-        container broken) when it never came."""
-        self.runs += 1
-        try:
-            self._raw.sendall(request)
-        except OSError:
-            self.broken = True
-            return None
-        served = self.streams.take(self.runs, timeout)
-        if served is None:
-            self.broken = True
-        return served
+    def _send(self, request: bytes) -> None:
+        self._raw.sendall(request)
 
     def kill(self) -> None:
         """Stop it at once (a cancel); it serves nothing more."""

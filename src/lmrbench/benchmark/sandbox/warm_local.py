@@ -8,21 +8,18 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lmrbench.harness.warm import Served, Streams
+from lmrbench.harness.warm import WarmBoot
 
 
-class WarmProcess:
+class WarmProcess(WarmBoot):
     """One warm boot process, used by one run at a time."""
 
     def __init__(self, key: tuple[object, ...], nonce: str, command: list[str], env: dict[str, str], cwd: Path,
                  limits: Callable[[], None]) -> None:
-        self.key, self.last_used, self.broken = key, time.monotonic(), False
-        self.runs = 0
-        self.streams = Streams(nonce)
+        super().__init__(key, nonce)
         self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits)
         for fd, stream in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
@@ -39,21 +36,10 @@ class WarmProcess:
             if stream == 1:
                 self.streams.close()
 
-    def serve(self, request: bytes, timeout: float) -> Served | None:
-        """Send one run's request (numbered ``runs`` after the call) and wait for its end; None (and the
-        process broken) when it never came."""
-        self.runs += 1
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(request)
-            self.proc.stdin.flush()
-        except (OSError, ValueError):
-            self.broken = True
-            return None
-        served = self.streams.take(self.runs, timeout)
-        if served is None:
-            self.broken = True
-        return served
+    def _send(self, request: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(request)
+        self.proc.stdin.flush()
 
     def kill(self) -> None:
         """Stop it at once (a cancel): the boot ends every process below it, then itself."""
