@@ -16,6 +16,7 @@ from helpers.synthetic_runs import add_verdicts_and_labels, write_run
 from lmrbench.schemas.run import JudgeCategory
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.review import ReviewScreen
+from lmrbench.tui.widgets.review_queue import ReviewQueue
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 
@@ -163,13 +164,17 @@ def test_help(snap_compare, bench: Path, size: tuple[int, int]) -> None:
 async def _review(pilot: Pilot, keys: tuple[str, ...]) -> None:
     app = pilot.app
     app.sub_title = "bench"  # the real paths differ between runs
+    # the session is set before the queue and the item are drawn: wait for the queue's rows, then for the rest
+    # (on a busy machine a snapshot taken at once caught the task column before it had its width)
     for _ in range(200):
         await pilot.pause(0.05)
-        if isinstance(app.screen, ReviewScreen) and app.screen.session is not None:
+        screen = app.screen
+        if isinstance(screen, ReviewScreen) and screen.session is not None and screen.query_one(ReviewQueue).row_count:
             break
+    await _settle(pilot)
     app.screen.sub_title = "review run"
     await pilot.press(*keys)
-    await pilot.pause()
+    await _settle(pilot)
 
 
 @SIZES
