@@ -33,7 +33,7 @@ def test_a_task_without_frameworks_starts_its_sides_afresh(tmp_path):
 
 def _boot(worker: Worker | None) -> tuple[list[str], dict]:
     """The interpreter flags of the boot command and its spec."""
-    argv = payload.boot_argv("/work", ["python", "-m", "pytest"], worker, deadline=10, env={}, ids=None)
+    argv = payload.boot_argv("/work", ["python", "-m", "pytest"], worker, timeout=10, env={}, ids=None)
     return argv[1:argv.index("-c")], marshal.loads(bytes.fromhex(argv[-1]))
 
 

@@ -29,20 +29,22 @@ __all__ = ["END", "INFRA_MARK", "OUT_LIMIT", "OUT_MARK", "BOOT_SOURCE", "boot_ar
            "Frame"]
 
 BOOT_SOURCE = boot_source()
+ORPHAN_GRACE = 30
+"""Seconds past its timeout after which a run's boot script kills the command itself (its harness gone)."""
 
 
-def run_spec(root: str, argv: list[str], worker: Worker | None, *, deadline: float, env: dict[str, str],
+def run_spec(root: str, argv: list[str], worker: Worker | None, *, timeout: float, env: dict[str, str],
              ids: dict[str, list[int]] | None, hide: list[str] | None = None,
              preload: list[str] | None = None) -> dict[str, object]:
     """A run's spec for the boot script (see ``runtime/lmrbench_boot.py``): strings, numbers, lists and dicts
-    only. ``hide`` (local runs, no ids): confine the run, the worker kept from reading these paths. ``preload``:
+    only. The boot ends the command by itself ``ORPHAN_GRACE`` seconds past ``timeout``. ``hide`` (local runs, no ids): confine the run, the worker kept from reading these paths. ``preload``:
     the zygote's modules (default: the worker's frameworks)."""
     spec: dict[str, object] = {
         "root": root,
         "argv": list(argv),
         "worker": list(worker.argv) if worker else None,
         "env": dict(env),
-        "deadline": deadline,
+        "deadline": int(timeout) + ORPHAN_GRACE,
         "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
     }
     if hide is not None and not ids:
@@ -63,11 +65,11 @@ def boot_command(spec: dict[str, object]) -> list[str]:
     return ["python3", *flags, "-c", BOOT_SOURCE, marshal.dumps(spec, 4).hex()]
 
 
-def boot_argv(root: str, argv: list[str], worker: Worker | None, *, deadline: float,
+def boot_argv(root: str, argv: list[str], worker: Worker | None, *, timeout: float,
               env: dict[str, str], ids: dict[str, list[int]] | None,
               hide: list[str] | None = None) -> list[str]:
     """The command that starts one run (see ``run_spec``)."""
-    return boot_command(run_spec(root, argv, worker, deadline=deadline, env=env, ids=ids, hide=hide))
+    return boot_command(run_spec(root, argv, worker, timeout=timeout, env=env, ids=ids, hide=hide))
 
 
 def _entry(kind: bytes, mode: int, name: str, data: bytes = b"") -> bytes:

@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     import docker
 
 WORK = "/work"
-ORPHAN_GRACE = 30
-"""Seconds past its timeout after which a run's boot script kills the command itself (harness gone)."""
 CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
 """What the boot script (root, PID 1) keeps: to hand each side its files, drop to its user, read the out
 folder back and kill what the worker left. Its children run as other users with no capability at all."""
@@ -249,7 +247,7 @@ class DockerRunner:
                 if served is not None:
                     return payload.closing(*served, out_dir)
                 check_cancel(cancel)  # a warm container killed by the cancel is no reason to start a cold one
-            command = payload.boot_argv(WORK, argv, worker, deadline=int(timeout) + ORPHAN_GRACE, env=env, ids=ids)
+            command = payload.boot_argv(WORK, argv, worker, timeout=timeout, env=env, ids=ids)
             return self._run_container(task, tag, name, command, resources, data, timeout, t0, out_dir, network)
 
     def _create_args(self, task: Task, resources: dict, network: bool) -> dict:
@@ -301,7 +299,7 @@ class DockerRunner:
         in_use.append(warm)
         t0 = time.monotonic()
         try:
-            spec = payload.run_spec(f"{WORK}/r{warm.runs + 1}", argv, worker, deadline=int(timeout) + ORPHAN_GRACE,
+            spec = payload.run_spec(f"{WORK}/r{warm.runs + 1}", argv, worker, timeout=timeout,
                                     env=env, ids=ids, preload=preload)
             served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
         finally:

@@ -182,7 +182,7 @@ class LocalRunner:
                                         cancel)
                 if served is not None:
                     return payload.closing(*served, out_dir)
-            command = payload.boot_argv(tmp, argv, worker, deadline=int(timeout) + 30, env=env or {}, ids=None,
+            command = payload.boot_argv(tmp, argv, worker, timeout=timeout, env=env or {}, ids=None,
                                         hide=hide)
             command[0] = str(venv / "bin" / "python")
             result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic(), cancel)
@@ -207,7 +207,7 @@ class LocalRunner:
         t0 = time.monotonic()
         try:
             with stop_on_cancel(cancel, warm.kill):
-                spec = payload.run_spec(root, argv, worker, deadline=int(timeout) + 30, env=env, ids=None,
+                spec = payload.run_spec(root, argv, worker, timeout=timeout, env=env, ids=None,
                                         hide=hide, preload=preload)
                 served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
         finally:
