@@ -44,11 +44,10 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
         container.start()
         reader.start()
         raw = getattr(sock, "_sock", sock)
-        try:
-            raw.sendall(data)
-            raw.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass  # the container ended before reading it all; its status tells why
+        # fed from a thread: a boot that stops reading (a full work folder) ends its container, but the engine
+        # leaves the attach connection open, and a send from here would block for minutes
+        sender = threading.Thread(target=_send, args=(raw, data), daemon=True)
+        sender.start()
         timed_out = False
         try:
             status = container.wait(timeout=max(0.1, timeout - (time.monotonic() - t0)))
@@ -59,6 +58,10 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
             timed_out, exit_code = True, None
             container.kill()
         reader.join(timeout=10)
+        if sender.is_alive():  # the container is gone: unblock the send
+            with contextlib.suppress(OSError):
+                raw.shutdown(socket.SHUT_RDWR)
+            sender.join(timeout=10)
         state = (client.api.inspect_container(container.id) or {}).get("State", {})
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
@@ -74,6 +77,14 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
     if timed_out:
         return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
     return payload.closing(RunResult(exit_code, False, output, duration), bytes(stdout), out_dir)
+
+
+def _send(raw: socket.socket, data: bytes) -> None:
+    try:
+        raw.sendall(data)
+        raw.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # the container ended before reading it all; its status tells why
 
 
 def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:
