@@ -37,8 +37,9 @@ def run_spec(root: str, argv: list[str], worker: Worker | None, *, timeout: floa
              ids: dict[str, list[int]] | None, hide: list[str] | None = None,
              preload: list[str] | None = None) -> dict[str, object]:
     """A run's spec for the boot script (see ``runtime/lmrbench_boot.py``): strings, numbers, lists and dicts
-    only. The boot ends the command by itself ``ORPHAN_GRACE`` seconds past ``timeout``. ``hide`` (local runs, no ids): confine the run, the worker kept from reading these paths. ``preload``:
-    the zygote's modules (default: the worker's frameworks)."""
+    only. The boot ends the command by itself ``ORPHAN_GRACE`` seconds past ``timeout``. ``hide`` (local runs,
+    no ids): confine the run, the worker kept from reading these paths. ``preload``: the zygote's modules
+    (default: the worker's frameworks)."""
     spec: dict[str, object] = {
         "root": root,
         "argv": list(argv),
