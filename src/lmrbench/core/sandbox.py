@@ -124,3 +124,8 @@ class Sandbox(Protocol):
 def tail(text: str, limit: int = OUTPUT_TAIL_CHARS) -> str:
     """The last ``limit`` characters of ``text``."""
     return text if len(text) <= limit else text[-limit:]
+
+
+def killed_at_timeout(output: str, timeout: float) -> str:
+    """A run's output with the line that says it was killed at its timeout (every runner says it alike)."""
+    return tail(output + f"\n[killed: timeout after {timeout:g} s]")

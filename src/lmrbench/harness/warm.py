@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, RunResult
+from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, RunResult, killed_at_timeout
 from lmrbench.harness.payload import boot_command
 from lmrbench.runtime.lmrbench_protocol import DONE_MARK, ENDED_MARK, OUT_LIMIT, RUN_MARK
 
@@ -154,7 +154,7 @@ def ran(served: Served, timeout: float, t0: float) -> tuple[RunResult, bytes]:
     """A served run as the runners' result: how it ended, and its stdout (the frame; none after a timeout)."""
     duration = time.monotonic() - t0
     if served.timed_out:
-        return RunResult(None, True, served.output + f"\n[killed: timeout after {timeout:g} s]", duration), b""
+        return RunResult(None, True, killed_at_timeout(served.output, timeout), duration), b""
     return RunResult(served.exit_code, False, served.output, duration), served.stdout
 
 

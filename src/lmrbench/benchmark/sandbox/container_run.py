@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lmrbench.core.sandbox import RunResult, tail
+from lmrbench.core.sandbox import RunResult, killed_at_timeout, tail
 from lmrbench.harness import payload
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
     if state.get("OOMKilled"):
         output += f"\n[killed: out of memory (limit {mem_limit})]"
     if timed_out:
-        return RunResult(None, True, tail(output + f"\n[killed: timeout after {timeout:g} s]"), duration)
+        return RunResult(None, True, killed_at_timeout(output, timeout), duration)
     return payload.closing(RunResult(exit_code, False, output, duration), bytes(stdout), out_dir)
 
 

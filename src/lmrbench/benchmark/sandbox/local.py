@@ -36,7 +36,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
     cache_root,
     requirements_hash,
 )
-from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, tail
+from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, killed_at_timeout, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
@@ -297,6 +297,5 @@ class LocalRunner:
         output = b"".join(errs).decode("utf-8", errors="replace")
         code = proc.returncode
         exit_code = None if timed_out else (128 - code if code < 0 else code)
-        if timed_out:
-            output += f"\n[killed: timeout after {timeout:g} s]"
-        return RunResult(exit_code, timed_out, tail(output), time.monotonic() - t0), bytes(outs)
+        output = killed_at_timeout(output, timeout) if timed_out else tail(output)
+        return RunResult(exit_code, timed_out, output, time.monotonic() - t0), bytes(outs)
