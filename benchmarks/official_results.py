@@ -22,7 +22,7 @@ from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
 from lmrbench.benchmark.labels.agreement import agreement
 from lmrbench.benchmark.labels.official import import_official
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.report.paper_table import against_paper
+from lmrbench.benchmark.report.paper_table import against_paper, difference_lines, summary_line
 from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.core.taskset import load_taskset
 
@@ -67,10 +67,14 @@ def main() -> int:
     for run, expected in UNIT.items():
         got = accuracy.get(run)
         check(got is not None and round(got, 1) == expected, f"{run} unit-test accuracy {got} ({expected})")
-    agree, differ = against_paper(board)
-    for line in differ:
-        print(f"  against the paper: {line}")
-    print(f"  against the paper: {len(agree)} cells agree")
+    checks = against_paper(board)
+    for line in difference_lines(checks):
+        print(f"  {line}")
+    print(f"  {summary_line(checks, 'Table 2')}")
+    table2 = [c for c in checks if c.table == "Table 2"]
+    differ = [c for c in table2 if not c.agrees]
+    check(len(table2) == 42 and len(differ) == 11 and all(c.cause for c in differ),
+          "Table 2: 42 cells beside the paper's, 11 differ or have no data, each with a cause")  # fmt: skip
     tasks, _ = load_taskset(bench)
     rows, problems = structure(tasks)
     for p in problems:

@@ -112,9 +112,9 @@ def test_prompts_follow_the_setting_and_candidates_use_the_full_file(server, ben
     report = build_report([tmp_path / s for s in ("full", "paper+goal-file", "paper-only")])
     assert [r.context for r in report.rows] == ["full", "paper+goal-file", "paper-only"]
     table = settings_table(report)
-    assert table is not None and table[0] == ["Model", "full", "paper+goal-file", "paper-only"]
-    assert [row[0] for row in table[1]] == ["gen-model"]
-    assert "## Unit-test accuracy by input setting (%)" in render_markdown(report)
+    assert table is not None and table[0] == ["Setting", "Model", "Unit test acc. (%)"]  # no verdicts: no judge
+    assert [row[:2] for row in table[1]] == [[s, "gen-model"] for s in ("full", "paper+goal-file", "paper-only")]
+    assert "## By input setting (the paper's Table 3, %)" in render_markdown(report)
 
 
 def test_import_records_the_exported_setting(bench, tmp_path) -> None:

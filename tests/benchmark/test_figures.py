@@ -50,7 +50,7 @@ def test_report_writes_every_figure_as_png_and_svg(runs, tmp_path) -> None:
         assert (figs / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "<svg" in (figs / f"{stem}.svg").read_text()
         assert f"wrote {figs / stem}.png" in out.stdout
-    assert "Unit-test accuracy by input setting" in out.stdout  # full against paper-only, side by side
+    assert "By input setting (the paper's Table 3, %)" in out.stdout  # full against paper-only, side by side
     # without labels there is no confusion figure, and without a task set no structure figure
     out = subprocess.run([EXE, "report", str(weak), "--out", str(tmp_path / "w")], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path / "rep")  # fmt: skip

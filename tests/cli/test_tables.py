@@ -57,3 +57,20 @@ def test_a_table_that_fits_is_printed_as_it_is() -> None:
     print_table(Console(file=buf, width=80), table)
     lines = buf.getvalue().splitlines()
     assert lines[2].split("┃")[1:3] == [" Name ", " Score "]
+
+
+def test_a_table_that_fits_only_with_headers_folded_keeps_every_word_whole() -> None:
+    # rich would narrow the widest column (the unbreakable run names) first and cut them to "openha…"
+    table = Table(title="wide", show_edge=False)
+    table.add_column("Run")
+    for h in ("Unit", "Judge CC", "Judge LC", "Judge LI", "Human CC", "Human LC", "Human LI"):
+        table.add_column(h, justify="right")
+    names = ["openhands_agent-gpt4.1", "  paper: OpenHands (GPT-4.1)"]
+    for name in names:
+        table.add_row(name, *["35.7*"] * 7)
+    buf = io.StringIO()
+    print_table(Console(file=buf, width=80), table)
+    out = buf.getvalue()
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80
+    assert "openhands_agent-gpt4.1" in out and out.count("35.7*") == 14
+    assert "┃ Judge ┃" in out  # the headers fold instead

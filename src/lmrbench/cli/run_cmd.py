@@ -21,7 +21,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
-from lmrbench.cli.tables import print_table
+from lmrbench.cli.tables import print_rows, print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -265,6 +265,7 @@ def report_cmd(
     from lmrbench.benchmark.report.files import write_report
     from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
+        SETTINGS_TITLE,
         TABLE_HEADERS,
         WEAKER_NOTE,
         build_report,
@@ -299,23 +300,30 @@ def report_cmd(
     print_table(out_console, cats)
     settings = settings_table(report)
     if settings is not None:
-        by_setting = Table(title="Unit-test accuracy by input setting (%)")
-        for h in settings[0]:
-            by_setting.add_column(h, justify="left" if h == "Model" else "right")
-        for row in settings[1]:
-            by_setting.add_row(*row)
-        print_table(out_console, by_setting)
-    from lmrbench.benchmark.report.paper_table import against_paper
-
-    agree, differ = against_paper(report)
-    for line in differ:
-        out_console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
-    if agree:
-        out_console.print(f"{len(agree)} published cells agree with the files (listed in report.md)", highlight=False)
+        print_rows(out_console, SETTINGS_TITLE, *settings, left=3 if "Judge" in settings[0] else 2)
+    _against_paper(report)
     for path in write_report(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
     if figures:
         _figures(report, runs, (out or runs[0]) / "figures", bench)
+
+
+def _against_paper(report: Report) -> None:
+    """Each cell of the paper's Table 2 and 3 that a run maps to, beside the run's own; every difference with its
+    cause."""
+    from lmrbench.benchmark.report.paper_figures import CITATION
+    from lmrbench.benchmark.report.paper_table import against_paper, comparison_table, difference_lines, summary_line
+
+    checks = against_paper(report)
+    for name in ("Table 2", "Table 3"):
+        table = comparison_table(checks, name)
+        if table is None:
+            continue
+        print_rows(out_console, f"Against the paper's {name} (%; * differs)", *table, edge=False)
+        out_console.print(f"{summary_line(checks, name)}; the paper: {CITATION}", highlight=False, markup=False,
+                          soft_wrap=True)  # fmt: skip
+        for line in difference_lines([c for c in checks if c.table == name]):
+            out_console.print(f"differs: {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _figures(report: Report, runs: list[Path], folder: Path, bench: Path | None) -> None:

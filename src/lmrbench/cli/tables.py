@@ -9,6 +9,7 @@ fit is printed transposed (a row per column, a column per row) when that fits, e
 from __future__ import annotations
 
 from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -16,11 +17,11 @@ from rich.text import Text
 def print_table(console: Console, table: Table) -> None:
     """Print ``table`` on ``console`` as it is, transposed or stacked: whichever first fits the width uncut."""
     if _fits(console, table):
-        console.print(table)
+        console.print(_sized(console, table))
         return
     turned = transposed(console, table)
     if turned is not None and _fits(console, turned):
-        console.print(turned)
+        console.print(_sized(console, turned))
         return
     for line in stacked(console, table):
         console.print(line, highlight=False, soft_wrap=True)
@@ -29,6 +30,30 @@ def print_table(console: Console, table: Table) -> None:
 def _fits(console: Console, table: Table) -> bool:
     """True when rich can draw the table at the console's width without cutting a word."""
     return table.__rich_measure__(console, console.options.update_width(1 << 20)).minimum <= console.width
+
+
+def _sized(console: Console, table: Table) -> Table:
+    """``table`` with each column's width fixed where rich would cut: rich narrows the widest columns first, past
+    their longest word; here each column gets its longest word, and the room left goes to the columns that can
+    use it, in proportion to what they lack."""
+    whole = table.__rich_measure__(console, console.options.update_width(1 << 20)).maximum
+    if whole <= console.width:
+        return table
+    spans: list[tuple[int, int]] = []
+    for column in table.columns:
+        cells = [column.header, *column.cells]
+        low = max(Measurement.get(console, console.options, c).minimum for c in cells)
+        high = max(Measurement.get(console, console.options, c).maximum for c in cells)
+        spans.append((low, max(low, high)))
+    room = console.width - (whole - sum(high for _, high in spans))
+    widths = [low for low, _ in spans]
+    lack = [high - low for low, high in spans]
+    spare, wanted = room - sum(widths), sum(lack)
+    if spare > 0 and wanted > 0:
+        widths = [w + (spare * gap) // wanted for w, gap in zip(widths, lack, strict=True)]
+    for column, width in zip(table.columns, widths, strict=True):
+        column.width = width
+    return table
 
 
 def _plain(console: Console, cell: RenderableType) -> str:
@@ -74,3 +99,17 @@ def stacked(console: Console, table: Table) -> list[Text]:
     if table.caption:
         lines.append(Text(_plain(console, table.caption), style="dim"))
     return lines
+
+
+def print_rows(
+    console: Console, title: str, headers: list[str], rows: list[list[str]], left: int = 1, edge: bool = True
+) -> None:
+    """Print text rows under ``headers`` with print_table: the first ``left`` columns flush left, the others
+    right; cells are plain text (a ``[name]`` in a cell is not markup). ``edge=False`` leaves out the outer
+    border (two columns more for the cells)."""
+    table = Table(title=title, show_edge=edge)
+    for k, header in enumerate(headers):
+        table.add_column(header, justify="left" if k < left else "right")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    print_table(console, table)

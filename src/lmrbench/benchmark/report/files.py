@@ -9,9 +9,17 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from lmrbench.benchmark.report.paper_table import against_paper
+from lmrbench.benchmark.report.paper_figures import CITATION
+from lmrbench.benchmark.report.paper_table import (
+    CellCheck,
+    against_paper,
+    comparison_table,
+    difference_lines,
+    summary_line,
+)
 from lmrbench.benchmark.report.scoreboard import (
     HUMAN_HEADERS,
+    SETTINGS_TITLE,
     TABLE_HEADERS,
     WEAKER_NOTE,
     Report,
@@ -40,15 +48,26 @@ def render_markdown(report: Report) -> str:
     parts += ["## Unit-test accuracy by category (%)", "", _md_table(headers, rows), ""]
     settings = settings_table(report)
     if settings is not None:
-        parts += ["## Unit-test accuracy by input setting (%)", "", _md_table(*settings), ""]
-    agree, differ = against_paper(report)
-    if agree or differ:
-        parts += ["## Against the paper's Table 2", ""]
-        parts += [f"- differs: {line}" for line in differ] + [f"- agrees: {line}" for line in agree] + [""]
+        parts += [f"## {SETTINGS_TITLE}", "", _md_table(*settings), ""]
+    parts += paper_sections(against_paper(report))
     parts += ["## Runs", ""]
     for label, m in report.manifests.items():
         parts.append(f"- **{label}**: {_describe(m)}")
     return "\n".join(parts) + "\n"
+
+
+def paper_sections(checks: list[CellCheck]) -> list[str]:
+    """Markdown lines: for Table 2 and Table 3, the run's cells above the paper's, the count, and each difference
+    with its cause (nothing when no run maps to a row of the paper)."""
+    parts: list[str] = []
+    for name in ("Table 2", "Table 3"):
+        table = comparison_table(checks, name)
+        if table is None:
+            continue
+        parts += [f"## Against the paper's {name}", "", f"From {CITATION}. A cell marked * differs from the paper's.",
+                  "", summary_line(checks, name) + ".", "", _md_table(*table), ""]  # fmt: skip
+        parts += [f"- {line}" for line in difference_lines([c for c in checks if c.table == name])] + [""]
+    return parts
 
 
 def _describe(m: RunManifest) -> str:

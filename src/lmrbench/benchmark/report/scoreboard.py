@@ -242,16 +242,25 @@ def category_table(report: Report) -> tuple[list[str], list[list[str]]]:
     return ["Category", *runs], [[cat, *(cells.get((run, cat), "-") for run in runs)] for cat in cats]
 
 
+SETTINGS_TITLE = "By input setting (the paper's Table 3, %)"
+
+
 def settings_table(report: Report) -> tuple[list[str], list[list[str]]] | None:
-    """The paper's Table 3: unit-test accuracy per model (rows) and input setting (columns), "acc% (passed/n)".
+    """The paper's Table 3: a row per input setting and model (and judge), with unit-test accuracy
+    ("acc% (passed/n)") and, when any run has verdicts, the judge's CC, LC and LI.
 
     None when every run was made under one setting (there is nothing to put side by side).
     """
     contexts = [c for c in CONTEXT_SETTINGS if any(r.context == c for r in report.rows)]
     if len(contexts) < 2:
         return None
-    cells: dict[tuple[str, str], str] = {}
-    for r in report.rows:
-        cells.setdefault((r.model, r.context), f"{_f(r.accuracy)} ({r.passed}/{r.passed + r.failed})")
-    models = list(dict.fromkeys(r.model for r in report.rows))
-    return ["Model", *contexts], [[m, *(cells.get((m, c), "-") for c in contexts)] for m in models]
+    judged = any(r.judge for r in report.rows)
+    headers = ["Setting", "Model", *(["Judge"] if judged else []), "Unit test acc. (%)",
+               *(["CC (%)", "LC (%)", "LI (%)"] if judged else [])]  # fmt: skip
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for context in contexts:
+        for r in (r for r in report.rows if r.context == context):
+            judge = [r.judge or "-", _f(r.pct(r.cc)), _f(r.pct(r.lc)), _f(r.pct(r.li))] if judged else []
+            unit = f"{_f(r.accuracy)} ({r.passed}/{r.passed + r.failed})"
+            rows.setdefault((context, r.model, r.judge), [context, r.model, *judge[:1], unit, *judge[1:]])
+    return headers, list(rows.values())
