@@ -102,7 +102,7 @@ def test_cli_on_synthetic_run_folders(tmp_path) -> None:
     assert len(bad.stderr.strip().splitlines()) == 1
     human = subprocess.run([EXE, "analyze", "regression", str(few), "--outcome", "human"], capture_output=True,
                            text=True)  # fmt: skip
-    assert human.returncode == 2 and "no observation with a human outcome" in human.stderr
+    assert human.returncode == 2 and f"give the fit no outcome: {few} (m) holds no human label" in human.stderr
 
 
 def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current_candidate(tmp_path) -> None:
@@ -127,3 +127,64 @@ def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current
     assert unit_test_outcomes(RunDir(run.path)) == {
         ("1-A", 1): True, ("2-B", 1): False, ("3-C", 1): True, ("4-D", 1): False,
     }  # fmt: skip
+
+
+def test_the_fit_is_set_beside_the_papers_table_5_with_gpt41_as_reference(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from lmrbench.cli.main import app
+
+    rng = np.random.default_rng(11)
+    bench = tmp_path / "bench"
+    names = [write_shaped_task(bench, k, nest=int(rng.integers(0, 4)), root_files=int(rng.integers(0, 4)),
+                               docs=int(rng.integers(0, 4)), lines=int(rng.integers(3, 30)))
+             for k in range(1, 41)]  # fmt: skip
+    runs = [str(write_run(tmp_path / m, m, {n: bool(rng.random() < 0.5) for n in names}, bench=bench).path)
+            for m in ("gpt-4o", "gpt-4.1", "o4-mini")]  # fmt: skip
+    cli = CliRunner()
+    out = cli.invoke(app, ["analyze", "regression", *runs, "--json", str(tmp_path / "r.json")], env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["reference_model"] == "gpt-4.1"  # the paper's reference, though the runs list gpt-4o first
+    got = {c["name"]: c for c in data["coefficients"]}
+    assert set(got) == {"const", *PREDICTORS, "model[gpt-4o]", "model[o4-mini]"}
+    beside = {row[0]: row for row in data["paper"]["beside"]}
+    assert beside["depth"][1:3] == ["0.8049", f"{got['depth']['coef']:.4f}"]  # the paper's, then this fit's
+    assert beside["model[GPT-4o]"][1:3] == ["-0.4458", f"{got['model[gpt-4o]']['coef']:.4f}"]
+    assert "Beside the paper's Table 5" in out.output and "model[o4-mini] is model[o4-mini] here" not in out.output
+    assert "rows: here n = 120 (gpt-4o 40, gpt-4.1 40, o4-mini 40)" in out.output
+    assert "the paper's standard errors imply" in out.output
+    for switch in ("--reference", "--outcome tests|human", "--goal-lines", "--scale standardized|raw"):
+        assert switch in out.output, switch
+    raw = cli.invoke(app, ["analyze", "regression", *runs, "--scale", "raw", "--reference", "GPT-4o",
+                           "--json", str(tmp_path / "raw.json")])  # fmt: skip
+    assert raw.exit_code == 0, raw.output
+    data_raw = json.loads((tmp_path / "raw.json").read_text())
+    assert data_raw["reference_model"] == "gpt-4o" and data_raw["scale"] == "raw" and data_raw["scales"] == {}
+    z_raw = {c["name"]: c["z"] for c in data_raw["coefficients"]}
+    assert z_raw["goal_lines"] == pytest.approx(got["goal_lines"]["z"], rel=1e-6)  # units change coef, not z
+    assert beside["model[GPT-4o]"][2] != "-" and "- │" in raw.output  # gpt-4o is the reference: no indicator to set
+
+
+def test_a_run_that_gives_no_outcome_is_refused_or_named_never_dropped_in_silence(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from lmrbench.benchmark.pipeline.rundir import RunDir
+    from lmrbench.cli.main import app
+
+    bench = tmp_path / "bench"
+    names = [write_shaped_task(bench, k, nest=k % 3, root_files=k % 2, docs=k % 4, lines=3 + k) for k in range(1, 31)]
+    rng = np.random.default_rng(3)
+    full = write_run(tmp_path / "gpt-4.1", "gpt-4.1", {n: bool(rng.random() < 0.5) for n in names}, bench=bench)
+    empty = write_run(tmp_path / "gpt-4o", "gpt-4o", dict.fromkeys(names, True), bench=bench)
+    for path in (RunDir(empty.path).path / "results").rglob("*.json"):
+        path.unlink()  # generated, never evaluated
+    cli = CliRunner()
+    out = cli.invoke(app, ["analyze", "regression", str(full.path), str(empty.path)])
+    assert isinstance(out.exception, LmrError)  # the entry point prints it as one line and exits 2
+    assert f"1 run(s) give the fit no outcome: {empty.path} (gpt-4o) holds no unit-test result" in str(out.exception)
+    kept = cli.invoke(app, ["analyze", "regression", str(full.path), str(empty.path), "--drop-empty"],
+                      env={"COLUMNS": "200"})  # fmt: skip
+    assert kept.exit_code == 0, kept.output
+    assert (f"note: left out {empty.path} (gpt-4o): it holds no unit-test result; the fit lost this model (one model "
+            "is left: no model indicators)") in kept.output  # fmt: skip

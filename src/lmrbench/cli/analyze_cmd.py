@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from lmrbench.cli.limit_options import TaskFilter
-from lmrbench.cli.tables import print_table
+from lmrbench.cli.tables import print_rows, print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
+    from lmrbench.benchmark.analysis.regression import Contribution
     from lmrbench.benchmark.analysis.structure import GoalLines
     from lmrbench.core.taskset import Task
 
@@ -111,31 +113,96 @@ def regression_cmd(
     ] = "tests",
     json_out: JsonOut = None,
     goal_lines: GoalLinesOpt = "file-sloc",
+    reference: Annotated[
+        str | None,
+        typer.Option("--reference", help="The reference model (a run's model, or GPT-4o, GPT-4.1, o4-mini); "
+                     "default: the run standing for GPT-4.1, as in the paper, else the first run."),
+    ] = None,
+    scale: Annotated[
+        str, typer.Option("--scale", help="standardized: per standard deviation; raw: per unit of each predictor.")
+    ] = "standardized",
+    drop_empty: Annotated[
+        bool, typer.Option("--drop-empty", help="Fit without runs that give no outcome (named) instead of refusing.")
+    ] = False,
 ) -> None:
-    """Logistic regression of success on standardized structure predictors plus model indicators."""
-    from lmrbench.benchmark.analysis.regression import collect, fit_logit, table
+    """Logistic regression of success on structure predictors plus model indicators, beside the paper's Table 5."""
+    from lmrbench.benchmark.analysis.paper_regression import (
+        Setup,
+        beside_paper,
+        indicator_names,
+        reasons,
+        row_evidence,
+    )
+    from lmrbench.benchmark.analysis.regression import SCALES, fit_logit, gather, table
     from lmrbench.benchmark.analysis.structure import PREDICTORS, structure
+    from lmrbench.benchmark.report.paper_figures import CITATION
 
     if outcome not in ("tests", "human"):
         raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
-    rows, problems = structure(_tasks(_bench_of(runs, bench), None), _goal_lines(goal_lines))
+    if scale not in SCALES:
+        raise LmrError(f"unknown --scale {scale!r}; use {' or '.join(SCALES)}")
+    how = _goal_lines(goal_lines)
+    rows, problems = structure(_tasks(_bench_of(runs, bench), None), how)
     for problem in problems:
-        err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
-    obs, notes = collect(runs, rows, outcome)  # type: ignore[arg-type]
-    result = fit_logit(obs, PREDICTORS, outcome=outcome)
+        err_console.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}", highlight=False)
+    obs, parts = gather(runs, rows, outcome)  # type: ignore[arg-type]
+    notes = _contribution_notes(parts, outcome, drop_empty)
+    kept = [p for p in parts if p.joined]
+    ref = _reference(kept, reference)
+    result = fit_logit(obs, PREDICTORS, outcome=outcome, reference=ref, scale=scale)  # type: ignore[arg-type]
     headers, body = table(result)
     title = (f"Logit of success ({outcome}), n = {result.n}, successes = {result.successes}, "
              f"pseudo R2 = {result.pseudo_r2:.3f}")  # fmt: skip
-    out = Table(title=title)
-    for h in headers:
-        out.add_column(h, justify="left" if not h else "right")
-    for row in body:
-        out.add_row(*(Text(cell) for cell in row))  # model names may hold [brackets]
-    print_table(out_console, out)
-    out_console.print(f"predictors standardized; reference model: {result.reference_model}", highlight=False)
+    print_rows(out_console, title, headers, body)
+    out_console.print(f"predictors {scale}; reference model: {result.reference_model}", highlight=False)
     for note in notes + result.notes:
-        out_console.print(f"note: {note}", highlight=False)
-    _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes})
+        out_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    side = beside_paper(result, kept)
+    print_rows(out_console, "Beside the paper's Table 5 (reference GPT-4.1)", *side)
+    out_console.print(f"the paper: {CITATION}, Appendix G", highlight=False, markup=False, soft_wrap=True)
+    for line in indicator_names(result, kept):
+        out_console.print(line, highlight=False, markup=False, soft_wrap=True)
+    setup = Setup(outcome, how, scale, tuple(sorted({t for p in kept for t in p.unmeasured})))
+    evidence, why = row_evidence(result, kept), reasons(result, kept, setup)
+    for line in evidence:
+        out_console.print(f"rows: {line}", highlight=False, markup=False, soft_wrap=True)
+    for line in why:
+        out_console.print(f"may differ: {line}", highlight=False, markup=False, soft_wrap=True)
+    _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes,
+                           "paper": {"citation": CITATION, "beside": side[1], "rows": evidence, "reasons": why}})
+
+
+def _contribution_notes(parts: list[Contribution], outcome: str, drop_empty: bool) -> list[str]:
+    """A note per run that lost outcomes; LmrError naming the runs that give no outcome, unless dropped."""
+    what = "unit-test result" if outcome == "tests" else "human label"
+    empty = [p for p in parts if not p.joined]
+    why = {p.path: f"holds no {what}" if not p.outcomes else f"its {p.outcomes} outcomes are of tasks with no "
+           "structure row" for p in empty}  # fmt: skip
+    if empty and not drop_empty:
+        named = "; ".join(f"{p.path} ({p.model}) {why[p.path]}" for p in empty)
+        raise LmrError(f"{len(empty)} run(s) give the fit no outcome: {named}. Leave them out, or pass --drop-empty "
+                       "to fit without them")  # fmt: skip
+    models = len({p.model for p in parts if p.joined})
+    lost = "its model indicator" if models > 1 else "this model (one model is left: no model indicators)"
+    notes = [f"left out {p.path} ({p.model}): it {why[p.path]}; the fit lost {lost}" for p in empty]
+    notes += [
+        f"{p.path}: {len(p.unmeasured)} of {p.outcomes} outcomes left out, of tasks with no structure row: "
+        f"{', '.join(sorted(set(p.unmeasured)))}"
+        for p in parts
+        if p.joined and p.unmeasured
+    ]
+    return notes
+
+
+def _reference(parts: list[Contribution], wanted: str | None) -> str | None:
+    """The reference model: ``wanted`` (a run's model or a paper model), else the run standing for GPT-4.1."""
+    if wanted is None:
+        return next((p.model for p in parts if p.paper_model == "GPT-4.1"), None)
+    for p in parts:
+        if wanted in (p.model, p.paper_model):
+            return p.model
+    have = ", ".join(f"{p.model}" + (f" ({p.paper_model})" if p.paper_model else "") for p in parts)
+    raise LmrError(f"--reference {wanted!r} is not a model of the runs ({have})")
 
 
 @analyze_app.command("familiarity")
