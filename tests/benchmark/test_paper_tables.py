@@ -107,3 +107,21 @@ def test_table_3_has_the_judges_columns_per_setting_and_an_agent_run_is_set_besi
     assert unit.cause == ("the run's own count: the run has 1 of 4; the paper's 32.1% is no count of 4; the paper's "
                           "figures are of 28")  # fmt: skip
     assert "## Against the paper's Table 3" in render_markdown(report)
+
+
+def test_the_appendix_i_table_is_a_report_of_its_own_beside_the_papers(runs, tmp_path) -> None:
+    import json
+
+    result = CliRunner().invoke(app, ["labels", "binary", *map(str, runs), "--json", str(tmp_path / "b.json")],
+                                env={"COLUMNS": "80"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {r["run"]: r for r in json.loads((tmp_path / "b.json").read_text())["rows"]}
+    assert (rows["openhands_agent-o4mini"]["cc"], rows["openhands_agent-o4mini"]["agrees"]) == (11, True)  # 39.29
+    assert (rows["openhands_agent-gpt4o"]["cc"], rows["openhands_agent-gpt4o"]["paper"]) == (6, 7.14)
+    out = result.output
+    assert ("differs: openhands_agent-gpt4o (OpenHands (GPT-4o)): the paper's Table 6 figure (7.14% = 2 of 28) "
+            "contradicts its own Table 2, which gives 21.4% human CC for OpenHands (GPT-4o); the run agrees with "
+            "Table 2") in out  # fmt: skip
+    assert "21.4% human CC for GPT-4.1; the run agrees with Table 2's o4-mini row" not in out
+    assert "32.1% human CC for GPT-4.1; the run agrees with Table 2's o4-mini row" in out  # the swapped rows
+    assert out.count("differs: ") == 5 and "…" not in out

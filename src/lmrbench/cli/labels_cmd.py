@@ -1,4 +1,4 @@
-"""``lmrbench labels assign | import-official | export-official | agreement``: human-evaluation labels."""
+"""``lmrbench labels assign | import-official | export-official | agreement | binary``: human-evaluation labels."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from lmrbench.cli.tables import print_table
 out_console = Console()
 err_console = Console(stderr=True)
 
-labels_app = typer.Typer(help="Human-evaluation labels: assign, import/export the official files, agreement.")
+labels_app = typer.Typer(
+    help="Human-evaluation labels: assign, import/export the official files, agreement, the binary table."
+)
 Runs = Annotated[list[Path], typer.Argument(help="Run folders.")]
 JudgeOpt = Annotated[str | None, typer.Option("--judge", help="The judge folder to use when a run has several.")]
 
@@ -130,6 +132,41 @@ def agreement_cmd(
     out_console.print(f"method: {report.method}", highlight=False)
     for path in write_agreement(report, out or runs[0], json_file):
         out_console.print(f"wrote {path}", highlight=False)
+
+
+@labels_app.command("binary")
+def binary_cmd(
+    runs: Runs,
+    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the rows as JSON to this file.")] = None,
+) -> None:
+    """Human labels collapsed to Completely Correct or not, per run, beside the paper's Appendix I table."""
+    import json
+
+    from rich.text import Text
+
+    from lmrbench.benchmark.report.binary import HEADERS, binary_rows, binary_table
+    from lmrbench.benchmark.report.paper_figures import CITATION
+    from lmrbench.benchmark.report.scoreboard import build_report
+    from lmrbench.fsutil import atomic_write_text
+
+    rows = binary_rows(build_report(runs))
+    table = Table(title="Completely Correct or not, by human label (the paper's Appendix I, %; * differs)")
+    for k, h in enumerate(HEADERS):
+        table.add_column(h, justify="left" if k == 0 else "right")
+    for row in binary_table(rows):
+        table.add_row(*(Text(cell) for cell in row))
+    print_table(out_console, table)
+    if any(b.paper is not None for b in rows):
+        out_console.print(f"the paper: {CITATION}, Appendix I (Table 6)", highlight=False, markup=False,
+                          soft_wrap=True)  # fmt: skip
+    for b in rows:
+        if b.paper is not None and not b.agrees:
+            out_console.print(f"differs: {b.run} ({b.paper_row}): {b.cause}", highlight=False, markup=False,
+                              soft_wrap=True)  # fmt: skip
+    if json_file is not None:
+        text = json.dumps({"rows": [b.as_dict() for b in rows], "paper": CITATION}, indent=2)
+        atomic_write_text(json_file, text + "\n")
+        out_console.print(f"wrote {json_file}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
