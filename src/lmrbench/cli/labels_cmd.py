@@ -150,7 +150,7 @@ def binary_cmd(
     from lmrbench.fsutil import atomic_write_text
 
     rows = binary_rows(build_report(runs))
-    table = Table(title="Completely Correct or not, by human label (the paper's Appendix I, %; * differs)")
+    table = Table(title="Completely Correct or not, by human label (Appendix I, %; * differs)")
     for k, h in enumerate(HEADERS):
         table.add_column(h, justify="left" if k == 0 else "right")
     for row in binary_table(rows):
