@@ -26,7 +26,7 @@ import numpy as np
 from lmrbench.benchmark.analysis.outcomes import Outcome, outcomes
 from lmrbench.benchmark.analysis.structure import PREDICTORS, ImplStructure
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.report.paper_figures import paper_row
+from lmrbench.benchmark.report.paper_figures import Coefficient, paper_row
 from lmrbench.errors import LmrError
 
 Scale = Literal["standardized", "raw"]
@@ -43,19 +43,6 @@ class Observation:
     impl: int
     success: bool
     predictors: dict[str, float]
-
-
-@dataclass(frozen=True)
-class Coefficient:
-    """One row of the paper's table."""
-
-    name: str
-    coef: float
-    std_err: float
-    z: float
-    p: float
-    ci_low: float
-    ci_high: float
 
 
 @dataclass

@@ -93,12 +93,10 @@ TABLE6: dict[PaperRow, float] = {
 
 
 @dataclass(frozen=True)
-class PaperCoefficient:
-    """One row of Table 5 (statsmodels' layout)."""
+class Coefficient:
+    """One row of a logit table in statsmodels' layout (the paper's Table 5, and lmrbench's own fit)."""
 
-    paper_name: str
     name: str
-    """The same predictor as lmrbench's regression names it (``model[...]`` rows name the paper's model)."""
     coef: float
     std_err: float
     z: float
@@ -107,14 +105,22 @@ class PaperCoefficient:
     ci_high: float
 
 
+@dataclass(frozen=True)
+class PaperCoefficient(Coefficient):
+    """A row of Table 5: ``name`` as lmrbench's regression names the predictor (``model[...]`` rows name the
+    paper's model), ``paper_name`` as the paper prints it."""
+
+    paper_name: str = ""
+
+
 TABLE5 = (
-    PaperCoefficient("const", "const", -0.4313, 0.330, -1.306, 0.192, -1.079, 0.216),
-    PaperCoefficient("avg_dir_depth", "depth", 0.8049, 0.249, 3.232, 0.001, 0.317, 1.293),
-    PaperCoefficient("avg_branch_factor", "branch_factor", -0.6750, 0.225, -2.995, 0.003, -1.117, -0.233),
-    PaperCoefficient("directory_imbalance", "imbalance", 0.2426, 0.226, 1.071, 0.284, -0.201, 0.686),
-    PaperCoefficient("goal_function_length", "goal_lines", -0.3478, 0.225, -1.547, 0.122, -0.788, 0.093),
-    PaperCoefficient("model_name_gpt4o", "model[GPT-4o]", -0.4458, 0.475, -0.939, 0.348, -1.376, 0.484),
-    PaperCoefficient("model_name_o4mini", "model[o4-mini]", 0.2807, 0.476, 0.590, 0.555, -0.653, 1.214),
+    PaperCoefficient("const", -0.4313, 0.330, -1.306, 0.192, -1.079, 0.216, paper_name="const"),
+    PaperCoefficient("depth", 0.8049, 0.249, 3.232, 0.001, 0.317, 1.293, paper_name="avg_dir_depth"),
+    PaperCoefficient("branch_factor", -0.6750, 0.225, -2.995, 0.003, -1.117, -0.233, paper_name="avg_branch_factor"),
+    PaperCoefficient("imbalance", 0.2426, 0.226, 1.071, 0.284, -0.201, 0.686, paper_name="directory_imbalance"),
+    PaperCoefficient("goal_lines", -0.3478, 0.225, -1.547, 0.122, -0.788, 0.093, paper_name="goal_function_length"),
+    PaperCoefficient("model[GPT-4o]", -0.4458, 0.475, -0.939, 0.348, -1.376, 0.484, paper_name="model_name_gpt4o"),
+    PaperCoefficient("model[o4-mini]", 0.2807, 0.476, 0.590, 0.555, -0.653, 1.214, paper_name="model_name_o4mini"),
 )
 """Table 5 (Appendix G): logit of success on the structure predictors and model indicators, OpenHands runs,
 GPT-4.1 the reference model."""
