@@ -89,9 +89,12 @@ def reasons(result: RegressionResult, runs: list[Contribution], setup: Setup) ->
     """Why the fit and the paper's Table 5 can differ: each with this fit's choice and the switch, if any."""
     ref = next((r for r in runs if r.model == result.reference_model), None)
     ref_paper = ref.paper_model if ref else None
+    stands = (
+        f"{ref_paper}, as the paper's" if ref_paper == TABLE5_REFERENCE
+        else f"{ref_paper or 'not one of the paper models'}; the paper's is {TABLE5_REFERENCE}"
+    )  # fmt: skip
     lines = [
-        f"reference model: {result.reference_model} ({ref_paper or 'not one of the paper models'}); the paper's is "
-        f"{TABLE5_REFERENCE} (switch: --reference)",
+        f"reference model: {result.reference_model} ({stands}) (switch: --reference)",
         f"outcome: {setup.outcome}; the paper says binary success without saying whether from unit tests or human "
         "labels (switch: --outcome tests|human)",
         f"goal lines: {setup.goal_lines}; the paper counts the source lines of code of the goal function file "
