@@ -176,15 +176,22 @@ def capture_context(values: Any = None) -> dict[str, Any] | None:
         return None
     device = _device_of(values, torch)
     ctx: dict[str, Any] = {"device": device}
-    try:
-        ctx["float32_matmul_precision"] = str(torch.get_float32_matmul_precision())
-        ctx["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
-        ctx["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
-        ctx["deterministic"] = bool(torch.are_deterministic_algorithms_enabled())
-        ctx["cudnn_deterministic"] = bool(torch.backends.cudnn.deterministic)
-        ctx["cudnn_benchmark"] = bool(torch.backends.cudnn.benchmark)
-    except Exception:  # an old or stripped torch: what could be read
-        pass
+    backends = torch.backends
+    reads = {
+        "float32_matmul_precision": lambda: str(torch.get_float32_matmul_precision()),
+        "tf32_matmul": lambda: bool(backends.cuda.matmul.allow_tf32),
+        "tf32_cudnn": lambda: bool(backends.cudnn.allow_tf32),
+        "cuda_matmul_fp32": lambda: str(backends.cuda.matmul.fp32_precision),  # torch 2.9's spelling
+        "cpu_matmul_fp32": lambda: str(backends.mkldnn.matmul.fp32_precision),
+        "deterministic": lambda: bool(torch.are_deterministic_algorithms_enabled()),
+        "cudnn_deterministic": lambda: bool(backends.cudnn.deterministic),
+        "cudnn_benchmark": lambda: bool(backends.cudnn.benchmark),
+    }
+    for name, read in reads.items():
+        try:  # each on its own: an old torch lacks some, a new one refuses legacy reads after new-style writes
+            ctx[name] = read()
+        except Exception:
+            continue
     ctx["autocast"] = _autocast_dtype(torch, device)
     if device.startswith("cuda"):
         with contextlib.suppress(Exception):
@@ -235,10 +242,12 @@ def matmul_unit(ctx: dict[str, Any] | None) -> float:
     unit = UNITS["float32"]
     precision = ctx.get("float32_matmul_precision", "highest")
     if str(ctx.get("device", "cpu")).startswith("cuda"):
-        if ctx.get("tf32_matmul") or precision == "high":
+        if ctx.get("tf32_matmul") or precision == "high" or ctx.get("cuda_matmul_fp32") == "tf32":
             unit = max(unit, UNITS["tf32"])
         if precision == "medium":
             unit = max(unit, UNITS["bfloat16"])
+    else:  # oneDNN on a CPU that has the instructions
+        unit = max(unit, {"tf32": UNITS["tf32"], "bf16": UNITS["bfloat16"]}.get(ctx.get("cpu_matmul_fp32", ""), 0.0))
     autocast = ctx.get("autocast")
     if autocast in ("bfloat16", "float16"):
         unit = max(unit, UNITS[autocast])
