@@ -356,11 +356,20 @@ def over_the_wire(value: Any) -> Any:
 
 
 def judge(actual: Any, case: Any) -> tuple[str, str]:
+    """("pass", the share of its tolerance the largest difference used) or ("FAIL", the checker's message)."""
     try:
         assert_close(actual, case.expected, scale=case.scale)
     except AssertionError as exc:
-        return "FAIL", str(exc).splitlines()[0][:240]
-    return "pass", ""
+        return "FAIL", str(exc).splitlines()[0][:300]
+    os.environ[lp.PROBE_ENV] = "measure"  # the checkers' margin mode: how much of the tolerance was used
+    try:
+        assert_close(actual, case.expected, scale=case.scale)
+        margin = ""
+    except AssertionError as exc:
+        margin = str(exc).removeprefix(lp.PROBE_MARK).split(" at ")[0].strip()
+    finally:
+        del os.environ[lp.PROBE_ENV]
+    return "pass", margin
 
 
 def main() -> int:
@@ -411,7 +420,8 @@ def main() -> int:
             wrong_pass[setting] += (w1[0] == "pass") + (w2[0] == "pass")
             notes = "".join(f" | {what}: {r[1]}" for what, r in (("A->B", g1), ("B->A", g2)) if r[0] == "FAIL")
             kill = lambda r: "killed" if r[0] == "FAIL" else "PASSED"  # noqa: E731
-            print(f"{setting:13s} {name:22s} golden A->B {g1[0]:4s} B->A {g2[0]:4s} wrong A->B {kill(w1)} "
+            used = lambda r: f"{r[0]}({r[1]})" if r[0] == "pass" and r[1] else r[0]  # noqa: E731
+            print(f"{setting:13s} {name:22s} golden A->B {used(g1):12s} B->A {used(g2):12s} wrong A->B {kill(w1)} "
                   f"B->A {kill(w2)}{notes}", flush=True)
     for setting in SETTINGS:
         print(f"SUMMARY {setting:13s} golden-against-golden failures {golden_fail[setting]}/{compared[setting]}; "
