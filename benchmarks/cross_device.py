@@ -202,7 +202,7 @@ def set_torch_setting(setting: str) -> None:
 def record_torch(name: str, fn: Any, args: list[Any], device: TorchDevice, setting: str, emulated: bool) -> Any:
     """Record ``fn(*args)`` on ``device`` with ``task record``'s own recorder; the case as a test loads it."""
     with tempfile.TemporaryDirectory() as out:
-        spec = {"targets": [{"file": "bench.py", "qualname": name}], "max_calls": 1,
+        spec = {"targets": [{"file": "bench.py", "qualname": name}], "max_calls": 1, "max_bytes": 2_000_000_000,
                 "checker": {"kind": "numeric", "tolerance": "dtype"}}
         state = rec._State(spec, out, out)
         wrapped = rec._wrap(fn, "function", None, f"bench.py::{name}", state)
@@ -210,7 +210,8 @@ def record_torch(name: str, fn: Any, args: list[Any], device: TorchDevice, setti
             wrapped(*device.put(args))
         files = glob.glob(os.path.join(out, "case-*.npz"))
         if not files:
-            raise RuntimeError(f"nothing recorded: {state.skipped or 'no case'}")
+            errors = [Path(f).read_text() for f in glob.glob(os.path.join(out, "error-*.json"))]
+            raise RuntimeError(f"nothing recorded: {state.skipped or errors or 'no case'}")
         case = lv.Case(*lv.read_case_file(files[0]))
     if emulated and setting != "default" and device.bits:
         _note_emulated_context(case, setting)
@@ -360,7 +361,7 @@ def judge(actual: Any, case: Any) -> tuple[str, str]:
     try:
         assert_close(actual, case.expected, scale=case.scale)
     except AssertionError as exc:
-        return "FAIL", str(exc).splitlines()[0][:300]
+        return "FAIL", str(exc).splitlines()[0][:300] + _kept_counts(actual, case)
     os.environ[lp.PROBE_ENV] = "measure"  # the checkers' margin mode: how much of the tolerance was used
     try:
         assert_close(actual, case.expected, scale=case.scale)
@@ -370,6 +371,19 @@ def judge(actual: Any, case: Any) -> tuple[str, str]:
     finally:
         del os.environ[lp.PROBE_ENV]
     return "pass", margin
+
+
+def _kept_counts(actual: Any, case: Any) -> str:
+    """For a filter over tied inputs (top-p): each row's kept count here and in the recording. Equal counts: the
+    rows differ in which tied values are kept; unequal: the cutoff itself moved (rounding of the cumulative sum)."""
+    if not getattr(case.scale, "tied", None):
+        return ""
+    got, want = (np.asarray(lp.as_float_array(v) if lp.as_float_array(v) is not None else v, dtype=np.float64)
+                 for v in (actual, case.expected))
+    if got.ndim != 2 or got.shape != case.scale.tied[0].shape:
+        return ""
+    a, e = np.isfinite(got).sum(-1), np.isfinite(want).sum(-1)
+    return f" [kept per row: {a.tolist()} here, {e.tolist()} recorded]"
 
 
 def main() -> int:

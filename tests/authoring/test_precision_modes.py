@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -343,3 +344,27 @@ wrapped((np.round(np.random.default_rng(0).standard_normal((2, 50_000)) * 8) / 8
     assert "context" not in case.data["precision"]  # numpy: no precision mode to note
     assert list(case.data["precision"]["grown"]) == ["result[0]"]
     assert case.scale.tied and case.scale.grown["result[0]"].shape == (2, 1)  # one atol per row
+
+
+def test_validate_names_a_golden_failing_its_recording_in_another_precision_with_the_margin():
+    """The checker's message says where the case was recorded and graded; validate's reason names the precision."""
+    from lmrbench.benchmark.validation.tolerance import precision_sensitive
+    from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
+
+    args = _inputs("mlp", np.random.default_rng(0))
+    case = record(mlp_layernorm, args, context={**GPU_TF32, "tf32_matmul": False})
+    tf32_result = _plain(mlp_layernorm(*with_emulated_matmuls([a.copy() for a in args], 10)))
+    with pytest.raises(AssertionError) as failed:
+        assert_close(tf32_result, case.expected, scale=case.scale)
+
+    def report(message):
+        return TestReport(status=TestStatus.FAILED, sandbox="local", cases=[
+            TestCaseResult(test_id="unit_test/unit_test_1.py::test_case_2", outcome="failed", duration=0.1,
+                           message=message)])
+
+    reason = precision_sensitive(report(str(failed.value)))
+    assert reason is not None and reason.startswith("precision-sensitive: the golden code fails its own recording "
+                                                    "in test_case_2 (recorded on cuda:0, float32 matmuls, graded on "
+                                                    "no torch)")
+    assert re.search(r"the largest difference is [0-9.e+]+ times its tolerance", reason)
+    assert precision_sensitive(report("result: 3 of 16 values differ")) is None  # not the precision's doing

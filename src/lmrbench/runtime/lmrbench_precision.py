@@ -155,7 +155,7 @@ UNITS = {"float32": 2.0**-24, "tf32": 2.0**-11, "float16": 2.0**-11, "bfloat16":
 RECORDED_GROWTH = 4.0
 """atol of a value = at least this many times the recording's own rounding error (its distance from a float64
 re-run): another device's or library's order of operations rounds within a few times the same."""
-NOISE_GROWTH = 8.0
+NOISE_GROWTH = 16.0
 """... and at least this many times how far the value moves when each input moves by its rounding unit (a float64
 re-run on jittered inputs): an accumulation (a cumulative sum over 100,000 values, a large reduction) rounds its
 partial sums as it goes, which a GPU's parallel scan and a CPU's loop do in different orders. A wrong formula (a
