@@ -376,11 +376,10 @@ def judge(actual: Any, case: Any) -> tuple[str, str]:
 def _kept_counts(actual: Any, case: Any) -> str:
     """For a filter over tied inputs (top-p): each row's kept count here and in the recording. Equal counts: the
     rows differ in which tied values are kept; unequal: the cutoff itself moved (rounding of the cumulative sum)."""
-    if not getattr(case.scale, "tied", None):
-        return ""
-    got, want = (np.asarray(lp.as_float_array(v) if lp.as_float_array(v) is not None else v, dtype=np.float64)
-                 for v in (actual, case.expected))
-    if got.ndim != 2 or got.shape != case.scale.tied[0].shape:
+    got, want = lp.as_float_array(actual), lp.as_float_array(case.expected)
+    if not getattr(case.scale, "tied", None) or got is None or want is None:
+        return ""  # not a filtered copy of the tied inputs (argmax's indices)
+    if got.ndim != 2 or got.shape != want.shape or got.shape != case.scale.tied[0].shape:
         return ""
     a, e = np.isfinite(got).sum(-1), np.isfinite(want).sum(-1)
     return f" [kept per row: {a.tolist()} here, {e.tolist()} recorded]"
