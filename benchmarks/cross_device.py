@@ -11,9 +11,10 @@ token dropped, argmin, a sum 0.1% off) run on device B; their results cross the 
 ``assert_close(result, case.expected, scale=case.scale)``, as a generated test does. Then the reverse (B -> A).
 
 Devices: with CUDA, A is the GPU and B the CPU. Without CUDA (emulated mode), B is the CPU and A the CPU
-computing its matrix products with inputs rounded to TF32's 10 (bfloat16 autocast: 7) mantissa bits; without
-torch at all, the same in numpy, and the cases are made with ``lmrbench_precision.probe_call`` given the context
-the GPU would have noted. Prints one line per function and setting and a summary: golden-against-golden failures
+computing its matrix products with inputs rounded to TF32's 10 (bfloat16 autocast: 7) mantissa bits (there the
+recorder's own matmul probe runs inside that rounding, so A's recordings note no TF32 movement); without torch
+at all, the same in numpy, and the cases are made with ``lmrbench_precision.probe_call`` given the context the
+GPU would have noted. Prints one line per function and setting and a summary: golden-against-golden failures
 (a correct program failing its own recording on the other device) and wrong variants passing.
 
     PYTHONPATH=src python benchmarks/cross_device.py [--small]
@@ -38,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-RUNTIME = Path(__file__).resolve().parent.parent / "src" / "lmrbench" / "runtime"
-sys.path.insert(0, str(RUNTIME))
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ROOT / "src" / "lmrbench" / "runtime"
+sys.path[:0] = [str(RUNTIME), str(ROOT / "src"), str(ROOT / "tests")]
 
 try:
     import torch
@@ -51,6 +53,8 @@ import lmrbench_record as rec  # noqa: E402
 import lmrbench_reply  # noqa: E402
 import lmrbench_values as lv  # noqa: E402
 from lmrbench_checkers import assert_close  # noqa: E402
+
+import helpers.emulated_gpu as gpu  # noqa: E402  # numpy functions, for the emulated mode without torch
 
 SETTINGS = ("default", "tf32", "bf16-autocast")
 """The precision modes; the issue's target is no golden failure in the first two."""
@@ -106,12 +110,7 @@ def torch_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
         return (per * mask).sum(-1)
 
     def logps_token_mean(logits: Any, labels: Any) -> Any:
-        labels = labels[:, 1:].clone()
-        logits = logits[:, :-1, :]
-        mask = labels != -100
-        labels[labels == -100] = 0
-        per = torch.gather(logits.log_softmax(-1), 2, labels.unsqueeze(2)).squeeze(2)
-        return (per * mask).sum(-1) / mask.sum(-1)
+        return logps(logits, labels) / (labels[:, 1:] != -100).sum(-1)
 
     def top_p(logits: Any, p: float = 0.9) -> Any:
         s, i = torch.sort(logits, descending=True, dim=-1)
@@ -241,48 +240,13 @@ def numpy_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
     def rnd(*shape: int, scale: float = 1.0) -> Any:
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    def softmax(s: Any) -> Any:
-        e = np.exp(s - s.max(-1, keepdims=True))
-        return e / e.sum(-1, keepdims=True)
-
-    def attn(q: Any, k: Any, v: Any) -> Any:
-        return softmax(q @ k.swapaxes(-1, -2) / np.float32(math.sqrt(q.shape[-1]))) @ v
-
-    def attn_by_d(q: Any, k: Any, v: Any) -> Any:
-        return softmax(q @ k.swapaxes(-1, -2) / np.float32(q.shape[-1])) @ v
-
-    def mlp_ln(x: Any, w1: Any, w2: Any) -> Any:
-        a = x @ w1
-        h = (0.5 * a * (1 + np.tanh(np.float32(0.7978845608) * (a + np.float32(0.044715) * a**3)))) @ w2
-        return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + np.float32(1e-5))
-
-    def mlp_relu(x: Any, w1: Any, w2: Any) -> Any:
-        h = np.maximum(x @ w1, 0) @ w2
-        return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + np.float32(1e-5))
-
-    def top_p(logits: Any, p: float = 0.9) -> Any:
-        order = np.argsort(-logits, axis=-1, kind="stable")
-        s = np.take_along_axis(logits, order, -1)
-        c = np.cumsum(softmax(s), -1)
-        remove = np.concatenate([np.zeros_like(c[:, :1], bool), c[:, :-1] > p], -1)
-        out = np.empty_like(logits)
-        np.put_along_axis(out, order, np.where(remove, np.float32(-np.inf), s), -1)
-        return out
-
-    def top_p_cutoff_dropped(logits: Any, p: float = 0.9) -> Any:
-        order = np.argsort(-logits, axis=-1, kind="stable")
-        s = np.take_along_axis(logits, order, -1)
-        out = np.empty_like(logits)
-        np.put_along_axis(out, order, np.where(np.cumsum(softmax(s), -1) > p, np.float32(-np.inf), s), -1)
-        return out
-
     n = 4 if small else 1
     tied = (np.round(rng.standard_normal((8, 32000 // n)) * 12) / 4).astype(np.float32)
     return [
-        ("attention_f32", attn, attn_by_d, lambda: [rnd(4, 8, 256 // n, 64) for _ in range(3)]),
-        ("mlp_layernorm_f32", mlp_ln, mlp_relu,
+        ("attention_f32", gpu.attention, gpu.attention_by_d, lambda: [rnd(4, 8, 256 // n, 64) for _ in range(3)]),
+        ("mlp_layernorm_f32", gpu.mlp_layernorm, gpu.mlp_relu,
          lambda: [rnd(64, 1024 // n), rnd(1024 // n, 4096 // n, scale=0.03), rnd(4096 // n, 1024 // n, scale=0.03)]),
-        ("top_p_ties", top_p, top_p_cutoff_dropped, lambda: [tied.copy()]),
+        ("top_p_ties", gpu.top_p, gpu.top_p_cutoff_unshifted, lambda: [tied.copy()]),
         ("greedy_ties", lambda x: x.argmax(-1), lambda x: x.argmin(-1), lambda: [tied.copy()]),
         ("cumsum_100k_f32", lambda x: np.cumsum(x, -1), lambda x: np.cumsum(x, -1) * np.float32(1.001),
          lambda: [rnd(4, 100_000)]),
@@ -291,26 +255,13 @@ def numpy_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
 
 def record_numpy(fn: Any, args: list[Any], bits: int | None, setting: str) -> Any:
     """A case as the recorder makes it, with the context a GPU in ``setting`` would note (numpy notes none)."""
+    return gpu.record(fn, args, context=emulated_context(setting) if bits else {"device": "cpu"}, bits=bits)
+
+
+def grade_numpy(fn: Any, args: list[Any], case: Any, bits: int | None, setting: str) -> tuple[str, str]:
     ran = lp.with_emulated_matmuls([a.copy() for a in args], bits) if bits else [a.copy() for a in args]
-    result = np.asarray(fn(*ran)).view(np.ndarray)
-    context = emulated_context(setting) if bits else {"device": "cpu"}
-    enc, out = lv.Encoder("in"), lv.Encoder("out")
-    names = [f"arg{i}" for i in range(len(args))]
-    case = {"format": lv.CASE_FORMAT, "version": lv.CASE_VERSION, "target": "bench.py::f", "binding": "function",
-            "arguments": [{"name": n, "kind": "positional_only", "value": enc.encode(a, n)}
-                          for n, a in zip(names, args, strict=True)],
-            "self": None, "expected": out.encode(result, "result"), "changed": {}, "self_after": None,
-            "random_state": None}
-    arrays = {**enc.arrays, **out.arrays}
-    ties = [n for n, a in zip(names, args, strict=True) if lp.has_ties(a)]
-    if ties:
-        case["ties"] = ties
-    notes, extra = lp.probe_call(lambda t: fn(*(t([a.copy() for a in args]) if t else [a.copy() for a in args])),
-                                 result, args, context=context)
-    if notes:
-        case["precision"] = notes
-        arrays.update(extra)
-    return lv.Case(*lv.read_case_file(_as_file(lv.write_case(json.loads(json.dumps(case)), arrays))))
+    with grading_as(emulated_context(setting) if bits else None):
+        return judge(over_the_wire(gpu.plain(fn(*ran))), case)
 
 
 def emulated_context(setting: str) -> dict[str, Any]:
@@ -332,18 +283,6 @@ class grading_as:  # noqa: N801  # a context manager, named as one
 
     def __exit__(self, *exc: Any) -> None:
         lp.grading_context = self.saved
-
-
-def grade_numpy(fn: Any, args: list[Any], case: Any, bits: int | None, setting: str) -> tuple[str, str]:
-    ran = lp.with_emulated_matmuls([a.copy() for a in args], bits) if bits else [a.copy() for a in args]
-    with grading_as(emulated_context(setting) if bits else None):
-        return judge(over_the_wire(np.asarray(fn(*ran)).view(np.ndarray)), case)
-
-
-def _as_file(data: bytes) -> Any:
-    import io
-
-    return io.BytesIO(data)
 
 
 # --------------------------------------------------------------------------------------------- judging
