@@ -391,6 +391,7 @@ class _Recorder:
             )
             return
         replay, detail = self._replay(lv, case, arrays, before, drew)
+        self._note_precision(lv, case, arrays, before, drew, bound, params, result)
         state.seen.add(digest)
         state.saved[self.target] = number
         data = lv.write_case(case, arrays)
@@ -490,6 +491,43 @@ class _Recorder:
             except AssertionError as exc:
                 return "checker", str(exc)
         return outcome, ""
+
+    def _note_precision(
+        self, lv: Any, case: dict[str, Any], arrays: dict[str, Any], before: Any, drew: bool, bound: Any,
+        params: list[Any], result: Any,
+    ) -> None:
+        """Note in the case the precision it was made in, what the float64 and matmul probes measure of its
+        result, and the arguments whose values tie (``lmrbench_precision``); a case without them grades as
+        before. The probes re-run the call on fresh copies of the recorded inputs; the random state is put back."""
+        import lmrbench_precision as precision
+
+        ties = [p.name for p in params if precision.has_ties(_arg(bound, p))]
+        if ties:
+            case["ties"] = ties
+        data = lv.write_case(case, arrays)
+
+        def rerun(transform: Any) -> Any:
+            decoded = lv.Case(*lv.read_case_file(_as_file(data)))
+            args, kwargs, state = decoded.args, decoded.kwargs, decoded.state
+            if transform is not None:
+                args, kwargs = transform(args), transform(kwargs)
+                state = None if state is None else transform(state)
+            lv.set_random_state(before if drew else lv.get_random_state())
+            if self.binding == "method":
+                factory = _import(case["factory"]) if case["factory"] else None
+                decoded.state = state
+                return self.func(decoded.instance(self.owner, factory), *args, **kwargs)
+            if self.binding == "classmethod":
+                return self.func(self.owner, *args, **kwargs)
+            return self.func(*args, **kwargs)
+
+        try:
+            notes, extra = precision.probe_call(rerun, result, [_arg(bound, p) for p in params])
+        except Exception:  # a probe never stops a recording
+            return
+        if notes:
+            case["precision"] = notes
+            arrays.update(extra)
 
     def _check(self, lc: Any, got: Any, want: Any, label: str, tol: dict[str, Any], whole_result: bool) -> None:
         """The comparison the generated test makes: the task's checker on the result, close on the rest."""

@@ -626,10 +626,26 @@ class Case:
         precision = _precision()
         self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
         """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
-        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``)."""
+        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``). A case that notes
+        its precision or ties makes it a ``lmrbench_precision.Scale`` that carries them to the checkers."""
+        if case.get("precision") or case.get("ties"):
+            self.scale = self._noted_scale(precision, case, arrays)
         if precision.probing():  # validate's float64 re-run of the golden code
             self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
             self.state = None if self.state is None else precision.upcast(self.state)
+
+    def _noted_scale(self, precision: Any, case: dict[str, Any], arrays: dict[str, Any]) -> Any:
+        notes = case.get("precision") or {}
+        tied = []
+        for name in case.get("ties") or []:
+            try:
+                tied.append(precision.as_float_array(self.argument(name)))
+            except (KeyError, ValueError, IndexError):  # a name this case does not have: no tie to honour
+                continue
+        return precision.Scale(
+            self.scale, context=notes.get("context"), tied=[t for t in tied if t is not None],
+            **{kind: {w: arrays[k] for w, k in notes[kind].items()} for kind in ("grown", "matmul") if kind in notes},
+        )
 
     def argument(self, name: str) -> Any:
         """An argument passed by keyword, or a positional one by its parameter name."""

@@ -27,7 +27,7 @@ from lmrbench.benchmark.validation.plan import (
     static_problems,
 )
 from lmrbench.benchmark.validation.store import log_file, task_fingerprint
-from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, probe_wanted, read_margins
+from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, precision_sensitive, probe_wanted, read_margins
 from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name, weak_reasons
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.core.trust import impl_test_files
@@ -190,7 +190,7 @@ class ImplCheck:
         for k, r in enumerate(res.golden_runs, start=1):
             if not r.passed:
                 why = r.detail or f"see {log_file(self.impl.index, f'golden-{k}')}"
-                reasons.append(f"golden run {k} {r.status}: {why}"[:300])
+                reasons.append(precision_sensitive(r) or f"golden run {k} {r.status}: {why}"[:300])
                 break
         if res.flaky_tests:
             reasons.append(f"flaky tests: {', '.join(res.flaky_tests)}"[:300])

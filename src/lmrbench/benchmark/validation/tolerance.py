@@ -20,6 +20,7 @@ PROBE_RUN_ENV = {PROBE_ENV: "float64"}
 TIGHT_MARGIN = 0.5
 """A margin above this is named: a correct rewrite may round twice as far from the recording as float64 does."""
 _MARGIN = re.compile(re.escape(PROBE_MARK) + r" (\S+) at (.*)")
+_PRECISION = re.compile(r"precision: recorded on (.*?), graded on (.*?); .*the largest difference is (\S+) times")
 
 
 def probe_wanted(impl: Implementation) -> bool:
@@ -53,3 +54,20 @@ def read_margins(report: TestReport) -> tuple[float | None, str]:
     if raised:
         note += f"; {len(raised)} tests could not re-run in float64, first {raised[0]}"
     return margin, note[:400]
+
+
+def precision_sensitive(report: TestReport) -> str | None:
+    """The reason to give when a golden run fails its own recording only because it ran in another precision
+    (another device, TF32 or autocast where the case was recorded without, or the reverse): which test, the two
+    precisions and the measured margin (how many times its tolerance the largest difference is). None when no
+    failing test says so, or the precisions are the same (then the failure is not the precision's)."""
+    for case in report.cases:
+        if case.outcome not in ("failed", "error"):
+            continue
+        match = _PRECISION.search(case.message)
+        if match and match.group(1) != match.group(2):
+            test = case.test_id.rpartition("::")[2]
+            return (f"precision-sensitive: the golden code fails its own recording in {test} (recorded on "
+                    f"{match.group(1)}, graded on {match.group(2)}): the largest difference is {match.group(3)} "
+                    "times its tolerance; record the task where it is graded, or widen the checker's tolerance")
+    return None
