@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe, pyparse
+from lmrbench.authoring.statementshare import MIN_STATEMENT_SHARE, Statement, statement_share, statements
 
 K = 5
 """Tokens per hashed run (k-gram)."""
@@ -264,6 +265,9 @@ class Body:
     inner: frozenset[int] = frozenset()
     """The fingerprints that lie inside one simple statement of the body (not a loop's or branch's header): a
     place must repeat one of them to be a near-copy (empty: the body is not Python; no such rule)."""
+    statements: tuple[Statement, ...] = ()
+    """The body's simple statements (:mod:`lmrbench.authoring.statementshare`); a near-copy must repeat
+    ``MIN_STATEMENT_SHARE`` of them."""
 
     @property
     def needed(self) -> int:
@@ -292,7 +296,7 @@ def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     prints = winnow(hashes)
     if len(prints) >= MIN_FINGERPRINTS:
         return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
-                    _inner_prints(tok, hashes, prints))
+                    _inner_prints(tok, hashes, prints), statements(tok.text, tok.starts, tok.words, hashes, K))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None
@@ -327,6 +331,10 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
         if b.inner and not any(hashes[p] in b.inner for p in positions):
             continue  # only the body's loop and branch headers are repeated: its layout, not what it computes
         if positions and score >= threshold:
+            share = statement_share(b.statements, hashes[positions[0] : positions[-1] + 1],
+                                    tok.words[positions[0] : positions[-1] + K])
+            if score < 1.0 and share < min(threshold, MIN_STATEMENT_SHARE):
+                continue  # one block of the body repeated (a shared initialisation), not the body
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)
