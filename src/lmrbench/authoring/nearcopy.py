@@ -331,13 +331,15 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
         if b.inner and not any(hashes[p] in b.inner for p in positions):
             continue  # only the body's loop and branch headers are repeated: its layout, not what it computes
         if positions and score >= threshold:
-            share = statement_share(b.statements, hashes[positions[0] : positions[-1] + 1],
-                                    tok.words[positions[0] : positions[-1] + K])
-            if score < 1.0 and share < min(threshold, MIN_STATEMENT_SHARE):
-                continue  # one block of the body repeated (a shared initialisation), not the body
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)
+            if score < 1.0:
+                place = [p for p in positions if first <= tok.line(p) <= last] or positions
+                share = statement_share(b.statements, hashes[place[0] : place[-1] + 1],
+                                        tok.words[place[0] : place[-1] + K])
+                if share < min(threshold, MIN_STATEMENT_SHARE):
+                    continue  # one block of the body repeated (a shared initialisation), not the body
             found.append(NearCopy(rel, first, last, round(score, 3), b.qualname))
     return found
 

@@ -46,15 +46,25 @@ def lfs_findings(task: Task) -> list[Finding]:
                     "the real files")]
 
 
-def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
-    """F116: data the tests read outside ``unit_test/`` that no trusted path covers (``core.trust``, the same
-    paths the grader keeps out of the candidate's view)."""
+def untrusted_reads(task: Task, impl: Implementation) -> dict[str, list[str]]:
+    """{test file (relative to the task folder): the data it reads outside ``unit_test/`` that no trusted path
+    covers}, read statically; ``core.trust.trusted_paths`` is the grader's own list, so what this names is what a
+    candidate's view (and an agent export) would hold. Folders end in ``/``."""
     trusted = trusted_paths(task)
-    out = []
+    out: dict[str, list[str]] = {}
     for tf in read_unit_tests(task, impl):
         found = sorted(p for p in outside_data(task, impl, tf) if not is_trusted(p, trusted))
         if found:
-            out.append(Finding("F116", task.name, tf.where, f"implementation {impl.index}: reads recorded data "
+            out[tf.where] = found
+    return out
+
+
+def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """F116: data the tests read outside ``unit_test/`` that no trusted path covers (:func:`untrusted_reads`)."""
+    out = []
+    for where, found in untrusted_reads(task, impl).items():
+        if found:
+            out.append(Finding("F116", task.name, where, f"implementation {impl.index}: reads recorded data "
                                f"outside unit_test/ ({_listing(found)}) that no trusted path covers: the "
                                f"candidate's code could read it; list it in implementation {impl.index}'s "
                                f"{TRUSTED_KEY} in info.json"))
