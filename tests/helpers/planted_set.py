@@ -352,6 +352,9 @@ def test_recorded():
     (task / REPO / "tensors" / "impl_1").mkdir(parents=True)
     np_save(task / REPO / "tensors" / "impl_1" / "expected.npy")
     _set_impl(task, trusted_files=["tensors"])
+    task = new("shared-block", set())  # a sibling repeating one block of the body (29-Sophia's update_hessian)
+    goal = task / REPO / "decoding.py"
+    goal.write_text(goal.read_text() + SHARED_BLOCK)
     task = new("input-data", set(), _test('''def test_prompts_from_the_repository():
     data_file = "data/prompts.json"
     prompts = read_prompts(data_file)
@@ -361,6 +364,20 @@ def test_recorded():
     (task / REPO / "data" / "prompts.json").write_text("[[0]]\n")
     (task / REPO / "prompts.py").write_text("import json\n\n\ndef read_prompts(path):\n"
                                             "    with open(path) as f:\n        return json.load(f)\n")
+
+
+SHARED_BLOCK = '''
+
+def best_next(logits_fn, tokens, temperature=1.0):
+    """The most likely next token and its log-probability."""
+    logits = np.asarray(logits_fn(np.array(tokens)), dtype=np.float64)
+    if temperature != 1.0:
+        logits = logits / temperature
+    shifted = logits - logits.max()
+    probs = np.exp(shifted) / np.exp(shifted).sum()
+    best = int(np.argmax(probs))
+    return best, float(np.log(probs[best] + 1e-12))
+'''
 
 
 def np_save(path: Path) -> None:
