@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import posixpath
 
-from lmrbench.authoring.testlint import UnitTestFile, call_name
+from lmrbench.authoring.testlint import UnitTestFile, call_name, dotted_name
 from lmrbench.core.taskset import Task
 from lmrbench.schemas.task_info import Implementation
 
@@ -27,17 +27,6 @@ _MAX_MATCHES = 50
 _FILE = "\0file"
 
 
-def _dotted(expr: ast.AST) -> str:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 class _Paths:
     """Path expressions of one test file, evaluated to repository-relative patterns."""
 
@@ -48,7 +37,7 @@ class _Paths:
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parent[child] = node
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and (name := _dotted(node.targets[0])):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and (name := dotted_name(node.targets[0])):
                 self.env.setdefault(name, node.value)  # the first value: later ones are usually derived
 
     def value(self, expr: ast.AST, depth: int = 0) -> str | None:
@@ -79,7 +68,7 @@ class _Paths:
                 if isinstance(expr.func, ast.Attribute):  # Path(...).resolve()
                     return self.value(expr.func.value, depth + 1)
             return None
-        if isinstance(expr, ast.Name | ast.Attribute) and (name := _dotted(expr)) in self.env:
+        if isinstance(expr, ast.Name | ast.Attribute) and (name := dotted_name(expr)) in self.env:
             return self.value(self.env[name], depth + 1)
         return None
 
@@ -113,8 +102,8 @@ class _Paths:
         up = self.parent.get(node)
         while isinstance(up, ast.keyword | ast.Starred):
             up = self.parent.get(up)
-        if isinstance(up, ast.Assign) and depth < 3 and (name := _dotted(up.targets[0])):
-            uses = [n for n in self.parent if isinstance(n, ast.Name | ast.Attribute) and _dotted(n) == name
+        if isinstance(up, ast.Assign) and depth < 3 and (name := dotted_name(up.targets[0])):
+            uses = [n for n in self.parent if isinstance(n, ast.Name | ast.Attribute) and dotted_name(n) == name
                     and isinstance(getattr(n, "ctx", None), ast.Load)]
             return [c for u in uses for c in self.consumers(u, depth + 1)] or [up]
         return [up] if up is not None else []
@@ -126,7 +115,7 @@ def _repo_modules(task: Task, tree: ast.Module, paths: _Paths, test_dir: str) ->
     roots = {"", test_dir}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and call_name(node) in ("append", "insert") and node.args \
-                and _dotted(node.func).startswith("sys.path"):
+                and dotted_name(node.func).startswith("sys.path"):
             v = paths.value(node.args[-1])
             if v is not None:
                 roots.add(posixpath.normpath(paths.where(v)))
@@ -151,7 +140,7 @@ def _kind(call: ast.AST, code: set[str]) -> str:
     name = call_name(call)
     if name in {"join", "dirname", *_WRAPPERS}:
         return "none"
-    if name in ("append", "insert") and _dotted(call.func).startswith("sys.path"):
+    if name in ("append", "insert") and dotted_name(call.func).startswith("sys.path"):
         return "none"
     if name in _NOT_READS:
         return "none"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,25 +61,24 @@ def _code_lines(text: str) -> int:
     return sum(1 for ln in text.splitlines() if ln.split("#", 1)[0].strip())
 
 
-def _first_line(node: ast.AST) -> int:
-    """The first line of a definition, its decorators included (a blanked definition leaves none behind)."""
-    decorators = getattr(node, "decorator_list", [])
-    return min([getattr(node, "lineno", 1), *(d.lineno for d in decorators)])
-
-
-def _without_stubs(text: str, qualnames: list[str]) -> str:
-    """``text`` with the goal functions' own definitions blanked (line numbers kept)."""
+def _blanked(text: str, pick: Callable[[ast.Module], list[ast.AST]]) -> str:
+    """``text`` with the definitions ``pick`` chooses in its tree blanked, decorators included (line numbers
+    kept); ``text`` itself when it does not parse."""
     try:
         tree = pyparse.parse(text)
     except SyntaxError:
         return text
     lines = text.split("\n")
-    for q in qualnames:
-        node = pyparse.find_def(tree, q)
-        if node is not None and node.end_lineno:
-            for i in range(_first_line(node) - 1, min(node.end_lineno, len(lines))):
-                lines[i] = ""
+    for node in pick(tree):
+        first = min([getattr(node, "lineno", 1), *(d.lineno for d in getattr(node, "decorator_list", []))])
+        for i in range(first - 1, min(getattr(node, "end_lineno", 0) or 0, len(lines))):
+            lines[i] = ""
     return "\n".join(lines)
+
+
+def _without_stubs(text: str, qualnames: list[str]) -> str:
+    """``text`` with the goal functions' own definitions blanked (line numbers kept)."""
+    return _blanked(text, lambda tree: [n for q in qualnames if (n := pyparse.find_def(tree, q)) is not None])
 
 
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
@@ -95,16 +95,8 @@ def called_names(body: str, goals: set[str]) -> frozenset[str]:
 
 def _blank_defs(text: str, names: frozenset[str]) -> str:
     """``text`` with the definitions of functions named in ``names`` blanked (line numbers kept)."""
-    try:
-        tree = pyparse.parse(text)
-    except SyntaxError:
-        return text
-    lines = text.split("\n")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in names and node.end_lineno:
-            for i in range(_first_line(node) - 1, min(node.end_lineno, len(lines))):
-                lines[i] = ""
-    return "\n".join(lines)
+    return _blanked(text, lambda tree: [n for n in ast.walk(tree)
+                                        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in names])
 
 
 def comment_text(text: str) -> str:

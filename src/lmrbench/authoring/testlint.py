@@ -125,6 +125,15 @@ def _compared(node: ast.AST) -> list[ast.expr] | None:
     return None
 
 
+def dotted_name(expr: ast.AST) -> str:
+    """``a.b.c`` for a name or an attribute chain on a name, '' for anything else (``f().x``)."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else ""
+
+
 def call_name(call: ast.Call) -> str:
     """The called name: ``f`` for ``f(x)`` and ``a.b.f(x)``, '' for anything else."""
     func = call.func

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 
 from lmrbench.authoring.findings import Finding
-from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
+from lmrbench.authoring.testlint import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.core.taskset import Task
 from lmrbench.schemas.task_info import Implementation
 
@@ -33,16 +33,6 @@ _HUB_CALLS = frozenset({"from_pretrained", "hf_hub_download", "snapshot_download
                         "SentenceTransformer", "create_model"})
 _BUILTIN_LOADERS = frozenset({"json", "csv", "text", "parquet", "arrow", "imagefolder", "audiofolder", "pandas"})
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-
-
-def _dotted(expr: ast.expr) -> str:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _same(a: ast.AST, b: ast.AST) -> bool:
@@ -111,7 +101,7 @@ def _file_name(expr: ast.expr, names: dict[str, str]) -> str:
     elif isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         text = expr.value
     else:
-        text = names.get(_dotted(expr), "")
+        text = names.get(dotted_name(expr), "")
     return text.rsplit("/", 1)[-1]
 
 
@@ -126,7 +116,7 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             lit = _file_name(node.value, {})
             if lit.endswith(_DATA_SUFFIXES):
-                names[_dotted(node.targets[0])] = lit
+                names[dotted_name(node.targets[0])] = lit
     for scope in ast.walk(tree):
         if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -142,7 +132,7 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
                                 opened[sub.targets[0].id] = lit
         for node in ast.walk(scope):
             if isinstance(node, ast.Call) and _COMPARE_FUNCS.match(call_name(node)) and len(node.args) >= 2:
-                a, b = (opened.get(_dotted(x)) for x in node.args[:2])
+                a, b = (opened.get(dotted_name(x)) for x in node.args[:2])
                 if a and a == b:
                     yield node.lineno, f"compares two values read from files named {a!r}: the same file, written " \
                                        "by the code under test"
@@ -150,7 +140,7 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 def _catches_assertions(handler: ast.ExceptHandler) -> bool:
     kinds = handler.type
-    names = {_dotted(k) for k in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])} if kinds else {""}
+    names = {dotted_name(k) for k in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])} if kinds else {""}
     return bool(names & {"", "AssertionError", "Exception", "BaseException"})
 
 
@@ -201,7 +191,7 @@ def unseeded_random(tree: ast.AST) -> int:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = call_name(node)
-            owner = _dotted(node.func.value) if isinstance(node.func, ast.Attribute) else ""
+            owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else ""
             if name in _RANDOM_CALLS and (owner in _RANDOM_MODULES or name.endswith("_")):
                 draws.append(node.lineno)
     return min(draws, default=0)
@@ -222,7 +212,7 @@ _CUDA = re.compile(r"cuda(:\d+)?")
 def _is_cuda(expr: ast.expr, names: set[str]) -> bool:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return bool(_CUDA.fullmatch(expr.value))
-    return isinstance(expr, ast.Name | ast.Attribute) and _dotted(expr) in names
+    return isinstance(expr, ast.Name | ast.Attribute) and dotted_name(expr) in names
 
 
 def gpu_need(tree: ast.AST) -> int:
@@ -230,12 +220,13 @@ def gpu_need(tree: ast.AST) -> int:
     ``"cuda"``, or given a name that was set to ``"cuda"`` outside an ``is_available()`` test
     (``self.device = 'cuda'`` ... ``.to(self.device)``)."""
     guarded = _guarded(tree)
-    names = {_dotted(t) for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno not in guarded
+    names = {dotted_name(t) for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno not in guarded
              and _is_cuda(n.value, set()) for t in n.targets} - {""}
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: n.lineno):
         if node.lineno in guarded:
             continue
-        if call_name(node) == "cuda" and isinstance(node.func, ast.Attribute) and _dotted(node.func.value) != "torch":
+        if call_name(node) == "cuda" and isinstance(node.func, ast.Attribute) \
+                and dotted_name(node.func.value) != "torch":
             return node.lineno
         if any(_is_cuda(a, names) for a in [*node.args, *(k.value for k in node.keywords)]):
             return node.lineno
