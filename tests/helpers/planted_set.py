@@ -366,18 +366,12 @@ def test_recorded():
                                             "    with open(path) as f:\n        return json.load(f)\n")
 
 
-SHARED_BLOCK = '''
-
-def best_next(logits_fn, tokens, temperature=1.0):
-    """The most likely next token and its log-probability."""
-    logits = np.asarray(logits_fn(np.array(tokens)), dtype=np.float64)
-    if temperature != 1.0:
-        logits = logits / temperature
-    shifted = logits - logits.max()
-    probs = np.exp(shifted) / np.exp(shifted).sum()
-    best = int(np.argmax(probs))
-    return best, float(np.log(probs[best] + 1e-12))
-'''
+SHARED_BLOCK = ('\n\ndef best_next(logits_fn, tokens, temperature=1.0):\n'
+                '    """The most likely next token and its log-probability."""\n'
+                + "".join(ln[4:] + "\n" for ln in BODY.splitlines()[3:9])
+                + "    return best, float(np.log(probs[best] + 1e-12))\n")
+"""A sibling repeating one block of the body (the loop's scoring), as 29-Sophia's ``update_hessian`` repeats the
+state initialisation of ``step``."""
 
 
 def np_save(path: Path) -> None:
