@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 
 from lmrbench.authoring.testlint import UnitTestFile, call_name, dotted_name
 from lmrbench.core.taskset import Task
@@ -155,8 +156,9 @@ def _matches(task: Task, pattern: str, test_dir: str) -> set[str]:
     repo = task.repo_dir.resolve()
     tests = repo / "unit_test"
     out: set[str] = set()
-    if len(pattern) > 255 or "\0" in pattern or pattern.startswith("/"):
-        return out
+    if len(pattern) > 255 or "\0" in pattern or pattern.startswith("/") \
+            or ("*" in pattern and len(re.sub(r"[^A-Za-z0-9]", "", pattern)) < 3):
+        return out  # f"{a}/{b}" or f"{name}.pt" names nothing in particular
     for base in ("", test_dir):
         rel = posixpath.normpath(posixpath.join(base, pattern))
         if rel.startswith("..") or rel in (".", "*"):
