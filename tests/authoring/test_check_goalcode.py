@@ -155,3 +155,37 @@ def test_a_shared_block_and_a_helper_the_golden_code_calls_are_no_leak(tmp_path:
         impls=[Impl("step", "unit_test/unit_test_1.py", class_name="Opt")])
     loaded = load_task(task)
     assert _codes(task, "L2") == [] and find_leaks(loaded, loaded.info.implementations[0]) == []
+
+
+def test_f116_follows_nested_paths_and_leaves_code_folders_and_handed_over_inputs_alone(tmp_path: Path) -> None:
+    test = '''import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "tools"))
+from decoding import greedy_decode  # noqa: E402
+from loader import load_prompt  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "recorded")
+
+
+def test_cases():
+    prompt = load_prompt("inputs/prompt.txt")
+    want = np.load(REPO / "recorded" / "impl_1" / f"case_{0}.npy")
+    extra = np.load(os.path.join(CASES, "impl_1", "extra.npy"))
+    assert greedy_decode(lambda t: np.ones(4), prompt, 2, 3)[0].tolist() == want.tolist() + extra.tolist()
+'''
+    task = write_task(tmp_path, "1-nested", test=test)
+    repo = task / REPO
+    for rel in ("tools/loader.py", "tools/words.txt", "inputs/prompt.txt"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("def load_prompt(path):\n    return [0]\n" if rel.endswith(".py") else "0\n")
+    (repo / "recorded" / "impl_1").mkdir(parents=True)
+    for name in ("case_0.npy", "extra.npy"):
+        (repo / "recorded" / "impl_1" / name).write_bytes(b"\x93NUMPY")
+    (f,) = task_findings(load_task(task), Selection(["F116"]))
+    assert "(recorded/impl_1/case_0.npy, recorded/impl_1/extra.npy)" in f.message
+    assert "list it in implementation 1's trusted_files" in f.message

@@ -2,7 +2,7 @@
 
 A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
 text), ``os.path.join`` chains, ``Path(...) / "tensors" / f"impl_{k}"`` chains, ``Path(__file__).parent`` and
-``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression. What the test hands
+``.parents[k]``, ``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression. What the test hands
 to the repository's own code (a function imported from a module of the repository, or a goal function) is that
 code's input, not data the test compares with (06-RepE's ``data/facts/facts_true_false.csv``, given to the
 repository's ``honesty_function_dataset``); folders put on ``sys.path`` are code; paths that are only created or
@@ -53,6 +53,11 @@ class _Paths:
             return _FILE
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return self._join([expr.left, expr.right], depth)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) \
+                and expr.value.attr == "parents" and isinstance(expr.slice, ast.Constant) \
+                and isinstance(expr.slice.value, int) and 0 <= expr.slice.value < 8:  # Path(...).parents[1]
+            inner = self.value(expr.value.value, depth + 1)
+            return None if inner is None else posixpath.join(inner, *[".."] * (expr.slice.value + 1))
         if isinstance(expr, ast.Attribute) and expr.attr == "parent":
             inner = self.value(expr.value, depth + 1)
             return None if inner is None else posixpath.join(inner, "..")
@@ -93,7 +98,7 @@ class _Paths:
             return False
         if isinstance(up, ast.Call) and node in up.args and call_name(up) in {"join", "dirname", *_WRAPPERS}:
             return False
-        if isinstance(up, ast.Attribute) and up.attr == "parent":
+        if isinstance(up, ast.Attribute) and up.attr in ("parent", "parents"):
             return False
         return not (isinstance(up, ast.Attribute) and isinstance(self.parent.get(up), ast.Call)
                     and call_name(self.parent[up]) in _WRAPPERS)  # type: ignore[arg-type]
