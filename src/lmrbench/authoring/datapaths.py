@@ -2,11 +2,11 @@
 
 A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
 text), ``os.path.join`` chains, ``Path(...) / "tensors" / f"impl_{k}"`` chains, ``Path(__file__).parent`` and
-``.parents[k]``, ``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression. What the test hands
-to the repository's own code (a function imported from a module of the repository, or a goal function) is that
-code's input, not data the test compares with (06-RepE's ``data/facts/facts_true_false.csv``, given to the
-repository's ``honesty_function_dataset``); folders put on ``sys.path`` are code; paths that are only created or
-written are not read.
+``.parents[k]``, ``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression.
+What the test hands to the repository's own code (a function imported from a module of the repository, or a goal
+function) is that code's input, not data the test compares with (06-RepE's ``data/facts/facts_true_false.csv``,
+given to the repository's ``honesty_function_dataset``); folders put on ``sys.path`` are code; paths that are
+only created or written are not read.
 """
 
 from __future__ import annotations
