@@ -16,7 +16,7 @@ from lmrbench.authoring.findings import Finding
 from lmrbench.authoring.testlint import read_unit_tests
 from lmrbench.authoring.testsmells import gpu_need, seeds, unseeded_random
 from lmrbench.core.taskset import Task
-from lmrbench.core.trust import isolation_of
+from lmrbench.core.trust import goal_files_in_tests
 from lmrbench.schemas.task_info import Implementation, as_list
 
 
@@ -42,12 +42,11 @@ def goal_code_findings(task: Task, impl: Implementation) -> list[Finding]:
     """F117, T313 and T314 of one implementation."""
     out: list[Finding] = []
     tag = f"implementation {impl.index}"
-    mode, why = isolation_of(task, impl)
-    if mode == "shared" and why.startswith("the goal function is inside the test file"):
-        test = why.rsplit(" ", 1)[-1]
-        out.append(Finding("F117", task.name, f"{task.info.repo_folder_name}/{test}", f"{tag}: {why}: its tests "
-                           "run in the candidate's own process (weaker evidence, and the candidate sees the tests); "
-                           "move the function to a module of its own"))
+    for test in goal_files_in_tests(task, impl):
+        out.append(Finding("F117", task.name, f"{task.info.repo_folder_name}/{test}", f"{tag}: the goal function "
+                           f"is defined in the test file {test}: its tests run in the candidate's own process "
+                           "(weaker evidence, and the candidate sees the tests); move the function to a module of "
+                           "its own"))
     tests_seed = None
     for rel, q, node in golden_defs(task, impl):
         line = unseeded_random(node)

@@ -67,10 +67,16 @@ def is_trusted(rel: str, trusted: list[str]) -> bool:
 Isolation = Literal["split", "shared"]
 
 
+def goal_files_in_tests(task: Task, impl: Implementation) -> list[str]:
+    """``impl``'s goal files that are also its test files (the official 03, 06 and 20 define the goal function
+    inside the test file)."""
+    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
+    return [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
+
+
 def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
     """How ``impl``'s tests run, and why when not split."""
-    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
-    inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
+    inside = goal_files_in_tests(task, impl)
     if inside:
         return "shared", f"the goal function is inside the test file {inside[0]}"
     if impl.isolation == "shared":
