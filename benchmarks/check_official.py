@@ -7,7 +7,10 @@ Give it the set's folder (for the official one: the ``benchmark/`` folder of du-
 in this process, one after the other, and prints the CPU seconds that took (the work itself, whatever else the
 machine runs: on two free cores the wall clock is about half of it). It prints the counts by code, and checks:
 Git LFS pointers named (F113), the lowercase "passed" log line of
-07-bertscore named (T304), no T302 on a test that calls its module (02, 25, 26, 30).
+07-bertscore named (T304), no T302 on a test that calls its module (02, 25, 26, 30), none of the false alarms
+once reported there (T308 on a logged "Test Failed", L202 on 29-Sophia, F116 on 06-RepE's input data), and the
+misses once found there (28's GPU need, 14's commented golden body and unseeded draws, 03/06/20's goal function
+inside the test file).
 
 Run: python benchmarks/check_official.py /path/to/LMR-Bench/benchmark
 """
@@ -24,6 +27,15 @@ from pathlib import Path
 
 TARGET_SECONDS = 30.0
 MODULE_TESTS = ("02-HITs", "25-AdaLora", "26-Hyena", "30-ERGO")
+FALSE_ALARMS = (("T308 (every except logs 'Test Failed')", "T308", None),
+                ("L202 on 29-Sophia (helper the golden calls)", "L202", "29-Sophia"),
+                ("F116 on 06-RepE (input data)", "F116", "06-RepE"))
+MISSES = (("T310 28-SPIN GPU only (self.device = 'cuda')", "T310", "28-SPIN"),
+          ("L206 14-EmojiCrypt golden body in comments", "L206", "14-EmojiCrypt"),
+          ("F117 03-DoLa goal function in the test file", "F117", "03-DoLa"),
+          ("F117 06-RepE goal function in the test file", "F117", "06-RepE"),
+          ("F117 20-CAD goal function in the test file", "F117", "20-CAD"),
+          ("T313 14-EmojiCrypt unseeded golden draws", "T313", "14-EmojiCrypt"))
 
 
 def _run(bench: Path, *args: str) -> tuple[float, dict[str, object]]:
@@ -77,6 +89,12 @@ def main() -> None:
     print(f"T304 07-bertscore lowercase 'passed': {'named at line ' + str(lower[0]['line']) if lower else 'MISSED'}")
     t302 = [f["task"] for f in findings if f["code"] == "T302" and f["task"] in MODULE_TESTS]
     print(f"T302 on tests that call their module: {t302 or 'none'}")
+    for label, code, task in FALSE_ALARMS:
+        hits = [f for f in findings if f["code"] == code and (task is None or f["task"] == task)]
+        print(f"false alarm {label:44s} {'none' if not hits else f'{len(hits)} REPORTED'}")
+    for label, code, task in MISSES:
+        hits = [f for f in findings if f["code"] == code and f["task"] == task]
+        print(f"found {label:50s} {hits[0]['path'] + ':' + str(hits[0]['line']) if hits else 'MISSED'}")
 
 
 if __name__ == "__main__":

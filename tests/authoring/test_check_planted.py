@@ -67,6 +67,7 @@ def test_places_and_messages_name_what_was_found(planted: tuple[Path, dict[str, 
 def test_select_keeps_only_the_selected_codes(planted: tuple[Path, dict[str, set[str]], list[Finding]]) -> None:
     root, _, _ = planted
     _, findings = taskset_findings(root, Selection(["T3"], ["T312"]), jobs=2)
-    assert {f.code for f in findings} == {"T303", "T304", "T306", "T307", "T308", "T309", "T310", "T311"}
+    assert {f.code for f in findings} == {"T303", "T304", "T306", "T307", "T308", "T309", "T310", "T311", "T313",
+                                         "T314"}
     _, only_lfs = taskset_findings(root, Selection(["F113"]), jobs=1)
     assert [f.task for f in only_lfs] == [t for t in _by_task(only_lfs)] and {f.code for f in only_lfs} == {"F113"}

@@ -164,3 +164,30 @@ def test_a_goal_function_kept_in_a_test_file_is_exported_alone(tmp_path) -> None
     out = export_agent(tasks, tmp_path / "agent")
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert files == ["3-InTest/TASK.md", "3-InTest/repo/unit_test/unit_test_1.py", "export.json"]
+
+
+def test_data_the_tests_read_that_validate_never_marked_is_withheld_with_a_warning(bench, tmp_path) -> None:
+    repo = bench / "1-Toy" / REPO
+    (repo / "tensors" / "impl_1").mkdir(parents=True)
+    (repo / "tensors" / "impl_1" / "expected.json").write_text("[0.666]")
+    (repo / "vocab.txt").write_text("a\nb\n")  # handed to the repository's own code: its input, kept
+    (repo / "toy" / "vocab.py").write_text("def read_vocab(path):\n    return open(path).read().split()\n")
+    (repo / "unit_test" / "unit_test_1.py").write_text(
+        "import json\nfrom pathlib import Path\n\nfrom toy.metrics import dice\nfrom toy.vocab import read_vocab\n\n"
+        "HERE = Path(__file__).resolve().parent\n\n\ndef test_recorded():\n"
+        "    want = json.loads((HERE.parent / 'tensors' / 'impl_1' / 'expected.json').read_text())\n"
+        "    assert dice(read_vocab('vocab.txt'), ['a']) == want[0]\n")
+    said = Lines()
+    out = export_agent(load_taskset(bench)[0], tmp_path / "agent", progress=said)
+    shipped = out / "1-Toy" / REPO
+    assert not (shipped / "tensors" / "impl_1" / "expected.json").exists() and (shipped / "vocab.txt").is_file()
+    assert said.lines == ["warning: 1-Toy: withheld tensors/impl_1/expected.json: its tests read them outside "
+                          "unit_test/ and no trusted path covers them (the task was not validated since its tests "
+                          "changed); run `lmrbench validate`"]
+    info = json.loads((bench / "1-Toy" / "info.json").read_text())
+    info["implementations"][0]["trusted_files"] = ["recorded", "tensors/impl_1"]  # as validate marks it
+    (bench / "1-Toy" / "info.json").write_text(json.dumps(info))
+    quiet = Lines()
+    again = export_agent(load_taskset(bench)[0], tmp_path / "agent2", progress=quiet)
+    assert not (again / "1-Toy" / REPO / "tensors" / "impl_1").exists() and quiet.lines == []
+    assert (again / "1-Toy" / REPO / "vocab.txt").is_file()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import py_compile
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from helpers.defect_set import BODY, GOLDEN, HEADER, REPO, SIG, _fn, write_task
@@ -116,8 +117,9 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
         labels[f"{n}-{label}"] = codes
         return f"{n}-{label}"
 
-    def new(label: str, codes: set[str], test: str = IMPORT + CLEAN_TESTS, dockerfile: str | None = None) -> Path:
-        return write_task(root, name_for(label, codes), test=test, dockerfile_text=dockerfile)
+    def new(label: str, codes: set[str], test: str = IMPORT + CLEAN_TESTS, dockerfile: str | None = None,
+            golden: str = GOLDEN) -> Path:
+        return write_task(root, name_for(label, codes), test=test, dockerfile_text=dockerfile, golden=golden)
 
     new("clean", set())
     # --- defects in the tests
@@ -160,7 +162,7 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
         np.testing.assert_array_equal(out, [1, 3])
         print("Test Passed")
     except AssertionError as e:
-        print("Test Failed", e)
+        print("mismatch", e)
 '''))
     new("unseeded", {"T309"}, _test('''def test_random_prompt():
     prompt = [random.randint(0, 2) for _ in range(3)]
@@ -289,13 +291,13 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
 '''))
     (task / REPO / "tensors").mkdir()
     np_save(task / REPO / "tensors" / "expected.npy")
-    _set_info(task, trusted_files=["tensors/expected.npy"])
+    _set_impl(task, trusted_files=["tensors/expected.npy"])
     new("message-mentions-result", set(), _test('''def test_message():
     out, _ = greedy_decode(lm, [0], 4, 3)
     assert np.array_equal(out, [1, 3]), f"got {out}, expected [1, 3]"
 '''))
     _write_module_task(root, name_for("module-forward", set()))
-    _write_stub_in_test_task(new("stub-in-test", set(), IMPORT.replace(_GOAL_IMPORT, "")
+    _write_stub_in_test_task(new("stub-in-test", {"F117"}, IMPORT.replace(_GOAL_IMPORT, "")
                                  + _fn("greedy_decode", SIG, STUB_BODY) + "\n\n" + CLEAN_TESTS))
     task = new("official-spellings", set())
     info = json.loads((task / "info.json").read_text())
@@ -303,7 +305,73 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
     impl = info["implementations"][0]
     impl["retrieval_content"] = impl.pop("retrieval_context")
     (task / "info.json").write_text(json.dumps(info, indent=2))
+    _write_goal_code_shapes(new)
     return labels
+
+
+def _write_goal_code_shapes(new: Callable[..., Path]) -> None:
+    """The shapes of the official set's false alarms and misses: a failure logged in an ``except``, data handed
+    to the repository's own code, data read through nested paths, GPU needs behind a name, and the golden code's
+    own defects (unseeded draws, a GPU need, its body kept in comments of the masked file)."""
+    new("logged-failure", set(), _test('''def test_logged():
+    out, _ = greedy_decode(lm, [0], 4, 3)
+    try:
+        np.testing.assert_array_equal(out, [1, 3])
+        logging.info("Test Passed")
+    except AssertionError:
+        logging.info("Test Failed")
+''', LOG_HEAD))
+    new("gpu-variable", {"T310"}, _test('''def test_on_device():
+    logits = torch.tensor(lm([0])).to(DEVICE)
+    out, _ = greedy_decode(lambda t: logits.cpu().numpy(), [0], 4, 3)
+    assert len(out) <= 4
+''', 'import torch\n\nDEVICE = "cuda"\n\n\n'))
+    new("golden-gpu", {"T314"}, golden=GOLDEN.replace("import numpy as np\n", "import numpy as np\nimport torch\n")
+        .replace("        logits = np.asarray(logits_fn(np.array(tokens)), dtype=np.float64)\n",
+                 "        logits = torch.tensor(logits_fn(np.array(tokens))).cuda().double().cpu().numpy()\n"))
+    new("golden-unseeded", {"T313"}, golden=GOLDEN.replace(
+        "        best = int(np.argmax(probs))\n", "        best = int(np.random.choice(len(probs), p=probs))\n"))
+    task = new("golden-in-comments", {"L206"})
+    goal = task / REPO / "decoding.py"
+    old_fn = "def greedy_decode(" + GOLDEN.split("def greedy_decode(", 1)[1].split("\n\n\n", 1)[0]
+    goal.write_text(goal.read_text() + "\n\n# The first version, kept for reference:\n"
+                    + "".join(f"# {ln}\n" for ln in old_fn.splitlines()))
+    task = new("nested-data", {"F116"}, _test('''ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_recorded():
+    want = np.load(ROOT / "tensors" / "impl_1" / "expected.npy")
+    assert greedy_decode(lm, [0], 4, 3)[0].tolist() == want.tolist()
+'''))
+    (task / REPO / "tensors" / "impl_1").mkdir(parents=True)
+    np_save(task / REPO / "tensors" / "impl_1" / "expected.npy")
+    task = new("nested-trusted", set(), _test('''def test_recorded():
+    want = np.load(os.path.join("tensors", "impl_1", "expected.npy"))
+    assert greedy_decode(lm, [0], 4, 3)[0].tolist() == want.tolist()
+''', "import os\n\n\n"))
+    (task / REPO / "tensors" / "impl_1").mkdir(parents=True)
+    np_save(task / REPO / "tensors" / "impl_1" / "expected.npy")
+    _set_impl(task, trusted_files=["tensors"])
+    task = new("shared-block", set())  # a sibling repeating one block of the body (29-Sophia's update_hessian)
+    goal = task / REPO / "decoding.py"
+    goal.write_text(goal.read_text() + SHARED_BLOCK)
+    task = new("input-data", set(), _test('''def test_prompts_from_the_repository():
+    data_file = "data/prompts.json"
+    prompts = read_prompts(data_file)
+    assert greedy_decode(lm, prompts[0], 4, 3)[0].tolist() == [1, 3]
+''', "from prompts import read_prompts  # noqa: E402\n\n\n"))
+    (task / REPO / "data").mkdir()
+    (task / REPO / "data" / "prompts.json").write_text("[[0]]\n")
+    (task / REPO / "prompts.py").write_text("import json\n\n\ndef read_prompts(path):\n"
+                                            "    with open(path) as f:\n        return json.load(f)\n")
+
+
+SHARED_BLOCK = ('\n\ndef best_next(logits_fn, tokens, temperature=1.0):\n'
+                '    """The most likely next token and its log-probability."""\n'
+                + "".join(ln[4:] + "\n" for ln in BODY.splitlines()[3:9])
+                + "    return best, float(np.log(probs[best] + 1e-12))\n")
+"""A sibling repeating one block of the body (the loop's scoring), as 29-Sophia's ``update_hessian`` repeats the
+state initialisation of ``step``."""
 
 
 def np_save(path: Path) -> None:

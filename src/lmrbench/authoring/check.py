@@ -52,8 +52,10 @@ def find_copies(task: Task, impl: Implementation) -> list[nearcopy.NearCopy]:
 
 
 def find_leaks(task: Task, impl: Implementation) -> list[str]:
-    """Files of the task's repository that hold a copy or near-copy of a golden body of ``impl``."""
-    return sorted({c.path for c in find_copies(task, impl)})
+    """Files of the task's repository that hold a copy or near-copy of a golden body of ``impl`` (in code, or in
+    the comments of a masked goal file)."""
+    scan = scan_task(task, [impl])
+    return sorted({c.path for c in [*scan.copies.get(impl.index, []), *scan.commented.get(impl.index, [])]})
 
 
 def escaping_symlinks(task_dir: Path) -> list[str]:
@@ -162,7 +164,8 @@ def _checker_text(c: object) -> str:
 
 
 def _leak_findings(task: Task, sel: Selection) -> list[Finding]:
-    """L201, L202 (copies and near-copies) and L205 (files not read) of every implementation at once."""
+    """L201, L202 (copies and near-copies), L206 (copies in comments) and L205 (files not read) of every
+    implementation at once."""
     out: list[Finding] = []
     repo = task.info.repo_folder_name
     scan = scan_task(task)
@@ -176,6 +179,10 @@ def _leak_findings(task: Task, sel: Selection) -> list[Finding]:
                 out.append(Finding("L202", task.name, f"{repo}/{c.path}", f"{tag}: lines {c.start_line}-"
                                    f"{c.end_line} repeat the golden body of {c.qualname} (score {c.score:.2f})",
                                    c.start_line))
+        for c in scan.commented.get(impl.index, []):
+            out.append(Finding("L206", task.name, f"{repo}/{c.path}", f"implementation {impl.index}: comments on "
+                               f"lines {c.start_line}-{c.end_line} hold the golden body of {c.qualname} (score "
+                               f"{c.score:.2f})", c.start_line))
     if scan.skips and sel.wants("L205"):
         out.append(Finding("L205", task.name, repo, f"not scanned for copies: {scan.skips.summary()}"))
     return out
@@ -243,6 +250,7 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
     """Every finding of one task that ``sel`` selects; checks whose codes are all left out do not run."""
     from lmrbench.authoring import taskdata
     from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_findings
+    from lmrbench.authoring.goalcode import goal_code_findings
     from lmrbench.authoring.testlint import test_findings
     from lmrbench.authoring.testsmells import smell_findings
 
@@ -265,7 +273,7 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
         out += taskdata.lfs_findings(task)
     if sel.wants("L203", "L204"):
         out += _compiled_findings(task)
-    if sel.wants("L201", "L202", "L205"):
+    if sel.wants("L201", "L202", "L205", "L206"):
         out += _leak_findings(task, sel)
     for impl in task.info.implementations:
         if sel.wants("F1"):
@@ -276,6 +284,8 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
             out += _checker_findings(task, impl)
         if sel.wants("T306", "T307", "T308", "T309", "T310", "T311"):
             out += smell_findings(task, impl)
+        if sel.wants("F117", "T313", "T314"):
+            out += goal_code_findings(task, impl)
         if sel.wants("F116"):
             out += taskdata.untrusted_data_findings(task, impl)
         if sel.wants("T312"):

@@ -2,12 +2,17 @@
 
 One pass over the repository serves every implementation of the task: each file worth reading
 (:mod:`lmrbench.authoring.scanfiles`) is read once and searched for all golden bodies at once. In a goal file,
-the masked goal function itself is left out (a partly masked stub repeats part of its own body by design).
+the masked goal function itself is left out (a partly masked stub repeats part of its own body by design), and
+its whole-line comments are searched too, uncommented (the official 14 keeps its golden body there). A function
+the golden body calls is the repository's code that the golden code relies on: a place inside it is no leak.
 """
 
 from __future__ import annotations
 
 import ast
+import keyword
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,19 +61,48 @@ def _code_lines(text: str) -> int:
     return sum(1 for ln in text.splitlines() if ln.split("#", 1)[0].strip())
 
 
-def _without_stubs(text: str, qualnames: list[str]) -> str:
-    """``text`` with the goal functions' own definitions blanked (line numbers kept)."""
+def _blanked(text: str, pick: Callable[[ast.Module], list[ast.AST]]) -> str:
+    """``text`` with the definitions ``pick`` chooses in its tree blanked, decorators included (line numbers
+    kept); ``text`` itself when it does not parse."""
     try:
         tree = pyparse.parse(text)
     except SyntaxError:
         return text
     lines = text.split("\n")
-    for q in qualnames:
-        node = pyparse.find_def(tree, q)
-        if node is not None and node.end_lineno:
-            for i in range(node.lineno - 1, min(node.end_lineno, len(lines))):
-                lines[i] = ""
+    for node in pick(tree):
+        first = min([getattr(node, "lineno", 1), *(d.lineno for d in getattr(node, "decorator_list", []))])
+        for i in range(first - 1, min(getattr(node, "end_lineno", 0) or 0, len(lines))):
+            lines[i] = ""
     return "\n".join(lines)
+
+
+def _without_stubs(text: str, qualnames: list[str]) -> str:
+    """``text`` with the goal functions' own definitions blanked (line numbers kept)."""
+    return _blanked(text, lambda tree: [n for q in qualnames if (n := pyparse.find_def(tree, q)) is not None])
+
+
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_COMMENT = re.compile(r"^\s*(?:#+[ \t]?)+")
+
+
+def called_names(body: str, goals: set[str]) -> frozenset[str]:
+    """Names a golden body calls (``sophiag(...)``, ``self.helper(...)``), less dunders, the goals and the
+    functions the body defines itself."""
+    own = set(re.findall(r"\bdef\s+([A-Za-z_]\w*)", body))
+    return frozenset(n for n in _CALLED.findall(body)
+                     if not n.startswith("__") and n not in goals and n not in own and not keyword.iskeyword(n))
+
+
+def _blank_defs(text: str, names: frozenset[str]) -> str:
+    """``text`` with the definitions of functions named in ``names`` blanked (line numbers kept)."""
+    return _blanked(text, lambda tree: [n for n in ast.walk(tree)
+                                        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in names])
+
+
+def comment_text(text: str) -> str:
+    """The whole-line comments of a Python text with their ``#`` marks taken off, every other line blank (line
+    numbers kept): code kept in comments, as it reads uncommented."""
+    return "\n".join(_COMMENT.sub("", ln) if ln.lstrip().startswith("#") else "" for ln in text.split("\n"))
 
 
 @dataclass
@@ -76,7 +110,11 @@ class LeakScan:
     """What one pass over a task's repository found."""
 
     copies: dict[int, list[nearcopy.NearCopy]] = field(default_factory=dict)
-    """Copies and near-copies by implementation index, best first."""
+    """Copies and near-copies by implementation index, best first. A place inside a function that the golden
+    body itself calls (29-Sophia's ``sophiag``, called by the golden ``step``) is the repository's own code,
+    which the golden code relies on, and is not counted."""
+    commented: dict[int, list[nearcopy.NearCopy]] = field(default_factory=dict)
+    """Copies and near-copies kept in whole-line comments of a masked goal file, by implementation index."""
     skips: Skips = field(default_factory=Skips)
     """Files not read, by reason."""
 
@@ -85,17 +123,18 @@ def scan_task(task: Task, impls: list[Implementation] | None = None) -> LeakScan
     """Copies and near-copies of the golden bodies of ``impls`` (default: all) in the task's repository."""
     impls = task.info.implementations if impls is None else impls
     result = LeakScan()
-    bodies: list[nearcopy.Body] = []
-    owner: dict[str, int] = {}
+    bodies: dict[str, nearcopy.Body] = {}
+    called: dict[str, frozenset[str]] = {}
     stubs: dict[str, list[str]] = {}
+    goals = {q.split(".")[-1] for impl in impls for q in impl.qualnames}
     for impl in impls:
-        result.copies[impl.index] = []
+        result.copies[impl.index], result.commented[impl.index] = [], []
         for q, text in golden_bodies(task, impl).items():
             key = f"{impl.index}\0{q}"
             body = nearcopy.prepare(key, text, exact_ok=_code_lines(text) >= MIN_LEAK_LINES)
             if body is not None:
-                bodies.append(body)
-                owner[key] = impl.index
+                bodies[key] = body
+                called[key] = called_names(text, goals)
         for goal in impl.goal_files:
             stubs.setdefault(goal, []).extend(impl.qualnames)
     if not bodies or not task.repo_dir.is_dir():
@@ -103,10 +142,20 @@ def scan_task(task: Task, impls: list[Implementation] | None = None) -> LeakScan
     for rel, text in scan_texts(task.repo_dir, result.skips):
         if rel in stubs:
             text = _without_stubs(text, stubs[rel])
-        for c in nearcopy.scan_text(rel, text, bodies):
+            for c in nearcopy.scan_text(rel, comment_text(text), list(bodies.values())):
+                index, q = c.qualname.split("\0", 1)
+                result.commented[int(index)].append(nearcopy.NearCopy(c.path, c.start_line, c.end_line, c.score, q))
+        for c in nearcopy.scan_text(rel, text, list(bodies.values())):
+            if rel.endswith(".py") and called[c.qualname]:
+                blanked = _blank_defs(text, called[c.qualname])
+                if blanked != text:
+                    again = nearcopy.scan_text(rel, blanked, [bodies[c.qualname]])
+                    if not again:
+                        continue  # the copy lay in a function the golden body calls
+                    c = again[0]
             index, q = c.qualname.split("\0", 1)
             result.copies[int(index)].append(nearcopy.NearCopy(c.path, c.start_line, c.end_line, c.score, q))
-    for found in result.copies.values():
+    for found in [*result.copies.values(), *result.commented.values()]:
         found.sort(key=lambda c: (-c.score, c.path))
     return result
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe, pyparse
+from lmrbench.authoring.statementshare import MIN_STATEMENT_SHARE, Statement, statement_share, statements
 
 K = 5
 """Tokens per hashed run (k-gram)."""
@@ -264,6 +265,9 @@ class Body:
     inner: frozenset[int] = frozenset()
     """The fingerprints that lie inside one simple statement of the body (not a loop's or branch's header): a
     place must repeat one of them to be a near-copy (empty: the body is not Python; no such rule)."""
+    statements: tuple[Statement, ...] = ()
+    """The body's simple statements (:mod:`lmrbench.authoring.statementshare`); a near-copy must repeat
+    ``MIN_STATEMENT_SHARE`` of them."""
 
     @property
     def needed(self) -> int:
@@ -292,7 +296,7 @@ def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     prints = winnow(hashes)
     if len(prints) >= MIN_FINGERPRINTS:
         return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
-                    _inner_prints(tok, hashes, prints))
+                    _inner_prints(tok, hashes, prints), statements(tok.text, tok.starts, tok.words, hashes, K))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None
@@ -330,6 +334,12 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)
+            if score < 1.0:
+                place = [p for p in positions if first <= tok.line(p) <= last] or positions
+                share = statement_share(b.statements, hashes[place[0] : place[-1] + 1],
+                                        tok.words[place[0] : place[-1] + K])
+                if share < min(threshold, MIN_STATEMENT_SHARE):
+                    continue  # one block of the body repeated (a shared initialisation), not the body
             found.append(NearCopy(rel, first, last, round(score, 3), b.qualname))
     return found
 

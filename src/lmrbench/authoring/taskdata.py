@@ -1,8 +1,9 @@
 """What a task's tests read and vary (F113, F116, T312), read from the files on disk.
 
 - F113: Git LFS pointer files stand where data should be (the repository was copied without ``git lfs pull``);
-- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that info.json's
-  ``trusted_files`` does not list, so a candidate's code could read the expected values;
+- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that no trusted path
+  covers (``core.trust.trusted_paths``, which the grader reads too), so a candidate's code could read the expected
+  values (what they read is found by :mod:`lmrbench.authoring.datapaths`);
 - T312: a parameter of the goal function that no test varies (every recorded case, or every call in the tests,
   leaves it at one value), so a candidate that ignores it passes.
 """
@@ -15,17 +16,16 @@ import re
 from pydantic import ValidationError
 
 from lmrbench import pyparse
+from lmrbench.authoring.datapaths import outside_data
 from lmrbench.authoring.findings import Finding
 from lmrbench.authoring.scanfiles import walk_files
 from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import TRUSTED_KEY, is_trusted, trusted_paths
 from lmrbench.defaults import recording_folder
 from lmrbench.fsutil import is_lfs_pointer
 from lmrbench.schemas.task_info import Implementation
 
-TRUSTED_KEY = "trusted_files"
-"""The info.json key listing files the tests read that stay on the trusted side (paths relative to the repo
-folder; a folder covers what is under it)."""
 _SHOWN = 3
 _SCALAR = re.compile(r"^(-?[\d.eE+-]+|True|False|None|'.*'|\".*\")$")
 
@@ -46,60 +46,28 @@ def lfs_findings(task: Task) -> list[Finding]:
                     "the real files")]
 
 
-def trusted_files(task: Task) -> list[str]:
-    """info.json's ``trusted_files`` (empty when absent or not a list of strings)."""
-    value = getattr(task.info, TRUSTED_KEY, None)
-    if value is None:
-        value = (task.info.model_extra or {}).get(TRUSTED_KEY)
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _path_texts(tree: ast.Module) -> set[str]:
-    """String constants that may name a path, and the constant heads of f-strings and joins."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 300 \
-                and "\n" not in node.value:
-            out.add(node.value)
-        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
-            head = str(node.values[0].value)
-            if "/" in head:
-                out.add(head.rsplit("/", 1)[0])
-    return out
-
-
-def _outside_data(task: Task, tf: UnitTestFile) -> set[str]:
-    repo = task.repo_dir.resolve()
-    tests = (repo / "unit_test").resolve()
-    out = set()
-    for text in _path_texts(tf.tree):
-        if len(text) > 255 or "\0" in text:
-            continue
-        for base in (repo, (repo / tf.rel).parent):
-            try:
-                target = (base / text).resolve()
-                if target == repo or repo not in target.parents or tests == target or tests in target.parents:
-                    continue
-                if target.is_file() and target.suffix != ".py":
-                    out.add(target.relative_to(repo).as_posix())
-                elif target.is_dir() and any(p.suffix != ".py" for p in target.iterdir() if p.is_file()):
-                    out.add(target.relative_to(repo).as_posix() + "/")
-            except (OSError, ValueError):
-                continue
+def untrusted_reads(task: Task, impl: Implementation) -> dict[str, list[str]]:
+    """{test file (relative to the task folder): the data it reads outside ``unit_test/`` that no trusted path
+    covers}, read statically; ``core.trust.trusted_paths`` is the grader's own list, so what this names is what a
+    candidate's view (and an agent export) would hold. Folders end in ``/``."""
+    trusted = trusted_paths(task)
+    out: dict[str, list[str]] = {}
+    for tf in read_unit_tests(task, impl):
+        found = sorted(p for p in outside_data(task, impl, tf) if not is_trusted(p, trusted))
+        if found:
+            out[tf.where] = found
     return out
 
 
 def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
-    """F116: data the tests read outside ``unit_test/`` that ``trusted_files`` does not list."""
-    trusted = [t.strip("/") for t in trusted_files(task)]
+    """F116: data the tests read outside ``unit_test/`` that no trusted path covers (:func:`untrusted_reads`)."""
     out = []
-    for tf in read_unit_tests(task, impl):
-        found = sorted(p for p in _outside_data(task, tf)
-                       if not any(p.rstrip("/") == t or p.startswith(t + "/") for t in trusted))
+    for where, found in untrusted_reads(task, impl).items():
         if found:
-            out.append(Finding("F116", task.name, tf.where, f"implementation {impl.index}: reads recorded data "
-                               f"outside unit_test/ ({_listing(found)}) that info.json's {TRUSTED_KEY} does not "
-                               "list: the candidate's code could read it; list it there"))
+            out.append(Finding("F116", task.name, where, f"implementation {impl.index}: reads recorded data "
+                               f"outside unit_test/ ({_listing(found)}) that no trusted path covers: the "
+                               f"candidate's code could read it; list it in implementation {impl.index}'s "
+                               f"{TRUSTED_KEY} in info.json"))
     return out
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from lmrbench import pyparse
 from lmrbench.authoring.findings import Finding
 from lmrbench.core.taskset import Task
+from lmrbench.core.trust import impl_test_files
 from lmrbench.schemas.task_info import Implementation
 
 _ASSERT_FUNCS = re.compile(r"^(assert\w*|allclose|isclose|array_equal|equal)$", re.IGNORECASE)
@@ -124,6 +125,15 @@ def _compared(node: ast.AST) -> list[ast.expr] | None:
     return None
 
 
+def dotted_name(expr: ast.AST) -> str:
+    """``a.b.c`` for a name or an attribute chain on a name, '' for anything else (``f().x``)."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else ""
+
+
 def call_name(call: ast.Call) -> str:
     """The called name: ``f`` for ``f(x)`` and ``a.b.f(x)``, '' for anything else."""
     func = call.func
@@ -175,10 +185,10 @@ class UnitTestFile:
 
 
 def read_unit_tests(task: Task, impl: Implementation) -> list[UnitTestFile]:
-    """The implementation's unit test files that exist and parse; when none of the declared ones exists (a wrong
-    ``unit_test_file``), the ``unit_test/unit_test*.py`` files of the repository that no other implementation
-    declares, which the tests most likely are."""
-    rels = [r for r in impl.unit_test_files if (task.repo_dir / r).is_file()]
+    """The implementation's unit test files that exist and parse (``core.trust.impl_test_files``: the declared
+    ones, else the official ``unit_test/unit_test_<index>.py``); when there are none, the
+    ``unit_test/unit_test*.py`` files of the repository that no other implementation declares."""
+    rels = impl_test_files(task, impl)  # the files the harness runs
     if not rels and (task.repo_dir / "unit_test").is_dir():
         found = (task.repo_dir / "unit_test").glob("unit_test*.py")
         others = {r for i in task.info.implementations if i.index != impl.index for r in i.unit_test_files}

@@ -3,9 +3,10 @@
 - T306: a value is compared with itself (``allclose(x[i], x[i])``);
 - T307: a tautology: an assertion of a constant, a pass flag that stays true once one case passed, expected and
   computed values read from the same file;
-- T308: an assertion failure is caught and not raised again (the test reports success either way);
+- T308: an assertion failure is caught and neither raised again nor logged as a failure (the test reports
+  success either way);
 - T309: random numbers drawn with no seed anywhere in the file (cases differ from run to run);
-- T310: the test needs a GPU (``.cuda()``, device ``"cuda"`` with no CPU fallback);
+- T310: the test needs a GPU (``.cuda()``, device ``"cuda"``, or a name set to it, with no CPU fallback);
 - T311: the test downloads a model or data set from the Hugging Face Hub (no network while tests run).
 """
 
@@ -16,7 +17,7 @@ import re
 from collections.abc import Iterator
 
 from lmrbench.authoring.findings import Finding
-from lmrbench.authoring.testlint import UnitTestFile, call_name, read_unit_tests
+from lmrbench.authoring.testlint import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.core.taskset import Task
 from lmrbench.schemas.task_info import Implementation
 
@@ -32,16 +33,6 @@ _HUB_CALLS = frozenset({"from_pretrained", "hf_hub_download", "snapshot_download
                         "SentenceTransformer", "create_model"})
 _BUILTIN_LOADERS = frozenset({"json", "csv", "text", "parquet", "arrow", "imagefolder", "audiofolder", "pandas"})
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-
-
-def _dotted(expr: ast.expr) -> str:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _same(a: ast.AST, b: ast.AST) -> bool:
@@ -110,7 +101,7 @@ def _file_name(expr: ast.expr, names: dict[str, str]) -> str:
     elif isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         text = expr.value
     else:
-        text = names.get(_dotted(expr), "")
+        text = names.get(dotted_name(expr), "")
     return text.rsplit("/", 1)[-1]
 
 
@@ -125,7 +116,7 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             lit = _file_name(node.value, {})
             if lit.endswith(_DATA_SUFFIXES):
-                names[_dotted(node.targets[0])] = lit
+                names[dotted_name(node.targets[0])] = lit
     for scope in ast.walk(tree):
         if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -141,7 +132,7 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
                                 opened[sub.targets[0].id] = lit
         for node in ast.walk(scope):
             if isinstance(node, ast.Call) and _COMPARE_FUNCS.match(call_name(node)) and len(node.args) >= 2:
-                a, b = (opened.get(_dotted(x)) for x in node.args[:2])
+                a, b = (opened.get(dotted_name(x)) for x in node.args[:2])
                 if a and a == b:
                     yield node.lineno, f"compares two values read from files named {a!r}: the same file, written " \
                                        "by the code under test"
@@ -149,12 +140,30 @@ def _same_file_reads(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 def _catches_assertions(handler: ast.ExceptHandler) -> bool:
     kinds = handler.type
-    names = {_dotted(k) for k in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])} if kinds else {""}
+    names = {dotted_name(k) for k in (kinds.elts if isinstance(kinds, ast.Tuple) else [kinds])} if kinds else {""}
     return bool(names & {"", "AssertionError", "Exception", "BaseException"})
 
 
+_FAILED = re.compile(r"\bfail(ed|ure|s)?\b", re.IGNORECASE)
+_REPORT_CALLS = frozenset({"print", "info", "warning", "warn", "error", "critical", "debug", "exception", "log",
+                           "write", "fail"})
+
+
+def _reports_failure(handler: ast.ExceptHandler) -> bool:
+    """True when the handler logs or prints a failure ("Test Failed", "failed: ..."): the official statistics and
+    the legacy grader read that line as the test's failure, so the failure is reported, not swallowed."""
+    for stmt in handler.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and call_name(node) in _REPORT_CALLS and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, str) and _FAILED.search(c.value)
+                    for c in ast.walk(node)):
+                return True
+    return False
+
+
 def swallowed_assertions(tree: ast.Module) -> Iterator[int]:
-    """Lines of ``try`` blocks that assert, catch the failure and do not raise it again."""
+    """Lines of ``try`` blocks that assert, catch the failure and neither raise it again nor report it as a
+    failure (a logged or printed "Test Failed" is how official tests report one)."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Try):
             continue
@@ -163,26 +172,32 @@ def swallowed_assertions(tree: ast.Module) -> Iterator[int]:
         if not asserts:
             continue
         for h in node.handlers:
-            if _catches_assertions(h) and not any(isinstance(n, ast.Raise) for s in h.body for n in ast.walk(s)):
+            if _catches_assertions(h) and not _reports_failure(h) \
+                    and not any(isinstance(n, ast.Raise) for s in h.body for n in ast.walk(s)):
                 yield node.lineno
                 break
 
 
-def unseeded_random(tree: ast.Module) -> int:
+def seeds(tree: ast.AST) -> bool:
+    """True when ``tree`` seeds a random generator (``seed``, ``manual_seed``, ``default_rng``, ...)."""
+    return any(isinstance(n, ast.Call) and call_name(n) in _SEED_CALLS for n in ast.walk(tree))
+
+
+def unseeded_random(tree: ast.AST) -> int:
     """The line of the first random draw in a file that seeds no generator (0 when none)."""
+    if seeds(tree):
+        return 0
     draws = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = call_name(node)
-            if name in _SEED_CALLS:
-                return 0
-            owner = _dotted(node.func.value) if isinstance(node.func, ast.Attribute) else ""
+            owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else ""
             if name in _RANDOM_CALLS and (owner in _RANDOM_MODULES or name.endswith("_")):
                 draws.append(node.lineno)
     return min(draws, default=0)
 
 
-def _guarded(tree: ast.Module) -> set[int]:
+def _guarded(tree: ast.AST) -> set[int]:
     """Lines inside an ``if``/conditional expression that asks whether CUDA is available."""
     lines: set[int] = set()
     for node in ast.walk(tree):
@@ -191,17 +206,29 @@ def _guarded(tree: ast.Module) -> set[int]:
     return lines
 
 
-def gpu_need(tree: ast.Module) -> int:
-    """The line of the first use of a GPU with no CPU fallback (0 when none)."""
+_CUDA = re.compile(r"cuda(:\d+)?")
+
+
+def _is_cuda(expr: ast.expr, names: set[str]) -> bool:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return bool(_CUDA.fullmatch(expr.value))
+    return isinstance(expr, ast.Name | ast.Attribute) and dotted_name(expr) in names
+
+
+def gpu_need(tree: ast.AST) -> int:
+    """The line of the first use of a GPU with no CPU fallback (0 when none): ``.cuda()``, a call given
+    ``"cuda"``, or given a name that was set to ``"cuda"`` outside an ``is_available()`` test
+    (``self.device = 'cuda'`` ... ``.to(self.device)``)."""
     guarded = _guarded(tree)
+    names = {dotted_name(t) for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno not in guarded
+             and _is_cuda(n.value, set()) for t in n.targets} - {""}
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: n.lineno):
         if node.lineno in guarded:
             continue
-        if call_name(node) == "cuda" and isinstance(node.func, ast.Attribute) and _dotted(node.func.value) != "torch":
+        if call_name(node) == "cuda" and isinstance(node.func, ast.Attribute) \
+                and dotted_name(node.func.value) != "torch":
             return node.lineno
-        args = [*node.args, *(k.value for k in node.keywords)]
-        if any(isinstance(a, ast.Constant) and isinstance(a.value, str) and re.fullmatch(r"cuda(:\d+)?", a.value)
-               for a in args):
+        if any(_is_cuda(a, names) for a in [*node.args, *(k.value for k in node.keywords)]):
             return node.lineno
     return 0
 

@@ -27,27 +27,56 @@ def impl_test_files(task: Task, impl: Implementation) -> list[str]:
     return [default] if (task.repo_dir / default).is_file() else []
 
 
+TRUSTED_KEY = "trusted_files"
+"""The info.json key, in each implementation, listing more paths its tests read (repository-relative files or
+folders) that stay on the trusted side. It lives in the implementations only (``validate`` marks there what the
+tests read): the grader, ``export-agent`` and ``tasks check`` (F116) all read it through :func:`trusted_paths`."""
+
+
+def trusted_files_of(impl: Implementation) -> list[str]:
+    """``impl``'s ``trusted_files``, as repository-relative POSIX paths."""
+    return [_norm(p) for p in as_list(impl.trusted_files)]
+
+
+def _norm(path: str) -> str:
+    return PurePosixPath(path.replace("\\", "/")).as_posix()
+
+
 def trusted_paths(task: Task) -> list[str]:
     """Repository-relative paths copied from the task over every evaluated tree: tests and recorded data."""
     paths = [UNIT_TEST_DIR]
     for impl in task.info.implementations:
         paths.extend(impl.unit_test_files)
-        paths.extend(as_list(impl.trusted_files))
+        paths.extend(trusted_files_of(impl))
     seen: list[str] = []
     for p in paths:
-        norm = PurePosixPath(p.replace("\\", "/")).as_posix()
+        norm = _norm(p)
         if norm not in seen and not norm.startswith(("/", "../")) and norm != "..":
             seen.append(norm)
     return seen
 
 
+def is_trusted(rel: str, trusted: list[str]) -> bool:
+    """True when ``rel`` (repository-relative; a folder may end in ``/``) is one of ``trusted`` or lies under
+    one of them, as a tree view drops it (``TreeView.dropped``)."""
+    parts = PurePosixPath(rel.rstrip("/")).parts
+    keep = set(trusted)
+    return any("/".join(parts[: k + 1]) in keep for k in range(len(parts)))
+
+
 Isolation = Literal["split", "shared"]
+
+
+def goal_files_in_tests(task: Task, impl: Implementation) -> list[str]:
+    """``impl``'s goal files that are also its test files (the official 03, 06 and 20 define the goal function
+    inside the test file)."""
+    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
+    return [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
 
 
 def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
     """How ``impl``'s tests run, and why when not split."""
-    tests = {PurePosixPath(f).as_posix() for f in impl_test_files(task, impl)}
-    inside = [g for g in impl.goal_files if PurePosixPath(g).as_posix() in tests]
+    inside = goal_files_in_tests(task, impl)
     if inside:
         return "shared", f"the goal function is inside the test file {inside[0]}"
     if impl.isolation == "shared":

@@ -2,10 +2,12 @@
 
 ``export_agent`` writes, per task, only what an agent may see: the masked repository (paper.pdf and paper.json
 included) without unit tests, recorded data, trusted files or version-control history, and a TASK.md prompt
-with the instructions. Golden files and info.json are never copied, and the export does not name the task
-set's location. ``import_agent`` reads the agent's edited goal files and splices their goal functions, with the new
-imports, helpers and constants beside them (``splice_candidate``), into the pristine masked files, as
-candidates of a run; it imports the tasks export.json lists, and says so.
+with the instructions. Data the tests read outside ``unit_test/`` that no trusted path covers yet (a task not
+validated since its tests changed) is withheld too, with a warning. Golden files and info.json are never
+copied, and the export does not name the task set's location. ``import_agent`` reads the agent's edited goal
+files and splices their goal functions, with the new imports, helpers and constants beside them
+(``splice_candidate``), into the pristine masked files, as candidates of a run; it imports the tasks
+export.json lists, and says so.
 
 Under an input setting other than ``full`` (see benchmark.context) the repository folder holds only the paper
 and the goal file(s), or the paper and stubs of the goal functions; ``export.json`` records the setting and
@@ -21,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from lmrbench import __version__
 from lmrbench.authoring.candidate_splice import splice_candidate
 from lmrbench.authoring.index import index_source
+from lmrbench.authoring.taskdata import untrusted_reads
 from lmrbench.authoring.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
@@ -45,16 +48,33 @@ def _goal_files(task: Task) -> set[PurePosixPath]:
     return {PurePosixPath(f) for impl in task.info.implementations for f in impl.goal_files}
 
 
-def _copy_repo(task: Task, dest: Path) -> None:
-    """Copy the masked repository without trusted files, VCS folders, caches, compiled Python or symbolic links
-    out of it.
+def unmarked_test_data(task: Task) -> list[str]:
+    """Data files outside ``unit_test/`` that the task's tests read (read statically, as ``tasks check`` F116
+    does) and that no trusted path covers: ``validate`` marks what the tests read as trusted, so a task not
+    validated since its tests changed can have some. Repository-relative; for a folder, its data files."""
+    out: set[str] = set()
+    for impl in task.info.implementations:
+        for found in untrusted_reads(task, impl).values():
+            for rel in found:
+                if not rel.endswith("/"):
+                    out.add(rel)
+                    continue
+                folder = task.repo_dir / rel
+                out |= {p.relative_to(task.repo_dir).as_posix() for p in folder.iterdir()
+                        if p.is_file() and p.suffix != ".py"}
+    return sorted(out)
+
+
+def _copy_repo(task: Task, dest: Path, withheld: list[str]) -> None:
+    """Copy the masked repository without trusted files, ``withheld`` files, VCS folders, caches, compiled
+    Python or symbolic links out of it.
 
     A goal file that lies among the trusted files is copied all the same (and nothing else there): official
     tasks (03, 06, 20) keep the goal function inside a test file, and the agent must have the file it edits.
     LmrError for a task whose links leave its folder.
     """
     check_contained(task)
-    hidden = {PurePosixPath(p) for p in trusted_paths(task)}
+    hidden = {PurePosixPath(p) for p in [*trusted_paths(task), *withheld]}
     goals = _goal_files(task)
     root = task.repo_dir
 
@@ -181,7 +201,13 @@ def export_agent(
             try:
                 prompt = agent_prompt(task, context)
                 if context == "full":
-                    _copy_repo(task, repo)
+                    withheld = unmarked_test_data(task)
+                    if withheld:
+                        more = f" and {len(withheld) - 3} more" if len(withheld) > 3 else ""
+                        progress.log(f"warning: {task.name}: withheld {', '.join(withheld[:3])}{more}: its tests "
+                                     "read them outside unit_test/ and no trusted path covers them (the task was "
+                                     "not validated since its tests changed); run `lmrbench validate`")
+                    _copy_repo(task, repo, withheld)
                     ship_requirements(task, repo)
                 else:
                     _copy_reduced(task, repo, context)
