@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from helpers.docker_engine import owned_containers
 from helpers.llm_server import LLMServer
-from lmrbench.benchmark.agents.protocol import AgentResult, AgentSession
+from lmrbench.benchmark.agents.protocol import AgentLimits, AgentResult, AgentSession
 from lmrbench.benchmark.agents.runner import AgentOptions, outcome, run_agent
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
@@ -171,3 +171,39 @@ def test_ctrl_c_leaves_no_container_and_no_outcome(tmp_path: Path, docker_engine
             docker.close()
     assert owned_containers(docker_engine) == []
     assert outcome(RunDir(run), "1-DPO") is None
+
+
+def test_an_endpoint_failure_is_kept_apart_and_tried_again_and_a_step_limit_ends_the_task(
+    tmp_path: Path, docker_engine: object
+) -> None:
+    from helpers.llm_server import status
+
+    bench, run = examples(tmp_path, "1-DPO"), tmp_path / "run"
+    task = load_taskset(bench)[0][0]
+    srv = LLMServer()
+    try:
+        srv.on("preference_loss", status(503))
+        params = LLMParams(model="scripted", base_url=srv.base_url)
+        with LLMClient(LLMConfig(params, cache_dir=None, max_retries=0)) as client:
+            docker = DockerRunner()
+            try:
+                first = run_agent([task], run, _mini(), client, docker, options=AgentOptions(retries=1))
+                kept_apart = (outcome(RunDir(run), "1-DPO"), RunDir(run).candidate("1-DPO", 1))
+                srv.on("preference_loss", act("ls"), act("cat TASK.md"), "no action in this reply")
+                limits = AgentLimits(step_limit=3)
+                second = run_agent([task], run, _mini(), client, docker, options=AgentOptions(limits=limits))
+            finally:
+                docker.close()
+    finally:
+        srv.close()
+    assert dict(first.statuses) == {"infra_error": 1} and "503" in first.problems[0]
+    assert kept_apart[0] is not None and kept_apart[0].attempts == 2  # tried again at once
+    assert kept_apart[1] is None  # an infrastructure error is no wrong answer
+    done = outcome(RunDir(run), "1-DPO")
+    assert done is not None and done.status is AgentStatus.STEP_LIMIT and done.steps == 3
+    assert dict(second.statuses) == {"step_limit": 1} and second.skipped == 0
+    cand = RunDir(run).candidate("1-DPO", 1)
+    assert cand is not None and cand.status is CandidateStatus.OK  # the masked file as the agent left it
+    trajectory = json.loads((run / "agent" / "1-DPO" / "trajectory.json").read_text())
+    assert trajectory["info"]["exit_status"] == "LimitsExceeded"
+    assert owned_containers(docker_engine) == []
