@@ -31,17 +31,9 @@ class AgentStatus(StrEnum):
     """The container or the model's endpoint failed: not the agent's doing; retried, and by a re-run."""
 
 
-class AgentOutcome(_Strict):
-    """``agent/<task>/outcome.json``: how one task's agent run ended; its goal files are the task's candidates."""
+class AgentResult(_Strict):
+    """How an agent's run on one task ended, as its adapter says it (the part of ``AgentOutcome`` it fills)."""
 
-    schema_version: Literal[1] = 1
-    """Version of this format."""
-    task: str
-    """The task folder's name."""
-    agent: str
-    """The agent that worked (its adapter's name)."""
-    model: str
-    """The model id the agent called."""
     status: AgentStatus
     """How the run ended."""
     exit_status: str = ""
@@ -54,6 +46,19 @@ class AgentOutcome(_Strict):
     """Tokens the model calls cost."""
     cost: float = 0.0
     """Their price in dollars where the model's price is known (0 otherwise)."""
+
+
+class AgentOutcome(AgentResult):
+    """``agent/<task>/outcome.json``: how one task's agent run ended; its goal files are the task's candidates."""
+
+    schema_version: Literal[1] = 1
+    """Version of this format."""
+    task: str
+    """The task folder's name."""
+    agent: str
+    """The agent that worked (its adapter's name)."""
+    model: str
+    """The model id the agent called."""
     duration: float = 0.0
     """Seconds from the container's start to the last action."""
     attempts: int = 1

@@ -15,15 +15,14 @@ The runner (``benchmark.agents.runner``) does the rest, the same for every agent
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from lmrbench.benchmark.agents.container import AgentContainer
 from lmrbench.benchmark.pipeline.llm import LLMClient
 from lmrbench.core.taskset import Task
-from lmrbench.schemas.agent_run import AgentStatus
-from lmrbench.schemas.run import Usage
+from lmrbench.schemas.agent_run import AgentResult
 
 
 @dataclass(frozen=True)
@@ -57,16 +56,7 @@ class AgentSession:
     cancel: threading.Event | None = None
 
 
-@dataclass
-class AgentResult:
-    """How the adapter's run ended."""
-
-    status: AgentStatus
-    exit_status: str = ""
-    reason: str = ""
-    steps: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
+__all__ = ["AgentAdapter", "AgentLimits", "AgentResult", "AgentSession"]
 
 
 class AgentAdapter(Protocol):

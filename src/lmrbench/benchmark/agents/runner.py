@@ -128,10 +128,9 @@ class AgentRunner:
                     box.read_goal_files(_goal_rels(task), collected / task.name / task.info.repo_folder_name)
             for impl in task.info.implementations:
                 import_one(self.run, task, impl, collected)
-        done = base.model_copy(update={
-            "status": result.status, "exit_status": result.exit_status, "reason": result.reason,
-            "steps": result.steps, "usage": result.usage, "cost": result.cost, "duration": _since(t0),
-            "trajectory": TRAJECTORY if (folder / TRAJECTORY).is_file() else ""})  # fmt: skip
+        done = base.model_copy(update={**{k: getattr(result, k) for k in AgentResult.model_fields},
+                                       "duration": _since(t0),
+                                       "trajectory": TRAJECTORY if (folder / TRAJECTORY).is_file() else ""})
         return self._save(done)
 
     def _save(self, out: AgentOutcome) -> AgentOutcome:
