@@ -106,6 +106,20 @@ def test_an_openhands_log_is_counted_by_its_own_action_names(tmp_path: Path) -> 
     assert report.all.trajectories == 2
 
 
+def test_openhands_sessions_are_read_event_by_event(tmp_path: Path) -> None:
+    """OpenHands' file store: one JSON file per event, under sessions/<task>/events/ (the task's folder name)."""
+    run = _run_with(tmp_path, {"1-A": ResultStatus.FAILED})
+    events = tmp_path / "file_store" / "sessions" / "1-A" / "events"
+    events.mkdir(parents=True)
+    for n, (source, action) in enumerate([("user", "message"), ("agent", "read"), ("agent", "run"),
+                                          ("agent", "run"), ("environment", None), ("agent", "finish")]):
+        event = {"id": n, "source": source, **({"action": action} if action else {"observation": "run"})}
+        (events / f"{n}.json").write_text(json.dumps(event))
+    report = action_report(tmp_path / "file_store", results=run)
+    assert report.by_outcome == {"failed": report.all}
+    assert report.all.counts == {"read": 1, "run": 2, "submit": 1}
+
+
 def test_a_file_that_is_no_log_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "output.jsonl"
     bad.write_text('{"instance_id": 1}\n')

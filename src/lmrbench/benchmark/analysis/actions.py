@@ -1,11 +1,12 @@
 """An agent's actions by kind (read, edit, run, search, think, submit), over a run and split by outcome, as the
 paper's Section 5.1 does for OpenHands (Figures 5 and 6).
 
-Two sources: a run folder of ``lmrbench agent`` (``agent/<task>/trajectory.json``, mini-swe-agent's format: each
-action a bash command, sorted by what the command does) and an OpenHands ``output.jsonl`` (each event's own
-action name: read, edit, run and run_ipython, think and message, finish, browse). The outcome of a task comes from
-the unit-test results of a run (every implementation passed: passed; any scored and not passed: failed; no
-result: unknown); an OpenHands instance is matched to a task by its instance_id.
+Sources: a run folder of ``lmrbench agent`` (``agent/<task>/trajectory.json``, mini-swe-agent's format: each
+action a bash command, sorted by what the command does), and an OpenHands ``output.jsonl`` or folder of sessions
+(``file_store/sessions/<task>/events/<n>.json``), each event counted by its own action name (read, edit, run and
+run_ipython, think and message, finish, browse). The outcome of a task comes from the unit-test results of a run
+(every implementation passed: passed; any scored and not passed: failed; no result: unknown); an OpenHands
+instance is matched to a task by its name, instance_id or number.
 """
 
 from __future__ import annotations
@@ -136,6 +137,22 @@ def _task_outcomes(results: Path | None) -> tuple[dict[str, str], dict[str, str]
     return outcomes, ids
 
 
+def _sessions(folder: Path) -> list[Path]:
+    """The session folders of OpenHands' file store (``[file_store/][sessions/]<task>/events/<n>.json``)."""
+    for root in (folder, folder / "sessions", folder / "file_store" / "sessions"):
+        found = sorted(p for p in root.glob("*/events") if p.is_dir()) if root.is_dir() else []
+        if found:
+            return [p.parent for p in found]
+    return []
+
+
+def _task_of(iid: str, outcomes: dict[str, str], ids: dict[str, str], name: str = "") -> str:
+    """The run's task an OpenHands instance (or session folder) stands for: by name, instance_id or number."""
+    if name in outcomes:
+        return name
+    return ids.get(iid) or next((t for t in outcomes if t.split("-", 1)[0] == iid), "")
+
+
 def action_report(source: Path, results: Path | None = None) -> ActionReport:
     """The action report of ``source``: a run folder of ``lmrbench agent`` or an OpenHands output.jsonl (or a
     folder holding one); ``results`` is the run whose unit-test results give each task's outcome (default: the
@@ -151,10 +168,19 @@ def action_report(source: Path, results: Path | None = None) -> ActionReport:
             if not isinstance(data, dict):
                 raise LmrError("not a trajectory (a JSON object)", path)
             groups.append((outcomes.get(path.parent.name, "unknown"), mini_actions(data)))
+    elif source.is_dir() and _sessions(source):
+        agent = "OpenHands"
+        outcomes, ids = _task_outcomes(results)
+        for folder in _sessions(source):
+            events = [_json(read_capped(p, MAX_LOG_BYTES), p) for p in sorted(
+                (folder / "events").glob("*.json"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)]
+            task = _task_of(folder.name.split("-", 1)[0], outcomes, ids, folder.name)
+            groups.append((outcomes.get(task, "unknown"), openhands_actions(events)))
     else:
         log = source / "output.jsonl" if source.is_dir() else source
         if not log.is_file():
-            raise LmrError("neither a run folder (run.json) nor an OpenHands output.jsonl", source)
+            raise LmrError("neither a run folder (run.json), an OpenHands output.jsonl nor a folder of OpenHands "
+                           "sessions (<task>/events/<n>.json)", source)
         agent = "OpenHands"
         outcomes, ids = _task_outcomes(results)
         for number, line in enumerate(read_capped(log, MAX_LOG_BYTES).decode("utf-8", "replace").splitlines(), 1):
@@ -163,8 +189,7 @@ def action_report(source: Path, results: Path | None = None) -> ActionReport:
             entry = _json(line, f"{log}:{number}")
             if not isinstance(entry, dict) or not isinstance(entry.get("history"), list):
                 raise LmrError(f"line {number}: not an OpenHands output line (no history list)", log)
-            iid = str(entry.get("instance_id", ""))
-            task = ids.get(iid) or next((t for t in outcomes if t.split("-", 1)[0] == iid), "")
+            task = _task_of(str(entry.get("instance_id", "")), outcomes, ids)
             groups.append((outcomes.get(task, "unknown"), openhands_actions(entry["history"])))
     report = ActionReport(source=str(source), agent=agent)
     for outcome, counts in groups:
