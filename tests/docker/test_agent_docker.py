@@ -1,8 +1,9 @@
 """``lmrbench agent`` end to end: mini-swe-agent driven by a scripted OpenAI-compatible server on 127.0.0.1, its
 commands run in containers of the tasks' own images with no network, its goal files graded by ``evaluate``.
 
-Three tests, few containers: the user's journey on the three examples (three agent containers, three test runs),
-a hostile model on one task (one container), and Ctrl-C in the middle of a task (one container)."""
+Few containers: the user's journey on the three examples (three agent containers, three test runs), a hostile
+model on one task (one container), an endpoint failure then a step limit (two), and Ctrl-C in the middle of a task,
+through the cancel event (one) and through SIGINT to the command (one)."""
 
 from __future__ import annotations
 
@@ -207,3 +208,36 @@ def test_an_endpoint_failure_is_kept_apart_and_tried_again_and_a_step_limit_ends
     trajectory = json.loads((run / "agent" / "1-DPO" / "trajectory.json").read_text())
     assert trajectory["info"]["exit_status"] == "LimitsExceeded"
     assert owned_containers(docker_engine) == []
+
+
+def test_ctrl_c_on_the_command_removes_its_container_at_once(tmp_path: Path, docker_engine: object) -> None:
+    """The whole command under SIGINT while the agent waits on the model: exit 130, its container gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers.llm_server import reply
+
+    bench = examples(tmp_path, "1-DPO")
+    srv = LLMServer()
+    srv.on("preference_loss", reply(act("ls"), delay=120))
+    script = Path(sys.executable).with_name("lmrbench")
+    proc = subprocess.Popen([str(script), "agent", str(bench), "--model", "m", "--base-url", srv.base_url,
+                             "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "COLUMNS": "200"})
+    try:
+        deadline = time.monotonic() + 120
+        while not srv.requests:  # the agent asked the model: its container runs
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        assert len(owned_containers(docker_engine, pid=proc.pid)) == 1
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        srv.close()
+    assert proc.returncode == 130, err
+    assert owned_containers(docker_engine, pid=proc.pid) == []
+    assert not (tmp_path / "run" / "agent" / "1-DPO" / "outcome.json").exists()

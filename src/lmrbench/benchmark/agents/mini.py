@@ -13,10 +13,11 @@ import os
 import platform
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from lmrbench.benchmark.agents.container import AgentContainer, ContainerError
+from lmrbench.benchmark.agents.container import AgentContainer
 from lmrbench.benchmark.agents.pricing import price
 from lmrbench.benchmark.agents.protocol import AgentResult, AgentSession
 from lmrbench.benchmark.pipeline.llm import LLMClient
@@ -26,6 +27,7 @@ from lmrbench.progress import check_cancel
 from lmrbench.schemas.agent_run import AgentStatus
 from lmrbench.schemas.run import Usage
 
+T = TypeVar("T")
 NAME = "mini-swe-agent"
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 ACTION_REGEX = r"```mswea_bash_command\s*\n(.*?)\n```"
@@ -61,11 +63,34 @@ def task_text(session: AgentSession) -> str:
     )
 
 
+def _cancellable(call: Callable[[], T], cancel: threading.Event | None) -> T:
+    """``call()`` in a thread of its own, given up (Cancelled) as soon as ``cancel`` is set: a model that takes
+    minutes to answer does not hold Ctrl-C up (the abandoned request ends with the process)."""
+    if cancel is None:
+        return call()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="lmrbench-model-call", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.2)
+        check_cancel(cancel)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
 class LmrModel:
     """mini-swe-agent's Model protocol over an ``LLMClient``: text replies with one ```mswea_bash_command``` block."""
 
-    def __init__(self, client: LLMClient, model_config: dict[str, Any]) -> None:
-        self.client = client
+    def __init__(self, client: LLMClient, model_config: dict[str, Any], cancel: threading.Event | None = None) -> None:
+        self.client, self.cancel = client, cancel
         self.config = dict(model_config, model_name=client.params.model)
         self.usage = Usage()
 
@@ -76,7 +101,7 @@ class LmrModel:
 
         prepared = [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
         t0 = time.time()
-        reply = self.client.complete(prepared, use_cache=False)
+        reply = _cancellable(lambda: self.client.complete(prepared, use_cache=False), self.cancel)
         self.usage = self.usage.add(reply.usage)
         extra = {"usage": reply.usage.model_dump(), "cost": price(self.client.params.model, reply.usage),
                  "seconds": round(time.time() - t0, 3), "finish_reason": reply.finish_reason}  # fmt: skip
@@ -171,7 +196,7 @@ class MiniSweAgent:
     def run(self, session: AgentSession) -> AgentResult:
         """mini-swe-agent's DefaultAgent on the task, until it submits or reaches a limit."""
         _, config = _import_mini()
-        model = LmrModel(session.client, config["model"])
+        model = LmrModel(session.client, config["model"], session.cancel)
         deadline = time.monotonic() + session.limits.wall_time
         env = ContainerEnvironment(session.container, session.workdir, session.limits.command_timeout, deadline)
         agent_config = {k: v for k, v in config["agent"].items() if k in ("system_template", "instance_template")}
@@ -180,10 +205,7 @@ class MiniSweAgent:
                                wall_time_limit_seconds=int(session.limits.wall_time),
                                output_path=session.trajectory)  # fmt: skip
         agent.cancel = session.cancel
-        try:
-            info = agent.run(task_text(session))
-        except (ContainerError, LmrError):
-            raise
+        info = agent.run(task_text(session))  # ContainerError and LLMError reach the runner as they are
         exit_status = str(info.get("exit_status", ""))
         status = _EXITS.get(exit_status, AgentStatus.GAVE_UP)
         reason = "" if status is AgentStatus.SUBMITTED else exit_status

@@ -16,6 +16,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +77,15 @@ class AgentRunner:
                  options: AgentOptions, progress: Progress, cancel: threading.Event) -> None:
         self.adapter, self.client, self.docker, self.run = adapter, client, docker, run
         self.options, self.progress, self.cancel = options, progress, cancel
+        self._live: set[AgentContainer] = set()
+        self._lock = threading.Lock()
+
+    def remove_all(self) -> None:
+        """Remove every container still running (Ctrl-C: from the main thread, not waiting for the tasks)."""
+        with self._lock:
+            boxes = list(self._live)
+        for box in boxes:
+            box.remove()
 
     def task(self, task: Task) -> AgentOutcome:
         """Run the agent on one task (tried again after an infrastructure error) and import its goal files."""
@@ -104,6 +114,8 @@ class AgentRunner:
                 return self._save(base.model_copy(update={"reason": f"cannot prepare the task: {exc}"}))
             base = base.model_copy(update={"image": image})
             box = AgentContainer(self.docker, task, image, lifetime=self.options.limits.wall_time)
+            with self._lock:
+                self._live.add(box)
             with box, stop_on_cancel(self.cancel, box.remove):
                 try:
                     box.start(view / task.name)
@@ -126,6 +138,13 @@ class AgentRunner:
                     result = AgentResult(status=AgentStatus.GAVE_UP, exit_status="ModelError", reason=str(exc))
                     collected = Path(tmp) / "collected"
                     box.read_goal_files(_goal_rels(task), collected / task.name / task.info.repo_folder_name)
+                except Exception as exc:  # the adapter's own failure: not the agent's answer; the other tasks go on
+                    check_cancel(self.cancel)
+                    reason = f"the {self.adapter.name} adapter failed: {type(exc).__name__}: {exc}"
+                    return self._save(base.model_copy(update={"reason": reason, "duration": _since(t0)}))
+                finally:
+                    with self._lock:
+                        self._live.discard(box)
             for impl in task.info.implementations:
                 import_one(self.run, task, impl, collected)
         done = base.model_copy(update={**{k: getattr(result, k) for k in AgentResult.model_fields},
@@ -180,11 +199,13 @@ def run_agent(
         return done.status.value, done.usage
 
     return _interruptible(lambda: run_jobs(todo, work, label="agent", workers=options.jobs, summary=summary,
-                                           progress=progress, cancel=cancel, describe=lambda t: t.name), cancel)
+                                           progress=progress, cancel=cancel, describe=lambda t: t.name),
+                          cancel, runner.remove_all)
 
 
-def _interruptible(body: object, cancel: threading.Event) -> StageSummary:
-    """``body()`` in a thread; Ctrl-C here sets ``cancel`` (each task removes its container) and waits for it."""
+def _interruptible(body: object, cancel: threading.Event, remove_all: Callable[[], None]) -> StageSummary:
+    """``body()`` in a thread; Ctrl-C here sets ``cancel``, removes the running containers at once and gives the
+    tasks a moment to end (one waiting on the model's reply is left to end with the process)."""
     box: dict[str, object] = {}
 
     def target() -> None:
@@ -200,7 +221,8 @@ def _interruptible(body: object, cancel: threading.Event) -> StageSummary:
             thread.join(0.2)
     except KeyboardInterrupt:
         cancel.set()
-        thread.join(120)
+        remove_all()
+        thread.join(5)
         raise
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
