@@ -105,9 +105,9 @@ class AgentRunner:
         t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="lmrbench-agent-") as tmp:
             try:
-                view = export_agent([task], Path(tmp) / "view", progress=self.progress, cancel=self.cancel)
-                image = self.docker.prepare(task, rebuild=self.options.rebuild, progress=self.progress,
-                                            cancel=self.cancel)  # fmt: skip
+                logs = _LogsOnly(self.progress, task.name)  # the agent phase's bar stays the one shown
+                view = export_agent([task], Path(tmp) / "view", progress=logs, cancel=self.cancel)
+                image = self.docker.prepare(task, rebuild=self.options.rebuild, progress=logs, cancel=self.cancel)
             except Cancelled:
                 raise
             except (LmrError, OSError) as exc:
@@ -155,6 +155,16 @@ class AgentRunner:
     def _save(self, out: AgentOutcome) -> AgentOutcome:
         save_model(agent_folder(self.run, out.task) / OUTCOME, out)
         return out
+
+
+class _LogsOnly(NullProgress):
+    """A Progress that passes on only the log lines of a step inside one task, naming the task."""
+
+    def __init__(self, progress: Progress, task: str) -> None:
+        self.progress, self.task = progress, task
+
+    def log(self, line: str) -> None:  # noqa: D102
+        self.progress.log(f"{self.task}: {line}")
 
 
 def _since(t0: float) -> float:
