@@ -13,10 +13,10 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from lmrbench.benchmark.agents.calls import in_thread
 from lmrbench.benchmark.agents.container import AgentContainer
 from lmrbench.benchmark.agents.pricing import price
 from lmrbench.benchmark.agents.protocol import AgentResult, AgentSession
@@ -27,7 +27,6 @@ from lmrbench.progress import check_cancel
 from lmrbench.schemas.agent_run import AgentStatus
 from lmrbench.schemas.run import Usage
 
-T = TypeVar("T")
 NAME = "mini-swe-agent"
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 ACTION_REGEX = r"```mswea_bash_command\s*\n(.*?)\n```"
@@ -63,29 +62,6 @@ def task_text(session: AgentSession) -> str:
     )
 
 
-def _cancellable(call: Callable[[], T], cancel: threading.Event | None) -> T:
-    """``call()`` in a thread of its own, given up (Cancelled) as soon as ``cancel`` is set: a model that takes
-    minutes to answer does not hold Ctrl-C up (the abandoned request ends with the process)."""
-    if cancel is None:
-        return call()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = call()
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="lmrbench-model-call", daemon=True)
-    thread.start()
-    while thread.is_alive():
-        thread.join(0.2)
-        check_cancel(cancel)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
-
-
 class LmrModel:
     """mini-swe-agent's Model protocol over an ``LLMClient``: text replies with one ```mswea_bash_command``` block."""
 
@@ -101,7 +77,9 @@ class LmrModel:
 
         prepared = [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
         t0 = time.time()
-        reply = _cancellable(lambda: self.client.complete(prepared, use_cache=False), self.cancel)
+        # in a thread of its own: a cancel gives up a reply that takes minutes (it ends with the process)
+        reply = in_thread(lambda: self.client.complete(prepared, use_cache=False), "lmrbench-model-call",
+                          every=lambda: check_cancel(self.cancel))
         self.usage = self.usage.add(reply.usage)
         extra = {"usage": reply.usage.model_dump(), "cost": price(self.client.params.model, reply.usage),
                  "seconds": round(time.time() - t0, 3), "finish_reason": reply.finish_reason}  # fmt: skip

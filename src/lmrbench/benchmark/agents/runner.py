@@ -16,12 +16,12 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench import __version__
+from lmrbench.benchmark.agents.calls import in_thread
 from lmrbench.benchmark.agents.container import WORKSPACE, AgentContainer, ContainerError
 from lmrbench.benchmark.agents.protocol import AgentAdapter, AgentLimits, AgentResult, AgentSession
 from lmrbench.benchmark.pipeline.agent import AGENT_PROMPT_VERSION, PROMPT_FILE, export_agent, import_one
@@ -208,32 +208,10 @@ def run_agent(
             summary.problems.append(f"{task.name}: infrastructure error: {done.reason}")
         return done.status.value, done.usage
 
-    return _interruptible(lambda: run_jobs(todo, work, label="agent", workers=options.jobs, summary=summary,
-                                           progress=progress, cancel=cancel, describe=lambda t: t.name),
-                          cancel, runner.remove_all)
-
-
-def _interruptible(body: object, cancel: threading.Event, remove_all: Callable[[], None]) -> StageSummary:
-    """``body()`` in a thread; Ctrl-C here sets ``cancel``, removes the running containers at once and gives the
-    tasks a moment to end (one waiting on the model's reply is left to end with the process)."""
-    box: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = body()  # type: ignore[operator]
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="lmrbench-agent", daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.2)
-    except KeyboardInterrupt:
+    def interrupted() -> None:  # Ctrl-C: every task stops, and its container goes at once
         cancel.set()
-        remove_all()
-        thread.join(5)
-        raise
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+        runner.remove_all()
+
+    return in_thread(lambda: run_jobs(todo, work, label="agent", workers=options.jobs, summary=summary,
+                                      progress=progress, cancel=cancel, describe=lambda t: t.name),
+                     "lmrbench-agent", on_interrupt=interrupted)
