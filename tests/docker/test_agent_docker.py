@@ -55,7 +55,9 @@ def cli(*args: object) -> str:
     return result.output
 
 
-def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(tmp_path: Path) -> None:
+def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
+    tmp_path: Path, docker_engine: object
+) -> None:
     bench, run = examples(tmp_path), tmp_path / "run"
     tasks, _ = load_taskset(bench)
     srv = LLMServer()
@@ -92,7 +94,7 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(t
     out = cli("agent-report", run, "--json", report)
     counts = json.loads(report.read_text())["by_outcome"]["passed"]
     assert counts == {"trajectories": 3, "counts": {"search": 3, "edit": 3, "submit": 3}}
-    assert owned_containers(pytest.importorskip("docker").from_env()) == []
+    assert owned_containers(docker_engine) == []
 
 
 def test_a_hostile_model_reads_no_test_golden_file_or_data_reaches_no_network_and_writes_nothing_here(
