@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench import __version__
+from lmrbench.authoring.dockerfile import DOCKERFILE, context_copies, is_generated
 from lmrbench.benchmark.agents.calls import in_thread
 from lmrbench.benchmark.agents.container import WORKSPACE, AgentContainer, ContainerError
 from lmrbench.benchmark.agents.protocol import AgentAdapter, AgentLimits, AgentResult, AgentSession
@@ -64,6 +65,27 @@ def outcome(run: RunDir, task: str) -> AgentOutcome | None:
     """A task's outcome, or None when it has none (or an unreadable one)."""
     path = agent_folder(run, task) / OUTCOME
     return unless_broken(load_model, path, AgentOutcome) if path.is_file() else None
+
+
+def image_exposes(task: Task) -> str | None:
+    """Why the task's image would put task files in the agent's reach, or None: a Dockerfile lmrbench did not
+    write is built with the task folder as its context, so a COPY or ADD of anything but requirements and wheels
+    (the official ``COPY . .``) may carry the golden files and tests into the image. A generated one (edited or
+    not) is built from a context of the requirements and wheels only."""
+    path = task.path / DOCKERFILE
+    text = path.read_text("utf-8", errors="replace") if path.is_file() else ""
+    if not text or is_generated(text):
+        return None
+    bad = [src for src in context_copies(text) if not _requirements_like(src)]
+    if not bad:
+        return None
+    return (f"{path.name} copies {', '.join(bad)} from the task folder into the image, where the agent could read "
+            f"the golden files and tests; write one that does not: lmrbench images dockerfile {task.path} --force")
+
+
+def _requirements_like(src: str) -> bool:
+    name = src.rstrip("/").rsplit("/", 1)[-1]
+    return name == "wheels" or name.endswith((".txt", ".yml", ".yaml"))
 
 
 def _goal_rels(task: Task) -> list[str]:
@@ -198,6 +220,9 @@ def run_agent(
         old = outcome(run, task.name)
         if old is not None and old.status is not AgentStatus.INFRA_ERROR:
             summary.skipped += 1
+        elif (problem := image_exposes(task)) is not None:
+            summary.statuses["refused"] += 1
+            summary.problems.append(f"{task.name}: not run: {problem}")
         else:
             todo.append(task)
     runner = AgentRunner(adapter, client, docker, run, options, progress, cancel)
