@@ -60,7 +60,7 @@ class AgentOutcome(AgentResult):
     model: str
     """The model id the agent called."""
     duration: float = 0.0
-    """Seconds from the container's start to the last action."""
+    """Seconds the last try took: the agent view, the image (built or found), the container and the agent."""
     attempts: int = 1
     """Tries made (an infrastructure error is tried again)."""
     image: str = ""
