@@ -7,6 +7,7 @@ through the cancel event (one) and through SIGINT to the command (one)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -107,7 +108,9 @@ def test_a_hostile_model_reads_no_test_golden_file_or_data_reaches_no_network_an
     listener = socket.create_server(("0.0.0.0", 0))
     port, accepted = listener.getsockname()[1], []
     threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
-    host_ips = {"172.17.0.1", socket.gethostbyname(socket.gethostname())}
+    host_ips = {"172.17.0.1"}  # Docker's default bridge: the host as containers with a network see it
+    with contextlib.suppress(OSError):
+        host_ips.add(socket.gethostbyname(socket.gethostname()))
     probe = "; ".join(
         f"python3 -c \"import socket; socket.create_connection(('{ip}', {port}), timeout=3)\" "
         f"|| echo blocked-{ip}" for ip in sorted(host_ips))
