@@ -51,7 +51,7 @@ def agent_cmd(
         "--cost-limit", help="Dollars per task at most, where litellm's price table knows the model (0: none).")] = 3.0,
     wall_time: Annotated[float, typer.Option("--wall-time", help="Seconds per task at most.")] = 3600.0,
     command_timeout: Annotated[float, typer.Option("--command-timeout", help="Seconds one command may run.")] = 300.0,
-    tries: Annotated[int, typer.Option("--tries", help="Tries per task while they end in an infrastructure error.")] = 3,
+    tries: Annotated[int, typer.Option("--tries", help="Tries per task while each ends in an infra error.")] = 3,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the task images.")] = False,
     only: TaskFilter = None,
     memory: Memory = None,
