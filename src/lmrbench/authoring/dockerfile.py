@@ -197,6 +197,19 @@ def copies_task_folder(text: str) -> bool:
     return False
 
 
+def context_copies(text: str) -> list[str]:
+    """The sources of the COPY and ADD instructions that read the build context (not ``--from`` a stage)."""
+    out = []
+    for m in _COPY_RE.finditer(text):
+        if re.search(r"--from[= ]", m.group(0), re.IGNORECASE):
+            continue
+        parts = m.group(2).split()
+        if parts and parts[0].startswith("["):  # the JSON form: ["src", "dest"]
+            parts = [p.strip().strip('[]"') for p in m.group(2).split('",')]
+        out += [p for p in parts[:-1] if p]
+    return out
+
+
 def dockerfile_findings(text: str, task: str) -> list[Finding]:
     """D402 (copies the task folder) and D403 (no ARG BASE_IMAGE, a note) for a Dockerfile lmrbench did not write."""
     from lmrbench.authoring.findings import Finding

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from lmrbench.schemas import agent_run as _agent_run
 from lmrbench.schemas import agreement as _agreement
 from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import run as _run
@@ -22,6 +23,8 @@ EXTRA_MODELS.update(
         "agreement": _agreement.AgreementReport,
         "run": _run.RunManifest,
         "agent_export": _run.AgentExport,
+        "agent_outcome": _agent_run.AgentOutcome,
+        "action_report": _agent_run.ActionReport,
         "test_report": _report.TestReport,
         "recording": _recording.RecordingIndex,
         "validation": _validation.ImplValidation,

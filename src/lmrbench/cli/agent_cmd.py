@@ -1,0 +1,118 @@
+"""``lmrbench agent`` (an agent at work on each task inside its own image) and ``lmrbench agent-report`` (its
+actions by kind, or those of OpenHands logs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from lmrbench.cli.limit_options import Cpus, HfCache, Memory, TaskFilter
+from lmrbench.cli.run_cmd import (
+    BaseUrl,
+    Bench,
+    KeyEnv,
+    MaxTokens,
+    Model,
+    Out,
+    Retries,
+    Temperature,
+    Timeout,
+    _client,
+    _finish,
+    _tasks,
+)
+from lmrbench.cli.tables import print_table
+from lmrbench.errors import LmrError
+
+out_console = Console()
+
+AGENTS = ("mini-swe-agent",)
+
+
+def agent_cmd(
+    bench: Bench,
+    out: Out,
+    model: Model,
+    agent: Annotated[str, typer.Option("--agent", help="The agent: mini-swe-agent.")] = "mini-swe-agent",
+    base_url: BaseUrl = None,
+    api_key_env: KeyEnv = "OPENAI_API_KEY",
+    temperature: Temperature = 0.0,
+    max_tokens: MaxTokens = 4096,
+    timeout: Timeout = 300.0,
+    retries: Retries = 4,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks worked on at once.")] = 1,
+    step_limit: Annotated[int, typer.Option("--step-limit", help="Model calls per task at most (0: none).")] = 50,
+    cost_limit: Annotated[float, typer.Option(
+        "--cost-limit", help="Dollars per task at most, where litellm's price table knows the model (0: none).")] = 3.0,
+    wall_time: Annotated[float, typer.Option("--wall-time", help="Seconds per task at most.")] = 3600.0,
+    command_timeout: Annotated[float, typer.Option("--command-timeout", help="Seconds one command may run.")] = 300.0,
+    tries: Annotated[int, typer.Option("--tries", help="Tries per task while each ends in an infra error.")] = 3,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the task images.")] = False,
+    only: TaskFilter = None,
+    memory: Memory = None,
+    cpus: Cpus = None,
+    hf_cache: HfCache = None,
+) -> None:
+    """Run an agent on every task in a container of the task's own image (no network; the model is called from
+    here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
+    from lmrbench.benchmark.agents.mini import MiniSweAgent, check_installed
+    from lmrbench.benchmark.agents.protocol import AgentLimits
+    from lmrbench.benchmark.agents.runner import AgentOptions, run_agent
+    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.cli.rich_progress import RichProgress
+
+    if agent not in AGENTS:
+        raise LmrError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
+    if tries < 1 or jobs < 1:
+        raise LmrError("--tries and --jobs take 1 or more")
+    check_installed()
+    tasks = _tasks(bench, only)
+    limits = AgentLimits(step_limit=step_limit, cost_limit=cost_limit, wall_time=wall_time,
+                         command_timeout=command_timeout)  # fmt: skip
+    options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild)
+    client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, max(4, jobs),
+                     None, True)  # fmt: skip
+    docker = DockerRunner(memory=memory, cpus=cpus, hf_cache=hf_cache)
+    try:
+        with client, RichProgress(verbose=True) as progress:
+            summary = run_agent(tasks, out, MiniSweAgent(), client, docker, bench=str(bench), options=options,
+                                progress=progress)  # fmt: skip
+    finally:
+        docker.close()
+    _finish(summary, "agent")
+    out_console.print(f"trajectories: {out / 'agent'}/<task>/trajectory.json; grade with: lmrbench evaluate "
+                      f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+
+
+def agent_report_cmd(
+    source: Annotated[Path, typer.Argument(help="A run folder of lmrbench agent, or an OpenHands output.jsonl.")],
+    results: Annotated[Path | None, typer.Option(
+        "--results", help="The run folder whose unit-test results split the trajectories by outcome "
+        "(default: SOURCE when it is a run).")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON here.")] = None,
+) -> None:
+    """The agent's actions by kind (read, edit, run, search, think, submit), over all and split by outcome."""
+    from lmrbench.benchmark.analysis.actions import action_report
+    from lmrbench.fsutil import atomic_write_text
+    from lmrbench.schemas.agent_run import ACTION_KINDS
+
+    report = action_report(source, results)
+    table = Table(title=f"actions of {report.agent}: {source}")
+    for column in ("outcome", "trajectories", *ACTION_KINDS):
+        table.add_column(column, justify="left" if column == "outcome" else "right")
+    for name, counts in [("all", report.all), *sorted(report.by_outcome.items())]:
+        table.add_row(name, str(counts.trajectories), *(str(counts.counts.get(k, 0)) for k in ACTION_KINDS))
+    print_table(out_console, table)
+    if json_out is not None:
+        atomic_write_text(json_out, json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the commands to the root app."""
+    app.command("agent")(agent_cmd)
+    app.command("agent-report")(agent_report_cmd)
