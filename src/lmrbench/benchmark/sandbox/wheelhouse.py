@@ -29,7 +29,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.defaults import cache_root
-from lmrbench.errors import LmrError
+from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import run_with_heartbeat
@@ -141,7 +141,8 @@ def _pip(args: list[str], what: str, progress: Progress, cancel: threading.Event
     if proc.returncode < 0:
         raise LmrError(f"pip was killed by signal {-proc.returncode} while it tried to {what}")
     if proc.returncode != 0:
-        raise LmrError(f"pip could not {what}: {failure_headline(output) or f'exit {proc.returncode}'}")
+        raise EnvironmentUnavailable(f"pip could not {what}: {failure_headline(output) or f'exit {proc.returncode}'}",
+                                     cause="requirement", output=output)
     return output
 
 
