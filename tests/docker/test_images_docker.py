@@ -94,3 +94,24 @@ def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tm
     res = CliRunner().invoke(app, ["images", "build", str(tmp_path), "--base", base_image])
     assert res.exit_code == 0, res.output
     assert "7-Vec: lmrbench-task-7-vec:" in res.output
+
+
+@pytest.mark.docker
+def test_a_new_image_of_a_task_removes_the_ones_it_replaces_but_not_another_tasks(docker_engine, base_image):
+    from lmrbench.benchmark.sandbox.inventory import remove_superseded
+
+    base = docker_engine.images.get(base_image)
+    old, new, other = ("lmrbench-task-9-superseded:old", "lmrbench-task-9-superseded:new",
+                       "lmrbench-task-9-other:same")
+    try:
+        for tag in (old, new, other):
+            repo, _, version = tag.rpartition(":")
+            base.tag(repo, version)
+        assert remove_superseded(docker_engine, new) == [old]
+        tags = {t for img in docker_engine.images.list() for t in img.tags}
+        assert new in tags and other in tags and old not in tags  # another task's tag keeps the image
+        assert remove_superseded(docker_engine, base_image) == []  # not a task image: nothing to do
+    finally:
+        for tag in (old, new, other):
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_engine.images.remove(tag)

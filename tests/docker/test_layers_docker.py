@@ -131,6 +131,11 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
         bad = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six, missing_module_xyz'")
         assert not bad.ok and "missing_module_xyz" in bad.headline
+        # the command runs in the masked repository, read-only: it imports the goal module, writes nothing
+        goal = try_requirements(runner, b, ["six==1.16.0"],
+                                command="python -c 'import vec; print(vec.__file__)'; touch x || echo read-only")
+        assert goal.ok and "/lmrbench-repo/vecrepo/vec.py" in goal.output and "read-only" in goal.output, goal.output
+        assert not (b.repo_dir / "x").exists()
     finally:
         _remove(docker_engine, *tags, parent)
 

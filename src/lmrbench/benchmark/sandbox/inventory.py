@@ -80,6 +80,28 @@ def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
     return keep | {r.parent for r in newest.values() if r.parent.startswith(FRAMEWORK_REPO)}
 
 
+def remove_superseded(client: docker.DockerClient, tag: str) -> list[str]:
+    """Untag the task's other images (``lmrbench-task-<name>:*`` but ``tag``), which ``tag`` replaces; the
+    engine deletes an image when no tag is left, so one that another task's tag names stays. An image a container
+    still uses is kept. Returns the tags removed."""
+    import docker
+
+    repo = tag.rpartition(":")[0]
+    if not repo.startswith(TASK_REPO_PREFIX):
+        return []
+    removed = []
+    for img in client.images.list(name=repo):
+        for old in img.tags:
+            if old == tag or old.rpartition(":")[0] != repo:
+                continue
+            try:
+                client.images.remove(old)
+                removed.append(old)
+            except docker.errors.APIError:  # a container of it still runs (a warm boot): left for a prune
+                continue
+    return sorted(removed)
+
+
 def prune_images(client: docker.DockerClient, keep: set[str] | None = None) -> tuple[list[str], list[str]]:
     """Remove task images and framework layers (caches: rebuilt on demand) except the tags in ``keep``; task
     images first, so that the layers under them can go too. Returns (removed, kept because a container uses

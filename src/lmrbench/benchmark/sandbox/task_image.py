@@ -136,9 +136,20 @@ def _have(runner: ImageHost, tag: str, rebuild: bool, progress: Progress, cancel
                 twins[0].tag(repo, digest)
                 progress.log(f"{tag}: the image of {twins[0].tags[0] if twins[0].tags else digest}, "
                              "whose environment is the same")
+                _superseded(runner, tag, progress)
                 return
         check_cancel(cancel)
         build()
+    _superseded(runner, tag, progress)
+
+
+def _superseded(runner: ImageHost, tag: str, progress: Progress) -> None:
+    """Remove the task's images that ``tag`` replaces (a try / re-record loop left one per change)."""
+    from lmrbench.benchmark.sandbox.inventory import remove_superseded
+
+    removed = remove_superseded(runner.client, tag)
+    if removed:
+        progress.log(f"{tag} replaces {', '.join(removed)}: removed")
 
 
 def _image_lock(tag: str, cancel: threading.Event | None) -> MachineLock:
