@@ -82,3 +82,20 @@ def test_a_set_where_nothing_ran_has_no_rate(tmp_path):
     summary = validate_taskset(bench, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=0))
     assert summary.golden_pass_rate is None and summary.golden_ran == 0
     assert [r.not_run.cause for r in summary.rows if r.not_run] == ["no_tests", "no_tests"]
+
+
+def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # an index with nothing on it: pip's own answer, offline
+    monkeypatch.setenv("PIP_FIND_LINKS", str((tmp_path / "empty").resolve()))
+    (tmp_path / "empty").mkdir()
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    (task / "calc" / "requirements.txt").write_text("lmrbench-absent-project==1.0\n")
+    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS])
+    assert res.exit_code == 3, res.output
+    summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
+    assert [r.not_run.cause for r in summary.rows if r.not_run] == ["requirement", "requirement"]
+    detail = summary.rows[0].not_run.detail if summary.rows[0].not_run else ""
+    assert "No matching distribution found for lmrbench-absent-project==1.0" in detail, detail
+    assert "2 requirements that cannot be resolved" in res.output

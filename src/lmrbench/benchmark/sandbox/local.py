@@ -136,9 +136,14 @@ class LocalRunner:
                     errors="replace",
                 )
                 if proc.returncode != 0:
-                    tail_ = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-                    raise EnvironmentUnavailable(f"cannot install the requirements into a venv: {tail_}",
-                                                 reqs.source or task.path, cause="requirement")
+                    from lmrbench.benchmark.sandbox.build_log import failure_headline
+
+                    output = (proc.stdout + proc.stderr).strip()
+                    for line in output.splitlines():  # the whole output, shown with -v
+                        progress.log(f"pip: {line}")
+                    raise EnvironmentUnavailable(f"cannot install the requirements into a venv: "
+                                                 f"{failure_headline(output) or 'pip exit ' + str(proc.returncode)}",
+                                                 reqs.source or task.path, cause="requirement", output=output)
         return str(final)
 
     def run(
