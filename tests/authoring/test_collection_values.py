@@ -8,23 +8,12 @@ import json
 
 import pytest
 
+from helpers.wire import from_a_case, over_the_wire
 from lmrbench.runtime import lmrbench_values as lv
 from lmrbench.runtime.lmrbench_checkers import assert_close
 from lmrbench.runtime.lmrbench_reply import decode_reply
 
 np = pytest.importorskip("numpy")
-
-
-def over_the_wire(value):
-    enc = lv.Encoder("r")
-    node = json.loads(json.dumps(enc.encode(value, "the result")))
-    return decode_reply(node, enc.arrays)
-
-
-def from_a_case(value):
-    enc = lv.Encoder()
-    node = json.loads(json.dumps(enc.encode(value, "v")))
-    return lv.Decoder(enc.arrays).decode(node)
 
 
 class Slot:

@@ -3,7 +3,7 @@ requires_grad; a detached loss fails where the recording saw a graph; nn.Module 
 cross; float32 and bfloat16 tolerances fit a rewrite in another order.
 
 Skipped where torch is not installed (the host); run with a torch environment:
-``PYTHONPATH=src <venv>/bin/python -m pytest --noconftest -o addopts= tests/authoring/test_torch_values.py``.
+``PYTHONPATH=src:tests <venv>/bin/python -m pytest --noconftest -o addopts= tests/authoring/test_torch_values.py``.
 """
 
 from __future__ import annotations
@@ -16,25 +16,13 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
+from helpers.wire import from_a_case, over_the_wire  # noqa: E402
 from lmrbench.runtime import lmrbench_values as lv  # noqa: E402
 from lmrbench.runtime.lmrbench_checkers import assert_close  # noqa: E402
 from lmrbench.runtime.lmrbench_precision import rounding_scale  # noqa: E402
-from lmrbench.runtime.lmrbench_reply import ModuleRecord, decode_reply  # noqa: E402
+from lmrbench.runtime.lmrbench_reply import ModuleRecord  # noqa: E402
 
 F = torch.nn.functional
-
-
-def over_the_wire(value):
-    """What the trusted side gets for ``value`` sent by the worker: JSON through text, decoded by allow-list."""
-    enc = lv.Encoder("r")
-    node = json.loads(json.dumps(enc.encode(value, "the result")))
-    return decode_reply(node, enc.arrays)
-
-
-def from_a_case(value):
-    enc = lv.Encoder()
-    node = enc.encode(value, "v")
-    return lv.Decoder(enc.arrays).decode(json.loads(json.dumps(node)))
 
 
 @pytest.mark.parametrize("back", [over_the_wire, from_a_case], ids=["reply", "case"])
