@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from helpers.small_task import TEST_ADD, TEST_SCALE, write_task
 from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.store import latest_results
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.cli.main import app
 from lmrbench.schemas.validation import ValidationSummary
@@ -100,3 +101,21 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     detail = summary.rows[0].not_run.detail if summary.rows[0].not_run else ""
     assert "No matching distribution found for lmrbench-absent-project==1.0" in detail, detail
     assert "2 requirements that cannot be resolved" in res.output
+
+
+def test_a_pointer_the_tests_read_by_a_name_they_build_is_found_in_the_golden_run(tmp_path):
+    """No test spells the file's name, so the run starts; pickle reading the pointer says so, and the
+    implementation is not run (an LFS pointer), not a failing golden."""
+    reads = TEST_ADD + (
+        "\n\ndef test_recorded():\n    import pickle, pathlib\n"
+        "    name = ''.join(['ca', 'ses']) + '.pk' + 'l'\n"
+        "    pickle.loads((pathlib.Path(__file__).parent / name).read_bytes())\n")
+    bench = tmp_path / "bench"
+    task = write_task(bench, tests={"unit_test/unit_test_1.py": reads, "unit_test/unit_test_2.py": TEST_SCALE})
+    (task / "calc" / "unit_test" / "cases.pkl").write_text(POINTER)
+    summary = validate_taskset(bench, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=0))
+    first = summary.rows[0]
+    assert first.verdict == "not run" and first.not_run is not None and first.not_run.cause == "lfs", first
+    assert "calc/unit_test/cases.pkl" in first.not_run.detail and summary.golden_ran == 1
+    stored = latest_results(bench)[("1-Calc", 1)]
+    assert len(stored.golden_runs) == 1 and stored.masked is None  # it ran, and stopped at the pointer
