@@ -29,7 +29,8 @@ def missing_repository(info: TaskInfo, task_dir: Path) -> NotRun:
     """The repository folder is empty or missing: a git submodule that was never checked out."""
     name = info.repo_folder_name
     url = _submodule_url(task_dir / name)
-    return NotRun(cause="empty_repo", detail=f"{task_dir.name}/{name} is empty: a git submodule never checked out"
+    state = "is empty" if (task_dir / name).is_dir() else "is missing"
+    return NotRun(cause="empty_repo", detail=f"{task_dir.name}/{name} {state}: a git submodule never checked out"
                   + (f" ({url})" if url else ""),
                   fix=f"run `git submodule update --init {task_dir.name}/{name}` where the task set was cloned "
                       "(or copy the repository into the folder)")

@@ -130,7 +130,6 @@ def _missing_repository_rows(err: LmrError) -> list[SummaryRow]:
     except LmrError:
         return []
     why = missing_repository(info, task_dir)
-    why.detail = why.detail.replace(" is empty:", " is missing:")
     return [SummaryRow(task=task_dir.name, impl=impl.index, valid=False, golden_passes=0, repeat=0,
                        masked_failed=False, mutants_killed=0, mutants_total=0, flaky=0, seconds=0.0, skipped=False,
                        not_run=why, verdict="not run") for impl in info.implementations]
