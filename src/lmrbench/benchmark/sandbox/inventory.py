@@ -4,6 +4,7 @@ bytes each adds and which tasks share a framework layer; and pruning that keeps 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.benchmark.sandbox.layers import (
@@ -12,6 +13,7 @@ from lmrbench.benchmark.sandbox.layers import (
     LAYER_LABEL,
     PARENT_LABEL,
     TASK_LABEL,
+    TASK_PATH_LABEL,
     TASK_REPO_PREFIX,
     task_slug,
 )
@@ -80,10 +82,11 @@ def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
     return keep | {r.parent for r in newest.values() if r.parent.startswith(FRAMEWORK_REPO)}
 
 
-def remove_superseded(client: docker.DockerClient, tag: str) -> list[str]:
-    """Untag the task's other images (``lmrbench-task-<name>:*`` but ``tag``), which ``tag`` replaces; the
-    engine deletes an image when no tag is left, so one that another task's tag names stays. An image a container
-    still uses is kept. Returns the tags removed."""
+def remove_superseded(client: docker.DockerClient, tag: str, folder: Path) -> list[str]:
+    """Untag the task's other images (``lmrbench-task-<name>:*`` but ``tag``) built from the same task
+    ``folder`` (its label), which ``tag`` replaces; the engine deletes an image when no tag is left, so one that
+    another task's tag names stays. An image a container still uses is kept; one of another folder of the same
+    name (another copy of the task set) too. Returns the tags removed."""
     import docker
 
     repo = tag.rpartition(":")[0]
@@ -91,6 +94,8 @@ def remove_superseded(client: docker.DockerClient, tag: str) -> list[str]:
         return []
     removed = []
     for img in client.images.list(name=repo):
+        if (img.labels or {}).get(TASK_PATH_LABEL) != str(Path(folder).resolve()):
+            continue
         for old in img.tags:
             if old == tag or old.rpartition(":")[0] != repo:
                 continue
