@@ -199,8 +199,12 @@ def resolve_wheels(
             name, pins = wanted
             progress.log(f"no wheel of {name} for Python {target.python}: building one with the host's pip")
             check_cancel(cancel)
-            _pip(["wheel", "--no-deps", "--wheel-dir", str(files), *(options or []), *pins], f"build a wheel of {name}",
-                 progress, cancel)
+            try:
+                _pip(["wheel", "--no-deps", "--wheel-dir", str(files), *(options or []), *pins],
+                     f"build a wheel of {name}", progress, cancel)
+            except LmrError as build_error:  # nothing to build from either: the download's own error says why
+                progress.log(f"cannot build a wheel of {name} either: {build_error.problem}")
+                raise exc from None
             built.append(name)
     else:
         raise LmrError("pip could not download the requirements: too many source-only distributions")
