@@ -12,3 +12,15 @@ class LmrError(Exception):
         self.problem = " ".join(str(problem).split())
         self.path = None if path is None else str(path)
         super().__init__(f"{self.path}: {self.problem}" if self.path else self.problem)
+
+
+class EnvironmentUnavailable(LmrError):
+    """A task's environment cannot be had, so no test of it can run. ``cause``: ``image`` (a FROM that is not here
+    and cannot be pulled), ``requirement`` (a requirement pip cannot resolve or install) or ``environment``
+    (anything else); ``output``: the tool's whole output, when one failed."""
+
+    def __init__(self, problem: str, path: str | Path | None = None, *, cause: str = "environment",
+                 output: str = "") -> None:
+        super().__init__(problem, path)
+        self.cause = cause
+        self.output = output

@@ -187,3 +187,8 @@ def lfs_pointers(root: Path, *, skip: frozenset[str] = frozenset({".git"})) -> l
         dirs[:] = sorted(d for d in dirs if d not in skip)
         out += [Path(dirpath, f).relative_to(root) for f in files if is_lfs_pointer(Path(dirpath, f))]
     return sorted(out)
+
+
+def holds_no_file(folder: Path) -> bool:
+    """True when ``folder`` is missing or no file lies anywhere below it (a git submodule never checked out)."""
+    return all(not files for _base, _dirs, files in os.walk(folder))

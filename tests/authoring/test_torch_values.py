@@ -3,11 +3,12 @@ requires_grad; a detached loss fails where the recording saw a graph; nn.Module 
 cross; float32 and bfloat16 tolerances fit a rewrite in another order.
 
 Skipped where torch is not installed (the host); run with a torch environment:
-``PYTHONPATH=src <venv>/bin/python -m pytest --noconftest -o addopts= tests/authoring/test_torch_values.py``.
+``PYTHONPATH=src:tests <venv>/bin/python -m pytest --noconftest -o addopts= tests/authoring/test_torch_values.py``.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
@@ -15,25 +16,13 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
+from helpers.wire import from_a_case, over_the_wire  # noqa: E402
 from lmrbench.runtime import lmrbench_values as lv  # noqa: E402
 from lmrbench.runtime.lmrbench_checkers import assert_close  # noqa: E402
 from lmrbench.runtime.lmrbench_precision import rounding_scale  # noqa: E402
-from lmrbench.runtime.lmrbench_reply import ModuleRecord, decode_reply  # noqa: E402
+from lmrbench.runtime.lmrbench_reply import ModuleRecord  # noqa: E402
 
 F = torch.nn.functional
-
-
-def over_the_wire(value):
-    """What the trusted side gets for ``value`` sent by the worker: JSON through text, decoded by allow-list."""
-    enc = lv.Encoder("r")
-    node = json.loads(json.dumps(enc.encode(value, "the result")))
-    return decode_reply(node, enc.arrays)
-
-
-def from_a_case(value):
-    enc = lv.Encoder()
-    node = enc.encode(value, "v")
-    return lv.Decoder(enc.arrays).decode(json.loads(json.dumps(node)))
 
 
 @pytest.mark.parametrize("back", [over_the_wire, from_a_case], ids=["reply", "case"])
@@ -269,3 +258,28 @@ def test_a_module_read_back_from_a_case_file_matches_whatever_order_its_names_ca
     del rebuilt[2]._parameters["bias"]
     with pytest.raises(AssertionError, match="state_dict keys"):
         assert_close(rebuilt, net)
+
+
+@pytest.mark.parametrize("back", [over_the_wire, from_a_case], ids=["reply", "case"])
+def test_an_optimiser_crosses_with_its_state_keyed_by_its_parameters_and_their_grads(back):
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(3)), torch.nn.Parameter(torch.randn(2))]
+    opt = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    opt.step()  # the state now holds a momentum buffer per parameter
+    for p in params:
+        p.grad = torch.full_like(p, 0.5)
+    attrs = dict(vars(opt))
+    got = back(attrs)
+    keys = list(got["state"])
+    assert isinstance(got["state"], collections.defaultdict) and len(keys) == 2
+    assert keys[0] is got["param_groups"][0]["params"][0] or back is over_the_wire  # one object, as in torch
+    assert torch.equal(got["param_groups"][0]["params"][0].grad, params[0].grad)
+    assert_close(got["state"], opt.state)
+    if back is from_a_case:  # a recorded optimiser steps as the original does
+        again = torch.optim.SGD.__new__(torch.optim.SGD)
+        again.__dict__.update(got)
+        again.step()
+        opt.step()
+        assert_close(again.param_groups[0]["params"], opt.param_groups[0]["params"])

@@ -139,7 +139,7 @@ def test_arrays_are_copied_when_encoded():
     [
         ({"batch": [1, object()]}, r"value\['batch'\]\[1\]", "object"),
         (np.array([1, "a", None], dtype=object), "value", "numpy array of dtype object"),
-        (collections.defaultdict(list), "value", "collections.defaultdict"),
+        (collections.defaultdict(lambda: 0), "value", "collections.defaultdict"),
         (Point(1.0, lambda: 0), "value.y", "function"),
     ],
 )

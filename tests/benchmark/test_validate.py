@@ -83,23 +83,29 @@ def test_a_scaffold_with_todos_is_refused_without_running(tmp_path):
 
 def test_recorded_data_left_as_git_lfs_pointers_is_named_with_the_fix_without_running(tmp_path):
     bench = tmp_path / "bench"
-    task = write_task(bench)
+    reads = TEST_ADD + "\n\nCASES = 'unit_test/data/cases.pkl'\n"
+    task = write_task(bench, tests={"unit_test/unit_test_1.py": reads, "unit_test/unit_test_2.py": TEST_SCALE})
     data = task / "calc" / "unit_test" / "data" / "cases.pkl"
     data.parent.mkdir(parents=True, exist_ok=True)
     data.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"a" * 64 + b"\nsize 912\n")
     summary = local(bench)
     row = summary.rows[0]
-    assert not row.valid and "Git LFS pointer" in row.reasons[-1] and "git lfs pull" in row.reasons[-1]
-    assert "calc/unit_test/data/cases.pkl" in row.reasons[-1]
+    assert row.verdict == "not run" and row.not_run is not None and row.not_run.cause == "lfs"
+    assert "calc/unit_test/data/cases.pkl" in row.not_run.detail and "git lfs pull" in row.not_run.fix
     assert latest_results(bench)[("1-Calc", 1)].golden_runs == []
+    assert summary.rows[1].verdict == "yes"  # its tests read no pointer: it runs
+    assert summary.golden_ran == 1 and summary.golden_pass_rate == 1.0
 
 
-def test_an_implementation_without_tests_is_invalid_not_a_crash(tmp_path):
+def test_an_implementation_without_tests_is_not_run_and_left_out_of_the_golden_pass_rate(tmp_path):
     bench = tmp_path / "bench"
     write_task(bench, tests={"unit_test/unit_test_2.py": TEST_SCALE})
     summary = local(bench)
-    assert summary.rows[0].reasons == ["no unit tests"] and not summary.rows[0].valid
-    assert summary.rows[1].valid
+    first, second = summary.rows
+    assert first.verdict == "not run" and first.not_run is not None and first.not_run.cause == "no_tests"
+    assert "lmrbench task record" in first.not_run.fix and first.reasons == [] and not first.valid
+    assert second.valid and second.verdict == "yes"
+    assert summary.golden_ran == 1 and summary.golden_pass_rate == 1.0
 
 
 def test_weak_and_wrong_tests_make_the_task_invalid(tmp_path):
@@ -173,7 +179,7 @@ def test_cli_prints_the_table_and_exits_non_zero_on_an_invalid_task(tmp_path):
     args = ["--sandbox", "local", "--repeat", "1", "--max-mutants", "0"]
     res = runner.invoke(app, ["validate", str(bench), *args])
     assert res.exit_code == 1, res.output
-    for text in ("golden", "masked", "mutants", "1-Calc", "golden pass rate: 1/2 = 50.0%"):
+    for text in ("golden", "masked", "mutants", "1-Calc", "golden pass rate: 1/2 that ran (50.0%); 0 not run"):
         assert text in res.output
     other = ["--run-dir", str(tmp_path / "other")]
     ok = runner.invoke(app, ["validate", str(bench), "--task", "1", *args, *other])

@@ -126,3 +126,35 @@ def test_a_tried_requirement_replaces_the_line_of_the_same_project():
     current = ["torch==2.4.1", "peft>=0.5", "Py_Arrow"]
     assert changed_requirements(current, ["PEFT==0.10.0", "py-arrow==12.0.1", "rich"]) == [
         "torch==2.4.1", "PEFT==0.10.0", "py-arrow==12.0.1", "rich"]
+
+
+DATA = Path(__file__).parent / "data"
+PREAMBLE = ("ERROR: Ignored the following versions that require a different python version: 0.5 Requires-Python "
+            ">=3.12; 0.6 Requires-Python >=3.12\n")
+"""The line pip on the bootstrapped base writes first whenever an index holds versions for other Pythons."""
+
+
+@pytest.mark.parametrize("preamble", ["", PREAMBLE], ids=["host", "base"])
+def test_a_requirement_without_a_wheel_is_named_with_why_not_by_the_first_error_line(preamble):
+    """pip's real output for the DPO repository's wandb==0.15.3 (pathtools: a source distribution only) and
+    hydra-core==1.3.2 (antlr4-python3-runtime 4.9: likewise) for the base image's Python."""
+    wandb = preamble + (DATA / "pip_download_wandb.txt").read_text()
+    assert failure_headline(wandb) == ("ERROR: No matching distribution found for pathtools (required by wandb): no "
+                                       "wheel for this Python and platform (a source distribution only, or none)")
+    hydra = preamble + (DATA / "pip_download_hydra.txt").read_text()
+    assert failure_headline(hydra) == (
+        "ERROR: No matching distribution found for antlr4-python3-runtime==4.9.* (required by hydra-core): no wheel "
+        "that fits for this Python and platform (wheels there: 4.11.0, 4.11.1, 4.12.0, 4.13.0, 4.13.1, 4.13.2)")
+
+
+def test_the_wheel_to_build_is_read_from_the_whole_output_with_the_version_asked_for():
+    from lmrbench.benchmark.sandbox.wheelhouse import wheel_to_build
+
+    lines = ["wandb==0.15.3", "hydra-core==1.3.2"]
+    assert wheel_to_build(PREAMBLE + (DATA / "pip_download_wandb.txt").read_text(), lines) == (
+        "pathtools", ["pathtools"])
+    assert wheel_to_build((DATA / "pip_download_hydra.txt").read_text(), lines) == (
+        "antlr4-python3-runtime", ["antlr4-python3-runtime==4.9.*"])
+    assert wheel_to_build("ERROR: No matching distribution found for Pathtools\n", ["pathtools==0.1.2"]) == (
+        "Pathtools", ["pathtools==0.1.2"])  # the task's own pin wins
+    assert wheel_to_build(PIP_CONFLICT, lines) is None

@@ -94,3 +94,33 @@ def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tm
     res = CliRunner().invoke(app, ["images", "build", str(tmp_path), "--base", base_image])
     assert res.exit_code == 0, res.output
     assert "7-Vec: lmrbench-task-7-vec:" in res.output
+
+
+@pytest.mark.docker
+def test_a_new_image_of_a_task_removes_the_ones_it_replaces_but_not_another_tasks(docker_engine, base_image,
+                                                                                  tmp_path):
+    import io
+
+    from lmrbench.benchmark.sandbox.inventory import remove_superseded
+    from lmrbench.benchmark.sandbox.layers import TASK_PATH_LABEL
+
+    def labelled(tag: str, folder: Path) -> None:
+        text = f'FROM {base_image}\nLABEL {TASK_PATH_LABEL}="{folder.resolve()}"\n'
+        docker_engine.images.build(fileobj=io.BytesIO(text.encode()), tag=tag, rm=True)
+
+    mine, copy = tmp_path / "bench" / "9-Superseded", tmp_path / "copy" / "9-Superseded"
+    old, new, other, elsewhere = ("lmrbench-task-9-superseded:old", "lmrbench-task-9-superseded:new",
+                                  "lmrbench-task-9-other:same", "lmrbench-task-9-superseded:copy")
+    try:
+        labelled(old, mine)
+        labelled(new, mine)
+        labelled(elsewhere, copy)  # the same task name in another folder (another copy of the set)
+        docker_engine.images.get(old).tag(*other.split(":"))  # another task's tag of the old image
+        assert remove_superseded(docker_engine, new, mine) == [old]
+        tags = {t for img in docker_engine.images.list() for t in img.tags}
+        assert {new, other, elsewhere} <= tags and old not in tags  # another task's tag keeps the image
+        assert remove_superseded(docker_engine, base_image, mine) == []  # not a task image: nothing to do
+    finally:
+        for tag in (old, new, other, elsewhere):
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_engine.images.remove(tag)

@@ -131,6 +131,11 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         assert _py(docker_engine, tags[1], "import importlib.util as u; print(u.find_spec('six') is None)") == "True"
         bad = try_requirements(runner, b, ["six==1.16.0"], command="python -c 'import six, missing_module_xyz'")
         assert not bad.ok and "missing_module_xyz" in bad.headline
+        # the command runs in the masked repository, read-only: it imports the goal module, writes nothing
+        goal = try_requirements(runner, b, ["six==1.16.0"],
+                                command="python -c 'import vec; print(vec.__file__)'; touch x || echo read-only")
+        assert goal.ok and "/lmrbench-repo/vecrepo/vec.py" in goal.output and "read-only" in goal.output, goal.output
+        assert not (b.repo_dir / "x").exists()
     finally:
         _remove(docker_engine, *tags, parent)
 
@@ -165,16 +170,17 @@ def test_an_official_dockerfile_whose_from_cannot_be_had_is_one_environment_erro
         "ARG DIR\nCOPY . /workspace\nRUN pip install -r /workspace/$DIR/requirements.txt\n"
     )
     res = CliRunner().invoke(app, ["validate", str(bench), "--sandbox", "docker", "--repeat", "3"])
-    assert res.exit_code == 1
-    env_lines = [line for line in res.output.splitlines() if line.startswith("environment error 7-Official:")]
+    assert res.exit_code == 3  # could not run, not invalid
+    env_lines = [line for line in res.output.splitlines() if line.startswith("not run 7-Official#1:")]
     assert len(env_lines) == 1, res.output
     assert "cannot be pulled" in env_lines[0] and "lmrbench images dockerfile" in env_lines[0]
     assert "0/3" not in res.output and "0.0%" not in res.output
-    assert "1/1 not run: environment error" in res.output
+    assert "golden pass rate: 0/0 that ran; 1 not run: 1 FROM images that cannot be had" in res.output
     assert "Step " not in res.output
     summary = json.loads((bench / ".lmrbench" / "validate" / "summary.json").read_text())
     [row] = summary["rows"]
     assert "cannot be pulled" in row["environment_error"] and summary["golden_pass_rate"] is None
+    assert row["not_run"]["cause"] == "image" and row["verdict"] == "not run"
 
 
 def test_the_target_of_the_base_image_is_its_full_python_version(base_image):

@@ -152,8 +152,8 @@ def prune(
 def try_cmd(
     task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
     requirements: Annotated[list[str], typer.Argument(help="Requirement lines to try, e.g. 'peft==0.10.0'.")],
-    run: str = typer.Option("", "--run", help="A command to run after the install, as the image's user "
-                            "(e.g. \"python -c 'import trl'\")."),
+    run: str = typer.Option("", "--run", help="A command to run after the install, as the image's user, in the "
+                            "task's masked repository (read-only; e.g. \"python -c 'import trl, model'\")."),
     write: bool = typer.Option(False, "--write", help="When it works, save the change into the task's "
                                "requirements.txt."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show pip's output."),

@@ -26,6 +26,8 @@ ExecutorOpt = Annotated[str | None, typer.Option(
 AddressOpt = Annotated[str | None, typer.Option(
     "--address", help="With --executor ray: auto (default: $RAY_ADDRESS or the cluster of this machine), "
     "host:port of the head, or ray://host:10001.")]
+Verbose = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Print log lines above the bars: pip's and the image build's whole output.")]
 TaskFilter = Annotated[list[str] | None, typer.Option(
     "--task", "-t", help="Only this task (folder name or number; repeatable).")]
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, Verbose, run_limits
 from lmrbench.errors import LmrError
 
 console = Console()
@@ -39,6 +39,7 @@ def task_record(
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
+    verbose: Verbose = False,
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
     from lmrbench.authoring.record import record_tests
@@ -62,7 +63,7 @@ def task_record(
     from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress() as progress:
+    with RichProgress(verbose=verbose) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
         box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = record_tests(

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, Verbose, run_limits
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
 from lmrbench.errors import LmrError
@@ -48,6 +48,7 @@ def task_suggest(
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
+    verbose: Verbose = False,
 ) -> None:
     """Rank the functions that carry the paper's method, with the passage each matches and what calls it."""
     if create and out is None:
@@ -61,7 +62,7 @@ def task_suggest(
     from lmrbench.authoring.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress() as progress:
+    with RichProgress(verbose=verbose) as progress:
         box = None
         if not no_run:
             from lmrbench.benchmark.sandbox.choose import get_sandbox
@@ -78,7 +79,7 @@ def task_suggest(
         from lmrbench.schemas.run import LLMParams
 
         llm = LLMConfig(LLMParams(model=model, base_url=base_url)) if model and base_url else None
-        with RichProgress() as progress:
+        with RichProgress(verbose=verbose) as progress:
             made = create_tasks(result, repo, paper, out, create, sandbox=box, llm=llm, repo_url=repo_url,
                                 progress=progress)
     if create:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.limit_options import Verbose
 from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
@@ -145,6 +146,7 @@ def task_export(
     no_wheels: Annotated[bool, typer.Option(
         "--no-wheels", help="Install requirements from the index at build time instead of a wheels/ folder.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier export.")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
     from lmrbench.authoring.dockerfile import DEFAULT_BASE_IMAGE
@@ -154,7 +156,7 @@ def task_export(
 
     if not official:
         raise LmrError("task export writes the official layout only: pass --official")
-    with RichProgress() as progress:
+    with RichProgress(verbose=verbose) as progress:
         res = export_official(load_task(task), out, base_image=base_image or DEFAULT_BASE_IMAGE,
                               wheels=not no_wheels, force=force, progress=progress)
     for note in res.notes:

@@ -23,7 +23,7 @@ from lmrbench.cli.limit_options import (
     run_limits,
 )
 from lmrbench.cli.tables import print_table
-from lmrbench.schemas.validation import ValidationSummary
+from lmrbench.schemas.validation import NOT_RUN_LABELS, ValidationSummary, verdict_of
 
 
 def validate(
@@ -48,7 +48,10 @@ def validate(
     gpus: Gpus = None,
     hf_cache: HfCache = None,
 ) -> None:
-    """Run golden, masked and mutant variants of every implementation; exit 1 when any is invalid or weak."""
+    """Run golden, masked and mutant variants of every implementation.
+
+    Exit status: 0 every implementation valid; 1 one is invalid or weak, or a task cannot be loaded; 3 none is
+    invalid, but one could not be run (its golden code never ran: see the not-run causes)."""
     from lmrbench.benchmark.execution.choose import executor_factory
     from lmrbench.benchmark.validation.plan import ValidateOptions
     from lmrbench.benchmark.validation.taskset import validate_taskset
@@ -68,8 +71,22 @@ def validate(
                                    run_dir=run_dir, progress=progress, executor=make)
     print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
     console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
-    if summary.problems or any(not r.valid or r.weak for r in summary.rows):
-        raise typer.Exit(1)
+    code = exit_code(summary)
+    if code:
+        raise typer.Exit(code)
+
+
+EXIT_INVALID = 1
+"""``validate``'s exit status when an implementation is invalid or weak (or a task cannot be loaded)."""
+EXIT_NOT_RUN = 3
+"""``validate``'s exit status when nothing is invalid but an implementation could not be run."""
+
+
+def exit_code(summary: ValidationSummary) -> int:
+    """0 all valid; ``EXIT_INVALID`` when any is invalid or weak; ``EXIT_NOT_RUN`` when the rest could not run."""
+    if summary.problems or any(r.not_run is None and (not r.valid or r.weak) for r in summary.rows):
+        return EXIT_INVALID
+    return EXIT_NOT_RUN if any(r.not_run is not None for r in summary.rows) else 0
 
 
 def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: float = DEFAULT_MIN_KILL_RATE,
@@ -91,10 +108,10 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
         masked = "yes" if r.masked_failed else "no"
         golden = f"{r.golden_passes}/{r.repeat}"
         margin = margin_text(r.tolerance_margin)
-        if env := r.environment_error:  # nothing ran: no golden or masked count to show
+        if (why := r.not_run) is not None:  # the golden code never ran: no golden or masked count to show
             golden = masked = killed = margin = "-"
             r = r.model_copy(update={"evidence": ""})
-            valid = "[red]environment error[/red] (below)"
+            valid = f"[magenta]not run[/magenta]: {escape(NOT_RUN_LABELS[why.cause])} (below)"
         table.add_row(escape(r.task), str(r.impl), golden, masked, killed, str(r.flaky), margin, r.evidence or "-",
                       secs, valid)
     print_table(console, table)
@@ -118,23 +135,32 @@ def print_summary(console: Console, summary: ValidationSummary, min_kill_rate: f
     for r in summary.rows:
         if r.tolerance_margin is not None and r.tolerance_margin > 1:
             console.print(f"[red]{escape(r.task)}#{r.impl}[/red]: {escape(r.tolerance_note)}", highlight=False)
-        if env := r.environment_error:
-            console.print(f"[red]environment error[/red] {escape(r.task)}: "
-                          f"{escape(env)}", highlight=False, soft_wrap=True)
+        if r.not_run is not None:
+            fix = f"; fix: {r.not_run.fix}" if r.not_run.fix else ""
+            console.print(f"[magenta]not run[/magenta] {escape(r.task)}#{r.impl}: {escape(r.not_run.detail + fix)}",
+                          highlight=False, soft_wrap=True)
     if any(r.skipped for r in summary.rows):
         console.print("* reused: the task has not changed since that result (--force validates again)")
     for p in summary.problems:
         console.print(f"[red]problem:[/red] {escape(p)}", highlight=False)
-    n = len(summary.rows)
-    no_env = sum(bool(r.environment_error) for r in summary.rows)
-    env_note = f"; {no_env}/{n} not run: environment error" if no_env else ""
-    if summary.golden_pass_rate is not None:
-        passed = round(summary.golden_pass_rate * (n - no_env))
-        console.print(f"golden pass rate: {passed}/{n - no_env} = {summary.golden_pass_rate:.1%}; "
-                      f"valid: {sum(r.valid and not r.weak for r in summary.rows)}/{n}, "
-                      f"valid but weak: {sum(r.weak for r in summary.rows)}/{n}{env_note}", highlight=False)
-    else:
-        console.print(f"no implementation validated{env_note}", highlight=False)
+    console.print(summary_line(summary), highlight=False, soft_wrap=True)
+
+
+def summary_line(summary: ValidationSummary) -> str:
+    """``golden pass rate: X/Y that ran (P%); Z not run: 23 LFS pointers the tests read, ...; valid: ...``."""
+    from lmrbench.benchmark.validation.not_run import not_run_counts
+
+    rows, n = summary.rows, len(summary.rows)
+    if not n:
+        return "no implementation validated"
+    ran = [r for r in rows if r.not_run is None]
+    passed = sum(r.golden_passes == r.repeat > 0 for r in ran)
+    rate = f" ({passed / len(ran):.1%})" if ran else ""
+    skipped = n - len(ran)
+    not_run = f"; {skipped} not run: {not_run_counts(rows)}" if skipped else "; 0 not run"
+    words = [r.verdict or verdict_of(r.valid, r.weak, r.not_run) for r in rows]
+    return (f"golden pass rate: {passed}/{len(ran)} that ran{rate}{not_run}; valid: {words.count('yes')}/{n}, "
+            f"valid but weak: {words.count('weak')}/{n}, invalid: {words.count('no')}/{n}")
 
 
 def margin_text(margin: float | None) -> str:

@@ -25,6 +25,10 @@ ENV_WATCH_READS = "LMRBENCH_WATCH_READS"
 READS_NAME = "reads.json"
 """In the out folder: JSON list of the repository-relative files the trusted test process opened."""
 
+UNCARRIED = "cannot cross to the candidate's process"
+"""In the error a split run's proxy raises when a call's value is one the codec cannot carry: the golden code never
+ran, and validation reports the value (not a golden failure)."""
+
 MAX_REPLY = 256 << 20
 """Default cap of one reply from the worker."""
 OUT_LIMIT = 64 << 20

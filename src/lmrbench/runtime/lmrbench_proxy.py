@@ -196,8 +196,8 @@ def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs
         request["random"] = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
     except codec.UnencodableValue as exc:
         raise TypeError(
-            f"{exc}: this call cannot cross to the candidate's process; the task needs "
-            '"isolation": "shared" in info.json (weaker evidence)'
+            f"{exc}: this call {protocol.UNCARRIED}; the implementation needs "
+            '"isolation": "shared" in its entry of info.json\'s implementations (weaker evidence)'
         ) from None
     reply, arrays = _CHANNEL.call(request, enc.arrays)
     if not reply.get("ok"):

@@ -3,7 +3,9 @@
 Real files are messier than the paper: ``retrieval_content`` (what the official generator reads, and what new
 tasks get) is also spelled ``retrieval_context``, ``category`` is free text
 or missing, ``instance_id`` is once a string, ``goal_file``/``unit_test_file`` are sometimes lists. All of that
-loads; unknown keys and the spelling used survive a load/save round trip.
+loads; unknown keys and the spelling used survive a load/save round trip. Every key lmrbench reads is a field
+here (and so in ``schema/info.schema.json``); one that lmrbench reads only at the other level (``isolation`` at the
+top, ``resources`` in an implementation) is refused with where it belongs, never silently ignored.
 """
 
 from __future__ import annotations
@@ -73,10 +75,29 @@ class CheckerSettings(BaseModel):
         return data
 
 
+def _older_spelling(schema: dict[str, Any]) -> None:
+    """The JSON Schema also lists ``retrieval_context``, the spelling many official files use."""
+    props = schema.get("properties", {})
+    if "retrieval_content" in props:
+        props["retrieval_context"] = {**props["retrieval_content"],
+                                      "description": "The same list as retrieval_content, spelled as many official "
+                                                     "files spell it (one of the two, not both)."}
+
+
+def _misplaced(data: Any, here: frozenset[str], where: str, belongs: str) -> None:
+    """ValueError naming a key of ``data`` that lmrbench reads only elsewhere, and where it belongs."""
+    if not isinstance(data, dict):
+        return
+    for key in data:
+        if key in here:
+            raise ValueError(f"{key!r} is {where}, where lmrbench does not read it: it belongs {belongs}")
+
+
 class Implementation(BaseModel):
     """One masked function (or set of functions) of a task, with its instruction and tests."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True,
+                              json_schema_extra=_older_spelling)
 
     instruction: str = ""
     """What the model is asked to implement, as shown to it."""
@@ -93,9 +114,10 @@ class Implementation(BaseModel):
     golden_file: str | list[str] = ""
     """The whole unmasked goal file, relative to the task folder."""
     retrieval_context: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("retrieval_context", "retrieval_content")
+        default_factory=list, validation_alias=AliasChoices("retrieval_content", "retrieval_context")
     )
-    """Repository files given to the model as context (also spelled retrieval_content)."""
+    """Repository files given to the model as context (``retrieval_content``, the official generator's spelling;
+    also read as ``retrieval_context``)."""
     unit_test_file: str | list[str] = ""
     """The unit test file(s), relative to the repository folder."""
     checker: CheckerSettings | None = None
@@ -116,6 +138,10 @@ class Implementation(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _remember_spelling(cls, data: Any) -> Any:
+        _misplaced(data, TASK_LEVEL_KEYS - {"instance_id", "folder_name"}, "in an implementation",
+                   "at the top level of info.json")
+        if isinstance(data, dict) and "retrieval_context" in data and "retrieval_content" in data:
+            raise ValueError("both retrieval_content and retrieval_context are given: keep one (retrieval_content)")
         if isinstance(data, dict) and "retrieval_context" in data and "retrieval_content" not in data:
             data = dict(data)
             data["__retrieval_key"] = "retrieval_context"
@@ -213,6 +239,18 @@ class TaskInfo(BaseModel):
     resources: TaskResources | None = None
     """lmrbench: memory, CPUs, GPUs and the Hugging Face cache the task's container needs."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_in_place(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            impls = data.get("implementations")
+            first = "implementations[0]" if isinstance(impls, list) and impls else "implementations[...]"
+            for key in data:
+                if key in IMPLEMENTATION_KEYS:
+                    raise ValueError(f"{key!r} is at the top level, where lmrbench does not read it: it belongs in "
+                                     f"each entry of implementations (as {first}.{key})")
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> TaskInfo:
         _check_rel(self.repo_folder_name, "repo_folder_name")
@@ -241,6 +279,13 @@ class TaskInfo(BaseModel):
             if impl._retrieval_key != "retrieval_context" and "retrieval_context" in raw:
                 raw[impl._retrieval_key] = raw.pop("retrieval_context")
         return data
+
+
+TASK_LEVEL_KEYS = frozenset(TaskInfo.model_fields)
+"""Keys of info.json's top level that lmrbench reads."""
+IMPLEMENTATION_KEYS = (frozenset(Implementation.model_fields) | {"retrieval_content"}) - {"trusted_files"}
+"""Keys of each entry of ``implementations`` that lmrbench reads, and that mean nothing at the top level
+(``trusted_files`` is read at both levels)."""
 
 
 def _first_error(err: ValidationError) -> str:

@@ -36,6 +36,38 @@ class _EnvironmentFromReasons(_Strict):
         return self
 
 
+NotRunCause = Literal["lfs", "empty_repo", "no_tests", "image", "requirement", "codec", "environment"]
+"""What stopped an implementation before its golden code ran: Git LFS pointers the tests or the golden code read,
+an empty or missing repository folder (a submodule never checked out), no unit tests, a FROM image that cannot be
+had, a requirement that cannot be resolved, a value the codec cannot carry, another environment error."""
+
+NOT_RUN_LABELS: dict[str, str] = {
+    "lfs": "LFS pointers the tests read",
+    "empty_repo": "empty submodules",
+    "no_tests": "no unit tests",
+    "image": "FROM images that cannot be had",
+    "requirement": "requirements that cannot be resolved",
+    "codec": "values the codec cannot carry",
+    "environment": "other environment errors",
+}
+"""How the summary line counts each cause (``23 LFS pointers the tests read``)."""
+
+
+class NotRun(_Strict):
+    """Why an implementation's golden code never ran, and what fixes it."""
+
+    cause: NotRunCause
+    """What stopped it."""
+    detail: str
+    """The cause, named (the pointer files, the submodule, the image, the requirement, the value)."""
+    fix: str = ""
+    """What to do about it, one line."""
+
+
+Verdict = Literal["yes", "weak", "no", "not run"]
+"""The valid column: every check held; valid but weak; invalid; could not be run (no golden code ran)."""
+
+
 class MutantResult(_Strict):
     """One mutant of a golden function body and what the tests made of it."""
 
@@ -117,6 +149,9 @@ class ImplValidation(_EnvironmentFromReasons):
     environment_error: str = ""
     """Why the task's environment could not be had (its image did not build, its FROM cannot be pulled): no test
     ran, so it is neither a golden failure nor counted in the golden pass rate; empty when it was built."""
+    not_run: NotRun | None = None
+    """Why the golden code never ran (LFS pointers, an empty submodule, an environment, a value the codec cannot
+    carry), with the fix; None when it ran. Such an implementation is neither valid nor invalid: not run."""
     finished_at: datetime
     """When the validation ended (UTC)."""
 
@@ -124,6 +159,11 @@ class ImplValidation(_EnvironmentFromReasons):
     def golden_passed(self) -> bool:
         """Every golden run passed."""
         return self.repeat > 0 and self.golden_passes == self.repeat == len(self.golden_runs)
+
+    @property
+    def verdict(self) -> Verdict:
+        """yes, weak, no, or not run."""
+        return verdict_of(self.valid, self.weak, self.not_run)
 
     @property
     def evidence_text(self) -> str:
@@ -191,6 +231,10 @@ class SummaryRow(_EnvironmentFromReasons):
     """Why it is invalid."""
     environment_error: str = ""
     """Why its environment could not be had (no test ran); empty when it was built."""
+    not_run: NotRun | None = None
+    """Why its golden code never ran, with the fix (None when it ran)."""
+    verdict: Verdict | None = None
+    """yes, weak, no or not run (None in files written before it was a field)."""
     weak: bool = False
     """Valid, but its tests kill fewer mutants than asked for."""
     kill_rate: float | None = None
@@ -223,8 +267,18 @@ class ValidationSummary(_Strict):
     problems: list[str] = []
     """Tasks that could not be loaded or validated, one line each."""
     golden_pass_rate: float | None = None
-    """Implementations whose golden code passed every run, over all implementations validated."""
+    """Implementations whose golden code passed every run, over the implementations whose golden code ran (None
+    when none ran)."""
+    golden_ran: int | None = None
+    """Implementations whose golden code ran (the rate's denominator; None in older files)."""
     seconds: float = 0.0
     """Wall-clock time of the whole run."""
     finished_at: datetime
     """When the run ended (UTC)."""
+
+
+def verdict_of(valid: bool, weak: bool, not_run: NotRun | None) -> Verdict:
+    """The valid column's word: ``not run`` when the golden code never ran, else ``no``, ``weak`` or ``yes``."""
+    if not_run is not None:
+        return "not run"
+    return "no" if not valid else "weak" if weak else "yes"

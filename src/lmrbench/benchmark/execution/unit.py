@@ -70,6 +70,8 @@ class UnitResult:
     environment_error: str = ""
     """Why the task's environment could not be prepared ('' when it was): no test ran, and the report is an
     infrastructure error saying the same."""
+    environment_cause: str = ""
+    """What stopped it: ``image``, ``requirement`` or ``environment`` (``errors.EnvironmentUnavailable``)."""
     env_id: str = ""
     """The task's environment (image tag or venv) where it ran; '' when none could be prepared."""
     image_id: str = ""
@@ -100,7 +102,7 @@ class Prepared:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._done: dict[tuple[int, str], tuple[str, str, str]] = {}
-        self._failed: dict[tuple[int, str], str] = {}
+        self._failed: dict[tuple[int, str], LmrError] = {}
         self._task_locks: dict[tuple[int, str], threading.Lock] = {}
 
     def env_id(self, sandbox: Sandbox, task: Task, *, rebuild: bool, progress: Progress,
@@ -114,14 +116,14 @@ class Prepared:
             if key in self._done:
                 return self._done[key]
             if key in self._failed:
-                raise LmrError(self._failed[key])
+                raise self._failed[key]
             try:
                 with MachineLock(f"prepare-{task.name}"):
                     env = sandbox.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
             except Cancelled:
                 raise
             except LmrError as exc:
-                self._failed[key] = str(exc)
+                self._failed[key] = exc
                 raise
             self._done[key] = (env, *image_facts(sandbox, env))
             return self._done[key]
@@ -164,7 +166,8 @@ def execute(
     except Cancelled:
         raise
     except LmrError as exc:
-        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc))
+        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc),
+                          environment_cause=getattr(exc, "cause", "environment"))
     impl = task.info.implementation(unit.impl)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,

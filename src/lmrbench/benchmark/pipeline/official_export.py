@@ -24,7 +24,7 @@ from lmrbench.authoring.paper import PAPER_JSON
 from lmrbench.authoring.script_mode import has_main_block, with_script_block
 from lmrbench.benchmark.sandbox.images import BASE_TARGET
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse
+from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse, pip_options
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text, staging_dir
@@ -74,7 +74,8 @@ def export_official(
         repo = tmp / task.info.repo_folder_name
         if wheels:
             progress.log(f"wheels for {base_image} (Python {BASE_TARGET.python}): {len(lines)} requirement(s)")
-            shutil.copytree(build_wheelhouse(lines, BASE_TARGET, progress=progress), tmp / WHEELS)
+            options = pip_options(reqs.text)  # the index options the task's own build honours (--find-links ...)
+            shutil.copytree(build_wheelhouse(lines, BASE_TARGET, options=options, progress=progress), tmp / WHEELS)
         result.notes += reqs.warnings
         rel_req = reqs.source.relative_to(task.path).as_posix() if reqs.source else None
         if reqs.source is not None and reqs.source.name != "requirements.txt":

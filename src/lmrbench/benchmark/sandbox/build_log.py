@@ -18,12 +18,25 @@ _NOISE = re.compile(
 _ERRORISH = re.compile(r"error|not found|no such|cannot|can't|unable|failed|denied|requires a different python|^E: ",
                        re.IGNORECASE)
 _CONFLICT = re.compile(r"^\s*\S+ [^ ]+ depends on ")
+_PREAMBLE = "Ignored the following versions that require a different python version"
+"""pip's first ``ERROR:`` line whenever an index holds versions for other Pythons: never the cause itself."""
+_FROM = re.compile(r"Could not find a version that satisfies the requirement \S+ \(from ([^)]*)\)")
+_VERSIONS = re.compile(r"Could not find a version that satisfies the requirement .*\(from versions: ([^)]*)\)")
+_NO_DIST = re.compile(r"No matching distribution found for (\S+)")
 
 
 def failure_headline(output: str) -> str:
     """The line of ``output`` that names why pip or a build failed ('' when it holds no line at all)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [i for i, line in enumerate(lines) if line.startswith("ERROR:")]
+    errors = [i for i, line in enumerate(lines) if line.startswith("ERROR:") and _PREAMBLE not in line]
+    missing = next((m for line in lines if (m := _NO_DIST.search(line))), None)
+    if missing:  # name the requirement, and why: the versions there are, or none (only a source distribution?)
+        found = next((m.group(1) for line in lines if (m := _VERSIONS.search(line))), "")
+        parent = next((m.group(1) for line in lines if (m := _FROM.search(line))), "")
+        why = (f"no wheel that fits for this Python and platform (wheels there: {found})" if found and found != "none"
+               else "no wheel for this Python and platform (a source distribution only, or none)")
+        needed = f" (required by {parent})" if parent and not parent.startswith("versions") else ""
+        return f"ERROR: No matching distribution found for {missing.group(1)}{needed}: {why}"
     if errors:
         first = lines[errors[0]]
         if "conflicting dependencies" in first or "ResolutionImpossible" in first:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.errors import LmrError
+from lmrbench.errors import EnvironmentUnavailable
 
 if TYPE_CHECKING:
     import docker
@@ -50,9 +50,9 @@ def check_from_images(client: docker.DockerClient, text: str, path: Path, base: 
         reason = pull_image(client, ref)
         if reason is None and image_id(client, ref):
             continue
-        raise LmrError(
+        raise EnvironmentUnavailable(
             f"FROM {ref} is not here and cannot be pulled ({(reason or 'not found').rsplit(': ', 1)[-1][:80]}); "
             f"fix: `lmrbench images dockerfile {path.parent} --force` writes lmrbench's layered Dockerfile "
             "(it keeps the task's requirements)",
-            path,
+            path, cause="image",
         )

@@ -4,6 +4,7 @@ bytes each adds and which tasks share a framework layer; and pruning that keeps 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.benchmark.sandbox.layers import (
@@ -12,6 +13,7 @@ from lmrbench.benchmark.sandbox.layers import (
     LAYER_LABEL,
     PARENT_LABEL,
     TASK_LABEL,
+    TASK_PATH_LABEL,
     TASK_REPO_PREFIX,
     task_slug,
 )
@@ -78,6 +80,31 @@ def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
             newest[slug] = r
     keep = {r.tag for r in newest.values()}
     return keep | {r.parent for r in newest.values() if r.parent.startswith(FRAMEWORK_REPO)}
+
+
+def remove_superseded(client: docker.DockerClient, tag: str, folder: Path) -> list[str]:
+    """Untag the task's other images (``lmrbench-task-<name>:*`` but ``tag``) built from the same task
+    ``folder`` (its label), which ``tag`` replaces; the engine deletes an image when no tag is left, so one that
+    another task's tag names stays. An image a container still uses is kept; one of another folder of the same
+    name (another copy of the task set) too. Returns the tags removed."""
+    import docker
+
+    repo = tag.rpartition(":")[0]
+    if not repo.startswith(TASK_REPO_PREFIX):
+        return []
+    removed = []
+    for img in client.images.list(name=repo):
+        if (img.labels or {}).get(TASK_PATH_LABEL) != str(Path(folder).resolve()):
+            continue
+        for old in img.tags:
+            if old == tag or old.rpartition(":")[0] != repo:
+                continue
+            try:
+                client.images.remove(old)
+                removed.append(old)
+            except docker.errors.APIError:  # a container of it still runs (a warm boot): left for a prune
+                continue
+    return sorted(removed)
 
 
 def prune_images(client: docker.DockerClient, keep: set[str] | None = None) -> tuple[list[str], list[str]]:

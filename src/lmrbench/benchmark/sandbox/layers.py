@@ -36,6 +36,8 @@ FRAMEWORK_LABEL = "org.lmrbench.framework"
 """The framework pins of a layer (``torch==2.4.1``), on both the framework layer and the task layers above it."""
 TASK_LABEL = "org.lmrbench.task"
 """The task (folder name) a task image was built for."""
+TASK_PATH_LABEL = "org.lmrbench.task-path"
+"""The task folder (absolute) a task image was built from: a newer image of that folder replaces it."""
 TORCH_SOURCE_LABEL = "org.lmrbench.torch-source"
 """Where a framework layer's torch came from (``TorchSource.describe``)."""
 

@@ -39,7 +39,7 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, killed_at_timeout, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
-from lmrbench.errors import LmrError
+from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness import payload
 from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
@@ -136,8 +136,14 @@ class LocalRunner:
                     errors="replace",
                 )
                 if proc.returncode != 0:
-                    tail_ = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-                    raise LmrError(f"cannot install the requirements into a venv: {tail_}", reqs.source or task.path)
+                    from lmrbench.benchmark.sandbox.build_log import failure_headline
+
+                    output = (proc.stdout + proc.stderr).strip()
+                    for line in output.splitlines():  # the whole output, shown with -v
+                        progress.log(f"pip: {line}")
+                    raise EnvironmentUnavailable(f"cannot install the requirements into a venv: "
+                                                 f"{failure_headline(output) or 'pip exit ' + str(proc.returncode)}",
+                                                 reqs.source or task.path, cause="requirement", output=output)
         return str(final)
 
     def run(

@@ -22,6 +22,7 @@ from lmrbench.benchmark.sandbox.layers import (
     LAYER_LABEL,
     PARENT_LABEL,
     TASK_LABEL,
+    TASK_PATH_LABEL,
     TASK_REPO_PREFIX,
     TORCH_SOURCE_LABEL,
     LayerPlan,
@@ -89,7 +90,7 @@ def prepare_tag(
         h = hashlib.sha256("\0".join([text, req_text, image_id(runner.client, base) or "" if base else "",
                                       f"{runner.uid}:{runner.gid}", _folder_digest(task.path)]).encode())
         tag = image_tag(task.name, h.hexdigest()[:16])
-        _have(runner, tag, rebuild, progress, cancel,
+        _have(runner, tag, rebuild, progress, cancel, task.path,
               lambda: _build_official(runner, task, tag, base, rebuild, progress, cancel))
         return tag
     target = runner.wheel_target(base)
@@ -111,16 +112,16 @@ def prepare_tag(
         source = " from the task's edited Dockerfile" if own else ""
         progress.log(f"building {tag} on {parent}{source}: {len(plan.task)} wheel(s)")
         labels = {LAYER_LABEL: "task", PARENT_LABEL: parent, FRAMEWORK_LABEL: " ".join(plan.pins),
-                  TASK_LABEL: task.name}
+                  TASK_LABEL: task.name, TASK_PATH_LABEL: str(task.path.resolve())}
         _build_layer(runner, template if own else "", [*lines, *plan.added], plan.task, tag, parent, labels,
                      task.name, rebuild, progress, cancel, task.info.repo_folder_name)
 
-    _have(runner, tag, rebuild, progress, cancel, build)
+    _have(runner, tag, rebuild, progress, cancel, task.path, build)
     return tag
 
 
 def _have(runner: ImageHost, tag: str, rebuild: bool, progress: Progress, cancel: threading.Event | None,
-          build: Callable[[], None]) -> None:
+          folder: Path, build: Callable[[], None]) -> None:
     """Make sure the task image ``tag`` exists: kept when present, else another task's image of the same inputs
     (the same digest: the same Dockerfile, requirements, wheels and parent) is tagged for it, else ``build``
     runs; ``rebuild`` always builds. Under a machine-wide lock per digest, so that two jobs of one process, two
@@ -136,9 +137,20 @@ def _have(runner: ImageHost, tag: str, rebuild: bool, progress: Progress, cancel
                 twins[0].tag(repo, digest)
                 progress.log(f"{tag}: the image of {twins[0].tags[0] if twins[0].tags else digest}, "
                              "whose environment is the same")
+                _superseded(runner, tag, folder, progress)
                 return
         check_cancel(cancel)
         build()
+    _superseded(runner, tag, folder, progress)
+
+
+def _superseded(runner: ImageHost, tag: str, folder: Path, progress: Progress) -> None:
+    """Remove the images of the task folder that ``tag`` replaces (a try / re-record loop left one per change)."""
+    from lmrbench.benchmark.sandbox.inventory import remove_superseded
+
+    removed = remove_superseded(runner.client, tag, folder)
+    if removed:
+        progress.log(f"{tag} replaces {', '.join(removed)}: removed")
 
 
 def _image_lock(tag: str, cancel: threading.Event | None) -> MachineLock:
@@ -195,6 +207,7 @@ def _build_official(runner: ImageHost, task: Task, tag: str, base: str, rebuild:
     if base:
         args["BASE_IMAGE"] = base
     docker_build(runner.client, build_context({}, {".": task.path}), tag, what=task.name, buildargs=args,
-                 labels={LAYER_LABEL: "task", TASK_LABEL: task.name}, nocache=rebuild, progress=progress,
+                 labels={LAYER_LABEL: "task", TASK_LABEL: task.name, TASK_PATH_LABEL: str(task.path.resolve())},
+                 nocache=rebuild, progress=progress,
                  cancel=cancel)
 

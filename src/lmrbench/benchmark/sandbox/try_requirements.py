@@ -58,6 +58,10 @@ def last_image(runner: DockerRunner, task: Task) -> str:
     return max(mine, key=lambda r: r.created).tag
 
 
+TRY_REPO = "/lmrbench-repo"
+"""Where a try run mounts the task's masked repository (read-only), under its folder name."""
+
+
 def try_requirements(
     runner: DockerRunner,
     task: Task,
@@ -68,7 +72,8 @@ def try_requirements(
     timeout: float = 600,
 ) -> TryResult:
     """Install ``changes`` (requirement lines) over the task's last image in a throwaway container and run
-    ``command`` there (as the image's user); the task's files are not touched."""
+    ``command`` there (as the image's user), in the task's masked repository, mounted read-only and first on the
+    Python path (so the command can import the goal module); the task's files are not touched."""
     progress = progress or NullProgress()
     t0 = time.monotonic()
     image = last_image(runner, task)
@@ -78,13 +83,17 @@ def try_requirements(
                             progress=progress)
     folder = sorted({p.parent for p in wheels})
     mounts = {str(f): {"bind": f"/lmrbench-wheels/{i}", "mode": "ro"} for i, f in enumerate(folder)}
+    repo = f"{TRY_REPO}/{task.info.repo_folder_name}"
+    mounts[str(task.repo_dir.resolve())] = {"bind": repo, "mode": "ro"}
     links = " ".join(f"--find-links /lmrbench-wheels/{i}" for i in range(len(folder)))
     wanted = " ".join(_quote(c) for c in changes)
     # everything on stderr: the engine keeps a failed container's stderr for the error
     script = (f"exec 1>&2; /opt/venv/bin/pip install --disable-pip-version-check --no-cache-dir --no-index {links}"
               f" {wanted} && echo '--- lmrbench: installed' ")
     if command:
-        script += f"&& su -s /bin/sh -c {_quote(command)} \"$(getent passwd {runner.uid} | cut -d: -f1)\""
+        in_repo = (f"cd {_quote(repo)} && PYTHONPATH={_quote(repo)} PYTHONDONTWRITEBYTECODE=1 "
+                   f"exec sh -c {_quote(command)}")
+        script += f"&& su -s /bin/sh -c {_quote(in_repo)} \"$(getent passwd {runner.uid} | cut -d: -f1)\""
     progress.log(f"trying {', '.join(changes)} in {image}")
     try:
         out = runner.client.containers.run(image, ["sh", "-c", script], user="0:0", remove=True, volumes=mounts,

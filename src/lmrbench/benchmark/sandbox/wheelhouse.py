@@ -29,7 +29,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.defaults import cache_root
-from lmrbench.errors import LmrError
+from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import atomic_write_text, staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import run_with_heartbeat
@@ -138,15 +138,19 @@ def _pip(args: list[str], what: str, progress: Progress, cancel: threading.Event
     progress.log("$ " + " ".join(cmd))
     proc = run_with_heartbeat(cmd, f"pip: {what}", progress, cancel=cancel, how_far=how_far)
     output = (proc.stdout + proc.stderr).strip()
+    for line in output.splitlines():  # the whole output, shown with -v
+        progress.log(f"pip: {line}")
     if proc.returncode < 0:
         raise LmrError(f"pip was killed by signal {-proc.returncode} while it tried to {what}")
     if proc.returncode != 0:
-        raise LmrError(f"pip could not {what}: {failure_headline(output) or f'exit {proc.returncode}'}")
+        raise EnvironmentUnavailable(f"pip could not {what}: {failure_headline(output) or f'exit {proc.returncode}'}",
+                                     cause="requirement", output=output)
     return output
 
 
 _SAVED = re.compile(r"^\s*(?:Saved|File was already downloaded)\s+(\S.*\.whl)\s*$", re.MULTILINE)
-_NO_DIST = re.compile(r"No matching distribution found for ([A-Za-z0-9._-]+)")
+_NO_DIST = re.compile(r"No matching distribution found for ([A-Za-z0-9._-]+)(\S*)")
+"""pip's line naming a requirement it found no wheel of: the project, then any version it was asked for."""
 
 
 def _downloaded_size(folder: Path, before: int) -> Callable[[], str]:
@@ -187,22 +191,37 @@ def resolve_wheels(
             names = _download(lines, target, options or [], constraints or [], progress, cancel, bool(built))
             break
         except LmrError as exc:
-            missing = _NO_DIST.search(exc.problem)
-            if not missing or not target.python or target.minor != _host_minor() or missing.group(1) in built:
+            wanted = wheel_to_build(getattr(exc, "output", "") or exc.problem, lines)
+            if wanted is None or not target.python or target.minor != _host_minor() or wanted[0] in built:
                 raise
             # no wheel on the index for this target: build one from the source distribution with the host's pip
             # (same major.minor) and resolve again with it beside the index's wheels
-            progress.log(f"no wheel of {missing.group(1)} for Python {target.python}: building one with the host's pip")
+            name, pins = wanted
+            progress.log(f"no wheel of {name} for Python {target.python}: building one with the host's pip")
             check_cancel(cancel)
-            name = missing.group(1)
-            pins = [r for r in lines if re.match(rf"^{re.escape(name)}\b", r, re.IGNORECASE)] or [name]
-            _pip(["wheel", "--no-deps", "--wheel-dir", str(files), *(options or []), *pins], f"build a wheel of {name}",
-                 progress, cancel)
+            try:
+                _pip(["wheel", "--no-deps", "--wheel-dir", str(files), *(options or []), *pins],
+                     f"build a wheel of {name}", progress, cancel)
+            except LmrError as build_error:  # nothing to build from either: the download's own error says why
+                progress.log(f"cannot build a wheel of {name} either: {build_error.problem}")
+                raise exc from None
             built.append(name)
     else:
         raise LmrError("pip could not download the requirements: too many source-only distributions")
     atomic_write_text(record, "\n".join(names) + "\n")
     return [files / n for n in names]
+
+
+def wheel_to_build(output: str, lines: list[str]) -> tuple[str, list[str]] | None:
+    """(project, what to build) when pip's whole ``output`` says it found no wheel of a requirement: the task's
+    own line of that project, else the version a dependency asked for (``antlr4-python3-runtime==4.9.*``);
+    None when it says nothing of the kind."""
+    missing = _NO_DIST.search(output)
+    if missing is None:
+        return None
+    name = missing.group(1)
+    pins = [r for r in lines if re.match(rf"^{re.escape(name)}\b", r, re.IGNORECASE)]
+    return name, pins or [name + missing.group(2)]
 
 
 def _host_minor() -> str:

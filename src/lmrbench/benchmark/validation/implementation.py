@@ -16,6 +16,7 @@ from typing import Literal
 from lmrbench.authoring.check import find_leaks
 from lmrbench.authoring.metadata import mark_trusted
 from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
+from lmrbench.benchmark.validation.not_run import environment_not_run, golden_not_run, static_not_run
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
     RecordedFacts,
@@ -35,7 +36,7 @@ from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
-from lmrbench.schemas.validation import ENVIRONMENT_PREFIX, ImplValidation, MutantResult
+from lmrbench.schemas.validation import ENVIRONMENT_PREFIX, ImplValidation, MutantResult, NotRun
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
 
@@ -79,6 +80,8 @@ class ImplCheck:
     _reasons: list[str] = field(default_factory=list)
     _waiting: int = 0
     _environment_error: str = ""
+    _environment_cause: str = ""
+    _not_run: NotRun | None = None
     _start: float = field(default_factory=time.monotonic)
     _facts: RecordedFacts = field(default_factory=RecordedFacts)
 
@@ -89,7 +92,8 @@ class ImplCheck:
             valid=False, finished_at=datetime.now(UTC),
         )
         self._facts = recorded_facts(self.task, self.impl)
-        if self.mutants is None and self.opts.max_mutants > 0 and not static_problems(self.task, self.impl):
+        self._not_run = static_not_run(self.task, self.impl)
+        if self.mutants is None and self.opts.max_mutants > 0 and not self._stopped:
             self.mutants = plan_mutants(self.task, self.impl, self._facts)
         self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants, self._facts.equivalent)
 
@@ -99,9 +103,14 @@ class ImplCheck:
         return f"{self.task.name}#{self.impl.index}"
 
     @property
+    def _stopped(self) -> bool:
+        """Something stops the implementation before anything runs (a static problem, or it cannot run)."""
+        return self._not_run is not None or bool(static_problems(self.task, self.impl))
+
+    @property
     def runs(self) -> int:
         """Test runs this check makes when nothing stops it early (for the progress bar)."""
-        if static_problems(self.task, self.impl):
+        if self._stopped:
             return 0
         return self.opts.repeat + 1 + len(self._chosen) + self._probing
 
@@ -119,7 +128,12 @@ class ImplCheck:
                        env=env or {})
 
     def first_units(self) -> list[RunUnit]:
-        """The golden runs; none (and the result final) when a static problem stops the implementation."""
+        """The golden runs; none (and the result final) when a static problem stops the implementation, or it
+        cannot run."""
+        if self._not_run is not None:
+            self.result.not_run = self._not_run
+            self._finish([])
+            return []
         problems = static_problems(self.task, self.impl)
         if problems:
             self._finish(problems)
@@ -143,7 +157,8 @@ class ImplCheck:
         self._waiting -= 1
         if unit.purpose == "golden":
             self._golden[unit.ordinal] = report
-            self._environment_error = self._environment_error or result.environment_error
+            if result.environment_error and not self._environment_error:
+                self._environment_error, self._environment_cause = result.environment_error, result.environment_cause
             return self._after_golden() if self._waiting == 0 else []
         if unit.purpose == "masked":
             self.result.masked = report
@@ -184,7 +199,14 @@ class ImplCheck:
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self.result.environment_error = self._environment_error
+            self.result.not_run = environment_not_run(self._environment_error, self._environment_cause)
             self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
+            return []
+        stopped = golden_not_run(self.task, self.impl, res.golden_runs)
+        if stopped is not None:  # the golden code never ran: nothing after it can tell anything
+            self.progress.advance(1 + len(self._chosen) + self._probing)
+            self.result.not_run = stopped
+            self._finish([])
             return []
         reasons = []
         for k, r in enumerate(res.golden_runs, start=1):
@@ -222,11 +244,11 @@ class ImplCheck:
             reasons.append(f"masked run: infrastructure error: {masked.detail}"[:300])
         if not reasons:
             self._record_mutants()
-        leaks = find_leaks(self.task, self.impl)
+        leaks = find_leaks(self.task, self.impl) if res.not_run is None else []
         if leaks:
             reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
         res.reasons = reasons
-        res.valid = not reasons
+        res.valid = not reasons and res.not_run is None
         res.min_kill_rate = self.opts.min_kill_rate
         res.weak = is_weak(res, self.opts.min_kill_rate)
         res.seconds = round(time.monotonic() - self._start, 3)

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 
 from lmrbench.authoring.testgen import TODO_MARK
 from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
-from lmrbench.core.taskset import STATE_DIRS, Task
+from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.defaults import recording_folder
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import lfs_pointers
 from lmrbench.schemas.task_info import Implementation
 
 if TYPE_CHECKING:
@@ -42,21 +41,13 @@ class ValidateOptions:
 
 
 def static_problems(task: Task, impl: Implementation) -> list[str]:
-    """Reasons an implementation is invalid before anything runs: no tests, unfinished scaffolds."""
-    files = impl_test_files(task, impl)
-    if not files:
-        return ["no unit tests"]
+    """Reasons an implementation is invalid before anything runs: unfinished scaffolds. (What stops it from
+    running at all, such as no tests or Git LFS pointers, is ``not_run.static_not_run``.)"""
     problems = []
-    for f in files:
+    for f in impl_test_files(task, impl):
         text = (task.repo_dir / f).read_text(encoding="utf-8", errors="replace")
         if TODO_MARK in text:
             problems.append(f"{f}: scaffold still holds {TODO_MARK}")
-    pointers = lfs_pointers(task.path, skip=frozenset({".git", *STATE_DIRS}))
-    if pointers:
-        shown = ", ".join(p.as_posix() for p in pointers[:3]) + (f" and {len(pointers) - 3} more" if len(pointers) > 3
-                                                                  else "")
-        problems.append(f"{len(pointers)} file(s) are Git LFS pointers, not their content ({shown}): run "
-                        "`git lfs pull` in the source repository and copy the files into the task")
     return problems
 
 

@@ -18,7 +18,7 @@ from lmrbench.core.taskset import Task, task_digest
 from lmrbench.defaults import default_run_dir
 from lmrbench.fsutil import atomic_write_json, atomic_write_text
 from lmrbench.schemas.testrun import TestStatus
-from lmrbench.schemas.validation import ImplValidation, SummaryRow
+from lmrbench.schemas.validation import ImplValidation, SummaryRow, verdict_of
 
 SUMMARY_FILE = "summary.json"
 HARNESS = "split-1"
@@ -98,12 +98,21 @@ def is_reusable(
         and result.repeat == opts.repeat
         and (runner is None or result.sandbox == runner)
         and infra_errors(result) == 0
+        and result.not_run is None
+        and len(result.golden_runs) == result.repeat  # stopped before the golden runs: cheap to check again
     )
 
 
 def summary_row(res: ImplValidation, skipped: bool) -> SummaryRow:
     """The summary table's row of one result (``skipped``: reused, not run now)."""
+    from lmrbench.benchmark.validation.not_run import environment_not_run
+
+    not_run = res.not_run
+    if not_run is None and res.environment_error:  # written before not_run was a field
+        cause = "image" if "cannot be pulled" in res.environment_error else "environment"
+        not_run = environment_not_run(res.environment_error, cause)
     return SummaryRow(
+        not_run=not_run, verdict=verdict_of(res.valid, res.weak, not_run),
         task=res.task, impl=res.impl, valid=res.valid, golden_passes=res.golden_passes, repeat=res.repeat,
         masked_failed=res.masked_failed, mutants_killed=res.mutants_killed, mutants_total=res.mutants_total,
         flaky=len(res.flaky_tests), seconds=res.seconds, skipped=skipped, reasons=res.reasons,

@@ -29,6 +29,8 @@ class ResultStatus(StrEnum):
     WEAK = "valid but weak"
     """Valid, but its tests kill fewer of the golden body's mutants than ``--min-kill-rate`` asks."""
     INVALID = "invalid"
+    NOT_RUN = "not run"
+    """The golden code never ran (LFS pointers, an empty submodule, an environment that cannot be had...)."""
     STALE = "stale"
     """The tests, masks, checkers or files changed since: validate again."""
 
@@ -39,6 +41,8 @@ def result_status(result: ImplValidation | None, fingerprint: str) -> ResultStat
         return ResultStatus.NOT_VALIDATED
     if result.fingerprint != fingerprint:
         return ResultStatus.STALE
+    if result.not_run is not None:
+        return ResultStatus.NOT_RUN
     if not result.valid:
         return ResultStatus.INVALID
     return ResultStatus.WEAK if result.weak else ResultStatus.VALID

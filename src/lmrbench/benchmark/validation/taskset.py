@@ -70,7 +70,13 @@ def validate_taskset(
     for d in task_dirs(bench):
         if is_within(d, run_dir.resolve()):
             raise LmrError("the run folder must not be inside a task folder", run_dir)
-    problems = [str(p) for p in load_problems]
+    problems: list[str] = []
+    unloaded: list[SummaryRow] = []
+    for p in load_problems:
+        rows_of = _missing_repository_rows(p)
+        unloaded += rows_of
+        if not rows_of:
+            problems.append(str(p))
 
     rows: dict[tuple[str, int], SummaryRow] = {}
     todo: list[tuple[Task, str, int]] = []
@@ -96,17 +102,37 @@ def validate_taskset(
                 rows[(res.task, res.impl)] = summary_row(res, skipped=False)
         finally:
             pool.close()
-    order = {t.name: i for i, t in enumerate(tasks)}
+    rows.update({(r.task, r.impl): r for r in unloaded})
+    order = {d.name: i for i, d in enumerate(task_dirs(bench))}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
-    ran = [r for r in ordered if not r.environment_error]  # an environment that never built ran nothing
+    ran = [r for r in ordered if r.not_run is None]  # the golden code of the others never ran
     rate = sum(r.golden_passes == r.repeat for r in ran) / len(ran) if ran else None
     summary = ValidationSummary(
-        bench=str(bench), sandbox=runner_name, rows=ordered,
+        bench=str(bench), sandbox=runner_name, rows=ordered, golden_ran=len(ran),
         problems=problems, golden_pass_rate=rate, seconds=round(time.monotonic() - started, 3),
         finished_at=datetime.now(UTC),
     )
     atomic_write_json(run_dir / SUMMARY_FILE, summary.model_dump(mode="json"))
     return summary
+
+
+def _missing_repository_rows(err: LmrError) -> list[SummaryRow]:
+    """Not-run rows for each implementation of a task whose info.json loads but whose repository folder is
+    missing (a git submodule never checked out); none for any other load problem."""
+    from lmrbench.benchmark.validation.not_run import missing_repository
+    from lmrbench.schemas.task_info import INFO_JSON, load_task_info
+
+    if not err.path or "is not a folder" not in err.problem:
+        return []
+    task_dir = Path(err.path).parent
+    try:
+        info = load_task_info(task_dir / INFO_JSON)
+    except LmrError:
+        return []
+    why = missing_repository(info, task_dir)
+    return [SummaryRow(task=task_dir.name, impl=impl.index, valid=False, golden_passes=0, repeat=0,
+                       masked_failed=False, mutants_killed=0, mutants_total=0, flaky=0, seconds=0.0, skipped=False,
+                       not_run=why, verdict="not run") for impl in info.implementations]
 
 
 def _run_checks(

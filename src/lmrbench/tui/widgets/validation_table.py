@@ -39,7 +39,7 @@ class ValidationTable(Vertical):
             rate = r.kill_rate
             table.add_row(
                 str(r.impl),
-                ("weak" if r.weak else "valid") if r.valid else "INVALID",
+                {"yes": "valid", "weak": "weak", "no": "INVALID", "not run": "NOT RUN"}[r.verdict],
                 f"{r.golden_passes}/{r.repeat}",
                 "yes" if r.masked_failed else "no",
                 f"{r.mutants_killed}/{r.mutants_total}" + (f" ({rate:.0%})" if rate is not None else ""),
@@ -50,6 +50,8 @@ class ValidationTable(Vertical):
             )
             for reason in r.reasons:
                 log.write(f"impl {r.impl}: {reason}")
+            if r.not_run is not None:
+                log.write(f"impl {r.impl}: not run: {r.not_run.detail}; fix: {r.not_run.fix}")
             if r.kind_kills:
                 log.write(f"impl {r.impl}: mutants killed by kind: {kinds_text(r.kind_kills)}")
             for reason in r.weak_reasons if r.valid else []:

@@ -1,0 +1,133 @@
+"""What stops an implementation before its golden code runs, named with its fix.
+
+Such an implementation is "not run": neither valid nor invalid, and left out of the golden pass rate. The causes:
+Git LFS pointers that a test or the golden code reads, an empty or missing repository folder (a git submodule
+never checked out), no unit tests, a FROM image that cannot be had, a requirement that cannot be resolved, and a
+value the codec cannot carry across a split run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from lmrbench.core.taskset import STATE_DIRS, Task
+from lmrbench.core.trust import impl_test_files
+from lmrbench.fsutil import holds_no_file, lfs_pointers
+from lmrbench.runtime.lmrbench_protocol import UNCARRIED
+from lmrbench.schemas.task_info import Implementation, TaskInfo
+from lmrbench.schemas.testrun import TestReport
+from lmrbench.schemas.validation import NOT_RUN_LABELS, NotRun, SummaryRow
+
+_LFS_FIX = "run `git lfs pull` where the task set was cloned (or copy the files' content into the task)"
+_UNPICKLED_POINTER = "invalid load key, 'v'"
+"""What pickle and torch.load say of a Git LFS pointer file ('version https://git-lfs...')."""
+
+
+def missing_repository(info: TaskInfo, task_dir: Path) -> NotRun:
+    """The repository folder is empty or missing: a git submodule that was never checked out."""
+    name = info.repo_folder_name
+    url = _submodule_url(task_dir / name)
+    state = "is empty" if (task_dir / name).is_dir() else "is missing"
+    return NotRun(cause="empty_repo", detail=f"{task_dir.name}/{name} {state}: a git submodule never checked out"
+                  + (f" ({url})" if url else ""),
+                  fix=f"run `git submodule update --init {task_dir.name}/{name}` where the task set was cloned "
+                      "(or copy the repository into the folder)")
+
+
+def _submodule_url(folder: Path) -> str:
+    """The url a ``.gitmodules`` above ``folder`` gives its path ('' when none names it)."""
+    for root in list(folder.parents)[:4]:
+        modules = root / ".gitmodules"
+        if not modules.is_file():
+            continue
+        rel = folder.relative_to(root).as_posix()
+        text = modules.read_text(encoding="utf-8", errors="replace")
+        for block in text.split("[submodule")[1:]:
+            path = re.search(r"^\s*path\s*=\s*(.+?)\s*$", block, re.MULTILINE)
+            url = re.search(r"^\s*url\s*=\s*(.+?)\s*$", block, re.MULTILINE)
+            if path and path.group(1) == rel:
+                return url.group(1) if url else ""
+    return ""
+
+
+def static_not_run(task: Task, impl: Implementation) -> NotRun | None:
+    """What stops the implementation before anything runs: an empty repository folder, no unit tests, Git LFS
+    pointers its tests or golden code read; None when nothing does."""
+    if holds_no_file(task.repo_dir):
+        return missing_repository(task.info, task.path)
+    if not impl_test_files(task, impl):
+        return NotRun(cause="no_tests", detail=f"no unit test file ({', '.join(impl.unit_test_files) or 'none'} "
+                      "declared)", fix=f"record tests: `lmrbench task record {task.path} --impl {impl.index} "
+                      "-- <command that calls the function>`, or write unit_test/unit_test_<k>.py")
+    read = read_pointers(task, impl)
+    if read:
+        shown = ", ".join(read[:3]) + (f" and {len(read) - 3} more" if len(read) > 3 else "")
+        return NotRun(cause="lfs", detail=f"{len(read)} Git LFS pointer file(s) the tests or the golden code read, "
+                      f"not their content ({shown})", fix=_LFS_FIX)
+    return None
+
+
+def read_pointers(task: Task, impl: Implementation) -> list[str]:
+    """The task's Git LFS pointer files (task-relative) that the implementation's tests or golden code read: those
+    whose name, or its stem less a trailing number and then the suffix (``f"seed{seed}.pt"``), the tests or the
+    golden file spell. (On the official set this names at least one pointer of every implementation that reads
+    any; one read through a name built otherwise stops the golden run, and ``golden_not_run`` names it.)"""
+    pointers = lfs_pointers(task.path, skip=frozenset({".git", *STATE_DIRS}))
+    if not pointers:
+        return []
+    tests = impl_test_files(task, impl)
+    texts = [(task.repo_dir / f).read_text(encoding="utf-8", errors="replace") for f in tests]
+    for which in range(len(impl.goal_files)):
+        try:
+            texts.append(task.golden_path(impl, which).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    text = "\n".join(texts)
+    out = []
+    for p in pointers:
+        stem = re.sub(r"[\d_.-]+$", "", p.stem)  # test_data_seed42.pt -> test_data_seed (f"..._seed{seed}.pt")
+        spelled = len(stem) >= 4 and re.search(re.escape(stem) + r"[^\s'\"]{0,40}" + re.escape(p.suffix), text)
+        if p.name in text or spelled:
+            out.append(p.as_posix())
+    return out
+
+
+def environment_not_run(message: str, cause: str) -> NotRun:
+    """An environment that could not be had: a FROM image, a requirement, or another cause."""
+    kind = cause if cause in ("image", "requirement") else "environment"
+    text, _, fix = message.partition("; fix: ")
+    if not fix:
+        fix = {"image": "pull the image where a registry answers, or `lmrbench images dockerfile TASK --force`",
+               "requirement": "pin a version that exists for the image's Python in the task's requirements "
+                              "(`lmrbench task record -v` shows pip's whole output)"}.get(kind, "")
+    return NotRun(cause=kind, detail=text, fix=fix)  # type: ignore[arg-type]
+
+
+def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) -> NotRun | None:
+    """A failed golden run that never reached the golden code: a value the codec cannot carry across a split run,
+    or a Git LFS pointer the tests read in place of data; None for a real failure."""
+    failed = [r for r in reports if not r.passed]
+    if not failed:
+        return None
+    texts = [r.log or r.log_tail for r in failed] + [c.message for r in failed for c in r.cases]
+    for text in texts:
+        if UNCARRIED in text:
+            line = next(x for x in text.splitlines() if UNCARRIED in x)
+            value = line.split(f": this call {UNCARRIED}", 1)[0].split("Error: ", 1)[-1].strip()
+            return NotRun(cause="codec", detail=value[:300],
+                          fix="give the value a form the codec carries (see docs/recording.md), or set "
+                              f'"isolation": "shared" in implementations[{impl.index}] of info.json (weaker)')
+    if any(_UNPICKLED_POINTER in t for t in texts):
+        pointers = [p.as_posix() for p in lfs_pointers(task.path, skip=frozenset({".git", *STATE_DIRS}))]
+        if pointers:
+            return NotRun(cause="lfs", detail=f"the tests read a Git LFS pointer file in place of data "
+                          f"({len(pointers)} in the task: {', '.join(pointers[:3])})", fix=_LFS_FIX)
+    return None
+
+
+def not_run_counts(rows: list[SummaryRow]) -> str:
+    """``23 LFS pointers the tests read, 4 empty submodules``: the rows not run, counted by cause."""
+    counts = Counter(r.not_run.cause for r in rows if r.not_run is not None)
+    return ", ".join(f"{n} {NOT_RUN_LABELS[cause]}" for cause, n in counts.most_common())

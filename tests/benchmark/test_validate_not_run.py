@@ -1,0 +1,121 @@
+"""What stops a golden run before the golden code runs is "not run", with its cause and fix, and is left out of
+the golden pass rate; the exit status tells "invalid" (1) from "could not run" (3)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from typer.testing import CliRunner
+
+from helpers.small_task import TEST_ADD, TEST_SCALE, write_task
+from lmrbench.benchmark.validation.plan import ValidateOptions
+from lmrbench.benchmark.validation.store import latest_results
+from lmrbench.benchmark.validation.taskset import validate_taskset
+from lmrbench.cli.main import app
+from lmrbench.schemas.validation import ValidationSummary
+
+POINTER = "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 912\n"
+ARGS = ["--sandbox", "local", "--repeat", "1", "--max-mutants", "0"]
+UNCARRIED_ARG = '''import threading
+
+from calc import scale
+
+
+def test_scale_of_a_lock():
+    assert scale([threading.Lock()], 1) is not None
+'''
+"""A test whose argument (a lock) the value codec cannot carry to the candidate's process."""
+
+
+def test_a_set_whose_checkout_is_incomplete_counts_what_ran_and_names_what_did_not(tmp_path):
+    bench = tmp_path / "bench"
+    sound = write_task(bench, "1-Calc")
+    (sound / "calc" / "assets" / "weights.bin").parent.mkdir()
+    (sound / "calc" / "assets" / "weights.bin").write_text(POINTER)  # read by no test: it does not stop a run
+    shutil.rmtree(write_task(bench, "2-Empty") / "calc")
+    (bench / "2-Empty" / "calc").mkdir()  # a submodule a clone left empty
+    shutil.rmtree(write_task(bench, "3-Missing") / "calc")  # ... or missing
+    (bench / ".gitmodules").write_text('[submodule "2-Empty/calc"]\n\tpath = 2-Empty/calc\n'
+                                       "\turl = https://example.org/calc.git\n")
+    lfs = write_task(bench, "4-Lfs", tests={"unit_test/unit_test_1.py": TEST_ADD.replace(
+        "from calc import add", "from calc import add\n\nDATA = 'unit_test/expected.npy'"),
+        "unit_test/unit_test_2.py": TEST_SCALE})
+    (lfs / "calc" / "unit_test" / "expected.npy").write_text(POINTER)
+    write_task(bench, "5-Codec", tests={"unit_test/unit_test_1.py": TEST_ADD,
+                                       "unit_test/unit_test_2.py": UNCARRIED_ARG})
+
+    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS])
+    assert res.exit_code == 3, res.output  # nothing invalid; some could not run
+    summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
+    causes = {(r.task, r.impl): (r.verdict, r.not_run.cause if r.not_run else "") for r in summary.rows}
+    assert causes == {
+        ("1-Calc", 1): ("yes", ""), ("1-Calc", 2): ("yes", ""),
+        ("2-Empty", 1): ("not run", "empty_repo"), ("2-Empty", 2): ("not run", "empty_repo"),
+        ("3-Missing", 1): ("not run", "empty_repo"), ("3-Missing", 2): ("not run", "empty_repo"),
+        ("4-Lfs", 1): ("not run", "lfs"), ("4-Lfs", 2): ("yes", ""),
+        ("5-Codec", 1): ("yes", ""), ("5-Codec", 2): ("not run", "codec"),
+    }
+    line = next(x for x in res.output.splitlines() if x.startswith("golden pass rate:"))
+    assert line == ("golden pass rate: 4/4 that ran (100.0%); 6 not run: 4 empty submodules, "
+                    "1 LFS pointers the tests read, 1 values the codec cannot carry; valid: 4/10, "
+                    "valid but weak: 0/10, invalid: 0/10")
+    assert summary.golden_pass_rate == 1.0 and summary.golden_ran == 4 and summary.problems == []
+    out = " ".join(res.output.split())
+    assert "not run 2-Empty#1: 2-Empty/calc is empty: a git submodule never checked out " \
+           "(https://example.org/calc.git); fix: run `git submodule update --init 2-Empty/calc`" in out
+    assert "not run 3-Missing#1: 3-Missing/calc is missing" in out
+    assert "calc/unit_test/expected.npy" in out and "git lfs pull" in out
+    codec = next(r for r in summary.rows if r.task == "5-Codec" and r.impl == 2).not_run
+    assert codec is not None and "lock" in codec.detail and '"isolation": "shared" in implementations[2]' in codec.fix
+
+    # one invalid implementation makes the status 1, whatever could not run
+    (bench / "1-Calc" / "calc" / "unit_test" / "unit_test_1.py").write_text(TEST_ADD.replace("== 5", "== 6"))
+    again = CliRunner().invoke(app, ["validate", str(bench), *ARGS])
+    assert again.exit_code == 1, again.output
+    assert "golden pass rate: 3/4 that ran (75.0%); 6 not run:" in again.output
+
+
+def test_a_set_where_nothing_ran_has_no_rate(tmp_path):
+    bench = tmp_path / "bench"
+    write_task(bench, tests={"unit_test/unit_test_2.py": TEST_SCALE})
+    shutil.rmtree(bench / "1-Calc" / "calc" / "unit_test")
+    summary = validate_taskset(bench, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=0))
+    assert summary.golden_pass_rate is None and summary.golden_ran == 0
+    assert [r.not_run.cause for r in summary.rows if r.not_run] == ["no_tests", "no_tests"]
+
+
+def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # an index with nothing on it: pip's own answer, offline
+    monkeypatch.setenv("PIP_FIND_LINKS", str((tmp_path / "empty").resolve()))
+    (tmp_path / "empty").mkdir()
+    bench = tmp_path / "bench"
+    task = write_task(bench)
+    (task / "calc" / "requirements.txt").write_text("lmrbench-absent-project==1.0\n")
+    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS, "-v"])
+    assert res.exit_code == 3, res.output
+    assert "pip: ERROR: Could not find a version that satisfies the requirement" in res.output  # -v: all of it
+    summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
+    assert [r.not_run.cause for r in summary.rows if r.not_run] == ["requirement", "requirement"]
+    detail = summary.rows[0].not_run.detail if summary.rows[0].not_run else ""
+    assert "No matching distribution found for lmrbench-absent-project==1.0" in detail, detail
+    assert "2 requirements that cannot be resolved" in res.output
+
+
+def test_a_pointer_the_tests_read_by_a_name_they_build_is_found_in_the_golden_run(tmp_path):
+    """No test spells the file's name, so the run starts; pickle reading the pointer says so, and the
+    implementation is not run (an LFS pointer), not a failing golden."""
+    reads = TEST_ADD + (
+        "\n\ndef test_recorded():\n    import pickle, pathlib\n"
+        "    name = ''.join(['ca', 'ses']) + '.pk' + 'l'\n"
+        "    pickle.loads((pathlib.Path(__file__).parent / name).read_bytes())\n")
+    bench = tmp_path / "bench"
+    task = write_task(bench, tests={"unit_test/unit_test_1.py": reads, "unit_test/unit_test_2.py": TEST_SCALE})
+    (task / "calc" / "unit_test" / "cases.pkl").write_text(POINTER)
+    summary = validate_taskset(bench, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=0))
+    first = summary.rows[0]
+    assert first.verdict == "not run" and first.not_run is not None and first.not_run.cause == "lfs", first
+    assert "calc/unit_test/cases.pkl" in first.not_run.detail and summary.golden_ran == 1
+    stored = latest_results(bench)[("1-Calc", 1)]
+    assert len(stored.golden_runs) == 1 and stored.masked is None  # it ran, and stopped at the pointer
