@@ -18,9 +18,8 @@ from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation, TaskInfo, load_task_info
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN_EXTRA_READS = {"trusted_files"}
-"""Keys read through ``model_extra`` today: the task-level trust key, which becomes a schema field with the one
-reader of trusted files. Empty this set then."""
+KNOWN_EXTRA_READS: set[str] = set()
+"""Keys read through ``model_extra``: none, since every key lmrbench reads is a schema field."""
 
 
 def _info(tmp_path: Path, data: dict) -> Path:
@@ -39,6 +38,13 @@ def test_isolation_at_the_top_level_is_one_line_that_says_where_it_belongs(tmp_p
     text = str(err.value)
     assert "\n" not in text and text.startswith(str(path))
     assert "'isolation' is at the top level" in text and "implementations[0].isolation" in text
+
+
+def test_trusted_files_at_the_top_level_is_refused_since_the_checker_and_grader_read_each_implementations(tmp_path):
+    path = _info(tmp_path, {**BASE, "trusted_files": ["tensors"]})
+    with pytest.raises(LmrError) as err:
+        load_task_info(path)
+    assert "\n" not in str(err.value) and "implementations[0].trusted_files" in str(err.value)
 
 
 def test_a_task_key_inside_an_implementation_says_it_belongs_at_the_top(tmp_path):

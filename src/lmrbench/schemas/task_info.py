@@ -283,9 +283,9 @@ class TaskInfo(BaseModel):
 
 TASK_LEVEL_KEYS = frozenset(TaskInfo.model_fields)
 """Keys of info.json's top level that lmrbench reads."""
-IMPLEMENTATION_KEYS = (frozenset(Implementation.model_fields) | {"retrieval_content"}) - {"trusted_files"}
+IMPLEMENTATION_KEYS = frozenset(Implementation.model_fields) | {"retrieval_content"}
 """Keys of each entry of ``implementations`` that lmrbench reads, and that mean nothing at the top level
-(``trusted_files`` is read at both levels)."""
+(``trusted_files`` too: the checker and the grader read it from each implementation only)."""
 
 
 def _first_error(err: ValidationError) -> str:
