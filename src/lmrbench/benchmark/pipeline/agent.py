@@ -19,7 +19,7 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
-from lmrbench.authoring.candidate_splice import splice_candidate
+from lmrbench.authoring.candidate_splice import merge_notes, splice_candidate
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
@@ -218,7 +218,7 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
     files: dict[str, str] = {}
     raw: list[str] = []
     functions: list[str] = []
-    kept: list[str] = []
+    notes: dict[str, list[str]] = {}
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
         try:
             text = read_untrusted_goal_file(folder, rel)
@@ -244,8 +244,8 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
             return write_candidate(run, task, bad, text, {})
         files[rel] = spliced.source
         functions += quals
-        kept += [k for k in spliced.kept if k not in kept]
-    done = base.model_copy(update={"functions": functions, "helpers": kept})
+        merge_notes(notes, spliced)
+    done = base.model_copy(update={"functions": functions, **notes})
     return write_candidate(run, task, done, "\n".join(raw), files)
 
 

@@ -55,7 +55,7 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         impl=cand.impl,
         category=category_of(impl),
         status=status,
-        reason="" if status is ResultStatus.PASSED else report.detail or report.status.value,
+        reason="" if status is ResultStatus.PASSED else _with_drops(report.detail or report.status.value, cand),
         candidate_digest=cand.digest,
         test_status=report.status.value,
         passed_tests=passed,
@@ -68,6 +68,13 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         sandbox=report.sandbox,
         failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
+
+
+def _with_drops(reason: str, cand: Candidate) -> str:
+    """A failure's reason, saying which dropped statements of the candidate's file its goal functions use."""
+    if not cand.dropped_used:
+        return reason
+    return f"{reason} (the splice left out what the goal functions use: {'; '.join(cand.dropped_used)})"
 
 
 def result_without_run(cand: Candidate, impl: Implementation) -> EvalResult:
