@@ -37,7 +37,7 @@ from lmrbench.schemas.task_info import Implementation
 PROMPT_FILE = "TASK.md"
 EXPORT_JSON = "export.json"
 PAPER_FILES = ("paper.pdf", "paper.json")
-AGENT_PROMPT_VERSION = "agent-2"
+AGENT_PROMPT_VERSION = "agent-3"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
 
@@ -98,8 +98,8 @@ def agent_prompt(task: Task, context: ContextSetting = "full") -> str:
         "Implement each function below in place, in its file, keeping its name, class and signature. "
         "From your work these functions are taken, with what you add for them at the top level of the same "
         "file (new imports, helper functions and classes, constants) and, for a method, in its class (new "
-        "methods and class constants). Edits to the file's existing "
-        "definitions, to other files and new files are ignored.",
+        "methods and class constants). Your edits of the file's existing helpers are what these functions "
+        "use; the rest of the file keeps the original ones. Edits to other files and new files are ignored.",
         "",
     ]
     for impl in task.info.implementations:
