@@ -61,11 +61,6 @@ def fenced_blocks(reply: str) -> list[tuple[str, bool]]:
     return blocks or ([(reply, True)] if "```" not in reply else [])
 
 
-def code_blocks(reply: str) -> list[str]:
-    """The Python code blocks of a reply, in order; the whole reply when it has no fence."""
-    return [text for text, _ in fenced_blocks(reply)]
-
-
 @dataclass
 class _Block:
     number: int
