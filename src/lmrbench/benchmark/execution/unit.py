@@ -164,7 +164,8 @@ def execute(
     except Cancelled:
         raise
     except LmrError as exc:
-        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc))
+        return UnitResult(infra_report(f"the environment could not be prepared: {exc}", sandbox.name),
+                          environment_error=str(exc))
     impl = task.info.implementation(unit.impl)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,

@@ -35,7 +35,7 @@ from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
-from lmrbench.schemas.validation import ENVIRONMENT_PREFIX, ImplValidation, MutantResult
+from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
 
@@ -184,7 +184,7 @@ class ImplCheck:
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self.result.environment_error = self._environment_error
-            self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
+            self._finish([f"not run: its environment could not be prepared: {self._environment_error}"])
             return []
         reasons = []
         for k, r in enumerate(res.golden_runs, start=1):
