@@ -189,3 +189,16 @@ def test_a_local_variable_named_like_a_renamed_helper_is_left_alone() -> None:
     out = splice_candidate(MASKED, text, ["log_softmax"], file=GOAL)
     assert "shift = [_lse for _lse in xs]" in out.source and "_lse_ = _lse_candidate(xs, max(xs))" in out.source
     assert _run(out.source.replace("from toy.utils import center\n", ""))["log_softmax"]([0.0, 0.0])[0] < 0  # type: ignore[index,operator]
+
+
+def test_a_candidate_cannot_take_the_name_a_redefinition_is_renamed_to() -> None:
+    """It defines ``_lse_candidate`` itself (a decoy that would pass) beside a broken ``_lse`` its goal uses."""
+    text = _whole("def _lse(xs):\n    return max(xs)\n\n\ndef _lse_candidate(xs):\n"
+                  "    m = max(xs)\n    return m + math.log(sum(math.exp(x - m) for x in xs))\n",
+                  _goal("    lse = _lse(xs)\n    return [x - lse for x in xs]"))
+    for newline, bom in (("\n", ""), ("\r\n", "\ufeff")):
+        donor = bom + text.replace("\n", newline)
+        out = splice_candidate(MASKED.replace("\n", newline), donor, ["log_softmax"], file=GOAL)
+        assert out.renamed == ["_lse -> _lse_candidate2"] and "lse = _lse_candidate2(xs)" + newline in out.source
+        source = out.source.replace("\r\n", "\n").replace("from toy.utils import center\n", "")
+        assert _run(source)["log_softmax"]([0.0, 0.0]) == [0.0, 0.0]  # type: ignore[operator]  # its broken one

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Assignment, GlobalScope, MetadataWrapper, ScopeProvider
 
-from lmrbench import pyparse
 from lmrbench.authoring._cst import line_starts
+from lmrbench.authoring.index import parse_python
+from lmrbench.errors import LmrError
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SIMPLE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass) + _DEFS
@@ -158,11 +159,13 @@ def _fresh(name: str, taken: set[str]) -> str:
     return new
 
 
-def rebind(target_body: list[ast.stmt], donor: str, goal_tops: set[str], goal_statements: list[ast.stmt]) -> Rebound:
+def rebind(target_body: list[ast.stmt], donor: str, goal_tops: set[str], goal_statements: list[ast.stmt],
+           donor_file: str = "<candidate>") -> Rebound:
     """``donor`` with every pristine name it redefines and its goal code uses renamed (``goal_tops``: the goal
     functions' and goal classes' names, never renamed; ``goal_statements``: the donor's statements holding them).
+    LmrError naming ``donor_file`` when the donor does not parse (for ``ast`` or for LibCST).
     """
-    tree = pyparse.parse(donor)
+    tree = parse_python(donor, donor_file)
     pristine = bound_names(target_body) - goal_tops
     binders = {n: [s for s in tree.body if n in bound_names([s])] for n in pristine}
     binders = {n: stmts for n, stmts in binders.items() if stmts}
@@ -199,7 +202,11 @@ def rebind(target_body: list[ast.stmt], donor: str, goal_tops: set[str], goal_st
     same = frozenset(set(binders) - changed)
     if not renamed:
         return Rebound(donor, {}, same, as_written, dropped_used)
-    return Rebound(_rename(donor, tree, renamed), renamed, same, as_written, dropped_used)
+    try:
+        text = _rename(donor, tree, renamed)
+    except cst.ParserSyntaxError as exc:
+        raise LmrError(f"LibCST cannot parse it: {exc.message}", donor_file) from None
+    return Rebound(text, renamed, same, as_written, dropped_used)
 
 
 def _dotted_import(node: ast.stmt, name: str) -> bool:

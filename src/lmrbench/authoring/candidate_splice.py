@@ -257,7 +257,7 @@ def splice_candidate(
     """
     skip = {q.split(".")[0] for q in qualnames} | {q.rpartition(".")[2] for q in qualnames}
     target_body = pyparse.parse(target.lstrip("\ufeff")).body
-    rebound = rebind(target_body, donor, skip, _goal_statements(donor, qualnames, donor_file))
+    rebound = rebind(target_body, donor, skip, _goal_statements(donor, qualnames, donor_file), donor_file)
     donor = rebound.donor
     spliced = replace_functions(target, donor, qualnames, file=file, donor_file=donor_file)
     bom = "\ufeff" if spliced.startswith("\ufeff") else ""
@@ -280,7 +280,7 @@ def splice_candidate(
 
 def _goal_statements(donor: str, qualnames: list[str], donor_file: str) -> list[ast.stmt]:
     """The donor's module-level statements that hold a goal function."""
-    tree = pyparse.parse(donor.lstrip("\ufeff"))
+    tree = parse_python(donor, donor_file)
     lines = {f.lineno for f in index_source(donor.lstrip("\ufeff"), donor_file) if f.qualname in qualnames}
     return [n for n in tree.body if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)]
 
