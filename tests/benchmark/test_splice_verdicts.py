@@ -202,3 +202,12 @@ def test_a_candidate_cannot_take_the_name_a_redefinition_is_renamed_to() -> None
         assert out.renamed == ["_lse -> _lse_candidate2"] and "lse = _lse_candidate2(xs)" + newline in out.source
         source = out.source.replace("\r\n", "\n").replace("from toy.utils import center\n", "")
         assert _run(source)["log_softmax"]([0.0, 0.0]) == [0.0, 0.0]  # type: ignore[operator]  # its broken one
+
+
+def test_a_decorated_goal_function_uses_its_redefined_helper_too() -> None:
+    pristine = ("def _h(x):\n    return x\n\n\ndef _deco(f):\n    return f\n\n\n"
+                "@_deco\ndef goal(x):\n    raise NotImplementedError\n")
+    donor = pristine.replace("def _h(x):\n    return x", "def _h(x, y):\n    return x + y").replace(
+        "raise NotImplementedError", "return _h(x, 1)")
+    out = splice_candidate(pristine, donor, ["goal"], file="g.py")
+    assert out.renamed == ["_h -> _h_candidate"] and _run(out.source)["goal"](1) == 2  # type: ignore[operator]

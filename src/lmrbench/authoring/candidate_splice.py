@@ -282,7 +282,9 @@ def _goal_statements(donor: str, qualnames: list[str], donor_file: str) -> list[
     """The donor's module-level statements that hold a goal function."""
     tree = parse_python(donor, donor_file)
     lines = {f.lineno for f in index_source(donor.lstrip("\ufeff"), donor_file) if f.qualname in qualnames}
-    return [n for n in tree.body if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)]
+    first = {id(n): n.decorator_list[0].lineno if isinstance(n, _DEFS) and n.decorator_list else n.lineno
+             for n in tree.body}  # the index counts a def from its first decorator
+    return [n for n in tree.body if any(first[id(n)] <= line <= (n.end_lineno or n.lineno) for line in lines)]
 
 
 def _insert_statements(body: str, kept: list[_Kept], qualnames: list[str], file: str) -> str:

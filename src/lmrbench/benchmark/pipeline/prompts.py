@@ -66,8 +66,8 @@ Functions to implement, in {goal_files}: {functions}
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
 classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
-an existing one is used by your functions only. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 GENERATE_GOAL_FILE_TEMPLATE = """\
@@ -88,8 +88,8 @@ Functions to implement, in {goal_files}: {functions}
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
 classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
-an existing one is used by your functions only. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 GENERATE_PAPER_ONLY_TEMPLATE = """\
@@ -110,8 +110,8 @@ Functions to implement, in {goal_files}: {functions}
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
 classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
-an existing one is used by your functions only. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 JUDGE_SYSTEM = (
