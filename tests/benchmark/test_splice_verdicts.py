@@ -4,7 +4,11 @@ ways; and what the splice keeps, renames and drops, as candidate.json says it.""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers.tasks import Impl, write_task
 from lmrbench.authoring.candidate_splice import splice_candidate
@@ -14,6 +18,7 @@ from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.taskset import load_taskset
+from lmrbench.errors import LmrError
 
 REPO, GOAL = "lse_repo", "toy/stats.py"
 
@@ -211,3 +216,35 @@ def test_a_decorated_goal_function_uses_its_redefined_helper_too() -> None:
         "raise NotImplementedError", "return _h(x, 1)")
     out = splice_candidate(pristine, donor, ["goal"], file="g.py")
     assert out.renamed == ["_h -> _h_candidate"] and _run(out.source)["goal"](1) == 2  # type: ignore[operator]
+
+
+FRAGMENTS = [
+    PRISTINE_LSE, "def _lse(xs, shift):\n    return shift\n", "_lse = lambda xs, shift: shift\n",
+    "def center(xs, by):\n    return xs\n", "import contextlib\n", "import math\n", "math = None\n",
+    "from toy.utils import center\n", "SCALE = _lse([0.0])\n", "if __name__ == '__main__':\n    print(1)\n",
+    "try:\n    from fastlse_ext import logsumexp\nexcept ImportError:\n"
+    "    def logsumexp(xs):\n        return max(xs)\n",
+    "with contextlib.suppress(ImportError):\n    from fastlse_ext import logsumexp\n",
+    "def _lse_candidate(xs):\n    return 0\n", "class Helper:\n    def f(self):\n        return _lse([1.0])\n",
+    "def _lse(xs):\n    global SCALE\n    SCALE = 2\n    return _lse_candidate(xs)\n",
+]
+USES = ["_lse(xs, 1)", "_lse(xs)", "logsumexp(xs)", "center(xs, 1)", "SCALE", "Helper().f()", "math.log(1)"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=6), uses=st.lists(st.sampled_from(USES), min_size=1,
+       max_size=3), twice=st.booleans())  # fmt: skip
+def test_whatever_a_candidate_redefines_the_pristine_file_stays_and_a_second_splice_changes_nothing(
+        parts: list[str], uses: list[str], twice: bool) -> None:
+    goal = _goal("    return [" + " + ".join(uses) + "]")
+    donor = "\n\n".join(parts + [goal] * (2 if twice else 1))
+    try:
+        out = splice_candidate(MASKED, donor, ["log_softmax"], file=GOAL)
+    except LmrError:
+        return
+    tree = ast.parse(MASKED)
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == "log_softmax"):
+            assert ast.get_source_segment(MASKED, node) in out.source
+    assert splice_candidate(MASKED, out.source, ["log_softmax"], file=GOAL).source == out.source
+    ast.parse(out.source)
