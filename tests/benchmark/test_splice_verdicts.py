@@ -248,3 +248,35 @@ def test_whatever_a_candidate_redefines_the_pristine_file_stays_and_a_second_spl
             assert ast.get_source_segment(MASKED, node) in out.source
     assert splice_candidate(MASKED, out.source, ["log_softmax"], file=GOAL).source == out.source
     ast.parse(out.source)
+
+
+SCALER = '''class Scaler:
+    def __init__(self, target):
+        self.target = target
+
+    def _norm(self, xs):
+        return sum(x * x for x in xs) ** 0.5
+
+    def apply(self, xs):
+        raise NotImplementedError
+
+    def norm_of(self, xs):
+        return self._norm(xs)
+'''
+
+
+def test_a_goal_method_uses_its_class_s_edited_helper_method_and_the_class_keeps_the_pristine_one() -> None:
+    donor = SCALER.replace("def _norm(self, xs):\n        return sum(x * x for x in xs) ** 0.5",
+                           "def _norm(self, xs, p):\n        return sum(abs(x) ** p for x in xs) ** (1 / p)").replace(
+        "raise NotImplementedError", "n = self._norm(xs, 2)\n        return [x * self.target / n for x in xs]")
+    out = splice_candidate(SCALER, donor, ["Scaler.apply"], file="s.py")
+    assert out.renamed == ["Scaler._norm -> Scaler._norm_candidate"] and out.kept == ["def Scaler._norm_candidate"]
+    scaler = _run(out.source)["Scaler"]
+    assert scaler(10).apply([3, 4]) == [6.0, 8.0] and scaler(1).norm_of([3, 4]) == 5.0  # type: ignore[operator]
+    assert splice_candidate(SCALER, out.source, ["Scaler.apply"], file="s.py").source == out.source
+    broken = donor.replace("** (1 / p)", "")  # its own helper, broken: what its goal method gets
+    assert _run(splice_candidate(SCALER, broken, ["Scaler.apply"], file="s.py").source)["Scaler"](10).apply(
+        [3, 4]) != [6.0, 8.0]  # type: ignore[operator]
+    edited_init = donor.replace("self.target = target", "self.target = -target")  # a dunder: never renamed
+    assert splice_candidate(SCALER, edited_init, ["Scaler.apply"], file="s.py").dropped_used == [
+        "def Scaler.__init__ (sets target, which the goal methods use)"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -26,7 +26,7 @@ from lmrbench.errors import LmrError
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SIMPLE = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass) + _DEFS
 _BLOCKS = (ast.Try, ast.If)
-_SENTINEL = "pass\n"
+SENTINEL = "pass\n"
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def keepable(node: ast.stmt) -> bool:
     return isinstance(node, _DEFS + (ast.Pass,))
 
 
-def _without_docstrings(node: ast.AST) -> ast.AST:
+def without_docstrings(node: ast.AST) -> ast.AST:
     for sub in ast.walk(node):
         body = getattr(sub, "body", None)
         if isinstance(sub, _DEFS + (ast.Module,)) and isinstance(body, list) and body \
@@ -137,7 +137,7 @@ def _keys(node: ast.stmt, name: str) -> list[str]:
         return [k for n in inner if not isinstance(n, _BLOCKS) for k in _keys(n, name)]
     if name not in bound_names([node]):
         return []
-    return [ast.dump(_without_docstrings(copy.deepcopy(node)))]
+    return [ast.dump(without_docstrings(copy.deepcopy(node)))]
 
 
 def _binding_keys(body: list[ast.stmt], name: str) -> list[str]:
@@ -151,7 +151,7 @@ def names_used(node: ast.AST) -> set[str]:
         {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
 
 
-def _fresh(name: str, taken: set[str]) -> str:
+def fresh_name(name: str, taken: set[str]) -> str:
     new, k = f"{name}_candidate", 2
     while new in taken:
         new, k = f"{name}_candidate{k}", k + 1
@@ -194,11 +194,11 @@ def rebind(target_body: list[ast.stmt], donor: str, goal_tops: set[str], goal_st
         if blocked:
             dropped_used += [f"{describe(s)} (binds {name}, which the goal functions use)" for s in blocked]
         else:
-            renamed[name] = _fresh(name, taken)
+            renamed[name] = fresh_name(name, taken)
     for name in sorted(changed - set(renamed)):  # a kept statement must not rebind a pristine name either
         if any(not isinstance(s, ast.Import | ast.ImportFrom)  # an import is kept in part: its new names
                and (bound_names([s]) - pristine - goal_tops or set(renamed) & bound_names([s])) for s in binders[name]):
-            renamed[name] = _fresh(name, taken)
+            renamed[name] = fresh_name(name, taken)
     same = frozenset(set(binders) - changed)
     if not renamed:
         return Rebound(donor, {}, same, as_written, dropped_used)
@@ -225,19 +225,23 @@ def describe(node: ast.stmt) -> str:
     return first if len(first) <= 100 else first[:97] + "..."
 
 
-def _rename(donor: str, tree: ast.Module, renamed: dict[str, str]) -> str:
-    """``donor`` with the module-level bindings and uses of each renamed name renamed, statement by statement
-    (a module-level statement's scopes are its own: each is parsed alone)."""
+def per_statement(donor: str, tree: ast.Module, edit: Callable[[ast.stmt, str], str]) -> str:
+    """``donor`` with each module-level statement's text (its decorators and trailing lines included) passed
+    through ``edit``: a module-level statement's scopes are its own, so each can be parsed alone."""
     bom = "\ufeff" if donor.startswith("\ufeff") else ""
     text = donor[len(bom):]
     starts = line_starts(text)
     bounds = [starts[_first_line(n) - 1] for n in tree.body] + [len(text)]
-    parts = [bom + text[: bounds[0]]]
-    for i, node in enumerate(tree.body):
-        chunk = text[bounds[i]: bounds[i + 1]]
+    return bom + text[: bounds[0]] + "".join(edit(n, text[bounds[i]: bounds[i + 1]]) for i, n in enumerate(tree.body))
+
+
+def _rename(donor: str, tree: ast.Module, renamed: dict[str, str]) -> str:
+    """``donor`` with the module-level bindings and uses of each renamed name renamed."""
+    def edit(node: ast.stmt, chunk: str) -> str:
         touched = (names_used(node) | bound_names([node])) & set(renamed)
-        parts.append(_rename_chunk(chunk, renamed) if touched else chunk)
-    return "".join(parts)
+        return _rename_chunk(chunk, renamed) if touched else chunk
+
+    return per_statement(donor, tree, edit)
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -249,7 +253,7 @@ def _rename_chunk(chunk: str, renamed: dict[str, str]) -> str:
     newline = "\r\n" if "\r\n" in chunk else "\n"
     prefix = " = ".join(renamed) + " = None" + newline  # so that every use of a global links to an assignment
     suffix = "" if chunk.endswith(("\n", "\r")) else newline
-    suffix += _SENTINEL  # as in ``_cst``: the trailing comments are owned the same way everywhere
+    suffix += SENTINEL  # as in ``_cst``: the trailing comments are owned the same way everywhere
     wrapper = MetadataWrapper(cst.parse_module(prefix + chunk + suffix))
     scopes = wrapper.resolve(ScopeProvider)
     module = wrapper.module
@@ -273,7 +277,7 @@ def _rename_chunk(chunk: str, renamed: dict[str, str]) -> str:
                     if isinstance(access.node, cst.Name):
                         names[id(access.node)] = new
     code = module.with_changes(body=module.body[1:]).visit(_Renamer(names, aliases, renamed)).code
-    if not code.endswith(_SENTINEL):
+    if not code.endswith(SENTINEL):
         raise AssertionError("the sentinel statement was lost")
     return code[: len(code) - len(suffix)]
 
@@ -296,3 +300,4 @@ class _Renamer(cst.CSTTransformer):
         items = [i.with_changes(name=cst.Name(self.renamed[i.name.value])) if i.name.value in self.renamed else i
                  for i in updated_node.names]  # ``global name`` names the module's binding
         return updated_node.with_changes(names=items)
+

@@ -13,7 +13,8 @@ block is its last definition, as Python runs it.
 
 A goal method's class is treated the same way one level down: the candidate's new methods and class constants
 (names the pristine class does not bind) go into the pristine class, re-indented to its indentation, just
-above the class's first goal method; its edits of existing methods are dropped and listed.
+above the class's first goal method; an edited helper method its goal methods call is renamed for them alone
+(``candidate_methods``), and its other edits of existing methods (``__init__``, say) are dropped and listed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 from lmrbench import pyparse
 from lmrbench.authoring._cst import line_starts
+from lmrbench.authoring.candidate_methods import rebind_methods
 from lmrbench.authoring.candidate_rebind import (
     Rebound,
     alias_name,
@@ -258,7 +260,7 @@ def splice_candidate(
     skip = {q.split(".")[0] for q in qualnames} | {q.rpartition(".")[2] for q in qualnames}
     target_body = pyparse.parse(target.lstrip("\ufeff")).body
     rebound = rebind(target_body, donor, skip, _goal_statements(donor, qualnames, donor_file), donor_file)
-    donor = rebound.donor
+    donor, methods_renamed = rebind_methods(target_body, rebound.donor, qualnames, donor_file)
     spliced = replace_functions(target, donor, qualnames, file=file, donor_file=donor_file)
     bom = "\ufeff" if spliced.startswith("\ufeff") else ""
     body, members, dropped_members = _class_members(spliced[len(bom):], donor.lstrip("\ufeff"), qualnames)
@@ -271,9 +273,9 @@ def splice_candidate(
             parse_python(body, file)
         except LmrError as exc:
             raise LmrError(f"the statements kept from {donor_file} do not fit: {exc.problem}", file) from None
-    renamed = [f"{old} -> {new}" for old, new in rebound.renamed.items()]
+    renamed = [f"{old} -> {new}" for old, new in rebound.renamed.items()] + methods_renamed
     used = rebound.dropped_used + [d for d in dropped_members if d.endswith("use)")]
-    others = [d for d in dropped + dropped_members if not any(u.startswith(d + " (") for u in used)]
+    others = [d for d in dropped + dropped_members if d not in used and not any(u.startswith(d + " (") for u in used)]
     return SplicedCandidate(bom + body, [k.line for k in kept], "".join(k.text for k in kept), renamed,
                             used + others, used)
 
