@@ -280,3 +280,13 @@ def test_a_goal_method_uses_its_class_s_edited_helper_method_and_the_class_keeps
     edited_init = donor.replace("self.target = target", "self.target = -target")  # a dunder: never renamed
     assert splice_candidate(SCALER, edited_init, ["Scaler.apply"], file="s.py").dropped_used == [
         "def Scaler.__init__ (sets target, which the goal methods use)"]
+
+
+def test_an_import_or_a_decorating_assignment_that_rebinds_a_helper_is_renamed_with_it() -> None:
+    imported = _whole("from math import fsum as _lse\n", _goal("    return [x - _lse(xs) for x in xs]"))
+    assert splice_candidate(MASKED, imported, ["log_softmax"], file=GOAL).kept == [
+        "from math import fsum as _lse_candidate"]
+    cached = _whole(PRISTINE_LSE + "import functools\n_lse = functools.lru_cache(_lse)\n",
+                    _goal("    return [x - _lse(tuple(xs)) for x in xs]"))
+    out = splice_candidate(MASKED, cached, ["log_softmax"], file=GOAL)
+    assert out.kept[-1] == "_lse_candidate = functools.lru_cache(_lse_candidate)" and "def _lse(xs):" in out.source
