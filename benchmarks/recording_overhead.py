@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmrbench.authoring.values import RECORD_RUNTIME, runtime_files
+from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 
 LOSSES = """
 import numpy as np

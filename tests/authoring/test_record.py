@@ -12,11 +12,11 @@ from lmrbench.authoring.generated_file import file_status
 from lmrbench.authoring.record import record_tests
 from lmrbench.authoring.recorded_tests import scaffold_tests
 from lmrbench.authoring.testgen import TODO_MARK
-from lmrbench.authoring.values import read_case_file
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.harness.variant import evaluate_variant
+from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, load_task_info, save_task_info
 from lmrbench.schemas.testrun import TestStatus
@@ -306,7 +306,7 @@ def test_an_implementation_of_several_functions_gets_a_test_per_function_and_cas
 def test_the_sitecustomize_it_shadows_still_runs(tmp_path):
     import sys
 
-    from lmrbench.authoring.values import RECORD_RUNTIME, runtime_files
+    from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 
     harness, other = tmp_path / "harness", tmp_path / "other"
     harness.mkdir()

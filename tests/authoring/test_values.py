@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from lmrbench.authoring.values import (
+from lmrbench.runtime.lmrbench_values import (
     Case,
     Decoder,
     Encoder,
@@ -256,7 +256,7 @@ def test_runtime_modules_need_only_the_standard_library_and_numpy():
     import subprocess
     import sys
 
-    from lmrbench.authoring.values import RUNTIME_DIR
+    from lmrbench.runtime import RUNTIME_DIR
 
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); "

@@ -104,15 +104,18 @@ def test_import_takes_only_goal_functions_and_evaluates(bench, tmp_path) -> None
     text = cand.read_text()
     assert extract_function(text, "dice") == extract_function(METRICS_PY, "dice")
     assert "x * self.target / n" not in text  # impl 1 takes dice only
-    assert "TOLD = 'module-level change'" in text and "0 * math.sqrt" not in text  # new kept, existing pristine
+    assert "TOLD = 'module-level change'" in text and "0 * math.sqrt" not in text  # dice does not use _norm
     assert run.candidate("1-Toy", 1).helpers == ["TOLD = 'module-level change'"]  # type: ignore[union-attr]
+    apply = run.candidate("1-Toy", 2)  # Scaler.apply uses the agent's own (broken) _norm: that is what is graded
+    assert apply is not None and apply.renamed == ["_norm -> _norm_candidate"]
+    assert "0 * math.sqrt" in (run.candidate_dir("1-Toy", 2) / REPO / GOAL).read_text()
     assert run.candidate("2-Async", 1).status.value == "parse_error"  # type: ignore[union-attr]
     manifest = run.require_manifest()
     assert manifest.source == "agent" and manifest.label == "my-agent"
 
     evaluate(tasks, tmp_path / "run", get_sandbox("local"), timeout=120)
     results = {(r.task, r.impl): r.status.value for r in run.results()}
-    assert results == {("1-Toy", 1): "passed", ("1-Toy", 2): "passed", ("2-Async", 1): "failed"}
+    assert results == {("1-Toy", 1): "passed", ("1-Toy", 2): "failed", ("2-Async", 1): "failed"}
 
 
 def test_import_of_a_missing_task_folder_or_function(bench, tmp_path) -> None:

@@ -107,7 +107,7 @@ def test_prompts_follow_the_setting_and_candidates_use_the_full_file(server, ben
     assert "## toy/utils.py" not in only and "import math" not in only and "def _norm" not in only
     assert goal_stub(masked, ["dice"], file=GOAL).strip() in only
     assert "Dice is 2|A&B|/(|A|+|B|)." in only
-    assert RunDir(tmp_path / "paper-only").candidate("1-Toy", 1).prompt_version == "standard-2+paper-only"
+    assert RunDir(tmp_path / "paper-only").candidate("1-Toy", 1).prompt_version == "standard-3+paper-only"
 
     report = build_report([tmp_path / s for s in ("full", "paper+goal-file", "paper-only")])
     assert [r.context for r in report.rows] == ["full", "paper+goal-file", "paper-only"]

@@ -83,7 +83,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     assert "| Neural Network Architectures | 100.0 (1/1) | 0.0 (0/1) |" in md
     data = json.loads((tmp_path / "report" / "report.json").read_text())
     manifest = data["runs"]["gold"]
-    assert manifest["generation"]["model"] == "gold" and manifest["prompt_version"] == "standard-2"
+    assert manifest["generation"]["model"] == "gold" and manifest["prompt_version"] == "standard-3"
     assert manifest["judges"]["the-judge"]["prompt_version"] == "judge-2"
     assert manifest["sandbox"] == "local" and manifest["tool_version"]
     assert [len(t["digest"]) for t in manifest["tasks"]] == [64, 64] and all(

@@ -237,3 +237,18 @@ def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tm
     assert "valid: 1/2, valid but weak: 1/2" in out
     doc = json.loads(result_path(default_run_dir(bench), "1-Calc", 2).read_text())
     assert doc["weak"] is True and any(not m["killed"] and m["diff"] for m in doc["mutants"])
+
+
+def test_an_environment_that_cannot_be_prepared_is_a_typed_error_that_is_tried_again(tmp_path):
+    """The result says it in ``environment_error`` (no reason carries a marker to be parsed), counts apart from
+    the golden pass rate, and is never reused."""
+    bench = tmp_path / "bench"
+    task = write_task(bench, dockerfile=False)
+    (task / "requirements.txt").write_text("--pre\nnumpy\n")  # a pip option lmrbench does not take
+    summary = local(bench)
+    assert all(not r.valid and "--pre" in r.environment_error for r in summary.rows), summary.rows
+    assert all(not r.reasons[0].startswith("environment:") for r in summary.rows)
+    assert summary.golden_pass_rate is None  # nothing ran: no rate to give
+    stored = latest_results(bench)
+    assert all(res.environment_error for res in stored.values())
+    assert [r.skipped for r in local(bench).rows] == [False, False]  # an environment error is tried again

@@ -81,9 +81,9 @@ def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_im
     summary = validate_taskset(bench, sandbox=sandbox, options=opts)
     rows = {(r.task, r.impl): r for r in summary.rows}
     assert rows[("1-Calc", 1)].valid and rows[("1-Calc", 2)].valid
-    reason = rows[("2-Broken", 1)].reasons[0]
-    assert not rows[("2-Broken", 1)].valid and reason.startswith("environment:")
-    assert "2-Broken" in reason and "boom-in-build" in reason
+    broken = rows[("2-Broken", 1)]
+    assert not broken.valid and broken.reasons[0].startswith("not run: its environment could not be prepared")
+    assert "2-Broken" in broken.environment_error and "boom-in-build" in broken.environment_error
     again = validate_taskset(bench, sandbox=sandbox, options=opts)
     assert [r.skipped for r in again.rows] == [True, True, False, False]  # build failures are retried
 

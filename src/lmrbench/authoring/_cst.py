@@ -193,6 +193,19 @@ class Located:
         """The defs of ``qualname`` (overload stubs excluded), in source order."""
         return [node for _, node in self._defs[qualname]]
 
+    def redefined(self, qualname: str) -> bool:
+        """Whether ``qualname`` is defined more than once, every time in the same block (a module's or a
+        class's body, not if/else branches): Python keeps the last."""
+        found = self._defs[qualname]
+        method = "." in qualname
+        if len(found) < 2 or (method and "." in qualname.partition(".")[2]):
+            return False
+        tops = [chunk.module.body[0] for chunk, _ in found]
+        if not method:
+            return all(top is node for top, (_, node) in zip(tops, found, strict=True))
+        return all(top is tops[0] and isinstance(top, cst.ClassDef) and any(s is node for s in top.body.body)
+                   for top, (_, node) in zip(tops, found, strict=True))
+
     def module_of(self, qualname: str, which: int = 0) -> cst.Module:
         """The LibCST module (one top-level statement) holding a def, for ``code_for_node``."""
         return self._defs[qualname][which][0].module

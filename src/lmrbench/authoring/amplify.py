@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lmrbench.authoring import values
+from lmrbench.runtime.lmrbench_values import read_case_file
 
 Scalar = bool | int | float
 MAX_VALUES = 4
@@ -25,7 +25,7 @@ def _scalar(node: Any) -> bool:
 
 def scalar_arguments(path: Path | str) -> dict[str, Scalar]:
     """The arguments of a case file that are plain bools, ints or floats, by name."""
-    case, _ = values.read_case_file(path)
+    case, _ = read_case_file(path)
     return {a["name"]: a["value"] for a in case["arguments"] if _scalar(a["value"])}
 
 
@@ -86,7 +86,7 @@ def _arrays_of(node: Any, arrays: dict[str, np.ndarray]) -> np.ndarray | None:
 def special_values(path: Path | str) -> list[str]:
     """What is special in a call's array arguments: an empty batch, all zeros, entries equal to an int
     argument (``targets holds ignore_index``), negative ids, a boolean mask that leaves entries out."""
-    case, arrays = values.read_case_file(path)
+    case, arrays = read_case_file(path)
     ints = {a["name"]: a["value"] for a in case["arguments"] if type(a["value"]) is int}
     out: list[str] = []
     for a in case["arguments"]:

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lmrbench.authoring import values
 from lmrbench.authoring.bodycoverage import BodyModel
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_values import describe, read_case_file
 from lmrbench.schemas.recording import BodyCoverage
 from lmrbench.schemas.task_info import Implementation
 
@@ -121,10 +121,10 @@ def _check_replay(target: str, n: int, line: dict[str, Any]) -> None:
 
 def call_shape(path: Path) -> str:
     """What tells calls apart for a reader: argument shapes and dtypes, scalar and string values."""
-    case, arrays = values.read_case_file(path)
-    parts = [f"{a['name']}={values.describe(a['value'], arrays)}" for a in case["arguments"]]
+    case, arrays = read_case_file(path)
+    parts = [f"{a['name']}={describe(a['value'], arrays)}" for a in case["arguments"]]
     if case["self"] is not None:
-        parts.append(f"self={values.describe(case['self'], arrays)}")
+        parts.append(f"self={describe(case['self'], arrays)}")
     return "; ".join(parts)
 
 

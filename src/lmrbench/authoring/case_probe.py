@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmrbench.authoring import amplify, values
+from lmrbench.authoring import amplify
 from lmrbench.authoring.mutants import Mutant, generate_mutants
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_values import digest as value_digest
+from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.task_info import CheckerSettings, Implementation
 
 PROBE_TIMEOUT = 600.0
@@ -55,7 +57,7 @@ def _grad(paths: list[Path]) -> bool:
             return any(walk(v) for v in node)
         return False
 
-    return any(walk(values.read_case_file(p)[0]["expected"]) for p in paths)
+    return any(walk(read_case_file(p)[0]["expected"]) for p in paths)
 
 
 def pins_of(paths: list[Path]) -> dict[str, str]:
@@ -101,7 +103,7 @@ def probe_calls(
             files[name] = Path(line["path"]).read_bytes()
             names.append(name)
         imp = goal_import(task.repo_dir, goal)
-        binding = values.read_case_file(paths[0])[0]["binding"]
+        binding = read_case_file(paths[0])[0]["binding"]
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans,
@@ -124,8 +126,8 @@ def probe_calls(
         probe.untried = list(entry["untried"])
         for k, made in enumerate(entry["amplified"]):
             path = out / made["file"]
-            case, arrays = values.read_case_file(path)
-            digest = values.digest({"a": case["arguments"], "s": case["self"]}, arrays)
+            case, arrays = read_case_file(path)
+            digest = value_digest({"a": case["arguments"], "s": case["self"]}, arrays)
             probe.amplified.append({
                 "file": made["file"], "path": path, "target": entry["target"], "digest": digest,
                 "bytes": path.stat().st_size, "replay": "identical", "arcs": None, "time": time.time(),

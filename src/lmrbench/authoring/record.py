@@ -14,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.authoring import testgen, values
+from lmrbench.authoring import testgen
 from lmrbench.authoring.captured_calls import (
     body_coverage,
     body_models,
@@ -41,7 +41,9 @@ from lmrbench.core.sandbox import RunResult, Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
+from lmrbench.runtime.lmrbench_values import read_case_file
 
 DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
@@ -124,7 +126,7 @@ def record_tests(
             timeout=timeout,
             env={ENV_RECORD_SPEC: json.dumps(spec)},
             out_dir=out,
-            harness_files=values.runtime_files(values.RECORD_RUNTIME),
+            harness_files=runtime_files(RECORD_RUNTIME),
             cancel=cancel,
         )
         _check_run(result, command, timeout)
@@ -135,7 +137,7 @@ def record_tests(
         if probe:
             check_cancel(cancel)
             progress.start("trying mutants and varied parameters on the calls", None)
-            expected = [values.read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
+            expected = [read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
             try:
                 probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
                                      self_factory, Path(tmp) / "probe", cancel)

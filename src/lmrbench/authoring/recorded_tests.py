@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lmrbench.authoring import testgen, values
+from lmrbench.authoring import testgen
 from lmrbench.authoring.generated_file import check_replaceable
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
@@ -20,6 +20,8 @@ from lmrbench.defaults import UNIT_TEST_DIR, recording_folder, unit_test_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import Progress
+from lmrbench.runtime import TEST_RUNTIME, runtime_files
+from lmrbench.runtime.lmrbench_values import describe, read_case_file
 from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
@@ -129,7 +131,7 @@ def write_recording(
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
             for n, line in enumerate(chosen[f"{file}::{qual}"], 1):
                 raw = Path(line["path"]).read_bytes()
-                case, arrays = values.read_case_file(line["path"])
+                case, arrays = read_case_file(line["path"])
                 name = f"{prefix}case_{n}"
                 (stage / f"{name}.npz").write_bytes(raw)
                 entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", line)
@@ -164,7 +166,7 @@ def write_recording(
             **recording.index,
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
-        for name, data in values.runtime_files(values.TEST_RUNTIME).items():
+        for name, data in runtime_files(TEST_RUNTIME).items():
             atomic_write_bytes(unit_dir / name, data)
         atomic_write_text(
             test_path,
@@ -189,9 +191,9 @@ def _needs_positional(case: dict[str, Any]) -> bool:
 def _case_entry(
     case: dict[str, Any], arrays: dict[str, Any], file: str, test: str, line: dict[str, Any]
 ) -> RecordedCase:
-    arguments = {a["name"]: values.describe(a["value"], arrays) for a in case["arguments"]}
+    arguments = {a["name"]: describe(a["value"], arrays) for a in case["arguments"]}
     if case["binding"] == "method" and case["self"] is not None:
-        attrs = [values.describe(k, arrays) for k, _ in case["self"]["items"]]
+        attrs = [describe(k, arrays) for k, _ in case["self"]["items"]]
         arguments = {"self": f"attributes {', '.join(attrs) or 'none'}", **arguments}
     return RecordedCase(
         file=file,
@@ -201,7 +203,7 @@ def _case_entry(
         bytes=line["bytes"],
         digest=line["digest"],
         arguments=arguments,
-        returns=values.describe(case["expected"], arrays),
+        returns=describe(case["expected"], arrays),
         changed=sorted(case["changed"]),
         state_changed=case["self_after"] is not None,
         random_state=case["random_state"] is not None,
@@ -244,7 +246,7 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
         )
     atomic_write_bytes(
         task.repo_dir / UNIT_TEST_DIR / "lmrbench_checkers.py",
-        values.runtime_files(("lmrbench_checkers.py",))["lmrbench_checkers.py"],
+        runtime_files(("lmrbench_checkers.py",))["lmrbench_checkers.py"],
     )
     atomic_write_text(test_path, testgen.render_scaffold(impl.index, sigs, checker, cases))
     if data_dir.is_dir():

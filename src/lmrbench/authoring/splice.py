@@ -41,15 +41,19 @@ def replace_functions(
     """``target`` with each named def (decorators, signature and body) replaced by the donor's def.
 
     The donor may be a whole candidate file: only the named functions are taken, matched by qualified name
-    (so a method comes from the same class). The comments and blank lines above each def stay the target's.
-    LmrError for a donor that does not parse, lacks a function, or yields a file that no longer parses.
+    (so a method comes from the same class). A function the target defines once and the donor several times
+    in the same block is the donor's last definition, the one Python keeps. The comments and blank lines above
+    each def stay the target's. LmrError for a donor that does not parse, lacks a function, or yields a file
+    that no longer parses.
     """
     qualnames = outermost(qualnames)
     tgt = Located(target, file, qualnames)
     src = Located(donor, donor_file, qualnames)
     replace: dict[int, cst.FunctionDef] = {}
     for q in qualnames:
-        for t_def, d_def in pair_defs(tgt, src, q):
+        t_defs, d_defs = tgt.defs(q), src.defs(q)
+        pairs = [(t_defs[0], d_defs[-1])] if len(t_defs) == 1 and src.redefined(q) else pair_defs(tgt, src, q)
+        for t_def, d_def in pairs:
             replace[id(t_def)] = d_def.with_changes(leading_lines=t_def.leading_lines)
     result = tgt.rebuild(replace)
     try:

@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmrbench.authoring import values
 from lmrbench.authoring.index import FunctionInfo, python_files
 from lmrbench.authoring.metadata import is_test_file
 from lmrbench.authoring.record import RECORD_PRELUDE
@@ -30,6 +29,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.progress import NullProgress, Progress, check_cancel
+from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
 from lmrbench.schemas.task_info import TaskInfo
 
@@ -191,7 +191,7 @@ def find_callers(
                 result = sandbox.run(
                     task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
                     env={ENV_RECORD_SPEC: json.dumps(spec)}, out_dir=out,
-                    harness_files=values.runtime_files(values.RECORD_RUNTIME), cancel=cancel,
+                    harness_files=runtime_files(RECORD_RUNTIME), cancel=cancel,
                 )
                 failed = _not_wrapped(out, wanted)
                 if failed is not None:

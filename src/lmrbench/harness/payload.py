@@ -208,7 +208,16 @@ def closing(run: RunResult, stdout: bytes, out_dir: Path | None) -> RunResult:
 
 
 def unpack_out(data: bytes, out_dir: Path) -> None:
-    """Write the out folder's regular files and folders under ``out_dir`` (nothing else, nothing outside)."""
+    """Write the out folder's regular files and folders under ``out_dir`` (nothing else, nothing outside);
+    ValueError, and nothing else, for a listing that is cut short, malformed or cannot be written (a file where
+    a folder is, a name the file system refuses)."""
+    try:
+        _unpack_out(data, out_dir)
+    except OSError as exc:
+        raise ValueError(f"the out folder cannot be written: {exc.strerror or exc}") from None
+
+
+def _unpack_out(data: bytes, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     total, at = 0, 0
     while True:
@@ -230,6 +239,8 @@ def unpack_out(data: bytes, out_dir: Path) -> None:
         parts = PurePosixPath(name).parts
         if not parts or parts[0] != "out" or ".." in parts or name.startswith("/") or kind not in (b"d", b"f"):
             continue
+        if kind == b"f" and len(parts) < 2:
+            raise ValueError("the out folder's listing names the out folder itself as a file")
         dest = out_dir.joinpath(*parts[1:])
         if kind == b"d":
             dest.mkdir(parents=True, exist_ok=True)

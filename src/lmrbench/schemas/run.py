@@ -90,6 +90,14 @@ class Candidate(_Strict):
     """What was kept from the candidate's goal file beside the goal functions, one line per statement: new
     imports, module-level helper functions and classes, constants and types (``import x``, ``def f``,
     ``class C``, ``EPS = 1e-08``), and new members of a goal method's class (``def C.helper``, ``C.EPS = 0.0``)."""
+    renamed: list[str] = Field(default_factory=list)
+    """The candidate's redefinitions of names the pristine goal file binds, which its goal functions use under a
+    new name while the rest of the file keeps the pristine ones (``_norm -> _norm_candidate``)."""
+    dropped: list[str] = Field(default_factory=list)
+    """Statements of the candidate's goal file not taken that differ from the pristine file's (``def _norm``,
+    ``if __name__ == '__main__':``), one line each."""
+    dropped_used: list[str] = Field(default_factory=list)
+    """The dropped statements that bind what the goal functions use, each saying what: a failure names them."""
     model: str = ""
     """Model id (empty for agent candidates)."""
     prompt_version: str = ""

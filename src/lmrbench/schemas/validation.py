@@ -19,7 +19,8 @@ class _Strict(BaseModel):
 
 
 ENVIRONMENT_PREFIX = "environment:"
-"""Starts the reason of an implementation whose environment could not be had."""
+"""Started the reason of an implementation whose environment could not be had, in files written before
+``environment_error`` was a field; read from those files only, never written."""
 
 
 class _EnvironmentFromReasons(_Strict):

@@ -166,8 +166,8 @@ def execute(
     except Cancelled:
         raise
     except LmrError as exc:
-        return UnitResult(infra_report(f"environment: {exc}", sandbox.name), environment_error=str(exc),
-                          environment_cause=getattr(exc, "cause", "environment"))
+        return UnitResult(infra_report(f"the environment could not be prepared: {exc}", sandbox.name),
+                          environment_error=str(exc), environment_cause=getattr(exc, "cause", "environment"))
     impl = task.info.implementation(unit.impl)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
-from lmrbench.authoring.candidate_splice import splice_candidate
+from lmrbench.authoring.candidate_splice import merge_notes, splice_candidate
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.taskdata import untrusted_reads
 from lmrbench.authoring.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
@@ -40,7 +40,7 @@ from lmrbench.schemas.task_info import Implementation
 PROMPT_FILE = "TASK.md"
 EXPORT_JSON = "export.json"
 PAPER_FILES = ("paper.pdf", "paper.json")
-AGENT_PROMPT_VERSION = "agent-2"
+AGENT_PROMPT_VERSION = "agent-3"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
 
 
@@ -118,8 +118,8 @@ def agent_prompt(task: Task, context: ContextSetting = "full") -> str:
         "Implement each function below in place, in its file, keeping its name, class and signature. "
         "From your work these functions are taken, with what you add for them at the top level of the same "
         "file (new imports, helper functions and classes, constants) and, for a method, in its class (new "
-        "methods and class constants). Edits to the file's existing "
-        "definitions, to other files and new files are ignored.",
+        "methods and class constants). Your edits of the file's existing helpers are what these functions "
+        "use; the rest of the file keeps the original ones. Edits to other files and new files are ignored.",
         "",
     ]
     for impl in task.info.implementations:
@@ -244,7 +244,7 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
     files: dict[str, str] = {}
     raw: list[str] = []
     functions: list[str] = []
-    kept: list[str] = []
+    notes: dict[str, list[str]] = {}
     for which, (rel, quals) in enumerate(goal_plan(task, impl)):
         try:
             text = read_untrusted_goal_file(folder, rel)
@@ -270,8 +270,8 @@ def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -
             return write_candidate(run, task, bad, text, {})
         files[rel] = spliced.source
         functions += quals
-        kept += [k for k in spliced.kept if k not in kept]
-    done = base.model_copy(update={"functions": functions, "helpers": kept})
+        merge_notes(notes, spliced)
+    done = base.model_copy(update={"functions": functions, **notes})
     return write_candidate(run, task, done, "\n".join(raw), files)
 
 

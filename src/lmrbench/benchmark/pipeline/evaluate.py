@@ -15,7 +15,7 @@ from pathlib import Path
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
-from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, unless_broken
+from lmrbench.benchmark.pipeline.rundir import RunDir, candidate_repo, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
@@ -55,7 +55,7 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         impl=cand.impl,
         category=category_of(impl),
         status=status,
-        reason="" if status is ResultStatus.PASSED else report.detail or report.status.value,
+        reason="" if status is ResultStatus.PASSED else _with_drops(report.detail or report.status.value, cand),
         candidate_digest=cand.digest,
         test_status=report.status.value,
         passed_tests=passed,
@@ -68,6 +68,13 @@ def result_from_report(cand: Candidate, impl: Implementation, report: TestReport
         sandbox=report.sandbox,
         failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
+
+
+def _with_drops(reason: str, cand: Candidate) -> str:
+    """A failure's reason, saying which dropped statements of the candidate's file its goal functions use."""
+    if not cand.dropped_used:
+        return reason
+    return f"{reason} (the splice left out what the goal functions use: {'; '.join(cand.dropped_used)})"
 
 
 def result_without_run(cand: Candidate, impl: Implementation) -> EvalResult:
@@ -148,8 +155,10 @@ def evaluate(
             save(cand, result_without_run(cand, impl))
             continue
         try:
-            files = goal_files_of(task, impl.index, run.candidate_dir(task.name, impl.index))
-        except LmrError as exc:  # a link, a missing or oversized goal file: the candidate's failure
+            folder = run.candidate_dir(task.name, impl.index)
+            candidate_repo(folder, cand.goal_files, task.info.repo_folder_name)
+            files = goal_files_of(task, impl.index, folder)
+        except LmrError as exc:  # a stray file, a link, a missing or oversized goal file: the candidate's failure
             report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
             save(cand, result_from_report(cand, impl, report, ""))
             continue

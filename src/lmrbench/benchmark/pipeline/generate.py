@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmrbench.authoring.candidate_splice import merge_notes
 from lmrbench.authoring.tree import goal_plan, read_source
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
@@ -89,7 +90,7 @@ def generate_one(
     base = base.model_copy(update={"usage": reply.usage})
     files: dict[str, str] = {}
     functions: list[str] = []
-    helpers: list[str] = []
+    notes: dict[str, list[str]] = {}
     taken: list[int] = []
     total = 0
     try:
@@ -98,7 +99,8 @@ def generate_one(
             spliced = splice_reply(reply.text, masked, quals, file=rel)
             files[rel] = spliced.source
             functions += spliced.functions
-            helpers += [h for h in spliced.helpers if h not in helpers]
+            if spliced.splice is not None:
+                merge_notes(notes, spliced.splice)
             taken += [b for b in spliced.blocks if b not in taken]
             total = spliced.total_blocks
     except ReplyProblem as exc:
@@ -108,10 +110,10 @@ def generate_one(
             reason += f" (the reply was cut at --max-tokens {client.params.max_tokens})"
         bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": reason})
         return write_candidate(run, task, bad, reply.text, {})
-    notes = f"code from block {', '.join(map(str, sorted(taken)))} of {total}"
+    reason = f"code from block {', '.join(map(str, sorted(taken)))} of {total}"
     if prompt.missing_context:
-        notes += f"; retrieval context not found: {', '.join(prompt.missing_context)}"
-    cand = base.model_copy(update={"functions": functions, "helpers": helpers, "reason": notes})
+        reason += f"; retrieval context not found: {', '.join(prompt.missing_context)}"
+    cand = base.model_copy(update={"functions": functions, **notes, "reason": reason})
     return write_candidate(run, task, cand, reply.text, files)
 
 

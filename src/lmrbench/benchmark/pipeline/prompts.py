@@ -21,7 +21,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
-GENERATE_PROMPT_VERSION = "standard-2"
+GENERATE_PROMPT_VERSION = "standard-3"
 JUDGE_PROMPT_VERSION = "judge-2"
 """judge-2 numbers the categories as the paper's Appendix C and the official analysis files do (1 Logically
 Incorrect, 2 Logically Correct, 3 Completely Correct); judge-1 numbered them the other way round."""
@@ -65,9 +65,9 @@ Functions to implement, in {goal_files}: {functions}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
-classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
-of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 GENERATE_GOAL_FILE_TEMPLATE = """\
@@ -87,9 +87,9 @@ Functions to implement, in {goal_files}: {functions}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
-classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
-of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 GENERATE_PAPER_ONLY_TEMPLATE = """\
@@ -109,9 +109,9 @@ Functions to implement, in {goal_files}: {functions}
 
 Write the complete definition of each function to implement: its decorators, its unchanged signature, its \
 docstring and a full body. Put a method inside its class statement. Put the imports, helper functions, \
-classes and constants it needs at the top level of the same block: new ones are kept; existing definitions \
-of the file cannot be changed. Reply with one ```python code block (if you write several, the last one that \
-defines the functions is taken).\
+classes and constants it needs at the top level of the same block: new ones are kept, and a redefinition of \
+an existing one is used by your functions only. Reply with one ```python code block (if you write several, \
+the last one that defines the functions is taken).\
 """
 
 JUDGE_SYSTEM = (

@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
-from lmrbench.authoring.candidate_splice import splice_candidate
+from lmrbench.authoring.candidate_splice import SplicedCandidate, splice_candidate
 from lmrbench.authoring.index import index_source
 from lmrbench.authoring.splice import extract_function
 from lmrbench.errors import LmrError
@@ -46,6 +46,8 @@ class SplicedFile:
     """The code blocks the functions were taken from (1-based, in the reply's order)."""
     total_blocks: int = 0
     """Code blocks in the reply."""
+    splice: SplicedCandidate | None = None
+    """What the splice took, renamed and dropped."""
 
 
 def fenced_blocks(reply: str) -> list[tuple[str, bool]]:
@@ -57,11 +59,6 @@ def fenced_blocks(reply: str) -> list[tuple[str, bool]]:
         if m.group(1).lower() in _CODE_LANGS
     ]
     return blocks or ([(reply, True)] if "```" not in reply else [])
-
-
-def code_blocks(reply: str) -> list[str]:
-    """The Python code blocks of a reply, in order; the whole reply when it has no fence."""
-    return [text for text, _ in fenced_blocks(reply)]
 
 
 @dataclass
@@ -188,4 +185,4 @@ def splice_reply(reply: str, masked: str, qualnames: list[str], *, file: str) ->
     except LmrError as exc:
         raise ReplyProblem("parse_error", exc.problem) from None
     return SplicedFile(source=spliced.source, functions=list(pieces), helpers=spliced.kept,
-                       blocks=[n for n, _ in taken], total_blocks=len(every))  # fmt: skip
+                       blocks=[n for n, _ in taken], total_blocks=len(every), splice=spliced)  # fmt: skip

@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -83,18 +83,54 @@ def digest_files(files: dict[str, bytes], salt: str = "") -> str:
     return h.hexdigest()
 
 
+def candidate_repo(folder: Path, goal_files: list[str], repo: str | None = None) -> Path | None:
+    """The repository folder of a run's candidate folder, the one place the grader reads its goal files from (None
+    for a candidate without goal files); LmrError, in one line naming the folder, when the folder holds anything
+    else: a candidate folder is candidate.json, reply.txt and one repository folder (named ``repo`` when given)
+    holding the goal files and nothing more, no links."""
+    layout = f"a candidate folder holds {CANDIDATE_JSON}, {REPLY_TXT} and {repo or '<repository>'}/<goal files> only"
+    try:
+        entries = sorted(folder.iterdir()) if folder.is_dir() else []
+        dirs = [e for e in entries if e.is_dir() and not e.is_symlink()]
+        own = (CANDIDATE_JSON, REPLY_TXT)
+        stray = [e.name for e in entries if e not in dirs and (e.is_symlink() or e.name not in own)]
+        if repo is not None:  # the repository folder first, whatever sorts before it
+            dirs.sort(key=lambda d: d.name != repo)
+        stray += [d.name + "/" for d in dirs[1:]] if goal_files else [d.name + "/" for d in dirs]
+        if not stray and dirs and repo is not None and dirs[0].name != repo:
+            stray = [dirs[0].name + "/"]
+        if not stray and dirs:
+            wanted = {PurePosixPath(g) for g in goal_files}
+            parents = {p for g in wanted for p in g.parents}
+            for path in sorted(dirs[0].rglob("*")):
+                rel = PurePosixPath(path.relative_to(dirs[0]).as_posix())
+                kind_ok = path.is_dir() if rel in parents else path.is_file() if rel in wanted else False
+                if path.is_symlink() or not kind_ok:
+                    stray.append(f"{dirs[0].name}/{rel}")
+                    break
+    except OSError as exc:
+        raise LmrError(f"cannot be listed: {exc.strerror}", folder) from None
+    if stray:
+        raise LmrError(f"holds {stray[0]}, which is not part of the candidate ({layout})", folder)
+    return dirs[0] if dirs else None
+
+
 def current_digest(folder: Path, cand: Candidate) -> Candidate:
-    """``cand`` with its digest recomputed from its goal files as they are now in ``folder`` (the candidate
-    folder: ``<repository folder>/<goal file>``); a missing or unreadable file counts as changed. A candidate
-    without goal files (no usable code) keeps its digest: there is nothing that could change."""
+    """``cand`` with its digest recomputed from exactly the files the grader reads (``candidate_repo``), as they
+    are now; a missing or unreadable file counts as changed, and a folder holding anything else gets a digest no
+    result names. A candidate without goal files (no usable code) keeps its digest: nothing could change."""
     if not cand.goal_files:
         return cand
     blobs: dict[str, bytes] = {}
-    subdirs = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.is_symlink()] if folder.is_dir() else []
-    for rel in cand.goal_files:
-        found = next((d / rel for d in subdirs if (d / rel).is_file()), None)
+    try:
+        repo = candidate_repo(folder, cand.goal_files)
+    except LmrError as exc:
+        blobs["\0refused"] = str(exc).encode()
+        repo = None
+    for rel in cand.goal_files if "\0refused" not in blobs else []:
+        path = (repo or folder) / rel
         try:
-            blobs[rel] = read_capped(found, MAX_SOURCE_BYTES, shown=found) if found else b"\0missing"
+            blobs[rel] = read_capped(path, MAX_SOURCE_BYTES, shown=path) if path.is_file() else b"\0missing"
         except (LmrError, OSError):
             blobs[rel] = b"\0unreadable"
     digest = digest_files(blobs, salt=cand.status.value)

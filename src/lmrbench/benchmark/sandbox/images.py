@@ -41,7 +41,6 @@ MERGED_USR_HOOK = Path("/usr/share/mmdebstrap/hooks/merged-usr")
 """mmdebstrap's hook that merges /usr itself: without it bookworm gets the usrmerge package, and perl with it."""
 BASE_TARGET = WheelTarget(python="3.11.2", glibc="2.36")
 """Python and glibc of Debian bookworm: what the base image's wheels are downloaded for."""
-REQUIREMENTS_NAME = "requirements.txt"
 INSTALL_HINT = "install mmdebstrap (apt-get install mmdebstrap) or debootstrap"
 
 

@@ -36,7 +36,7 @@ from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
-from lmrbench.schemas.validation import ENVIRONMENT_PREFIX, ImplValidation, MutantResult, NotRun
+from lmrbench.schemas.validation import ImplValidation, MutantResult, NotRun
 
 _KILLING = (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT)
 
@@ -200,7 +200,7 @@ class ImplCheck:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self.result.environment_error = self._environment_error
             self.result.not_run = environment_not_run(self._environment_error, self._environment_cause)
-            self._finish([f"{ENVIRONMENT_PREFIX} {self._environment_error}"])
+            self._finish([f"not run: its environment could not be prepared: {self._environment_error}"])
             return []
         stopped = golden_not_run(self.task, self.impl, res.golden_runs)
         if stopped is not None:  # the golden code never ran: nothing after it can tell anything

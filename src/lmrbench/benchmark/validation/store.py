@@ -84,7 +84,7 @@ def infra_errors(result: ImplValidation) -> int:
     runs = [*result.golden_runs, *([result.masked] if result.masked else [])]
     n = sum(r.status is TestStatus.INFRA_ERROR for r in runs)
     n += sum(m.status is TestStatus.INFRA_ERROR for m in result.mutants)
-    return n + sum(r.startswith("environment:") for r in result.reasons)
+    return n + bool(result.environment_error)
 
 
 def is_reusable(
