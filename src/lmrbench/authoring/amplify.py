@@ -94,6 +94,13 @@ def varied_values(value: Scalar, inside: Collection[int] = ()) -> list[Scalar]:
     return list(floats[:MAX_VALUES])
 
 
+def recorded_text(param: str, recorded: list[Scalar]) -> str:
+    """``beta was always 0.1``, ``mode took 'mean', 'max'``: what the recording gave a parameter."""
+    if len(recorded) == 1:
+        return f"{param} was always {value_text(recorded[0])}"
+    return f"{param} took {', '.join(value_text(v) for v in recorded)}"
+
+
 def range_text(values_: list[Scalar]) -> str:
     """``0.05-0.5``, ``True``, ``-99, -101``."""
     if all(type(v) is float for v in values_) and len(values_) > 2:

@@ -9,7 +9,8 @@ each variant on the first recorded call it applies to and keeps those that chang
 - a text parameter: a case for each literal the body compares it with that no call used;
 - a number or flag with one value in every call: the values of ``amplify.varied_values``; an int that an array
   holds (``targets`` holds ``ignore_index``) moves those entries with it, and gets a case where every entry
-  equals it;
+  equals it; an int also takes a value inside the range of the array that holds it or that the body combines it
+  with (``lengths < min_length``);
 - pairs of parameters the body combines (``body_reads``): both varied at once, within ``MAX_PAIRS``;
 - a flag never combined with another parameter's other value (``amplify.missing_pairs``);
 - a mask argument: its masked-out entries filled with noise.
@@ -25,6 +26,8 @@ from lmrbench.authoring.body_reads import BodyReads
 
 MAX_PAIRS = 3
 """Most pairs of combined parameters varied together."""
+MAX_NOISE = 4
+"""Most noise cases per mask (as recorded, then with each flag or mode value)."""
 PAIR_VARIANTS = 2
 """Most cases tried per pair (both varied the same way, then the second the other way; ints also swapped)."""
 
@@ -35,10 +38,17 @@ def extra_names(paths: list[Path], reads: BodyReads) -> list[str]:
     return [*reads.literals, *reads.self_reads]
 
 
-def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads) -> list[amplify.Scalar]:
-    if type(recorded[0]) is str:
+def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
+               inside: list[int] | None = None) -> list[amplify.Scalar]:
+    """The values to try: the literals of a text mode; for an int recorded positive, no negative value unless
+    the body compares it with zero (``top_k > 0``: a count is not negative); ``amplify.varied_values`` else."""
+    first = recorded[0]
+    if type(first) is str:
         return [x for x in reads.literals.get(param, []) if x not in recorded]
-    return amplify.varied_values(recorded[0])
+    out = amplify.varied_values(first, inside or [])
+    if type(first) is int and first > 0 and param not in reads.signed:
+        out = [x for x in out if type(x) is not int or x >= 0]
+    return out
 
 
 def _pair_variants(p: str, q: str, pv: list[amplify.Scalar], qv: list[amplify.Scalar],
@@ -66,8 +76,10 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
         if len(vs) != 1:
             continue
         remap = amplify.holders(paths, p) if type(vs[0]) is int and not p.startswith("self.") else []
-        inside = amplify.inside_values(paths, remap, p) if remap else []
-        variants: list[dict[str, Any]] = [{"set": {p: x}} for x in amplify.varied_values(vs[0], inside)]
+        compared = [b if a == p else a for a, b in reads.pairs if p in (a, b)]
+        arrays = remap or [q for q in compared if q in params and q not in seen]
+        inside = amplify.inside_values(paths, arrays, p) if type(vs[0]) is int else []
+        variants: list[dict[str, Any]] = [{"set": {p: x}} for x in _values_of(p, vs, reads, inside)]
         if remap:
             variants.append({"fill": remap, "kind": "all", "keep": True})
         plans.append({"param": p, "variants": variants, "remap": remap})
@@ -79,15 +91,23 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
             plans.append({"param": p, "variants": _pair_variants(p, q, pv, qv, first), "note": False})
     plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False}
               for q, v, when in amplify.missing_pairs(paths)]
+    modes = [{m: v} for m, vs in seen.items() if type(vs[0]) in (bool, str)
+             for v in [*vs, *_values_of(m, vs, reads)]]
     for name in reads.masks:
         if name in params and name not in seen:
-            plans.append({"param": name, "variants": [{"noise": {"mask": name}, "kind": "noise", "keep": True}],
-                          "note": False})
+            plans.append({"param": name, "variants": _noise({"mask": name}, modes), "note": False})
     for p in seen:
         for holder in amplify.holders(paths, p) if type(first[p]) is int else []:
-            plans.append({"param": p, "variants": [{"noise": {"where": holder, "equals": p}, "kind": "noise",
-                                                    "keep": True}], "note": False, "remap": []})
+            plans.append({"param": p, "variants": _noise({"where": holder, "equals": p}, modes), "note": False,
+                          "remap": []})
     return plans
+
+
+def _noise(noise: dict[str, str], modes: list[dict[str, amplify.Scalar]]) -> list[dict[str, Any]]:
+    """Noise in the masked-out entries, as recorded and under each value of each flag or mode (a mask dropped
+    in the ``sum`` branch shows only there), within ``MAX_NOISE``."""
+    return [{"noise": noise, "kind": "noise", "keep": True, **({"set": m} if m else {})}
+            for m in [{}, *modes][:MAX_NOISE]]
 
 
 def made_text(made: dict[str, Any]) -> str:
@@ -99,7 +119,8 @@ def made_text(made: dict[str, Any]) -> str:
     if kind == "noise":
         noise = made.get("noise", {})
         where = noise.get("mask") or f"{noise.get('where')} == {noise.get('equals')}"
-        return f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}"
+        sets = "".join(f", {k}={amplify.value_text(v)}" for k, v in (made.get("set") or {}).items())
+        return (f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}") + sets
     sets = made.get("set") or {made["param"]: made.get("value")}
     when = "".join(f" with {k}={amplify.value_text(v)}" for k, v in (made.get("when") or {}).items())
     return ", ".join(f"{k}={amplify.value_text(v)}" for k, v in sets.items()) + when

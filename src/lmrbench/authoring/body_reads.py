@@ -7,6 +7,7 @@ on one that uses the other). Amplification varies what the recording left out by
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
@@ -24,6 +25,9 @@ class BodyReads:
     """Pairs of parameters (or ``self.attr``) the body combines, each once, in source order."""
     masks: list[str] = field(default_factory=list)
     """Parameters that may mask an operand: a factor of a product, the condition of a ``where``, an index."""
+    signed: list[str] = field(default_factory=list)
+    """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
+    negative value is worth a case even where the recording saw a positive one."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -154,6 +158,33 @@ class _Flow(ast.NodeVisitor):
         return
 
 
+def _signed(func: ast.AST, params: set[str]) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        numbers = [s.value for s in sides if isinstance(s, ast.Constant) and type(s.value) in (int, float)]
+        numbers += [-s.operand.value for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
+                    and isinstance(s.operand, ast.Constant) and type(s.operand.value) in (int, float)]
+        if any(n <= 0 for n in numbers):
+            out += [n for n in map(_name, sides) if n in params and n not in out]
+    return out
+
+
+_QUOTED = re.compile(r'"([A-Za-z_][\w-]{0,30})"')
+
+
+def _documented(func: ast.FunctionDef | ast.AsyncFunctionDef, literals: dict[str, list[str]]) -> None:
+    """Add the quoted words of the docstring to the literals of the one text parameter, if there is one: the
+    modes it documents (``"none"``) that no comparison names, since a mode may take an ``else``."""
+    doc = ast.get_docstring(func) or ""
+    if len(literals) != 1 or not doc:
+        return
+    known = next(iter(literals.values()))
+    known += [w for w in _QUOTED.findall(doc) if w not in known]
+
+
 def _literals(func: ast.AST, params: set[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for node in ast.walk(func):
@@ -188,4 +219,6 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     flow = _Flow(known)
     for stmt in func.body:
         flow.visit(stmt)
-    return BodyReads(_literals(func, known), reads, flow.pairs, flow.masks)
+    literals = _literals(func, known)
+    _documented(func, literals)
+    return BodyReads(literals, reads, flow.pairs, flow.masks, _signed(func, known))

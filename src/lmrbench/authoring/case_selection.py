@@ -156,10 +156,11 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
         else:
             out.append(f"added a case with {made_text(info)}")
     for param, new in by_param.items():
-        was = amplify.value_text(values_[param][0])
-        out.append(f"{param} was always {was} in the recording; added {len(new)} case(s) with {param} "
+        out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
+                   f"with {param} "
                    f"{amplify.range_text(new)}")
-    out += [f"no test varies {note}" for note in probe.notes]
+    kept_values = amplify.parameter_values([Path(c["path"]) for c in sel.kept], probe.also)
+    out += [f"no test varies {note}" for note in probe.notes if len(kept_values.get(note.split(":")[0], [])) < 2]
     out.append(kill_text(probe, sel))
     return out
 

@@ -82,7 +82,8 @@ def describe_selection(
             files = [f"case_{chosen[target].index(m) + 1}.npz" for m in made_list]
             was = amplify.value_text(first[param][0])
             amplified.append(AmplifiedParameter(target=target, param=param, recorded=was, values=vals, cases=files))
-            notes.append(f"{param} was always {was} in the recording; {len(vals)} case(s) with {param} "
+            notes.append(f"{amplify.recorded_text(param, first[param])} in the recording; {len(vals)} case(s) with "
+                         f"{param} "
                          f"{amplify.range_text([m['amplified']['value'] for m in made_list])}")
         kept_ids = set().union(*(probe.kills.get(c["file"], set()) for c in sel.kept)) if sel.kept else set()
         _, equivalent = kept_kills(probe, sel)
