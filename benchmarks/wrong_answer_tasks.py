@@ -281,7 +281,7 @@ def apply_rotary(x, positions, base=10000.0, interleaved=False):
     x1, x2 = x[..., :half], x[..., half:]
     return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 '''
-ROPE_DRIVER = '''"""Attention scores with rotary embeddings: a prompt, then two cached decoding steps: python attend.py"""
+ROPE_DRIVER = '''"""Attention scores with rotary embeddings, a prompt then two cached steps: python attend.py"""
 
 import numpy as np
 
@@ -330,7 +330,8 @@ ROPE_WRONG = {
     "interleaved rotation the other way": R_SIG + R_BODY.replace(
         "out[..., 0::2] = x1 * cos - x2 * sin", "out[..., 0::2] = x1 * cos + x2 * sin").replace(
         "out[..., 1::2] = x1 * sin + x2 * cos", "out[..., 1::2] = x2 * cos - x1 * sin"),
-    "frequencies over dim - 2": R_SIG + R_BODY.replace("np.arange(0, dim, 2) / dim", "np.arange(0, dim, 2) / (dim - 2)"),
+    "frequencies over dim - 2": R_SIG + R_BODY.replace("np.arange(0, dim, 2) / dim",
+                                                       "np.arange(0, dim, 2) / (dim - 2)"),
     "positions from 1": R_SIG + R_BODY.replace("positions[:, None]", "(positions[:, None] + 1)"),
     "repeated angles with rotate-half": R_SIG + R_ANGLES + '''    if interleaved:
         x1, x2 = x[..., 0::2], x[..., 1::2]
@@ -489,7 +490,8 @@ TASKS: list[dict[str, Any]] = [
      "import numpy as np\n" + CE_GOLDEN, "evaluate.py": CE_DRIVER}, "function": "seqloss/losses.py::label_smoothed_nll",
      "command": "python evaluate.py", "head": "import numpy as np\n\n\n", "wrong": CE_WRONG, "right": CE_RIGHT},
     {"name": "2-FilterLogits", "files": {"sampling/__init__.py": "", "sampling/filters.py": '"""Sampling filters."""\n'
-     "\nimport numpy as np\n" + FILTER_GOLDEN, "sample.py": FILTER_DRIVER}, "function": "sampling/filters.py::filter_logits",
+     "\nimport numpy as np\n" + FILTER_GOLDEN, "sample.py": FILTER_DRIVER},
+     "function": "sampling/filters.py::filter_logits",
      "command": "python sample.py", "head": "import numpy as np\n\n\n", "wrong": FILTER_WRONG, "right": FILTER_RIGHT},
     {"name": "3-Rotary", "files": {"rope/__init__.py": "", "rope/embed.py": '"""Rotary embeddings."""\n\n'
      "import numpy as np\n" + ROPE_GOLDEN, "attend.py": ROPE_DRIVER}, "function": "rope/embed.py::apply_rotary",
