@@ -11,6 +11,7 @@ import pytest
 
 from helpers.record_fixture import make_task
 from lmrbench.authoring.body_reads import body_reads
+from lmrbench.authoring.bodycoverage import coverage_text
 from lmrbench.authoring.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
@@ -160,4 +161,5 @@ def test_a_case_that_hangs_on_exact_float_equality_is_left_out(tmp_path, local):
     assert "a branch taken on exact float equality" in line
     # precision 0.6 and recall -0.6 cancel to exactly 0.0: that call is gone, the stable ones stay
     assert len([c for c in result.cases if not c.amplified]) == 6
-    assert [(c.lines, c.branches) for c in result.coverage] == [((13, 13), (2, 2))] or result.coverage
+    # the driver's orthogonal embeddings take the p + r == 0 branch for a stable reason
+    assert [coverage_text(c) for c in result.coverage] == ["lines 13/13, branches 2/2"]
