@@ -166,6 +166,28 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
         "weak: kills 2/12 = 17% < 75%; no test varies beta"
 
 
+def test_an_equivalent_mistake_shaped_mutant_makes_tests_weak_and_says_what_would_kill_it():
+    from lmrbench.authoring.recording_summary import kill_hint
+    from lmrbench.benchmark.validation.weakness import recorded_reasons
+    from lmrbench.schemas.recording import MutantCatch
+
+    branch = "line 30: drop the branch `if precision + recall == 0`"
+    assert kill_hint("drop_branch", branch) == "a case where `precision + recall == 0` holds and changes the result"
+    assert kill_hint("pin_parameter", "pin beta to 0.1 (its recorded value)") == "a case with beta other than 0.1"
+
+    def catch(kind, description, hint):
+        return MutantCatch(target="f.py::f", digest=kind, kind=kind, description=description, killed=False,
+                           equivalent=True, hint=hint)
+
+    catches = [catch("drop_branch", branch, kill_hint("drop_branch", branch)),
+               catch("pin_parameter", "pin beta to 0.1 (its recorded value)", "a case with beta other than 0.1"),
+               catch("flip_sign", "line 3: drop the minus of '-1'", "")]  # generic kinds name no mistake
+    reasons = recorded_reasons(catches, ["beta"])  # beta is already named by `no test varies beta`
+    assert reasons == [f"drop_branch equivalent on every recorded input ({branch}): add a case where "
+                       "`precision + recall == 0` holds and changes the result"]
+    assert weak_reasons([], ["beta"], reasons) == ["no test varies beta", *reasons]
+
+
 def test_a_probe_that_cannot_run_leaves_the_recording_standing(tmp_path, local):
     from helpers.record_fixture import make_task as make_tiny_task
 
