@@ -52,20 +52,23 @@ def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
 
 
 def _pair_variants(p: str, q: str, pv: list[amplify.Scalar], qv: list[amplify.Scalar],
-                   first: dict[str, amplify.Scalar]) -> list[dict[str, Any]]:
-    combos = [(pv[0], qv[0])]
-    if len(qv) > 1:
-        combos.append((pv[0], qv[1]))
-    combos = combos[:PAIR_VARIANTS]
-    if type(first[p]) is int and type(first[q]) is int and first[p] != first[q]:
+                   first: dict[str, amplify.Scalar], recorded: set[tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Both varied at once: the first new values of each, then one of them the other way (at most
+    ``PAIR_VARIANTS``, none a recorded call already has); two ints also swapped."""
+    combos = [(a, b) for a, b in [(pv[0], qv[0]), *((pv[0], y) for y in qv[1:2]), *((x, qv[0]) for x in pv[1:2]),
+                                  *((x, y) for x in pv[1:2] for y in qv[1:2])] if (a, b) not in recorded]
+    combos = list(dict.fromkeys(combos))[:PAIR_VARIANTS]
+    if type(first[p]) is int and type(first[q]) is int and first[p] != first[q] \
+            and (first[q], first[p]) not in recorded:
         combos.append((first[q], first[p]))  # the two values swapped: max(a, b) against max(b, a)
-    return [{"set": {p: a, q: b}, "kind": "pair"} for a, b in dict.fromkeys(combos)]
+    return [{"set": {p: a, q: b}, "kind": "pair"} for a, b in combos]
 
 
 def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[dict[str, Any]]:
     """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
     (``params``: the function's parameters, without ``self``)."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    calls = [amplify.scalar_arguments(path, extra_names(paths, reads)) for path in paths]
     plans: list[dict[str, Any]] = []
     for p, vs in seen.items():
         if type(vs[0]) is str:
@@ -87,12 +90,13 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
     pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen]
     for p, q in pairs[:MAX_PAIRS]:
         pv, qv = _values_of(p, seen[p], reads), _values_of(q, seen[q], reads)
-        if pv and qv:
-            plans.append({"param": p, "variants": _pair_variants(p, q, pv, qv, first), "note": False})
+        variants = _pair_variants(p, q, pv, qv, first, {(c.get(p), c.get(q)) for c in calls})
+        if variants:
+            plans.append({"param": p, "variants": variants, "note": False})
     plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False}
               for q, v, when in amplify.missing_pairs(paths)]
     modes = [{m: v} for m, vs in seen.items() if type(vs[0]) in (bool, str)
-             for v in [*vs, *_values_of(m, vs, reads)]]
+             for v in dict.fromkeys([*vs, *_values_of(m, vs, reads)])]
     for name in reads.masks:
         if name in params and name not in seen:
             plans.append({"param": name, "variants": _noise({"mask": name}, modes), "note": False})

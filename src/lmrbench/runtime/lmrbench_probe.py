@@ -150,8 +150,8 @@ def _masked_out(case: dict[str, Any], inputs: dict[str, Any], noise: dict[str, A
         return None if slot is None or type(slot[1]) is not int else arr == slot[1]
     if arr.dtype == np.bool_:
         return ~arr
-    if np.issubdtype(arr.dtype, np.number) and arr.size and set(np.unique(arr).tolist()) <= {0, 1}:
-        return arr == 0
+    if np.issubdtype(arr.dtype, np.number) and arr.size and set(np.unique(arr).tolist()) == {0, 1}:
+        return arr == 0  # a 0/1 mask that keeps some entries and leaves others out
     return None
 
 
@@ -290,6 +290,12 @@ def _knife_edge(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: di
     if not keys:
         return False
     base = lv.Case(case, arrays)
+    try:
+        as_recorded, _, _ = _call(func, owner, t["binding"], factory, case, arrays, job["timeout"])
+    except (Exception, _Timeout):  # noqa: BLE001 - the replay check names such a call
+        return False
+    if not _same(job["checker"], as_recorded, base, None):
+        return False  # the call differs from itself (the checker rejects it, or it draws random numbers)
     for parity in (0, 1):
         nudged = {**arrays, **{k: _nudged(arrays[k], parity) for k in keys}}
         try:
