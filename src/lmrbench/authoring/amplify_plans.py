@@ -88,13 +88,15 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
         plans.append({"param": p, "variants": variants, "remap": remap})
     first = {p: vs[0] for p, vs in seen.items()}
     pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen]
+    missing = amplify.missing_pairs(paths)
     for p, q in pairs[:MAX_PAIRS]:
         pv, qv = _values_of(p, seen[p], reads), _values_of(q, seen[q], reads)
-        variants = _pair_variants(p, q, pv, qv, first, {(c.get(p), c.get(q)) for c in calls})
+        had = {(c.get(p), c.get(q)) for c in calls} | {(dict(w, **{o: v}).get(p), dict(w, **{o: v}).get(q))
+                                                        for o, v, w in missing}  # made below
+        variants = _pair_variants(p, q, pv, qv, first, had)
         if variants:
             plans.append({"param": p, "variants": variants, "note": False})
-    plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False}
-              for q, v, when in amplify.missing_pairs(paths)]
+    plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False} for q, v, when in missing]
     modes = [{m: v} for m, vs in seen.items() if type(vs[0]) in (bool, str)
              for v in dict.fromkeys([*vs, *_values_of(m, vs, reads)])]
     for name in reads.masks:
@@ -123,8 +125,8 @@ def made_text(made: dict[str, Any]) -> str:
     if kind == "noise":
         noise = made.get("noise", {})
         where = noise.get("mask") or f"{noise.get('where')} == {noise.get('equals')}"
-        sets = "".join(f", {k}={amplify.value_text(v)}" for k, v in (made.get("set") or {}).items())
-        return (f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}") + sets
+        also = "".join(f", {k}={amplify.value_text(v)}" for k, v in (made.get("set") or {}).items())
+        return (f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}") + also
     sets = made.get("set") or {made["param"]: made.get("value")}
     when = "".join(f" with {k}={amplify.value_text(v)}" for k, v in (made.get("when") or {}).items())
     return ", ".join(f"{k}={amplify.value_text(v)}" for k, v in sets.items()) + when

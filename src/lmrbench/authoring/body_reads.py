@@ -164,8 +164,8 @@ def _signed(func: ast.AST, params: set[str]) -> list[str]:
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
-        numbers = [s.value for s in sides if isinstance(s, ast.Constant) and type(s.value) in (int, float)]
-        numbers += [-s.operand.value for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
+        numbers = [float(s.value) for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, int | float)]
+        numbers += [-1.0 for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
                     and isinstance(s.operand, ast.Constant) and type(s.operand.value) in (int, float)]
         if any(n <= 0 for n in numbers):
             out += [n for n in map(_name, sides) if n in params and n not in out]
