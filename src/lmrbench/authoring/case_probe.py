@@ -26,6 +26,8 @@ from lmrbench.schemas.task_info import CheckerSettings, Implementation
 
 PROBE_TIMEOUT = 600.0
 """Wall-clock limit of the whole probe run, in seconds."""
+MAX_ADDED = 40
+"""Most cases added per goal function (the single parameters' plans come first, then pairs, then noise)."""
 CALL_TIMEOUT = 5.0
 """Limit of one mutant's call on one case, in seconds (a mutant that loops is killed)."""
 
@@ -112,7 +114,7 @@ def probe_calls(
         binding = values.read_case_file(paths[0])[0]["binding"]
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
-            "binding": binding, "factory": factory, "cases": names, "amplify": plans,
+            "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
             "mutants": [{"id": m.digest, "source": m.source} for m in mutants],
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),

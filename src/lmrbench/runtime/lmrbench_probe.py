@@ -7,15 +7,21 @@ The job is ``$LMRBENCH_HARNESS/probe/job.json``::
      "targets": [{"target": "f.py::loss", "module": "pkg.f", "root": "", "qualname": "loss",
                   "binding": "function", "factory": null,
                   "cases": ["probe/t0-c0.npz", ...],
-                  "amplify": [{"param": "beta", "values": [0.05, 0.2]}],
+                  "amplify": [{"param": "beta", "variants": [{"set": {"beta": 0.05}}, ...]}, ...],
+                  "max_added": 40,
                   "mutants": [{"id": "ab12...", "source": "<whole mutated goal file>"}]}]}
 
-Amplification: for each parameter to vary, the first recorded case (without random state or in-place changes)
-on which some of the values change the golden result gives one new case per such value, the golden code's
-result as the expected value, written as ``amp-<t>-<param>-<k>.npz`` to ``$LMRBENCH_OUT``. Then every case
-(recorded and new) is called on every mutant, fresh from its file, and compared as the generated test
-compares; a mutant that raises, times out or differs is killed by that case. ``$LMRBENCH_OUT/probe.json``
-holds, per target, the new cases, the mutants each case kills and notes.
+Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its floating array
+inputs move one ulp is left out (``knife`` in the report). Amplification (``authoring.amplify_plans`` makes the
+plans): for each plan, the first recorded case (without random state or in-place changes) on which some of its
+variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
+case per such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to
+``$LMRBENCH_OUT``; at most ``max_added`` per target. A variant sets parameters or attributes of ``self``
+(``self.beta``), moves the entries of an array that hold an int parameter with it (``remap``), sets every such
+entry (``fill``), or fills masked-out entries with noise (``noise``). Then every case (recorded and new) is
+called on every mutant, fresh from its file, and compared as the generated test compares; a mutant that raises,
+times out or differs is killed by that case. ``$LMRBENCH_OUT/probe.json`` holds, per target, the new cases, the
+knife-edge cases, the mutants each case kills and notes.
 """
 
 from __future__ import annotations
@@ -215,9 +221,14 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
     """New cases by the plans of ``t["amplify"]``; (their entries, notes on parameters no case varies)."""
     made: list[dict[str, Any]] = []
     notes: list[str] = []
+    limit = int(t.get("max_added", 40))
     for n, plan in enumerate(t.get("amplify", [])):
         param, why = plan["param"], "it changes no result of the recorded calls"
         kept: list[dict[str, Any]] = []
+        if len(made) >= limit:
+            if plan.get("note", True):
+                notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
+            continue
         for name, case, arrays in cases:
             if case.get("random_state") or case.get("changed") or case.get("self_after") is not None:
                 continue
