@@ -12,6 +12,7 @@ import pytest
 from helpers.record_fixture import make_task
 from lmrbench.authoring.body_reads import body_reads
 from lmrbench.authoring.bodycoverage import coverage_text
+from lmrbench.authoring.check import task_findings
 from lmrbench.authoring.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
@@ -29,6 +30,7 @@ POOLER = '''
         def __init__(self, mode="mean", scale=1.0):
             self.mode = mode
             self.scale = scale
+            self.eps = 1e-12
 
         def pool(self, x, mask):
             """Pool x (batch, seq, dim) over the positions where mask (batch, seq) is 1: "mean", "max" or "sum"."""
@@ -37,7 +39,7 @@ POOLER = '''
                 return np.where(w > 0, x, -np.inf).max(axis=1) * self.scale
             if self.mode == "sum":
                 return (x * w).sum(axis=1) * self.scale
-            return (x * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1) * self.scale
+            return (x * w).sum(axis=1) / (np.maximum(w.sum(axis=1), 1) + self.eps) * self.scale
 '''
 DRIVER = '''
     import numpy as np
@@ -134,7 +136,13 @@ def test_a_method_gets_cases_for_the_modes_and_attributes_it_reads(pooler):
     assert "self.scale was always 1.0 in the recording; added 4 case(s) with self.scale 0.5-5.0" in summary
     assert "added a case with noise where mask leaves entries out" in summary
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
-    assert index.unvaried == []
+    # eps cannot change a result beyond the tolerance: named, with what was tried, by record and tasks check
+    assert index.unvaried == ["self.eps"]
+    assert "no test varies self.eps: no case could be made (it changes no result of the recorded calls; tried " \
+           "5e-13, 2e-12, 3e-12, 5e-12)" in summary
+    [t312] = [f.message for f in task_findings(task) if f.code == "T312"]
+    assert t312.startswith("implementation 1: no test varies self.eps of Pooler.pool: self.eps (no case could be "
+                           "made (it changes no result")
     # two kept calls of each mode the driver used, though --max-calls is 2
     assert len([c for c in index.cases if not c.amplified]) == 4
     assert sum("a second call with self.mode=" in ln for ln in result.summary) == 0  # reasons are not printed

@@ -128,6 +128,11 @@ def select(
     return Selection(kept, reasons, dropped, knife)
 
 
+def single(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded cases and those added by varying one parameter (not pairs, not noise)."""
+    return [c for c in cases if (c.get("amplified") or {}).get("kind", "value") in ("value", "all")]
+
+
 def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, probe: TargetProbe | None) -> list[str]:
     """What ``task record`` says about one goal function's cases: what was kept and dropped, what was added,
     which parameter no test varies, and what the kept cases kill per mutant kind."""
@@ -159,8 +164,10 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
         out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
                    f"with {param} "
                    f"{amplify.range_text(new)}")
-    kept_values = amplify.parameter_values([Path(c["path"]) for c in sel.kept], probe.also)
-    out += [f"no test varies {note}" for note in probe.notes if len(kept_values.get(note.split(":")[0], [])) < 2]
+    kept_values = amplify.parameter_values([Path(c["path"]) for c in single(sel.kept)], probe.also)
+    by_pairs = {n for c in sel.kept for n in (c.get("amplified") or {}).get("effective", [])}
+    out += [f"no test varies {note}" for note in probe.notes
+            if len(kept_values.get(note.split(":")[0], [])) < 2 and note.split(":")[0] not in by_pairs]
     out.append(kill_text(probe, sel))
     return out
 

@@ -256,6 +256,8 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                     why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
                     continue
                 base = lv.Case(case, arrays)
+                effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
+                    if variant.get("kind") == "pair" else []
                 changes = set(variant.get("set", {})) != {param} or not remap
                 if not variant.get("keep") and changes and _same(job["checker"], result, base, None):
                     continue  # a value that changes nothing tells no wrong answer apart
@@ -266,7 +268,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
                              "set": variant.get("set", {}), "kind": variant.get("kind", "value"),
                              "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
-                             "base": name, "when": when})
+                             "base": name, "when": when, "effective": effective})
             if kept:
                 break
         made += kept
@@ -274,6 +276,39 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             tried = ", ".join(repr(v["set"][param]) for v in plan["variants"] if param in v.get("set", {}))
             notes.append(f"{param}: no case could be made ({why}; tried {tried or 'nothing'})")
     return made, notes
+
+
+def _agree(checker: dict[str, Any], got: Any, want: Any) -> bool:
+    """True when two results of the golden code match as the checker compares."""
+    try:
+        if checker.get("kind") == "exact":
+            lc.assert_equal(got, want)
+        else:
+            lc.assert_close(got, want, rtol=checker.get("rtol", 1e-5), atol=checker.get("atol", 1e-8))
+    except AssertionError:
+        return False
+    return True
+
+
+def _effective(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
+               arrays: dict[str, Any], plan: dict[str, Any], variant: dict[str, Any], result: Any,
+               job: dict[str, Any]) -> list[str]:
+    """The parameters of a pair's case that matter to its result: those without which (the others still set)
+    the golden result differs. A pair whose change comes from one of them alone varies only that one."""
+    out = []
+    for name in variant.get("set", {}):
+        rest = {k: v for k, v in variant["set"].items() if k != name}
+        built = _variant(case, arrays, plan, {**variant, "set": rest}, [])
+        if built is None:
+            continue
+        try:
+            alone, _, _ = _call(func, owner, t["binding"], factory, built[0], built[1], job["timeout"])
+        except (Exception, _Timeout):  # noqa: BLE001 - without it the call fails: it matters
+            out.append(name)
+            continue
+        if not _agree(job["checker"], alone, result):
+            out.append(name)
+    return out
 
 
 def _nudged(array: Any, parity: int) -> Any:
