@@ -171,3 +171,24 @@ def test_a_case_that_hangs_on_exact_float_equality_is_left_out(tmp_path, local):
     assert len([c for c in result.cases if not c.amplified]) == 6
     # the driver's orthogonal embeddings take the p + r == 0 branch for a stable reason
     assert [coverage_text(c) for c in result.coverage] == ["lines 13/13, branches 2/2"]
+
+
+def test_a_tie_is_no_knife_edge(tmp_path, local):
+    ranking = '''
+        import numpy as np
+
+
+        def best(scores):
+            """Index of the highest score of each row (the first of equal ones)."""
+            return np.argmax(scores, axis=-1)
+    '''
+    driver = '''
+        import numpy as np
+
+        from model.ranking import best
+
+        print(best(np.array([[2.5, 2.5, 1.25], [0.5, 3.75, 3.75]])))
+    '''
+    task = make_task(tmp_path, "model/ranking.py::best", extra={"model/ranking.py": ranking, "run.py": driver})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    assert not any("one-ulp" in line for line in result.summary) and len(result.cases) == 1
