@@ -74,10 +74,10 @@ def select(
     if not catch:
         kept = pick_cases(calls, max_calls, model, shape)
         return Selection(kept, {}, [c for c in calls if all(c is not k for k in kept)])
-    knife = [c for c in calls if probe and c["file"] in probe.knife]
-    calls = [c for c in calls if all(c is not k for k in knife)]
     for c in calls:
         _scalars(c, probe.also if probe else [])
+    knife = [c for c in calls if probe and c["file"] in probe.knife]
+    calls = [c for c in calls if all(c is not k for k in knife)]
     picked: dict[int, list[str]] = {}
 
     def keep(i: int, why: str) -> None:
