@@ -241,7 +241,11 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 continue
             kept = []
             for k, variant in enumerate(plan["variants"]):
-                built = _variant(case, arrays, plan, variant, remap)
+                try:
+                    built = _variant(case, arrays, plan, variant, remap)
+                except (Exception, _Timeout) as exc:  # noqa: BLE001 - an input this variant cannot change
+                    why = f"{variant.get('kind', 'value')} cannot be made: {type(exc).__name__}: {str(exc)[:120]}"
+                    continue
                 if built is None:
                     continue
                 new, arrays_k = built
@@ -320,6 +324,15 @@ def _nudged(array: Any, up: bool) -> Any:
     steady = (flat == 0) | (np.abs(flat) == 1) | ~np.isfinite(flat)
     moved = np.nextafter(flat, np.array(np.inf if up else -np.inf, dtype=array.dtype))
     return np.where(steady, flat, moved).reshape(array.shape).astype(array.dtype)
+
+
+def _knife_safe(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
+                arrays: dict[str, Any], job: dict[str, Any]) -> bool:
+    """``_knife_edge``, False when the inputs cannot be nudged (an array type numpy cannot step)."""
+    try:
+        return _knife_edge(t, func, owner, factory, case, arrays, job)
+    except (Exception, _Timeout):  # noqa: BLE001
+        return False
 
 
 def _knife_edge(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
@@ -422,7 +435,7 @@ def main() -> int:
         for rel in t["cases"]:
             case, arrays = lv.read_case_file(os.path.join(harness, rel))
             cases.append((os.path.basename(rel), case, arrays))
-        knife = [name for name, case, arrays in cases if _knife_edge(t, func, owner, factory, case, arrays, job)]
+        knife = [name for name, case, arrays in cases if _knife_safe(t, func, owner, factory, case, arrays, job)]
         cases = [c for c in cases if c[0] not in knife]
         made, notes = _amplify(t, func, owner, factory, cases, job, out, index)
         for entry in made:
