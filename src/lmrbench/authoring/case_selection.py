@@ -128,9 +128,14 @@ def select(
     return Selection(kept, reasons, dropped, knife)
 
 
-def single(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The recorded cases and those added by varying one parameter (not pairs, not noise)."""
-    return [c for c in cases if (c.get("amplified") or {}).get("kind", "value") in ("value", "all")]
+def unvaried(kept: list[dict[str, Any]], also: list[str] | None = None) -> list[str]:
+    """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
+    (recorded, and added by varying one parameter), unless a pair's case varies it to effect: one whose result
+    differs from the case with only the other parameter changed."""
+    single = [Path(c["path"]) for c in kept if (c.get("amplified") or {}).get("kind", "value") in ("value", "all")]
+    by_pairs = {n for c in kept for n in (c.get("amplified") or {}).get("effective", [])}
+    seen = amplify.parameter_values(single, also or []).items() if single else []
+    return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
 
 
 def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, probe: TargetProbe | None) -> list[str]:
@@ -164,10 +169,8 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
         out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
                    f"with {param} "
                    f"{amplify.range_text(new)}")
-    kept_values = amplify.parameter_values([Path(c["path"]) for c in single(sel.kept)], probe.also)
-    by_pairs = {n for c in sel.kept for n in (c.get("amplified") or {}).get("effective", [])}
-    out += [f"no test varies {note}" for note in probe.notes
-            if len(kept_values.get(note.split(":")[0], [])) < 2 and note.split(":")[0] not in by_pairs]
+    fixed = unvaried(sel.kept, probe.also)
+    out += [f"no test varies {note}" for note in probe.notes if note.split(":")[0] in fixed]
     out.append(kill_text(probe, sel))
     return out
 

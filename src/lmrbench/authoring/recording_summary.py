@@ -9,21 +9,11 @@ from typing import Any
 from lmrbench.authoring import amplify
 from lmrbench.authoring.amplify_plans import made_text
 from lmrbench.authoring.case_probe import TargetProbe
-from lmrbench.authoring.case_selection import Selection, combination_text, kept_kills, single, summary_lines
+from lmrbench.authoring.case_selection import Selection, combination_text, kept_kills, summary_lines, unvaried
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
-
-
-def unvaried(kept: list[dict[str, Any]], also: list[str] | None = None) -> list[str]:
-    """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
-    (recorded, and added by varying one parameter), unless a pair's case varies it to effect: one whose result
-    differs from the case with only the other parameter changed."""
-    paths = [Path(c["path"]) for c in single(kept)]
-    by_pairs = {n for c in kept for n in (c.get("amplified") or {}).get("effective", [])}
-    seen = amplify.parameter_values(paths, also or []).items() if paths else []
-    return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
 
 
 def kill_hint(kind: str, description: str) -> str:
