@@ -57,7 +57,7 @@ EXAMPLES = [
             "greedily by cosine similarity and return the idf-weighted precision, recall and F1 of Section 2."
         ),
         "record": "python run_metric.py",
-        "max_calls": 5,
+        "max_calls": 7,
     },
     {
         "name": "3-ContrastiveDecoding",

@@ -64,7 +64,11 @@ def test_varied_values_around_the_recorded_one():
     assert amplify.varied_values(0.0) == [0.1, 0.2, 0.3]
     assert amplify.varied_values(1.0) == [0.5, 2.0, 3.0, 5.0]
     assert amplify.varied_values(True) == [False]
-    assert amplify.varied_values(-100) == [-99, -101]
+    # an int: a sign change, zero, +-1, and a value inside the range of the array that holds it first
+    assert amplify.varied_values(-100) == [100, 0, -99, -101, 1]
+    assert amplify.varied_values(-100, inside=[2]) == [2, 100, 0, -99, -101]
+    assert amplify.varied_values(50) == [-50, 0, 51, 49, 1]
+    assert amplify.varied_values("mean") == []  # text: the literals the body compares it with
     assert amplify.range_text([0.05, 0.2, 0.3, 0.5]) == "0.05-0.5"
 
 
@@ -85,16 +89,22 @@ def test_summary_says_what_was_kept_dropped_and_added(recorded):
     assert "kept 3 of 5 distinct recorded call(s)" in summary
     assert "dropped 2 call(s)" in summary and "(epsilon=0.1, ignore_index=-100) x2" in summary
     assert "epsilon was always 0.1 in the recording; added 4 case(s) with epsilon 0.05-0.5" in summary
-    assert "ignore_index was always -100 in the recording; added 2 case(s) with ignore_index -99, -101" in summary
+    # an int that the targets hold: a value among the class ids, a sign change, zero, +-1, and all ignored
+    assert "ignore_index was always -100 in the recording; added 5 case(s) with ignore_index 2, 100, 0, -99, " \
+        "-101" in summary
+    assert "added a case with every targets entry = ignore_index" in summary
+    assert "added a case with noise where targets == ignore_index" in summary
+    assert not any(line.startswith("weak: ") for line in result.summary)
     assert "drop_mask 4/4" in summary and "pin_parameter 2/2" in summary
     header = result.test_file.read_text().split('"""')[1]
     assert "epsilon was always 0.1 in the recording; 4 case(s) with epsilon 0.05-0.5" in " ".join(header.split())
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
     assert [(a.param, a.values) for a in index.amplified] == [
-        ("epsilon", ["0.05", "0.2", "0.3", "0.5"]), ("ignore_index", ["-99", "-101"])]
+        ("epsilon", ["0.05", "0.2", "0.3", "0.5"]), ("ignore_index", ["2", "100", "0", "-99", "-101"])]
     assert index.unvaried == [] and index.selection == result.summary
-    assert [c.amplified for c in index.cases][3:] == [
-        "epsilon=0.05", "epsilon=0.2", "epsilon=0.3", "epsilon=0.5", "ignore_index=-99", "ignore_index=-101"]
+    assert [c.amplified for c in index.cases][3:12] == [
+        "epsilon=0.05", "epsilon=0.2", "epsilon=0.3", "epsilon=0.5", "ignore_index=2", "ignore_index=100",
+        "ignore_index=0", "ignore_index=-99", "ignore_index=-101"]
     # the one call with masked targets is kept, and so named
     assert any(amplify.special_values(result.data_dir / c.file) == ["targets holds ignore_index"]
                for c in index.cases[:3])
@@ -154,6 +164,28 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
     assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"
     assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == \
         "weak: kills 2/12 = 17% < 75%; no test varies beta"
+
+
+def test_an_equivalent_mistake_shaped_mutant_makes_tests_weak_and_says_what_would_kill_it():
+    from lmrbench.authoring.recording_summary import kill_hint
+    from lmrbench.benchmark.validation.weakness import recorded_reasons
+    from lmrbench.schemas.recording import MutantCatch
+
+    branch = "line 30: drop the branch `if precision + recall == 0`"
+    assert kill_hint("drop_branch", branch) == "a case where `precision + recall == 0` holds and changes the result"
+    assert kill_hint("pin_parameter", "pin beta to 0.1 (its recorded value)") == "a case with beta other than 0.1"
+
+    def catch(kind, description, hint):
+        return MutantCatch(target="f.py::f", digest=kind, kind=kind, description=description, killed=False,
+                           equivalent=True, hint=hint)
+
+    catches = [catch("drop_branch", branch, kill_hint("drop_branch", branch)),
+               catch("pin_parameter", "pin beta to 0.1 (its recorded value)", "a case with beta other than 0.1"),
+               catch("flip_sign", "line 3: drop the minus of '-1'", "")]  # generic kinds name no mistake
+    reasons = recorded_reasons(catches, ["beta"])  # beta is already named by `no test varies beta`
+    assert reasons == [f"drop_branch equivalent on every recorded input ({branch}): add a case where "
+                       "`precision + recall == 0` holds and changes the result"]
+    assert weak_reasons([], ["beta"], reasons) == ["no test varies beta", *reasons]
 
 
 def test_a_probe_that_cannot_run_leaves_the_recording_standing(tmp_path, local):

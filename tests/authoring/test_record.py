@@ -43,13 +43,11 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     task = make_task(tmp_path)
     result = record_tests(task, 1, TRAIN, sandbox=local)
 
-    assert [c.test for c in result.cases] == ["test_case_1", "test_case_2", "test_case_3"]
+    # two calls of each value of the flag reduce, then a case with margin varied together with reduce
+    assert [c.test for c in result.cases] == [f"test_case_{n}" for n in range(1, 6)]
+    assert [c.amplified for c in result.cases] == ["", "", "", "", "margin=2.0, reduce=False"]
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
-    assert index.command == TRAIN and [c.file for c in index.cases] == [
-        "case_1.npz",
-        "case_2.npz",
-        "case_3.npz",
-    ]
+    assert index.command == TRAIN and [c.file for c in index.cases] == [f"case_{n}.npz" for n in range(1, 6)]
     # the second call passed margin positionally and reduce=False: bound by name, per-example result kept
     case, arrays = read_case_file(result.data_dir / "case_2.npz")
     assert [(a["name"], a["kind"]) for a in case["arguments"]] == [
@@ -65,9 +63,7 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     assert file_status(result.test_file) == "generated"
 
     status, cases = _outcomes(local, task, "golden")
-    assert status == TestStatus.PASSED and cases == dict.fromkeys(
-        ["test_case_1", "test_case_2", "test_case_3"], "passed"
-    )
+    assert status == TestStatus.PASSED and cases == dict.fromkeys([f"test_case_{n}" for n in range(1, 6)], "passed")
     status, cases = _outcomes(local, task, "masked")
     assert status == TestStatus.FAILED and set(cases.values()) == {"failed"}
 
@@ -278,8 +274,10 @@ def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
     result = record_tests(task, 1, "python sweep.py", sandbox=local, max_calls=2, force=True)
     recorded = [c for c in result.cases if not c.amplified]
     assert {c.arguments["margin"] for c in recorded} == {"1.0", "0.25"}
-    # reduce was always True: cases with reduce=False are added, the golden code giving their results
-    assert [c.amplified for c in result.cases if c.amplified] == ["reduce=False"]
+    # reduce was always True: cases with reduce=False are added, the golden code giving their results, and
+    # margin (combined with reduce in the body) varied with it
+    assert [c.amplified for c in result.cases if c.amplified] == [
+        "reduce=False", "margin=0.5, reduce=False", "margin=2.0, reduce=False"]
     assert "reduce was always True in the recording; added 1 case(s) with reduce False" in result.summary
 
 

@@ -27,13 +27,19 @@ def main():
 
 
 def sanity_checks():
-    """Degenerate inputs: a candidate identical to its reference, and opposite embeddings (F1 defined as 0)."""
+    """Degenerate inputs: a candidate identical to its reference, opposite embeddings (precision and recall of
+    opposite signs), and orthogonal ones (precision and recall 0: F1 defined as 0)."""
     same = np.array([[1.0, 2.0, 0.5], [0.0, 1.0, -1.0]])
     p, r, f = greedy_cos_idf(same, np.array([1.0, 2.0]), same.copy(), np.array([1.0, 2.0]))
     print(f"identical: P={p:.4f} R={r:.4f} F1={f:.4f}")
     p, r, f = greedy_cos_idf(np.array([[3.0, 4.0], [-1.0, 0.0]]), np.array([1.0, 3.0]), np.array([[1.0, 0.0]]),
                              np.array([1.0]))
     print(f"opposite:  P={p:.4f} R={r:.4f} F1={f:.4f}")
+    p, r, f = greedy_cos_idf(np.array([[3.0, 4.0], [-1.0, 0.0]]), np.array([1.0, 1.0]), np.array([[1.0, 0.0]]),
+                             np.array([1.0]))
+    print(f"opposite, equal idf: P={p:.4f} R={r:.4f} F1={f:.4f}")
+    p, r, f = greedy_cos_idf(np.array([[0.0, 2.0]]), np.array([1.0]), np.array([[1.5, 0.0]]), np.array([1.0]))
+    print(f"orthogonal: P={p:.4f} R={r:.4f} F1={f:.4f}")
 
 
 if __name__ == "__main__":

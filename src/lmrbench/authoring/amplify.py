@@ -7,6 +7,7 @@ recording then adds cases with the parameter varied (``lmrbench_probe`` runs the
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +15,41 @@ import numpy as np
 
 from lmrbench.runtime.lmrbench_values import read_case_file
 
-Scalar = bool | int | float
+Scalar = bool | int | float | str
 MAX_VALUES = 4
 """Most new values of one parameter."""
+MAX_INT_VALUES = 5
+"""Most new values of one int parameter (a sign change, zero, a value inside its array's range, +-1)."""
 
 
 def _scalar(node: Any) -> bool:
     return type(node) in (bool, int, float)
 
 
-def scalar_arguments(path: Path | str) -> dict[str, Scalar]:
-    """The arguments of a case file that are plain bools, ints or floats, by name."""
+def self_attributes(case: dict[str, Any]) -> dict[str, Any]:
+    """The recorded instance's attributes of a case (JSON nodes), as ``self.<name>``; empty for a function."""
+    node = case.get("self")
+    if not isinstance(node, dict) or node.get("$") != "dict":
+        return {}
+    return {f"self.{k}": v for k, v in node["items"] if isinstance(k, str)}
+
+
+def scalar_arguments(path: Path | str, also: Collection[str] = ()) -> dict[str, Scalar]:
+    """The arguments of a case file that are plain bools, ints or floats, by name; and those named in ``also``
+    that are text (a mode the body compares with literals) or attributes of ``self`` (``self.beta``)."""
     case, _ = read_case_file(path)
-    return {a["name"]: a["value"] for a in case["arguments"] if _scalar(a["value"])}
+    out = {a["name"]: a["value"] for a in case["arguments"]
+           if _scalar(a["value"]) or (a["name"] in also and type(a["value"]) is str)}
+    out.update({k: v for k, v in self_attributes(case).items() if k in also and (_scalar(v) or type(v) is str)})
+    return out
 
 
-def parameter_values(paths: list[Path]) -> dict[str, list[Scalar]]:
-    """Each scalar parameter's distinct values over the calls, in the order first seen."""
+def parameter_values(paths: list[Path], also: Collection[str] = ()) -> dict[str, list[Scalar]]:
+    """Each scalar parameter's distinct values over the calls, in the order first seen (``also``: as for
+    ``scalar_arguments``)."""
     seen: dict[str, list[Scalar]] = {}
     for path in paths:
-        for name, value in scalar_arguments(path).items():
+        for name, value in scalar_arguments(path, also).items():
             known = seen.setdefault(name, [])
             if not any(type(v) is type(value) and v == value for v in known):
                 known.append(value)
@@ -49,25 +65,40 @@ def _round(x: float) -> float:
     return float(f"{x:.6g}")
 
 
-def varied_values(value: Scalar) -> list[Scalar]:
+def varied_values(value: Scalar, inside: Collection[int] = ()) -> list[Scalar]:
     """Values to vary a parameter over, around the one value the recording used.
 
-    A flag: its opposite. An int: one more and one less. A float ``v``: ``v/2, 2v, 3v, 5v`` (beta 0.1 gives
-    0.05-0.5), kept below 1 when ``v`` is (a probability, a smoothing), with 0.1-0.3 for 0.0.
+    A flag: its opposite. An int: the values ``inside`` the range of an array that holds it (``ignore_index``
+    among the class ids), its sign changed, zero, one more and one less, one. A float ``v``: ``v/2, 2v, 3v, 5v``
+    (beta 0.1 gives 0.05-0.5), kept below 1 when ``v`` is (a probability, a smoothing), with 0.1-0.3 for 0.0.
+    Text: nothing (its values come from the literals the body compares it with).
     """
     if type(value) is bool:
         return [not value]
+    if type(value) is str:
+        return []
     if type(value) is int:
-        return [value + 1, value - 1]
+        out: list[Scalar] = []
+        for x in (*inside, -value if value else 1, 0, value + 1, value - 1, 1):
+            if x != value and x not in out:
+                out.append(x)
+        return out[:MAX_INT_VALUES]
     v = float(value)
     if v == 0.0:
         return [0.1, 0.2, 0.3]
-    out = [_round(v / 2), _round(2 * v), _round(3 * v), _round(5 * v)]
+    floats = [_round(v / 2), _round(2 * v), _round(3 * v), _round(5 * v)]
     if abs(v) < 1:
-        out = [x for x in out if abs(x) < 1]
-        if len(out) < 2:
-            out.append(_round((v + (1 if v > 0 else -1)) / 2))
-    return out[:MAX_VALUES]
+        floats = [x for x in floats if abs(x) < 1]
+        if len(floats) < 2:
+            floats.append(_round((v + (1 if v > 0 else -1)) / 2))
+    return list(floats[:MAX_VALUES])
+
+
+def recorded_text(param: str, recorded: list[Scalar]) -> str:
+    """``beta was always 0.1``, ``mode took 'mean', 'max'``: what the recording gave a parameter."""
+    if len(recorded) == 1:
+        return f"{param} was always {value_text(recorded[0])}"
+    return f"{param} took {', '.join(value_text(v) for v in recorded)}"
 
 
 def range_text(values_: list[Scalar]) -> str:
@@ -110,6 +141,21 @@ def special_values(path: Path | str) -> list[str]:
             elif np.any(arr < 0):
                 out.append(f"{name} has negative entries")
     return out
+
+
+def inside_values(paths: list[Path], holder_names: list[str], param: str) -> list[int]:
+    """A value inside the range of the arrays that hold an int parameter's value (the middle one of their other
+    entries): ``ignore_index`` 2 among class ids 0-4, so that ``targets < 0`` is not the same as the answer."""
+    found: set[int] = set()
+    for path in paths:
+        case, arrays = read_case_file(path)
+        value = next((a["value"] for a in case["arguments"] if a["name"] == param), None)
+        for a in case["arguments"]:
+            arr = _arrays_of(a["value"], arrays) if a["name"] in holder_names else None
+            if arr is not None and np.issubdtype(arr.dtype, np.integer):
+                found.update(int(v) for v in np.unique(arr) if v != value)
+    ordered = sorted(found)
+    return [ordered[len(ordered) // 2]] if ordered else []
 
 
 def holders(paths: list[Path], param: str) -> list[str]:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import amplify
+from lmrbench.authoring.amplify_plans import extra_names, probe_plans
+from lmrbench.authoring.body_reads import body_reads
 from lmrbench.authoring.mutants import Mutant, generate_mutants
 from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
@@ -26,6 +28,8 @@ from lmrbench.schemas.task_info import CheckerSettings, Implementation
 
 PROBE_TIMEOUT = 600.0
 """Wall-clock limit of the whole probe run, in seconds."""
+MAX_ADDED = 40
+"""Most cases added per goal function (the single parameters' plans come first, then pairs, then noise)."""
 CALL_TIMEOUT = 5.0
 """Limit of one mutant's call on one case, in seconds (a mutant that loops is killed)."""
 
@@ -45,6 +49,11 @@ class TargetProbe:
     """Case file name -> digests of the mutants it kills."""
     notes: list[str] = field(default_factory=list)
     untried: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)
+    """Text parameters the body compares with literals and attributes of ``self`` it reads: varied like the
+    scalar parameters (``amplify.scalar_arguments``)."""
+    knife: list[str] = field(default_factory=list)
+    """Recorded case files whose result a one-ulp change of a float input changes: not kept."""
 
 
 def _grad(paths: list[Path]) -> bool:
@@ -60,9 +69,11 @@ def _grad(paths: list[Path]) -> bool:
     return any(walk(read_case_file(p)[0]["expected"]) for p in paths)
 
 
-def pins_of(paths: list[Path]) -> dict[str, str]:
-    """The recorded value of each scalar parameter (its first value), as source text."""
-    return {name: amplify.value_text(vs[0]) for name, vs in amplify.parameter_values(paths).items()}
+def pins_of(paths: list[Path], also: list[str] | None = None) -> dict[str, str]:
+    """The recorded value of each scalar parameter (its first value), as source text (``also``: the text
+    parameters to include)."""
+    seen = amplify.parameter_values(paths, [n for n in also or [] if not n.startswith("self.")])
+    return {name: amplify.value_text(vs[0]) for name, vs in seen.items()}
 
 
 def probe_calls(
@@ -89,14 +100,13 @@ def probe_calls(
         which = impl.goal_files.index(goal) if goal in impl.goal_files else 0
         golden = task.golden_path(impl, which).read_text(encoding="utf-8")
         paths = [Path(line["path"]) for line in lines]
-        pins, grad = pins_of(paths), _grad(paths)
+        params = [a["name"] for a in read_case_file(paths[0])[0]["arguments"]]
+        reads = body_reads(golden, qual, params)
+        also = extra_names(paths, reads)
+        pins, grad = pins_of(paths, also), _grad(paths)
         mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad)
-        probes[target] = TargetProbe(mutants, pins, grad)
-        varied = amplify.parameter_values(paths)
-        plans: list[dict[str, Any]] = [
-            {"param": p, "values": amplify.varied_values(vs[0]), "remap": amplify.holders(paths, p)}
-            for p, vs in varied.items() if len(vs) == 1]
-        plans += [{"param": q, "values": [v], "when": when} for q, v, when in amplify.missing_pairs(paths)]
+        probes[target] = TargetProbe(mutants, pins, grad, also=also)
+        plans = probe_plans(paths, reads, params)
         names = []
         for line in lines:
             name = f"probe/{line['file']}"
@@ -106,7 +116,7 @@ def probe_calls(
         binding = read_case_file(paths[0])[0]["binding"]
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
-            "binding": binding, "factory": factory, "cases": names, "amplify": plans,
+            "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
             "mutants": [{"id": m.digest, "source": m.source} for m in mutants],
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),
@@ -124,6 +134,7 @@ def probe_calls(
         probe.kills = {name: set(ids) for name, ids in entry["kills"].items()}
         probe.notes = list(entry["notes"])
         probe.untried = list(entry["untried"])
+        probe.knife = list(entry.get("knife", []))
         for k, made in enumerate(entry["amplified"]):
             path = out / made["file"]
             case, arrays = read_case_file(path)

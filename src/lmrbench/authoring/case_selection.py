@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import amplify
+from lmrbench.authoring.amplify_plans import made_text
 from lmrbench.authoring.bodycoverage import BodyModel, cover_greedy, pick_cases
+from lmrbench.authoring.captured_calls import call_shape
 from lmrbench.authoring.case_probe import TargetProbe
 
 MAX_VALUES_KEPT = 4
@@ -32,11 +34,17 @@ class Selection:
     reasons: dict[int, list[str]] = field(default_factory=dict)
     """Index into ``kept`` -> why it was kept."""
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    knife: list[dict[str, Any]] = field(default_factory=list)
+    """Calls left out because a one-ulp change of a float input changes their result."""
 
 
-def _scalars(line: dict[str, Any]) -> dict[str, amplify.Scalar]:
+MIN_PER_MODE = 2
+"""Kept calls for each value of a flag or a text mode (when the calls have that many)."""
+
+
+def _scalars(line: dict[str, Any], also: list[str] | None = None) -> dict[str, amplify.Scalar]:
     if "scalars" not in line:
-        line["scalars"] = amplify.scalar_arguments(line["path"])
+        line["scalars"] = amplify.scalar_arguments(line["path"], also or [])
     return line["scalars"]  # type: ignore[no-any-return]
 
 
@@ -47,9 +55,10 @@ def _specials(line: dict[str, Any]) -> list[str]:
 
 
 def call_text(line: dict[str, Any]) -> str:
-    """A call by its scalar arguments and special values (``beta=0.1, reference_free=False``)."""
+    """A call by its scalar arguments, the attributes of ``self`` the body reads, and special values
+    (``beta=0.1, reference_free=False``, ``self.beta=0.1, self.loss_type='sigmoid'``)."""
     parts = [f"{k}={amplify.value_text(v)}" for k, v in _scalars(line).items()] + _specials(line)
-    return ", ".join(parts) or Path(line["path"]).name
+    return ", ".join(parts) or call_shape(Path(line["path"]))
 
 
 def select(
@@ -65,6 +74,10 @@ def select(
     if not catch:
         kept = pick_cases(calls, max_calls, model, shape)
         return Selection(kept, {}, [c for c in calls if all(c is not k for k in kept)])
+    for c in calls:
+        _scalars(c, probe.also if probe else [])
+    knife = [c for c in calls if probe and c["file"] in probe.knife]
+    calls = [c for c in calls if all(c is not k for k in knife)]
     picked: dict[int, list[str]] = {}
 
     def keep(i: int, why: str) -> None:
@@ -79,13 +92,20 @@ def select(
         best = max(range(len(calls)), key=lambda i: (len(kills[i] - caught), -i))
         keep(best, f"kills {len(kills[best] - caught)} mutant(s) the others miss")
         caught |= kills[best]
-    for param in amplify.parameter_values([Path(c["path"]) for c in calls]):
+    for param in amplify.parameter_values([Path(c["path"]) for c in calls], probe.also if probe else []):
         have = {repr(_scalars(calls[i]).get(param)) for i in picked}
         for i, c in enumerate(calls):
             value = _scalars(c).get(param)
             if param in _scalars(c) and repr(value) not in have and len(have) < MAX_VALUES_KEPT:
                 have.add(repr(value))
                 keep(i, f"{param}={amplify.value_text(value)}")  # type: ignore[arg-type]
+    for param, vs in amplify.parameter_values([Path(c["path"]) for c in calls], probe.also if probe else []).items():
+        if len(vs) < 2 or type(vs[0]) not in (bool, str):
+            continue
+        for value in vs:
+            same = [i for i, c in enumerate(calls) if _scalars(c).get(param) == value]
+            for i in [i for i in same if i not in picked][:max(0, MIN_PER_MODE - sum(i in picked for i in same))]:
+                keep(i, f"a second call with {param}={amplify.value_text(value)}")
     have_special = {s for i in picked for s in _specials(calls[i])}
     for i, c in enumerate(calls):
         for s in _specials(c):
@@ -102,10 +122,20 @@ def select(
     kept = [calls[i] for i in order]
     reasons = {n: picked[i] for n, i in enumerate(order)}
     for made in probe.amplified if probe else []:
-        reasons[len(kept)] = [f"{made['amplified']['param']} varied"]
+        reasons[len(kept)] = [f"added: {made_text(made['amplified'])}"]
         kept.append(made)
     dropped = [c for i, c in enumerate(calls) if i not in picked]
-    return Selection(kept, reasons, dropped)
+    return Selection(kept, reasons, dropped, knife)
+
+
+def unvaried(kept: list[dict[str, Any]], also: list[str] | None = None) -> list[str]:
+    """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
+    (recorded, and added by varying one parameter), unless a pair's case varies it to effect: one whose result
+    differs from the case with only the other parameter changed."""
+    single = [Path(c["path"]) for c in kept if (c.get("amplified") or {}).get("kind", "value") in ("value", "all")]
+    by_pairs = {n for c in kept for n in (c.get("amplified") or {}).get("effective", [])}
+    seen = amplify.parameter_values(single, also or []).items() if single else []
+    return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
 
 
 def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, probe: TargetProbe | None) -> list[str]:
@@ -113,6 +143,10 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
     which parameter no test varies, and what the kept cases kill per mutant kind."""
     out = [f"{target}: kept {len(sel.kept) - len(probe.amplified if probe else [])} of {len(calls)} distinct "
            "recorded call(s)"]
+    for c in sel.knife:
+        out.append(f"dropped the call ({call_text(c)}): a one-ulp change of its float inputs changes its result "
+                   "(a branch taken on exact float equality); record a call that takes the branch for a stable "
+                   "reason")
     if sel.dropped:
         texts = Counter(call_text(c) for c in sel.dropped)
         shown = "; ".join(f"({t})" + (f" x{n}" if n > 1 else "") for t, n in list(texts.items())[:5])
@@ -121,19 +155,22 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
                    f"or special value to the kept ones: {shown}{more}")
     if probe is None:
         return out
-    values_ = amplify.parameter_values([Path(c["path"]) for c in calls])
+    values_ = amplify.parameter_values([Path(c["path"]) for c in calls], probe.also)
     by_param: dict[str, list[amplify.Scalar]] = {}
     for made in probe.amplified:
         info = made["amplified"]
         if info.get("when"):
             out.append(f"no recorded call combined {combination_text(info)}; added a case that does")
-        else:
+        elif info.get("kind", "value") == "value" and info["param"] in values_:
             by_param.setdefault(info["param"], []).append(info["value"])
+        else:
+            out.append(f"added a case with {made_text(info)}")
     for param, new in by_param.items():
-        was = amplify.value_text(values_[param][0])
-        out.append(f"{param} was always {was} in the recording; added {len(new)} case(s) with {param} "
+        out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
+                   f"with {param} "
                    f"{amplify.range_text(new)}")
-    out += [f"no test varies {note}" for note in probe.notes]
+    fixed = unvaried(sel.kept, probe.also)
+    out += [f"no test varies {note}" for note in probe.notes if note.split(":")[0] in fixed]
     out.append(kill_text(probe, sel))
     return out
 
@@ -171,8 +208,8 @@ def kill_text(probe: TargetProbe, sel: Selection) -> str:
     kinds = ", ".join(f"{kind} {k}/{t}" for kind, (k, t) in sorted(per_kind.items()))
     text = f"mutants: the kept cases kill {killed}/{total} ({kinds})"
     if equivalent:
-        names = Counter(m.kind for m in probe.mutants if m.digest in equivalent)
-        text += f"; {len(equivalent)} equivalent on every recorded input ({', '.join(sorted(names))})"
+        named = "; ".join(f"{m.kind}: {m.description}" for m in probe.mutants if m.digest in equivalent)
+        text += f"; {len(equivalent)} equivalent on every recorded input ({named})"
     if probe.untried:
         text += f"; {len(probe.untried)} not tried (time budget)"
     return text

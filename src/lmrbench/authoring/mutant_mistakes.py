@@ -131,7 +131,16 @@ def _drop_mask_index(module: cst.Module, node: cst.Subscript) -> Iterator[Edit]:
         yield Edit("drop_mask", f"drop the mask of {snippet(module, node)!r}", node, with_parens(node.value, node))
 
 
+_SYMMETRIC = {"max", "min", "maximum", "minimum", "fmax", "fmin", "add", "multiply", "logaddexp", "hypot",
+              "logical_and", "logical_or", "array_equal", "allclose", "isclose"}
+"""Calls whose first two arguments commute: swapping them is no mistake (``max(n, 1)``)."""
+
+
 def _swap_args(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    func = node.func
+    called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if called in _SYMMETRIC:
+        return
     args = list(node.args)
     first, second = args[0], args[1]
     if first.keyword is not None or second.keyword is not None or first.star or second.star:

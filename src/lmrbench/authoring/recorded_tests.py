@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring import testgen
+from lmrbench.authoring.amplify_plans import made_text
 from lmrbench.authoring.generated_file import check_replaceable
 from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.taskset import Task
@@ -214,10 +215,7 @@ def _case_entry(
 
 def _amplified_text(line: dict[str, Any]) -> str:
     made = line.get("amplified")
-    if not made:
-        return ""
-    when = "".join(f" with {k}={v!r}" for k, v in (made.get("when") or {}).items())
-    return f"{made['param']}={made['value']!r}{when}"
+    return made_text(made) if made else ""
 
 
 def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: int = 3) -> Path:

@@ -124,9 +124,10 @@ def _called_unvaried(tests: list[UnitTestFile], goal: str, params: dict[str, boo
     return [p for p, has_default in params.items() if has_default and p not in passed]
 
 
-def _recording_says_unvaried(task: Task, impl: Implementation) -> set[str] | None:
+def _recording_says_unvaried(task: Task, impl: Implementation) -> dict[str, str] | None:
     """The parameters the recording itself found no case varying (``unvaried`` in its index.json, written by
-    ``task record`` after amplification), or None when there is no such recording."""
+    ``task record`` after amplification), each with what the recording tried ("" when it says nothing), or
+    None when there is no such recording."""
     from pydantic import ValidationError
 
     from lmrbench.defaults import recording_folder
@@ -134,9 +135,25 @@ def _recording_says_unvaried(task: Task, impl: Implementation) -> set[str] | Non
 
     index = task.repo_dir / recording_folder(impl.index) / "index.json"
     try:
-        return set(RecordingIndex.model_validate_json(index.read_bytes()).unvaried) if index.is_file() else None
+        if not index.is_file():
+            return None
+        found = RecordingIndex.model_validate_json(index.read_bytes())
     except (ValidationError, ValueError, OSError):
         return None
+    tried = {}
+    for p in found.unvaried:
+        said = [ln.split(": ", 1)[1] for ln in found.selection if ln.startswith(f"no test varies {p}: ")]
+        tried[p] = said[0] if said else ""
+    return tried
+
+
+def _unvaried_text(fixed: list[str], tried: dict[str, str]) -> str:
+    """What T312 says of the parameters no test varies: what the recording tried, or that ignoring passes."""
+    said = [f"{p} ({tried[p]})" for p in fixed if tried.get(p)]
+    if said:
+        return "; ".join(said) + ("" if len(said) == len(fixed) else ", and " + ", ".join(
+            p for p in fixed if not tried.get(p)) + ": a candidate that ignores them may pass")
+    return f"a candidate that ignores {'it' if len(fixed) == 1 else 'them'} passes"
 
 
 def unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
@@ -146,7 +163,9 @@ def unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
     tests: list[UnitTestFile] | None = None
     said = _recording_says_unvaried(task, impl)
     for q, params in _parameters(task, impl).items():
-        fixed = [p for p in params if p in said] if said is not None else _recorded_unvaried(task, impl, params)
+        extra = [p for p in said or {} if p.startswith("self.")]
+        fixed = [p for p in [*params, *extra] if p in said] if said is not None \
+            else _recorded_unvaried(task, impl, params)
         if fixed is None:
             tests = read_unit_tests(task, impl) if tests is None else tests
             fixed = _called_unvaried(tests, q.split(".")[-1], params)
@@ -154,7 +173,6 @@ def unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
         if fixed:
             where = f"{task.info.repo_folder_name}/{impl.unit_test_files[0]}" if impl.unit_test_files else "info.json"
             out.append(Finding("T312", task.name, where, f"implementation {impl.index}: no test varies "
-                               f"{', '.join(fixed)} of {q}: a candidate that ignores "
-                               f"{'it' if len(fixed) == 1 else 'them'} passes"))
+                               f"{', '.join(fixed)} of {q}: {_unvaried_text(fixed, said or {})}"))
     return out
 

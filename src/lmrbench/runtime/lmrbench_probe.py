@@ -7,15 +7,21 @@ The job is ``$LMRBENCH_HARNESS/probe/job.json``::
      "targets": [{"target": "f.py::loss", "module": "pkg.f", "root": "", "qualname": "loss",
                   "binding": "function", "factory": null,
                   "cases": ["probe/t0-c0.npz", ...],
-                  "amplify": [{"param": "beta", "values": [0.05, 0.2]}],
+                  "amplify": [{"param": "beta", "variants": [{"set": {"beta": 0.05}}, ...]}, ...],
+                  "max_added": 40,
                   "mutants": [{"id": "ab12...", "source": "<whole mutated goal file>"}]}]}
 
-Amplification: for each parameter to vary, the first recorded case (without random state or in-place changes)
-on which some of the values change the golden result gives one new case per such value, the golden code's
-result as the expected value, written as ``amp-<t>-<param>-<k>.npz`` to ``$LMRBENCH_OUT``. Then every case
-(recorded and new) is called on every mutant, fresh from its file, and compared as the generated test
-compares; a mutant that raises, times out or differs is killed by that case. ``$LMRBENCH_OUT/probe.json``
-holds, per target, the new cases, the mutants each case kills and notes.
+Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its floating array
+inputs move one ulp is left out (``knife`` in the report). Amplification (``authoring.amplify_plans`` makes the
+plans): for each plan, the first recorded case (without random state or in-place changes) on which some of its
+variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
+case per such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to
+``$LMRBENCH_OUT``; at most ``max_added`` per target. A variant sets parameters or attributes of ``self``
+(``self.beta``), moves the entries of an array that hold an int parameter with it (``remap``), sets every such
+entry (``fill``), or fills masked-out entries with noise (``noise``). Then every case (recorded and new) is
+called on every mutant, fresh from its file, and compared as the generated test compares; a mutant that raises,
+times out or differs is killed by that case. ``$LMRBENCH_OUT/probe.json`` holds, per target, the new cases, the
+knife-edge cases, the mutants each case kills and notes.
 """
 
 from __future__ import annotations
@@ -105,36 +111,145 @@ def _same(checker: dict[str, Any], result: Any, decoded: Any, obj: Any, whole: b
     return True
 
 
+def _slot(case: dict[str, Any], name: str) -> list[Any] | None:
+    """The ``[name, value]`` pair of an argument, or of an attribute of ``self`` (``self.beta``); None if absent."""
+    if name.startswith("self."):
+        node = case.get("self")
+        items = node.get("items", []) if isinstance(node, dict) and node.get("$") == "dict" else []
+        return next((item for item in items if item[0] == name[5:]), None)
+    for a in case["arguments"]:
+        if a["name"] == name:
+            return [name, a["value"]]
+    return None
+
+
+def _put(case: dict[str, Any], name: str, value: Any) -> None:
+    if name.startswith("self."):
+        slot = _slot(case, name)
+        if slot is not None:
+            slot[1] = value
+        return
+    for a in case["arguments"]:
+        if a["name"] == name:
+            a["value"] = value
+
+
+def _key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | None:
+    """The array key of an argument that is an array, else None."""
+    slot = _slot(case, name)
+    node = slot[1] if slot is not None else None
+    if isinstance(node, dict) and node.get("$") in ("ndarray", "tensor") and node.get("key") in arrays:
+        return str(node["key"])
+    return None
+
+
+def _masked_out(case: dict[str, Any], inputs: dict[str, Any], noise: dict[str, Any]) -> Any:
+    """Where a mask leaves entries out (a boolean array), or None when the case has no such mask."""
+    import numpy as np
+
+    key = _key(case, noise.get("mask") or noise.get("where", ""), inputs)
+    if key is None:
+        return None
+    arr = inputs[key]
+    if "equals" in noise:
+        slot = _slot(case, noise["equals"])
+        return None if slot is None or type(slot[1]) is not int else arr == slot[1]
+    if arr.dtype == np.bool_:
+        return ~arr
+    if np.issubdtype(arr.dtype, np.number) and arr.size and set(np.unique(arr).tolist()) == {0, 1}:
+        return arr == 0  # a 0/1 mask that keeps some entries and leaves others out
+    return None
+
+
+def _with_noise(case: dict[str, Any], inputs: dict[str, Any], noise: dict[str, Any]) -> bool:
+    """Fill the masked-out entries of every floating array argument shaped like the mask with noise; False when
+    there is nothing to fill."""
+    import numpy as np
+
+    masked = _masked_out(case, inputs, noise)
+    if masked is None or not masked.any():
+        return False
+    rng = np.random.default_rng(0)
+    filled = False
+    mask_key = _key(case, noise.get("mask") or noise.get("where", ""), inputs)
+    for a in case["arguments"]:
+        key = _key(case, a["name"], inputs)
+        if key is None or key == mask_key:
+            continue
+        arr = inputs[key]
+        if not np.issubdtype(arr.dtype, np.floating) or arr.shape[:masked.ndim] != masked.shape:
+            continue
+        out = arr.copy()
+        scale = float(np.abs(arr[np.isfinite(arr)]).max()) if np.isfinite(arr).any() else 1.0
+        out[masked] = (rng.normal(size=out[masked].shape) * (scale or 1.0)).astype(arr.dtype)
+        inputs[key] = out
+        filled = True
+    return filled
+
+
+def _variant(case: dict[str, Any], arrays: dict[str, Any], plan: dict[str, Any], variant: dict[str, Any],
+             remap: list[str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the changed case, its input arrays), or None when the variant does not apply to this call."""
+    import numpy as np
+
+    param = plan["param"]
+    slot = _slot(case, param)
+    old = slot[1] if slot is not None else None
+    new = json.loads(json.dumps(case))
+    inputs = {key: a for key, a in arrays.items() if not key.startswith("out")}
+    for name, value in variant.get("set", {}).items():
+        if _slot(new, name) is None:
+            return None
+        _put(new, name, value)
+    value = variant.get("set", {}).get(param, old)
+    for holder in remap:
+        key = _key(new, holder, inputs)
+        if key is not None and value != old:
+            inputs[key] = _remapped(inputs[key], old, value)
+    for holder in variant.get("fill", []):
+        key = _key(new, holder, inputs)
+        if key is None:
+            return None
+        inputs[key] = np.full_like(inputs[key], old)
+    if variant.get("noise") and not _with_noise(new, inputs, variant["noise"]):
+        return None
+    return new, {**arrays, **inputs}
+
+
 def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list[tuple[str, Any, Any]],
              job: dict[str, Any], out: str, index: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """New cases with each parameter of ``t["amplify"]`` varied; (their entries, notes)."""
+    """New cases by the plans of ``t["amplify"]``; (their entries, notes on parameters no case varies)."""
     made: list[dict[str, Any]] = []
     notes: list[str] = []
-    for plan in t.get("amplify", []):
+    limit = int(t.get("max_added", 40))
+    for n, plan in enumerate(t.get("amplify", [])):
         param, why = plan["param"], "it changes no result of the recorded calls"
         kept: list[dict[str, Any]] = []
+        if len(made) >= limit:
+            if plan.get("note", True):
+                notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
+            continue
         for name, case, arrays in cases:
             if case.get("random_state") or case.get("changed") or case.get("self_after") is not None:
                 continue
-            names = [a["name"] for a in case["arguments"]]
-            if param not in names:
-                continue
             when = plan.get("when", {})
-            if any(k not in names or case["arguments"][names.index(k)]["value"] != v for k, v in when.items()):
+            if any(_slot(case, k) is None or _slot(case, k)[1] != v for k, v in when.items()):  # type: ignore[index]
                 continue  # a combination is made from a call that has the other parameter's value
-            kept = []
-            remap = [n for n in plan.get("remap", []) if n in names]
-            old = case["arguments"][names.index(param)]["value"]
-            if remap and not _holds(case, arrays, remap, old):
+            remap = [h for h in plan.get("remap", []) if _slot(case, h) is not None]
+            slot = _slot(case, param)
+            if plan.get("remap") and (slot is None or not _holds(case, arrays, remap, slot[1])):
                 continue
-            for k, value in enumerate(plan["values"]):
-                new = json.loads(json.dumps(case))
-                new["arguments"][names.index(param)]["value"] = value
-                inputs = {key: a for key, a in arrays.items() if not key.startswith("out")}
-                for holder in remap:
-                    node = new["arguments"][names.index(holder)]["value"]
-                    inputs[node["key"]] = _remapped(inputs[node["key"]], old, value)
-                arrays_k = {**arrays, **inputs}
+            kept = []
+            for k, variant in enumerate(plan["variants"]):
+                try:
+                    built = _variant(case, arrays, plan, variant, remap)
+                except (Exception, _Timeout) as exc:  # noqa: BLE001 - an input this variant cannot change
+                    why = f"{variant.get('kind', 'value')} cannot be made: {type(exc).__name__}: {str(exc)[:120]}"
+                    continue
+                if built is None:
+                    continue
+                new, arrays_k = built
+                what = ", ".join(f"{a}={b!r}" for a, b in variant.get("set", {}).items()) or variant.get("kind", "")
                 try:
                     result, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
                     again, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
@@ -142,21 +257,112 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                     new["expected"] = enc.encode(result, "the return value")
                     lc.assert_equal(again, result)
                 except (Exception, _Timeout) as exc:  # noqa: BLE001 - any failure means no case
-                    why = f"{param}={value!r} fails: {type(exc).__name__}: {str(exc)[:120]}"
+                    why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
                     continue
                 base = lv.Case(case, arrays)
-                if not remap and _same(job["checker"], result, base, None):
+                effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
+                    if variant.get("kind") == "pair" else []
+                changes = set(variant.get("set", {})) != {param} or not remap
+                if not variant.get("keep") and changes and _same(job["checker"], result, base, None):
                     continue  # a value that changes nothing tells no wrong answer apart
-                file = f"amp-{index}-{param}-{k}{'-' + '-'.join(when) if when else ''}.npz"
+                file = f"amp-{index}-{n}-{k}.npz"
+                inputs = {key: a for key, a in arrays_k.items() if not key.startswith("out")}
                 with open(os.path.join(out, file), "wb") as fh:
                     fh.write(lv.write_case(new, {**inputs, **enc.arrays}))
-                kept.append({"file": file, "param": param, "value": value, "base": name, "when": when})
+                kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
+                             "set": variant.get("set", {}), "kind": variant.get("kind", "value"),
+                             "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
+                             "base": name, "when": when, "effective": effective})
             if kept:
                 break
         made += kept
-        if not kept and not plan.get("when"):
-            notes.append(f"{param}: no case could be made ({why})")
+        if not kept and plan.get("note", True):
+            tried = ", ".join(repr(v["set"][param]) for v in plan["variants"] if param in v.get("set", {}))
+            notes.append(f"{param}: no case could be made ({why}; tried {tried or 'nothing'})")
     return made, notes
+
+
+def _agree(checker: dict[str, Any], got: Any, want: Any) -> bool:
+    """True when two results of the golden code match as the checker compares."""
+    try:
+        if checker.get("kind") == "exact":
+            lc.assert_equal(got, want)
+        else:
+            lc.assert_close(got, want, rtol=checker.get("rtol", 1e-5), atol=checker.get("atol", 1e-8))
+    except AssertionError:
+        return False
+    return True
+
+
+def _effective(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
+               arrays: dict[str, Any], plan: dict[str, Any], variant: dict[str, Any], result: Any,
+               job: dict[str, Any]) -> list[str]:
+    """The parameters of a pair's case that matter to its result: those without which (the others still set)
+    the golden result differs. A pair whose change comes from one of them alone varies only that one."""
+    out = []
+    for name in variant.get("set", {}):
+        rest = {k: v for k, v in variant["set"].items() if k != name}
+        built = _variant(case, arrays, plan, {**variant, "set": rest}, [])
+        if built is None:
+            continue
+        try:
+            alone, _, _ = _call(func, owner, t["binding"], factory, built[0], built[1], job["timeout"])
+        except (Exception, _Timeout):  # noqa: BLE001 - without it the call fails: it matters
+            out.append(name)
+            continue
+        if not _agree(job["checker"], alone, result):
+            out.append(name)
+    return out
+
+
+def _nudged(array: Any, up: bool) -> Any:
+    """``array`` with every entry but 0, +-1 and non-finite ones moved one ulp, all the same way: equal entries
+    stay equal and the order stays (a tie is no knife edge)."""
+    import numpy as np
+
+    flat = array.ravel()
+    steady = (flat == 0) | (np.abs(flat) == 1) | ~np.isfinite(flat)
+    moved = np.nextafter(flat, np.array(np.inf if up else -np.inf, dtype=array.dtype))
+    return np.where(steady, flat, moved).reshape(array.shape).astype(array.dtype)
+
+
+def _knife_safe(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
+                arrays: dict[str, Any], job: dict[str, Any]) -> bool:
+    """``_knife_edge``, False when the inputs cannot be nudged (an array type numpy cannot step)."""
+    try:
+        return _knife_edge(t, func, owner, factory, case, arrays, job)
+    except (Exception, _Timeout):  # noqa: BLE001
+        return False
+
+
+def _knife_edge(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
+                arrays: dict[str, Any], job: dict[str, Any]) -> bool:
+    """True when a one-ulp change of the call's floating array inputs changes the golden result beyond the
+    checker's tolerance: the case hangs on exact float equality (``p + r == 0`` by cancellation)."""
+    import numpy as np
+
+    if case.get("changed") or case.get("self_after") is not None:
+        return False
+    keys = [k for a in case["arguments"] if (k := _key(case, a["name"], arrays)) is not None
+            and np.issubdtype(arrays[k].dtype, np.floating)]
+    if not keys:
+        return False
+    base = lv.Case(case, arrays)
+    try:
+        as_recorded, _, _ = _call(func, owner, t["binding"], factory, case, arrays, job["timeout"])
+    except (Exception, _Timeout):  # noqa: BLE001 - the replay check names such a call
+        return False
+    if not _same(job["checker"], as_recorded, base, None):
+        return False  # the call differs from itself (the checker rejects it, or it draws random numbers)
+    for up in (True, False):
+        nudged = {**arrays, **{k: _nudged(arrays[k], up) for k in keys}}
+        try:
+            result, _, _ = _call(func, owner, t["binding"], factory, case, nudged, job["timeout"])
+        except (Exception, _Timeout):  # noqa: BLE001 - a nudge that raises says nothing of the branch
+            return False
+        if not _same(job["checker"], result, base, None):
+            return True
+    return False
 
 
 def _holds(case: dict[str, Any], arrays: dict[str, Any], remap: list[str], value: Any) -> bool:
@@ -229,13 +435,15 @@ def main() -> int:
         for rel in t["cases"]:
             case, arrays = lv.read_case_file(os.path.join(harness, rel))
             cases.append((os.path.basename(rel), case, arrays))
+        knife = [name for name, case, arrays in cases if _knife_safe(t, func, owner, factory, case, arrays, job)]
+        cases = [c for c in cases if c[0] not in knife]
         made, notes = _amplify(t, func, owner, factory, cases, job, out, index)
         for entry in made:
             case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
             cases.append((entry["file"], case, arrays))
         kills, untried = _kills(t, job, cases, factory, deadline)
         report.append({"target": t["target"], "amplified": made, "notes": notes, "kills": kills,
-                       "untried": untried})
+                       "untried": untried, "knife": knife})
     with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as fh:
         json.dump({"targets": report}, fh)
     return 0

@@ -106,6 +106,9 @@ class MutantCatch(BaseModel):
     equivalent: bool = False
     """No recorded or added call tells it from the golden code: equivalent on every recorded input (not
     counted against the tests)."""
+    hint: str = ""
+    """For an equivalent mutant shaped like a real mistake: what case would kill it (the task is then valid but
+    weak)."""
 
 
 class RecordingIndex(BaseModel):

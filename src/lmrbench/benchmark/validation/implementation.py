@@ -274,4 +274,4 @@ class ImplCheck:
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR and not m.equivalent]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
-        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried)
+        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried, self._facts.weak)

@@ -67,6 +67,8 @@ class RecordedFacts:
     """Digests of the mutants equivalent on every recorded input."""
     unvaried: list[str] = field(default_factory=list)
     """Scalar parameters no case varies."""
+    weak: list[str] = field(default_factory=list)
+    """Equivalent mutants shaped like real mistakes, each with what would kill it (``weakness.recorded_reasons``)."""
 
 
 def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
@@ -81,8 +83,10 @@ def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
         index = RecordingIndex.model_validate_json(path.read_bytes())
     except (OSError, ValueError, ValidationError):
         return RecordedFacts()
+    from lmrbench.benchmark.validation.weakness import recorded_reasons
+
     return RecordedFacts(index.pins, index.grad, {m.digest for m in index.mutants if m.equivalent},
-                         index.unvaried)
+                         index.unvaried, recorded_reasons(index.mutants, index.unvaried))
 
 
 def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] | None = None) -> list[PlannedMutant]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 
+from lmrbench.schemas.recording import MutantCatch
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 _WRONG_ANSWERS = {"drop_mask": "an answer that ignores a mask", "detach": "an answer that detaches its result"}
@@ -43,11 +44,25 @@ def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
     return [m for m in mutants if not m.killed and not m.equivalent and m.status is not TestStatus.INFRA_ERROR]
 
 
-def weak_reasons(mutants: list[MutantResult], unvaried: list[str]) -> list[str]:
+def recorded_reasons(catches: list[MutantCatch], unvaried: list[str]) -> list[str]:
+    """The recording's equivalent mutants shaped like real mistakes (those with a ``hint``), named with their
+    description and what would kill them; a pinned parameter already named by ``unvaried`` is left out."""
+    out = []
+    for m in catches:
+        if not (m.equivalent and m.hint):
+            continue
+        if m.kind == "pin_parameter" and m.description.split("pin ", 1)[-1].split(" ", 1)[0] in unvaried:
+            continue
+        out.append(f"{m.kind} equivalent on every recorded input ({m.description}): add {m.hint}")
+    return list(dict.fromkeys(out))
+
+
+def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: list[str] | None = None) -> list[str]:
     """What lets a plausible wrong answer pass, besides the kill rate: each parameter no test varies (from the
     recording), each surviving mutant that pins a parameter (a candidate ignoring it), drops a mask or detaches
-    the result from the autograd graph (training silently stops)."""
-    out = [f"no test varies {p}" for p in unvaried]
+    the result from the autograd graph (training silently stops), and ``recorded``: the recording's equivalent
+    mutants shaped like real mistakes (``recorded_reasons``)."""
+    out = [f"no test varies {p}" for p in unvaried] + list(recorded or [])
     for m in survivors(mutants):
         if m.kind == "pin_parameter":
             param = m.description.split("pin ", 1)[-1].split(" ", 1)[0]

@@ -233,12 +233,14 @@ def _is_module(value: Any) -> bool:
 
 
 def _compare_modules(actual: Any, expected: Any, where: str, opts: _Options) -> None:
-    """Modules match by their state_dict (parameter and buffer names, then each tensor) and training flag."""
+    """Modules match by their state_dict (parameter and buffer names, then each tensor) and training flag. The
+    names' order is not compared: a module that went through a recording's JSON (written with sorted keys)
+    comes back with its parameters in name order (``bias`` before ``weight``)."""
     if not _is_module(actual):
         raise AssertionError(f"{where}: got {_show(actual)}, expected a module")
     got, want = actual.state_dict(), expected.state_dict()
-    if list(got) != list(want):
-        raise AssertionError(f"{where}: state_dict keys {list(got)}, expected {list(want)}")
+    if sorted(got) != sorted(want):
+        raise AssertionError(f"{where}: state_dict keys {sorted(got)}, expected {sorted(want)}")
     for name in want:
         _compare(got[name], want[name], f"{where}.{name}", opts)
     if bool(actual.training) != bool(expected.training):

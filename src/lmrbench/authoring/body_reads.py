@@ -1,0 +1,224 @@
+"""What a golden body does with its scalar parameters, read from its source: the text literals it compares a
+parameter with (``reduction == "sum"``), the attributes of ``self`` a method reads (``self.beta``), and the
+pairs of parameters it combines (``beta * (1 - label_smoothing)``, ``max(top_k, min_tokens_to_keep)``, a branch
+on one that uses the other). Amplification varies what the recording left out by these (``amplify``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from lmrbench import pyparse
+
+
+@dataclass
+class BodyReads:
+    """What one function's body reads of its parameters and of ``self``."""
+
+    literals: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter (or ``self.attr``) -> the text literals the body compares it with, in source order."""
+    self_reads: list[str] = field(default_factory=list)
+    """The attributes of ``self`` the body reads, as ``self.attr``, in source order."""
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    """Pairs of parameters (or ``self.attr``) the body combines, each once, in source order."""
+    masks: list[str] = field(default_factory=list)
+    """Parameters that may mask an operand: a factor of a product, the condition of a ``where``, an index."""
+    signed: list[str] = field(default_factory=list)
+    """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
+    negative value is worth a case even where the recording saw a positive one."""
+
+
+def _name(node: ast.AST) -> str | None:
+    """``beta`` for a name, ``self.beta`` for an attribute of self, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+_COMBINING_CALLS = {"max", "min", "maximum", "minimum", "clip", "where", "fmax", "fmin", "clamp"}
+
+
+class _Flow(ast.NodeVisitor):
+    """Which parameters each local name depends on, and which pairs meet in one expression."""
+
+    def __init__(self, params: set[str]) -> None:
+        self.params = params
+        self.deps: dict[str, set[str]] = {}
+        self.control: list[set[str]] = []
+        self.pairs: list[tuple[str, str]] = []
+        self.masks: list[str] = []
+
+    def masking(self, node: ast.AST) -> None:
+        self.masks += [p for p in sorted(self.depends(node)) if p not in self.masks]
+
+    def depends(self, node: ast.AST | None) -> set[str]:
+        if node is None:
+            return set()
+        out: set[str] = set()
+        for sub in ast.walk(node):
+            name = _name(sub)
+            if name is None:
+                continue
+            if name in self.params:
+                out.add(name)
+            out |= self.deps.get(name, set())
+        return out
+
+    def meet(self, *groups: set[str]) -> None:
+        for i, a in enumerate(groups):
+            for b in groups[i + 1:]:
+                for p in sorted(a):
+                    for q in sorted(b):
+                        pair = (p, q) if p < q else (q, p)
+                        if p != q and pair not in self.pairs:
+                            self.pairs.append(pair)
+
+    def _assign(self, targets: list[ast.expr], value: ast.AST | None) -> None:
+        deps = self.depends(value).union(*self.control) if self.control else self.depends(value)
+        for target in targets:
+            for sub in ast.walk(target):
+                name = _name(sub)
+                if name is not None and isinstance(getattr(sub, "ctx", None), ast.Store):
+                    self.deps[name] = (self.deps.get(name, set()) | deps) if self.control else set(deps)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        self._assign(node.targets, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        self.meet(self.depends(node.target), self.depends(node.value))
+        self._assign([node.target], ast.Tuple(elts=[node.target, node.value]))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.generic_visit(node)
+        self._assign([node.target], node.value)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.generic_visit(node)
+        self.meet(self.depends(node.left), self.depends(node.right))
+        if isinstance(node.op, ast.Mult):
+            self.masking(node.left)
+            self.masking(node.right)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.generic_visit(node)
+        self.masking(node.slice)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        self.generic_visit(node)
+        self.meet(*(self.depends(v) for v in node.values))
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.generic_visit(node)
+        self.meet(self.depends(node.left), *(self.depends(c) for c in node.comparators))
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.generic_visit(node)
+        self.meet(self.depends(node.test), self.depends(node.body) | self.depends(node.orelse))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if called in _COMBINING_CALLS:
+            self.meet(*(self.depends(a) for a in node.args))
+        if called in ("where", "masked_fill") and node.args:
+            self.masking(node.args[0])
+
+    def _branch(self, test: ast.expr, blocks: list[list[ast.stmt]]) -> None:
+        self.visit(test)
+        cond = self.depends(test)
+        self.control.append(cond)
+        for block in blocks:
+            for stmt in block:
+                self.visit(stmt)
+                self.meet(cond, self.depends(stmt) - cond)
+        self.control.pop()
+
+    def visit_If(self, node: ast.If) -> None:
+        self._branch(node.test, [node.body, node.orelse])
+
+    def visit_While(self, node: ast.While) -> None:
+        self._branch(node.test, [node.body, node.orelse])
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self._assign([node.target], node.iter)
+        self._branch(ast.Constant(value=None), [node.body, node.orelse])
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        return  # a nested function is read where it is called, not here
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        return
+
+
+def _signed(func: ast.AST, params: set[str]) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        numbers = [float(s.value) for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, int | float)]
+        numbers += [-1.0 for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
+                    and isinstance(s.operand, ast.Constant) and type(s.operand.value) in (int, float)]
+        if any(n <= 0 for n in numbers):
+            out += [n for n in map(_name, sides) if n in params and n not in out]
+    return out
+
+
+_QUOTED = re.compile(r'"([A-Za-z_][\w-]{0,30})"')
+
+
+def _documented(func: ast.FunctionDef | ast.AsyncFunctionDef, literals: dict[str, list[str]]) -> None:
+    """Add the quoted words of the docstring to the literals of the one text parameter, if there is one: the
+    modes it documents (``"none"``) that no comparison names, since a mode may take an ``else``."""
+    doc = ast.get_docstring(func) or ""
+    if len(literals) != 1 or not doc:
+        return
+    known = next(iter(literals.values()))
+    known += [w for w in _QUOTED.findall(doc) if w not in known]
+
+
+def _literals(func: ast.AST, params: set[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        names = [n for n in map(_name, sides) if n in params]
+        texts: list[str] = []
+        for side in sides:
+            if isinstance(side, ast.Constant) and isinstance(side.value, str):
+                texts.append(side.value)
+            elif isinstance(side, ast.Tuple | ast.List | ast.Set):
+                texts += [e.value for e in side.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        for name in names:
+            known = out.setdefault(name, [])
+            known += [t for t in texts if t not in known]
+    return {k: v for k, v in out.items() if v}
+
+
+def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
+    """What the body of ``qualname`` in ``source`` reads of ``params`` and of ``self``; empty when the source
+    does not parse or has no such function."""
+    try:
+        func = pyparse.find_def(pyparse.parse(source), qualname)
+    except SyntaxError:
+        return BodyReads()
+    if func is None:
+        return BodyReads()
+    reads = list(dict.fromkeys(n for sub in ast.walk(func) if isinstance(sub, ast.Attribute)
+                               and isinstance(sub.ctx, ast.Load) and (n := _name(sub)) is not None))
+    known = set(params) | set(reads)
+    flow = _Flow(known)
+    for stmt in func.body:
+        flow.visit(stmt)
+    literals = _literals(func, known)
+    _documented(func, literals)
+    return BodyReads(literals, reads, flow.pairs, flow.masks, _signed(func, known))
