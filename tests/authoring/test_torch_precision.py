@@ -115,3 +115,22 @@ def test_a_nucleus_filter_whose_cutoff_bfloat16_rounding_decides_is_not_kept(tmp
     (note,) = state.skipped
     assert note["message"].startswith("m.py::top_p: call not kept: precision-sensitive: result: the cutoff moves")
     assert "kept in bfloat16" in note["precision"] and "in float64" in note["precision"]
+
+
+def top_p_as_cuda_autocast(logits, p=0.9):
+    """A nucleus filter over bfloat16 logits whose softmax and running sum run in float32 under autocast only, as
+    CUDA's autocast runs them (a CPU's keeps bfloat16): the cutoff depends on the device's autocast policy."""
+    return top_p(logits, p, in_float32=torch.is_autocast_enabled("cpu"))
+
+
+def test_a_cutoff_that_autocast_decides_is_not_kept(tmp_path):
+    """Recorded under autocast, the result agrees with float64 (its probabilities were float32) but not with the
+    same call in its inputs' own dtype: another device's autocast may not upcast, so the call is not kept."""
+    logits = (torch.randn(8, 32000, generator=torch.Generator().manual_seed(0)) * 3).bfloat16()
+    state = rec._State({"targets": [{"file": "m.py", "qualname": "f"}], "max_calls": 1}, str(tmp_path),
+                       str(tmp_path))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        rec._wrap(top_p_as_cuda_autocast, "function", None, "m.py::f", state)(logits)
+    assert not glob.glob(os.path.join(tmp_path, "case-*.npz"))
+    (note,) = state.skipped
+    assert "kept in bfloat16 autocast" in note["precision"] and "in its inputs' dtypes" in note["precision"]

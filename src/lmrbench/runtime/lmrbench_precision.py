@@ -607,6 +607,9 @@ def probe_call(
             full, rounded = leaves(full_value), leaves(rounded_value)
             _keep(notes, arrays, "matmul", deviation(full, rounded), recorded, np, MATMUL_GROWTH * 8)
             sensitive = sensitive or outcome_change(full_value, rounded_value, tied, "float32", "TF32 matmuls")
+            if context.get("autocast"):  # which ops autocast runs in float32 differs between devices
+                sensitive = sensitive or outcome_change(
+                    result, full_value, tied, f"{context['autocast']} autocast", "its inputs' dtypes")
         except Exception:
             pass
     if sensitive:
