@@ -37,7 +37,7 @@ from helpers.emulated_gpu import (
 )
 from lmrbench.runtime import RUNTIME_DIR
 from lmrbench.runtime.lmrbench_checkers import assert_close
-from lmrbench.runtime.lmrbench_precision import round_mantissa, with_emulated_matmuls
+from lmrbench.runtime.lmrbench_precision import PROBE_ENV, round_mantissa, with_emulated_matmuls
 from lmrbench.runtime.lmrbench_values import Case, read_case_file
 
 GPU_TF32 = {"device": "cuda:0", "float32_matmul_precision": "highest", "tf32_matmul": True, "tf32_cudnn": True,
@@ -170,6 +170,18 @@ def test_a_candidate_that_breaks_ties_the_other_way_passes_and_a_wrong_cutoff_fa
     assert not np.array_equal(other_order(logits), case.expected), "the fixture breaks no tie differently"
     assert passes(other_order, case)
     assert not passes(wrong, case)
+
+
+def test_validate_measures_no_tolerance_used_by_a_tie_broken_the_other_way(monkeypatch):
+    """The margin ``validate`` reads from a float64 re-run: another member of a tied run kept is 0, not infinite."""
+    logits = quantised_logits(np.random.default_rng(3))
+    case = record(top_p, [logits])
+    monkeypatch.setenv(PROBE_ENV, "measure")
+    with pytest.raises(AssertionError, match=r"^lmrbench-tolerance-margin 0 at result$"):
+        assert_close(top_p_read_backwards(logits), case.expected, scale=case.scale)
+    with pytest.raises(AssertionError) as wrong:
+        assert_close(top_p_cutoff_unshifted(logits), case.expected, scale=case.scale)
+    assert float(str(wrong.value).split()[1]) > 1e300  # a token kept as -inf: far beyond any tolerance
 
 
 def test_a_case_recorded_before_ties_were_noted_compares_exactly_as_it_did():
