@@ -2,10 +2,11 @@
 other, through lmrbench's own recorder, codec, reply decoder and checkers.
 
 For each function (attention, causal attention, a label-smoothed cross-entropy, an MLP with LayerNorm, DPO's
-per-sequence log-probs, a top-p filter over bfloat16 logits with ties, a float32 top-p, greedy argmax over tied
-logits, a cumulative sum over 100,000 values) and each setting (default; TF32 matmuls; bfloat16 autocast), the
-golden function is recorded on device A by ``lmrbench_record`` (the case file a task would hold: its precision
-context, the float64 and matmul probes, the tied inputs), and the golden code and a plausible wrong variant (1/d
+per-sequence log-probs, a top-p filter over bfloat16 logits with ties computed in bfloat16 and one with float32
+probabilities, a float32 top-p, greedy argmax over tied logits, a cumulative sum over 100,000 values) and each
+setting (default; TF32 matmuls; bfloat16 autocast), the golden function is recorded on device A by
+``lmrbench_record`` (the case file a task would hold: its precision context, the float64 and matmul probes, the
+tied inputs), and the golden code and a plausible wrong variant (1/d
 instead of 1/sqrt(d), the diagonal masked, label smoothing dropped, a per-token mean instead of a sum, the cutoff
 token dropped, argmin, a sum 0.1% off) run on device B; their results cross the reply decoder and are judged by
 ``assert_close(result, case.expected, scale=case.scale)``, as a generated test does. Then the reverse (B -> A).
@@ -15,7 +16,9 @@ computing its matrix products with inputs rounded to TF32's 10 (bfloat16 autocas
 recorder's own matmul probe runs inside that rounding, so A's recordings note no TF32 movement); without torch
 at all, the same in numpy, and the cases are made with ``lmrbench_precision.probe_call`` given the context the
 GPU would have noted. Prints one line per function and setting and a summary: golden-against-golden failures
-(a correct program failing its own recording on the other device) and wrong variants passing.
+(a correct program failing its own recording on the other device), wrong variants passing, and the recordings
+the recorder did not keep as precision-sensitive (a cutoff its own rounding decides: "dropped at record:
+precision-sensitive (cutoff moves 46 entries a row)"), which are no comparison.
 
     PYTHONPATH=src python benchmarks/cross_device.py [--small]
 
@@ -30,6 +33,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -125,6 +129,20 @@ def torch_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
         remove = s.softmax(-1).cumsum(-1) > p
         return logits.clone().scatter_(-1, i, s.masked_fill(remove, float("-inf")))
 
+    def top_p_float32_probs(logits: Any, p: float = 0.9) -> Any:
+        """bfloat16 logits (and their ties) filtered by float32 probabilities, as generation code that casts
+        the scores to float32 does: the cutoff is clear at that precision."""
+        s, i = torch.sort(logits, descending=True, dim=-1)
+        remove = s.float().softmax(-1).cumsum(-1) > p
+        remove[..., 1:] = remove[..., :-1].clone()
+        remove[..., 0] = False
+        return logits.clone().scatter_(-1, i, s.masked_fill(remove, float("-inf")))
+
+    def top_p_float32_probs_cutoff_dropped(logits: Any, p: float = 0.9) -> Any:
+        s, i = torch.sort(logits, descending=True, dim=-1)
+        remove = s.float().softmax(-1).cumsum(-1) > p
+        return logits.clone().scatter_(-1, i, s.masked_fill(remove, float("-inf")))
+
     def greedy(logits: Any) -> Any:
         return logits.argmax(-1)
 
@@ -152,6 +170,8 @@ def torch_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
         ("batch_logps_f32", logps, logps_token_mean, lambda: [rnd(4, 128 // n, 32000 // n, scale=2), labels[:4]]),
         ("top_p_f32", top_p, top_p_cutoff_dropped, lambda: [rnd(8, 32000 // n, scale=3)]),
         ("top_p_bf16_ties", top_p, top_p_cutoff_dropped, lambda: [bf_logits.clone()]),
+        ("top_p_bf16_f32_probs", top_p_float32_probs, top_p_float32_probs_cutoff_dropped,
+         lambda: [bf_logits.clone()]),
         ("greedy_bf16_ties", greedy, greedy_argmin, lambda: [bf_logits.clone()]),
         ("cumsum_100k_f32", cumsum, cumsum_off, lambda: [rnd(4, 100_000)]),
     ]
@@ -208,6 +228,9 @@ def record_torch(name: str, fn: Any, args: list[Any], device: TorchDevice, setti
         with torch.no_grad(), device.scope(setting):
             wrapped(*device.put(args))
         files = glob.glob(os.path.join(out, "case-*.npz"))
+        dropped = [note["precision"] for note in state.skipped if note.get("precision")]
+        if not files and dropped:
+            raise gpu.Dropped(dropped[0])
         if not files:
             errors = [Path(f).read_text() for f in glob.glob(os.path.join(out, "error-*.json"))]
             raise RuntimeError(f"nothing recorded: {state.skipped or errors or 'no case'}")
@@ -242,11 +265,13 @@ def numpy_cases(small: bool) -> list[tuple[str, Any, Any, Any]]:
 
     n = 4 if small else 1
     tied = (np.round(rng.standard_normal((8, 32000 // n)) * 12) / 4).astype(np.float32)
+    bf_logits = lp.round_mantissa(rng.standard_normal((8, 32000 // n)) * 3, 7)  # bfloat16's values, in float32
     return [
         ("attention_f32", gpu.attention, gpu.attention_by_d, lambda: [rnd(4, 8, 256 // n, 64) for _ in range(3)]),
         ("mlp_layernorm_f32", gpu.mlp_layernorm, gpu.mlp_relu,
          lambda: [rnd(64, 1024 // n), rnd(1024 // n, 4096 // n, scale=0.03), rnd(4096 // n, 1024 // n, scale=0.03)]),
         ("top_p_ties", gpu.top_p, gpu.top_p_cutoff_unshifted, lambda: [tied.copy()]),
+        ("top_p_bf16_ties", gpu.top_p_in_bfloat16, gpu.top_p_cutoff_unshifted, lambda: [bf_logits.copy()]),
         ("greedy_ties", lambda x: x.argmax(-1), lambda x: x.argmin(-1), lambda: [tied.copy()]),
         ("cumsum_100k_f32", lambda x: np.cumsum(x, -1), lambda x: np.cumsum(x, -1) * np.float32(1.001),
          lambda: [rnd(4, 100_000)]),
@@ -324,6 +349,27 @@ def _kept_counts(actual: Any, case: Any) -> str:
     return f" [kept per row: {a.tolist()} here, {e.tolist()} recorded]"
 
 
+def recorded(record: Any, *how: Any) -> Any:
+    """The case ``record(*how)`` makes, or the ``Dropped`` the recorder gave for a precision-sensitive call."""
+    try:
+        return record(*how)
+    except gpu.Dropped as exc:
+        return exc
+
+
+def graded(grade: Any, fn: Any, args: list[Any], case: Any, on: Any, setting: str) -> tuple[str, str]:
+    """``grade(fn, args, case, on, setting)``, or ("dropped", what moved) where the recorder kept no case."""
+    if isinstance(case, gpu.Dropped):
+        return "dropped", _moved(str(case))
+    return grade(fn, args, case, on, setting)
+
+
+def _moved(reason: str) -> str:
+    """``cutoff moves 46 entries a row`` from the recorder's ``result: the cutoff moves by up to 46 entries...``."""
+    found = re.search(r"the cutoff moves by up to (\d+) entr", reason)
+    return f"cutoff moves {found.group(1)} entries a row" if found else reason
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="smaller inputs (a quick check on a laptop)")
@@ -342,6 +388,7 @@ def main() -> int:
     golden_fail: dict[str, int] = {s: 0 for s in SETTINGS}
     wrong_pass: dict[str, int] = {s: 0 for s in SETTINGS}
     compared: dict[str, int] = {s: 0 for s in SETTINGS}
+    dropped: dict[str, int] = {s: 0 for s in SETTINGS}
     for setting in SETTINGS:
         if torch is not None:
             set_torch_setting(setting)
@@ -350,34 +397,42 @@ def main() -> int:
                 args = make()
                 if torch is not None:
                     emulated = not cuda
-                    rec_a = record_torch(name, golden, args, a, setting, emulated)
-                    rec_b = record_torch(name, golden, args, b, setting, emulated)
-                    rows = [grade_torch(golden, args, rec_a, b, setting), grade_torch(golden, args, rec_b, a, setting),
-                            grade_torch(wrong, args, rec_a, b, setting), grade_torch(wrong, args, rec_b, a, setting)]
+                    rec_a = recorded(record_torch, name, golden, args, a, setting, emulated)
+                    rec_b = recorded(record_torch, name, golden, args, b, setting, emulated)
+                    grade, on_a, on_b = grade_torch, a, b
                 else:
                     bits = {"default": None, "tf32": 10, "bf16-autocast": 7}[setting]
-                    rec_a, rec_b = record_numpy(golden, args, bits, setting), record_numpy(golden, args, None, setting)
-                    rows = [grade_numpy(golden, args, rec_a, None, setting),
-                            grade_numpy(golden, args, rec_b, bits, setting),
-                            grade_numpy(wrong, args, rec_a, None, setting),
-                            grade_numpy(wrong, args, rec_b, bits, setting)]
+                    rec_a = recorded(record_numpy, golden, args, bits, setting)
+                    rec_b = recorded(record_numpy, golden, args, None, setting)
+                    grade, on_a, on_b = grade_numpy, bits, None
+                rows = [graded(grade, golden, args, rec_a, on_b, setting),
+                        graded(grade, golden, args, rec_b, on_a, setting),
+                        graded(grade, wrong, args, rec_a, on_b, setting),
+                        graded(grade, wrong, args, rec_b, on_a, setting)]
             except Exception:
                 print(f"{setting:13s} {name:22s} ERROR\n{traceback.format_exc()}", flush=True)
                 golden_fail[setting] += 2
                 compared[setting] += 2
                 continue
             g1, g2, w1, w2 = rows
-            compared[setting] += 2
-            golden_fail[setting] += (g1[0] == "FAIL") + (g2[0] == "FAIL")
+            for r in (g1, g2):
+                if r[0] == "dropped":
+                    dropped[setting] += 1
+                else:
+                    compared[setting] += 1
+                    golden_fail[setting] += r[0] == "FAIL"
             wrong_pass[setting] += (w1[0] == "pass") + (w2[0] == "pass")
             notes = "".join(f" | {what}: {r[1]}" for what, r in (("A->B", g1), ("B->A", g2)) if r[0] == "FAIL")
-            kill = lambda r: "killed" if r[0] == "FAIL" else "PASSED"  # noqa: E731
+            kill = lambda r: {"FAIL": "killed", "pass": "PASSED"}.get(r[0], r[0])  # noqa: E731
             used = lambda r: f"{r[0]}({r[1]})" if r[0] == "pass" and r[1] else r[0]  # noqa: E731
+            drops = "".join(f" | recorded on {where}: dropped at record: precision-sensitive ({r[1]})"
+                            for where, r in (("A", g1), ("B", g2)) if r[0] == "dropped")
             print(f"{setting:13s} {name:22s} golden A->B {used(g1):12s} B->A {used(g2):12s} wrong A->B {kill(w1)} "
-                  f"B->A {kill(w2)}{notes}", flush=True)
+                  f"B->A {kill(w2)}{notes}{drops}", flush=True)
     for setting in SETTINGS:
         print(f"SUMMARY {setting:13s} golden-against-golden failures {golden_fail[setting]}/{compared[setting]}; "
-              f"wrong variants passing {wrong_pass[setting]}/{compared[setting]}")
+              f"wrong variants passing {wrong_pass[setting]}/{compared[setting]}; "
+              f"recordings dropped as precision-sensitive {dropped[setting]}")
     print(f"{time.time() - start:.1f} s")
     target = sum(golden_fail[s] for s in ("default", "tf32")) + sum(wrong_pass.values())
     return 0 if target == 0 else 1

@@ -6,6 +6,7 @@ variants as failing; a case recorded before (no notes) grades as it did."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from helpers.emulated_gpu import (
+    Dropped,
     attention,
     attention_by_d,
     causal,
@@ -30,11 +32,12 @@ from helpers.emulated_gpu import (
     token_mean_logps,
     top_p,
     top_p_cutoff_unshifted,
+    top_p_in_bfloat16,
     unsmoothed_ce,
 )
 from lmrbench.runtime import RUNTIME_DIR
 from lmrbench.runtime.lmrbench_checkers import assert_close
-from lmrbench.runtime.lmrbench_precision import round_mantissa, with_emulated_matmuls
+from lmrbench.runtime.lmrbench_precision import PROBE_ENV, round_mantissa, with_emulated_matmuls
 from lmrbench.runtime.lmrbench_values import Case, read_case_file
 
 GPU_TF32 = {"device": "cuda:0", "float32_matmul_precision": "highest", "tf32_matmul": True, "tf32_cudnn": True,
@@ -169,6 +172,18 @@ def test_a_candidate_that_breaks_ties_the_other_way_passes_and_a_wrong_cutoff_fa
     assert not passes(wrong, case)
 
 
+def test_validate_measures_no_tolerance_used_by_a_tie_broken_the_other_way(monkeypatch):
+    """The margin ``validate`` reads from a float64 re-run: another member of a tied run kept is 0, not infinite."""
+    logits = quantised_logits(np.random.default_rng(3))
+    case = record(top_p, [logits])
+    monkeypatch.setenv(PROBE_ENV, "measure")
+    with pytest.raises(AssertionError, match=r"^lmrbench-tolerance-margin 0 at result$"):
+        assert_close(top_p_read_backwards(logits), case.expected, scale=case.scale)
+    with pytest.raises(AssertionError) as wrong:
+        assert_close(top_p_cutoff_unshifted(logits), case.expected, scale=case.scale)
+    assert float(str(wrong.value).split()[1]) > 1e300  # a token kept as -inf: far beyond any tolerance
+
+
 def test_a_case_recorded_before_ties_were_noted_compares_exactly_as_it_did():
     logits = quantised_logits(np.random.default_rng(3))
     assert not passes(top_p_read_backwards, record(top_p, [logits], notes=False))
@@ -182,6 +197,67 @@ def test_a_tie_in_another_row_does_not_excuse_a_difference():
     swapped[0, [0, 1]] = swapped[0, [1, 0]]
     with pytest.raises(AssertionError, match=r"values differ"):
         assert_close(swapped, case.expected, scale=case.scale)
+
+
+# ------------------------------------------------------------------------------- precision-sensitive cases
+
+
+def bfloat16_logits(rng, rows=8, vocab=4000):
+    return round_mantissa(rng.standard_normal((rows, vocab)) * 3, 7)  # bfloat16's values: many equal logits
+
+
+def test_a_nucleus_filter_whose_cutoff_bfloat16_rounding_decides_is_dropped_at_record():
+    """Probabilities and running sum in bfloat16: the float64 re-run keeps other tokens than the rounding does, by
+    more than a tie; a correct rewrite or another device rounds otherwise, while a wrong cutoff is one token off."""
+    logits = bfloat16_logits(np.random.default_rng(6))
+    with pytest.raises(Dropped, match=r"^result: the cutoff moves by up to \d+ entr(y|ies) a row \(\d+ kept in "
+                                      r"float32, \d+ in float64\)$"):
+        record(top_p_in_bfloat16, [logits])
+
+
+def test_a_nucleus_filter_over_bfloat16_logits_with_float32_probabilities_is_kept_and_grades_both_ways():
+    """The same tied logits filtered by float32 probabilities (generation code casts the scores): a clear cutoff."""
+    logits = bfloat16_logits(np.random.default_rng(6))
+    case = record(top_p, [logits])
+    assert case.data["ties"] == ["arg0"]
+    assert passes(top_p_read_backwards, case)
+    assert not passes(top_p_cutoff_unshifted, case)
+
+
+def test_an_argmax_that_tf32_matmuls_flip_is_dropped_at_record():
+    h = np.array([[1.0, 0.5]], np.float32)
+    w = np.array([[1.0, 1.0002], [0.0, 0.0]], np.float32)  # logits 1.0 and 1.0002: equal in TF32
+    with pytest.raises(Dropped, match=r"^result: 1 of 1 indices differ in TF32 matmuls from float32$"):
+        record(greedy, [h, w], context={"device": "cpu"})
+    assert greedy(h, w).tolist() == [1]
+
+
+def test_the_recorder_keeps_no_precision_sensitive_call_and_says_so(tmp_path):
+    """``task record``'s recorder: the bfloat16-decided call is noted as skipped with what moved, the next call of the
+    same function (float64 logits, an exact cutoff) is kept."""
+    program = f"""
+import json, os, sys
+sys.path[:0] = [{str(RUNTIME_DIR)!r}, {str(RUNTIME_DIR.parents[2] / "tests")!r}]
+import numpy as np
+import lmrbench_record as rec
+from helpers.emulated_gpu import top_p_in_bfloat16
+from lmrbench_precision import round_mantissa
+state = rec._State({{"targets": [{{"file": "m.py", "qualname": "f"}}], "max_calls": 2}}, {str(tmp_path)!r},
+                   {str(tmp_path)!r})
+wrapped = rec._wrap(top_p_in_bfloat16, "function", None, "m.py::f", state)
+logits = round_mantissa(np.random.default_rng(6).standard_normal((8, 4000)) * 3, 7)
+wrapped(logits)
+wrapped(logits.astype(np.float64))
+print(json.dumps({{"skipped": state.skipped, "saved": state.saved, "dropped": state.dropped}}))
+"""
+    done = subprocess.run([sys.executable, "-c", program], check=True, capture_output=True, text=True)
+    out = json.loads(done.stdout)
+    assert out["saved"] == {"m.py::f": 1} and out["dropped"] == {"m.py::f": 1}
+    (note,) = out["skipped"]
+    assert note["message"].startswith("m.py::f: call not kept: precision-sensitive: result: the cutoff moves by up to")
+    assert note["precision"].startswith("result: the cutoff moves")
+    (case_file,) = tmp_path.glob("case-*.npz")
+    assert Case(*read_case_file(case_file)).argument("logits").dtype == np.float64
 
 
 # ----------------------------------------------------------------------------------------- accumulations

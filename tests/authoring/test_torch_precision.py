@@ -77,9 +77,11 @@ def test_a_float32_recording_grades_a_tf32_result_by_the_matmul_probe(tmp_path):
         lp.grading_context = saved
 
 
-def top_p(logits, p=0.9):
+def top_p(logits, p=0.9, in_float32=True):
+    """A nucleus filter over bfloat16 logits whose probabilities are float32, as generation code that casts the
+    scores to float32 computes them (``in_float32=False``: in the logits' own precision)."""
     s, i = torch.sort(logits, descending=True, dim=-1, stable=True)
-    remove = s.softmax(-1).cumsum(-1) > p
+    remove = (s.float() if in_float32 else s).softmax(-1).cumsum(-1) > p
     remove[..., 1:] = remove[..., :-1].clone()
     remove[..., 0] = False
     return logits.clone().scatter_(-1, i, s.masked_fill(remove, float("-inf")))
@@ -91,12 +93,44 @@ def test_ties_in_bfloat16_logits_may_be_broken_either_way(tmp_path):
     assert case.data["ties"] == ["logits"]
     s, i = torch.sort(logits, descending=False, dim=-1, stable=True)
     s, i = s.flip(-1), i.flip(-1)  # ascending, read backwards: equal logits the other way round
-    remove = s.softmax(-1).cumsum(-1) > 0.9
+    remove = s.float().softmax(-1).cumsum(-1) > 0.9
     remove[..., 1:] = remove[..., :-1].clone()
     remove[..., 0] = False
     other = logits.clone().scatter_(-1, i, s.masked_fill(remove, float("-inf")))
     assert not torch.equal(other, case.expected)
     assert_close(other, case.expected, scale=case.scale)
-    wrong = logits.clone().scatter_(-1, i, s.masked_fill(s.softmax(-1).cumsum(-1) > 0.9, float("-inf")))
+    wrong = logits.clone().scatter_(-1, i, s.masked_fill(s.float().softmax(-1).cumsum(-1) > 0.9, float("-inf")))
     with pytest.raises(AssertionError):
         assert_close(wrong, case.expected, scale=case.scale)
+
+
+def test_a_nucleus_filter_whose_cutoff_bfloat16_rounding_decides_is_not_kept(tmp_path):
+    """Probabilities and their running sum in bfloat16: the float64 re-run keeps another number of tokens, so the
+    recorder keeps no case and says what moved."""
+    logits = (torch.randn(8, 32000, generator=torch.Generator().manual_seed(0)) * 3).bfloat16()
+    state = rec._State({"targets": [{"file": "m.py", "qualname": "top_p"}], "max_calls": 1}, str(tmp_path),
+                       str(tmp_path))
+    rec._wrap(top_p, "function", None, "m.py::top_p", state)(logits, 0.9, False)
+    assert not glob.glob(os.path.join(tmp_path, "case-*.npz"))
+    (note,) = state.skipped
+    assert note["message"].startswith("m.py::top_p: call not kept: precision-sensitive: result: the cutoff moves")
+    assert "kept in bfloat16" in note["precision"] and "in float64" in note["precision"]
+
+
+def top_p_as_cuda_autocast(logits, p=0.9):
+    """A nucleus filter over bfloat16 logits whose softmax and running sum run in float32 under autocast only, as
+    CUDA's autocast runs them (a CPU's keeps bfloat16): the cutoff depends on the device's autocast policy."""
+    return top_p(logits, p, in_float32=torch.is_autocast_enabled("cpu"))
+
+
+def test_a_cutoff_that_autocast_decides_is_not_kept(tmp_path):
+    """Recorded under autocast, the result agrees with float64 (its probabilities were float32) but not with the
+    same call in its inputs' own dtype: another device's autocast may not upcast, so the call is not kept."""
+    logits = (torch.randn(8, 32000, generator=torch.Generator().manual_seed(0)) * 3).bfloat16()
+    state = rec._State({"targets": [{"file": "m.py", "qualname": "f"}], "max_calls": 1}, str(tmp_path),
+                       str(tmp_path))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        rec._wrap(top_p_as_cuda_autocast, "function", None, "m.py::f", state)(logits)
+    assert not glob.glob(os.path.join(tmp_path, "case-*.npz"))
+    (note,) = state.skipped
+    assert "kept in bfloat16 autocast" in note["precision"] and "in its inputs' dtypes" in note["precision"]

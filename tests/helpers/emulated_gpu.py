@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from lmrbench.runtime.lmrbench_precision import has_ties, probe_call, with_emulated_matmuls
+from lmrbench.runtime.lmrbench_precision import has_ties, probe_call, round_mantissa, with_emulated_matmuls
 from lmrbench.runtime.lmrbench_values import Case, Encoder, read_case_file, write_case
 
 
@@ -91,9 +91,14 @@ def plain(value):
     return np.asarray(value).view(np.ndarray) if isinstance(value, np.ndarray) else value
 
 
+class Dropped(Exception):
+    """The recorder keeps no case of this call: it is precision-sensitive (the message says what moved)."""
+
+
 def record(fn, args, *, context=None, bits=None, notes=True):
     """A case file as ``task record`` writes it for ``fn(*args)``, the golden run computing its products in
-    ``bits`` mantissa bits (a GPU's TF32 or bfloat16 matmuls), its precision noted as ``context``."""
+    ``bits`` mantissa bits (a GPU's TF32 or bfloat16 matmuls), its precision noted as ``context``; ``Dropped``
+    where the recorder would not keep the call."""
     ran = with_emulated_matmuls(list(args), bits) if bits else list(args)
     result = plain(fn(*ran))
     enc = Encoder()
@@ -115,6 +120,8 @@ def record(fn, args, *, context=None, bits=None, notes=True):
             return fn(*(transform(copies) if transform else copies))
 
         found, extra = probe_call(rerun, result, args, context=context)
+        if found.get("sensitive"):
+            raise Dropped(found["sensitive"])
         if found:
             case["precision"] = found
             arrays.update(extra)
@@ -139,4 +146,18 @@ def top_p_cutoff_unshifted(logits, p=0.9):
     remove = np.cumsum(softmax(s), -1) > p
     out = np.empty_like(logits)
     np.put_along_axis(out, order, np.where(remove, np.float32(-np.inf), s), -1)
+    return out
+
+
+def top_p_in_bfloat16(logits, p=0.9):
+    """A nucleus filter computed in its logits' precision, as torch computes one over bfloat16 logits: float32
+    logits stand for bfloat16 ones, their probabilities and running sum rounded to bfloat16's 7 mantissa bits
+    (float64 logits, a float64 re-run's, compute exactly). Its cutoff is decided by that rounding."""
+    order = np.argsort(-logits, axis=-1, kind="stable")
+    s = np.take_along_axis(logits, order, -1)
+    rounded = (lambda a: round_mantissa(a, 7)) if logits.dtype == np.float32 else (lambda a: a)
+    c = rounded(np.cumsum(rounded(softmax(s)), -1))
+    remove = np.concatenate([np.zeros_like(c[:, :1], bool), c[:, :-1] > p], -1)
+    out = np.empty_like(logits)
+    np.put_along_axis(out, order, np.where(remove, -np.inf, s).astype(logits.dtype), -1)
     return out

@@ -467,26 +467,63 @@ def _wrapped(result: Any, cls: Any, np: Any) -> Any:
 def leaves(value: Any, where: str = "result") -> dict[str, Any]:
     """The floating arrays inside ``value`` (numpy, float64) by the name the checkers give their place:
     ``result``, ``result[0]``, ``result['loss']``, ``result.chosen``; Python floats as 0-d arrays."""
-    np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+    return _walk(value, where, _float_leaf)
+
+
+def outcomes(value: Any, where: str = "result") -> dict[str, Any]:
+    """The discrete part of each array inside ``value``, by place (as ``leaves``): integer and boolean arrays,
+    tensors and Python ints as they are (indices, masks, counts), and of a floating one which entries are finite
+    (what a filter keeps: a nucleus filter fills what it drops with -inf)."""
+    return _walk(value, where, _discrete_leaf)
+
+
+def _walk(value: Any, where: str, pick: Any) -> dict[str, Any]:
+    torch = sys.modules.get("torch")
     found: dict[str, Any] = {}
-    arr = as_float_array(value)
+    arr = pick(value)
     if arr is not None:
         found[where] = arr
-    elif np is not None and isinstance(value, float | np.floating) and not isinstance(value, bool):
-        found[where] = np.asarray(float(value), dtype=np.float64)
     elif isinstance(value, tuple) and hasattr(value, "_fields"):
         for name in getattr(value, "_fields"):  # noqa: B009  # a namedtuple, by its field names
-            found.update(leaves(getattr(value, name), f"{where}.{name}"))
+            found.update(_walk(getattr(value, name), f"{where}.{name}", pick))
     elif isinstance(value, list | tuple):
         for i, v in enumerate(value):
-            found.update(leaves(v, f"{where}[{i}]"))
+            found.update(_walk(v, f"{where}[{i}]", pick))
     elif isinstance(value, dict):
         for k, v in value.items():
-            found.update(leaves(v, f"{where}[{k!r}]"))
+            found.update(_walk(v, f"{where}[{k!r}]", pick))
     elif torch is not None and isinstance(value, torch.nn.Module):
         for k, v in value.state_dict().items():
-            found.update(leaves(v, f"{where}.{k}"))
+            found.update(_walk(v, f"{where}.{k}", pick))
     return found
+
+
+def _float_leaf(value: Any) -> Any:
+    np = sys.modules.get("numpy")
+    arr = as_float_array(value)
+    if arr is None and np is not None and isinstance(value, float | np.floating) and not isinstance(value, bool):
+        arr = np.asarray(float(value), dtype=np.float64)
+    return arr
+
+
+def _discrete_leaf(value: Any) -> Any:
+    np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+    if np is None:
+        return None
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            return np.isfinite(as_float_array(value))
+        if value.is_complex():
+            return None
+        return value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray | np.generic):
+        kind = np.asarray(value).dtype.kind
+        if kind == "f":
+            return np.isfinite(np.asarray(value))
+        return np.asarray(value) if kind in "iub" else None
+    if isinstance(value, bool | int):
+        return np.asarray(value)
+    return None
 
 
 def deviation(recorded: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
@@ -543,31 +580,93 @@ def probe_call(
     context = capture_context([inputs, result]) if context is _CAPTURE else context
     notes: dict[str, Any] = {"context": context} if context is not None else {}
     arrays: dict[str, Any] = {}
-    if np is None or not recorded:
+    if np is None or not (recorded or outcomes(result)):
         return notes, arrays
     grown: dict[str, Any] = {}
+    tied = [as_float_array(v) for v in (inputs if isinstance(inputs, list | tuple) else [inputs]) if has_ties(v)]
     try:
-        exact = leaves(rerun(upcast))
+        exact_value = rerun(upcast)
+        exact = leaves(exact_value)
+        sensitive = outcome_change(result, exact_value, tied, _computed_in(inputs, result), "float64")
         jitter = deviation(exact, leaves(rerun(lambda v: noisy(upcast(v)))))
         for where, d in deviation(recorded, exact).items():
             grown[where] = np.maximum(RECORDED_GROWTH * d, NOISE_GROWTH * jitter.get(where, 0.0))
     except Exception:
-        grown = {}
+        grown, sensitive = {}, ""
     _keep(notes, arrays, "grown", grown, recorded, np, 1.0)
     torch = sys.modules.get("torch")
     if context is not None:
         try:
             if torch is not None:
                 with _full_float32(torch, context):
-                    full = leaves(rerun(None))
+                    full_value = rerun(None)
                     with _RoundMatmuls(torch, TF32_BITS):
-                        rounded = leaves(rerun(None))
+                        rounded_value = rerun(None)
             else:  # numpy code: its products on arrays that round their inputs
-                full, rounded = leaves(rerun(None)), leaves(rerun(lambda v: with_emulated_matmuls(v, TF32_BITS)))
+                full_value, rounded_value = rerun(None), rerun(lambda v: with_emulated_matmuls(v, TF32_BITS))
+            full, rounded = leaves(full_value), leaves(rounded_value)
             _keep(notes, arrays, "matmul", deviation(full, rounded), recorded, np, MATMUL_GROWTH * 8)
+            sensitive = sensitive or outcome_change(full_value, rounded_value, tied, "float32", "TF32 matmuls")
+            if context.get("autocast"):  # which ops autocast runs in float32 differs between devices
+                sensitive = sensitive or outcome_change(
+                    result, full_value, tied, f"{context['autocast']} autocast", "its inputs' dtypes")
         except Exception:
             pass
+    if sensitive:
+        notes["sensitive"] = sensitive
     return notes, arrays
+
+
+def outcome_change(recorded: Any, other: Any, tied: list[Any], was: str, now: str) -> str:
+    """Empty when the discrete outcomes of ``other`` (``outcomes``: indices, masks, which entries a filter keeps)
+    agree with ``recorded``'s, or differ only by ties of ``tied`` (the inputs that tie) broken the other way;
+    else what changed, for a case computed in ``was`` re-run in ``now``: ``result: the cutoff moves by up to 46
+    entries a row (1684 kept in bfloat16, 1638 in float64)``. Such a case is precision-sensitive: the rounding
+    of its own precision decides a threshold or an order, which another device or a correct rewrite rounds
+    otherwise, while a wrong cutoff differs by one entry, so no tolerance tells the two apart."""
+    np = sys.modules["numpy"]
+    theirs = outcomes(other)
+    for where, rec in outcomes(recorded).items():
+        alt = theirs.get(where)
+        if alt is None or alt.shape != rec.shape or np.array_equal(rec, alt):
+            continue
+        explained = False
+        for x in tied:
+            try:
+                explained = explained or ties_explain(alt, rec, x, 0.0, 0.0)
+            except (ValueError, TypeError, IndexError):
+                continue
+        if not explained:
+            return f"{where}: {_what_moved(rec, alt, was, now)}"
+    return ""
+
+
+def _what_moved(rec: Any, alt: Any, was: str, now: str) -> str:
+    np = sys.modules["numpy"]
+    if rec.dtype.kind == "b" and rec.ndim:
+        kept, other = rec.reshape(-1, rec.shape[-1]).sum(-1), alt.reshape(-1, rec.shape[-1]).sum(-1)
+        row = int(np.argmax(np.abs(kept - other)))
+        if kept[row] != other[row]:
+            moved = abs(int(kept[row]) - int(other[row]))
+            return (f"the cutoff moves by up to {moved} {'entry' if moved == 1 else 'entries'} a row "
+                    f"({int(kept[row])} kept in {was}, {int(other[row])} in {now})")
+    differ = int(np.count_nonzero(rec != alt))
+    return f"{differ} of {rec.size} {'indices' if rec.dtype.kind in 'iu' else 'entries'} differ in {now} from {was}"
+
+
+def _computed_in(inputs: Any, result: Any) -> str:
+    """The coarsest floating dtype among the recorded inputs and the result (``float32``, ``bfloat16``)."""
+    known = [n for n in _walk([inputs, result], "", _dtype_name).values() if n in EPS]
+    return max(known, key=EPS.__getitem__) if known else "float32"
+
+
+def _dtype_name(value: Any) -> Any:
+    np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor) and value.is_floating_point():
+        return str(value.dtype).removeprefix("torch.")
+    if np is not None and isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value.dtype.name
+    return None
 
 
 def with_emulated_matmuls(value: Any, bits: int) -> Any:

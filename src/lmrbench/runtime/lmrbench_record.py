@@ -10,7 +10,8 @@ Started by ``sitecustomize`` in every Python process of the command when ``LMRBE
 - ``calls-<pid>.jsonl``: one line per saved case (target, input digest, sizes, randomness, replay outcome);
 - ``summary-<pid>.json``: calls seen, targets patched, whether the goal file ran as the main script, the
   line arcs each target reached over all its calls (``reached``), and the calls skipped because their values
-  cannot be saved (``skipped``);
+  cannot be saved or decide a cutoff by rounding (``skipped``; precision-sensitive ones say what moved in
+  ``precision``);
 - ``error-<pid>.json``: the first problem that ends the recording (a call over the size limit...).
 
 How calls are caught: an import hook on ``sys.meta_path`` recognises the goal file by its path, whatever name
@@ -111,6 +112,8 @@ class _State:
         self.local = threading.local()
         self.seen: set[str] = set()
         self.saved: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}
+        """Calls of each target not kept as precision-sensitive: as many as ``max_calls`` end its recording."""
         self.reached: dict[str, set[tuple[int, int]]] = {}
         self.traced: dict[str, int] = {}
         self.calls = 0
@@ -129,10 +132,12 @@ class _State:
         if not os.path.exists(path):
             _write(path, json.dumps({"message": message}).encode())
 
-    def skip(self, target: str, message: str) -> None:
-        """A call that cannot be saved: noted (the first few), and the recording goes on with the next call."""
+    def skip(self, target: str, message: str, precision: str = "") -> None:
+        """A call that cannot be saved: noted (the first few), and the recording goes on with the next call.
+        ``precision``: what changed when the probes re-ran a precision-sensitive call (``outcome_change``)."""
         if len(self.skipped) < 20:
-            self.skipped.append({"target": target, "message": message})
+            note = {"target": target, "message": message}
+            self.skipped.append({**note, "precision": precision} if precision else note)
 
     def summary(self) -> None:
         main = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c") else None  # script or -m module
@@ -231,7 +236,7 @@ def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> An
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if state.done or getattr(state.local, "active", False):
             return func(*args, **kwargs)
-        if state.saved.get(target, 0) >= state.max_calls:
+        if state.saved.get(target, 0) >= state.max_calls or state.dropped.get(target, 0) >= state.max_calls:
             if state.traced.get(target, 0) >= MAX_TRACED:
                 return func(*args, **kwargs)
             state.traced[target] = state.traced.get(target, 0) + 1
@@ -391,8 +396,14 @@ class _Recorder:
             )
             return
         replay, detail = self._replay(lv, case, arrays, before, drew)
-        self._note_precision(lv, case, arrays, before, drew, bound, params, result)
+        sensitive = self._note_precision(lv, case, arrays, before, drew, bound, params, result)
         state.seen.add(digest)
+        if sensitive:
+            state.dropped[self.target] = state.dropped.get(self.target, 0) + 1
+            state.skip(self.target, f"{self.target}: call not kept: precision-sensitive: {sensitive}; the rounding "
+                       "of its own precision decides this result, so no tolerance tells a correct program from a "
+                       "wrong one (compute it in a wider dtype, or record calls whose cutoff is clear)", sensitive)
+            return
         state.saved[self.target] = number
         data = lv.write_case(case, arrays)
         seq = sum(state.saved.values())
@@ -495,10 +506,12 @@ class _Recorder:
     def _note_precision(
         self, lv: Any, case: dict[str, Any], arrays: dict[str, Any], before: Any, drew: bool, bound: Any,
         params: list[Any], result: Any,
-    ) -> None:
+    ) -> str:
         """Note in the case the precision it was made in, what the float64 and matmul probes measure of its
         result, and the arguments whose values tie (``lmrbench_precision``); a case without them grades as
-        before. The probes re-run the call on fresh copies of the recorded inputs; the random state is put back."""
+        before. The probes re-run the call on fresh copies of the recorded inputs; the random state is put back.
+        Returns what moved when the call's discrete outcomes (a cutoff, indices, a mask) change beyond ties in
+        float64 or with TF32 matmuls: the case is precision-sensitive and is not kept; else ''."""
         import lmrbench_precision as precision
 
         ties = [p.name for p in params if precision.has_ties(_arg(bound, p))]
@@ -524,10 +537,12 @@ class _Recorder:
         try:
             notes, extra = precision.probe_call(rerun, result, [_arg(bound, p) for p in params])
         except Exception:  # a probe never stops a recording
-            return
+            return ""
+        sensitive = str(notes.pop("sensitive", ""))
         if notes:
             case["precision"] = notes
             arrays.update(extra)
+        return sensitive
 
     def _check(self, lc: Any, got: Any, want: Any, label: str, tol: dict[str, Any], whole_result: bool) -> None:
         """The comparison the generated test makes: the task's checker on the result, close on the rest."""
