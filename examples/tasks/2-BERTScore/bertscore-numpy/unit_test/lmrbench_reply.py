@@ -8,7 +8,11 @@ Encoder writes, but only these kinds, each built by code of this module from pla
 ==============================================  ====================================================================
 JSON scalars, lists                             as they are
 ``float`` ``complex`` ``bytes`` ``slice``       from their numbers, base64 text and items
-``tuple`` ``list`` ``set`` ``frozenset`` ``dict``   from their items (set items and dict keys must hash: plain values)
+``tuple`` ``list`` ``set`` ``frozenset`` ``dict``   from their items (set items and dict keys must hash: plain values,
+                                                or tensors made here, which hash by identity)
+``defaultdict``                                 from its items; its factory when one of ``dict list set int float``,
+                                                none for a class it names (a reply's class is never called)
+``ref``                                         the object made here for the node of that id earlier in the reply
 ``namedtuple``                                  a record: a ``collections.namedtuple`` class made here with the
                                                 node's field names and its type's name (never the class it names)
 ``dataclass``                                   a ``DataRecord``: the type's name and the fields (never the class)
@@ -175,9 +179,13 @@ def decode_reply(node: Any, arrays: dict[str, Any]) -> Any:
     return _Reader(arrays).read(node)
 
 
+_FACTORIES: dict[str, type] = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
+
+
 class _Reader:
     def __init__(self, arrays: dict[str, Any]) -> None:
         self.arrays = arrays
+        self.made: dict[int, Any] = {}
 
     def read(self, node: Any) -> Any:
         if node is None or type(node) in (bool, int, float, str):
@@ -189,7 +197,25 @@ class _Reader:
         method = _KINDS.get(node["$"])
         if method is None:
             raise ValueError(f"{node['$']!r} is not a value kind a reply may hold")
-        return method(self, node)
+        value = method(self, node)
+        if "id" in node and node["$"] != "ref":
+            if type(node["id"]) is not int or node["id"] in self.made:
+                raise ValueError("a node's id must be a new integer")
+            self.made[node["id"]] = value
+        return value
+
+    def k_ref(self, node: dict[str, Any]) -> Any:
+        if type(node.get("id")) is not int or node["id"] not in self.made:
+            raise ValueError("a ref must name a node read before it")
+        return self.made[node["id"]]
+
+    def k_defaultdict(self, node: dict[str, Any]) -> Any:
+        name = node.get("factory")
+        if name is not None and type(name) is not str:
+            raise ValueError("a defaultdict's factory is a name")
+        out: collections.defaultdict[Any, Any] = collections.defaultdict(_FACTORIES.get(name or ""))
+        out.update(self.k_dict({"$": "dict", "items": node["items"]}))
+        return out
 
     def items(self, node: dict[str, Any]) -> list[Any]:
         items = node["items"]
@@ -353,9 +379,14 @@ class _Reader:
         device = self.text(node, "device") if "device" in node else "cpu"
         tensor = on_device(torch, torch.from_numpy(array.copy()).to(dtype), device)
         if node.get("parameter") is True:
-            return torch.nn.Parameter(tensor, requires_grad=node.get("requires_grad") is True)
-        if node.get("requires_grad") is True and tensor.is_floating_point():
+            tensor = torch.nn.Parameter(tensor, requires_grad=node.get("requires_grad") is True)
+        elif node.get("requires_grad") is True and tensor.is_floating_point():
             tensor.requires_grad_(True)
+        if "grad" in node:
+            grad = self.read(node["grad"])
+            if type(grad) is not torch.Tensor:
+                raise ValueError("a tensor's grad is a tensor")
+            tensor.grad = grad
         return tensor
 
     def k_torch_dtype(self, node: dict[str, Any]) -> Any:
@@ -421,6 +452,9 @@ def _plain_key(value: Any) -> bool:
         return all(_plain_key(v) for v in value)
     if type(value) is frozenset:
         return all(_plain_key(v) for v in value)
+    torch = sys.modules.get("torch")
+    if torch is not None and type(value) in (torch.Tensor, torch.nn.Parameter):
+        return True  # made by k_tensor: hashes by identity, as an optimiser's state keys do
     return isinstance(value, enum.Enum) or type(value).__module__ == "numpy"
 
 

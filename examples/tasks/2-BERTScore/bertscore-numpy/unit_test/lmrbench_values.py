@@ -12,9 +12,13 @@ strings and lists; everything else is an object with a ``"$"`` key naming its ki
 ``bytes``        ``{"base64": ...}``
 ``tuple``/``set``/``frozenset``  ``{"items": [...]}`` (set items in the order of their encoding)
 ``dict``         ``{"items": [[key, value], ...], "ordered": bool}`` (keys of any encodable kind)
+``defaultdict``  ``{"items": [...], "factory": "dict" | "list" | "set" | "int" | "float" | "module:QualName"}``
+``ref``          ``{"id": n}``: the same object as the node marked ``"id": n`` earlier in the same value (an array
+                 or tensor met twice, as an optimiser's parameters are, in ``param_groups`` and as ``state`` keys)
 ``ndarray``      ``{"key": name}``: the array is ``name`` in the case file
 ``npscalar``     ``{"key": name}``: a 0-d array turned back into a numpy scalar
 ``tensor``       ``{"key": name, "dtype": "bfloat16", "device": "cpu", "requires_grad": bool, "parameter": bool}``
+                 and ``"grad"``: its ``.grad`` when it has one (an optimiser's ``step`` reads it)
 ``dataframe``    ``{"columns", "data", "index"}``; ``series``: ``{"name", "data", "index"}``
 ``dataclass``    ``{"type": "module:QualName", "fields": {name: value}}``
 ``namedtuple``   ``{"type": "module:QualName", "fields": [...], "items": [...]}``
@@ -48,6 +52,11 @@ except ImportError:  # a task environment without numpy: plain values only
 CASE_FORMAT = "lmrbench-case"
 CASE_VERSION = 1
 CASE_KEY = "__case__"
+
+
+BUILTIN_FACTORIES: dict[str, type] = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
+"""A defaultdict's default factories carried by name; any other must be a class importable by its name."""
+DEFAULT_FACTORIES = tuple(BUILTIN_FACTORIES)
 
 
 class UnencodableValue(Exception):
@@ -110,6 +119,9 @@ class Encoder:
     def __init__(self, prefix: str = "a") -> None:
         self.prefix = prefix
         self.arrays: dict[str, np.ndarray] = {}
+        self._depth = 0
+        self._seen: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._ids = 0
 
     def _store(self, array: np.ndarray) -> str:
         key = f"{self.prefix}{len(self.arrays)}"
@@ -117,7 +129,32 @@ class Encoder:
         return key
 
     def encode(self, value: Any, where: str) -> Any:
-        """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside) when it fails."""
+        """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside) when it fails. An
+        array or tensor met twice within one value is a ``ref`` to its first node the second time."""
+        if self._depth == 0:
+            self._seen = {}
+        self._depth += 1
+        try:
+            return self._encode(value, where)
+        finally:
+            self._depth -= 1
+
+    def _again(self, value: Any) -> Any:
+        """A ``ref`` node when ``value`` was met before in this value (its first node gets the id), else None."""
+        known = self._seen.get(id(value))
+        if known is None or known[0] is not value:
+            return None
+        node = known[1]
+        if "id" not in node:
+            node["id"] = self._ids
+            self._ids += 1
+        return {"$": "ref", "id": node["id"]}
+
+    def _remember(self, value: Any, node: dict[str, Any]) -> dict[str, Any]:
+        self._seen[id(value)] = (value, node)
+        return node
+
+    def _encode(self, value: Any, where: str) -> Any:
         if value is None or type(value) in (bool, str):
             return value
         if type(value) is int:
@@ -148,6 +185,11 @@ class Encoder:
             items = [self.encode(v, f"{where}{{...}}") for v in value]
             items.sort(key=lambda n: json.dumps(n, sort_keys=True))
             return {"$": type(value).__name__, "items": items}
+        if type(value) is collections.defaultdict:
+            pairs = [
+                [self.encode(k, f"{where} key"), self.encode(v, f"{where}[{k!r}]")] for k, v in value.items()
+            ]
+            return {"$": "defaultdict", "items": pairs, "factory": _factory_name(value.default_factory, where)}
         if type(value) in (dict, collections.OrderedDict):
             pairs = [
                 [self.encode(k, f"{where} key"), self.encode(v, f"{where}[{k!r}]")] for k, v in value.items()
@@ -183,7 +225,10 @@ class Encoder:
                 raise UnencodableValue(
                     where, f"numpy array of dtype {value.dtype}", "object arrays need pickle"
                 )
-            return {"$": "ndarray", "key": self._store(np.array(value, copy=True))}
+            again = self._again(value)
+            if again is not None:
+                return again
+            return self._remember(value, {"$": "ndarray", "key": self._store(np.array(value, copy=True))})
         if isinstance(value, np.generic):
             if value.dtype.hasobject:
                 raise UnencodableValue(where, _type_name(value))
@@ -215,6 +260,9 @@ class Encoder:
             return None
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
             raise UnencodableValue(where, _type_name(value), "tensor subclasses are not supported")
+        again = self._again(value)
+        if again is not None:
+            return again
         if value.layout != torch.strided:
             raise UnencodableValue(where, f"{value.layout} tensor", "only dense tensors are supported")
         dtype = str(value.dtype).removeprefix("torch.")
@@ -225,14 +273,17 @@ class Encoder:
             array = np.array(data.numpy(), copy=True)
         except (TypeError, RuntimeError) as exc:
             raise UnencodableValue(where, f"tensor of dtype {dtype}", str(exc)) from None
-        return {
+        node = self._remember(value, {
             "$": "tensor",
             "key": self._store(array),
             "dtype": dtype,
             "device": str(value.device),
             "requires_grad": bool(value.requires_grad),
             "parameter": type(value) is torch.nn.Parameter,
-        }
+        })
+        if value.is_leaf and value.grad is not None:  # an optimiser's step reads it
+            node["grad"] = self.encode(value.grad, f"{where}.grad")
+        return node
 
     def _encode_module(self, module: Any, where: str) -> Any:
         """An ``nn.Module``: its own parameters and buffers, its plain attributes (hyper-parameters), and its
@@ -304,6 +355,22 @@ class Encoder:
         }
 
 
+def _factory_name(factory: Any, where: str) -> Any:
+    """How a defaultdict's default factory is saved: None, a name of ``DEFAULT_FACTORIES``, or the
+    ``module:QualName`` of a class importable by it."""
+    if factory is None:
+        return None
+    if isinstance(factory, type) and factory.__module__ == "builtins" and factory.__name__ in DEFAULT_FACTORIES:
+        return factory.__name__
+    if isinstance(factory, type) and "<locals>" not in factory.__qualname__ and factory.__module__ != "__main__":
+        return type_path(factory)
+    raise UnencodableValue(
+        where, "collections.defaultdict", f"its default factory {getattr(factory, '__qualname__', factory)!r} is "
+        f"not one of {', '.join(DEFAULT_FACTORIES)} nor a class importable by name: use one of those (a "
+        "module-level class, or a plain dict filled with setdefault)",
+    )
+
+
 def _precision() -> Any:
     """The tolerance module shipped beside this one (its rounding scale and float64 probe)."""
     try:
@@ -371,9 +438,20 @@ class Decoder:
         self.arrays = arrays
         """Values from trusted data (recorded cases, a split run's requests): named types are imported. Values
         from untrusted code are read by ``lmrbench_reply.decode_reply`` instead, which imports nothing."""
+        self._depth = 0
+        self._made: dict[Any, Any] = {}
 
     def decode(self, node: Any) -> Any:
-        """The value a node encodes (fresh objects on every call)."""
+        """The value a node encodes (fresh objects on every call; one object where the value held one twice)."""
+        if self._depth == 0:
+            self._made = {}
+        self._depth += 1
+        try:
+            return self._decode(node)
+        finally:
+            self._depth -= 1
+
+    def _decode(self, node: Any) -> Any:
         if isinstance(node, list):
             return [self.decode(n) for n in node]
         if not isinstance(node, dict):
@@ -382,7 +460,25 @@ class Decoder:
         method = getattr(self, f"_d_{kind}", None)
         if method is None:
             raise ValueError(f"unknown value kind {kind!r} in a recorded case")
-        return method(node)
+        value = method(node)
+        if "id" in node and kind != "ref":
+            self._made[node["id"]] = value
+        return value
+
+    def _d_ref(self, node: Any) -> Any:
+        return self._made[node["id"]]
+
+    def _d_defaultdict(self, node: Any) -> Any:
+        name = node.get("factory")
+        factory = None
+        if name in DEFAULT_FACTORIES:
+            factory = BUILTIN_FACTORIES[name]
+        elif name is not None:
+            factory = _import_type(name)  # a class the recording named: trusted data
+        out: collections.defaultdict[Any, Any] = collections.defaultdict(factory)
+        for k, v in node["items"]:
+            out[self.decode(k)] = self.decode(v)
+        return out
 
     def _items(self, node: Any) -> list[Any]:
         return [self.decode(n) for n in node["items"]]
@@ -492,8 +588,12 @@ class Decoder:
         tensor = torch.from_numpy(np.array(self.arrays[node["key"]], copy=True)).to(dtype)
         tensor = _reply().on_device(torch, tensor, node.get("device", "cpu"))
         if node.get("parameter"):
-            return torch.nn.Parameter(tensor, requires_grad=node["requires_grad"])
-        return tensor.requires_grad_(node["requires_grad"]) if tensor.is_floating_point() else tensor
+            tensor = torch.nn.Parameter(tensor, requires_grad=node["requires_grad"])
+        elif tensor.is_floating_point():
+            tensor.requires_grad_(node["requires_grad"])
+        if "grad" in node:
+            tensor.grad = self.decode(node["grad"])
+        return tensor
 
     def _d_torch_dtype(self, node: Any) -> Any:
         import torch
@@ -626,10 +726,26 @@ class Case:
         precision = _precision()
         self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
         """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
-        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``)."""
+        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``). A case that notes
+        its precision or ties makes it a ``lmrbench_precision.Scale`` that carries them to the checkers."""
+        if case.get("precision") or case.get("ties"):
+            self.scale = self._noted_scale(precision, case, arrays)
         if precision.probing():  # validate's float64 re-run of the golden code
             self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
             self.state = None if self.state is None else precision.upcast(self.state)
+
+    def _noted_scale(self, precision: Any, case: dict[str, Any], arrays: dict[str, Any]) -> Any:
+        notes = case.get("precision") or {}
+        tied = []
+        for name in case.get("ties") or []:
+            try:
+                tied.append(precision.as_float_array(self.argument(name)))
+            except (KeyError, ValueError, IndexError):  # a name this case does not have: no tie to honour
+                continue
+        return precision.Scale(
+            self.scale, context=notes.get("context"), tied=[t for t in tied if t is not None],
+            **{kind: {w: arrays[k] for w, k in notes[kind].items()} for kind in ("grown", "matmul") if kind in notes},
+        )
 
     def argument(self, name: str) -> Any:
         """An argument passed by keyword, or a positional one by its parameter name."""
@@ -749,7 +865,7 @@ def describe(node: Any, arrays: dict[str, np.ndarray], limit: int = 60) -> str:
         inner = ", ".join(describe(n, arrays, limit) for n in items[:3])
         name = node["type"].rpartition(":")[2] if kind == "namedtuple" else kind
         return f"{name}({inner}{', ...' if len(items) > 3 else ''})"
-    if kind == "dict":
+    if kind in ("dict", "defaultdict"):
         keys = [describe(k, arrays, limit) for k, _ in node["items"][:4]]
         return f"dict with keys {', '.join(keys)}{', ...' if len(node['items']) > 4 else ''}"
     if kind in ("dataclass", "enum"):

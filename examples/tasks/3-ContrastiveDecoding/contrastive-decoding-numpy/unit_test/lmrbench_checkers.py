@@ -66,6 +66,8 @@ class _Options:
         self.probe = _precision.probing() and not exact
         self.margin = 0.0
         self.margin_at = ""
+        self.actual_value: Any = None
+        """The tensor being compared (its device tells where the graded run computed)."""
 
     def tol(self, dtype: str, magnitude: float = 0.0) -> tuple[float, float]:
         """(rtol, atol) for a value of ``dtype`` whose largest magnitude is ``magnitude``: as the test named
@@ -265,7 +267,8 @@ def _compare_numbers(actual: Any, expected: Any, where: str, opts: _Options) -> 
         return
     else:
         rtol, atol = opts.tol(dtype, size)
-        same = bool(np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True))
+        atol = _widened(atol, opts, where, actual, e.shape)
+        same = bool(np.all(np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)))
     if not same:
         raise AssertionError(f"{where}: got {actual!r}, expected {expected!r} ({opts.tolerance(dtype, size)})")
 
@@ -296,10 +299,13 @@ def _probe(actual: Any, expected: Any, where: str, opts: _Options, dtype: str) -
     e = np.asarray(expected).astype(a.dtype if np.iscomplexobj(expected) else np.float64)
     if a.shape != e.shape:
         raise AssertionError(f"{where}: shape {list(a.shape)}, expected {list(e.shape)}")
+    atol = _widened(atol, opts, where, actual, e.shape)
     both_nan = np.isnan(a) & np.isnan(e)
     with np.errstate(invalid="ignore", over="ignore"):
         ratio = np.abs(a - e) / (atol + rtol * np.abs(e))
     ratio = np.where(both_nan | (a == e), 0.0, np.nan_to_num(ratio, nan=np.inf))
+    if (ratio > 1).any() and np.isrealobj(a) and _ties_explain(a, e, opts, rtol, atol):
+        ratio = np.where(ratio > 1, 0.0, ratio)  # a tie broken the other way is no rounding: it uses no tolerance
     if ratio.size:
         opts.measured(float(ratio.max()), where)
 
@@ -336,12 +342,24 @@ def _compare_text(actual: Any, expected: str, where: str, opts: _Options) -> Non
 def _compare_dicts(actual: Any, expected: dict[Any, Any], where: str, opts: _Options) -> None:
     if not isinstance(actual, dict):
         raise AssertionError(f"{where}: got {_show(actual)}, expected a dict")
+    if any(_by_identity(k) for k in expected):  # an optimiser's state, keyed by its parameters: in their order
+        if len(actual) != len(expected):
+            raise AssertionError(f"{where}: {len(actual)} entries, expected {len(expected)}")
+        for i, ((ka, va), (ke, ve)) in enumerate(zip(actual.items(), expected.items(), strict=True)):
+            _compare(ka, ke, f"{where} key {i}", opts)
+            _compare(va, ve, f"{where}[key {i}]", opts)
+        return
     missing = [k for k in expected if k not in actual]
     extra = [k for k in actual if k not in expected]
     if missing or extra:
         raise AssertionError(f"{where}: keys differ (missing {missing!r}, unexpected {extra!r})")
     for key, value in expected.items():
         _compare(actual[key], value, f"{where}[{key!r}]", opts)
+
+
+def _by_identity(key: Any) -> bool:
+    """A dict key that hashes by identity, not value (a torch tensor): two runs' keys are never equal."""
+    return type(key).__module__.partition(".")[0] == "torch"
 
 
 def _compare_sequences(actual: Any, expected: Any, where: str, opts: _Options) -> None:
@@ -381,6 +399,7 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
         if opts.exact:
             ok = (actual == expected) | (nan_a & nan_e)
         else:
+            atol = _widened(atol, opts, where, opts.actual_value, expected.shape)
             ok = np.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     elif expected.dtype.kind in "iub" or expected.dtype.names is None:
         ok = np.asarray(actual == expected)
@@ -388,11 +407,12 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
         ok = np.asarray([a == e for a, e in zip(actual.ravel(), expected.ravel(), strict=True)]).reshape(
             actual.shape
         )
-    if ok.all():
+    if ok.all() or (not opts.exact and _ties_explain(actual, expected, opts, rtol, atol)):
         return
     bad = int(ok.size - np.count_nonzero(ok))
     if expected.dtype.kind in "fciu" and expected.dtype.kind != "b":
-        diff = np.abs(actual.astype(np.complex128 if expected.dtype.kind == "c" else np.float64) - expected)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where one side filtered a value out
+            diff = np.abs(actual.astype(np.complex128 if expected.dtype.kind == "c" else np.float64) - expected)
         diff = np.where(ok, 0, np.nan_to_num(diff, nan=np.inf))
         at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     else:
@@ -401,7 +421,7 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, where: str, opts: 
     index = tuple(int(i) for i in at)
     raise AssertionError(
         f"{where}: {bad} of {ok.size} values differ; at index {index} got {got!r}, expected {want!r} "
-        f"({opts.tolerance(dtype, size)})"
+        f"({opts.tolerance(dtype, size)}){_precision_note(actual, expected, opts, rtol, atol)}"
     )
 
 
@@ -411,14 +431,73 @@ def _compare_tensor(actual: Any, expected: Any, where: str, opts: _Options) -> N
     if tuple(actual.shape) != tuple(expected.shape):
         raise AssertionError(f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}")
     dtype = str(expected.dtype).removeprefix("torch.")
+    autocast = False
     if actual.dtype != expected.dtype and not (opts.probe and expected.is_floating_point()):
-        raise AssertionError(f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
+        autocast = _under_autocast(actual, expected, opts)
+        if not autocast:
+            raise AssertionError(f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
+        dtype = max((dtype, str(actual.dtype).removeprefix("torch.")), key=lambda d: _precision.EPS.get(d, 0.0))
     if expected.requires_grad and not actual.requires_grad:
         raise AssertionError(
             f"{where}: requires_grad=False, expected True (the result is cut off from the autograd graph, "
             "e.g. by .detach() or torch.no_grad())"
         )
-    _compare_arrays(_tensor_array(actual), _tensor_array(expected), where, opts, dtype)
+    opts.actual_value = actual
+    want = _tensor_array(expected)
+    got = _tensor_array(actual).astype(want.dtype) if autocast else _tensor_array(actual)
+    try:
+        _compare_arrays(got, want, where, opts, dtype)
+    finally:
+        opts.actual_value = None
+
+
+def _under_autocast(actual: Any, expected: Any, opts: _Options) -> bool:
+    """True when two floating tensors' dtypes differ because autocast was on where one of them was made: a GPU's
+    autocast runs LayerNorm in float32 where a CPU's keeps bfloat16. They compare at the coarser dtype."""
+    if not (actual.is_floating_point() and expected.is_floating_point()) or not hasattr(opts.scale, "tied"):
+        return False
+    recorded = getattr(opts.scale, "context", None) or {}
+    graded = _precision.grading_context(actual) or {}
+    return bool(recorded.get("autocast") or graded.get("autocast"))
+
+
+def _widened(atol: Any, opts: _Options, where: str, actual: Any, shape: tuple[int, ...]) -> Any:
+    """``atol`` grown by what the case's probes measured at ``where`` and the coarser of the recorded and the
+    grading precision (``lmrbench_precision.widening``); as it was for a case that notes neither."""
+    if opts.exact or not hasattr(opts.scale, "tied"):  # a plain float: a case from before
+        return atol
+    extra = _precision.widening(opts.scale, where, actual)
+    if np.shape(extra) not in ((), tuple(shape), (*shape[:-1], 1)):
+        return atol
+    return np.maximum(atol, np.broadcast_to(extra, shape))
+
+
+def _ties_explain(actual: np.ndarray, expected: np.ndarray, opts: _Options, rtol: float, atol: Any) -> bool:
+    """True when the differences are only ties of the case's inputs broken the other way (``ties_explain``)."""
+    for tied in getattr(opts.scale, "tied", None) or []:
+        try:
+            if _precision.ties_explain(actual, expected, tied, rtol, atol):
+                return True
+        except (ValueError, TypeError, IndexError):
+            continue
+    return False
+
+
+def _precision_note(actual: np.ndarray, expected: np.ndarray, opts: _Options, rtol: float, atol: Any) -> str:
+    """For a case that knows the precision it was recorded in: where it was recorded and graded, and how many
+    times its tolerance the largest difference is (validate names a golden run failing so precision-sensitive)."""
+    recorded = getattr(opts.scale, "context", None)
+    if recorded is None or expected.dtype.kind not in "fc":
+        return ""
+    graded = _precision.grading_context(opts.actual_value)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ratio = np.abs(actual.astype(np.float64) - expected) / (atol + rtol * np.abs(expected))
+    ratio = np.where(np.isnan(actual) & np.isnan(expected), 0.0, np.nan_to_num(ratio, nan=np.inf))
+    margin = float(ratio.max()) if ratio.size else 0.0
+    widest = float(np.max(atol)) if np.size(atol) else 0.0
+    return (f"; precision: recorded on {_precision.describe_context(recorded)}, graded on "
+            f"{_precision.describe_context(graded)}; atol up to {widest:.3g} by the case's probes; the largest "
+            f"difference is {margin:.3g} times its tolerance")
 
 
 def _tensor_array(tensor: Any) -> np.ndarray:
