@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from lmrbench.schemas import agreement as _agreement
+from lmrbench.schemas import evidence as _evidence
 from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import run as _run
 from lmrbench.schemas import testrun as _report
@@ -26,6 +27,9 @@ EXTRA_MODELS.update(
         "recording": _recording.RecordingIndex,
         "validation": _validation.ImplValidation,
         "validation_summary": _validation.ValidationSummary,
+        "evidence_run": _evidence.RunSpec,
+        "evidence_unit": _evidence.UnitRecord,
+        "evidence_check": _evidence.CheckRecord,
     }
 )
 

@@ -22,6 +22,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
+from lmrbench.harness.evidence import remove_units, unit_record, write_unit
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
@@ -45,28 +46,33 @@ def category_of(impl: Implementation) -> str | None:
     return cat.value if cat is not None else None
 
 
+def verdict_fields(report: TestReport) -> dict[str, object]:
+    """The fields of a result that its test report decides (``regrade`` derives them again)."""
+    status = _FROM_REPORT[report.status]
+    return {
+        "status": status,
+        "reason": "" if status is ResultStatus.PASSED else report.detail or report.status.value,
+        "test_status": report.status.value,
+        "passed_tests": sum(1 for c in report.cases if c.outcome == "passed"),
+        "total_tests": max(len(report.cases), len(report.expected_ids)),
+        "failures": {c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
+    }
+
+
 def result_from_report(cand: Candidate, impl: Implementation, report: TestReport, env_id: str) -> EvalResult:
     """The result of one test run."""
-    passed = sum(1 for c in report.cases if c.outcome == "passed")
-    total = max(len(report.cases), len(report.expected_ids))
-    status = _FROM_REPORT[report.status]
     return EvalResult(
         task=cand.task,
         impl=cand.impl,
         category=category_of(impl),
-        status=status,
-        reason="" if status is ResultStatus.PASSED else report.detail or report.status.value,
         candidate_digest=cand.digest,
-        test_status=report.status.value,
-        passed_tests=passed,
-        total_tests=total,
         duration=report.duration,
+        **verdict_fields(report),  # type: ignore[arg-type]
         env_id=env_id,
         log_tail=report.log_tail[-4000:],
         isolation=report.isolation,
         weaker_evidence=report.weaker,
         sandbox=report.sandbox,
-        failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
 
 
@@ -129,8 +135,9 @@ def evaluate(
     units: list[RunUnit] = []
     sandbox_name = sandbox.name if sandbox else "docker"
 
-    def save(cand: Candidate, result: EvalResult, log: str = "") -> None:
+    def save(cand: Candidate, result: EvalResult, log: str = "", res: UnitResult | None = None) -> None:
         path = run.result_path(cand.task, cand.impl)
+        keep_evidence(run, cand, res)
         if log:
             atomic_write_text(path.with_suffix(".log"), log)
             result.log_file = path.with_suffix(".log").name
@@ -151,7 +158,7 @@ def evaluate(
             files = goal_files_of(task, impl.index, run.candidate_dir(task.name, impl.index))
         except LmrError as exc:  # a link, a missing or oversized goal file: the candidate's failure
             report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
-            save(cand, result_from_report(cand, impl, report, ""))
+            save(cand, result_from_report(cand, impl, report, ""), res=UnitResult(report))
             continue
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
@@ -162,7 +169,7 @@ def evaluate(
         task, impl, cand = by_key[unit.key]
         if res.env_id:
             envs[task.name] = (res.env_id, res.image_id, res.framework)
-        save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log)
+        save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log, res)
         return []
 
     if not units:
@@ -176,6 +183,18 @@ def evaluate(
         pool.close()
         _record_environments(run, pool.sandbox_name, envs)
     return summary
+
+
+def keep_evidence(run: RunDir, cand: Candidate, res: UnitResult | None) -> None:
+    """Write what a candidate's result is decided from beside it, atomically (an older result's goes when the
+    candidate has no code to test)."""
+    folder = run.evidence_dir(cand.task, cand.impl)
+    if res is None:
+        remove_units(folder)
+        return
+    record, runs = unit_record("candidate", 0, f"{cand.task}#{cand.impl}", res.report, res.evidence,
+                               environment_error=res.environment_error, env_id=res.env_id)
+    write_unit(folder, record, runs)
 
 
 def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str, str]]) -> None:

@@ -18,9 +18,11 @@ from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import Executor, run_units
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
 from lmrbench.benchmark.validation.implementation import ImplCheck
+from lmrbench.benchmark.validation.keep import keep_unit, start_evidence
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import (
     SUMMARY_FILE,
+    golden_pass_rate,
     is_reusable,
     load_result,
     result_path,
@@ -98,8 +100,7 @@ def validate_taskset(
             pool.close()
     order = {t.name: i for i, t in enumerate(tasks)}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
-    ran = [r for r in ordered if not r.environment_error]  # an environment that never built ran nothing
-    rate = sum(r.golden_passes == r.repeat for r in ran) / len(ran) if ran else None
+    rate = golden_pass_rate(ordered)
     summary = ValidationSummary(
         bench=str(bench), sandbox=runner_name, rows=ordered,
         problems=problems, golden_pass_rate=rate, seconds=round(time.monotonic() - started, 3),
@@ -124,7 +125,7 @@ def _run_checks(
     first: list[RunUnit] = []
     done: list[ImplValidation] = []
 
-    def save(check: ImplCheck) -> None:
+    def save(check: ImplCheck) -> None:  # its runs' evidence is already on disk (``keep_unit``)
         save_result(run_dir, check.result)
         done.append(check.result)
 
@@ -139,6 +140,7 @@ def _run_checks(
         planned.append(check)
     progress.start("validate", sum(c.runs for c in planned))
     for check in planned:
+        start_evidence(run_dir, check)
         units = check.first_units()
         if check.done:
             save(check)
@@ -148,6 +150,7 @@ def _run_checks(
 
     def on_done(unit: RunUnit, result: UnitResult) -> list[RunUnit]:
         check = checks.pop(unit.key)
+        keep_unit(run_dir, check, unit, result)
         try:
             follow = check.on_result(unit, result)
         except Exception as exc:  # one implementation's failure never stops the others
