@@ -1,4 +1,4 @@
-"""Every validation run keeps its evidence, and `lmrbench regrade` derives the same verdicts from it, running none."""
+"""Every validation run keeps its evidence; `lmrbench regrade` derives the same verdicts from it with nothing run."""
 
 from __future__ import annotations
 
