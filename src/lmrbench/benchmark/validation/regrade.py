@@ -28,6 +28,7 @@ from lmrbench.fsutil import read_capped
 from lmrbench.harness.evidence import read_unit
 from lmrbench.harness.regrade import decide_unit
 from lmrbench.schemas.evidence import CheckRecord
+from lmrbench.schemas.testrun import TestReport
 from lmrbench.schemas.validation import ImplValidation
 
 
@@ -99,21 +100,30 @@ def regrade_impl(task: Task, stored: ImplValidation, folder: Path) -> ImplValida
         check = ImplCheck(task, impl, opts, stored.sandbox, stored.fingerprint)
     except LmrError:  # planned as validate does when the mutants cannot be made
         check = ImplCheck(task, impl, replace(opts, max_mutants=0), stored.sandbox, stored.fingerprint)
+    kept = {f"golden-{k}": r for k, r in enumerate(stored.golden_runs, start=1)}
+    kept.update({"masked": stored.masked} if stored.masked else {})
     units = check.first_units()
     while units:
         follow: list[RunUnit] = []
         for unit in units:
-            follow += check.on_result(unit, _rederived(folder / unit_folder(unit.purpose, unit.ordinal)))
+            name = unit_folder(unit.purpose, unit.ordinal)
+            follow += check.on_result(unit, _rederived(folder / name, kept.get(name)))
         units = follow
     if not check.done:
         raise LmrError("the evidence does not hold every run of the check", folder)
     return check.result
 
 
-def _rederived(folder: Path) -> UnitResult:
+def _rederived(folder: Path, stored: TestReport | None) -> UnitResult:
     """One unit's result decided again from its evidence (the files its tests read were marked trusted when
-    it ran: a re-grade never writes the task)."""
+    it ran: a re-grade never writes the task). ``stored``: the result's report of that run, which the evidence
+    must be of (not of a later validation that was interrupted)."""
     record, runs = read_unit(folder)
+    then = record.report
+    if stored is not None and (then.status, then.duration, then.exit_code) != (stored.status, stored.duration,
+                                                                               stored.exit_code):
+        raise LmrError("this evidence is of another validation than the stored result (one interrupted "
+                       "since?): validate again", folder)
     report = decide_unit(record, runs).model_copy(update={"read_files": []})
     return UnitResult(report, environment_error=record.environment_error, env_id=record.env_id)
 
