@@ -18,7 +18,7 @@ from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import Executor, run_units
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
 from lmrbench.benchmark.validation.implementation import ImplCheck
-from lmrbench.benchmark.validation.keep import keep_unit, start_evidence
+from lmrbench.benchmark.validation.keep import keep_check
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import (
     SUMMARY_FILE,
@@ -125,7 +125,10 @@ def _run_checks(
     first: list[RunUnit] = []
     done: list[ImplValidation] = []
 
-    def save(check: ImplCheck) -> None:  # its runs' evidence is already on disk (``keep_unit``)
+    runs: dict[str, list[tuple[RunUnit, UnitResult]]] = {}
+
+    def save(check: ImplCheck) -> None:
+        keep_check(run_dir, check, runs.pop(check.label, []))  # first: a result always has its evidence
         save_result(run_dir, check.result)
         done.append(check.result)
 
@@ -140,7 +143,6 @@ def _run_checks(
         planned.append(check)
     progress.start("validate", sum(c.runs for c in planned))
     for check in planned:
-        start_evidence(run_dir, check)
         units = check.first_units()
         if check.done:
             save(check)
@@ -150,7 +152,7 @@ def _run_checks(
 
     def on_done(unit: RunUnit, result: UnitResult) -> list[RunUnit]:
         check = checks.pop(unit.key)
-        keep_unit(run_dir, check, unit, result)
+        runs.setdefault(check.label, []).append((unit, result))
         try:
             follow = check.on_result(unit, result)
         except Exception as exc:  # one implementation's failure never stops the others
