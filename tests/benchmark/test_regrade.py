@@ -16,6 +16,12 @@ from lmrbench.benchmark.validation.store import evidence_dir
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.cli.main import app
 from lmrbench.defaults import default_run_dir
+from lmrbench.errors import LmrError
+from lmrbench.harness import evidence
+from lmrbench.harness.evidence import RunEvidence, read_unit, write_unit
+from lmrbench.harness.regrade import decide_unit
+from lmrbench.schemas.evidence import RunSpec, UnitRecord
+from lmrbench.schemas.testrun import TestReport, TestStatus
 from lmrbench.schemas.validation import ValidationSummary
 
 
@@ -88,3 +94,19 @@ def test_a_tampered_report_changes_the_regraded_verdict_and_missing_evidence_is_
     assert "changed: 1-Calc#1 valid: True -> False" in out
     assert "golden pass rate: stored 3/3 = 100.0%, regraded 2/3 = 66.7%" in out
     assert "not regraded: 1-Calc#2:" in out and "no evidence kept" in out
+
+
+def test_kept_files_are_capped_at_their_end_and_a_cut_report_is_never_decided_again(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(evidence, "MAX_FILE", 64)
+    spec = RunSpec(kind="pytest", argv=["python", "-m", "pytest"], test_files=["t.py"], timeout=5, sandbox="local",
+                   key="00" * 32, exit_code=0)
+    junit = b"<testsuites>" + b" " * 100 + b"</testsuites>"
+    run = RunEvidence(spec, {"junit.xml": junit, "seal.json": b"{}"}, output="x" * 100 + "END")
+    record = UnitRecord(purpose="golden", ordinal=1, isolation="split",
+                        report=TestReport(status=TestStatus.PASSED, sandbox="local"))
+    write_unit(tmp_path / "golden-1", record, [run])
+    again, runs = read_unit(tmp_path / "golden-1")
+    assert again.runs == 1 and runs[0].output == ("x" * 100 + "END")[-64:]
+    assert runs[0].spec.truncated == ["junit.xml", "output.log"] and runs[0].files["seal.json"] == b"{}"
+    with pytest.raises(LmrError, match="junit.xml was kept cut to the size cap"):
+        decide_unit(again, runs)

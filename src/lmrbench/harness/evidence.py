@@ -30,6 +30,8 @@ REPORT_FILES = ("junit.xml", "seal.json", "legacy.json", "reads.json")
 """The raw files a command may leave in its out folder that a verdict is decided from."""
 MAX_FILE = 16 << 20
 """Largest file kept; a longer one keeps its end and is named in the spec's ``truncated``."""
+MAX_RECORD = 32 << 20
+"""Largest ``unit.json`` or ``spec.json`` read back (their reports' case messages are capped when made)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ def read_unit(folder: Path) -> tuple[UnitRecord, list[RunEvidence]]:
 
 def _load(path: Path, model: type[M]) -> M:
     try:
-        return model.model_validate_json(read_capped(path, MAX_FILE))
+        return model.model_validate_json(read_capped(path, MAX_RECORD))
     except LmrError as exc:
         raise LmrError(f"no evidence kept: {exc.problem}", path) from None
     except (ValidationError, ValueError) as exc:
