@@ -55,12 +55,20 @@ def tree_digests(tree: Tree, paths: list[str]) -> dict[str, str | None]:
     return out
 
 
-def sealed_conftests(seal: bytes | None) -> list[str]:
-    """The conftest.py files a seal report says pytest loaded ([] when it says nothing readable)."""
+def read_seal(seal: bytes | None, key: bytes, junit: bytes | None) -> tuple[bool, int, dict[str, str]]:
+    """(whether ``seal`` seals ``junit`` with ``key``, pytest's exit status, the conftest.py files it loaded with
+    their sha256); (False, -1, {}) when it is not a seal of them."""
+    if junit is None:
+        return False, -1, {}
     try:
-        return sorted(str(k) for k in dict(jsonsafe.loads(seal or b"")["conftests"]))
+        sealed = jsonsafe.loads(seal or b"")
+        exitstatus = int(sealed["exitstatus"])
+        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
+        if hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests)):
+            return True, exitstatus, conftests
     except (ValueError, KeyError, TypeError):
-        return []
+        pass
+    return False, -1, {}
 
 
 def _foreign_conftest(held: Mapping[str, str | None], loaded: dict[str, str]) -> str | None:
@@ -130,7 +138,8 @@ def run_pytest(
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
         reads = _read(Path(out) / READS_NAME, 4 << 20) if (env or {}).get(WATCH_READS) else None
-    held = tree_digests(tree, sealed_conftests(seal))
+    valid, _, loaded = read_seal(seal, key, junit)
+    held = tree_digests(tree, sorted(loaded)) if valid else {}  # only paths that pytest's own session named
     spec = RunSpec(kind="pytest", argv=argv, test_files=list(test_files), env=dict(env or {}), timeout=timeout,
                    trusted=trusted, split=split, expected_ids=expected_ids, sandbox=sandbox.name,  # type: ignore[arg-type]
                    key=key.hex(), conftests=held)
@@ -201,13 +210,7 @@ def decide(
         return report(
             TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})"
         )
-    try:
-        sealed = jsonsafe.loads(seal or b"")
-        exitstatus = int(sealed["exitstatus"])
-        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
-        valid = hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests))
-    except (ValueError, KeyError, TypeError):
-        valid, exitstatus, conftests = False, -1, {}
+    valid, exitstatus, conftests = read_seal(seal, key, junit)
     if not valid:
         return report(
             TestStatus.ERROR,
