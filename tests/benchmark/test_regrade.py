@@ -96,6 +96,25 @@ def test_a_tampered_report_changes_the_regraded_verdict_and_missing_evidence_is_
     assert "not regraded: 1-Calc#2:" in out and "no evidence kept" in out
 
 
+def test_a_changed_decision_is_measured_on_the_stored_runs_without_running_them(validated, monkeypatch) -> None:
+    from lmrbench.harness import regrade as harness_regrade
+
+    decide = harness_regrade.decide
+
+    def stricter(res, junit, seal, key, expected_ids, **kw):  # say a rule now refuses impl 2's tests
+        report = decide(res, junit, seal, key, expected_ids, **kw)
+        if report.passed and any("unit_test_2" in i for i in expected_ids or []):
+            return report.model_copy(update={"status": TestStatus.FAILED, "detail": "a stricter rule"})
+        return report
+
+    monkeypatch.setattr(harness_regrade, "decide", stricter)
+    code, out = regrade(validated[0], monkeypatch)
+    assert code == 1
+    assert "changed: 1-Calc#2 golden run 1: passed -> failed" in out
+    assert "golden pass rate: stored 3/3 = 100.0%, regraded 2/3 = 66.7%" in out
+    assert "1-Calc#1" not in out.split("changed:", 1)[1]  # the others' verdicts stand
+
+
 def test_kept_files_are_capped_at_their_end_and_a_cut_report_is_never_decided_again(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(evidence, "MAX_FILE", 64)
     spec = RunSpec(kind="pytest", argv=["python", "-m", "pytest"], test_files=["t.py"], timeout=5, sandbox="local",
