@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
@@ -21,6 +22,7 @@ from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.report.files import render_csv
 from lmrbench.benchmark.report.scoreboard import build_report
 from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.cli.main import app
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 
@@ -74,6 +76,14 @@ def test_golden_passes_wrong_fails_hostile_never_passes(server, sandbox, tmp_pat
     assert {p: p.read_bytes() for p in bench.rglob("unit_test_*.py")} == tests_before
     manifest = RunDir(tmp_path / "good").require_manifest()
     assert manifest.sandbox == "local" and all(t.env_id for t in manifest.tasks)
+    # each tested candidate keeps what its result was decided from, and regrade derives the same results from it
+    assert (RunDir(tmp_path / "bad").evidence_dir("1-Toy", 1) / "run-1" / "junit.xml").is_file()
+    again = CliRunner().invoke(app, ["regrade", str(tmp_path / "bad")])
+    out = " ".join(again.output.split())
+    assert again.exit_code == 0, out
+    assert "stored: 2 failed, 1 passed" in out and "every verdict is the same" in out
+    stored = out.split("stored: ")[1].split(" regraded:")[0]
+    assert f"regraded: {stored}" in out
 
 
 def test_infra_errors_are_apart_and_retried_and_changed_candidates_redone(server, sandbox, tmp_path) -> None:

@@ -56,6 +56,9 @@ def _register() -> None:
     from lmrbench.cli import validate_cmd
 
     validate_cmd.register(app)
+    from lmrbench.cli import regrade_cmd
+
+    regrade_cmd.register(app)
     from lmrbench.cli import analyze_cmd
 
     analyze_cmd.register(app)

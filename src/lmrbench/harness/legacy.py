@@ -16,13 +16,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import Sandbox, Worker
+from lmrbench.core.sandbox import RunResult, Sandbox, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
+from lmrbench.harness.evidence import Evidence, record_run
 from lmrbench.runtime import PROTOCOL, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
+from lmrbench.schemas.evidence import RunSpec
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 LEGACY_MARKERS = ("Test Passed", "Test Failed")
@@ -205,11 +207,13 @@ def run_legacy(
     worker: Worker | None = None,
     cancel: threading.Event | None = None,
     trusted: bool = False,
+    evidence: Evidence | None = None,
 ) -> TestReport:
     """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
 
     With ``worker`` (a split run) the goal functions run in the worker's process, so nothing the candidate does
     can write the logs, print into the scripts' output or end a script early with a status of its choosing.
+    ``evidence``: where the run's spec, sealed result and whole output are recorded.
     """
     argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
     key = secrets.token_hex(32).encode()
@@ -221,6 +225,16 @@ def run_legacy(
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:
             raw = None
+    spec = RunSpec(kind="legacy", argv=argv, test_files=list(test_files), env=dict(env or {}), timeout=timeout,
+                   trusted=trusted, split=worker is not None, sandbox=sandbox.name,  # type: ignore[arg-type]
+                   key=key.hex())
+    record_run(evidence, spec, run, {RESULT_FILE: raw})
+    return decide_legacy(run, raw, key, test_files, sandbox=sandbox.name, timeout=timeout)
+
+
+def decide_legacy(run: RunResult, raw: bytes | None, key: bytes, test_files: list[str], *, sandbox: str,
+                  timeout: float) -> TestReport:
+    """The TestReport of a finished legacy run, from how it ended and the driver's sealed result ``raw``."""
 
     def report(status: TestStatus, cases: list[TestCaseResult], missing: list[str], why: str) -> TestReport:
         return TestReport(
@@ -232,7 +246,7 @@ def run_legacy(
             duration=run.duration,
             log_tail=run.log_tail(_MAX_TAIL),
             log=run.full_log(),
-            sandbox=sandbox.name,
+            sandbox=sandbox,  # type: ignore[arg-type]
             evidence="legacy",
             detail=why,
             read_files=reads,

@@ -13,6 +13,7 @@ import hmac
 import secrets
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from lmrbench import jsonsafe
@@ -21,11 +22,13 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
+from lmrbench.harness.evidence import Evidence, record_run
 from lmrbench.harness.junit import parse_junit
 from lmrbench.harness.split import id_matches
 from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_protocol import ENV_WATCH_READS as WATCH_READS
 from lmrbench.runtime.lmrbench_protocol import READS_NAME, seal_digest
+from lmrbench.schemas.evidence import RunSpec
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 PLUGIN_MODULE = SEAL_PLUGIN
@@ -43,13 +46,35 @@ _PYTEST_EXIT = {
 }
 
 
-def _foreign_conftest(tree: Tree, loaded: dict[str, str]) -> str | None:
-    """The first loaded conftest.py that is not, byte for byte, a file of the evaluated tree."""
-    for rel, digest in sorted(loaded.items()):
+def tree_digests(tree: Tree, paths: list[str]) -> dict[str, str | None]:
+    """sha256 of each path as ``tree`` holds it (None: not a file of it; a ``../`` path never is)."""
+    out: dict[str, str | None] = {}
+    for rel in paths:
         data = None if rel.startswith("../") else read_tree_file(tree, rel)
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
-            return rel
-    return None
+        out[rel] = None if data is None else hashlib.sha256(data).hexdigest()
+    return out
+
+
+def read_seal(seal: bytes | None, key: bytes, junit: bytes | None) -> tuple[bool, int, dict[str, str]]:
+    """(whether ``seal`` seals ``junit`` with ``key``, pytest's exit status, the conftest.py files it loaded with
+    their sha256); (False, -1, {}) when it is not a seal of them."""
+    if junit is None:
+        return False, -1, {}
+    try:
+        sealed = jsonsafe.loads(seal or b"")
+        exitstatus = int(sealed["exitstatus"])
+        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
+        if hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests)):
+            return True, exitstatus, conftests
+    except (ValueError, KeyError, TypeError):
+        pass
+    return False, -1, {}
+
+
+def _foreign_conftest(held: Mapping[str, str | None], loaded: dict[str, str]) -> str | None:
+    """The first loaded conftest.py that is not, byte for byte, a file of the evaluated tree (``held``: its
+    digests, see ``tree_digests``)."""
+    return next((rel for rel, digest in sorted(loaded.items()) if held.get(rel) != digest), None)
 
 
 def pytest_argv(test_files: list[str], *, split: bool = False) -> list[str]:
@@ -87,18 +112,21 @@ def run_pytest(
     worker: Worker | None = None,
     cancel: threading.Event | None = None,
     trusted: bool = False,
+    evidence: Evidence | None = None,
 ) -> TestReport:
     """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
 
     With ``worker`` (a split run) the goal functions run in the worker's process; ``env`` then names them.
+    ``evidence``: where the run's spec, reports and whole output are recorded.
     """
     key = secrets.token_bytes(32)
     split = worker is not None
+    argv = pytest_argv(test_files, split=split)
     with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
         res = sandbox.run(
             task,
             tree,
-            pytest_argv(test_files, split=split),
+            argv,
             timeout=timeout,
             env=env,
             out_dir=Path(out),
@@ -110,7 +138,18 @@ def run_pytest(
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
         reads = _read(Path(out) / READS_NAME, 4 << 20) if (env or {}).get(WATCH_READS) else None
-    report = decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, tree=tree)
+    valid, _, loaded = read_seal(seal, key, junit)
+    held = tree_digests(tree, sorted(loaded)) if valid else {}  # only paths that pytest's own session named
+    spec = RunSpec(kind="pytest", argv=argv, test_files=list(test_files), env=dict(env or {}), timeout=timeout,
+                   trusted=trusted, split=split, expected_ids=expected_ids, sandbox=sandbox.name,  # type: ignore[arg-type]
+                   key=key.hex(), conftests=held)
+    record_run(evidence, spec, res, {JUNIT_NAME: junit, SEAL_NAME: seal, READS_NAME: reads})
+    report = decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, held=held)
+    return with_reads(report, reads)
+
+
+def with_reads(report: TestReport, reads: bytes | None) -> TestReport:
+    """``report`` with the files its run's reads.json lists (unchanged when the run kept none)."""
     return report.model_copy(update={"read_files": _read_list(reads)}) if reads is not None else report
 
 
@@ -139,10 +178,12 @@ def decide(
     *,
     sandbox: str,
     tree: Tree | None = None,
+    held: Mapping[str, str | None] | None = None,
 ) -> TestReport:
     """The TestReport of a finished run, from its result, report bytes, seal and the ids expected.
 
-    With ``tree`` (the evaluated tree), every conftest.py pytest loaded must be a file of it, unchanged.
+    With ``tree`` (the evaluated tree) or ``held`` (its digests, see ``tree_digests``), every conftest.py
+    pytest loaded must be a file of it, unchanged.
     """
     base = {
         "exit_code": res.exit_code,
@@ -169,20 +210,16 @@ def decide(
         return report(
             TestStatus.ERROR, f"no test report: pytest ended before writing it (exit {res.exit_code})"
         )
-    try:
-        sealed = jsonsafe.loads(seal or b"")
-        exitstatus = int(sealed["exitstatus"])
-        conftests = {str(k): str(v) for k, v in dict(sealed["conftests"]).items()}
-        valid = hmac.compare_digest(str(sealed["hmac"]), seal_digest(key, junit, exitstatus, conftests))
-    except (ValueError, KeyError, TypeError):
-        valid, exitstatus, conftests = False, -1, {}
+    valid, exitstatus, conftests = read_seal(seal, key, junit)
     if not valid:
         return report(
             TestStatus.ERROR,
             "the test report is not sealed by this run: it was written or changed "
             f"outside pytest's session, or the session never ended (exit {res.exit_code})",
         )
-    foreign = _foreign_conftest(tree, conftests) if tree is not None else None
+    if held is None and tree is not None:
+        held = tree_digests(tree, sorted(conftests))
+    foreign = _foreign_conftest(held, conftests) if held is not None else None
     if foreign:
         return report(TestStatus.ERROR, f"pytest loaded {foreign}, a conftest.py that is not the task's own")
     if exitstatus != res.exit_code:

@@ -21,6 +21,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
+from lmrbench.harness.evidence import Evidence
 from lmrbench.harness.legacy import is_legacy_test, run_legacy
 from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
 from lmrbench.harness.split import declared_ids, framework_modules, goal_modules, goals_env, make_worker
@@ -56,9 +57,11 @@ def evaluate_variant(
     env: dict[str, str] | None = None,
     cancel: threading.Event | None = None,
     trusted: bool = False,
+    evidence: Evidence | None = None,
 ) -> TestReport:
     """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report (``cancel`` ends a run
-    under way and raises ``Cancelled``; ``trusted``: the variant is the task's own code, see ``Sandbox.run``).
+    under way and raises ``Cancelled``; ``trusted``: the variant is the task's own code, see ``Sandbox.run``;
+    ``evidence``: where each command's spec, reports and whole output are recorded, see ``harness.evidence``).
 
     Every test the test files declare must be in the report and pass, and so must ``expected_ids`` (e.g. the
     golden run's case ids). Official script-style tests run in legacy mode (evidence "legacy"). A candidate
@@ -68,6 +71,8 @@ def evaluate_variant(
     if not files:
         raise LmrError(f"implementation {impl.index} has no unit tests", task.path / "info.json")
     mode, why = isolation_of(task, impl)
+    if evidence is not None:
+        evidence.isolation, evidence.shared_why = mode, why if mode == "shared" else ""
     folder = task.info.repo_folder_name
     with contextlib.ExitStack() as stack:
         worker: Worker | None = None
@@ -96,12 +101,18 @@ def evaluate_variant(
             reports.append(
                 run_pytest(
                     sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
-                    worker=worker, cancel=cancel, trusted=trusted,
+                    worker=worker, cancel=cancel, trusted=trusted, evidence=evidence,
                 )
             )
         if legacy:
             reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker,
-                                      cancel=cancel, trusted=trusted))
+                                      cancel=cancel, trusted=trusted, evidence=evidence))
+    return combine_reports(reports, mode, why)
+
+
+def combine_reports(reports: list[TestReport], mode: str, why: str) -> TestReport:
+    """The report of a variant from its commands' reports (pytest, then legacy) and how it ran (``mode``, and
+    ``why`` for a shared run)."""
     report = reports[0] if len(reports) == 1 else merge_reports(reports)
     if len(reports) > 1:
         report = report.model_copy(update={"read_files": sorted({f for r in reports for f in r.read_files})})

@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from lmrbench.schemas import agent_run as _agent_run
 from lmrbench.schemas import agreement as _agreement
+from lmrbench.schemas import evidence as _evidence
 from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import run as _run
 from lmrbench.schemas import testrun as _report
@@ -29,6 +30,9 @@ EXTRA_MODELS.update(
         "recording": _recording.RecordingIndex,
         "validation": _validation.ImplValidation,
         "validation_summary": _validation.ValidationSummary,
+        "evidence_run": _evidence.RunSpec,
+        "evidence_unit": _evidence.UnitRecord,
+        "evidence_check": _evidence.CheckRecord,
     }
 )
 

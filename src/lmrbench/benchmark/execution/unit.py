@@ -21,6 +21,7 @@ from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
+from lmrbench.harness.evidence import Evidence
 from lmrbench.progress import Cancelled, NullProgress, Progress
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -80,6 +81,9 @@ class UnitResult:
     """The framework layer the image builds on, with where its torch came from ('' without one)."""
     node: str = ""
     """The machine it ran on ('' for this process)."""
+    evidence: Evidence | None = None
+    """What its verdict was decided from: each command's spec, reports and whole output (None when no
+    command ran)."""
 
 
 def goal_files_of(task: Task, impl_index: int, folder: Path) -> GoalFiles:
@@ -169,15 +173,17 @@ def execute(
         return UnitResult(infra_report(f"the environment could not be prepared: {exc}", sandbox.name),
                           environment_error=str(exc), environment_cause=getattr(exc, "cause", "environment"))
     impl = task.info.implementation(unit.impl)
+    evidence = Evidence()
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
                                   expected_ids=unit.expected_ids, env=unit.env, cancel=cancel,
-                                  trusted=unit.purpose != "candidate")
+                                  trusted=unit.purpose != "candidate", evidence=evidence)
     except Cancelled:
         raise
     except LmrError as exc:
         report = infra_report(str(exc), sandbox.name)
-    return UnitResult(report, env_id=env_id, image_id=image, framework=framework)
+        evidence.runs.clear()  # a report not decided from its commands: none of them is its evidence
+    return UnitResult(report, env_id=env_id, image_id=image, framework=framework, evidence=evidence)
 
 
 def pack_task(task: Task) -> bytes:

@@ -10,6 +10,7 @@ evaluation redoes only what is missing, changed, or failed for reasons that are 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
@@ -22,6 +23,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
+from lmrbench.harness.evidence import remove_units, unit_record, write_unit
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
@@ -45,36 +47,43 @@ def category_of(impl: Implementation) -> str | None:
     return cat.value if cat is not None else None
 
 
+def verdict_fields(report: TestReport, dropped_used: Sequence[str] = ()) -> dict[str, object]:
+    """The fields of a result that its test report decides (``regrade`` derives them again); a failure's reason
+    names the statements of the candidate's file that its goal functions use and the splice left out."""
+    status = _FROM_REPORT[report.status]
+    return {
+        "status": status,
+        "reason": "" if status is ResultStatus.PASSED else _with_drops(report.detail or report.status.value,
+                                                                       dropped_used),
+        "test_status": report.status.value,
+        "passed_tests": sum(1 for c in report.cases if c.outcome == "passed"),
+        "total_tests": max(len(report.cases), len(report.expected_ids)),
+        "failures": {c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
+    }
+
+
 def result_from_report(cand: Candidate, impl: Implementation, report: TestReport, env_id: str) -> EvalResult:
     """The result of one test run."""
-    passed = sum(1 for c in report.cases if c.outcome == "passed")
-    total = max(len(report.cases), len(report.expected_ids))
-    status = _FROM_REPORT[report.status]
     return EvalResult(
         task=cand.task,
         impl=cand.impl,
         category=category_of(impl),
-        status=status,
-        reason="" if status is ResultStatus.PASSED else _with_drops(report.detail or report.status.value, cand),
         candidate_digest=cand.digest,
-        test_status=report.status.value,
-        passed_tests=passed,
-        total_tests=total,
         duration=report.duration,
+        **verdict_fields(report, cand.dropped_used),  # type: ignore[arg-type]
         env_id=env_id,
         log_tail=report.log_tail[-4000:],
         isolation=report.isolation,
         weaker_evidence=report.weaker,
         sandbox=report.sandbox,
-        failures={c.test_id: c.message[:2000] for c in report.cases if c.outcome in ("failed", "error")},
     )
 
 
-def _with_drops(reason: str, cand: Candidate) -> str:
+def _with_drops(reason: str, dropped_used: Sequence[str]) -> str:
     """A failure's reason, saying which dropped statements of the candidate's file its goal functions use."""
-    if not cand.dropped_used:
+    if not dropped_used:
         return reason
-    return f"{reason} (the splice left out what the goal functions use: {'; '.join(cand.dropped_used)})"
+    return f"{reason} (the splice left out what the goal functions use: {'; '.join(dropped_used)})"
 
 
 def result_without_run(cand: Candidate, impl: Implementation) -> EvalResult:
@@ -136,8 +145,9 @@ def evaluate(
     units: list[RunUnit] = []
     sandbox_name = sandbox.name if sandbox else "docker"
 
-    def save(cand: Candidate, result: EvalResult, log: str = "") -> None:
+    def save(cand: Candidate, result: EvalResult, log: str = "", res: UnitResult | None = None) -> None:
         path = run.result_path(cand.task, cand.impl)
+        keep_evidence(run, cand, res)
         if log:
             atomic_write_text(path.with_suffix(".log"), log)
             result.log_file = path.with_suffix(".log").name
@@ -160,7 +170,7 @@ def evaluate(
             files = goal_files_of(task, impl.index, folder)
         except LmrError as exc:  # a stray file, a link, a missing or oversized goal file: the candidate's failure
             report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
-            save(cand, result_from_report(cand, impl, report, ""))
+            save(cand, result_from_report(cand, impl, report, ""), res=UnitResult(report))
             continue
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
@@ -171,7 +181,7 @@ def evaluate(
         task, impl, cand = by_key[unit.key]
         if res.env_id:
             envs[task.name] = (res.env_id, res.image_id, res.framework)
-        save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log)
+        save(cand, result_from_report(cand, impl, res.report, res.env_id), res.report.log, res)
         return []
 
     if not units:
@@ -185,6 +195,18 @@ def evaluate(
         pool.close()
         _record_environments(run, pool.sandbox_name, envs)
     return summary
+
+
+def keep_evidence(run: RunDir, cand: Candidate, res: UnitResult | None) -> None:
+    """Write what a candidate's result is decided from beside it, atomically (an older result's goes when the
+    candidate has no code to test)."""
+    folder = run.evidence_dir(cand.task, cand.impl)
+    if res is None:
+        remove_units(folder)
+        return
+    record, runs = unit_record("candidate", 0, f"{cand.task}#{cand.impl}", res.report, res.evidence,
+                               environment_error=res.environment_error, env_id=res.env_id)
+    write_unit(folder, record, runs)
 
 
 def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str, str]]) -> None:

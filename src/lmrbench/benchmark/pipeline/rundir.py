@@ -3,7 +3,8 @@
 ```
 RUN/run.json                                   RunManifest
 RUN/candidates/<task>/<impl>/candidate.json    Candidate, beside reply.txt and <repo>/<goal file>
-RUN/results/<task>/<impl>.json                 EvalResult
+RUN/results/<task>/<impl>.json                 EvalResult, beside <impl>.log (the whole output)
+RUN/evidence/<task>/<impl>/                    what that result was decided from (see schemas.evidence)
 RUN/verdicts/<judge>/<task>/<impl>.json        Verdict
 RUN/labels/<annotator>/<task>/<impl>.json      HumanLabel (one folder per annotator)
 RUN/labels/<annotator>/queue.json              LabelQueue
@@ -188,6 +189,10 @@ class RunDir:
     def result_path(self, task: str, impl: int) -> Path:
         """Unit-test result of one candidate."""
         return self.path / "results" / task / f"{impl}.json"
+
+    def evidence_dir(self, task: str, impl: int) -> Path:
+        """What one candidate's unit-test result was decided from (see ``schemas.evidence``)."""
+        return self.path / "evidence" / task / str(impl)
 
     def verdict_path(self, judge: str, task: str, impl: int) -> Path:
         """Verdict of one judge on one candidate."""

@@ -31,6 +31,25 @@ def result_path(run_dir: Path, task_name: str, impl_index: int) -> Path:
     return Path(run_dir) / task_name / f"impl-{impl_index}.json"
 
 
+def evidence_dir(run_dir: Path, task_name: str, impl_index: int) -> Path:
+    """Where the evidence of one implementation's runs is kept: ``check.json`` and one folder per run (see
+    ``schemas.evidence``)."""
+    return Path(run_dir) / task_name / f"impl-{impl_index}.runs"
+
+
+def golden_ran(rows: list[SummaryRow]) -> list[SummaryRow]:
+    """The implementations whose golden code ran: one stopped before it (by its checkout, its environment or the
+    codec) is not run, and counts in no golden pass rate."""
+    return [r for r in rows if r.not_run is None and not r.environment_error]
+
+
+def golden_pass_rate(rows: list[SummaryRow]) -> float | None:
+    """The share of implementations whose golden code passed every run, among those whose golden code ran; None
+    when there is none."""
+    ran = golden_ran(rows)
+    return sum(r.golden_passes == r.repeat for r in ran) / len(ran) if ran else None
+
+
 def log_file(impl_index: int, run: str) -> str:
     """Where the whole output of one run of a result is kept, relative to the result's folder."""
     return f"impl-{impl_index}.logs/{run}.log"

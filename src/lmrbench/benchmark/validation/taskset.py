@@ -18,9 +18,12 @@ from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import Executor, run_units
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
 from lmrbench.benchmark.validation.implementation import ImplCheck
+from lmrbench.benchmark.validation.keep import keep_check
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import (
     SUMMARY_FILE,
+    golden_pass_rate,
+    golden_ran,
     is_reusable,
     load_result,
     result_path,
@@ -105,11 +108,9 @@ def validate_taskset(
     rows.update({(r.task, r.impl): r for r in unloaded})
     order = {d.name: i for i, d in enumerate(task_dirs(bench))}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (order.get(k[0], 1 << 30), k[1]))]
-    ran = [r for r in ordered if r.not_run is None]  # the golden code of the others never ran
-    rate = sum(r.golden_passes == r.repeat for r in ran) / len(ran) if ran else None
     summary = ValidationSummary(
-        bench=str(bench), sandbox=runner_name, rows=ordered, golden_ran=len(ran),
-        problems=problems, golden_pass_rate=rate, seconds=round(time.monotonic() - started, 3),
+        bench=str(bench), sandbox=runner_name, rows=ordered, golden_ran=len(golden_ran(ordered)),
+        problems=problems, golden_pass_rate=golden_pass_rate(ordered), seconds=round(time.monotonic() - started, 3),
         finished_at=datetime.now(UTC),
     )
     atomic_write_json(run_dir / SUMMARY_FILE, summary.model_dump(mode="json"))
@@ -150,7 +151,10 @@ def _run_checks(
     first: list[RunUnit] = []
     done: list[ImplValidation] = []
 
+    runs: dict[str, list[tuple[RunUnit, UnitResult]]] = {}
+
     def save(check: ImplCheck) -> None:
+        keep_check(run_dir, check, runs.pop(check.label, []))  # first: a result always has its evidence
         save_result(run_dir, check.result)
         done.append(check.result)
 
@@ -174,6 +178,7 @@ def _run_checks(
 
     def on_done(unit: RunUnit, result: UnitResult) -> list[RunUnit]:
         check = checks.pop(unit.key)
+        runs.setdefault(check.label, []).append((unit, result))
         try:
             follow = check.on_result(unit, result)
         except Exception as exc:  # one implementation's failure never stops the others

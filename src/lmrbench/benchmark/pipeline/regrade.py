@@ -1,0 +1,76 @@
+"""``regrade`` of an evaluated run: each candidate's unit-test result derived again from its kept evidence.
+
+Nothing of the task is started. A result decided without a run (a candidate without code, one that could not be
+spliced) has nothing to derive again and stands as stored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmrbench.benchmark.pipeline.evaluate import verdict_fields
+from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.errors import LmrError
+from lmrbench.harness.evidence import UNIT_FILE, read_unit
+from lmrbench.harness.regrade import decide_unit
+from lmrbench.schemas.run import EvalResult
+
+
+@dataclass
+class RunRegrade:
+    """The stored and the re-derived results of a run, and what differs between them."""
+
+    stored: list[EvalResult] = field(default_factory=list)
+    regraded: list[EvalResult] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    """One line per result that now differs: ``task#impl: before -> after``."""
+    without_run: int = 0
+    """Results decided without a test run (they stand as stored)."""
+    not_regraded: list[str] = field(default_factory=list)
+    """One line per result whose evidence is missing or unreadable, and why."""
+
+    @staticmethod
+    def counts(results: list[EvalResult]) -> str:
+        """``3 passed, 2 failed (7/12 tests passed)``: the statuses as ``run evaluate`` counts them."""
+        statuses = Counter(r.status.value for r in results)
+        parts = [f"{n} {s}" for s, n in sorted(statuses.items())]
+        passed, total = sum(r.passed_tests for r in results), sum(r.total_tests for r in results)
+        return f"{', '.join(parts) or 'no result'} ({passed}/{total} tests passed)"
+
+
+def regrade_run(run_path: Path) -> RunRegrade:
+    """Derive every unit-test result of the run folder ``run_path`` again and compare with the stored one."""
+    run = RunDir(Path(run_path))
+    run.require_manifest()
+    out = RunRegrade()
+    results = run.results()
+    if not results:
+        raise LmrError("no unit-test result is stored here: run lmrbench run evaluate first", run.path)
+    for old in results:
+        out.stored.append(old)
+        folder = run.evidence_dir(old.task, old.impl)
+        if not (folder / UNIT_FILE).exists():
+            if old.test_status:  # its code was tested, and what decided it is not here
+                out.not_regraded.append(f"{old.task}#{old.impl}: no evidence kept: evaluate it again to keep it")
+            else:
+                out.without_run += 1
+            out.regraded.append(old)
+            continue
+        try:
+            record, runs = read_unit(folder)
+            cand = run.candidate(old.task, old.impl)
+            dropped = cand.dropped_used if cand is not None else []
+            new = old.model_copy(update=verdict_fields(decide_unit(record, runs), dropped))
+        except LmrError as exc:
+            out.not_regraded.append(f"{old.task}#{old.impl}: {exc}")
+            out.regraded.append(old)
+            continue
+        out.regraded.append(new)
+        before = (old.status.value, old.passed_tests, old.total_tests)
+        after = (new.status.value, new.passed_tests, new.total_tests)
+        if before != after:
+            out.changed.append(f"{old.task}#{old.impl}: {before[0]} ({before[1]}/{before[2]} tests) -> "
+                               f"{after[0]} ({after[1]}/{after[2]} tests)")
+    return out

@@ -1,0 +1,78 @@
+"""``lmrbench regrade BENCH|RUN``: derive every verdict again from the kept evidence, with nothing run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from lmrbench.schemas.validation import ImplValidation
+
+
+def regrade(
+    path: Annotated[Path, typer.Argument(help="A validated task set, or a run folder (holding run.json).")],
+    run_dir: Annotated[Path | None, typer.Option(
+        help="A task set's validation results (<bench>/.lmrbench/validate).")] = None,
+) -> None:
+    """Decide every stored verdict again from its runs' evidence (run spec, junit and seal reports, whole log)
+    without starting any container or test process; print the figures and each verdict that now differs.
+    Exit 1 when a verdict differs or some result kept no evidence."""
+    console = Console(soft_wrap=True)
+    is_run = (path / "run.json").is_file()
+    if not (_regrade_run(console, path) if is_run else _regrade_bench(console, path, run_dir)):
+        raise typer.Exit(1)
+
+
+def _rate(results: list[ImplValidation], rate: float | None) -> str:
+    ran = sum(not r.environment_error for r in results)
+    return "-" if rate is None else f"{round(rate * ran)}/{ran} = {rate:.1%}"
+
+
+def _kills(results: list[ImplValidation]) -> str:
+    return f"{sum(r.mutants_killed for r in results)}/{sum(r.mutants_total for r in results)}"
+
+
+def _regrade_bench(console: Console, bench: Path, run_dir: Path | None) -> bool:
+    from lmrbench.benchmark.validation.regrade import regrade_bench
+
+    out = regrade_bench(bench, run_dir)
+    n = len(out.stored) - len(out.not_regraded)
+    console.print(f"regraded {n}/{len(out.stored)} implementations from their evidence (nothing run)", highlight=False)
+    console.print(f"golden pass rate: stored {_rate(out.stored, out.stored_rate)}, "
+                  f"regraded {_rate(out.regraded, out.regraded_rate)}", highlight=False)
+    console.print(f"mutants killed: stored {_kills(out.stored)}, regraded {_kills(out.regraded)}", highlight=False)
+    for row in out.regraded:
+        if row.mutants_total:
+            console.print(f"  {escape(row.task)}#{row.impl}: {row.mutants_killed}/{row.mutants_total} killed",
+                          highlight=False)
+    return _differences(console, out.changed, out.not_regraded)
+
+
+def _regrade_run(console: Console, run: Path) -> bool:
+    from lmrbench.benchmark.pipeline.regrade import RunRegrade, regrade_run
+
+    out = regrade_run(run)
+    n = len(out.stored) - len(out.not_regraded) - out.without_run
+    console.print(f"regraded {n}/{len(out.stored)} results from their evidence (nothing run; "
+                  f"{out.without_run} decided without a test run stand as stored)", highlight=False)
+    console.print(f"stored: {RunRegrade.counts(out.stored)}", highlight=False)
+    console.print(f"regraded: {RunRegrade.counts(out.regraded)}", highlight=False)
+    return _differences(console, out.changed, out.not_regraded)
+
+
+def _differences(console: Console, changed: list[str], missing: list[str]) -> bool:
+    for line in changed:
+        console.print(f"[red]changed:[/red] {escape(line)}", highlight=False)
+    for line in missing:
+        console.print(f"[yellow]not regraded:[/yellow] {escape(line)}", highlight=False)
+    if not changed and not missing:
+        console.print("every verdict is the same", highlight=False)
+    return not changed and not missing
+
+
+def register(app: typer.Typer) -> None:
+    """Attach to the root app."""
+    app.command("regrade")(regrade)

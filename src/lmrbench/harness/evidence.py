@@ -1,0 +1,149 @@
+"""Keeping what a verdict was decided from, and reading it back (see ``schemas.evidence`` for the layout).
+
+The harness records each sandbox command of a run as a ``RunEvidence`` (its spec, the raw reports it left, its
+whole output) into an ``Evidence`` the caller hands down; whoever stores the run's result writes it beside the
+result with ``write_unit``, in one atomic step, each file capped in size. ``read_unit`` gives it back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import ValidationError
+
+from lmrbench.core.sandbox import RunResult
+from lmrbench.errors import LmrError
+from lmrbench.fsutil import atomic_write_bytes, read_capped, staging_dir
+from lmrbench.schemas.evidence import RunSpec, UnitRecord
+from lmrbench.schemas.testrun import TestReport
+
+M = TypeVar("M", UnitRecord, RunSpec)
+UNIT_FILE = "unit.json"
+SPEC_FILE = "spec.json"
+OUTPUT_LOG = "output.log"
+WORKER_LOG = "worker.log"
+REPORT_FILES = ("junit.xml", "seal.json", "legacy.json", "reads.json")
+"""The raw files a command may leave in its out folder that a verdict is decided from."""
+MAX_FILE = 16 << 20
+"""Largest file kept; a longer one keeps its end and is named in the spec's ``truncated``."""
+MAX_RECORD = 32 << 20
+"""Largest ``unit.json`` or ``spec.json`` read back (their reports' case messages are capped when made)."""
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """One sandbox command of a run, as the harness saw it."""
+
+    spec: RunSpec
+    files: dict[str, bytes] = field(default_factory=dict)
+    """The raw reports it left, by name (``REPORT_FILES``)."""
+    output: str = ""
+    worker_output: str = ""
+
+    def run_result(self) -> RunResult:
+        """How the command ended, as the sandbox said."""
+        s = self.spec
+        return RunResult(exit_code=s.exit_code, timed_out=s.timed_out, output=self.output, duration=s.duration,
+                         infra_error=s.infra_error, worker_output=self.worker_output)
+
+    @property
+    def key(self) -> bytes:
+        """The seal key."""
+        return bytes.fromhex(self.spec.key)
+
+
+@dataclass
+class Evidence:
+    """What one run unit's commands leave, filled in by the harness as they end."""
+
+    runs: list[RunEvidence] = field(default_factory=list)
+    isolation: str | None = None
+    shared_why: str = ""
+
+
+def record_run(evidence: Evidence | None, spec: RunSpec, res: RunResult, files: dict[str, bytes | None]) -> None:
+    """Add one finished command to ``evidence`` (nothing when None), with its result and the files it left."""
+    if evidence is None:
+        return
+    spec = spec.model_copy(update={"exit_code": res.exit_code, "timed_out": res.timed_out,
+                                   "duration": res.duration, "infra_error": res.infra_error})
+    kept = {name: data for name, data in files.items() if data is not None}
+    evidence.runs.append(RunEvidence(spec, kept, res.output, res.worker_output))
+
+
+def unit_record(purpose: str, ordinal: int, key: str, report: TestReport, evidence: Evidence | None, *,
+                environment_error: str = "", env_id: str = "") -> tuple[UnitRecord, list[RunEvidence]]:
+    """The record of one run unit and its commands, ready for ``write_unit``."""
+    runs = list(evidence.runs) if evidence is not None else []
+    isolation = evidence.isolation if evidence is not None and runs else None
+    record = UnitRecord(purpose=purpose, ordinal=ordinal, key=key, isolation=isolation,  # type: ignore[arg-type]
+                        shared_why=evidence.shared_why if evidence is not None else "",
+                        environment_error=environment_error, env_id=env_id, report=report)
+    return record, runs
+
+
+def _capped(data: bytes) -> tuple[bytes, bool]:
+    return (data[-MAX_FILE:], True) if len(data) > MAX_FILE else (data, False)
+
+
+def write_unit(folder: Path, record: UnitRecord, runs: list[RunEvidence]) -> None:
+    """Write one unit's evidence as ``folder`` (replacing an older one only once the new one is whole)."""
+    with staging_dir(Path(folder), replace=True) as tmp:
+        for n, run in enumerate(runs, start=1):
+            sub = tmp / f"run-{n}"
+            sub.mkdir()
+            truncated = []
+            blobs = {**run.files, OUTPUT_LOG: run.output.encode("utf-8", "replace")}
+            if run.worker_output:
+                blobs[WORKER_LOG] = run.worker_output.encode("utf-8", "replace")
+            for name, data in blobs.items():
+                kept, cut = _capped(data)
+                truncated += [name] if cut else []
+                atomic_write_bytes(sub / name, kept)
+            spec = run.spec.model_copy(update={"truncated": truncated})
+            atomic_write_bytes(sub / SPEC_FILE, spec.model_dump_json(indent=2).encode() + b"\n")
+        record = record.model_copy(update={"runs": len(runs)})
+        atomic_write_bytes(tmp / UNIT_FILE, record.model_dump_json(indent=2).encode() + b"\n")
+
+
+def remove_units(folder: Path) -> None:
+    """Remove an older result's evidence (a result validated again keeps only its own)."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(folder)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return read_capped(path, MAX_FILE).decode("utf-8", errors="replace")
+    except LmrError:
+        return ""
+
+
+def read_unit(folder: Path) -> tuple[UnitRecord, list[RunEvidence]]:
+    """One unit's evidence; LmrError naming the file when it is missing or not what was written."""
+    folder = Path(folder)
+    record = _load(folder / UNIT_FILE, UnitRecord)
+    runs = []
+    for n in range(1, record.runs + 1):
+        sub = folder / f"run-{n}"
+        spec = _load(sub / SPEC_FILE, RunSpec)
+        files = {}
+        for name in REPORT_FILES:
+            if (sub / name).is_file():
+                files[name] = read_capped(sub / name, MAX_FILE)
+        runs.append(RunEvidence(spec, files, _read_text(sub / OUTPUT_LOG), _read_text(sub / WORKER_LOG)))
+    return record, runs
+
+
+def _load(path: Path, model: type[M]) -> M:
+    try:
+        return model.model_validate_json(read_capped(path, MAX_RECORD))
+    except LmrError as exc:
+        raise LmrError(f"no evidence kept: {exc.problem}", path) from None
+    except (ValidationError, ValueError) as exc:
+        first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise LmrError(f"not an evidence file: {first}", path) from None
