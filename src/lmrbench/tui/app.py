@@ -35,11 +35,15 @@ class LmrApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False,
                 tooltip="Leave the app (asks first when work would be lost)"),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="The keys and what this screen does"),
+        Binding("ctrl+f", "toggle_maximize", "Full size", id="app.maximize", show=False,
+                tooltip="Show the focused panel on the whole screen (ctrl+f or esc: back)"),
         Binding(
             "ctrl+r", "review", "Review labels", id="app.review", show=False,
             tooltip="Label a run's candidates 1-3 (human evaluation)",
         ),
     ]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-roomy"), (45, "-tall")]
+    """Screen classes by the terminal's height: below 30 rows the work panels yield to what a step is for."""
     SCREENSHOTS = ".lmrbench/screenshots"
     """Where the palette's Screenshot saves, inside the task set folder."""
 
@@ -119,6 +123,14 @@ class LmrApp(App[None]):
         """Show the keys of the current screen and what it is for."""
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+    def action_toggle_maximize(self) -> None:
+        """Show the focused panel (paper, log, code, instruction) on the whole screen, or bring the layout back."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif screen.focused is None or not screen.maximize(screen.focused):
+            self.notify("focus a panel first (tab), then ctrl+f shows it whole", title="Full size")
 
     def action_save_screenshot(self) -> None:
         """Save an SVG of the screen into the task set's screenshot folder and say where."""
