@@ -3,13 +3,17 @@ field is unmistakable, and any panel can be shown whole."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.widgets import Input, TextArea
 
+from helpers.labels_run import write_review_run
 from helpers.pilot import open_and_clone, screen_text, wait_for_workers
+from helpers.review_app import opened
 from lmrbench.tui.app import make_app
+from lmrbench.tui.dialogs.text_view import TextDialog
 from lmrbench.tui.widgets.paper_view import PaperView
 
 pytestmark = pytest.mark.anyio
@@ -41,3 +45,42 @@ async def test_the_paper_gets_rows_in_step_4_at_80x24(fixture_repo: Path, fixtur
         await pilot.press("ctrl+f")
         await pilot.pause()
         assert screen.maximized is None
+
+
+DPO_INSTRUCTION = (
+    "Implement the preference_loss function in dpo/trainers.py following Section 2 of the paper: the DPO loss with "
+    "the conservative (label smoothing) variant of Section 2.1, the reference-free variant of Section 2.2, and the "
+    "implicit rewards of Section 2.3. Return per-example values; do not reduce."
+)
+
+
+async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_model(tmp_path: Path) -> None:
+    bench, run = write_review_run(tmp_path)
+    for info_path in bench.glob("*/info.json"):
+        info = json.loads(info_path.read_text())
+        for impl in info["implementations"]:
+            impl["instruction"] = DPO_INSTRUCTION
+        info_path.write_text(json.dumps(info))
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        shown = screen_text(app)
+        for key in ("1 Wrong", "2 Logic ok", "3 Correct", "u Unsure", "s Skip", "x Clear", "z Undo", "c Note",
+                    "n Next", "p Prev", "i Instr", "a Filter", "q Queue", "esc Back", "f1 Help"):  # fmt: skip
+            assert key in shown, (key, shown)
+        assert "do not reduce" not in shown  # two lines of it fit ...
+        await pilot.press("i")  # ... and i shows it whole
+        await pilot.pause()
+        assert isinstance(app.screen, TextDialog)
+        assert "per-example values; do not reduce." in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+        # Blind: the run's label (often the model's name) is nowhere, before or after a label.
+        assert "toy-model" not in screen_text(app) and str(run) not in screen_text(app)
+        await pilot.press("3")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "toy-model" not in shown
+        assert "Your label: 3 completely correct" in shown  # above the tests and the judge, never below them
