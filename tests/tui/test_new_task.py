@@ -83,6 +83,10 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert [p.name for p in bench.iterdir()] == [screen.draft.path.name]
 
         await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)  # never validated: Save asks
+        assert "never validated" in app.screen.question
+        await pilot.press("y")
         await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
         await wait_for_workers(app, pilot)

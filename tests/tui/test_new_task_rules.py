@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, Select, TextArea
 
 from helpers.pilot import open_and_clone, wait_for_workers
 from lmrbench.authoring.draft import validated_key
@@ -52,6 +52,20 @@ async def test_changing_the_instruction_after_validation_makes_it_stale(fixture_
         assert "stale" in str(screen.query_one("#validate-summary").render())
         screen.go("save")
         assert "the validation is stale" in str(screen.query_one("#save-summary").render())
+        # Save asks before writing a task the set would list as stale; "no" writes nothing.
+        screen.query_one("#md-year", Input).value = "2023"
+        screen.query_one("#md-paper_name", Input).value = "Toy DPO"
+        screen.query_one("#md-category", Select).value = "Training Objectives & Optimization"
+        area.text = "Implement the DPO loss."
+        await pilot.pause()  # the task's name follows the paper's title
+        screen.valid_key = validated_key(screen.spec(bench))
+        area.text = "Implement the DPO loss, with beta."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog) and "changed since it was validated" in app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen and not [p for p in bench.iterdir() if not p.name.startswith(".")]
         area.text = "Implement the DPO loss."  # as validated: current again
         assert screen.step_states()["validate"] == "done"
 

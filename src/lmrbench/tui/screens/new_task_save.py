@@ -58,12 +58,28 @@ class NewTaskSave(NewTaskWork):
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
-        """Write the task into the task set (create_task), then leave."""
+        """Write the task into the task set (create_task), then leave; asks first when the draft was never
+        validated or changed since."""
         problems = self._problems()
         if problems:
             self.go("save")
             self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
             return
+        unproven = {
+            "none": "The draft was never validated (step 7): the task set will list it as not validated.",
+            "stale": "The draft changed since it was validated: the task set will list it as stale.",
+        }.get(self._validation())
+        if unproven is None:
+            self._save_now()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._save_now()
+
+        self.app.push_screen(ConfirmDialog(f"{unproven} Save anyway?", yes="Save"), answered)
+
+    def _save_now(self) -> None:
         final = self.spec(self.bench)
         self.save(final, None if self.draft_task is None else self.draft_spec())
 
