@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select, TextArea
+from textual.widgets import Button, Input, Select, TextArea
 
 from helpers.pilot import open_and_clone, wait_for_workers
 from lmrbench.authoring.draft import validated_key
+from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 
@@ -92,3 +93,34 @@ async def test_ctrl_g_while_the_recording_runs_asks_before_restarting(fixture_re
             if not screen.running_workers:
                 break
             await pilot.pause(0.1)
+
+
+async def test_tests_made_before_the_metadata_survive_the_name_it_gives(fixture_repo: Path, bench: Path) -> None:
+    # The draft task was named at the tests step ("1-Fixture..."); opening Metadata named it after the paper, and
+    # the next validate or save made the draft again, throwing its recorded tests away.
+    app = make_app(bench)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        await pilot.press(*"prfloss", "enter", "enter")
+        await pilot.pause()
+        screen.query_one("#instruction", TextArea).text = "Implement the DPO loss."
+        screen.go("tests")
+        screen.query_one("#scaffold", Button).press()
+        await pilot.pause()
+        await wait_for_workers(app, pilot)
+        drafted = screen.draft_task
+        assert drafted is not None and (drafted.repo_dir / "unit_test" / "unit_test_1.py").is_file()
+        screen.go("metadata")
+        screen.query_one("#md-year", Input).value = "2023"
+        screen.query_one("#md-paper_name", Input).value = "Toy DPO"
+        screen.query_one("#md-category", Select).value = "Training Objectives & Optimization"
+        await pilot.pause()
+        name = screen.query_one("#md-name", Input).value
+        assert name != drafted.name
+        await pilot.press("ctrl+s", "y")  # never validated: asks; yes
+        await wait_for_workers(app, pilot)
+        await wait_for_workers(app, pilot)
+    assert not any("made again" in str(n.message) for n in app._notifications)
+    saved = load_task(bench / name)
+    assert saved.info.folder_name == name and saved.info.instance_id == int(name.split("-")[0])
+    assert (saved.repo_dir / "unit_test" / "unit_test_1.py").is_file()
