@@ -25,6 +25,7 @@ from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task_save import NewTaskSave
 from lmrbench.tui.screens.new_task_work import NewTaskWork
+from lmrbench.tui.screens.suggest import Suggested
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
@@ -89,9 +90,13 @@ class NewTaskScreen(NewTaskSave):
         ),
     ]
 
-    def __init__(self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None) -> None:
+    def __init__(
+        self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None, pick: Suggested | None = None
+    ) -> None:
         super().__init__(bench, sandbox=sandbox)
         self.initial_source = source
+        self.pick = pick
+        """What Suggest chose: cloned at once, its function ticked, its paper loaded at the passage."""
         self.repo: ClonedRepo | None = None
         self.functions: list[FunctionInfo] = []
         self.selected: list[str] = []
@@ -127,6 +132,10 @@ class NewTaskScreen(NewTaskSave):
         self.panel = self.query_one(WorkPanel)
         self.set_class(self.app.size.width < NARROW, "-narrow")
         self.query_one("#source", Input).focus()
+        if self.pick is not None:
+            self.query_one("#source", Input).value = self.pick.repo
+            self.query_one("#pdf", Input).value = self.pick.paper
+            self.start_clone()
 
     def on_resize(self, event: events.Resize) -> None:
         """Narrow terminals (80 columns) get a narrower step list and no file tree."""
@@ -265,6 +274,12 @@ class NewTaskScreen(NewTaskSave):
         )
         for line in message.skipped[:50]:
             self.panel.post_message(WorkPanel.Logged(f"skipped {line}"))
+        pick = self.pick
+        refs = {f"{f.file}::{f.qualname}" for f in self.functions}
+        if pick is not None and not self.selected and pick.ref in refs:
+            self.selected = [pick.ref]
+            self.query_one(FunctionPicker).set_functions(self.functions, self.selected)
+            self.start_paper()
         self.go("function")
 
     @on(FunctionPicker.Highlighted)
@@ -320,7 +335,13 @@ class NewTaskScreen(NewTaskSave):
     @on(NewTaskWork.PaperLoaded)
     def _paper_loaded(self, message: NewTaskWork.PaperLoaded) -> None:
         self.pages = message.pages
-        self.query_one(PaperView).set_pages(message.pages)
+        view = self.query_one(PaperView)
+        view.set_pages(message.pages)
+        pick, self.pick = self.pick, None
+        if pick is not None and pick.page:  # Suggest's passage: its page, its heading selected
+            view.show_page(pick.page - 1)
+            if pick.passage:
+                view.find_next(pick.passage)
 
     # ---- metadata and the spec -------------------------------------------------------------------
 

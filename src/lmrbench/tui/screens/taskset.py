@@ -275,8 +275,7 @@ class TaskSetScreen(Screen[None]):
 
         def chosen(pick: Suggested | None) -> None:
             if pick is not None:
-                self.app.notify(f"choose {pick.ref} in the Function step", title="Suggested")
-                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox),
+                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox, pick=pick),
                                      self._after_edit)
 
         self.app.push_screen(SuggestScreen(self.bench, sandbox=self.sandbox), chosen)
