@@ -23,7 +23,7 @@ from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, 
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.new_task_save import NewTaskSave
+from lmrbench.tui.screens.new_task_save import STEPS, NewTaskSave
 from lmrbench.tui.screens.new_task_work import NewTaskWork
 from lmrbench.tui.screens.suggest import Suggested
 from lmrbench.tui.widgets.code_view import CodeView
@@ -41,16 +41,6 @@ from lmrbench.tui.workers import running_text
 if TYPE_CHECKING:
     from lmrbench.core.sandbox import SandboxKind
 
-STEPS = [
-    ("source", "Source"),
-    ("function", "Function"),
-    ("mask", "Mask"),
-    ("paper", "Paper & instruction"),
-    ("metadata", "Metadata"),
-    ("tests", "Tests"),
-    ("validate", "Build & validate"),
-    ("save", "Save"),
-]
 KEYS = [k for k, _ in STEPS]
 FOCUS = {
     "source": "#source",
@@ -105,6 +95,8 @@ class NewTaskScreen(NewTaskSave):
         self.visited: set[str] = {"source"}
         self.masked = False
         self.valid_key: tuple[object, ...] | None = None
+        self.flagged: set[str] = set()
+        """Steps a refused validate or save named: marked ! until their part is done."""
         self._auto_name = ""
 
     def compose(self) -> ComposeResult:
@@ -165,7 +157,7 @@ class NewTaskScreen(NewTaskSave):
         for key, ok in complete.items():
             if ok:
                 out[key] = "done"
-            elif key in self.visited and key not in (self.step, "save"):
+            elif key in self.flagged or (key in self.visited and key not in (self.step, "save")):
                 out[key] = "problem"
         if self._validation() == "stale":
             out["validate"] = "problem"

@@ -153,9 +153,19 @@ class NewTaskWork(Screen[str | None]):
     def _recorded(self, message: Recorded) -> None:
         self.query_one(TaskTests).show_cases(message.impl, message.cases)
 
+    def refuse(self, what: str, problems: list[tuple[str, str]]) -> bool:
+        """Mark the steps with problems and list them (the flow's save part defines it); True when refused."""
+        raise NotImplementedError
+
+    def step_problems(self, *, tests: bool = False) -> list[tuple[str, str]]:
+        """Every part still missing, by step (the flow's save part defines it)."""
+        raise NotImplementedError
+
     @on(Button.Pressed, "#validate")
     def start_validate(self) -> None:
-        """Build the environment and validate the draft task."""
+        """Build the environment and validate the draft task; with parts missing, lists them all by step."""
+        if self.refuse("validate", self.step_problems(tests=True)):
+            return
         try:
             spec = self.draft_spec()
             final = self.spec(self.bench)
