@@ -6,11 +6,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static
+from textual.widgets import Label, Markdown, Static
 
 
 class TextDialog(ModalScreen[None]):
-    """Shows ``text`` as written (no markup) under ``title``; arrows and pgdn scroll it, esc closes it."""
+    """Shows ``text`` as written (no markup; ``markdown``: rendered) under ``title``; arrows and pgdn scroll it,
+    esc closes it."""
 
     DEFAULT_CSS = """
     TextDialog { align: center middle; }
@@ -26,16 +27,20 @@ class TextDialog(ModalScreen[None]):
         Binding("escape,q,i", "close", "Close", id="text.close", tooltip="Back to the screen"),
     ]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, *, markdown: bool = False) -> None:
         super().__init__()
         self.title_text = title
         self.text = text
+        self.markdown = markdown
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text, id="text-title", markup=False)
             with VerticalScroll(id="text-scroll"):
-                yield Static(self.text, id="text-body", markup=False)
+                if self.markdown:
+                    yield Markdown(self.text, id="text-body")
+                else:
+                    yield Static(self.text, id="text-body", markup=False)
             yield Label("esc: close · arrows, pgdn: scroll", id="text-hint")
 
     def on_mount(self) -> None:

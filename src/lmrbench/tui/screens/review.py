@@ -69,6 +69,8 @@ class ReviewScreen(Screen[None]):
                 tooltip="Show all, unlabelled, skipped, unsure, disagreeing with the judge or with the tests"),
         Binding("q", "toggle_queue", "Queue", id="review.queue", tooltip="Show or hide the queue beside the code"),
         Binding("escape", "leave", "Back", id="review.back", tooltip="Back to the task set"),
+        Binding("m", "agreement", "Agreement", id="review.agreement", show=False,
+                tooltip="This run's labels against the judge, the tests and the other annotators"),
     ]  # fmt: skip
 
     AUTO_FOCUS = "#queue"
@@ -359,6 +361,26 @@ class ReviewScreen(Screen[None]):
         item = self._current()
         if item is not None:
             self.app.push_screen(TextDialog(f"Instruction of {item.task} #{item.impl}", item.instruction))
+
+    async def action_agreement(self) -> None:
+        """The agreement figures of this run (``lmrbench labels agreement``); in a blind review once every item is
+        labelled, since they tell how the judge and the tests decided."""
+        from lmrbench.benchmark.labels.agreement import agreement
+        from lmrbench.benchmark.labels.render import render_markdown
+
+        if self.session is None:
+            return
+        done, _, total = self.session.progress()
+        if self.session.blind and done < total:
+            self.notify(f"{done}/{total} labelled: a blind review shows agreement once every item is labelled",
+                        title="Agreement", severity="warning")
+            return
+        try:
+            report = await asyncio.to_thread(agreement, [self.run_path], judge=self.judge)
+        except LmrError as exc:
+            self.notify(str(exc), title="Agreement", severity="error")
+            return
+        self.app.push_screen(TextDialog(f"Agreement: {self.run_path.name}", render_markdown(report), markdown=True))
 
     def action_leave(self) -> None:
         """Back to the previous screen (labels are already on disk)."""
