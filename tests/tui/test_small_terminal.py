@@ -84,3 +84,51 @@ async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_mode
         shown = screen_text(app)
         assert "toy-model" not in shown
         assert "Your label: 3 completely correct" in shown  # above the tests and the judge, never below them
+
+
+async def test_ctrl_c_says_which_keys_quit_and_stop_as_text(bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        (note,) = [str(n.message) for n in app._notifications]
+        assert "ctrl+q quits" in note and "ctrl+t stops" in note and "[b]" not in note  # it showed "[b]ctrl+q[/b]"
+
+
+async def test_a_task_set_made_because_the_path_did_not_exist_is_said(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "mistyped")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert any("did not exist: it is a new, empty task set" in str(n.message) for n in app._notifications)
+    app = make_app(tmp_path / "mistyped")  # there now: nothing to say
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app._notifications
+
+
+async def test_an_unticked_retrieval_file_shows_an_empty_box(fixture_repo: Path, bench: Path) -> None:
+    from textual.widgets import SelectionList
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("metadata")
+        await pilot.pause()
+        files = screen.query_one(SelectionList)
+        assert files.option_count and not files.selected
+        box = files.get_component_styles("selection-list--button")
+        assert box.color == box.background  # no X drawn; a ticked one is green
+        assert files.get_component_styles("selection-list--button-selected").color != box.background
+
+
+async def test_a_repository_without_functions_is_no_done_source(tmp_path: Path, make_repo, bench: Path) -> None:
+    from lmrbench.tui.widgets.step_list import StepList
+
+    repo = tmp_path / "empty"
+    make_repo(repo, {"README.md": "nothing to mask\\n"})
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, repo)
+        assert screen.repo is not None and not screen.functions
+        assert screen.query_one(StepList).mark("source") != "✔"
+        assert ("source", "the repository has no Python function to mask: clone another") in screen.step_problems()

@@ -49,9 +49,11 @@ class LmrApp(App[None]):
 
     def __init__(
         self, bench_dir: Path, *, sandbox: SandboxKind | None = None, runs: list[Path] | None = None,
-        review: Path | None = None, annotator: str | None = None, blind: bool = True,
+        review: Path | None = None, annotator: str | None = None, blind: bool = True, created: bool = False,
     ) -> None:
         super().__init__()
+        self.created = created
+        """The task set folder did not exist: made empty now (a mistyped path must not pass in silence)."""
         self.bench_dir = bench_dir
         self.sandbox_kind = sandbox
         self.runs = runs or []
@@ -61,7 +63,10 @@ class LmrApp(App[None]):
         self.blind = blind
 
     def on_mount(self) -> None:
-        """With run folders given, open their summary over the task set."""
+        """Say when the task set was made just now; with run folders given, open their summary over the task set."""
+        if self.created:
+            self.notify(f"{self.bench_dir} did not exist: it is a new, empty task set (ctrl+q and check the path if "
+                        "you meant another)", title="New task set", severity="warning", timeout=15)
         if self.runs:
             from lmrbench.tui.screens.run_summary import RunSummaryScreen
 
@@ -132,6 +137,11 @@ class LmrApp(App[None]):
         elif screen.focused is None or not screen.maximize(screen.focused):
             self.notify("focus a panel first (tab), then ctrl+f shows it whole", title="Full size")
 
+    def action_help_quit(self) -> None:
+        """ctrl+c copies in a text field and quits nothing: say which keys quit and stop."""
+        self.notify("ctrl+q quits the app (it asks first when work would be lost); ctrl+t stops running work; "
+                    "ctrl+c copies the selected text", title="ctrl+c does not quit")
+
     def action_save_screenshot(self) -> None:
         """Save an SVG of the screen into the task set's screenshot folder and say where."""
         folder = self.bench_dir / self.SCREENSHOTS
@@ -180,7 +190,8 @@ def make_app(
     bench = Path(bench_dir).expanduser()
     if bench.exists() and not bench.is_dir():
         raise LmrError("not a folder", bench)
+    created = not bench.exists()
     bench.mkdir(parents=True, exist_ok=True)
     run = Path(review).expanduser().resolve() if review is not None else None
     return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []], review=run, annotator=annotator,
-                  blind=blind)  # fmt: skip
+                  blind=blind, created=created)  # fmt: skip

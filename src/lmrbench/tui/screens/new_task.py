@@ -144,7 +144,7 @@ class NewTaskScreen(NewTaskSave):
             for i in self.draft_task.info.implementations for t in i.unit_test_files
         )
         complete = {
-            "source": self.repo is not None,
+            "source": self.repo is not None and bool(self.functions),  # no function to mask: not done
             "function": bool(self.selected),
             "mask": self.masked and bool(self.selected),
             "paper": bool(instruction),

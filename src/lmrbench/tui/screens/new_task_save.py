@@ -18,6 +18,7 @@ from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
     from lmrbench.authoring.clone import ClonedRepo
+    from lmrbench.authoring.index import FunctionInfo
 
 STEPS = [
     ("source", "Source"),
@@ -42,6 +43,8 @@ class NewTaskSave(NewTaskWork):
     """The functions ticked (``file::qualname``), set by the flow's screen."""
     repo: ClonedRepo | None
     """The clone, set by the flow's screen."""
+    functions: list[FunctionInfo]
+    """The clone's functions, set by the flow's screen."""
     flagged: set[str]
     """Steps a refused validate or save named, set by the flow's screen."""
 
@@ -62,6 +65,8 @@ class NewTaskSave(NewTaskWork):
         out: list[tuple[str, str]] = []
         if self.repo is None:
             out.append(("source", "clone a repository (ctrl+g)"))
+        elif not self.functions:
+            out.append(("source", "the repository has no Python function to mask: clone another"))
         if not self.selected:
             out.append(("function", "tick at least one function (enter on it)"))
         elif self.repo is not None:

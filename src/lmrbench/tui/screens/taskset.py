@@ -344,9 +344,15 @@ class TaskSetScreen(Screen[None]):
             return
         from lmrbench.tui.screens.edit_task import EditTaskScreen
 
-        self.app.push_screen(EditTaskScreen(path, sandbox=self.sandbox), self._after_edit)
+        self.app.push_screen(EditTaskScreen(path, sandbox=self.sandbox), self._after_change)
 
     def _after_edit(self, saved: str | None) -> None:
+        """After the new-task flow: say what it saved."""
         if saved:
             self.notify(f"saved {saved}")
+            self.action_refresh()
+
+    def _after_change(self, changed: str | None) -> None:
+        """After the edit screen (which said what it saved, validated or recorded): reload."""
+        if changed:
             self.action_refresh()
