@@ -48,6 +48,7 @@ async def test_ranked_candidates_and_enter_opens_the_new_task_flow(tmp_path: Pat
         # cloned, the function ticked and the paper loaded at its passage: nothing to choose again by hand
         assert flow.query_one("#source", Input).value == str(repo) and flow.repo is not None
         assert flow.selected == [target_ref(METHODS[3])] and flow.step == "function"
+        assert "def label_smoothing_cross_entropy" in flow.query_one("#code").text  # its code beside the list
         assert flow.query_one("#pdf", Input).value == str(pdf)
         paper = flow.query_one(PaperView)
         assert paper.pages and "found" in str(paper.query_one("#paper-where").render())

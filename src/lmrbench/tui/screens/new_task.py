@@ -270,7 +270,9 @@ class NewTaskScreen(NewTaskSave):
         refs = {f"{f.file}::{f.qualname}" for f in self.functions}
         if pick is not None and not self.selected and pick.ref in refs:
             self.selected = [pick.ref]
-            self.query_one(FunctionPicker).set_functions(self.functions, self.selected)
+            picker = self.query_one(FunctionPicker)
+            picker.set_functions(self.functions, self.selected)
+            picker.highlight(pick.ref)
             self.start_paper()
         self.go("function")
 

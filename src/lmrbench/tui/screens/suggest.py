@@ -12,9 +12,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, Static
 
 from lmrbench.core.sandbox import SandboxKind
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from lmrbench.authoring.suggest import Suggestion
@@ -69,7 +70,7 @@ class SuggestScreen(Screen[Suggested | None]):
             yield DataTable(id="suggest-table", cursor_type="row")
             yield Static("give the repository and the paper, then ctrl+g; Enter on a row makes a task of it",
                          id="suggest-status", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#suggest-table", DataTable).add_columns(*COLUMNS)
