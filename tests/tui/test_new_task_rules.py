@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Input, Select, TextArea
 
-from helpers.pilot import open_and_clone, wait_for_workers
+from helpers.pilot import open_and_clone, screen_text, wait_for_workers
 from lmrbench.authoring.draft import validated_key
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
@@ -64,6 +64,7 @@ async def test_changing_the_instruction_after_validation_makes_it_stale(fixture_
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmDialog) and "changed since it was validated" in app.screen.question
+        assert "Save anyway?" in screen_text(app)  # the whole question: it was cut to its first line
         await pilot.press("n")
         await pilot.pause()
         assert app.screen is screen and not [p for p in bench.iterdir() if not p.name.startswith(".")]

@@ -274,6 +274,7 @@ class NewTaskScreen(NewTaskSave):
             picker.set_functions(self.functions, self.selected)
             picker.highlight(pick.ref)
             self.start_paper()
+        self._prefill_metadata()  # the task's name, from the repository until the paper's title is typed
         self.go("function")
 
     @on(FunctionPicker.Highlighted)

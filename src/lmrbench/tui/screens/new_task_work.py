@@ -166,6 +166,7 @@ class NewTaskWork(Screen[str | None]):
         """Build the environment and validate the draft task; with parts missing, lists them all by step."""
         if self.refuse("validate", self.step_problems(tests=True)):
             return
+        self.query_one("#validate-summary", Label).update("validating: the build and the runs are in the log below")
         try:
             spec = self.draft_spec()
             final = self.spec(self.bench)
