@@ -17,8 +17,8 @@ from textual.widgets import Label, ProgressBar, RichLog
 class WorkPanel(Widget):
     """Shows the phase, the progress and the log lines of the work a screen runs in its workers.
 
-    The log yields to the screen's work on short terminals (one line below 30 rows: app.tcss), grows on tall
-    ones, and ``ctrl+f`` on it shows it whole."""
+    The new-task flow's log yields to the step on short terminals (one line below 30 rows: app.tcss), every log
+    grows on tall ones, and ``ctrl+f`` on it shows it whole."""
 
     DEFAULT_CSS = """
     WorkPanel {
