@@ -128,3 +128,23 @@ async def test_a_cancelled_phase_does_not_show_a_full_bar() -> None:
         panel.done("validation finished")
         await pilot.pause()
         assert bar.percentage == 1
+
+
+async def test_an_old_error_is_not_the_last_word_once_later_work_succeeds() -> None:
+    from textual.app import App
+    from textual.widgets import RichLog
+
+    class One(App[None]):
+        def compose(self):
+            yield WorkPanel(id="work")
+
+    app = One()
+    async with app.run_test(size=(80, 10)) as pilot:
+        panel = app.query_one(WorkPanel)
+        panel.error("git clone failed: no such repository")
+        panel.post_message(WorkPanel.Started("cloning", None))
+        await pilot.pause()
+        panel.done("cloned and indexed")
+        await pilot.pause()
+        lines = [str(line.text) for line in panel.query_one(RichLog).lines]
+        assert lines[-1] == "done: cloned and indexed" and "error" not in str(panel.query_one("#work-label").render())

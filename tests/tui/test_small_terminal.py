@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.color import Color
 from textual.widgets import Input, TextArea
 
 from helpers.labels_run import write_review_run
@@ -36,6 +37,16 @@ async def test_the_paper_gets_rows_in_step_4_at_80x24(fixture_repo: Path, fixtur
         assert "The method in detail" in screen_text(app)  # the hit is on screen, not only "found"
         instruction = screen.query_one("#instruction", TextArea)
         assert instruction.content_region.height >= 3
+
+        # The field that takes the keys is unmistakable: tinted in the accent colour (framed where it has a frame).
+        accent = app.get_css_variables()["accent"]
+        pdf = screen.query_one("#pdf", Input)
+        pdf.focus()
+        await pilot.pause()
+        assert pdf.styles.background_tint.a >= 0.25 and pdf.styles.background_tint.rgb == Color.parse(accent).rgb
+        instruction.focus()
+        await pilot.pause()
+        assert instruction.styles.border_top[1].rgb == Color.parse(accent).rgb
 
         # ctrl+f shows the focused panel whole and gives the layout back.
         paper.focus()
@@ -84,6 +95,9 @@ async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_mode
         shown = screen_text(app)
         assert "toy-model" not in shown
         assert "Your label: 3 completely correct" in shown  # above the tests and the judge, never below them
+        await pilot.press("u")
+        await pilot.pause()
+        assert "Your label: 3 completely correct (unsure)" in screen_text(app)  # unsure shows at once
 
 
 async def test_ctrl_c_says_which_keys_quit_and_stop_as_text(bench: Path) -> None:

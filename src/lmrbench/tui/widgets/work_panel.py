@@ -86,7 +86,10 @@ class WorkPanel(Widget):
         self.add_class("-quiet")
 
     def done(self, text: str) -> None:
-        """Mark the work finished (from the UI thread)."""
+        """Mark the work finished (from the UI thread); a log with lines gets it too, so an earlier error is not
+        the last line it shows."""
+        if not self.has_class("-idle"):
+            self.query_one(RichLog).write(f"done: {text}")
         bar = self.query_one(ProgressBar)
         total = bar.total or 1
         bar.update(total=total, progress=total)
