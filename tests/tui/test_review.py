@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input
 
 from helpers.labels_run import write_review_run
-from helpers.review_app import facts, opened, queue_rows, text_of
+from helpers.review_app import facts, opened, queue_rows, set_instructions, text_of
 from lmrbench.benchmark.labels.store import LabelStore
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import JudgeCategory
@@ -209,15 +209,9 @@ def test_killing_the_app_between_two_labels_loses_neither(review_run, tmp_path) 
 
 async def test_an_instruction_with_brackets_is_shown_as_written(review_run) -> None:
     # Label text is markup unless told otherwise: "x[i]" lost "[i]", and "[/]" made the app raise MarkupError
-    import json
-
     bench, run = review_run
     wanted = "Scale x[i] into [0, 1]; keep [/] and [bold] as text."
-    for info_path in bench.glob("*/info.json"):
-        info = json.loads(info_path.read_text())
-        for impl in info["implementations"]:
-            impl["instruction"] = wanted
-        info_path.write_text(json.dumps(info))
+    set_instructions(bench, wanted)
     app = make_app(bench, review=run, annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)

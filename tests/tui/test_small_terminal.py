@@ -3,7 +3,6 @@ field is unmistakable, and any panel can be shown whole."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from textual.widgets import Input, TextArea
 
 from helpers.labels_run import write_review_run
 from helpers.pilot import open_and_clone, screen_text, wait_for_workers
-from helpers.review_app import opened
+from helpers.review_app import opened, set_instructions
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.text_view import TextDialog
 from lmrbench.tui.widgets.paper_view import PaperView
@@ -67,11 +66,7 @@ DPO_INSTRUCTION = (
 
 async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_model(tmp_path: Path) -> None:
     bench, run = write_review_run(tmp_path)
-    for info_path in bench.glob("*/info.json"):
-        info = json.loads(info_path.read_text())
-        for impl in info["implementations"]:
-            impl["instruction"] = DPO_INSTRUCTION
-        info_path.write_text(json.dumps(info))
+    set_instructions(bench, DPO_INSTRUCTION)
     app = make_app(bench, review=run, annotator="alice")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await opened(app, pilot)

@@ -19,6 +19,19 @@ from lmrbench.tui.widgets.paper_view import PaperView
 pytestmark = pytest.mark.anyio
 
 
+async def rank(app, pilot, repo: Path, paper: Path) -> SuggestScreen:
+    """From the task set: open Suggest, give the repository and the paper, rank; the screen."""
+    await pilot.press("g")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, SuggestScreen)
+    screen.query_one("#suggest-repo", Input).value = str(repo)
+    screen.query_one("#suggest-paper", Input).value = str(paper)
+    await pilot.press("ctrl+g")
+    await wait_for_workers(app, pilot)
+    return screen
+
+
 async def test_ranked_candidates_and_enter_opens_the_new_task_flow(tmp_path: Path) -> None:
     repo, pdf = make_pair(tmp_path, METHODS[3], git=False)
     bench = tmp_path / "bench"
@@ -59,13 +72,7 @@ async def test_every_column_of_a_row_is_readable_at_80_columns(tmp_path: Path) -
     (tmp_path / "bench").mkdir()
     app = make_app(tmp_path / "bench")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("g")
-        await pilot.pause()
-        screen = app.screen
-        screen.query_one("#suggest-repo", Input).value = str(repo)
-        screen.query_one("#suggest-paper", Input).value = str(pdf)
-        await pilot.press("ctrl+g")
-        await wait_for_workers(app, pilot)
+        screen = await rank(app, pilot, repo, pdf)
         status = str(screen.query_one("#suggest-status", Static).render())
         for column in ("task: -", "copies: mlkit/methods.py:42-56", "codec: -", "calls: not run", "passage: p. 1"):
             assert column in status, status
@@ -76,13 +83,7 @@ async def test_a_bad_paper_is_said_and_escape_goes_back(tmp_path: Path) -> None:
     (tmp_path / "bench").mkdir()
     app = make_app(tmp_path / "bench")
     async with app.run_test(size=(160, 40)) as pilot:
-        await pilot.press("g")
-        await pilot.pause()
-        screen = app.screen
-        screen.query_one("#suggest-repo", Input).value = str(repo)
-        screen.query_one("#suggest-paper", Input).value = str(tmp_path / "nope.pdf")
-        await pilot.press("ctrl+g")
-        await wait_for_workers(app, pilot)
+        screen = await rank(app, pilot, repo, tmp_path / "nope.pdf")
         status = str(screen.query_one("#suggest-status", Static).render())
         assert status.startswith("cannot suggest: ") and "nope.pdf" in status and "no such PDF" in status
         await pilot.press("escape")
