@@ -14,6 +14,7 @@ from helpers.pilot import open_and_clone, screen_text, wait_for_workers
 from helpers.review_app import opened, set_instructions
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.text_view import TextDialog
+from lmrbench.tui.widgets.code_diff import CodeDiff, WholeDiffView
 from lmrbench.tui.widgets.paper_view import PaperView
 
 pytestmark = pytest.mark.anyio
@@ -85,8 +86,10 @@ async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_mode
 
         # Blind: the run's label (often the model's name) is nowhere, before or after a label.
         assert "toy-model" not in screen_text(app) and str(run) not in screen_text(app)
+        (view,) = screen.query_one(CodeDiff).query(WholeDiffView)
         await pilot.press("3")
         await pilot.pause()
+        assert screen.query_one(CodeDiff).query(WholeDiffView).first() is view  # the code stays where it was scrolled
         shown = screen_text(app)
         assert "toy-model" not in shown
         assert "Your label: 3 completely correct" in shown  # above the tests and the judge, never below them
