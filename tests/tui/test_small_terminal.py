@@ -37,6 +37,11 @@ async def test_the_paper_gets_rows_in_step_4_at_80x24(fixture_repo: Path, fixtur
         assert "The method in detail" in screen_text(app)  # the hit is on screen, not only "found"
         instruction = screen.query_one("#instruction", TextArea)
         assert instruction.content_region.height >= 3
+        await pilot.resize_terminal(80, 30)  # it had 3 rows at 80x30
+        await pilot.pause()
+        assert paper.content_region.height >= 7 and instruction.content_region.height >= 7
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
 
         # The field that takes the keys is unmistakable: tinted in the accent colour (framed where it has a frame).
         accent = app.get_css_variables()["accent"]

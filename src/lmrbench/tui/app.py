@@ -42,8 +42,8 @@ class LmrApp(App[None]):
             tooltip="Label a run's candidates 1-3 (human evaluation)",
         ),
     ]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-roomy"), (45, "-tall")]
-    """Screen classes by the terminal's height: below 30 rows the work panels yield to what a step is for."""
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-roomy"), (45, "-tall")]
+    """Screen classes by the terminal's height: below 36 rows the new-task flow's log yields to what a step is for."""
     SCREENSHOTS = ".lmrbench/screenshots"
     """Where the palette's Screenshot saves, inside the task set folder."""
 

@@ -17,7 +17,7 @@ from textual.widgets import Label, ProgressBar, RichLog
 class WorkPanel(Widget):
     """Shows the phase, the progress and the log lines of the work a screen runs in its workers.
 
-    The new-task flow's log yields to the step on short terminals (one line below 30 rows: app.tcss), every log
+    The new-task flow's log yields to the step on short terminals (one line below 36 rows: app.tcss), every log
     grows on tall ones, and ``ctrl+f`` on it shows it whole."""
 
     DEFAULT_CSS = """
