@@ -75,6 +75,8 @@ class NewTaskScreen(NewTaskSave):
         ),
         Binding("ctrl+s", "save", "Save", id="new.save", tooltip="Write the task into the task set"),
         Binding("ctrl+t", "stop_work", "Stop", id="new.stop", tooltip="Cancel the running work"),
+        Binding("ctrl+f", "app.toggle_maximize", "Full size", id="new.maximize",
+                tooltip="Show the focused panel (paper, instruction, code, log) on the whole screen; again: back"),
         Binding(
             "escape", "cancel", "Cancel", id="new.cancel", tooltip="Leave without saving, removing the draft"
         ),
