@@ -343,3 +343,26 @@ def test_new_tasks_write_retrieval_content_and_old_files_keep_their_spelling(fix
     save_task_info(load_task_info(task.path), task.path)
     again = json.loads((task.path / "info.json").read_text())["implementations"][0]
     assert again["retrieval_context"] == ["train.py"] and "retrieval_content" not in again
+
+
+def test_rename_keeps_the_tests_and_moves_the_name_into_info_json(fixture_repo: Path, tmp_path: Path) -> None:
+    from lmrbench.authoring.task_new import rename_task
+    from lmrbench.core.taskset import load_task
+
+    bench = tmp_path / "bench"
+    task = create_task(_spec(fixture_repo, bench, name="1-Source"))
+    (task.repo_dir / "unit_test").mkdir(exist_ok=True)
+    (task.repo_dir / "unit_test" / "unit_test_1.py").write_text("def test_x():\n    pass\n")
+    info = json.loads((task.path / "info.json").read_text())
+    info["custom_key"] = "kept"  # an unknown key survives
+    (task.path / "info.json").write_text(json.dumps(info))
+    renamed = rename_task(load_task(task.path), "2-ToyDPO")
+    assert not task.path.exists() and renamed.path == bench / "2-ToyDPO"
+    assert (renamed.repo_dir / "unit_test" / "unit_test_1.py").is_file()
+    saved = json.loads((renamed.path / "info.json").read_text())
+    assert (saved["folder_name"], saved["instance_id"], saved["custom_key"]) == ("2-ToyDPO", 2, "kept")
+    (bench / "3-Other").mkdir()
+    with pytest.raises(LmrError, match="a task with this name exists"):
+        rename_task(renamed, "3-Other")
+    with pytest.raises(LmrError, match="must be one folder name"):
+        rename_task(renamed, "../x")

@@ -38,3 +38,8 @@ async def open_and_clone(app: App[object], pilot: Pilot[object], repo: object) -
     await pilot.press("ctrl+g")
     await wait_for_workers(app, pilot)
     return screen
+
+
+def screen_text(app: App[object]) -> str:
+    """The text on the terminal now, one line per row (what a person reads, borders included)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from textual.widgets import Label, Static
 
 from lmrbench.tui.screens.review import ReviewScreen
@@ -30,3 +33,12 @@ def facts(screen: ReviewScreen) -> str:
 def queue_rows(screen: ReviewScreen) -> list[list[str]]:
     table = screen.query_one(ReviewQueue)
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def set_instructions(bench: Path, text: str) -> None:
+    """Give every implementation of the task set this instruction."""
+    for info_path in bench.glob("*/info.json"):
+        info = json.loads(info_path.read_text())
+        for impl in info["implementations"]:
+            impl["instruction"] = text
+        info_path.write_text(json.dumps(info))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.widgets import ProgressBar
 from textual.widgets._footer import FooterKey
@@ -103,14 +104,15 @@ async def test_the_work_panel_shows_no_bar_when_idle_and_no_full_bar_after_an_er
         assert not bar.display or bar.percentage != 1  # an error is not 100 %
 
 
+class PanelApp(App[None]):
+    """A work panel alone."""
+
+    def compose(self) -> ComposeResult:
+        yield WorkPanel(id="work")
+
+
 async def test_a_cancelled_phase_does_not_show_a_full_bar() -> None:
-    from textual.app import App
-
-    class One(App[None]):
-        def compose(self):
-            yield WorkPanel(id="work")
-
-    app = One()
+    app = PanelApp()
     async with app.run_test(size=(80, 10)) as pilot:
         panel = app.query_one(WorkPanel)
         bar = panel.query_one(ProgressBar)
@@ -128,3 +130,18 @@ async def test_a_cancelled_phase_does_not_show_a_full_bar() -> None:
         panel.done("validation finished")
         await pilot.pause()
         assert bar.percentage == 1
+
+
+async def test_an_old_error_is_not_the_last_word_once_later_work_succeeds() -> None:
+    from textual.widgets import RichLog
+
+    app = PanelApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        panel = app.query_one(WorkPanel)
+        panel.error("git clone failed: no such repository")
+        panel.post_message(WorkPanel.Started("cloning", None))
+        await pilot.pause()
+        panel.done("cloned and indexed")
+        await pilot.pause()
+        lines = [str(line.text) for line in panel.query_one(RichLog).lines]
+        assert lines[-1] == "done: cloned and indexed" and "error" not in str(panel.query_one("#work-label").render())

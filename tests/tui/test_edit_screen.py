@@ -153,3 +153,42 @@ async def test_an_official_odd_url_does_not_block_other_edits(new_task, bench: P
         await pilot.pause()
     info = load_task(task.path).info
     assert (info.year, info.paper_url) == (2024, "arxiv:2305.18290")
+
+
+async def test_the_tests_tab_lists_the_cases_recorded_before(new_task, bench: Path) -> None:
+    # a recorded task opened in the edit screen listed no cases: they showed only right after a recording
+    from datetime import UTC, datetime
+
+    from lmrbench.authoring.recorded_tests import default_checker
+    from lmrbench.defaults import recording_folder
+    from lmrbench.fsutil import atomic_write_json
+    from lmrbench.schemas.recording import RecordedCase, RecordingIndex
+
+    task = new_task()
+    impl = task.info.implementations[0]
+    case = RecordedCase(file="case_1.npz", test="test_case_1", target="losses.py::preference_loss",
+                        binding="function", bytes=10, digest="0" * 64, arguments={"beta": "0.1"}, returns="float64[2]")
+    index = RecordingIndex(implementation=1, command="python train.py", sandbox="local", recorded_at=datetime.now(UTC),
+                           max_calls=50, checker=default_checker(impl), cases=[case])  # fmt: skip
+    atomic_write_json(task.repo_dir / recording_folder(1) / "index.json", index.model_dump(mode="json"))
+    app = make_app(bench)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await open_edit(app, pilot)
+        table = screen.query_one("#tests-cases")
+        assert table.row_count == 1
+        assert [str(c) for c in table.get_row_at(0)][:4] == ["1", "test_case_1", "losses.py::preference_loss",
+                                                               "beta=0.1"]
+        assert screen.query_one("#tests-cmd", Input).value == "python train.py"
+
+
+async def test_leaving_after_a_validate_says_no_saved(new_task, bench: Path) -> None:
+    # a validate (or a recording) marks the task changed, and the task set said "saved" though nothing was
+    new_task()
+    app = make_app(bench)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await open_edit(app, pilot)
+        screen.saved = True  # what a finished validation sets: the task set must reload
+        await pilot.press("escape")
+        await wait_for_workers(app, pilot)
+        assert isinstance(app.screen, TaskSetScreen)
+        assert not any(str(n.message).startswith("saved") for n in app._notifications)

@@ -17,6 +17,7 @@ from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task import NewTaskScreen
 from lmrbench.tui.screens.taskset import TaskSetScreen
 from lmrbench.tui.widgets.diff_view import DiffView
+from lmrbench.tui.widgets.step_list import StepList
 from lmrbench.tui.widgets.work_panel import WorkPanel
 
 pytestmark = pytest.mark.anyio
@@ -83,6 +84,10 @@ async def test_author_a_task_through_the_app(fixture_repo: Path, fixture_pdf: Pa
         assert [p.name for p in bench.iterdir()] == [screen.draft.path.name]
 
         await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)  # never validated: Save asks
+        assert "never validated" in app.screen.question
+        await pilot.press("y")
         await wait_for_workers(app, pilot)
         assert isinstance(app.screen, TaskSetScreen)
         await wait_for_workers(app, pilot)
@@ -138,8 +143,22 @@ async def test_saving_needs_the_missing_parts(fixture_repo: Path, bench: Path) -
         await pilot.pause()
         assert screen.step == "save"
         summary = str(screen.query_one("#save-summary").render())
-        assert "select at least one function" in summary
-        assert "instruction: empty" in summary
+        assert "step 2: tick at least one function" in summary
+        assert "step 4: write the instruction" in summary
+
+        # Validate lists every problem at once, each with its step, and marks those steps.
+        screen.go("validate")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        summary = str(screen.query_one("#validate-summary").render())
+        for line in ("step 2: tick at least one function", "step 4: write the instruction", "step 5: category",
+                     "step 6: record the tests"):  # fmt: skip
+            assert line in summary, summary
+        assert ".lmrbench-draft" not in summary
+        steps = screen.query_one(StepList)
+        marks = [steps.mark(k) for k in ("source", "function", "paper", "metadata", "tests")]
+        assert marks == ["✔", "!", "!", "!", "!"]
+        assert any("step 4: write the instruction" in str(n.message) for n in app._notifications)
     assert list(bench.iterdir()) == []
 
 

@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input
 
 from helpers.labels_run import write_review_run
-from helpers.review_app import facts, opened, queue_rows, text_of
+from helpers.review_app import facts, opened, queue_rows, set_instructions, text_of
 from lmrbench.benchmark.labels.store import LabelStore
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.schemas.run import JudgeCategory
@@ -209,15 +209,9 @@ def test_killing_the_app_between_two_labels_loses_neither(review_run, tmp_path) 
 
 async def test_an_instruction_with_brackets_is_shown_as_written(review_run) -> None:
     # Label text is markup unless told otherwise: "x[i]" lost "[i]", and "[/]" made the app raise MarkupError
-    import json
-
     bench, run = review_run
     wanted = "Scale x[i] into [0, 1]; keep [/] and [bold] as text."
-    for info_path in bench.glob("*/info.json"):
-        info = json.loads(info_path.read_text())
-        for impl in info["implementations"]:
-            impl["instruction"] = wanted
-        info_path.write_text(json.dumps(info))
+    set_instructions(bench, wanted)
     app = make_app(bench, review=run, annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(app, pilot)
@@ -241,3 +235,25 @@ async def test_the_arrow_keys_in_the_queue_show_the_item_under_the_cursor(review
         await pilot.pause()
         assert "1-Toy #2" in text_of(screen, "#item-title")
     assert [(lab.task, lab.impl, lab.label.score) for lab in RunDir(run).labels("alice")] == [("2-Async", 1, 3)]
+
+
+async def test_agreement_shows_in_the_app_once_a_blind_review_is_done(review_run) -> None:
+    # the agreement figures were on the command line only
+    from lmrbench.tui.dialogs.text_view import TextDialog
+
+    bench, run = review_run
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.press("1", "m")
+        await pilot.pause()
+        assert app.screen is screen  # blind: not before every item is labelled
+        assert any("shows agreement once every item is labelled" in str(n.message) for n in app._notifications)
+        await pilot.press("n", "3", "n", "2", "m")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, TextDialog):
+                break
+        assert isinstance(app.screen, TextDialog)
+        body = app.screen.text
+        assert "3 labelled items" in body and "Human vs judge" in body

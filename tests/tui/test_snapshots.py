@@ -201,5 +201,6 @@ def test_run_summary(snap_compare, tmp_path: Path, size: tuple[int, int]) -> Non
         pilot.app.sub_title = "bench"
         await _settle(pilot)
 
+    (tmp_path / "bench").mkdir()  # a task set made now would say so in a toast
     app = make_app(tmp_path / "bench", runs=[tmp_path / "strong", tmp_path / "weak"])
     assert snap_compare(app, terminal_size=size, run_before=run_before)

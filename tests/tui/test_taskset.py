@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, RichLog
 
+from helpers.pilot import wait_for_workers
 from lmrbench.authoring.check import check_task
 from lmrbench.benchmark.validation.store import result_path, task_fingerprint
 from lmrbench.core.taskset import Task
@@ -179,3 +180,18 @@ def test_the_status_filter_takes_whole_words() -> None:
     assert [s for s in ("valid", "valid but weak", "invalid", "not validated", "stale") if row(s).matches("valid")] \
         == ["valid", "valid but weak"]
     assert row("stale").matches("toy stale") and row("valid").matches("metrics") and not row("valid").matches("weak")
+
+
+async def test_validate_all_says_the_golden_pass_rate(new_task, bench: Path) -> None:
+    # a whole-set validate and its pass rate were on the command line only; a stored result of the unchanged task
+    # is reused, so nothing runs here
+    write_result(bench, new_task(), valid=True, killed=5, total=6)
+    app = make_app(bench, sandbox="local")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_workers(app, pilot)
+        await pilot.press("V")
+        await wait_for_workers(app, pilot)
+        await wait_for_workers(app, pilot)
+        line = "golden pass rate 1/1 = 100%; valid 1/1, valid but weak 0/1"
+        assert any(line in str(n.message) for n in app._notifications), [n.message for n in app._notifications]
+        assert line in str(app.screen.query_one("#work-label").render())

@@ -1,7 +1,8 @@
 """A draft task: a hidden folder in the task set where a new task is cloned, recorded and validated before Save.
 
 Layout of ``<bench>/.lmrbench-draft-XXXX/``: ``source/`` (the clone the author picks functions from), ``tasks/``
-(the draft task, made again whenever its functions, mask or name change), ``validate/`` (its results).
+(the draft task, made again whenever its functions or mask change, renamed when its name does), ``validate/``
+(its results).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ DRAFT_PREFIX = ".lmrbench-draft-"
 
 
 def draft_key(spec: TaskSpec) -> tuple[object, ...]:
-    """What the draft task is made from: when it changes the draft task is made again (and recorded again)."""
+    """What the draft task is made from (its name last): when it changes the draft task is made again (and recorded
+    again), or only renamed when the name alone changed."""
     functions = tuple((f.file, f.qualname) for f in spec.functions)
     return (spec.source, functions, str(spec.mask_style), spec.name)
 
@@ -68,13 +70,14 @@ class Draft:
         """The draft task's validation results (moved with the task on Save)."""
         return self.path / "validate"
 
-    def needs_task(self, spec: TaskSpec) -> bool:
-        """True when the draft task must be made (again) for ``spec``; remembers ``spec`` as made."""
+    def needs_task(self, spec: TaskSpec) -> str:
+        """What the draft task needs for ``spec``: ``""`` (nothing), ``"rename"`` (only its name changed: renamed,
+        its recorded tests stay) or ``"make"`` (made again); remembers ``spec`` as made."""
         key = draft_key(spec)
-        if key == self.key:
-            return False
-        self.key = key
-        return True
+        made, self.key = self.key, key
+        if key == made:
+            return ""
+        return "rename" if made is not None and made[:-1] == key[:-1] else "make"
 
     def remove(self) -> None:
         """Delete the draft folder and everything in it."""

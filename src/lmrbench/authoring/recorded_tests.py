@@ -255,13 +255,26 @@ def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: i
     return test_path
 
 
+def _recording_index(task: Task, impl_index: int) -> RecordingIndex | None:
+    """An implementation's recording index (index.json), or None when none was recorded or it does not load."""
+    index = task.repo_dir / recording_folder(impl_index) / "index.json"
+    try:
+        return RecordingIndex.model_validate_json(index.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
 def recorded_command(task: Task) -> str:
     """The command the task's tests were last recorded with (its first implementation that has a readable
     recording), or "" when none was recorded."""
     for impl in task.info.implementations:
-        index = task.repo_dir / recording_folder(impl.index) / "index.json"
-        try:
-            return RecordingIndex.model_validate_json(index.read_bytes()).command
-        except (OSError, ValueError):
-            continue
+        if (index := _recording_index(task, impl.index)) is not None:
+            return index.command
     return ""
+
+
+def recorded_cases(task: Task, impl_index: int) -> list[RecordedCase]:
+    """The cases last recorded for an implementation, as its index.json lists them ([] when none was recorded or
+    the index does not load)."""
+    index = _recording_index(task, impl_index)
+    return [] if index is None else index.cases

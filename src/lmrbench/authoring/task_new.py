@@ -43,16 +43,13 @@ def create_task(
     check_spec(spec)
     title = spec.paper_name or Path(spec.source.rstrip("/")).name
     name = spec.name or next_task_name(spec.bench, title)
-    final = Path(spec.bench) / name
-    if not is_within(Path(spec.bench), Path(name)) or "/" in name:
-        raise LmrError(f"task name {name!r} must be one folder name", spec.bench)
+    final = _task_folder(Path(spec.bench), name)
     if final.exists() and not force:
         raise LmrError("task folder exists; use --force to replace it", final)
     if not force:
         refuse_duplicate(spec, final)
     repo_folder = spec.repo_folder_name or repo_folder_name(spec.source)
-    m = re.match(r"(\d+)-", name)
-    instance_id: int | str = int(m.group(1)) if m else name
+    instance_id = _instance_id(name)
 
     with staging_dir(final, replace=force) as tmp:
         cloned = clone_repo(spec.source, tmp / repo_folder, spec.commit, progress=progress, cancel=cancel)
@@ -116,6 +113,30 @@ def create_task(
         save_task_info(info, tmp / "info.json")
         write_dockerfile(tmp, repo_folder)
         check_cancel(cancel)
+    return load_task(final)
+
+
+def _task_folder(bench: Path, name: str) -> Path:
+    if not is_within(bench, Path(name)) or "/" in name:
+        raise LmrError(f"task name {name!r} must be one folder name", bench)
+    return bench / name
+
+
+def _instance_id(name: str) -> int | str:
+    """The official instance_id of a task folder ``N-Name``: N (the name itself when it has no number)."""
+    m = re.match(r"(\d+)-", name)
+    return int(m.group(1)) if m else name
+
+
+def rename_task(task: Task, name: str) -> Task:
+    """Give a (draft) task another folder name in its set, info.json's folder_name and instance_id following; its
+    recorded tests and everything else stay (the authoring app renames its draft when only the name changed)."""
+    final = _task_folder(task.path.parent, name)
+    if final.exists():
+        raise LmrError("a task with this name exists; choose another name (step 5)", final)
+    info = task.info.model_copy(update={"folder_name": name, "instance_id": _instance_id(name)})
+    save_task_info(info, task.path / "info.json")
+    os.replace(task.path, final)
     return load_task(final)
 
 

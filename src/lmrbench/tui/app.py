@@ -35,19 +35,25 @@ class LmrApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False,
                 tooltip="Leave the app (asks first when work would be lost)"),
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="The keys and what this screen does"),
+        Binding("ctrl+f", "toggle_maximize", "Full size", id="app.maximize", show=False,
+                tooltip="Show the focused panel on the whole screen (ctrl+f or esc: back)"),
         Binding(
             "ctrl+r", "review", "Review labels", id="app.review", show=False,
             tooltip="Label a run's candidates 1-3 (human evaluation)",
         ),
     ]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-roomy"), (45, "-tall")]
+    """Screen classes by the terminal's height: below 36 rows the new-task flow's log yields to what a step is for."""
     SCREENSHOTS = ".lmrbench/screenshots"
     """Where the palette's Screenshot saves, inside the task set folder."""
 
     def __init__(
         self, bench_dir: Path, *, sandbox: SandboxKind | None = None, runs: list[Path] | None = None,
-        review: Path | None = None, annotator: str | None = None, blind: bool = True,
+        review: Path | None = None, annotator: str | None = None, blind: bool = True, created: bool = False,
     ) -> None:
         super().__init__()
+        self.created = created
+        """The task set folder did not exist: made empty now (a mistyped path must not pass in silence)."""
         self.bench_dir = bench_dir
         self.sandbox_kind = sandbox
         self.runs = runs or []
@@ -57,7 +63,10 @@ class LmrApp(App[None]):
         self.blind = blind
 
     def on_mount(self) -> None:
-        """With run folders given, open their summary over the task set."""
+        """Say when the task set was made just now; with run folders given, open their summary over the task set."""
+        if self.created:
+            self.notify(f"{self.bench_dir} did not exist: it is a new, empty task set (ctrl+q and check the path if "
+                        "you meant another)", title="New task set", severity="warning", timeout=15)
         if self.runs:
             from lmrbench.tui.screens.run_summary import RunSummaryScreen
 
@@ -120,6 +129,19 @@ class LmrApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    def action_toggle_maximize(self) -> None:
+        """Show the focused panel (paper, log, code, instruction) on the whole screen, or bring the layout back."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif screen.focused is None or not screen.maximize(screen.focused):
+            self.notify("focus a panel first (tab), then ctrl+f shows it whole", title="Full size")
+
+    def action_help_quit(self) -> None:
+        """ctrl+c copies in a text field and quits nothing: say which keys quit and stop."""
+        self.notify("ctrl+q quits the app (it asks first when work would be lost); ctrl+t stops running work; "
+                    "ctrl+c copies the selected text", title="ctrl+c does not quit")
+
     def action_save_screenshot(self) -> None:
         """Save an SVG of the screen into the task set's screenshot folder and say where."""
         folder = self.bench_dir / self.SCREENSHOTS
@@ -168,7 +190,8 @@ def make_app(
     bench = Path(bench_dir).expanduser()
     if bench.exists() and not bench.is_dir():
         raise LmrError("not a folder", bench)
+    created = not bench.exists()
     bench.mkdir(parents=True, exist_ok=True)
     run = Path(review).expanduser().resolve() if review is not None else None
     return LmrApp(bench.resolve(), sandbox=sandbox, runs=[Path(r) for r in runs or []], review=run, annotator=annotator,
-                  blind=blind)  # fmt: skip
+                  blind=blind, created=created)  # fmt: skip

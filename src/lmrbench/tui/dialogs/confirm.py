@@ -18,6 +18,7 @@ class ConfirmDialog(ModalScreen[bool]):
     ConfirmDialog > Vertical {
         width: 60; height: auto; border: thick $warning; background: $panel; padding: 1 2;
     }
+    ConfirmDialog Label { width: 1fr; }
     ConfirmDialog Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmDialog Button { margin-left: 2; }
     """

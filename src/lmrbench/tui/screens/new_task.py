@@ -23,8 +23,9 @@ from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, 
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.new_task_save import NewTaskSave
+from lmrbench.tui.screens.new_task_save import STEPS, NewTaskSave
 from lmrbench.tui.screens.new_task_work import NewTaskWork
+from lmrbench.tui.screens.suggest import Suggested
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
@@ -40,16 +41,6 @@ from lmrbench.tui.workers import running_text
 if TYPE_CHECKING:
     from lmrbench.core.sandbox import SandboxKind
 
-STEPS = [
-    ("source", "Source"),
-    ("function", "Function"),
-    ("mask", "Mask"),
-    ("paper", "Paper & instruction"),
-    ("metadata", "Metadata"),
-    ("tests", "Tests"),
-    ("validate", "Build & validate"),
-    ("save", "Save"),
-]
 KEYS = [k for k, _ in STEPS]
 FOCUS = {
     "source": "#source",
@@ -84,14 +75,20 @@ class NewTaskScreen(NewTaskSave):
         ),
         Binding("ctrl+s", "save", "Save", id="new.save", tooltip="Write the task into the task set"),
         Binding("ctrl+t", "stop_work", "Stop", id="new.stop", tooltip="Cancel the running work"),
+        Binding("ctrl+f", "app.toggle_maximize", "Full size", id="new.maximize",
+                tooltip="Show the focused panel (paper, instruction, code, log) on the whole screen; again: back"),
         Binding(
             "escape", "cancel", "Cancel", id="new.cancel", tooltip="Leave without saving, removing the draft"
         ),
     ]
 
-    def __init__(self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None) -> None:
+    def __init__(
+        self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None, pick: Suggested | None = None
+    ) -> None:
         super().__init__(bench, sandbox=sandbox)
         self.initial_source = source
+        self.pick = pick
+        """What Suggest chose: cloned at once, its function ticked, its paper loaded at the passage."""
         self.repo: ClonedRepo | None = None
         self.functions: list[FunctionInfo] = []
         self.selected: list[str] = []
@@ -100,6 +97,8 @@ class NewTaskScreen(NewTaskSave):
         self.visited: set[str] = {"source"}
         self.masked = False
         self.valid_key: tuple[object, ...] | None = None
+        self.flagged: set[str] = set()
+        """Steps a refused validate or save named: marked ! until their part is done."""
         self._auto_name = ""
 
     def compose(self) -> ComposeResult:
@@ -127,6 +126,10 @@ class NewTaskScreen(NewTaskSave):
         self.panel = self.query_one(WorkPanel)
         self.set_class(self.app.size.width < NARROW, "-narrow")
         self.query_one("#source", Input).focus()
+        if self.pick is not None:
+            self.query_one("#source", Input).value = self.pick.repo
+            self.query_one("#pdf", Input).value = self.pick.paper
+            self.start_clone()
 
     def on_resize(self, event: events.Resize) -> None:
         """Narrow terminals (80 columns) get a narrower step list and no file tree."""
@@ -143,7 +146,7 @@ class NewTaskScreen(NewTaskSave):
             for i in self.draft_task.info.implementations for t in i.unit_test_files
         )
         complete = {
-            "source": self.repo is not None,
+            "source": self.repo is not None and bool(self.functions),  # no function to mask: not done
             "function": bool(self.selected),
             "mask": self.masked and bool(self.selected),
             "paper": bool(instruction),
@@ -156,7 +159,7 @@ class NewTaskScreen(NewTaskSave):
         for key, ok in complete.items():
             if ok:
                 out[key] = "done"
-            elif key in self.visited and key not in (self.step, "save"):
+            elif key in self.flagged or (key in self.visited and key not in (self.step, "save")):
                 out[key] = "problem"
         if self._validation() == "stale":
             out["validate"] = "problem"
@@ -265,6 +268,15 @@ class NewTaskScreen(NewTaskSave):
         )
         for line in message.skipped[:50]:
             self.panel.post_message(WorkPanel.Logged(f"skipped {line}"))
+        pick = self.pick
+        refs = {f"{f.file}::{f.qualname}" for f in self.functions}
+        if pick is not None and not self.selected and pick.ref in refs:
+            self.selected = [pick.ref]
+            picker = self.query_one(FunctionPicker)
+            picker.set_functions(self.functions, self.selected)
+            picker.highlight(pick.ref)
+            self.start_paper()
+        self._prefill_metadata()  # the task's name, from the repository until the paper's title is typed
         self.go("function")
 
     @on(FunctionPicker.Highlighted)
@@ -320,7 +332,13 @@ class NewTaskScreen(NewTaskSave):
     @on(NewTaskWork.PaperLoaded)
     def _paper_loaded(self, message: NewTaskWork.PaperLoaded) -> None:
         self.pages = message.pages
-        self.query_one(PaperView).set_pages(message.pages)
+        view = self.query_one(PaperView)
+        view.set_pages(message.pages)
+        pick, self.pick = self.pick, None
+        if pick is not None and pick.page:  # Suggest's passage: its page, its heading selected
+            view.show_page(pick.page - 1)
+            if pick.passage:
+                view.find_next(pick.passage)
 
     # ---- metadata and the spec -------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ draft's validation still holds."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.widgets import Button, Label, TextArea
 
@@ -14,6 +16,23 @@ from lmrbench.tui.screens.new_task_work import NewTaskWork
 from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.workers import running_text
 
+if TYPE_CHECKING:
+    from lmrbench.authoring.clone import ClonedRepo
+    from lmrbench.authoring.index import FunctionInfo
+
+STEPS = [
+    ("source", "Source"),
+    ("function", "Function"),
+    ("mask", "Mask"),
+    ("paper", "Paper & instruction"),
+    ("metadata", "Metadata"),
+    ("tests", "Tests"),
+    ("validate", "Build & validate"),
+    ("save", "Save"),
+]
+"""The new-task flow's steps (key, title), in order."""
+KEYS = [k for k, _ in STEPS]
+
 
 class NewTaskSave(NewTaskWork):
     """Save and cancel of the new-task flow (the flow's screen defines the steps and ``go``)."""
@@ -22,6 +41,12 @@ class NewTaskSave(NewTaskWork):
     """What the last valid validation was made for (``validated_key``), or None."""
     selected: list[str]
     """The functions ticked (``file::qualname``), set by the flow's screen."""
+    repo: ClonedRepo | None
+    """The clone, set by the flow's screen."""
+    functions: list[FunctionInfo]
+    """The clone's functions, set by the flow's screen."""
+    flagged: set[str]
+    """Steps a refused validate or save named, set by the flow's screen."""
 
     def go(self, step: str) -> None:
         """Show a step (the flow's screen defines it)."""
@@ -34,16 +59,47 @@ class NewTaskSave(NewTaskWork):
         except LmrError:
             return "none" if self.valid_key is None else "stale"
 
-    def _problems(self) -> list[str]:
-        out = [f"{k}: {v}" for k, v in self.query_one(MetadataForm).check_fields().items()]
+    def step_problems(self, *, tests: bool = False) -> list[tuple[str, str]]:
+        """Every part still missing or wrong, as (step, what to do), in the order of the steps; ``tests``: the tests
+        too (validation needs them, Save does not)."""
+        out: list[tuple[str, str]] = []
+        if self.repo is None:
+            out.append(("source", "clone a repository (ctrl+g)"))
+        elif not self.functions:
+            out.append(("source", "the repository has no Python function to mask: clone another"))
+        if not self.selected:
+            out.append(("function", "tick at least one function (enter on it)"))
+        elif self.repo is not None:
+            try:
+                spec = self.spec(self.bench)
+                refuse_duplicate(spec, self.bench / (spec.name or "-"), hint="pick another function")
+            except LmrError as exc:
+                out.append(("function", str(exc)))
         if not self.query_one("#instruction", TextArea).text.strip():
-            out.append("instruction: empty (step 4)")
-        try:
-            spec = self.spec(self.bench)
-            refuse_duplicate(spec, self.bench / (spec.name or "-"), hint="pick another function (step 2)")
-        except LmrError as exc:
-            out.insert(0, str(exc))
+            out.append(("paper", "write the instruction"))
+        out += [("metadata", f"{k}: {v}") for k, v in self.query_one(MetadataForm).check_fields().items()]
+        task = self.draft_task
+        if tests and (task is None or not all((task.repo_dir / t).is_file() for i in task.info.implementations
+                                              for t in i.unit_test_files)):  # fmt: skip
+            out.append(("tests", "record the tests (ctrl+g) or write a scaffold"))
         return out
+
+    def _problems(self, *, tests: bool = False) -> list[str]:
+        """The problems as lines that name their step: ``step 4: write the instruction``."""
+        return [f"step {KEYS.index(step) + 1}: {text}" for step, text in self.step_problems(tests=tests)]
+
+    def refuse(self, what: str, problems: list[tuple[str, str]]) -> bool:
+        """When there are problems: mark their steps, list them all (a notification, and step 7's summary for a
+        validate); True when refused."""
+        if not problems:
+            return False
+        self.flagged = {step for step, _ in problems}
+        self.refresh_marks()
+        lines = [f"step {KEYS.index(step) + 1}: {text}" for step, text in problems]
+        if what == "validate":
+            self.query_one("#validate-summary", Label).update("cannot validate yet:\n" + "\n".join(lines))
+        self.notify("\n".join(lines), title=f"Cannot {what} yet", severity="error", timeout=10)
+        return True
 
     def _summarize(self) -> None:
         problems = self._problems()
@@ -58,12 +114,26 @@ class NewTaskSave(NewTaskWork):
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
-        """Write the task into the task set (create_task), then leave."""
-        problems = self._problems()
-        if problems:
+        """Write the task into the task set (create_task), then leave; asks first when the draft was never
+        validated or changed since."""
+        if self.refuse("save", self.step_problems()):
             self.go("save")
-            self.notify("; ".join(problems[:3]), title="Cannot save yet", severity="error")
             return
+        unproven = {
+            "none": "The draft was never validated (step 7): the task set will list it as not validated.",
+            "stale": "The draft changed since it was validated: the task set will list it as stale.",
+        }.get(self._validation())
+        if unproven is None:
+            self._save_now()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._save_now()
+
+        self.app.push_screen(ConfirmDialog(f"{unproven} Save anyway?", yes="Save"), answered)
+
+    def _save_now(self) -> None:
         final = self.spec(self.bench)
         self.save(final, None if self.draft_task is None else self.draft_spec())
 

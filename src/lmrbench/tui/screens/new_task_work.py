@@ -22,7 +22,7 @@ from lmrbench.authoring.draft import Draft, validated_key
 from lmrbench.authoring.index import FunctionInfo, index_repo_report
 from lmrbench.authoring.mask import MaskStyle, mask_source
 from lmrbench.authoring.paper import paper_pages
-from lmrbench.authoring.task_new import create_task, publish_task, remove_task, write_fields
+from lmrbench.authoring.task_new import create_task, publish_task, remove_task, rename_task, write_fields
 from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
@@ -111,12 +111,22 @@ class NewTaskWork(Screen[str | None]):
         spec = self.spec(self.draft.tasks_dir)
         if not self.query_one("#instruction", TextArea).text.strip():
             spec.instructions = ["(instruction to be written)"]
-        had_task = self.draft_task is not None
-        if not self.draft.needs_task(spec) and had_task:
+        made = self.draft.key
+        need = self.draft.needs_task(spec)
+        if self.draft_task is None:
+            return spec
+        if need == "rename" and spec.name:  # a folder rename: the recorded tests stay
+            try:
+                self.draft_task = rename_task(self.draft_task, spec.name)
+            except LmrError:
+                self.draft.key = made
+                raise
+            self.query_one(TaskTests).set_task(self.draft_task)
             return None
-        if had_task:
-            text = "the functions, mask or name changed: the draft task is made again; record its tests again"
-            self.notify(text, severity="warning")
+        if not need:
+            return None
+        text = "the functions or the mask changed: the draft task is made again; record its tests again"
+        self.notify(text, severity="warning")
         return spec
 
     @on(DraftReady)
@@ -143,9 +153,20 @@ class NewTaskWork(Screen[str | None]):
     def _recorded(self, message: Recorded) -> None:
         self.query_one(TaskTests).show_cases(message.impl, message.cases)
 
+    def refuse(self, what: str, problems: list[tuple[str, str]]) -> bool:
+        """Mark the steps with problems and list them (the flow's save part defines it); True when refused."""
+        raise NotImplementedError
+
+    def step_problems(self, *, tests: bool = False) -> list[tuple[str, str]]:
+        """Every part still missing, by step (the flow's save part defines it)."""
+        raise NotImplementedError
+
     @on(Button.Pressed, "#validate")
     def start_validate(self) -> None:
-        """Build the environment and validate the draft task."""
+        """Build the environment and validate the draft task; with parts missing, lists them all by step."""
+        if self.refuse("validate", self.step_problems(tests=True)):
+            return
+        self.query_one("#validate-summary", Label).update("validating: the build and the runs are in the log below")
         try:
             spec = self.draft_spec()
             final = self.spec(self.bench)

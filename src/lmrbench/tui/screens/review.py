@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.comment import CommentDialog
+from lmrbench.tui.dialogs.text_view import TextDialog
 from lmrbench.tui.widgets.code_diff import CodeDiff
 from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.review_facts import ReviewFacts
@@ -47,11 +48,13 @@ class ReviewScreen(Screen[None]):
         Binding("1", "label(1)", "Wrong", id="review.label1", tooltip="Label 1: logically incorrect"),
         Binding("2", "label(2)", "Logic ok", id="review.label2", tooltip="Label 2: logically correct"),
         Binding("3", "label(3)", "Correct", id="review.label3", tooltip="Label 3: completely correct"),
-        Binding("u", "unsure", "Unsure", id="review.unsure", show=False,
-                tooltip="Mark the label unsure (or sure again)"),
+        Binding("u", "unsure", "Unsure", id="review.unsure", tooltip="Mark the label unsure (or sure again)"),
         Binding("s", "skip", "Skip", id="review.skip", tooltip="Pass over this item for now (not a label)"),
+        Binding("x", "clear", "Clear", id="review.clear", tooltip="Remove your label of this item (z brings it back)"),
         Binding("z,ctrl+z", "undo", "Undo", id="review.undo", tooltip="Undo the last label, clear, skip or unsure"),
+        Binding("c", "comment", "Note", id="review.comment", tooltip="Add or edit a comment on this item"),
         Binding("n", "move(1)", "Next", id="review.next", tooltip="Next item (of the filter)"),
+        Binding("p", "move(-1)", "Prev", id="review.prev", tooltip="Previous item (of the filter)"),
         Binding("pagedown", "scroll_diff(1)", "Diff", id="review.diff_down", priority=True,
                 tooltip="Scroll the code down a page (j: a few lines)"),
         Binding("pageup", "scroll_diff(-1)", "Diff up", id="review.diff_up", priority=True, show=False,
@@ -60,16 +63,14 @@ class ReviewScreen(Screen[None]):
                 tooltip="Scroll the code down a few lines"),
         Binding("k", "scroll_lines(-3)", "Code up", id="review.lines_up", show=False,
                 tooltip="Scroll the code up a few lines"),
-        Binding("p", "move(-1)", "Prev", id="review.prev", show=False, tooltip="Previous item (of the filter)"),
-        Binding("x", "clear", "Clear label", id="review.clear", show=False,
-                tooltip="Remove your label of this item (z brings it back)"),
-        Binding("c", "comment", "Comment", id="review.comment", show=False,
-                tooltip="Add or edit a comment on this item"),
-        Binding("a", "cycle_filter", "Filter", id="review.filter", show=False,
+        Binding("i", "instruction", "Instr", id="review.instruction",
+                tooltip="Read the whole instruction the model was given"),
+        Binding("a", "cycle_filter", "Filter", id="review.filter",
                 tooltip="Show all, unlabelled, skipped, unsure, disagreeing with the judge or with the tests"),
-        Binding("q", "toggle_queue", "Queue", id="review.queue", show=False,
-                tooltip="Show or hide the queue beside the code"),
+        Binding("q", "toggle_queue", "Queue", id="review.queue", tooltip="Show or hide the queue beside the code"),
         Binding("escape", "leave", "Back", id="review.back", tooltip="Back to the task set"),
+        Binding("m", "agreement", "Agreement", id="review.agreement", show=False,
+                tooltip="This run's labels against the judge, the tests and the other annotators"),
     ]  # fmt: skip
 
     AUTO_FOCUS = "#queue"
@@ -94,6 +95,8 @@ class ReviewScreen(Screen[None]):
         self.filter: Filter | None = None
         self.pinned: int | None = None
         """An item just labelled or skipped: it stays shown (with its outcome) until the annotator moves."""
+        self._diff_of: int | None = None
+        """The item whose code the diff shows."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -105,11 +108,12 @@ class ReviewScreen(Screen[None]):
                 yield Label("", id="instruction", classes="hint", markup=False)
                 yield CodeDiff(id="diff")
                 yield ReviewFacts(id="facts")
-        yield KeysFooter()
+        yield KeysFooter(rows=2)
 
     def on_mount(self) -> None:
         """Open the session in a thread (it reads every candidate's files)."""
-        self.sub_title = f"review {self.run_path}"
+        # blind: no run folder in the title either (its name is often the model's)
+        self.sub_title = "review (blind)" if self.blind else f"review {self.run_path}"
         self.set_class(self.app.size.width < WIDE, "-narrow")
         self._open()
 
@@ -184,6 +188,7 @@ class ReviewScreen(Screen[None]):
         self.query_one(ReviewQueue).show(self._queue_rows(), self.pos)
         if not visible:
             self.query_one("#item-title", Label).update("no item matches this filter (a: next filter)")
+            self._diff_of = None
             await self.query_one(CodeDiff).message("")
             self.query_one(ReviewFacts).show(Text(""), Text(""), Text(""))
             return
@@ -193,20 +198,24 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import tests_text
 
         assert self.session is not None
-        title = Text(f"{item.task} #{item.impl} · {item.model}", style="bold")
+        # a blind review never names the run's model (its label), not even once an item is labelled
+        title = Text(f"{item.task} #{item.impl}" + ("" if self.session.blind else f" · {item.model}"), style="bold")
         if item.shared:
             title.append(" · shared: another annotator labels it too", style="bold")
         if item.reassigned:
             title.append(" · reassigned to others: your earlier label still counts (x clears it)", style="yellow")
+        title.append(" · i: instruction", style="dim")
         self.query_one("#item-title", Label).update(title)
         self.query_one("#instruction", Label).update(item.instruction)
         diff = self.query_one(CodeDiff)
         if not item.loaded:
             await asyncio.to_thread(self.session.sources, item)
-        if item.source_error:
-            await diff.message(f"cannot show the code: {item.source_error}")
-        else:
-            await diff.show(item.golden, item.candidate)
+        if self._diff_of != self.pos:  # a label, unsure or comment keeps the code where the reader left it
+            self._diff_of = self.pos
+            if item.source_error:
+                await diff.message(f"cannot show the code: {item.source_error}")
+            else:
+                await diff.show(item.golden, item.candidate)
         if not self.session.revealed(item):
             hidden = Text.assemble(
                 ("Unit tests and judge: ", "bold"), ("hidden until you label this item (blind review)", "dim")
@@ -346,6 +355,32 @@ class ReviewScreen(Screen[None]):
                 await self._show()
 
         self.app.push_screen(CommentDialog(f"Comment on {item.task} #{item.impl}", session.note_of(item)), done)
+
+    def action_instruction(self) -> None:
+        """Show the shown item's whole instruction (the screen has room for two or three lines of it)."""
+        item = self._current()
+        if item is not None:
+            self.app.push_screen(TextDialog(f"Instruction of {item.task} #{item.impl}", item.instruction))
+
+    async def action_agreement(self) -> None:
+        """The agreement figures of this run (``lmrbench labels agreement``); in a blind review once every item is
+        labelled, since they tell how the judge and the tests decided."""
+        from lmrbench.benchmark.labels.agreement import agreement
+        from lmrbench.benchmark.labels.render import render_markdown
+
+        if self.session is None:
+            return
+        done, _, total = self.session.progress()
+        if self.session.blind and done < total:
+            self.notify(f"{done}/{total} labelled: a blind review shows agreement once every item is labelled",
+                        title="Agreement", severity="warning")
+            return
+        try:
+            report = await asyncio.to_thread(agreement, [self.run_path], judge=self.judge)
+        except LmrError as exc:
+            self.notify(str(exc), title="Agreement", severity="error")
+            return
+        self.app.push_screen(TextDialog(f"Agreement: {self.run_path.name}", render_markdown(report), markdown=True))
 
     def action_leave(self) -> None:
         """Back to the previous screen (labels are already on disk)."""

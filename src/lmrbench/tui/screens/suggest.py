@@ -12,22 +12,30 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Static
+from textual.widgets import Checkbox, DataTable, Header, Input, Static
 
 from lmrbench.core.sandbox import SandboxKind
+from lmrbench.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from lmrbench.authoring.suggest import Suggestion
 
-COLUMNS = ("rank", "function", "score", "passage", "lines", "calls", "codec", "copies", "task")
+COLUMNS = ("rank", "function", "score", "task", "copies", "codec", "calls", "lines", "passage")
+"""The longest column last, so the short ones fit 80 columns; the status line says the highlighted row whole."""
 
 
 @dataclass(frozen=True)
 class Suggested:
-    """What the screen returns: the repository and the chosen function (``file::qualname``)."""
+    """What the screen returns: the repository, the chosen function (``file::qualname``), the paper and where in it
+    the function's passage is (the new-task flow opens with the function ticked and the paper at the passage)."""
 
     repo: str
     ref: str
+    paper: str = ""
+    page: int = 0
+    """The passage's page (1-based; 0: none)."""
+    passage: str = ""
+    """The passage's heading, searched for on that page."""
 
 
 class SuggestScreen(Screen[Suggested | None]):
@@ -62,7 +70,7 @@ class SuggestScreen(Screen[Suggested | None]):
             yield DataTable(id="suggest-table", cursor_type="row")
             yield Static("give the repository and the paper, then ctrl+g; Enter on a row makes a task of it",
                          id="suggest-status", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#suggest-table", DataTable).add_columns(*COLUMNS)
@@ -107,17 +115,30 @@ class SuggestScreen(Screen[Suggested | None]):
             f = c.function
             calls = ("not run" if not ran else f"- ({c.not_recordable})" if c.not_recordable
                      else f"{c.calls.count_text} by {c.caller}" if c.calls.calls else "none")
-            table.add_row(str(c.rank), f.ref, f"{c.ranked.score:.1f}", c.ranked.passage.label,
-                          f"{f.lineno}-{f.end_lineno}", calls, c.calls.codec or "-", ", ".join(c.copies) or "none",
-                          c.task or "-", key=f.ref)
+            table.add_row(str(c.rank), f.ref, f"{c.ranked.score:.1f}", c.task or "-", ", ".join(c.copies) or "none",
+                          c.calls.codec or "-", calls, f"{f.lineno}-{f.end_lineno}", c.ranked.passage.label,
+                          key=f.ref)
         self._status(f"{result.functions} functions ranked against {result.passages} passages of the paper; "
                      "Enter on a row makes a task of it")
         table.focus()
 
+    @on(DataTable.RowHighlighted, "#suggest-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Every column of the highlighted row in the status line (at 80 columns the table cannot show them all)."""
+        table = self.query_one("#suggest-table", DataTable)
+        row = [str(cell) for cell in table.get_row_at(event.cursor_row)]
+        self._status(" · ".join(f"{name}: {value}" for name, value in zip(COLUMNS, row, strict=True))
+                     + "; Enter makes a task of it")
+
     @on(DataTable.RowSelected, "#suggest-table")
     def _chosen(self, event: DataTable.RowSelected) -> None:
-        if self.result is not None and event.row_key.value:
-            self.dismiss(Suggested(self.repo, str(event.row_key.value)))
+        if self.result is None or not event.row_key.value:
+            return
+        ref = str(event.row_key.value)
+        passage = next((c.ranked.passage for c in self.result.candidates if c.function.ref == ref), None)
+        paper = self.query_one("#suggest-paper", Input).value.strip()
+        self.dismiss(Suggested(self.repo, ref, paper, passage.page if passage else 0,
+                               passage.title if passage else ""))
 
     def action_back(self) -> None:
         """Back without a choice."""

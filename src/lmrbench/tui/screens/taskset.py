@@ -13,17 +13,18 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Label, RichLog
-from textual.worker import Worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.tui.messages import TaskSetChanged
 from lmrbench.tui.widgets.keys_footer import KeysFooter
-from lmrbench.tui.workers import report_worker
+from lmrbench.tui.widgets.work_panel import WorkPanel
+from lmrbench.tui.workers import counted, report_worker, running_text
 
 if TYPE_CHECKING:  # the task and validation stack loads in the worker, after the first frame
     from lmrbench.benchmark.validation.task import ResultStatus
     from lmrbench.core.sandbox import SandboxKind
     from lmrbench.core.taskset import Task
-    from lmrbench.schemas.validation import ImplValidation
+    from lmrbench.schemas.validation import ImplValidation, ValidationSummary
 
 COLUMNS = ("task", "impl", "status", "golden", "mutants killed", "category", "last validated")
 
@@ -86,6 +87,18 @@ def _rows_of(task: Task, results: dict[int, tuple[ImplValidation | None, ResultS
     return rows
 
 
+def summary_line(summary: ValidationSummary) -> str:
+    """One line of a whole-set validation: the golden pass rate and how many are valid, as the CLI ends."""
+    n = len(summary.rows)
+    ran = n - sum(bool(r.environment_error) for r in summary.rows)
+    valid = sum(r.valid and not r.weak for r in summary.rows)
+    weak = sum(r.weak for r in summary.rows)
+    rate = summary.golden_pass_rate
+    head = "no implementation validated" if rate is None else f"golden pass rate {round(rate * ran)}/{ran} = {rate:.0%}"
+    tail = f"; {len(summary.problems)} problems (in the log)" if summary.problems else ""
+    return f"{head}; valid {valid}/{n}, valid but weak {weak}/{n}{tail}"
+
+
 class TaskSetScreen(Screen[None]):
     """Lists the task set; the first screen of the app."""
 
@@ -102,6 +115,9 @@ class TaskSetScreen(Screen[None]):
         Binding("slash", "focus_filter", "Filter", id="taskset.filter", tooltip="Filter rows by any text"),
         Binding("s", "sort", "Sort", id="taskset.sort", tooltip="Sort by the next column"),
         Binding("S", "reverse_sort", "Reverse", id="taskset.reverse", tooltip="Reverse the sort order"),
+        Binding("V", "validate_all", "Validate all", id="taskset.validate_all", show=False,
+                tooltip="Validate every task (unchanged ones reuse their results); says the golden pass rate"),
+        Binding("ctrl+t", "stop_work", "Stop", id="taskset.stop", show=False, tooltip="Stop validating"),
         Binding("ctrl+q", "app.quit", "Quit", id="taskset.quit", tooltip="Leave the app"),
         Binding(
             "escape", "clear_filter", "Clear filter", id="taskset.clear", show=False,
@@ -133,6 +149,7 @@ class TaskSetScreen(Screen[None]):
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Label("Warnings (tasks check)", classes="pane-title")
         yield RichLog(id="warnings", markup=False, wrap=True)
+        yield WorkPanel(id="work")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -227,8 +244,47 @@ class TaskSetScreen(Screen[None]):
         self.action_refresh()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker error of this screen ends up here: shown in the app, never as a traceback."""
+        """Every worker error of this screen ends up here: shown in the app, never as a traceback; a whole-set
+        validation that ended says its golden pass rate and reloads the table."""
+        worker = event.worker
+        if worker.group == "load" and event.state is WorkerState.SUCCESS:
+            return  # a reload is not work to report: the panel keeps what the last validation said
         report_worker(self, event)
+        if event.state is WorkerState.SUCCESS and worker.group == "validate" and worker.result is not None:
+            line = summary_line(worker.result)
+            panel = self.query_one(WorkPanel)
+            for problem in worker.result.problems:
+                panel.post_message(WorkPanel.Logged(f"problem: {problem}"))
+            panel.done(line)
+            self.notify(line, title="Validated the task set", timeout=10)
+            self.action_refresh()
+
+    def action_validate_all(self) -> None:
+        """Validate every task of the set (the CLI's ``lmrbench validate``), live in the work panel."""
+        if any(w.group == "validate" and w.is_running for w in self.workers):
+            self.notify(f"the {running_text(['validate'])} is running (ctrl+t stops it)", severity="warning")
+            return
+        self.validate_all()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
+    @counted
+    def validate_all(self) -> ValidationSummary:
+        """Run golden, masked and mutants of every implementation (results of unchanged tasks are reused)."""
+        from lmrbench.benchmark.validation.taskset import validate_taskset
+
+        return validate_taskset(self.bench, sandbox=self.sandbox, progress=self.query_one(WorkPanel).progress(),
+                                cancel=get_current_worker().cancelled_event)
+
+    def action_stop_work(self) -> None:
+        """Stop a running validation (what is done stays on disk)."""
+        for worker in self.workers:
+            if worker.group == "validate":
+                worker.cancel()
+
+    def unsaved_work(self) -> str | None:
+        """A running validation (the app asks before quitting)."""
+        running = [w.group for w in self.workers if w.group == "validate" and w.is_running]
+        return f"the running {running_text(running)}" if running else None
 
     def selected_task(self) -> Path | None:
         """The folder of the task under the cursor."""
@@ -275,8 +331,7 @@ class TaskSetScreen(Screen[None]):
 
         def chosen(pick: Suggested | None) -> None:
             if pick is not None:
-                self.app.notify(f"choose {pick.ref} in the Function step", title="Suggested")
-                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox),
+                self.app.push_screen(NewTaskScreen(self.bench, source=pick.repo, sandbox=self.sandbox, pick=pick),
                                      self._after_edit)
 
         self.app.push_screen(SuggestScreen(self.bench, sandbox=self.sandbox), chosen)
@@ -289,9 +344,15 @@ class TaskSetScreen(Screen[None]):
             return
         from lmrbench.tui.screens.edit_task import EditTaskScreen
 
-        self.app.push_screen(EditTaskScreen(path, sandbox=self.sandbox), self._after_edit)
+        self.app.push_screen(EditTaskScreen(path, sandbox=self.sandbox), self._after_change)
 
     def _after_edit(self, saved: str | None) -> None:
+        """After the new-task flow: say what it saved."""
         if saved:
             self.notify(f"saved {saved}")
+            self.action_refresh()
+
+    def _after_change(self, changed: str | None) -> None:
+        """After the edit screen (which said what it saved, validated or recorded): reload."""
+        if changed:
             self.action_refresh()

@@ -132,6 +132,12 @@ class FunctionPicker(Widget):
         tree.root.expand()
         self.refilter()
 
+    def highlight(self, key: str) -> None:
+        """Put the list's cursor on a shown function (``file::qualname``): its code shows beside it."""
+        shown = [key_of(fn) for fn in self._shown]
+        if key in shown:
+            self.query_one(OptionList).highlighted = shown.index(key)
+
     def refilter(self) -> None:
         """Apply the search text and the file chosen in the tree."""
         query = self.query_one("#fp-search", Input).value

@@ -4,6 +4,7 @@ keys a screen shows fit whole at 80 columns."""
 from __future__ import annotations
 
 from textual import events
+from textual.app import ComposeResult
 from textual.widgets import Footer
 
 WIDE = 120
@@ -11,7 +12,19 @@ WIDE = 120
 
 
 class KeysFooter(Footer):
-    """Textual's footer, narrowed on narrow terminals."""
+    """Textual's footer, narrowed on narrow terminals; ``rows`` above 1 lays the keys out in that many rows (a
+    screen with more keys than one row holds at 80 columns, styled ``height: rows; layout: grid`` in app.tcss)."""
+
+    def __init__(self, *, rows: int = 1) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, in ``rows`` rows."""
+        keys = list(super().compose())
+        if self.rows > 1:
+            self.styles.grid_size_columns = max(1, -(-len(keys) // self.rows))
+        yield from keys
 
     def on_mount(self) -> None:
         """Fit the terminal's width."""

@@ -9,7 +9,8 @@ from textual.widgets import Static
 
 
 class ReviewFacts(VerticalScroll):
-    """Three short panes of text set by the screen; as tall as they need, up to a third of the screen."""
+    """Three short panes of text set by the screen (the label given on top); as tall as they need, up to a third of
+    the screen."""
 
     DEFAULT_CSS = """
     ReviewFacts { height: auto; max-height: 33%; background: $panel; padding: 0 1; }
@@ -17,9 +18,10 @@ class ReviewFacts(VerticalScroll):
     """
 
     def compose(self) -> ComposeResult:
+        # the label first: after a key it is what changed, and it must not fall below a long judge's reasons
+        yield Static("", id="facts-label", markup=False)
         yield Static("", id="facts-tests", markup=False)
         yield Static("", id="facts-judge", markup=False)
-        yield Static("", id="facts-label", markup=False)
 
     def show(self, tests: Text, judge: Text, label: Text) -> None:
         """Replace the three panes (an empty one takes no room)."""

@@ -54,8 +54,8 @@ class TaskTests(Vertical):
         self.query_one(DataTable).add_columns("impl", "test", "function", "arguments", "returns", "replay")
 
     def set_task(self, task: Task | None) -> None:
-        """Say which task the tests belong to and which test files exist; an empty command becomes the one the tests
-        were recorded with."""
+        """Say which task the tests belong to, which test files exist and the cases recorded; an empty command
+        becomes the one the tests were recorded with."""
         status = self.query_one("#tests-status", Label)
         if task is None:
             status.update("the task is made in the draft folder when you record or scaffold")
@@ -65,7 +65,10 @@ class TaskTests(Vertical):
             if (task.repo_dir / t).is_file()
         ]
         status.update(f"task {task.name}; test files: {', '.join(have) or 'none yet'}")
-        from lmrbench.authoring.recorded_tests import recorded_command
+        from lmrbench.authoring.recorded_tests import recorded_cases, recorded_command
+
+        for impl in task.info.implementations:  # the cases on disk, recorded in an earlier session too
+            self.show_cases(impl.index, recorded_cases(task, impl.index))
 
         command = self.query_one("#tests-cmd", Input)
         if not command.value.strip():

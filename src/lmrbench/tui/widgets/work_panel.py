@@ -15,7 +15,10 @@ from textual.widgets import Label, ProgressBar, RichLog
 
 
 class WorkPanel(Widget):
-    """Shows the phase, the progress and the log lines of the work a screen runs in its workers."""
+    """Shows the phase, the progress and the log lines of the work a screen runs in its workers.
+
+    The new-task flow's log yields to the step on short terminals (one line below 36 rows: app.tcss), every log
+    grows on tall ones, and ``ctrl+f`` on it shows it whole."""
 
     DEFAULT_CSS = """
     WorkPanel {
@@ -83,7 +86,10 @@ class WorkPanel(Widget):
         self.add_class("-quiet")
 
     def done(self, text: str) -> None:
-        """Mark the work finished (from the UI thread)."""
+        """Mark the work finished (from the UI thread); a log with lines gets it too, so an earlier error is not
+        the last line it shows."""
+        if not self.has_class("-idle"):
+            self.query_one(RichLog).write(f"done: {text}")
         bar = self.query_one(ProgressBar)
         total = bar.total or 1
         bar.update(total=total, progress=total)
