@@ -132,7 +132,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 if sys.argv[3] == "loaded":  # what a trusted side that uses them has loaded
     import pandas, numpy.random
-    pandas.DataFrame({"a": [1.0, 2.0], "b": ["x", None]})  # pandas' own lazy imports (its string dtype may load pyarrow)
+    pandas.DataFrame({"a": [1.0, 2.0], "b": ["x", None]})  # pandas' own lazy imports (pyarrow strings)
 import numpy as np
 import lmrbench_reply, lmrbench_values
 case, arrays = lmrbench_values.read_case_file(sys.argv[2])
