@@ -14,6 +14,7 @@ from lmrbench.benchmark.validation.store import result_path, task_fingerprint
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import default_run_dir
 from lmrbench.fsutil import atomic_write_json
+from lmrbench.schemas.testrun import TestReport, TestStatus
 from lmrbench.schemas.validation import ImplValidation
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.taskset import TaskSetScreen
@@ -37,6 +38,8 @@ def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: in
     res = ImplValidation(
         task=task.name, impl=1, sandbox="local", fingerprint=task_fingerprint(task), repeat=3,
         golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid, weak=weak,
+        golden_runs=[TestReport(status=TestStatus.PASSED if k < (3 if valid else 1) else TestStatus.FAILED,
+                                sandbox="local") for k in range(3)],
         reasons=[] if valid else ["golden code failed 2 of 3 runs"],
         finished_at=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
     )
