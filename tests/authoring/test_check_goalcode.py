@@ -72,6 +72,16 @@ def test_the_golden_codes_unseeded_draws_and_gpu_need_are_named(tmp_path: Path) 
         == ["T314"]
 
 
+def test_a_goal_function_defined_in_its_test_file_is_named_at_its_definition(tmp_path: Path) -> None:
+    # the official 03, 06 and 20: the goal function lives in the test file, so its tests run in the candidate's process
+    test = "import numpy as np\n\n\n" + GOLDEN.split("\n\n\n", 1)[1] + "\n\ndef test_it():\n    assert True\n"
+    task = write_task(tmp_path, "1-inside", test=test, impl={"goal_file": "unit_test/unit_test_1.py"})
+    (code, line), = _codes(task, "F117")
+    assert code == "F117"
+    assert (task / REPO / "unit_test" / "unit_test_1.py").read_text().splitlines()[line - 1] \
+        .startswith("def greedy_decode(")
+
+
 def test_a_golden_body_kept_in_comments_of_the_masked_file_is_a_leak(tmp_path: Path) -> None:
     task = write_task(tmp_path, "1-comments")
     body = GOLDEN.split("def greedy_decode(", 1)[1].split("\n\n\n", 1)[0]

@@ -38,6 +38,16 @@ def golden_defs(task: Task, impl: Implementation) -> list[tuple[str, str, ast.Fu
     return out
 
 
+def _def_line(task: Task, impl: Implementation, rel: str) -> int:
+    """The line of the first goal function defined in the repository file ``rel`` (0 when it cannot be read)."""
+    try:
+        tree = pyparse.parse((task.repo_dir / rel).read_bytes().decode("utf-8", "replace"))
+    except (OSError, SyntaxError, ValueError):
+        return 0
+    nodes = [pyparse.find_def(tree, q) for q in impl.qualnames]
+    return min((n.lineno for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), default=0)
+
+
 def goal_code_findings(task: Task, impl: Implementation) -> list[Finding]:
     """F117, T313 and T314 of one implementation."""
     out: list[Finding] = []
@@ -46,7 +56,7 @@ def goal_code_findings(task: Task, impl: Implementation) -> list[Finding]:
         out.append(Finding("F117", task.name, f"{task.info.repo_folder_name}/{test}", f"{tag}: the goal function "
                            f"is defined in the test file {test}: its tests run in the candidate's own process "
                            "(weaker evidence, and the candidate sees the tests); move the function to a module of "
-                           "its own"))
+                           "its own", _def_line(task, impl, test)))
     tests_seed = None
     for rel, q, node in golden_defs(task, impl):
         line = unseeded_random(node)
