@@ -69,9 +69,26 @@ def test_every_run_keeps_its_evidence_and_regrade_gives_the_same_figures(validat
     code, out = regrade(bench, monkeypatch)
     assert code == 0, out
     assert "regraded 3/3 implementations" in out
-    assert "golden pass rate: stored 3/3 = 100.0%, regraded 3/3 = 100.0%" in out
+    assert "golden pass rate: stored 3/3 that ran (100.0%), regraded 3/3 that ran (100.0%)" in out
     assert f"mutants killed: stored {kills}/{total}, regraded {kills}/{total}" in out
     assert "every verdict is the same" in out
+
+
+def test_an_implementation_that_never_ran_counts_in_no_rate(validated, tmp_path, monkeypatch) -> None:
+    from helpers.vec_task import write_small_task
+
+    bench = tmp_path / "bench"
+    shutil.copytree(validated[0], bench)
+    empty = write_small_task(bench, name="2-Empty").repo_dir
+    shutil.rmtree(empty)
+    empty.mkdir()  # a submodule never checked out
+    summary = validate_taskset(bench, sandbox="local", options=ValidateOptions(repeat=1, max_mutants=1, timeout=120))
+    assert [r.task for r in summary.rows if r.not_run] == ["2-Empty"]
+
+    code, out = regrade(bench, monkeypatch)
+    assert code == 0, out
+    assert "regraded 4/4 implementations" in out  # its check was decided from no run, and is again
+    assert "golden pass rate: stored 3/3 that ran (100.0%), regraded 3/3 that ran (100.0%)" in out
 
 
 def test_a_tampered_report_changes_the_regraded_verdict_and_missing_evidence_is_named(
@@ -92,7 +109,7 @@ def test_a_tampered_report_changes_the_regraded_verdict_and_missing_evidence_is_
     # the edited report no longer carries its run's seal: the golden run is an error, the implementation invalid
     assert "changed: 1-Calc#1 golden run 1: passed -> error" in out
     assert "changed: 1-Calc#1 valid: True -> False" in out
-    assert "golden pass rate: stored 3/3 = 100.0%, regraded 2/3 = 66.7%" in out
+    assert "golden pass rate: stored 3/3 that ran (100.0%), regraded 2/3 that ran (66.7%)" in out
     assert "not regraded: 1-Calc#2:" in out and "no evidence kept" in out
 
 
@@ -111,7 +128,7 @@ def test_a_changed_decision_is_measured_on_the_stored_runs_without_running_them(
     code, out = regrade(validated[0], monkeypatch)
     assert code == 1
     assert "changed: 1-Calc#2 golden run 1: passed -> failed" in out
-    assert "golden pass rate: stored 3/3 = 100.0%, regraded 2/3 = 66.7%" in out
+    assert "golden pass rate: stored 3/3 that ran (100.0%), regraded 2/3 that ran (66.7%)" in out
     assert "1-Calc#1" not in out.split("changed:", 1)[1]  # the others' verdicts stand
 
 

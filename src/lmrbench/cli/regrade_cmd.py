@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from lmrbench.errors import LmrError
 from lmrbench.schemas.validation import ImplValidation
 
 
@@ -20,6 +21,8 @@ def regrade(
     """Decide every stored verdict again from its runs' evidence (run spec, junit and seal reports, whole log)
     without starting any container or test process; print the figures and each verdict that now differs.
     Exit 1 when a verdict differs or some result kept no evidence."""
+    if not path.is_dir():
+        raise LmrError("not a folder", path)
     console = Console(soft_wrap=True)
     is_run = (path / "run.json").is_file()
     if not (_regrade_run(console, path) if is_run else _regrade_bench(console, path, run_dir)):
@@ -27,8 +30,10 @@ def regrade(
 
 
 def _rate(results: list[ImplValidation], rate: float | None) -> str:
-    ran = sum(not r.environment_error for r in results)
-    return "-" if rate is None else f"{round(rate * ran)}/{ran} = {rate:.1%}"
+    from lmrbench.benchmark.validation.store import golden_ran
+
+    ran = len(golden_ran(results))
+    return "-" if rate is None else f"{round(rate * ran)}/{ran} that ran ({rate:.1%})"
 
 
 def _kills(results: list[ImplValidation]) -> str:
@@ -39,8 +44,10 @@ def _regrade_bench(console: Console, bench: Path, run_dir: Path | None) -> bool:
     from lmrbench.benchmark.validation.regrade import regrade_bench
 
     out = regrade_bench(bench, run_dir)
-    n = len(out.stored) - len(out.not_regraded)
-    console.print(f"regraded {n}/{len(out.stored)} implementations from their evidence (nothing run)", highlight=False)
+    n = len(out.stored) - len(out.not_regraded) - out.not_run
+    stood = f"; {out.not_run} not run stand as stored" if out.not_run else ""
+    console.print(f"regraded {n}/{len(out.stored)} implementations from their evidence (nothing run{stood})",
+                  highlight=False)
     console.print(f"golden pass rate: stored {_rate(out.stored, out.stored_rate)}, "
                   f"regraded {_rate(out.regraded, out.regraded_rate)}", highlight=False)
     console.print(f"mutants killed: stored {_kills(out.stored)}, regraded {_kills(out.regraded)}", highlight=False)

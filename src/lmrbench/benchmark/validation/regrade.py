@@ -43,6 +43,9 @@ class BenchRegrade:
     """One line per verdict that now differs: ``task#impl what: before -> after``."""
     not_regraded: list[str] = field(default_factory=list)
     """One line per result that could not be derived again, and why."""
+    not_run: int = 0
+    """Results whose golden code never ran (stopped by the checkout or the environment before any run): nothing
+    decided them from a run, so they stand as stored."""
 
     @property
     def stored_rate(self) -> float | None:
@@ -68,10 +71,15 @@ def regrade_bench(bench: Path, run_dir: Path | None = None) -> BenchRegrade:
     for (name, index), old in sorted(stored.items()):
         out.stored.append(old)
         task = by_name.get(name)
+        folder = evidence_dir(run_dir, name, index)
+        if old.not_run is not None and not (folder / CHECK_FILE).exists():
+            out.not_run += 1
+            out.regraded.append(old)
+            continue
         try:
             if task is None:
                 raise LmrError("the task no longer loads", bench / name)
-            new = regrade_impl(task, old, evidence_dir(run_dir, name, index))
+            new = regrade_impl(task, old, folder)
         except LmrError as exc:
             out.not_regraded.append(f"{name}#{index}: {exc}")
             out.regraded.append(old)

@@ -7,7 +7,9 @@ same sandbox, and had no infrastructure error; anything else validates again.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -37,7 +39,10 @@ def evidence_dir(run_dir: Path, task_name: str, impl_index: int) -> Path:
     return Path(run_dir) / task_name / f"impl-{impl_index}.runs"
 
 
-def golden_ran(rows: list[SummaryRow]) -> list[SummaryRow]:
+R = TypeVar("R", SummaryRow, ImplValidation)
+
+
+def golden_ran(rows: Sequence[R]) -> list[R]:
     """The implementations whose golden code ran: one stopped before it (by its checkout, its environment or the
     codec) is not run, and counts in no golden pass rate."""
     return [r for r in rows if r.not_run is None and not r.environment_error]
