@@ -17,6 +17,11 @@ from lmrbench.core.taskset import Task
 
 pytest_plugins = ["helpers.docker_engine"]
 DOCKER_TESTS = Path(__file__).parent / "docker"
+_HERE = Path(__file__).parent
+SLOW_PATHS = (DOCKER_TESTS, _HERE / "cli", _HERE / "tui", _HERE / "benchmark" / "test_wheel_resolution.py",
+              _HERE / "benchmark" / "test_local_runner.py")
+"""Left out of the quick tier: the Docker tests, the installed console script run as a user runs it, the app,
+wheels downloaded from PyPI and the local runner's venvs."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -37,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first: tests marked ``long``, then the Docker folder, then the rest. xdist hands tests out in
     collection order, so a two-minute test collected last keeps one worker busy while the others have finished.
-    The sort is stable: each file keeps its order."""
+    The sort is stable: each file keeps its order. Every other test is marked ``quick`` (``pytest -m quick``)."""
 
     def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("long"):
@@ -45,6 +50,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return 1 if DOCKER_TESTS in item.path.parents else 2
 
     items.sort(key=rank)
+    for item in items:
+        if not (item.get_closest_marker("docker") or item.get_closest_marker("long")
+                or any(p == item.path or p in item.path.parents for p in SLOW_PATHS)):
+            item.add_marker(pytest.mark.quick)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "fixture",
