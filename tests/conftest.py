@@ -51,7 +51,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     items.sort(key=rank)
     for item in items:
-        if not (item.get_closest_marker("docker") or item.get_closest_marker("long")
+        if not (any(item.get_closest_marker(m) for m in ("docker", "long", "network"))
                 or any(p == item.path or p in item.path.parents for p in SLOW_PATHS)):
             item.add_marker(pytest.mark.quick)
 

@@ -40,6 +40,7 @@ def _local_wheel(folder, name: str = "lmrbench_local_only", version: str = "1.0"
     return path
 
 
+@pytest.mark.network  # the export adds pytest's wheel, from PyPI
 def test_the_export_resolves_its_wheels_with_the_index_options_the_task_build_honours(tmp_path, monkeypatch):
     """A requirement only a ``--find-links`` folder holds: the task's own build finds it there, and so must the
     export's wheels (it used to resolve without the option line, and failed)."""
