@@ -40,9 +40,10 @@ from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.warm_pool import Pool
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
+from lmrbench.harness.warm import GRACE_SECONDS, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 if TYPE_CHECKING:
