@@ -15,7 +15,6 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
 
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, RunResult, killed_at_timeout
 from lmrbench.harness.payload import boot_command
@@ -23,8 +22,6 @@ from lmrbench.runtime.lmrbench_protocol import DONE_MARK, ENDED_MARK, OUT_LIMIT,
 
 IDLE_SECONDS = 120.0
 """A warm boot with no request for this long ends by itself (a runner gone without closing it)."""
-REUSE_SECONDS = 60.0
-"""A runner does not hand a run to a warm boot idle for longer (it may be about to end); it starts another."""
 GRACE_SECONDS = 30.0
 """How long past a run's timeout the host waits for the warm boot's word before it gives the boot up."""
 PRELOAD = ("pytest",)
@@ -156,66 +153,3 @@ def ran(served: Served, timeout: float, t0: float) -> tuple[RunResult, bytes]:
     if served.timed_out:
         return RunResult(None, True, killed_at_timeout(served.output, timeout), duration), b""
     return RunResult(served.exit_code, False, served.output, duration), served.stdout
-
-
-class Session(Protocol):
-    """A warm boot a runner keeps: in a container, or a process of this machine."""
-
-    key: tuple[object, ...]
-    """What runs it may serve: the same image (or venv), limits and preloaded modules."""
-    last_used: float
-    broken: bool
-    """Set when it can serve no more runs (it ended, or a run's word never came)."""
-
-    def close(self) -> None:
-        """End it (idempotent, never raises)."""
-
-
-S = TypeVar("S", bound=Session)
-
-
-class Pool(Generic[S]):
-    """A runner's idle warm boots, by key: a run takes one (or the runner starts one) and gives it back; at
-    most ``limit`` are kept idle, the least recently used ended first."""
-
-    def __init__(self, limit: int = 4) -> None:
-        self.limit = limit
-        self._idle: list[S] = []
-        self._lock = threading.Lock()
-
-    def take(self, key: tuple[object, ...]) -> S | None:
-        """An idle warm boot for ``key`` (used within ``REUSE_SECONDS``), or None."""
-        stale: list[S] = []
-        found = None
-        with self._lock:
-            now = time.monotonic()
-            for s in reversed(self._idle):
-                if s.key == key and not s.broken and now - s.last_used < REUSE_SECONDS:
-                    found = s
-                    break
-            stale = [s for s in self._idle if s.broken or now - s.last_used >= REUSE_SECONDS]
-            self._idle = [s for s in self._idle if s is not found and s not in stale]
-        for s in stale:
-            s.close()
-        return found
-
-    def give(self, session: S) -> None:
-        """Back after a run: kept idle, or ended when broken or over the limit."""
-        session.last_used = time.monotonic()
-        extra: list[S] = []
-        with self._lock:
-            if session.broken:
-                extra = [session]
-            else:
-                self._idle.append(session)
-                while len(self._idle) > self.limit:
-                    extra.append(self._idle.pop(0))
-        for s in extra:
-            s.close()
-
-    def close(self) -> None:
-        """End every idle warm boot (a command's end: none is left running after it)."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for s in idle:
-            s.close()

@@ -1,5 +1,6 @@
 """A cold run: a fresh container per run, fed the payload on stdin, waited for with the run's timeout and
-removed in ``finally`` (also on a timeout or Ctrl-C: by name, so that an interrupted ``create`` leaves none)."""
+removed in ``finally`` (also on a timeout or Ctrl-C: by name, so that an interrupted ``create`` leaves none).
+It gives back how the process ended and its raw stdout; reading the boot's closing frame is the harness's."""
 
 from __future__ import annotations
 
@@ -9,25 +10,25 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmrbench.core.sandbox import RunResult, killed_at_timeout, tail
-from lmrbench.harness import payload
+from lmrbench.runtime.lmrbench_protocol import OUT_LIMIT
 
 if TYPE_CHECKING:
     import docker
 
 _STDERR_KEEP = 256_000
-_STDOUT_LIMIT = payload.OUT_LIMIT * 2
+_STDOUT_LIMIT = OUT_LIMIT * 2
 """Most of a run's stdout kept: the boot script's frame (base64 of a capped out folder) fits well inside."""
 
 
 def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], tag: str,
                      rebuilt: Callable[[], str], name: str, data: bytes, timeout: float, t0: float,
-                     out_dir: Path | None, mem_limit: object = None) -> RunResult:
-    """Create (``create(image)``), start, feed, wait for and remove the run's container; how the run ended.
-    ``rebuilt()`` gives the image again when ``tag`` is gone."""
+                     mem_limit: object = None) -> tuple[RunResult, bytes]:
+    """Create (``create(image)``), start, feed, wait for and remove the run's container; how the run ended and
+    its stdout (empty after a timeout or an infrastructure error). ``rebuilt()`` gives the image again when
+    ``tag`` is gone."""
     import docker
     import requests
 
@@ -65,7 +66,7 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
         state = (client.api.inspect_container(container.id) or {}).get("State", {})
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
-                         infra_error=f"Docker: {type(exc).__name__}: {exc}")
+                         infra_error=f"Docker: {type(exc).__name__}: {exc}"), b""
     finally:
         # by name: an interrupt during ``create`` leaves a container that ``container`` never held
         with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
@@ -75,8 +76,8 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
     if state.get("OOMKilled"):
         output += f"\n[killed: out of memory (limit {mem_limit})]"
     if timed_out:
-        return RunResult(None, True, killed_at_timeout(output, timeout), duration)
-    return payload.closing(RunResult(exit_code, False, output, duration), bytes(stdout), out_dir)
+        return RunResult(None, True, killed_at_timeout(output, timeout), duration), b""
+    return RunResult(exit_code, False, output, duration), bytes(stdout)
 
 
 def _send(raw: socket.socket, data: bytes) -> None:

@@ -40,9 +40,10 @@ from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.warm_pool import Pool
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
+from lmrbench.harness.warm import GRACE_SECONDS, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 if TYPE_CHECKING:
@@ -248,7 +249,8 @@ class DockerRunner:
                     return payload.closing(*served, out_dir)
                 check_cancel(cancel)  # a warm container killed by the cancel is no reason to start a cold one
             command = payload.boot_argv(WORK, argv, worker, timeout=timeout, env=env, ids=ids)
-            return self._run_container(task, tag, name, command, resources, data, timeout, t0, out_dir, network)
+            ran_cold = self._run_container(task, tag, name, command, resources, data, timeout, t0, network)
+            return payload.closing(*ran_cold, out_dir)
 
     def _create_args(self, task: Task, resources: dict, network: bool) -> dict:
         """What every run container (cold or warm) is created with, besides its image, command and name."""
@@ -312,9 +314,9 @@ class DockerRunner:
         self._warm.close()
 
     def _run_container(self, task: Task, tag: str, name: str, command: list[str], resources: dict,
-                       data: bytes, timeout: float, t0: float, out_dir: Path | None, network: bool) -> RunResult:
-        """A cold run in a fresh container (``container_run``); an image removed since the task's last
-        ``prepare`` is built again."""
+                       data: bytes, timeout: float, t0: float, network: bool) -> tuple[RunResult, bytes]:
+        """A cold run in a fresh container (``container_run``): how it ended and its stdout; an image removed
+        since the task's last ``prepare`` is built again."""
 
         def rebuilt() -> str:
             with self._lock:
@@ -323,5 +325,5 @@ class DockerRunner:
 
         create = functools.partial(self.client.containers.create, command=command, name=name,
                                    **self._create_args(task, resources, network))
-        return run_in_container(self.client, create, tag, rebuilt, name, data, timeout, t0, out_dir,
+        return run_in_container(self.client, create, tag, rebuilt, name, data, timeout, t0,
                                 resources.get("mem_limit"))

@@ -39,10 +39,11 @@ from lmrbench.benchmark.sandbox.wheelhouse import (
 from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, killed_at_timeout, tail
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
+from lmrbench.core.warm_pool import Pool
 from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, Pool, new_nonce, ran, request, warm_command, warm_preload
+from lmrbench.harness.warm import GRACE_SECONDS, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
 
 WEAKER_ISOLATION = (
