@@ -161,6 +161,10 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
         "an answer that detaches its result passes (M1 detach: line 9: detach 'losses' from the autograd graph)"]
     equivalent = mutants[0].model_copy(update={"equivalent": True})
     assert weak_reasons([equivalent], []) == []
+    # the pinned parameter is a typed field; a result written before it (no ``pinned``) still names it
+    typed = mutant("pin_parameter", "beta := 0.1", False).model_copy(update={"pinned": "beta"})
+    assert weak_reasons([typed], []) == ["no test varies beta"]
+    assert mutants[0].pinned == "" and weak_reasons(mutants[:1], []) == ["no test varies beta"]
     assert verdict(True, True, 12, 12, 0.75, ["no test varies beta"]) == "weak: no test varies beta"
     assert verdict(True, True, 2, 12, 0.75, ["no test varies beta"]) == \
         "weak: kills 2/12 = 17% < 75%; no test varies beta"

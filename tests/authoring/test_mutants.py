@@ -133,7 +133,7 @@ def test_mistake_kinds_change_the_body_as_described():
         assert mu.source.split('"""Doc."""\n')[1] == body.replace(old, new, 1), mu.description
 
     pinned = mutant_of(mutants, "pin_parameter", "epsilon to 0.2")
-    assert pinned.description == "pin epsilon to 0.2 (its recorded value)"
+    assert pinned.description == "pin epsilon to 0.2 (its recorded value)" and pinned.pinned == "epsilon"
     assert '"""Doc."""\n    epsilon = 0.2\n    valid = ' in pinned.source
     assert "    epsilon = 0.1\n" in mutant_of(mutants, "pin_parameter", "epsilon to 0.1 (its default)").source
     assert "    ignore_index = -100\n" in mutant_of(mutants, "pin_parameter", "ignore_index").source

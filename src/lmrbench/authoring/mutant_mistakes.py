@@ -237,7 +237,7 @@ def pin_edits(module: cst.Module, func: cst.FunctionDef, params: list[str], pins
             values.setdefault(defaults[name], "its default")
         for value, why in values.items():
             edits.append(Edit("pin_parameter", f"pin {name} to {value} ({why})", func,
-                              _prepend(func, f"{name} = {value}")))
+                              _prepend(func, f"{name} = {value}"), pinned=name))
     return edits
 
 

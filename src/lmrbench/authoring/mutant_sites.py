@@ -53,6 +53,8 @@ class Edit:
     description: str
     old: cst.CSTNode
     new: cst.CSTNode
+    pinned: str = ""
+    """For ``pin_parameter``: the parameter pinned."""
 
 
 def snippet(module: cst.Module, node: cst.CSTNode, limit: int = 48) -> str:

@@ -48,6 +48,8 @@ class Mutant:
     kind: str
     description: str
     source: str
+    pinned: str = ""
+    """For ``pin_parameter``: the parameter pinned."""
 
     @property
     def digest(self) -> str:
@@ -138,7 +140,7 @@ def generate_mutants(
             continue
         if text not in seen:
             seen.add(text)
-            out.append(Mutant(kind=edit.kind, description=edit.description, source=text))
+            out.append(Mutant(kind=edit.kind, description=edit.description, source=text, pinned=edit.pinned))
     return out
 
 

@@ -81,7 +81,7 @@ def describe_selection(
         kept_ids = set().union(*(probe.kills.get(c["file"], set()) for c in sel.kept)) if sel.kept else set()
         _, equivalent = kept_kills(probe, sel)
         catches += [MutantCatch(target=target, digest=m.digest, kind=m.kind, description=m.description,
-                                killed=m.digest in kept_ids, equivalent=m.digest in equivalent
+                                pinned=m.pinned, killed=m.digest in kept_ids, equivalent=m.digest in equivalent
                                 and m.digest not in probe.untried,
                                 hint=kill_hint(m.kind, m.description) if m.digest in equivalent
                                 and m.kind in WEAK_KINDS else "")

@@ -103,6 +103,8 @@ class MutantCatch(BaseModel):
     """What was changed."""
     killed: bool
     """The kept cases kill it."""
+    pinned: str = ""
+    """For a ``pin_parameter`` mutant: the parameter it pins (empty in files written before this field)."""
     equivalent: bool = False
     """No recorded or added call tells it from the golden code: equivalent on every recorded input (not
     counted against the tests)."""

@@ -88,6 +88,8 @@ class MutantResult(_Strict):
     """The mutant's name in the run (``M3 flip_sign``)."""
     diff: str = ""
     """The change as a short unified diff of the goal file."""
+    pinned: str = ""
+    """For a ``pin_parameter`` mutant: the parameter it pins (empty in results written before this field)."""
     equivalent: bool = False
     """The mutant survived, and no recorded call (nor any case the recording added) told it from the golden
     code: equivalent on every recorded input, not counted against the tests."""

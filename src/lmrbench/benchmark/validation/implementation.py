@@ -265,8 +265,8 @@ class ImplCheck:
             golden = self.task.golden_path(self.impl, self.impl.goal_files.index(goal)).read_text(encoding="utf-8")
             killed = report.status in _KILLING
             res.mutants.append(MutantResult(
-                qualname=qual, kind=mutant.kind, description=mutant.description, status=report.status,
-                killed=killed, detail=(", ".join(failing) or report.detail)[:200],
+                qualname=qual, kind=mutant.kind, description=mutant.description, pinned=mutant.pinned,
+                status=report.status, killed=killed, detail=(", ".join(failing) or report.detail)[:200],
                 name=mutant_name(k, mutant.kind), diff=mutant_diff(golden, mutant.source, goal),
                 equivalent=not killed and report.status is not TestStatus.INFRA_ERROR
                 and mutant.digest in self._facts.equivalent,

@@ -44,6 +44,12 @@ def survivors(mutants: list[MutantResult]) -> list[MutantResult]:
     return [m for m in mutants if not m.killed and not m.equivalent and m.status is not TestStatus.INFRA_ERROR]
 
 
+def pinned_parameter(m: MutantCatch | MutantResult) -> str:
+    """The parameter a ``pin_parameter`` mutant pins: its ``pinned`` field, or, in a file written before that
+    field, the name its description gives (``pin beta to 0.1 (its default)``)."""
+    return m.pinned or m.description.split("pin ", 1)[-1].split(" ", 1)[0]
+
+
 def recorded_reasons(catches: list[MutantCatch], unvaried: list[str]) -> list[str]:
     """The recording's equivalent mutants shaped like real mistakes (those with a ``hint``), named with their
     description and what would kill them; a pinned parameter already named by ``unvaried`` is left out."""
@@ -51,7 +57,7 @@ def recorded_reasons(catches: list[MutantCatch], unvaried: list[str]) -> list[st
     for m in catches:
         if not (m.equivalent and m.hint):
             continue
-        if m.kind == "pin_parameter" and m.description.split("pin ", 1)[-1].split(" ", 1)[0] in unvaried:
+        if m.kind == "pin_parameter" and pinned_parameter(m) in unvaried:
             continue
         out.append(f"{m.kind} equivalent on every recorded input ({m.description}): add {m.hint}")
     return list(dict.fromkeys(out))
@@ -65,8 +71,7 @@ def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: lis
     out = [f"no test varies {p}" for p in unvaried] + list(recorded or [])
     for m in survivors(mutants):
         if m.kind == "pin_parameter":
-            param = m.description.split("pin ", 1)[-1].split(" ", 1)[0]
-            text = f"no test varies {param}"
+            text = f"no test varies {pinned_parameter(m)}"
             out.append(text if text not in out else f"{text} ({m.name or m.kind} survives)")
         elif m.kind in _WRONG_ANSWERS:
             out.append(f"{_WRONG_ANSWERS[m.kind]} passes ({m.name or m.kind}: {m.description})")

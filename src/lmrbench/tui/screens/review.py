@@ -8,6 +8,7 @@ item is labelled; after a label the screen stays on the item and shows them, unt
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -270,13 +271,14 @@ class ReviewScreen(Screen[None]):
         self.pinned = self.pos
         await self._show()
 
-    async def _change(self, change: str) -> None:
-        """Mark unsure, skip or clear the shown item (what the session refuses is one line)."""
+    async def _change(self, change: Callable[[ReviewSession, ReviewItem], object]) -> None:
+        """Apply ``change`` (mark unsure, skip or clear) to the shown item (what the session refuses is one
+        line)."""
         item = self._current()
         if item is None or self.session is None:
             return
         try:
-            getattr(self.session, change)(item)
+            change(self.session, item)
         except LmrError as exc:
             self.notify(str(exc), title="Review", severity="warning")
             return
@@ -285,16 +287,16 @@ class ReviewScreen(Screen[None]):
 
     async def action_unsure(self) -> None:
         """Mark the label of the shown item unsure, or sure again."""
-        await self._change("toggle_unsure")
+        await self._change(lambda session, item: session.toggle_unsure(item))
 
     async def action_skip(self) -> None:
         """Skip the shown item (it stays unlabelled; the review resumes past it), then go to the next one."""
-        await self._change("skip")
+        await self._change(lambda session, item: session.skip(item))
         await self.action_move(1)
 
     async def action_clear(self) -> None:
         """Remove this annotator's label of the shown item."""
-        await self._change("clear")
+        await self._change(lambda session, item: session.clear(item))
 
     async def action_undo(self) -> None:
         """Undo the last label, clear, skip or unsure, and show its item."""
