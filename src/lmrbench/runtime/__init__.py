@@ -38,10 +38,7 @@ the allow-list decoder of the worker's replies."""
 SEAL_PLUGIN = "lmrbench_seal"
 """The pytest plugin that writes the sealed report (every pytest run, split or shared)."""
 BOOT = "lmrbench_boot.py"
-"""The boot script; it runs as ``python -c`` with the protocol module's source and its parts before its own."""
-BOOT_PARTS = (PROTOCOL, "lmrbench_bootwire.py", "lmrbench_landlock.py", BOOT)
-"""The files joined, in this order, into the boot's ``-c`` source: the protocol, the payload format, Landlock, the
-boot. Each is a module of its own that tests import alone."""
+"""The boot script; it runs as ``python -c`` with the protocol module's source before its own."""
 
 
 def runtime_files(names: tuple[str, ...] | list[str]) -> dict[str, bytes]:
@@ -64,6 +61,6 @@ def trusted_split_files() -> dict[str, bytes]:
 
 
 def boot_source() -> str:
-    """The boot script's ``-c`` source: ``BOOT_PARTS`` joined (the boot imports nothing else of lmrbench's)."""
-    files = runtime_files(BOOT_PARTS)
-    return "\n".join(files[name].decode("utf-8") for name in BOOT_PARTS)
+    """The boot script's ``-c`` source: the protocol module, then the boot script (which imports nothing else)."""
+    files = runtime_files((PROTOCOL, BOOT))
+    return files[PROTOCOL].decode("utf-8") + "\n" + files[BOOT].decode("utf-8")

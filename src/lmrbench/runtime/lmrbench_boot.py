@@ -66,21 +66,22 @@ import stat
 import sys
 
 if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the protocol's source ran first
-    from lmrbench_bootwire import CHUNK, _pack_out, _unpack
-    from lmrbench_landlock import _confine
     from lmrbench_protocol import (
         DONE_MARK,
+        END,
         ENDED_MARK,
         ENV_CALL_FDS,
         ENV_HARNESS,
         ENV_OUT,
         ENV_PREFIX,
         INFRA_MARK,
+        OUT_LIMIT,
         OUT_MARK,
         RUN_MARK,
     )
 
 LOG_LIMIT = 256_000
+CHUNK = 1 << 20
 
 
 def _say_infra(why):
@@ -89,12 +90,163 @@ def _say_infra(why):
     sys.exit(125)
 
 
+def _safe_name(name):
+    parts = name.split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"unsafe name in the payload: {name!r}")
+    return os.path.join(*parts)
+
+
+def _unpack(stream, root):
+    """Write the payload's entries under ``root``; the payload is the harness's own."""
+    while True:
+        header = stream.readline(256)
+        if header == END:
+            return
+        kind, mode, n, size = header.split()
+        mode, n, size = int(mode, 8) & 0o7777, int(n), int(size)
+        path = os.path.join(root, _safe_name(stream.read(n).decode("utf-8", "surrogateescape")))
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        if kind == b"d":
+            os.makedirs(path, 0o700, exist_ok=True)
+            os.chmod(path, mode | 0o700)
+        elif kind == b"l":
+            os.symlink(stream.read(size), path.encode("utf-8", "surrogateescape"))
+        elif kind == b"f":
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode | 0o600)
+            try:
+                while size:
+                    chunk = stream.read(min(size, CHUNK))
+                    if not chunk:
+                        raise EOFError("the payload ends inside a file")
+                    os.write(fd, chunk)
+                    size -= len(chunk)
+            finally:
+                os.close(fd)
+        else:
+            raise ValueError(f"unknown entry in the payload: {header!r}")
+
+
+def _entry(kind, mode, name, data):
+    raw = name.encode("utf-8", "surrogateescape")
+    return b"%s %o %d %d\n" % (kind, mode, len(raw), len(data)) + raw + data
+
+
+def _pack_out(out):
+    """The out folder's folders and regular files (no links), at most OUT_LIMIT bytes of files."""
+    parts, total = [_entry(b"d", 0o755, "out", b"")], 0
+    for folder, dirs, files in os.walk(out):
+        dirs.sort()
+        rel = os.path.relpath(folder, out)
+        prefix = "out/" if rel == "." else "out/" + rel.replace(os.sep, "/") + "/"
+        for name in dirs:
+            if not os.path.islink(os.path.join(folder, name)):
+                parts.append(_entry(b"d", 0o755, prefix + name, b""))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            total += os.path.getsize(path)
+            if total > OUT_LIMIT:
+                sys.stderr.write(f"[out folder over {OUT_LIMIT} bytes: {name} and later files dropped]\n")
+                return b"".join(parts) + END
+            try:  # not through a link put there since the listing
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            with open(fd, "rb") as fh:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    parts.append(_entry(b"f", 0o644, prefix + name, fh.read(OUT_LIMIT)))
+    return b"".join(parts) + END
+
+
 def _own(path, ids):
     uid, gid = ids
     os.chmod(path, 0o700)  # before the chown: without CAP_FOWNER root may not chmod what it no longer owns
     for folder, dirs, files in os.walk(path):
         for name in [folder] + [os.path.join(folder, n) for n in dirs + files]:
             os.lchown(name, uid, gid)
+
+
+_LL_WRITE = (1 << 1) | (0b111111111 << 4)  # WRITE_FILE, REMOVE_DIR/FILE, MAKE_CHAR..MAKE_SYM
+_LL_READ = (1 << 2) | (1 << 3)  # READ_FILE, READ_DIR
+_LL_FILE = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14)  # the rights a rule on a file (not a folder) may hold
+
+
+def _landlock_abi(libc):
+    try:
+        return max(0, libc.syscall(444, None, 0, 1))  # landlock_create_ruleset(NULL, 0, VERSION)
+    except Exception:
+        return 0
+
+
+def _allowed_reads(hide):
+    """Folders and files whose subtrees together are everything but the ``hide`` subtrees: at each folder on
+    the way from / to a hidden path, every entry not on such a way."""
+    hide = [os.path.realpath(h) for h in hide]
+    ways = set()
+    for h in hide:
+        cur = h
+        while True:
+            ways.add(cur)
+            parent = os.path.dirname(cur)
+            if parent == cur:
+                break
+            cur = parent
+    out = []
+    for folder in sorted(ways):
+        if folder in hide:
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in ways and not os.path.islink(path):  # a rule on a link would hold its target
+                out.append(path)
+    return out
+
+
+def _confine(own, hide):
+    """Landlock this process: writes only beneath ``own`` (and to existing files under /dev), no signals or
+    traces outside, and with ``hide`` given, reads everywhere but there. False when the kernel has none."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = _landlock_abi(libc)
+    if abi < 1:
+        return False
+    write = _LL_WRITE | ((1 << 13) if abi >= 2 else 0) | ((1 << 14) if abi >= 3 else 0)
+    handled = write | (_LL_READ if hide is not None else 0)
+    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets, signals
+    attr = ctypes.create_string_buffer(24)
+    ctypes.memmove(attr, handled.to_bytes(8, "little") + bytes(8) + scoped.to_bytes(8, "little"), 24)
+    fd = libc.syscall(444, attr, 24 if abi >= 6 else 8, 0)
+    if fd < 0:
+        return False
+
+    def allow(path, access):
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISDIR(os.fstat(pfd).st_mode):
+                access &= _LL_FILE
+            rule = access.to_bytes(8, "little") + pfd.to_bytes(4, "little", signed=True)
+            libc.syscall(445, fd, 1, ctypes.create_string_buffer(rule, 12), 0)
+        finally:
+            os.close(pfd)
+
+    allow(own, handled)
+    allow("/dev", (1 << 1) | ((1 << 14) if abi >= 3 else 0) | (_LL_READ if hide is not None else 0))
+    if hide is not None:
+        for path in _allowed_reads(hide):
+            if path != "/dev":
+                allow(path, _LL_READ)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    ok = libc.syscall(446, fd, 0) == 0
+    os.close(fd)
+    return ok
 
 
 def _descendants(me):
