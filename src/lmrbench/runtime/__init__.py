@@ -38,7 +38,9 @@ the allow-list decoder of the worker's replies."""
 SEAL_PLUGIN = "lmrbench_seal"
 """The pytest plugin that writes the sealed report (every pytest run, split or shared)."""
 BOOT = "lmrbench_boot.py"
-"""The boot script; it runs as ``python -c`` with the protocol module's source before its own."""
+"""The boot script; it runs as ``python -c`` with the sources of ``BOOT_PRELUDE`` before its own."""
+BOOT_PRELUDE = (PROTOCOL, "lmrbench_frames.py")
+"""What runs before the boot in its ``-c`` source: the protocol, then the byte formats it reads and writes."""
 
 
 def runtime_files(names: tuple[str, ...] | list[str]) -> dict[str, bytes]:
@@ -61,6 +63,6 @@ def trusted_split_files() -> dict[str, bytes]:
 
 
 def boot_source() -> str:
-    """The boot script's ``-c`` source: the protocol module, then the boot script (which imports nothing else)."""
-    files = runtime_files((PROTOCOL, BOOT))
-    return files[PROTOCOL].decode("utf-8") + "\n" + files[BOOT].decode("utf-8")
+    """The boot script's ``-c`` source: its prelude, then the boot script (which imports nothing else)."""
+    files = runtime_files((*BOOT_PRELUDE, BOOT))
+    return "\n".join(files[name].decode("utf-8") for name in (*BOOT_PRELUDE, BOOT))

@@ -21,9 +21,7 @@ its own folder (``cand/`` or ``trusted/``; existing files under /dev too) and ca
 process outside its domain; the worker cannot read ``trusted/`` nor the paths in ``hide`` (every run's
 folder, the task set) either. Without Landlock the boot says so on stderr.
 
-The payload and the out folder share one format: entries of ``<kind> <mode octal> <name length> <size>\\n``,
-the name (UTF-8, relative, ``/``-separated), then ``size`` bytes (a file's content, a link's target); kind
-``d`` folder, ``f`` file, ``l`` symbolic link; ``e 0 0 0\\n`` ends it.
+The payload and the out folder share one format (``lmrbench_frames``, shipped before this file).
 
 The boot imports only what the interpreter has built in, ``os`` and ``ctypes``: it runs before every test
 run, in a container whose files may sit on a slow filesystem, and the standard library's tar, subprocess
@@ -58,7 +56,6 @@ the run's own frame. A run past its timeout is killed (exit 124, timed out 1). E
 
 import _signal
 import _thread
-import binascii
 import ctypes
 import marshal
 import os
@@ -66,98 +63,24 @@ import stat
 import sys
 
 if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the protocol's source ran first
+    from lmrbench_frames import CHUNK, out_frame, pack_out, request_sizes, unpack_tree
     from lmrbench_protocol import (
         DONE_MARK,
-        END,
         ENDED_MARK,
         ENV_CALL_FDS,
         ENV_HARNESS,
         ENV_OUT,
         ENV_PREFIX,
         INFRA_MARK,
-        OUT_LIMIT,
-        OUT_MARK,
-        RUN_MARK,
     )
 
 LOG_LIMIT = 256_000
-CHUNK = 1 << 20
 
 
 def _say_infra(why):
     sys.stdout.write(f"{INFRA_MARK.decode()}{why}\n")
     sys.stdout.flush()
     sys.exit(125)
-
-
-def _safe_name(name):
-    parts = name.split("/")
-    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise ValueError(f"unsafe name in the payload: {name!r}")
-    return os.path.join(*parts)
-
-
-def _unpack(stream, root):
-    """Write the payload's entries under ``root``; the payload is the harness's own."""
-    while True:
-        header = stream.readline(256)
-        if header == END:
-            return
-        kind, mode, n, size = header.split()
-        mode, n, size = int(mode, 8) & 0o7777, int(n), int(size)
-        path = os.path.join(root, _safe_name(stream.read(n).decode("utf-8", "surrogateescape")))
-        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
-        if kind == b"d":
-            os.makedirs(path, 0o700, exist_ok=True)
-            os.chmod(path, mode | 0o700)
-        elif kind == b"l":
-            os.symlink(stream.read(size), path.encode("utf-8", "surrogateescape"))
-        elif kind == b"f":
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode | 0o600)
-            try:
-                while size:
-                    chunk = stream.read(min(size, CHUNK))
-                    if not chunk:
-                        raise EOFError("the payload ends inside a file")
-                    os.write(fd, chunk)
-                    size -= len(chunk)
-            finally:
-                os.close(fd)
-        else:
-            raise ValueError(f"unknown entry in the payload: {header!r}")
-
-
-def _entry(kind, mode, name, data):
-    raw = name.encode("utf-8", "surrogateescape")
-    return b"%s %o %d %d\n" % (kind, mode, len(raw), len(data)) + raw + data
-
-
-def _pack_out(out):
-    """The out folder's folders and regular files (no links), at most OUT_LIMIT bytes of files."""
-    parts, total = [_entry(b"d", 0o755, "out", b"")], 0
-    for folder, dirs, files in os.walk(out):
-        dirs.sort()
-        rel = os.path.relpath(folder, out)
-        prefix = "out/" if rel == "." else "out/" + rel.replace(os.sep, "/") + "/"
-        for name in dirs:
-            if not os.path.islink(os.path.join(folder, name)):
-                parts.append(_entry(b"d", 0o755, prefix + name, b""))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            total += os.path.getsize(path)
-            if total > OUT_LIMIT:
-                sys.stderr.write(f"[out folder over {OUT_LIMIT} bytes: {name} and later files dropped]\n")
-                return b"".join(parts) + END
-            try:  # not through a link put there since the listing
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue
-            with open(fd, "rb") as fh:
-                if stat.S_ISREG(os.fstat(fd).st_mode):
-                    parts.append(_entry(b"f", 0o644, prefix + name, fh.read(OUT_LIMIT)))
-    return b"".join(parts) + END
 
 
 def _own(path, ids):
@@ -644,7 +567,7 @@ def _run(spec, stdin):
         wpid, werr = _fork(wargs[0], wentry, *wargs[1:], go=go_r)
         os.close(go_r)
     try:
-        _unpack(stdin, root)
+        unpack_tree(stdin, root)
         for d in ("out", "tmp", "home"):
             os.makedirs(os.path.join(trusted, d), exist_ok=True)
         if spec.get("worker"):
@@ -705,12 +628,11 @@ def _run(spec, stdin):
         os.waitpid(worker, 0)
         done.acquire(timeout=1)  # the rest of its output (every writer is gone in a container)
     try:
-        data = binascii.b2a_base64(_pack_out(os.path.join(trusted, "out")), newline=False)
+        out = pack_out(os.path.join(trusted, "out"))
     except Exception as exc:
         sys.stderr.write(f"cannot pack the out folder: {exc}\n")
-        data = b""
-    cand_log = binascii.b2a_base64(b"".join(log), newline=False)
-    sys.stdout.buffer.write(OUT_MARK + b"%d %d %d\n" % (code, len(data), len(cand_log)) + data + cand_log + b"\n")
+        out = b""
+    sys.stdout.buffer.write(out_frame(code, out, b"".join(log)))
     sys.stdout.flush()
     return code
 
@@ -743,9 +665,7 @@ def _read_request(idle):
         return None
     finally:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
-    if not line.startswith(RUN_MARK):
-        raise ValueError(f"not a request: {line[:60]!r}")
-    spec_size, size, timeout_ms = (int(x) for x in line[len(RUN_MARK):].split())
+    spec_size, size, timeout_ms = request_sizes(line)
     return marshal.loads(_read_exact(0, spec_size)), size, timeout_ms / 1000
 
 
