@@ -51,7 +51,7 @@ def _run(bench: Path, *args: str) -> tuple[float, dict[str, object]]:
 
 def _cpu(bench: Path) -> tuple[float, str, float]:
     """(CPU seconds of checking every task in this process, the costliest task, its seconds)."""
-    from lmrbench.authoring.check import task_findings
+    from lmrbench.authoring.check.check import task_findings
     from lmrbench.core.taskset import load_taskset
 
     tasks, _ = load_taskset(bench)

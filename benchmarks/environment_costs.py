@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmrbench.authoring.dockerfile import write_dockerfile
+from lmrbench.authoring.check.dockerfile import write_dockerfile
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.image_build import build_seconds
 from lmrbench.benchmark.sandbox.images import docker_client

@@ -85,7 +85,7 @@ def loops_for(seconds: float) -> int:
 def write_heavy_taskset(bench: Path, seconds: float, count: int = 3) -> Path:
     """``count`` tasks in ``bench`` whose every test run spends about ``seconds`` of CPU; returns ``bench``."""
     from helpers.tasks import Impl, write_task
-    from lmrbench.authoring.mask import mask_source
+    from lmrbench.authoring.task.mask import mask_source
 
     masked = mask_source(HEAVY_GOAL, ["smooth"], file="smooth.py")
     test = HEAVY_TEST.format(loops=loops_for(seconds))

@@ -21,7 +21,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lmrbench.authoring.tree import Variant, build_tree
 from lmrbench.benchmark.sandbox.base_image import ensure_base_image
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
@@ -33,6 +32,7 @@ from lmrbench.benchmark.validation.plan import (
     static_problems,
 )
 from lmrbench.benchmark.validation.taskset import validate_taskset
+from lmrbench.core.source.tree import Variant, build_tree
 from lmrbench.core.taskset import load_taskset
 from lmrbench.core.trust import impl_test_files
 from lmrbench.harness.legacy import is_legacy_test

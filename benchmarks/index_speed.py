@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lmrbench.authoring.index import index_repo_report, index_source, python_files
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
+from lmrbench.core.source.index import index_repo_report, index_source, python_files
 
 
 def function_text(rng: random.Random, name: str, indent: str, method: bool) -> list[str]:

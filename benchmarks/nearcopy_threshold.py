@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmrbench.authoring import nearcopy
-from lmrbench.authoring.check import golden_bodies
+from lmrbench.authoring.check import nearcopy
+from lmrbench.authoring.check.check import golden_bodies
 from lmrbench.core.taskset import load_taskset
 
 ROOT = Path(__file__).resolve().parent.parent

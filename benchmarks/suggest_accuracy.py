@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from helpers.suggest_fixture import METHODS, make_pair, target_ref  # noqa: E402
-from lmrbench.authoring.index import index_repo  # noqa: E402
-from lmrbench.authoring.paper_passages import pdf_passages  # noqa: E402
-from lmrbench.authoring.suggest_rank import rank_functions  # noqa: E402
+from lmrbench.authoring.suggest.paper_passages import pdf_passages  # noqa: E402
+from lmrbench.authoring.suggest.suggest_rank import rank_functions  # noqa: E402
+from lmrbench.core.source.index import index_repo  # noqa: E402
 
 VARIANTS = ("named", "anonymous", "obfuscated")
 

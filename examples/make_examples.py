@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pymupdf
 
-from lmrbench.authoring.bodycoverage import coverage_text
-from lmrbench.authoring.record import record_tests
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from lmrbench.authoring.record.bodycoverage import coverage_text
+from lmrbench.authoring.record.record import record_tests
+from lmrbench.authoring.task.task_new import create_task
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.sandbox.choose import get_sandbox
 
 HERE = Path(__file__).resolve().parent

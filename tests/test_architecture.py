@@ -53,6 +53,15 @@ def test_no_module_outside_the_sandbox_runtime_is_over_400_lines() -> None:
     assert long == {}
 
 
+def test_authoring_shows_its_families_with_at_most_12_modules_at_its_top() -> None:
+    """authoring/ is a room per family (task, record, mutants, check, suggest), not one flat folder."""
+    top = Path(lmrbench.__file__).parent / "authoring"
+    modules = sorted(p.name for p in top.glob("*.py") if p.name != "__init__.py")
+    families = sorted(p.name for p in top.iterdir() if (p / "__init__.py").is_file())
+    assert len(modules) <= 12, modules
+    assert families == ["check", "mutants", "record", "suggest", "task"]
+
+
 def _lmrbench_imports(path: Path, name: str, known: set[str]) -> set[str]:
     """The lmrbench modules ``name`` imports anywhere in its body (lazy imports included)."""
     found = set()

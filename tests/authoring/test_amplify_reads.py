@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from helpers.record_fixture import make_task
-from lmrbench.authoring.body_reads import body_reads
-from lmrbench.authoring.bodycoverage import coverage_text
-from lmrbench.authoring.check import task_findings
-from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.check.check import task_findings
+from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.authoring.record.bodycoverage import coverage_text
+from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.variant import evaluate_variant

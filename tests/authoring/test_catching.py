@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
-from lmrbench.authoring import amplify
-from lmrbench.authoring.check import task_findings
-from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.check.check import task_findings
+from lmrbench.authoring.record import amplify
+from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import validate_task
@@ -171,7 +171,7 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
 
 
 def test_an_equivalent_mistake_shaped_mutant_makes_tests_weak_and_says_what_would_kill_it():
-    from lmrbench.authoring.recording_summary import kill_hint
+    from lmrbench.authoring.record.recording_summary import kill_hint
     from lmrbench.benchmark.validation.weakness import recorded_reasons
     from lmrbench.schemas.recording import MutantCatch
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from helpers.tasks import create_task
-from lmrbench.authoring.check import check_task, check_taskset
+from lmrbench.authoring.check.check import check_task, check_taskset
 from lmrbench.core.taskset import load_task
 
 CALLS = "from losses import preference_loss\n\n\ndef test():\n    assert preference_loss(1.0, 0.0) < 1\n"

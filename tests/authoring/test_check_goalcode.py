@@ -9,9 +9,9 @@ from pathlib import Path
 from helpers.defect_set import GOLDEN, REPO, write_task
 from helpers.tasks import Impl
 from helpers.tasks import write_task as write_task_folder
-from lmrbench.authoring.check import find_leaks, task_findings
-from lmrbench.authoring.findings import Selection
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.check.check import find_leaks, task_findings
+from lmrbench.authoring.check.findings import Selection
+from lmrbench.authoring.task.mask import mask_source
 from lmrbench.core.taskset import load_task
 
 HEAD = "import numpy as np\n\nfrom decoding import greedy_decode\n\n\ndef lm(tokens):\n    return np.ones(4)\n\n\n"

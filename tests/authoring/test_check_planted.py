@@ -8,8 +8,8 @@ import pytest
 
 from helpers.defect_set import REPO
 from helpers.planted_set import write_planted_set
-from lmrbench.authoring.checkset import taskset_findings
-from lmrbench.authoring.findings import Finding, Selection
+from lmrbench.authoring.check.checkset import taskset_findings
+from lmrbench.authoring.check.findings import Finding, Selection
 
 
 @pytest.fixture(scope="module")

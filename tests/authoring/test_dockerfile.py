@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers.tasks import Impl, write_task
-from lmrbench.authoring.dockerfile import (
+from lmrbench.authoring.check.dockerfile import (
     copies_task_folder,
     dockerfile_warnings,
     edited,

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from lmrbench.authoring.index import FunctionInfo, index_repo, index_repo_report, index_source
+from lmrbench.core.source.index import FunctionInfo, index_repo, index_repo_report, index_source
 from lmrbench.errors import LmrError
 from lmrbench.progress import Cancelled
 

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from lmrbench.authoring.mask import MaskStyle, mask_source
+from lmrbench.authoring.task.mask import MaskStyle, mask_source
 from lmrbench.errors import LmrError
 
 
@@ -184,7 +184,7 @@ def test_syntax_error_names_file_and_line():
 
 
 def test_comments_after_the_last_statement_indented_like_the_body_are_masked_and_restored():
-    from lmrbench.authoring.splice import splice_bodies
+    from lmrbench.core.source.splice import splice_bodies
 
     before = "def f(x):\n    return x\n# section\n    # return -x\n\nz = 1\n"
     after = "def f(x):\n    raise NotImplementedError\n\nz = 1\n"

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmrbench.authoring.index import index_source
-from lmrbench.authoring.mask import MaskStyle, mask_source
-from lmrbench.authoring.mutants import MAX_MUTANTS, generate_mutants
-from lmrbench.authoring.splice import splice_bodies
+from lmrbench.authoring.mutants.mutants import MAX_MUTANTS, generate_mutants
+from lmrbench.authoring.task.mask import MaskStyle, mask_source
+from lmrbench.core.source.index import index_source
+from lmrbench.core.source.splice import splice_bodies
 
 TEXT = st.text(alphabet="abcé✓ü漢 _-", min_size=0, max_size=8)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from helpers.tasks import EXAMPLES, create_task
-from lmrbench.authoring.check import check_task
-from lmrbench.authoring.metadata import (
+from lmrbench.authoring.check.check import check_task
+from lmrbench.authoring.task.metadata import (
     ImplFields,
     PaperFields,
     is_test_file,

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from lmrbench.authoring.mutants import MAX_MUTANTS, generate_mutants, sample_mutants
+from lmrbench.authoring.mutants.mutants import MAX_MUTANTS, generate_mutants, sample_mutants
 from lmrbench.errors import LmrError
 
 SOURCE = '''import numpy as np

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers.defect_set import BODY, HEADER, NEAR_COPIES, SIG, _fn
-from lmrbench.authoring import nearcopy
+from lmrbench.authoring.check import nearcopy
 
 SRC = Path(nearcopy.__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 
 from helpers.suggest_fixture import METHODS, write_paper
-from lmrbench.authoring.paper_passages import is_heading, paper_title, pdf_passages
+from lmrbench.authoring.suggest.paper_passages import is_heading, paper_title, pdf_passages
 from lmrbench.errors import LmrError
 
 

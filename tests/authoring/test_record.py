@@ -8,10 +8,10 @@ import subprocess
 import pytest
 
 from helpers.record_fixture import make_task
-from lmrbench.authoring.generated_file import file_status
-from lmrbench.authoring.record import record_tests
-from lmrbench.authoring.recorded_tests import scaffold_tests
-from lmrbench.authoring.testgen import TODO_MARK
+from lmrbench.authoring.record.generated_file import file_status
+from lmrbench.authoring.record.record import record_tests
+from lmrbench.authoring.record.recorded_tests import scaffold_tests
+from lmrbench.authoring.record.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
@@ -445,7 +445,7 @@ def test_a_call_that_cannot_be_saved_is_skipped_with_a_note(tmp_path, local):
 
 def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, make_repo, local):
     from helpers.tasks import create_task
-    from lmrbench.authoring.tree import build_tree
+    from lmrbench.core.source.tree import build_tree
 
     repo = tmp_path / "plain"
     make_repo(repo, {

@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from lmrbench.authoring.mask import MaskStyle, mask_source
-from lmrbench.authoring.splice import extract_function, replace_functions, splice_bodies
+from lmrbench.authoring.task.mask import MaskStyle, mask_source
+from lmrbench.core.source.splice import extract_function, replace_functions, splice_bodies
 from lmrbench.errors import LmrError
 
 GOLDEN = (

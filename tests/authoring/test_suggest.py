@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from helpers.suggest_fixture import METHODS, make_pair, target_ref
-from lmrbench.authoring.suggest import copies_elsewhere, suggest
-from lmrbench.authoring.suggest_callers import default_commands
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from lmrbench.authoring.suggest.suggest import copies_elsewhere, suggest
+from lmrbench.authoring.suggest.suggest_callers import default_commands
+from lmrbench.authoring.task.task_new import create_task
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.errors import LmrError
 
@@ -80,7 +80,7 @@ def test_no_command_starts_once_the_budget_is_spent(pair, local):
 
 def test_copies_of_a_body_elsewhere_are_found_and_the_body_itself_is_not(pair):
     repo, _ = pair
-    from lmrbench.authoring.index import index_repo
+    from lmrbench.core.source.index import index_repo
 
     dpo = next(f for f in index_repo(repo) if f.ref == target_ref(DPO))
     assert copies_elsewhere(repo, [dpo]) == {dpo.ref: []}
@@ -131,8 +131,8 @@ def test_a_candidate_the_recorder_cannot_wrap_is_left_out_and_the_others_still_c
 
 
 def test_only_a_function_that_yields_is_a_generator():
-    from lmrbench.authoring.index import index_source
-    from lmrbench.authoring.suggest_callers import recordable
+    from lmrbench.authoring.suggest.suggest_callers import recordable
+    from lmrbench.core.source.index import index_source
 
     src = ('def batches(xs):\n    """Yield the batches."""\n    yield from xs\n\n\n'
            'def loss(x):\n    """We yield a number (says the docstring)."""\n    def inner():\n        yield x\n'

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers.suggest_fixture import METHODS, make_pair, target_ref, write_paper
-from lmrbench.authoring.index import index_repo
-from lmrbench.authoring.paper_passages import pdf_passages
-from lmrbench.authoring.suggest_rank import rank_functions
+from lmrbench.authoring.suggest.paper_passages import pdf_passages
+from lmrbench.authoring.suggest.suggest_rank import rank_functions
+from lmrbench.core.source.index import index_repo
 
 
 @pytest.fixture(scope="module")

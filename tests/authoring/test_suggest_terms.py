@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmrbench.authoring.suggest_terms import fold, split_identifier, terms
+from lmrbench.authoring.suggest.suggest_terms import fold, split_identifier, terms
 
 
 def test_identifiers_split_at_snake_and_camel_case():

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.check import check_task
-from lmrbench.authoring.goal_functions import add_implementation, remask
-from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.splice import splice_bodies
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name
+from lmrbench.authoring.check.check import check_task
+from lmrbench.authoring.task.goal_functions import add_implementation, remask
+from lmrbench.authoring.task.mask import MaskStyle
+from lmrbench.authoring.task.task_new import create_task
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec, next_task_name
+from lmrbench.core.source.splice import splice_bodies
 from lmrbench.errors import LmrError
 
 
@@ -226,7 +226,7 @@ def test_remask_rebuilds_every_implementation_of_the_file_in_the_new_style(fixtu
 
 def test_publish_moves_a_draft_task_with_its_final_metadata_and_results(fixture_repo: Path, fixture_pdf: Path,
                                                                        tmp_path: Path) -> None:
-    from lmrbench.authoring.task_new import publish_task
+    from lmrbench.authoring.task.task_new import publish_task
 
     draft = tmp_path / "bench" / ".draft"
     task = create_task(_spec(fixture_repo, draft, name="1-Toy"))
@@ -346,7 +346,7 @@ def test_new_tasks_write_retrieval_content_and_old_files_keep_their_spelling(fix
 
 
 def test_rename_keeps_the_tests_and_moves_the_name_into_info_json(fixture_repo: Path, tmp_path: Path) -> None:
-    from lmrbench.authoring.task_new import rename_task
+    from lmrbench.authoring.task.task_new import rename_task
     from lmrbench.core.taskset import load_task
 
     bench = tmp_path / "bench"

@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from lmrbench.authoring.generated_file import check_replaceable, file_status, stamp
-from lmrbench.authoring.testgen import (
+from lmrbench.authoring.record.generated_file import check_replaceable, file_status, stamp
+from lmrbench.authoring.record.testgen import (
     TODO_MARK,
     CaseSpec,
     GoalImport,

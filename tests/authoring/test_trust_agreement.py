@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from helpers.planted_set import write_planted_set
-from lmrbench.authoring.datapaths import outside_data
-from lmrbench.authoring.metadata import mark_trusted
-from lmrbench.authoring.taskdata import untrusted_data_findings, untrusted_reads
-from lmrbench.authoring.testlint import read_unit_tests
-from lmrbench.authoring.tree import candidate_view
+from lmrbench.authoring.check.datapaths import outside_data
+from lmrbench.authoring.check.taskdata import untrusted_data_findings, untrusted_reads
+from lmrbench.authoring.check.testlint import read_unit_tests
+from lmrbench.authoring.task.metadata import mark_trusted
+from lmrbench.core.source.tree import candidate_view
 from lmrbench.core.taskset import Task, load_task, load_taskset
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"

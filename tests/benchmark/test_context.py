@@ -11,7 +11,7 @@ import pytest
 
 from helpers.llm_server import LLMServer
 from helpers.run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.context import goal_stub
 from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate

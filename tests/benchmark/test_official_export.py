@@ -8,7 +8,7 @@ import pytest
 
 def test_export_refuses_to_replace_and_to_write_inside_the_task(tmp_path):
     from helpers.small_task import write_task
-    from lmrbench.authoring.script_mode import has_main_block
+    from lmrbench.authoring.record.script_mode import has_main_block
     from lmrbench.benchmark.pipeline.official_export import export_official
     from lmrbench.core.taskset import load_task
     from lmrbench.errors import LmrError

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from helpers.small_task import write_task
-from lmrbench.authoring.tree import build_tree
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import load_task
 
 ENV_YML = """name: calc

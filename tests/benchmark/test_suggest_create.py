@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers.llm_server import LLMServer
 from helpers.suggest_fixture import METHODS, make_pair, target_ref
-from lmrbench.authoring.suggest import suggest
+from lmrbench.authoring.suggest.suggest import suggest
 from lmrbench.benchmark.pipeline.llm import LLMConfig
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.suggest_create import create_tasks, eligible

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, REPO, TEST_ADD, tree_hash, write_candidate, write_task
-from lmrbench.authoring.tree import build_tree
+from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import load_task
 from lmrbench.core.trust import impl_test_files, trusted_paths
 from lmrbench.errors import LmrError
@@ -157,7 +157,7 @@ def test_a_goal_file_that_is_a_link_inside_the_task_is_refused(task, tmp_path):
 
 
 def test_a_huge_sparse_goal_file_from_an_agent_is_refused_before_it_is_read(task, tmp_path):
-    from lmrbench.authoring.tree import read_untrusted_goal_file
+    from lmrbench.core.source.tree import read_untrusted_goal_file
 
     cand = tmp_path / "cand"
     cand.mkdir()
@@ -168,7 +168,7 @@ def test_a_huge_sparse_goal_file_from_an_agent_is_refused_before_it_is_read(task
 
 
 def test_the_candidates_view_holds_no_tests_or_data(task, tmp_path):
-    from lmrbench.authoring.tree import candidate_view
+    from lmrbench.core.source.tree import candidate_view
 
     before = tree_hash(task.path)
     view = candidate_view(task, [1], write_candidate(tmp_path / "cand", CALC_PY))
@@ -179,7 +179,7 @@ def test_the_candidates_view_holds_no_tests_or_data(task, tmp_path):
 
 
 def test_the_trusted_view_is_the_task_repo_without_stale_logs(task):
-    from lmrbench.authoring.tree import trusted_view
+    from lmrbench.core.source.tree import trusted_view
 
     (task.repo_dir / "unit_test" / "logs").mkdir()
     (task.repo_dir / "unit_test" / "logs" / "unit_test_1.log").write_text("Test Passed")
@@ -191,7 +191,7 @@ def test_the_trusted_view_is_the_task_repo_without_stale_logs(task):
 
 
 def test_compiled_files_never_reach_a_run_tree(task, tmp_path):
-    from lmrbench.authoring.tree import candidate_view, trusted_view
+    from lmrbench.core.source.tree import candidate_view, trusted_view
 
     (task.repo_dir / "calc.cpython-311.pyc").write_bytes(b"golden constants")
     (task.repo_dir / "__pycache__").mkdir()
@@ -219,8 +219,8 @@ def two_file_task(tmp_path: Path, functions: list[str]):
 
 
 def test_goal_files_hold_the_functions_their_golden_versions_define(tmp_path):
-    from lmrbench.authoring.recorded_tests import goal_targets
-    from lmrbench.authoring.tree import goal_plan
+    from lmrbench.authoring.record.recorded_tests import goal_targets
+    from lmrbench.core.source.tree import goal_plan
 
     task = two_file_task(tmp_path, ["f", "g", "h"])
     impl = task.info.implementation(1)
@@ -229,7 +229,7 @@ def test_goal_files_hold_the_functions_their_golden_versions_define(tmp_path):
 
 
 def test_as_many_goal_files_as_functions_pair_one_to_one(tmp_path):
-    from lmrbench.authoring.tree import goal_plan
+    from lmrbench.core.source.tree import goal_plan
 
     task = two_file_task(tmp_path / "x", ["f", "h"])
     assert goal_plan(task, task.info.implementation(1)) == [("a.py", ["f"]), ("b.py", ["h"])]

@@ -12,8 +12,7 @@ import pytest
 from helpers.llm_server import LLMServer
 from helpers.run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 from helpers.small_task import LEGACY_SCALE
-from lmrbench.authoring.candidate_splice import splice_candidate
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.generate import generate
@@ -21,6 +20,7 @@ from lmrbench.benchmark.pipeline.judge import judge
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.core.source.candidate_splice import splice_candidate
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import JudgeCategory, LLMParams
@@ -126,7 +126,7 @@ def test_an_agent_s_helper_method_is_kept_and_graded_both_ways(tmp_path: Path) -
 
 
 def test_a_latin1_goal_file_with_a_coding_line_is_read_and_written_in_its_encoding(tmp_path: Path) -> None:
-    from lmrbench.authoring.tree import read_source
+    from lmrbench.core.source.tree import read_source
     from lmrbench.pyparse import encode_source
 
     text = "# -*- coding: latin-1 -*-\nNAME = 'café'\n\n\ndef f():\n    raise NotImplementedError\n"

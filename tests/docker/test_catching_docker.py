@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
-from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.record.record import record_tests
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus

@@ -20,7 +20,7 @@ from hostile_bodies import ATTACKS, attack_body
 
 from helpers.small_task import tree_hash, write_task
 from helpers.tasks import copy_example
-from lmrbench.authoring.splice import splice_bodies
+from lmrbench.core.source.splice import splice_bodies
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness import variant
 from lmrbench.harness.variant import evaluate_variant

@@ -10,7 +10,7 @@ from textual.widgets import Select, TextArea
 from textual.worker import Worker, WorkerState
 
 from helpers.pilot import open_and_clone, wait_for_workers
-from lmrbench.authoring.check import check_task
+from lmrbench.authoring.check.check import check_task
 from lmrbench.core.taskset import load_taskset
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.taskset import TaskSetScreen

@@ -79,7 +79,7 @@ def test_validate_and_evaluate_on_the_cluster_match_the_local_executor(cluster, 
     # candidates: the golden code for two tasks, a wrong body for the third
     srv = LLMServer()
     try:
-        from lmrbench.authoring.splice import extract_function
+        from lmrbench.core.source.splice import extract_function
         from lmrbench.core.taskset import load_taskset
 
         tasks, _ = load_taskset(bench)

@@ -8,7 +8,7 @@ import pytest
 
 from authoring.test_record import TRAIN, _outcomes
 from helpers.record_fixture import make_task
-from lmrbench.authoring.record import record_tests
+from lmrbench.authoring.record.record import record_tests
 from lmrbench.schemas.testrun import TestStatus
 
 

@@ -15,7 +15,7 @@ from lmrbench.benchmark.report.scoreboard import build_report
 def test_example_tasks_in_docker_golden_passes_and_is_completely_correct(
     server, base_image, tmp_path
 ) -> None:
-    from lmrbench.authoring.splice import extract_function
+    from lmrbench.core.source.splice import extract_function
     from lmrbench.core.taskset import load_taskset
 
     bench = copy_examples(tmp_path / "tasks")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.suggest_fixture import METHODS, make_pair, target_ref
-from lmrbench.authoring.index import index_repo
+from lmrbench.core.source.index import index_repo
 from lmrbench.core.taskset import load_task
 
 DPO = METHODS[1]

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.run_task import GOAL, METRICS_PY, REPO
 from helpers.tasks import Impl, write_task
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from helpers.tasks import Impl
 from helpers.tasks import write_task as write_task_folder
-from lmrbench.authoring.dockerfile import render_dockerfile
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.check.dockerfile import render_dockerfile
+from lmrbench.authoring.task.mask import mask_source
 
 REPO = "decoder"
 GOAL = "decoding.py"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.tasks import Impl, write_task
-from lmrbench.authoring.testgen import CaseSpec, GoalImport, render_recorded_test
+from lmrbench.authoring.record.testgen import CaseSpec, GoalImport, render_recorded_test
 from lmrbench.runtime import RUNTIME_DIR, TEST_RUNTIME
 from lmrbench.runtime.lmrbench_values import Encoder, write_case
 from lmrbench.schemas.task_info import CheckerSettings

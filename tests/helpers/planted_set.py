@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from helpers.defect_set import BODY, GOLDEN, HEADER, REPO, SIG, _fn, write_task
-from lmrbench.authoring.dockerfile import render_dockerfile
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.check.dockerfile import render_dockerfile
+from lmrbench.authoring.task.mask import mask_source
 
 IMPORT = '''import sys
 from pathlib import Path

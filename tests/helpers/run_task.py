@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from helpers.tasks import Impl, write_task
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 
 REPO = "toy_repo"
 GOAL = "toy/metrics.py"
@@ -109,7 +109,7 @@ def _write_task(bench: Path, name: str, impls: list[tuple[str, str, str, str]]) 
 
 def golden_def(qualname: str) -> str:
     """The golden definition of a goal function, as a model would reply it (methods inside their class)."""
-    from lmrbench.authoring.splice import extract_function
+    from lmrbench.core.source.splice import extract_function
 
     text = extract_function(METRICS_PY, qualname)
     if "." in qualname:

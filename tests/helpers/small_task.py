@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.tasks import Impl
 from helpers.tasks import write_task as write_task_folder
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 
 REPO = "calc"
 CALC_PY = '''"""Tiny arithmetic used by the validation tests."""

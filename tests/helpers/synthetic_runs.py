@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.tasks import Impl, write_task
-from lmrbench.authoring.mask import mask_source
+from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.schemas.run import (
     Candidate,

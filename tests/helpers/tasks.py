@@ -87,7 +87,7 @@ def write_task(
     if isinstance(dockerfile, str):
         (task / "Dockerfile").write_text(dockerfile)
     elif dockerfile:
-        from lmrbench.authoring.dockerfile import write_dockerfile
+        from lmrbench.authoring.check.dockerfile import write_dockerfile
 
         write_dockerfile(task, repo)
     return task
@@ -107,8 +107,8 @@ def create_task(
 ) -> Task:
     """A task of the git repository ``source`` made by ``task new``'s own code, masking ``functions``
     (``path::qualname``), in the task set ``bench``."""
-    from lmrbench.authoring.task_new import create_task as create
-    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+    from lmrbench.authoring.task.task_new import create_task as create
+    from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 
     spec = TaskSpec(source=str(source), functions=[FunctionRef.parse(f) for f in functions],
                     instructions=[instruction], bench=bench, category=category, name=name, paper_name=paper_name,

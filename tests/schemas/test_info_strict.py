@@ -79,7 +79,7 @@ def _info_files(tmp_path: Path) -> list[Path]:
 def test_lmrbench_reads_no_key_of_info_json_that_the_schema_does_not_declare(tmp_path, monkeypatch):
     """Every fixture and example info.json loads; checking and trusting each task reads no key through
     ``model_extra``; no module outside the schema touches pydantic's extras directly."""
-    from lmrbench.authoring.check import task_findings
+    from lmrbench.authoring.check.check import task_findings
     from lmrbench.benchmark.validation.not_run import static_not_run
     from lmrbench.core.taskset import load_task
     from lmrbench.core.trust import isolation_of, trusted_paths

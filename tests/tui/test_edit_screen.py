@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select, SelectionList, TabbedContent, TextArea
 
 from helpers.pilot import wait_for_workers
-from lmrbench.authoring.paper import write_paper
+from lmrbench.authoring.task.paper import write_paper
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
@@ -159,7 +159,7 @@ async def test_the_tests_tab_lists_the_cases_recorded_before(new_task, bench: Pa
     # a recorded task opened in the edit screen listed no cases: they showed only right after a recording
     from datetime import UTC, datetime
 
-    from lmrbench.authoring.recorded_tests import default_checker
+    from lmrbench.authoring.record.recorded_tests import default_checker
     from lmrbench.defaults import recording_folder
     from lmrbench.fsutil import atomic_write_json
     from lmrbench.schemas.recording import RecordedCase, RecordingIndex

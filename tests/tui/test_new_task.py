@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.widgets import Input, Select, TextArea
 
 from helpers.pilot import open_and_clone, paste, wait_for_workers
-from lmrbench.authoring.check import check_task
+from lmrbench.authoring.check.check import check_task
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog

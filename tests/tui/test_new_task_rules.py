@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Button, Input, Select, TextArea
 
 from helpers.pilot import open_and_clone, screen_text, wait_for_workers
-from lmrbench.authoring.draft import validated_key
+from lmrbench.authoring.task.draft import validated_key
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
 from lmrbench.tui.dialogs.confirm import ConfirmDialog

@@ -10,7 +10,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input, TextArea
 
 from helpers.pilot import wait_for_workers
-from lmrbench.authoring.check import check_task
+from lmrbench.authoring.check.check import check_task
 from lmrbench.core.taskset import load_task
 from lmrbench.tui.app import make_app
 from lmrbench.tui.screens.edit_task import EditTaskScreen

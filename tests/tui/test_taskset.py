@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from helpers.pilot import wait_for_workers
-from lmrbench.authoring.check import check_task
+from lmrbench.authoring.check.check import check_task
 from lmrbench.benchmark.validation.store import result_path, task_fingerprint
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import default_run_dir

@@ -1,1 +1,1 @@
-"""Turning a repository into a task: clone, index, mask, golden files, paper, tests, Dockerfile."""
+"""Turning a repository into a task, one sub-package per family: suggest, task, check, record, mutants."""

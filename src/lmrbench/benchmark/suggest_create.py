@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmrbench.authoring.paper_passages import paper_title
-from lmrbench.authoring.record import record_tests
-from lmrbench.authoring.recorded_tests import RecordResult
-from lmrbench.authoring.suggest import Candidate, Suggestion
-from lmrbench.authoring.suggest_draft import draft_instruction, mark_draft, review_note
-from lmrbench.authoring.task_new import create_task
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from lmrbench.authoring.record.record import record_tests
+from lmrbench.authoring.record.recorded_tests import RecordResult
+from lmrbench.authoring.suggest.paper_passages import paper_title
+from lmrbench.authoring.suggest.suggest import Candidate, Suggestion
+from lmrbench.authoring.suggest.suggest_draft import draft_instruction, mark_draft, review_note
+from lmrbench.authoring.task.task_new import create_task
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.core.sandbox import Sandbox

@@ -111,7 +111,7 @@ def dockerfile(
     force: bool = typer.Option(False, "--force", help="Replace a Dockerfile that lmrbench did not write."),
 ) -> None:
     """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; requirements only, no task files."""
-    from lmrbench.authoring.dockerfile import write_dockerfile
+    from lmrbench.authoring.check.dockerfile import write_dockerfile
     from lmrbench.core.taskset import load_task
 
     t = load_task(task_dir)

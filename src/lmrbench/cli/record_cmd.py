@@ -42,8 +42,8 @@ def task_record(
     verbose: Verbose = False,
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
-    from lmrbench.authoring.record import record_tests
-    from lmrbench.authoring.recorded_tests import scaffold_tests
+    from lmrbench.authoring.record.record import record_tests
+    from lmrbench.authoring.record.recorded_tests import scaffold_tests
     from lmrbench.core.taskset import load_task
 
     task = load_task(task_dir)
@@ -92,7 +92,7 @@ def task_record(
         highlight=False,
         soft_wrap=True,
     )
-    from lmrbench.authoring.bodycoverage import coverage_text
+    from lmrbench.authoring.record.bodycoverage import coverage_text
 
     for cov in result.coverage:
         console.print(f"coverage of {cov.target}'s golden body by the cases: {coverage_text(cov)}",

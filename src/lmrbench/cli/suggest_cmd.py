@@ -17,7 +17,7 @@ from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.suggest import Suggestion
+    from lmrbench.authoring.suggest.suggest import Suggestion
     from lmrbench.benchmark.suggest_create import Created
 
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -59,7 +59,7 @@ def task_suggest(
         raise LmrError("give --base-url and --model together")
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
-    from lmrbench.authoring.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
+    from lmrbench.authoring.suggest.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress(verbose=verbose) as progress:
@@ -89,7 +89,7 @@ def task_suggest(
 
 
 def _calls(c: object) -> str:
-    from lmrbench.authoring.suggest import Candidate
+    from lmrbench.authoring.suggest.suggest import Candidate
 
     assert isinstance(c, Candidate)
     if c.not_recordable:

@@ -16,8 +16,8 @@ from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.findings import Finding
-    from lmrbench.authoring.mask_style import MaskStyle
+    from lmrbench.authoring.check.findings import Finding
+    from lmrbench.authoring.task.mask_style import MaskStyle
     from lmrbench.core.taskset import Task
 
 task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
@@ -49,7 +49,7 @@ def task_new(
         "--force", help="Replace an existing task folder; make a task even when one masks the same function.")] = False,
 ) -> None:
     """Create a task folder: masked repository, golden file, info.json, paper files, unit_test/, Dockerfile."""
-    from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, check_spec
+    from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec, check_spec
 
     style = _mask_style(mask_style)
     functions = [FunctionRef.parse(f) for f in function]
@@ -71,7 +71,7 @@ def task_new(
         repo_folder_name=repo_folder_name,
     )
     check_spec(spec)  # bad options are refused before the parsers (PyMuPDF, LibCST) are imported: 0.25 s, not 1.2
-    from lmrbench.authoring.task_new import create_task
+    from lmrbench.authoring.task.task_new import create_task
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress() as progress:
@@ -83,7 +83,7 @@ def task_new(
 
 def _warn_leaks(task: Task) -> None:
     """Say where the new task's repository still holds its golden code (copies, near-copies, bytecode)."""
-    from lmrbench.authoring.check import leak_findings
+    from lmrbench.authoring.check.check import leak_findings
 
     for f in leak_findings(task):
         console.print(f"[yellow]warning[/yellow] {f.code} {f.where}: {f.message}; remove it before publishing",
@@ -91,7 +91,7 @@ def _warn_leaks(task: Task) -> None:
 
 
 def _mask_style(text: str) -> MaskStyle:
-    from lmrbench.authoring.mask_style import MaskStyle
+    from lmrbench.authoring.task.mask_style import MaskStyle
 
     try:
         return MaskStyle(text)
@@ -108,8 +108,8 @@ def task_add(
     mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")] = "todo_raise",
 ) -> None:
     """Mask one more function of a task's repository as a new implementation."""
-    from lmrbench.authoring.goal_functions import add_implementation
-    from lmrbench.authoring.task_spec import FunctionRef
+    from lmrbench.authoring.task.goal_functions import add_implementation
+    from lmrbench.authoring.task.task_spec import FunctionRef
     from lmrbench.core.taskset import load_task
 
     new = add_implementation(load_task(task), FunctionRef.parse(function), instruction, category=category,
@@ -127,7 +127,7 @@ def task_remask(
     mask_style: Annotated[str, typer.Option("--mask-style", help="todo_raise, raise or pass.")],
 ) -> None:
     """Rebuild an implementation's masked goal file from its golden file in another mask style."""
-    from lmrbench.authoring.goal_functions import remask
+    from lmrbench.authoring.task.goal_functions import remask
     from lmrbench.core.taskset import load_task
 
     new = remask(load_task(task), impl, _mask_style(mask_style))
@@ -149,7 +149,7 @@ def task_export(
     verbose: Verbose = False,
 ) -> None:
     """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
-    from lmrbench.authoring.dockerfile import DEFAULT_BASE_IMAGE
+    from lmrbench.authoring.check.dockerfile import DEFAULT_BASE_IMAGE
     from lmrbench.benchmark.pipeline.official_export import export_official
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_task
@@ -203,8 +203,8 @@ def tasks_check(
     import json
 
     from lmrbench import __version__
-    from lmrbench.authoring.checkset import taskset_findings
-    from lmrbench.authoring.findings import Selection, Severity, as_json, as_sarif, exit_status, parse_codes
+    from lmrbench.authoring.check.checkset import taskset_findings
+    from lmrbench.authoring.check.findings import Selection, Severity, as_json, as_sarif, exit_status, parse_codes
     from lmrbench.cli.rich_progress import RichProgress
 
     if fmt not in ("text", "json", "sarif"):
@@ -232,7 +232,7 @@ _MAX_NAMES = 6
 
 def _print_findings(names: list[str], items: list[Finding]) -> None:
     """Grouped text: one line per group of identical findings, a second line naming the tasks when many."""
-    from lmrbench.authoring.findings import Severity, group
+    from lmrbench.authoring.check.findings import Severity, group
 
     for g in group(items):
         sev = str(g.severity)

@@ -7,8 +7,8 @@ import json
 from pathlib import PurePosixPath
 
 from lmrbench import jsonsafe, pyparse
-from lmrbench.authoring.tree import goal_plan
 from lmrbench.core.sandbox import Worker
+from lmrbench.core.source.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files

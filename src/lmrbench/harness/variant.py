@@ -15,8 +15,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.authoring.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.sandbox import Sandbox, Worker
+from lmrbench.core.source.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files, isolation_of

@@ -12,7 +12,7 @@ The job is ``$LMRBENCH_HARNESS/probe/job.json``::
                   "mutants": [{"id": "ab12...", "source": "<whole mutated goal file>"}]}]}
 
 Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its floating array
-inputs move one ulp is left out (``knife`` in the report). Amplification (``authoring.amplify_plans`` makes the
+inputs move one ulp is left out (``knife`` in the report). Amplification (``authoring.record.amplify_plans`` makes the
 plans): for each plan, the first recorded case (without random state or in-place changes) on which some of its
 variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
 case per such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to

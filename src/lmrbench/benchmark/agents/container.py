@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.tree import MAX_SOURCE_BYTES
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner
 from lmrbench.benchmark.sandbox.run_limits import container_resources
+from lmrbench.core.source.tree import MAX_SOURCE_BYTES
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench import __version__
-from lmrbench.authoring.dockerfile import DOCKERFILE, context_copies, is_generated
+from lmrbench.authoring.check.dockerfile import DOCKERFILE, context_copies, is_generated
 from lmrbench.benchmark.agents.calls import in_thread
 from lmrbench.benchmark.agents.container import WORKSPACE, AgentContainer, ContainerError
 from lmrbench.benchmark.agents.protocol import AgentAdapter, AgentLimits, AgentResult, AgentSession

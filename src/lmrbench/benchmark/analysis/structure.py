@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal, get_args
 
-from lmrbench.authoring.index import index_source
-from lmrbench.authoring.tree import goal_plan
+from lmrbench.core.source.index import index_source
+from lmrbench.core.source.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from lmrbench.authoring.tree import read_untrusted_goal_file
 from lmrbench.benchmark.sandbox.machine_lock import MachineLock
 from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.source.tree import read_untrusted_goal_file
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError

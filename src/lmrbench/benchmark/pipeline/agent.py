@@ -21,14 +21,14 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
-from lmrbench.authoring.candidate_splice import merge_notes, splice_candidate
-from lmrbench.authoring.index import index_source
-from lmrbench.authoring.taskdata import untrusted_reads
-from lmrbench.authoring.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
+from lmrbench.authoring.check.taskdata import untrusted_reads
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary
+from lmrbench.core.source.candidate_splice import merge_notes, splice_candidate
+from lmrbench.core.source.index import index_source
+from lmrbench.core.source.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import trusted_paths
 from lmrbench.errors import LmrError

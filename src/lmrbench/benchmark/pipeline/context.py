@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Literal, cast
 
-from lmrbench.authoring.splice import extract_function
+from lmrbench.core.source.splice import extract_function
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation

@@ -12,14 +12,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.authoring.candidate_splice import merge_notes
-from lmrbench.authoring.tree import goal_plan, read_source
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
 from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
 from lmrbench.benchmark.pipeline.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
 from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
+from lmrbench.core.source.candidate_splice import merge_notes
+from lmrbench.core.source.tree import goal_plan, read_source
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir

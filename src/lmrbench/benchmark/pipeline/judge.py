@@ -17,9 +17,6 @@ from collections import Counter
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.authoring.candidate_splice import splice_candidate
-from lmrbench.authoring.splice import extract_function
-from lmrbench.authoring.tree import goal_plan, read_source
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.benchmark.pipeline.prompts import (
     JUDGE_PROMPT_VERSION,
@@ -29,6 +26,9 @@ from lmrbench.benchmark.pipeline.prompts import (
 )
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model, slug, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
+from lmrbench.core.source.candidate_splice import splice_candidate
+from lmrbench.core.source.splice import extract_function
+from lmrbench.core.source.tree import goal_plan, read_source
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import Progress

@@ -19,9 +19,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmrbench.authoring.dockerfile import DEFAULT_BASE_IMAGE, DOCKERFILE, render_official_dockerfile
-from lmrbench.authoring.paper import PAPER_JSON
-from lmrbench.authoring.script_mode import has_main_block, with_script_block
+from lmrbench.authoring.check.dockerfile import DEFAULT_BASE_IMAGE, DOCKERFILE, render_official_dockerfile
+from lmrbench.authoring.record.script_mode import has_main_block, with_script_block
+from lmrbench.authoring.task.paper import PAPER_JSON
 from lmrbench.benchmark.sandbox.images import BASE_TARGET
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse, pip_options

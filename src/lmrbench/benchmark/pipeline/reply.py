@@ -16,9 +16,9 @@ import textwrap
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
-from lmrbench.authoring.candidate_splice import SplicedCandidate, splice_candidate
-from lmrbench.authoring.index import index_source
-from lmrbench.authoring.splice import extract_function
+from lmrbench.core.source.candidate_splice import SplicedCandidate, splice_candidate
+from lmrbench.core.source.index import index_source
+from lmrbench.core.source.splice import extract_function
 from lmrbench.errors import LmrError
 
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)

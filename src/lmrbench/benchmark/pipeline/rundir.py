@@ -25,7 +25,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lmrbench import __version__
-from lmrbench.authoring.tree import MAX_SOURCE_BYTES
+from lmrbench.core.source.tree import MAX_SOURCE_BYTES
 from lmrbench.core.taskset import Task, task_digest
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text, read_capped

@@ -1,7 +1,7 @@
 """An unedited generated Dockerfile built with one commit instead of the classic builder's one per instruction.
 
 A container of the parent image gets requirements.txt and the wheels in /tmp/lmrbench, runs the Dockerfile's own
-shell fragments (the venv, the offline pip install, the task's user; ``lmrbench.authoring.dockerfile``), deletes
+shell fragments (the venv, the offline pip install, the task's user; ``lmrbench.authoring.check.dockerfile``), deletes
 the wheels and stops; one commit makes the image, its ENV, WORKDIR, USER and labels set as the Dockerfile sets them.
 The wheels are gone before the commit, so no layer holds them (what the Dockerfile's two stages are for).
 
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.dockerfile import IMAGE_ENV, MAKE_VENV, PIP_INSTALL, USER_SETUP
+from lmrbench.authoring.check.dockerfile import IMAGE_ENV, MAKE_VENV, PIP_INSTALL, USER_SETUP
 from lmrbench.benchmark.sandbox.build_log import failure_headline
 from lmrbench.benchmark.sandbox.containers import build_container_name
 from lmrbench.benchmark.sandbox.image_build import BuildHeartbeat, build_context, image_id, record_build_seconds

@@ -25,7 +25,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
+from lmrbench.authoring.check.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
 from lmrbench.benchmark.sandbox.container_run import run_in_container
 from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
 from lmrbench.benchmark.sandbox.images import docker_client, image_id

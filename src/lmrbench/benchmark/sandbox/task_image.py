@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lmrbench.authoring.dockerfile import DOCKERFILE, edited, is_generated, render_dockerfile
+from lmrbench.authoring.check.dockerfile import DOCKERFILE, edited, is_generated, render_dockerfile
 from lmrbench.benchmark.sandbox.commit_build import commit_build
 from lmrbench.benchmark.sandbox.from_images import check_from_images
 from lmrbench.benchmark.sandbox.image_build import build_context, docker_build

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from lmrbench.authoring.check import find_leaks
-from lmrbench.authoring.metadata import mark_trusted
+from lmrbench.authoring.check.check import find_leaks
+from lmrbench.authoring.task.metadata import mark_trusted
 from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.not_run import environment_not_run, golden_not_run, static_not_run
 from lmrbench.benchmark.validation.plan import (

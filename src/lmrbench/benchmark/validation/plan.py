@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lmrbench.authoring.testgen import TODO_MARK
+from lmrbench.authoring.record.testgen import TODO_MARK
 from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
@@ -15,7 +15,7 @@ from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import Implementation
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.mutants import Mutant
+    from lmrbench.authoring.mutants.mutants import Mutant
 
 
 @dataclass
@@ -92,7 +92,7 @@ def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
 def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] | None = None) -> list[PlannedMutant]:
     """At most ``limit`` mutants, every kind in turn (``mutants.sample_mutants``, deterministic); those the
     recording found equivalent on every recorded input only when nothing else is left."""
-    from lmrbench.authoring.mutants import sample_mutants
+    from lmrbench.authoring.mutants.mutants import sample_mutants
 
     known = equivalent or set()
     useful = [pm for pm in mutants if pm[2].digest not in known]
@@ -104,7 +104,7 @@ def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] 
 def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None = None) -> list[PlannedMutant]:
     """Every mutant of every goal function of ``impl``, in a deterministic order; ``facts`` (the recording's)
     give the values ``pin_parameter`` pins and whether ``detach`` applies."""
-    from lmrbench.authoring.mutants import generate_mutants  # LibCST: loaded only when mutants are made
+    from lmrbench.authoring.mutants.mutants import generate_mutants  # LibCST: loaded only when mutants are made
 
     facts = facts or RecordedFacts()
 

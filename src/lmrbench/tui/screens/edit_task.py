@@ -12,9 +12,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
 
-from lmrbench.authoring.check import check_task
-from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.metadata import ImplFields, PaperFields, update_info
+from lmrbench.authoring.check.check import check_task
+from lmrbench.authoring.task.mask import MaskStyle
+from lmrbench.authoring.task.metadata import ImplFields, PaperFields, update_info
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog

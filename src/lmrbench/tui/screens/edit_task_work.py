@@ -11,9 +11,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
-from lmrbench.authoring.index import python_files
-from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.task_files import TaskFiles, read_task_files
+from lmrbench.authoring.task.mask import MaskStyle
+from lmrbench.authoring.task.task_files import TaskFiles, read_task_files
+from lmrbench.core.source.index import python_files
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import report_worker
@@ -76,7 +76,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def record(self, task: Task, impl: int, command: str) -> None:
         """Record the selected implementation's tests again (replacing the generated file)."""
-        from lmrbench.authoring.record import record_tests
+        from lmrbench.authoring.record.record import record_tests
         from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
@@ -90,7 +90,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def scaffold(self, task: Task, impl: int) -> None:
         """Write a scaffold for the selected implementation (refuses to replace an edited test file)."""
-        from lmrbench.authoring.recorded_tests import scaffold_tests
+        from lmrbench.authoring.record.recorded_tests import scaffold_tests
 
         path = scaffold_tests(task, impl)
         self.panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
@@ -111,8 +111,8 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
     def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
         """Mask one more function (nothing changes on an error)."""
-        from lmrbench.authoring.goal_functions import add_implementation
-        from lmrbench.authoring.task_spec import FunctionRef
+        from lmrbench.authoring.task.goal_functions import add_implementation
+        from lmrbench.authoring.task.task_spec import FunctionRef
 
         new = add_implementation(task, FunctionRef.parse(function), instruction, category=category, mask_style=style)
         impl = new.info.implementations[-1]
@@ -122,7 +122,7 @@ class EditTaskWork(Screen[str | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
     def remask(self, task: Task, index: int, style: MaskStyle) -> None:
         """Rebuild the goal file from the golden file."""
-        from lmrbench.authoring.goal_functions import remask
+        from lmrbench.authoring.task.goal_functions import remask
 
         new = remask(task, index, style)
         files = ", ".join(new.info.implementation(index).goal_files)

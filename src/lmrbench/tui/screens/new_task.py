@@ -15,11 +15,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
 
-from lmrbench.authoring.clone import ClonedRepo
-from lmrbench.authoring.draft import Draft, repo_folder_name
-from lmrbench.authoring.index import FunctionInfo
-from lmrbench.authoring.mask import MaskStyle
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
+from lmrbench.authoring.task.clone import ClonedRepo
+from lmrbench.authoring.task.draft import Draft, repo_folder_name
+from lmrbench.authoring.task.mask import MaskStyle
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
+from lmrbench.core.source.index import FunctionInfo
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog

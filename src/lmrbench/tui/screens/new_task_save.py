@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.widgets import Button, Label, TextArea
 
-from lmrbench.authoring.draft import validation_state
-from lmrbench.authoring.task_spec import refuse_duplicate
+from lmrbench.authoring.task.draft import validation_state
+from lmrbench.authoring.task.task_spec import refuse_duplicate
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
 from lmrbench.tui.screens.new_task_work import NewTaskWork
@@ -17,8 +17,8 @@ from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.clone import ClonedRepo
-    from lmrbench.authoring.index import FunctionInfo
+    from lmrbench.authoring.task.clone import ClonedRepo
+    from lmrbench.core.source.index import FunctionInfo
 
 STEPS = [
     ("source", "Source"),

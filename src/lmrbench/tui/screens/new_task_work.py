@@ -1,6 +1,6 @@
 """The new-task flow's work: each worker calls one core function in a thread and posts its result.
 
-Nothing is written outside the draft folder (authoring/draft.py) until Save.
+Nothing is written outside the draft folder (authoring/task/draft.py) until Save.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from textual.screen import Screen
 from textual.widgets import Button, Label, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from lmrbench.authoring.clone import ClonedRepo, clone_repo
-from lmrbench.authoring.draft import Draft, validated_key
-from lmrbench.authoring.index import FunctionInfo, index_repo_report
-from lmrbench.authoring.mask import MaskStyle, mask_source
-from lmrbench.authoring.paper import paper_pages
-from lmrbench.authoring.task_new import create_task, publish_task, remove_task, rename_task, write_fields
-from lmrbench.authoring.task_spec import FunctionRef, TaskSpec
+from lmrbench.authoring.task.clone import ClonedRepo, clone_repo
+from lmrbench.authoring.task.draft import Draft, validated_key
+from lmrbench.authoring.task.mask import MaskStyle, mask_source
+from lmrbench.authoring.task.paper import paper_pages
+from lmrbench.authoring.task.task_new import create_task, publish_task, remove_task, rename_task, write_fields
+from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
+from lmrbench.core.source.index import FunctionInfo, index_repo_report
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.tui.widgets.task_tests import TaskTests
@@ -230,7 +230,7 @@ class NewTaskWork(Screen[str | None]):
     @counted
     def record(self, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
-        from lmrbench.authoring.record import record_tests
+        from lmrbench.authoring.record.record import record_tests
         from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         cancel = get_current_worker().cancelled_event
@@ -247,7 +247,7 @@ class NewTaskWork(Screen[str | None]):
     @counted
     def scaffold(self, spec: TaskSpec | None) -> None:
         """Write a scaffold test per implementation."""
-        from lmrbench.authoring.recorded_tests import scaffold_tests
+        from lmrbench.authoring.record.recorded_tests import scaffold_tests
 
         cancel = get_current_worker().cancelled_event
         task = self._ensure_task(spec, cancel)

@@ -18,7 +18,7 @@ from lmrbench.core.sandbox import SandboxKind
 from lmrbench.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
-    from lmrbench.authoring.suggest import Suggestion
+    from lmrbench.authoring.suggest.suggest import Suggestion
 
 COLUMNS = ("rank", "function", "score", "task", "copies", "codec", "calls", "lines", "passage")
 """The longest column last, so the short ones fit 80 columns; the status line says the highlighted row whole."""
@@ -88,7 +88,7 @@ class SuggestScreen(Screen[Suggested | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="suggest")
     def _rank(self, repo: str, paper: str, run: bool) -> None:
-        from lmrbench.authoring.suggest import suggest
+        from lmrbench.authoring.suggest.suggest import suggest
         from lmrbench.errors import LmrError
 
         try:

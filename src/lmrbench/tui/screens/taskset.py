@@ -160,8 +160,8 @@ class TaskSetScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load(self) -> None:
         """Read every task and run the task checks (in a thread: many files)."""
-        from lmrbench.authoring.check import check_task
-        from lmrbench.authoring.draft import leftover_drafts
+        from lmrbench.authoring.check.check import check_task
+        from lmrbench.authoring.task.draft import leftover_drafts
         from lmrbench.benchmark.validation.task import ResultStatus, stored_results
         from lmrbench.core.taskset import load_taskset
 

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList, Tree
 from textual.widgets.option_list import Option
 
-from lmrbench.authoring.index import FunctionInfo
+from lmrbench.core.source.index import FunctionInfo
 
 SHOWN = 100  # rows in the list at once; the count says how many more matched
 

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Label, Select, SelectionList
 
-from lmrbench.authoring.metadata import metadata_problems, retrieval_candidates
+from lmrbench.authoring.task.metadata import metadata_problems, retrieval_candidates
 from lmrbench.schemas.categories import Category, parse_category
 
 

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, TextArea
 
-from lmrbench.authoring.mask import MaskStyle
+from lmrbench.authoring.task.mask import MaskStyle
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.validation_table import ValidationTable

@@ -65,7 +65,7 @@ class TaskTests(Vertical):
             if (task.repo_dir / t).is_file()
         ]
         status.update(f"task {task.name}; test files: {', '.join(have) or 'none yet'}")
-        from lmrbench.authoring.recorded_tests import recorded_cases, recorded_command
+        from lmrbench.authoring.record.recorded_tests import recorded_cases, recorded_command
 
         for impl in task.info.implementations:  # the cases on disk, recorded in an earlier session too
             self.show_cases(impl.index, recorded_cases(task, impl.index))

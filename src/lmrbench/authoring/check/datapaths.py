@@ -1,0 +1,214 @@
+"""The data files a unit test reads outside ``unit_test/``, read statically (for F116).
+
+A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
+text), ``os.path.join`` chains, ``Path(...) / "tensors" / f"impl_{k}"`` chains, ``Path(__file__).parent`` and
+``.parents[k]``, ``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression.
+What the test hands to the repository's own code (a function imported from a module of the repository, or a goal
+function) is that code's input, not data the test compares with (06-RepE's ``data/facts/facts_true_false.csv``,
+given to the repository's ``honesty_function_dataset``); folders put on ``sys.path`` are code; paths that are
+only created or written are not read.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+
+from lmrbench.authoring.check.testlint import UnitTestFile, call_name, dotted_name
+from lmrbench.core.taskset import Task
+from lmrbench.schemas.task_info import Implementation
+
+_WRAPPERS = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath", "abspath", "realpath", "normpath",
+                       "expanduser", "resolve", "absolute", "str", "fspath"})
+_NOT_READS = frozenset({"makedirs", "mkdir", "exists", "isdir", "isfile", "rmtree", "remove", "unlink", "save",
+                        "savez", "savez_compressed", "dump", "to_csv", "write_text", "write_bytes", "chdir",
+                        "add_argument"})
+_MAX_MATCHES = 50
+_FILE = "\0file"
+
+
+class _Paths:
+    """Path expressions of one test file, evaluated to repository-relative patterns."""
+
+    def __init__(self, tree: ast.Module, test_rel: str) -> None:
+        self.test_rel = test_rel
+        self.env: dict[str, ast.expr] = {}
+        self.parent: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[child] = node
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and (name := dotted_name(node.targets[0])):
+                self.env.setdefault(name, node.value)  # the first value: later ones are usually derived
+
+    def value(self, expr: ast.AST, depth: int = 0) -> str | None:
+        """The path ``expr`` builds (``*`` for what cannot be known), or None when it builds none."""
+        if depth > 12:
+            return None
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return expr.value if 0 < len(expr.value) < 300 and "\n" not in expr.value else None
+        if isinstance(expr, ast.JoinedStr):
+            return "".join(str(v.value) if isinstance(v, ast.Constant) else "*" for v in expr.values)
+        if isinstance(expr, ast.Name) and expr.id == "__file__":
+            return _FILE
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+            return self._join([expr.left, expr.right], depth)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) \
+                and expr.value.attr == "parents" and isinstance(expr.slice, ast.Constant) \
+                and isinstance(expr.slice.value, int) and 0 <= expr.slice.value < 8:  # Path(...).parents[1]
+            inner = self.value(expr.value.value, depth + 1)
+            return None if inner is None else posixpath.join(inner, *[".."] * (expr.slice.value + 1))
+        if isinstance(expr, ast.Attribute) and expr.attr == "parent":
+            inner = self.value(expr.value, depth + 1)
+            return None if inner is None else posixpath.join(inner, "..")
+        if isinstance(expr, ast.Call):
+            name = call_name(expr)
+            if name == "join" and expr.args:
+                return self._join(list(expr.args), depth)
+            if name == "dirname" and expr.args:
+                inner = self.value(expr.args[0], depth + 1)
+                return None if inner is None else posixpath.join(inner, "..")
+            if name in _WRAPPERS:
+                if expr.args:
+                    return self._join(list(expr.args), depth)
+                if isinstance(expr.func, ast.Attribute):  # Path(...).resolve()
+                    return self.value(expr.func.value, depth + 1)
+            return None
+        if isinstance(expr, ast.Name | ast.Attribute) and (name := dotted_name(expr)) in self.env:
+            return self.value(self.env[name], depth + 1)
+        return None
+
+    def _join(self, parts: list[ast.expr], depth: int) -> str | None:
+        values = [self.value(p, depth + 1) for p in parts]
+        if all(v is None for v in values):
+            return None
+        known = [v if v is not None else "*" for v in values]
+        while known and known[0] == "*" and len(known) > 1:  # an unknown base: the rest is relative to a guess
+            known = known[1:]
+        return posixpath.join(*known)
+
+    def where(self, rel: str) -> str:
+        """``rel`` with the test file's own path in place of ``__file__``."""
+        return rel.replace(_FILE, self.test_rel)
+
+    def is_root(self, node: ast.AST) -> bool:
+        """True when ``node`` is a whole path expression (not a part of a larger one)."""
+        up = self.parent.get(node)
+        if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Div) or isinstance(up, ast.JoinedStr):
+            return False
+        if isinstance(up, ast.Call) and node in up.args and call_name(up) in {"join", "dirname", *_WRAPPERS}:
+            return False
+        if isinstance(up, ast.Attribute) and up.attr in ("parent", "parents"):
+            return False
+        return not (isinstance(up, ast.Attribute) and isinstance(self.parent.get(up), ast.Call)
+                    and call_name(self.parent[up]) in _WRAPPERS)  # type: ignore[arg-type]
+
+    def consumers(self, node: ast.AST, depth: int = 0) -> list[ast.AST]:
+        """The calls (or other places) a path expression's value ends up in, through names it is assigned to."""
+        up = self.parent.get(node)
+        while isinstance(up, ast.keyword | ast.Starred):
+            up = self.parent.get(up)
+        if isinstance(up, ast.Assign) and depth < 3 and (name := dotted_name(up.targets[0])):
+            uses = [n for n in self.parent if isinstance(n, ast.Name | ast.Attribute) and dotted_name(n) == name
+                    and isinstance(getattr(n, "ctx", None), ast.Load)]
+            return [c for u in uses for c in self.consumers(u, depth + 1)] or [up]
+        return [up] if up is not None else []
+
+
+def _repo_modules(task: Task, tree: ast.Module, paths: _Paths, test_dir: str) -> set[str]:
+    """Top-level module names the test can import from the repository (its root, the test's folder and the
+    folders it puts on ``sys.path``)."""
+    roots = {"", test_dir}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and call_name(node) in ("append", "insert") and node.args \
+                and dotted_name(node.func).startswith("sys.path"):
+            v = paths.value(node.args[-1])
+            if v is not None:
+                roots.add(posixpath.normpath(paths.where(v)))
+    out = set()
+    repo = task.repo_dir
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            top = node.module.split(".")[0]
+            if any((repo / r / f"{top}.py").is_file() or (repo / r / top).is_dir() for r in roots
+                   if not r.startswith("..")):
+                out |= {a.asname or a.name for a in node.names}
+    return out
+
+
+def _kind(call: ast.AST, code: set[str]) -> str:
+    """What a consumer does with a path: ``read`` (the test reads it), ``input`` (the repository's code gets
+    it), or ``none`` (code folders, created or written paths)."""
+    if isinstance(call, ast.BinOp | ast.JoinedStr | ast.FormattedValue):
+        return "none"  # a part of a longer path, which is judged on its own
+    if not isinstance(call, ast.Call):
+        return "read"
+    name = call_name(call)
+    if name in {"join", "dirname", *_WRAPPERS}:
+        return "none"
+    if name in ("append", "insert") and dotted_name(call.func).startswith("sys.path"):
+        return "none"
+    if name in _NOT_READS:
+        return "none"
+    if isinstance(call.func, ast.Name) and call.func.id in code:
+        return "input"
+    return "read"
+
+
+def _matches(task: Task, pattern: str, test_dir: str) -> set[str]:
+    """Data files and folders outside ``unit_test/`` that ``pattern`` names (``*`` for any text), relative to
+    the repository, from the repository root or the test's folder; a folder ends in ``/``."""
+    repo = task.repo_dir.resolve()
+    tests = repo / "unit_test"
+    out: set[str] = set()
+    if len(pattern) > 255 or "\0" in pattern or pattern.startswith("/") \
+            or ("*" in pattern and len(re.sub(r"[^A-Za-z0-9]", "", pattern)) < 3):
+        return out  # f"{a}/{b}" or f"{name}.pt" names nothing in particular
+    for base in ("", test_dir):
+        rel = posixpath.normpath(posixpath.join(base, pattern))
+        if rel.startswith("..") or rel in (".", "*"):
+            continue
+        try:
+            found = list(repo.glob(rel))[:_MAX_MATCHES] if "*" in rel else [repo / rel]
+        except (OSError, ValueError, NotImplementedError):
+            continue
+        for target in found:
+            try:
+                target = target.resolve()
+                if target == repo or repo not in target.parents or tests == target or tests in target.parents:
+                    continue
+                if target.is_file() and target.suffix != ".py":
+                    out.add(target.relative_to(repo).as_posix())
+                elif target.is_dir() and any(p.suffix != ".py" for p in target.iterdir() if p.is_file()):
+                    out.add(target.relative_to(repo).as_posix() + "/")
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def outside_data(task: Task, impl: Implementation, tf: UnitTestFile) -> set[str]:
+    """Data outside ``unit_test/`` that the test file ``tf`` reads itself (repository-relative; folders end in
+    ``/``): not what it only hands to the repository's code or the goal functions, nor code folders."""
+    paths = _Paths(tf.tree, tf.rel)
+    test_dir = posixpath.dirname(tf.rel)
+    code = _repo_modules(task, tf.tree, paths, test_dir) | {q.split(".")[-1] for q in impl.qualnames} \
+        | {q.split(".")[0] for q in impl.qualnames}
+    out: set[str] = set()
+    for node in paths.parent:
+        if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call | ast.Attribute) \
+                or not paths.is_root(node):
+            continue
+        value = paths.value(node)
+        if value is None or value == _FILE:
+            continue
+        found = _matches(task, paths.where(value), test_dir)
+        if not found:
+            continue
+        kinds = {_kind(c, code) for c in paths.consumers(node)} or {"read"}
+        if "read" in kinds:
+            out |= found
+    return out
+
+
+__all__ = ["outside_data"]
+

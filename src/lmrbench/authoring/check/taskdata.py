@@ -1,0 +1,178 @@
+"""What a task's tests read and vary (F113, F116, T312), read from the files on disk.
+
+- F113: Git LFS pointer files stand where data should be (the repository was copied without ``git lfs pull``);
+- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that no trusted path
+  covers (``core.trust.trusted_paths``, which the grader reads too), so a candidate's code could read the expected
+  values (what they read is found by :mod:`lmrbench.authoring.check.datapaths`);
+- T312: a parameter of the goal function that no test varies (every recorded case, or every call in the tests,
+  leaves it at one value), so a candidate that ignores it passes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import ValidationError
+
+from lmrbench import pyparse
+from lmrbench.authoring.check.datapaths import outside_data
+from lmrbench.authoring.check.findings import Finding
+from lmrbench.authoring.check.scanfiles import walk_files
+from lmrbench.authoring.check.testlint import UnitTestFile, call_name, read_unit_tests
+from lmrbench.core.taskset import Task
+from lmrbench.core.trust import TRUSTED_KEY, is_trusted, trusted_paths
+from lmrbench.defaults import recording_folder
+from lmrbench.fsutil import is_lfs_pointer
+from lmrbench.schemas.task_info import Implementation
+
+_SHOWN = 3
+_SCALAR = re.compile(r"^(-?[\d.eE+-]+|True|False|None|'.*'|\".*\")$")
+
+
+def _listing(items: list[str]) -> str:
+    more = f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
+def lfs_findings(task: Task) -> list[Finding]:
+    """F113: one finding for the Git LFS pointers of a task, naming the first few."""
+    pointers = [p.relative_to(task.path).as_posix() for p in walk_files(task.path)
+                if is_lfs_pointer(p)]
+    if not pointers:
+        return []
+    return [Finding("F113", task.name, pointers[0], f"{len(pointers)} file(s) are Git LFS pointers, not data "
+                    f"({_listing(pointers)}): tests that read them fail; fetch them with `git lfs pull` and copy "
+                    "the real files")]
+
+
+def untrusted_reads(task: Task, impl: Implementation) -> dict[str, list[str]]:
+    """{test file (relative to the task folder): the data it reads outside ``unit_test/`` that no trusted path
+    covers}, read statically; ``core.trust.trusted_paths`` is the grader's own list, so what this names is what a
+    candidate's view (and an agent export) would hold. Folders end in ``/``."""
+    trusted = trusted_paths(task)
+    out: dict[str, list[str]] = {}
+    for tf in read_unit_tests(task, impl):
+        found = sorted(p for p in outside_data(task, impl, tf) if not is_trusted(p, trusted))
+        if found:
+            out[tf.where] = found
+    return out
+
+
+def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """F116: data the tests read outside ``unit_test/`` that no trusted path covers (:func:`untrusted_reads`)."""
+    out = []
+    for where, found in untrusted_reads(task, impl).items():
+        if found:
+            out.append(Finding("F116", task.name, where, f"implementation {impl.index}: reads recorded data "
+                               f"outside unit_test/ ({_listing(found)}) that no trusted path covers: the "
+                               f"candidate's code could read it; list it in implementation {impl.index}'s "
+                               f"{TRUSTED_KEY} in info.json"))
+    return out
+
+
+def _parameters(task: Task, impl: Implementation) -> dict[str, dict[str, bool]]:
+    """qualname -> {parameter: has a default} from the golden file."""
+    out: dict[str, dict[str, bool]] = {}
+    try:
+        tree = pyparse.parse(task.golden_path(impl).read_bytes().decode("utf-8", "replace"))
+    except (OSError, SyntaxError, IndexError, TypeError):
+        return out
+    for q in impl.qualnames:
+        node = pyparse.find_def(tree, q)
+        if node is None:
+            continue
+        a = node.args
+        pos = [*a.posonlyargs, *a.args]
+        defaults = {p.arg for p in pos[len(pos) - len(a.defaults):]} if a.defaults else set()
+        defaults |= {k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+        params = {p.arg: p.arg in defaults for p in [*pos, *a.kwonlyargs] if p.arg not in ("self", "cls")}
+        out[q] = params
+    return out
+
+
+def _recorded_unvaried(task: Task, impl: Implementation, params: dict[str, bool]) -> list[str] | None:
+    from lmrbench.schemas.recording import RecordingIndex
+
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
+    if not index.is_file():
+        return None
+    try:
+        cases = RecordingIndex.model_validate_json(index.read_bytes()).cases
+    except (ValidationError, ValueError, OSError):
+        return None
+    if len(cases) < 2:
+        return None
+    out = []
+    for p in params:
+        values = {c.arguments.get(p, "<default>") for c in cases}
+        if len(values) == 1 and (v := next(iter(values))) is not None and (v == "<default>" or _SCALAR.match(v)):
+            out.append(p)
+    return out
+
+
+def _called_unvaried(tests: list[UnitTestFile], goal: str, params: dict[str, bool]) -> list[str] | None:
+    calls = [n for tf in tests for n in ast.walk(tf.tree) if isinstance(n, ast.Call) and call_name(n) == goal]
+    if not calls or any(any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords)
+                        for c in calls):
+        return None
+    names = list(params)
+    passed = set()
+    for c in calls:
+        passed |= {k.arg for k in c.keywords if k.arg}
+        passed |= set(names[: len(c.args)])
+    return [p for p, has_default in params.items() if has_default and p not in passed]
+
+
+def _recording_says_unvaried(task: Task, impl: Implementation) -> dict[str, str] | None:
+    """The parameters the recording itself found no case varying (``unvaried`` in its index.json, written by
+    ``task record`` after amplification), each with what the recording tried ("" when it says nothing), or
+    None when there is no such recording."""
+    from pydantic import ValidationError
+
+    from lmrbench.defaults import recording_folder
+    from lmrbench.schemas.recording import RecordingIndex
+
+    index = task.repo_dir / recording_folder(impl.index) / "index.json"
+    try:
+        if not index.is_file():
+            return None
+        found = RecordingIndex.model_validate_json(index.read_bytes())
+    except (ValidationError, ValueError, OSError):
+        return None
+    tried = {}
+    for p in found.unvaried:
+        said = [ln.split(": ", 1)[1] for ln in found.selection if ln.startswith(f"no test varies {p}: ")]
+        tried[p] = said[0] if said else ""
+    return tried
+
+
+def _unvaried_text(fixed: list[str], tried: dict[str, str]) -> str:
+    """What T312 says of the parameters no test varies: what the recording tried, or that ignoring passes."""
+    said = [f"{p} ({tried[p]})" for p in fixed if tried.get(p)]
+    if said:
+        return "; ".join(said) + ("" if len(said) == len(fixed) else ", and " + ", ".join(
+            p for p in fixed if not tried.get(p)) + ": a candidate that ignores them may pass")
+    return f"a candidate that ignores {'it' if len(fixed) == 1 else 'them'} passes"
+
+
+def unvaried_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """T312: parameters of a goal function no test varies (the instruction's "you may ignore" ones left out)."""
+    out = []
+    instruction = (impl.instruction or "").lower()
+    tests: list[UnitTestFile] | None = None
+    said = _recording_says_unvaried(task, impl)
+    for q, params in _parameters(task, impl).items():
+        extra = [p for p in said or {} if p.startswith("self.")]
+        fixed = [p for p in [*params, *extra] if p in said] if said is not None \
+            else _recorded_unvaried(task, impl, params)
+        if fixed is None:
+            tests = read_unit_tests(task, impl) if tests is None else tests
+            fixed = _called_unvaried(tests, q.split(".")[-1], params)
+        fixed = [p for p in fixed or [] if not ("ignore" in instruction and p.lower() in instruction)]
+        if fixed:
+            where = f"{task.info.repo_folder_name}/{impl.unit_test_files[0]}" if impl.unit_test_files else "info.json"
+            out.append(Finding("T312", task.name, where, f"implementation {impl.index}: no test varies "
+                               f"{', '.join(fixed)} of {q}: {_unvaried_text(fixed, said or {})}"))
+    return out
+

@@ -1,0 +1,1 @@
+"""Recording: captured calls, probing and selecting cases, amplification, the recorded tests and testgen."""

@@ -1,0 +1,132 @@
+"""The cases to add after a recording, as plans for ``runtime/lmrbench_probe.py``: what real drivers leave out.
+
+Each plan varies one parameter (or an attribute of ``self`` the method reads) and holds variants, each a change
+to a recorded call: ``set`` (new values of parameters), ``fill`` (every entry of the arrays holding an int
+parameter set to its value: all targets ignored), ``noise`` (the entries a mask leaves out filled with noise,
+so that a dropped mask shows), ``keep`` (a case even when the golden result does not change). The probe makes
+each variant on the first recorded call it applies to and keeps those that change a result (or ``keep``).
+
+- a text parameter: a case for each literal the body compares it with that no call used;
+- a number or flag with one value in every call: the values of ``amplify.varied_values``; an int that an array
+  holds (``targets`` holds ``ignore_index``) moves those entries with it, and gets a case where every entry
+  equals it; an int also takes a value inside the range of the array that holds it or that the body combines it
+  with (``lengths < min_length``);
+- pairs of parameters the body combines (``body_reads``): both varied at once, within ``MAX_PAIRS``;
+- a flag never combined with another parameter's other value (``amplify.missing_pairs``);
+- a mask argument: its masked-out entries filled with noise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lmrbench.authoring.record import amplify
+from lmrbench.authoring.record.body_reads import BodyReads
+
+MAX_PAIRS = 3
+"""Most pairs of combined parameters varied together."""
+MAX_NOISE = 4
+"""Most noise cases per mask (as recorded, then with each flag or mode value)."""
+PAIR_VARIANTS = 2
+"""Most cases tried per pair (both varied the same way, then the second the other way; ints also swapped)."""
+
+
+def extra_names(paths: list[Path], reads: BodyReads) -> list[str]:
+    """Names ``amplify.scalar_arguments`` also reads: text parameters the body compares with literals and the
+    attributes of ``self`` it reads."""
+    return [*reads.literals, *reads.self_reads]
+
+
+def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
+               inside: list[int] | None = None) -> list[amplify.Scalar]:
+    """The values to try: the literals of a text mode; for an int recorded positive, no negative value unless
+    the body compares it with zero (``top_k > 0``: a count is not negative); ``amplify.varied_values`` else."""
+    first = recorded[0]
+    if type(first) is str:
+        return [x for x in reads.literals.get(param, []) if x not in recorded]
+    out = amplify.varied_values(first, inside or [])
+    if type(first) is int and first > 0 and param not in reads.signed:
+        out = [x for x in out if type(x) is not int or x >= 0]
+    return out
+
+
+def _pair_variants(p: str, q: str, pv: list[amplify.Scalar], qv: list[amplify.Scalar],
+                   first: dict[str, amplify.Scalar], recorded: set[tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Both varied at once: the first new values of each, then one of them the other way (at most
+    ``PAIR_VARIANTS``, none a recorded call already has); two ints also swapped."""
+    combos = [(a, b) for a, b in [(pv[0], qv[0]), *((pv[0], y) for y in qv[1:2]), *((x, qv[0]) for x in pv[1:2]),
+                                  *((x, y) for x in pv[1:2] for y in qv[1:2])] if (a, b) not in recorded]
+    combos = list(dict.fromkeys(combos))[:PAIR_VARIANTS]
+    if type(first[p]) is int and type(first[q]) is int and first[p] != first[q] \
+            and (first[q], first[p]) not in recorded:
+        combos.append((first[q], first[p]))  # the two values swapped: max(a, b) against max(b, a)
+    return [{"set": {p: a, q: b}, "kind": "pair"} for a, b in combos]
+
+
+def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[dict[str, Any]]:
+    """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
+    (``params``: the function's parameters, without ``self``)."""
+    seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    calls = [amplify.scalar_arguments(path, extra_names(paths, reads)) for path in paths]
+    plans: list[dict[str, Any]] = []
+    for p, vs in seen.items():
+        if type(vs[0]) is str:
+            lits = _values_of(p, vs, reads)
+            if lits:
+                plans.append({"param": p, "variants": [{"set": {p: x}} for x in lits]})
+            continue
+        if len(vs) != 1:
+            continue
+        remap = amplify.holders(paths, p) if type(vs[0]) is int and not p.startswith("self.") else []
+        compared = [b if a == p else a for a, b in reads.pairs if p in (a, b)]
+        arrays = remap or [q for q in compared if q in params and q not in seen]
+        inside = amplify.inside_values(paths, arrays, p) if type(vs[0]) is int else []
+        variants: list[dict[str, Any]] = [{"set": {p: x}} for x in _values_of(p, vs, reads, inside)]
+        if remap:
+            variants.append({"fill": remap, "kind": "all", "keep": True})
+        plans.append({"param": p, "variants": variants, "remap": remap})
+    first = {p: vs[0] for p, vs in seen.items()}
+    pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen]
+    missing = amplify.missing_pairs(paths)
+    for p, q in pairs[:MAX_PAIRS]:
+        pv, qv = _values_of(p, seen[p], reads), _values_of(q, seen[q], reads)
+        had = {(c.get(p), c.get(q)) for c in calls} | {(dict(w, **{o: v}).get(p), dict(w, **{o: v}).get(q))
+                                                        for o, v, w in missing}  # made below
+        variants = _pair_variants(p, q, pv, qv, first, had)
+        if variants:
+            plans.append({"param": p, "variants": variants, "note": False})
+    plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False} for q, v, when in missing]
+    modes = [{m: v} for m, vs in seen.items() if type(vs[0]) in (bool, str)
+             for v in dict.fromkeys([*vs, *_values_of(m, vs, reads)])]
+    for name in reads.masks:
+        if name in params and name not in seen:
+            plans.append({"param": name, "variants": _noise({"mask": name}, modes), "note": False})
+    for p in seen:
+        for holder in amplify.holders(paths, p) if type(first[p]) is int else []:
+            plans.append({"param": p, "variants": _noise({"where": holder, "equals": p}, modes), "note": False,
+                          "remap": []})
+    return plans
+
+
+def _noise(noise: dict[str, str], modes: list[dict[str, amplify.Scalar]]) -> list[dict[str, Any]]:
+    """Noise in the masked-out entries, as recorded and under each value of each flag or mode (a mask dropped
+    in the ``sum`` branch shows only there), within ``MAX_NOISE``."""
+    return [{"noise": noise, "kind": "noise", "keep": True, **({"set": m} if m else {})}
+            for m in [{}, *modes][:MAX_NOISE]]
+
+
+def made_text(made: dict[str, Any]) -> str:
+    """What an added case changed: ``beta=0.2, label_smoothing=0.2``, ``every targets entry = ignore_index``,
+    ``noise where attention_mask leaves entries out``."""
+    kind = made.get("kind", "value")
+    if kind == "all":
+        return f"every {', '.join(made.get('fill', []))} entry = {made['param']}"
+    if kind == "noise":
+        noise = made.get("noise", {})
+        where = noise.get("mask") or f"{noise.get('where')} == {noise.get('equals')}"
+        also = "".join(f", {k}={amplify.value_text(v)}" for k, v in (made.get("set") or {}).items())
+        return (f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}") + also
+    sets = made.get("set") or {made["param"]: made.get("value")}
+    when = "".join(f" with {k}={amplify.value_text(v)}" for k, v in (made.get("when") or {}).items())
+    return ", ".join(f"{k}={amplify.value_text(v)}" for k, v in sets.items()) + when

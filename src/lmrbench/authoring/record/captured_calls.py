@@ -1,0 +1,139 @@
+"""Read what the recorder left in its output folder: the distinct calls of each goal function, what was skipped,
+and what the run reached (``case_selection`` chooses the calls that become test cases).
+
+Each recorded process writes ``calls-<pid>.jsonl`` (one line per distinct call saved, with its case file),
+``summary-<pid>.json`` (what it patched, which calls it skipped and why, the golden body's arcs it reached) and,
+on a fatal problem, ``error-<pid>.json`` (see ``runtime/lmrbench_record.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lmrbench.authoring.record.bodycoverage import BodyModel
+from lmrbench.core.taskset import Task
+from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_values import describe, read_case_file
+from lmrbench.schemas.recording import BodyCoverage
+from lmrbench.schemas.task_info import Implementation
+
+
+def skipped_calls(out: Path) -> list[str]:
+    """The notes of calls that could not be saved, over every process of the recording (distinct, in order)."""
+    seen: list[str] = []
+    for path in sorted(out.glob("summary-*.json")):
+        for note in json.loads(path.read_text(encoding="utf-8")).get("skipped", []):
+            if note.get("message") not in seen:
+                seen.append(str(note.get("message")))
+    return seen
+
+
+def body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]) -> dict[str, BodyModel | None]:
+    """The statements and branches of each target's golden body (None where the golden file cannot be read)."""
+    out: dict[str, BodyModel | None] = {}
+    for file, qual in targets:
+        which = impl.goal_files.index(file) if file in impl.goal_files else 0
+        try:
+            source = task.golden_path(impl, which).read_text(encoding="utf-8")
+            out[f"{file}::{qual}"] = BodyModel(source, qual)
+        except (OSError, UnicodeDecodeError, SyntaxError, IndexError):
+            out[f"{file}::{qual}"] = None
+    return out
+
+
+def body_coverage(
+    out: Path, chosen: dict[str, list[dict[str, Any]]], models: dict[str, BodyModel | None]
+) -> list[BodyCoverage]:
+    """Coverage of each target's body by its chosen calls, and what the whole run reached."""
+    reached: dict[str, set[tuple[int, int]]] = {}
+    for path in out.glob("summary-*.json"):
+        for target, arcs in json.loads(path.read_text(encoding="utf-8")).get("reached", {}).items():
+            reached.setdefault(target, set()).update(tuple(a) for a in arcs)
+    result = []
+    for target, calls in chosen.items():
+        model = models.get(target)
+        if model is None or not model.statements or all(c.get("arcs") is None for c in calls):
+            continue
+        arcs = set().union(*(model.normalize(c.get("arcs") or []) for c in calls))
+        result.append(model.measure(target, arcs, model.normalize(reached.get(target, set()))))
+    return result
+
+
+def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[str, list[dict[str, Any]]]:
+    """The distinct saved calls of each target over every process, in the order they happened, or LmrError
+    (the recorder's own error, no call saved, the function never called)."""
+    errors = sorted(out.glob("error-*.json"))
+    if errors:
+        raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
+    lines: list[dict[str, Any]] = []
+    for path in out.glob("calls-*.jsonl"):
+        lines += [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    lines.sort(key=lambda d: (d["time"], d["pid"], d["seq"]))
+    summaries = [json.loads(p.read_text(encoding="utf-8")) for p in out.glob("summary-*.json")]
+    pool: dict[str, list[dict[str, Any]]] = {}
+    for file, qual in targets:
+        target = f"{file}::{qual}"
+        seen: set[str] = set()
+        distinct = []
+        for line in lines:
+            if line["target"] == target and line["digest"] not in seen:
+                seen.add(line["digest"])
+                line["path"] = out / line["file"]
+                distinct.append(line)
+        if not distinct:
+            notes = [n["message"] for sm in summaries for n in sm.get("skipped", []) if n.get("target") == target]
+            if notes:
+                raise LmrError(f"no call could be saved: {notes[0]}")
+            raise LmrError(_never_called(target, file, command, summaries))
+        pool[target] = distinct
+    return pool
+
+
+def check_replays(target: str, lines: list[dict[str, Any]]) -> None:
+    """LmrError when a kept recorded call did not give the same result when the recorder replayed it."""
+    for n, line in enumerate(lines, 1):
+        if "amplified" not in line:
+            _check_replay(target, n, line)
+
+
+def _check_replay(target: str, n: int, line: dict[str, Any]) -> None:
+    """LmrError when call ``n`` did not give the same result when the recorder replayed it."""
+    if line["replay"] == "raised":
+        raise LmrError(
+            f"{target}: call {n} fails when replayed from its recorded inputs "
+            f"({line['replay_detail']}); it reads state that was not recorded (name a factory with "
+            "--self-factory) or is not repeatable"
+        )
+    if line["replay"] == "checker":
+        raise LmrError(
+            f"{target}: the checker in info.json rejects the reference code's own result of call {n} "
+            f"({line['replay_detail']}); set another checker kind for the implementation"
+        )
+    if line["replay"] == "different":
+        why = "even with the random state restored" if line["drew_random"] else "and draws no random numbers"
+        raise LmrError(
+            f"{target} is non-deterministic: call {n} replayed from its recorded inputs gives a "
+            f"different result {why} ({line['replay_detail']})"
+        )
+
+
+def call_shape(path: Path) -> str:
+    """What tells calls apart for a reader: argument shapes and dtypes, scalar and string values."""
+    case, arrays = read_case_file(path)
+    parts = [f"{a['name']}={describe(a['value'], arrays)}" for a in case["arguments"]]
+    if case["self"] is not None:
+        parts.append(f"self={describe(case['self'], arrays)}")
+    return "; ".join(parts)
+
+
+def _never_called(target: str, file: str, command: str, summaries: list[dict[str, Any]]) -> str:
+    if any(s.get("main_is_goal") for s in summaries):
+        return (
+            f"{target} was never recorded: `{command}` runs {file} as the main script; record through a "
+            "script that imports it"
+        )
+    if not any(target in s.get("patched", []) for s in summaries):
+        return f"{target} was never called: `{command}` never imported {file}"
+    return f"{target} was never called by `{command}`"

@@ -1,0 +1,147 @@
+"""After a recording: make more cases where a parameter never varied, and find which mutants each case kills.
+
+Both run in the task's own sandbox on the golden tree (``runtime/lmrbench_probe.py``): the golden code gives
+the new cases' expected values, and every mutant of the golden body (``authoring.mutants.mutants``) is called on every
+case, as the generated test would call it. The host reads back the new case files and a kill matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
+from lmrbench.authoring.record import amplify
+from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
+from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.core.sandbox import Sandbox
+from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
+from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_values import digest as value_digest
+from lmrbench.runtime.lmrbench_values import read_case_file
+from lmrbench.schemas.task_info import CheckerSettings, Implementation
+
+PROBE_TIMEOUT = 600.0
+"""Wall-clock limit of the whole probe run, in seconds."""
+MAX_ADDED = 40
+"""Most cases added per goal function (the single parameters' plans come first, then pairs, then noise)."""
+CALL_TIMEOUT = 5.0
+"""Limit of one mutant's call on one case, in seconds (a mutant that loops is killed)."""
+
+
+@dataclass
+class TargetProbe:
+    """What the probe found for one goal function."""
+
+    mutants: list[Mutant]
+    pins: dict[str, str]
+    """Recorded value of each scalar parameter (source text): what ``pin_parameter`` mutants pin to."""
+    grad: bool
+    """The recording saw a result that requires grad (``detach`` mutants are made)."""
+    amplified: list[dict[str, Any]] = field(default_factory=list)
+    """New cases, as lines like the recorder's (``path``, ``file``, ``digest``...) plus ``amplified``."""
+    kills: dict[str, set[str]] = field(default_factory=dict)
+    """Case file name -> digests of the mutants it kills."""
+    notes: list[str] = field(default_factory=list)
+    untried: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)
+    """Text parameters the body compares with literals and attributes of ``self`` it reads: varied like the
+    scalar parameters (``amplify.scalar_arguments``)."""
+    knife: list[str] = field(default_factory=list)
+    """Recorded case files whose result a one-ulp change of a float input changes: not kept."""
+
+
+def _grad(paths: list[Path]) -> bool:
+    def walk(node: Any) -> bool:
+        if isinstance(node, dict):
+            if node.get("$") == "tensor" and node.get("requires_grad"):
+                return True
+            return any(walk(v) for v in node.values())
+        if isinstance(node, list):
+            return any(walk(v) for v in node)
+        return False
+
+    return any(walk(read_case_file(p)[0]["expected"]) for p in paths)
+
+
+def pins_of(paths: list[Path], also: list[str] | None = None) -> dict[str, str]:
+    """The recorded value of each scalar parameter (its first value), as source text (``also``: the text
+    parameters to include)."""
+    seen = amplify.parameter_values(paths, [n for n in also or [] if not n.startswith("self.")])
+    return {name: amplify.value_text(vs[0]) for name, vs in seen.items()}
+
+
+def probe_calls(
+    task: Task,
+    impl: Implementation,
+    sandbox: Sandbox,
+    tree: Tree,
+    pool: dict[str, list[dict[str, Any]]],
+    checker: CheckerSettings,
+    factory: str | None,
+    out: Path,
+    cancel: threading.Event | None = None,
+) -> dict[str, TargetProbe]:
+    """Run the probe for every target of ``pool`` (target -> recorded lines); LmrError when it fails,
+    ``Cancelled`` on ``cancel``."""
+    from lmrbench.authoring.record.testgen import goal_import
+    from lmrbench.runtime import PROBE_RUNTIME, runtime_files
+
+    files: dict[str, bytes] = runtime_files(PROBE_RUNTIME)
+    job_targets: list[dict[str, Any]] = []
+    probes: dict[str, TargetProbe] = {}
+    for target, lines in pool.items():
+        goal, _, qual = target.partition("::")
+        which = impl.goal_files.index(goal) if goal in impl.goal_files else 0
+        golden = task.golden_path(impl, which).read_text(encoding="utf-8")
+        paths = [Path(line["path"]) for line in lines]
+        params = [a["name"] for a in read_case_file(paths[0])[0]["arguments"]]
+        reads = body_reads(golden, qual, params)
+        also = extra_names(paths, reads)
+        pins, grad = pins_of(paths, also), _grad(paths)
+        mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad)
+        probes[target] = TargetProbe(mutants, pins, grad, also=also)
+        plans = probe_plans(paths, reads, params)
+        names = []
+        for line in lines:
+            name = f"probe/{line['file']}"
+            files[name] = Path(line["path"]).read_bytes()
+            names.append(name)
+        imp = goal_import(task.repo_dir, goal)
+        binding = read_case_file(paths[0])[0]["binding"]
+        job_targets.append({
+            "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
+            "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
+            "mutants": [{"id": m.digest, "source": m.source} for m in mutants],
+        })
+    job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),
+           "targets": job_targets}
+    files["probe/job.json"] = json.dumps(job).encode("utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    result = sandbox.run(task, tree, ["python3", "-m", "lmrbench_probe"], timeout=PROBE_TIMEOUT, out_dir=out,
+                         harness_files=files, cancel=cancel)
+    report = out / "probe.json"
+    if result.infra_error or result.exit_code != 0 or not report.is_file():
+        why = result.infra_error or (result.output.strip().splitlines() or ["no output"])[-1]
+        raise LmrError(f"checking what the recorded calls catch failed: {why}"[:400])
+    for entry in json.loads(report.read_text(encoding="utf-8"))["targets"]:
+        probe = probes[entry["target"]]
+        probe.kills = {name: set(ids) for name, ids in entry["kills"].items()}
+        probe.notes = list(entry["notes"])
+        probe.untried = list(entry["untried"])
+        probe.knife = list(entry.get("knife", []))
+        for k, made in enumerate(entry["amplified"]):
+            path = out / made["file"]
+            case, arrays = read_case_file(path)
+            digest = value_digest({"a": case["arguments"], "s": case["self"]}, arrays)
+            probe.amplified.append({
+                "file": made["file"], "path": path, "target": entry["target"], "digest": digest,
+                "bytes": path.stat().st_size, "replay": "identical", "arcs": None, "time": time.time(),
+                "pid": 0, "seq": k, "amplified": made,
+            })
+    return probes

@@ -1,0 +1,99 @@
+"""What a recording says about its cases, in three places: the lines ``task record`` prints (and the app logs),
+the test file's header, and the fields of index.json that ``validate`` and ``tasks check`` read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lmrbench.authoring.record import amplify
+from lmrbench.authoring.record.amplify_plans import made_text
+from lmrbench.authoring.record.case_probe import TargetProbe
+from lmrbench.authoring.record.case_selection import Selection, combination_text, kept_kills, summary_lines, unvaried
+from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
+
+WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
+"""Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
+
+
+def kill_hint(kind: str, description: str) -> str:
+    """What case would kill an equivalent mutant of a mistake kind (``a case with beta other than 0.1``)."""
+    text = description.split(": ", 1)[-1] if description.startswith("line ") else description
+    if kind == "pin_parameter":
+        param, _, value = text.removeprefix("pin ").partition(" to ")
+        return f"a case with {param} other than {value.split(' (')[0]}"
+    if kind == "drop_mask":
+        return "a case whose masked-out entries hold values that change the result (not zeros)"
+    if kind == "drop_branch":
+        test = text.split("`if ", 1)[-1].split("`", 1)[0]
+        return f"a case where `{test}` does not hold" if "always the if" in text else \
+            f"a case where `{test}` holds and changes the result"
+    if kind == "swap_args":
+        return "a case where the two arguments differ and their order changes the result"
+    return "a case whose result requires grad" if kind == "detach" else "a case that tells it from the golden code"
+
+
+def weak_lines(target: str, probe: TargetProbe, equivalent: list[str]) -> list[str]:
+    """``weak: ...`` lines for the equivalent mutants of mistake kinds, with what would kill each."""
+    return [f"weak: {target}: {m.kind} equivalent on every recorded input ({m.description}); it would be "
+            f"killed by {kill_hint(m.kind, m.description)}: record with a command that makes such a call"
+            for m in probe.mutants if m.digest in equivalent and m.kind in WEAK_KINDS]
+
+
+def describe_selection(
+    pool: dict[str, list[dict[str, Any]]],
+    selections: dict[str, Selection],
+    probes: dict[str, TargetProbe],
+    chosen: dict[str, list[dict[str, Any]]],
+) -> tuple[list[str], list[str], dict[str, Any]]:
+    """(summary lines, test-file notes, index.json fields) of the chosen cases."""
+    lines: list[str] = []
+    notes: list[str] = []
+    amplified: list[AmplifiedParameter] = []
+    catches: list[MutantCatch] = []
+    never: list[str] = []
+    several = len(pool) > 1
+    for target, calls in pool.items():
+        sel, probe = selections[target], probes.get(target)
+        lines += summary_lines(target, calls, sel, probe)
+        qual = target.partition("::")[2]
+        never += [f"{qual}: {p}" if several else p for p in unvaried(chosen[target], probe.also if probe else [])]
+        if probe is None:
+            continue
+        first = amplify.parameter_values([Path(c["path"]) for c in calls], probe.also)
+        by_param: dict[str, list[dict[str, Any]]] = {}
+        for made in probe.amplified:
+            info = made["amplified"]
+            if info.get("when"):
+                notes.append(f"a case with {combination_text(info)}, which no recorded call combined")
+            elif info.get("kind", "value") == "value" and info["param"] in first:
+                by_param.setdefault(info["param"], []).append(made)
+            else:
+                notes.append(f"a case with {made_text(info)}")
+        for param, made_list in by_param.items():
+            vals = [amplify.value_text(m["amplified"]["value"]) for m in made_list]
+            files = [f"case_{chosen[target].index(m) + 1}.npz" for m in made_list]
+            was = amplify.value_text(first[param][0])
+            amplified.append(AmplifiedParameter(target=target, param=param, recorded=was, values=vals, cases=files))
+            notes.append(f"{amplify.recorded_text(param, first[param])} in the recording; {len(vals)} case(s) with "
+                         f"{param} "
+                         f"{amplify.range_text([m['amplified']['value'] for m in made_list])}")
+        kept_ids = set().union(*(probe.kills.get(c["file"], set()) for c in sel.kept)) if sel.kept else set()
+        _, equivalent = kept_kills(probe, sel)
+        catches += [MutantCatch(target=target, digest=m.digest, kind=m.kind, description=m.description,
+                                pinned=m.pinned, killed=m.digest in kept_ids, equivalent=m.digest in equivalent
+                                and m.digest not in probe.untried,
+                                hint=kill_hint(m.kind, m.description) if m.digest in equivalent
+                                and m.kind in WEAK_KINDS else "")
+                    for m in probe.mutants]
+        lines += weak_lines(target, probe, equivalent)
+    index: dict[str, Any] = {
+        "selection": lines,
+        "amplified": amplified,
+        "unvaried": never,
+        "pins": {t: p.pins for t, p in probes.items()},
+        "grad": [t for t, p in probes.items() if p.grad],
+        "mutants": catches,
+    }
+    lines += [f"no test varies {p}" for p in never if not any(ln.startswith(f"no test varies {p}") for ln in lines)]
+    return lines, notes, index

@@ -1,0 +1,1 @@
+"""Which function to make a task of: the paper's passages, ranking, callers, the draft."""

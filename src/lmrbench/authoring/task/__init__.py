@@ -1,0 +1,1 @@
+"""Task creation: clone, mask, goal functions, golden files, info.json, the paper, the new-task draft."""

@@ -1,0 +1,164 @@
+"""What a new task is made from, and the checks it passes before anything is cloned or written.
+
+A ``TaskSpec`` holds the repository, the goal functions (``FunctionRef``), the instructions and the paper's
+metadata; ``check_spec`` applies the rules of ``authoring.task.metadata`` to it, so ``task new`` and the app refuse
+the same values, and ``refuse_duplicate`` keeps a set from masking the same function twice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from lmrbench.authoring.task.mask_style import MaskStyle
+from lmrbench.authoring.task.metadata import (
+    canonical_category,
+    category_problem,
+    is_test_file,
+    name_problem,
+    paper_url_problem,
+    year_problem,
+)
+from lmrbench.core.taskset import task_dirs
+from lmrbench.errors import LmrError
+from lmrbench.schemas.task_info import load_task_info
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A goal function: ``file`` relative to the repository root and its qualified name (``Class.method``)."""
+
+    file: str
+    qualname: str
+
+    @classmethod
+    def parse(cls, text: str) -> FunctionRef:
+        """Parse ``FILE::[Class.]name``."""
+        file, sep, qual = text.partition("::")
+        if not sep or not file.strip() or not qual.strip():
+            raise LmrError(f"function {text!r} must look like FILE::name or FILE::Class.name")
+        posix = PurePosixPath(file.strip().replace("\\", "/"))
+        if posix.is_absolute() or ".." in posix.parts or re.match(r"^[A-Za-z]:", posix.as_posix()):
+            raise LmrError(f"function {text!r}: FILE leaves the repository (give a path relative to it, without '..')")
+        return cls(file=posix.as_posix(), qualname=qual.strip())
+
+    @property
+    def name(self) -> str:
+        """The function's own name."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def class_name(self) -> str:
+        """The enclosing class (the part before the last dot), or ''."""
+        return self.qualname.rsplit(".", 1)[0] if "." in self.qualname else ""
+
+
+@dataclass
+class TaskSpec:
+    """Everything ``create_task`` needs. ``instructions`` has one entry, or one per function."""
+
+    source: str
+    functions: list[FunctionRef]
+    instructions: list[str]
+    bench: Path
+    category: str = ""
+    paper: Path | None = None
+    paper_url: str = ""
+    paper_name: str = ""
+    year: int | None = None
+    commit: str | None = None
+    name: str | None = None
+    repo_folder_name: str | None = None
+    retrieval_context: list[str] = field(default_factory=list)
+    mask_style: MaskStyle = MaskStyle.TODO_RAISE
+    repo_url: str | None = None
+    """Recorded as repo_url instead of the clone source (e.g. the public URL of a local mirror)."""
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    return "".join(w[:1].upper() + w[1:] for w in words[:3]) or "Task"
+
+
+def next_task_name(bench: Path, title: str) -> str:
+    """``N-Name`` with N one more than the largest task number in ``bench`` (1 for a new set)."""
+    numbers = [0]
+    if Path(bench).is_dir():
+        for d in task_dirs(bench) if not (Path(bench) / "info.json").exists() else []:
+            m = re.match(r"(\d+)-", d.name)
+            if m:
+                numbers.append(int(m.group(1)))
+    return f"{max(numbers) + 1}-{_slug(title)}"
+
+
+def check_spec(spec: TaskSpec) -> None:
+    """LmrError for the first rule the spec breaks; the category is rewritten to the paper's name of it."""
+    if not spec.functions:
+        raise LmrError("give at least one --function FILE::name")
+    if len(spec.instructions) not in (1, len(spec.functions)):
+        raise LmrError(f"give one instruction, or one per function ({len(spec.functions)})")
+    if any(not i.strip() for i in spec.instructions):
+        raise LmrError("the instruction is empty")
+    seen = set()
+    for ref in spec.functions:
+        key = (ref.file, ref.qualname)
+        if key in seen:
+            raise LmrError(f"function {ref.file}::{ref.qualname} is given twice")
+        seen.add(key)
+    if spec.category and (bad := category_problem(spec.category)):
+        raise LmrError(bad)
+    if spec.name is not None and (bad := name_problem(spec.name)):
+        raise LmrError(f"task name {spec.name!r} {bad}", spec.bench)
+    if bad := paper_url_problem(spec.paper_url):
+        raise LmrError(f"paper URL {spec.paper_url!r} {bad}")
+    if spec.year is not None and (bad := year_problem(str(spec.year))):
+        raise LmrError(f"year {spec.year} {bad}")
+    for ctx in spec.retrieval_context:
+        if is_test_file(ctx):
+            raise LmrError(f"{ctx} is a test file; tests are never given as context")
+    folder = spec.repo_folder_name
+    if folder is not None and (not re.fullmatch(r"[A-Za-z0-9._-]+", folder) or folder in (".", "..")):
+        raise LmrError(f"repo folder name {folder!r} must be one plain folder name (letters, digits, . _ -)")
+    if spec.category:
+        spec.category = canonical_category(spec.category)
+    if spec.paper is not None:
+        from lmrbench.authoring.task.paper import check_pdf  # PyMuPDF: only when there is a paper to check
+
+        check_pdf(Path(spec.paper))
+
+
+def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> dict[tuple[str, str], str]:
+    """(goal file, qualified name) -> ``<task folder> (implementation N)`` for every function that a task of the
+    set ``bench`` masks in a repository whose repo_url is one of ``urls`` (tasks that do not load are ignored)."""
+    found: dict[tuple[str, str], str] = {}
+    for folder in task_dirs(bench) if Path(bench).is_dir() else []:
+        if skip is not None and folder.resolve() == skip.resolve():
+            continue
+        try:
+            info = load_task_info(folder)
+        except LmrError:
+            continue
+        if info.repo_url not in urls:
+            continue
+        for impl in info.implementations:
+            for file in impl.goal_files:
+                for q in impl.qualnames:
+                    found.setdefault((file, q), f"{folder.name} (implementation {impl.index})")
+    return found
+
+
+def refuse_duplicate(spec: TaskSpec, final: Path, hint: str = "--force makes another task anyway") -> None:
+    """LmrError when another task of the set already masks one of the spec's functions of the same repository
+    (``hint`` ends the message: how to go on)."""
+    from lmrbench.authoring.task.clone import source_url  # GitPython
+
+    urls = {spec.repo_url or source_url(spec.source), spec.source}
+    masked = masked_functions(spec.bench, urls, skip=final)
+    for r in spec.functions:
+        if (r.file, r.qualname) in masked:
+            raise LmrError(
+                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}"
+                + (f"; {hint}" if hint else ""),
+                spec.bench,
+            )
