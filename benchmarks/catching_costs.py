@@ -27,9 +27,9 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from helpers.smoothed_ce import make_task as make_ce_task  # noqa: E402
 from lmrbench.authoring.mutants.mutants import LEGACY_KINDS, generate_mutants  # noqa: E402
 from lmrbench.authoring.record.record import record_tests  # noqa: E402
+from lmrbench.benchmark.execution.sandboxes import get_sandbox  # noqa: E402
 from lmrbench.benchmark.execution.schedule import run_units  # noqa: E402
 from lmrbench.benchmark.execution.threads import ThreadExecutor  # noqa: E402
-from lmrbench.benchmark.sandbox.choose import get_sandbox  # noqa: E402
 from lmrbench.benchmark.validation.implementation import ImplCheck  # noqa: E402
 from lmrbench.benchmark.validation.plan import PlannedMutant, ValidateOptions  # noqa: E402
 from lmrbench.core.sandbox import Sandbox  # noqa: E402

@@ -36,6 +36,7 @@ from lmrbench.core.source.tree import Variant, build_tree
 from lmrbench.core.taskset import load_taskset
 from lmrbench.core.trust import impl_test_files
 from lmrbench.harness.legacy import is_legacy_test
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,7 @@ def write_files(dest: Path, files: dict[str, str]) -> Path:
     return dest
 
 
-def timed_validate(bench: Path, sandbox: DockerRunner, opts: ValidateOptions, run_dir: Path) -> float:
+def timed_validate(bench: Path, sandbox: Sandbox, opts: ValidateOptions, run_dir: Path) -> float:
     t0 = time.perf_counter()
     summary = validate_taskset(bench, sandbox=sandbox, options=opts, run_dir=run_dir)
     seconds = time.perf_counter() - t0
@@ -65,7 +66,7 @@ Run = tuple[str, Path, list[str], bool]
 
 def direct_trees(bench: Path, opts: ValidateOptions, work: Path) -> list[Run]:
     """(image tag, tree, test files) of every run validate makes, built beforehand (not timed)."""
-    sandbox = DockerRunner()
+    sandbox = Sandbox(DockerRunner())
     tasks, _ = load_taskset(bench)
     runs = []
     n = 0
@@ -100,16 +101,16 @@ def readable_by_all(root: Path) -> None:
                 path.chmod(path.stat().st_mode | 0o444)
 
 
-def direct_docker(runs: list[Run], sandbox: DockerRunner, jobs: int = 1) -> float:
+def direct_docker(runs: list[Run], runner: DockerRunner, jobs: int = 1) -> float:
     """Run each pytest command with plain ``docker run`` (same image, limits, no network), ``jobs`` at a time;
     seconds taken."""
 
     def one(run: Run) -> bool:
         tag, tree, files, should_pass = run
         proc = subprocess.run(
-            ["docker", "run", "--rm", "--network", "none", "--user", f"{sandbox.uid}:{sandbox.gid}",
-             f"--memory={sandbox.memory or DEFAULT_MEMORY}", f"--cpus={sandbox.cpus or DEFAULT_CPUS}",
-             f"--pids-limit={sandbox.pids}",
+            ["docker", "run", "--rm", "--network", "none", "--user", f"{runner.uid}:{runner.gid}",
+             f"--memory={runner.memory or DEFAULT_MEMORY}", f"--cpus={runner.cpus or DEFAULT_CPUS}",
+             f"--pids-limit={runner.pids}",
              "-e", "PYTHONDONTWRITEBYTECODE=1", "-v", f"{tree}:/repo:ro", "-w", "/repo", tag,
              "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", *files],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
@@ -139,8 +140,9 @@ def main() -> None:
         bench = Path(tmp) / "bench"
         shutil.copytree(args.bench, bench, ignore=shutil.ignore_patterns(".lmrbench"))
         os.chmod(tmp, 0o755)
-        sandbox = DockerRunner(cpus=args.cpus)
-        ensure_base_image(sandbox, progress=NullProgress())
+        runner = DockerRunner(cpus=args.cpus)
+        sandbox = Sandbox(runner)
+        ensure_base_image(runner, progress=NullProgress())
         tasks, _ = load_taskset(bench)
         for task in tasks:  # warm images: builds are not part of the overhead
             sandbox.prepare(task)
@@ -154,8 +156,8 @@ def main() -> None:
         # alternate the two sides and keep each one's fastest round: the machine's load drifts
         directs, directs2, validates = [], [], []
         for _ in range(args.rounds):
-            directs.append(direct_docker(runs, sandbox))
-            directs2.append(direct_docker(runs, sandbox, jobs=2))
+            directs.append(direct_docker(runs, runner))
+            directs2.append(direct_docker(runs, runner, jobs=2))
             validates.append(timed_validate(bench, sandbox, opts, Path(tmp) / "run"))
         direct, direct2, first = min(directs), min(directs2), min(validates)
         reuse_opts = ValidateOptions(repeat=args.repeat, max_mutants=args.max_mutants, timeout=600,

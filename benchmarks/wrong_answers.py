@@ -30,6 +30,7 @@ from lmrbench.authoring.task.task_new import create_task  # noqa: E402
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec  # noqa: E402
 from lmrbench.benchmark.sandbox.local import LocalRunner  # noqa: E402
 from lmrbench.core.taskset import Task  # noqa: E402
+from lmrbench.harness.sandbox import Sandbox  # noqa: E402
 from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 
@@ -61,7 +62,7 @@ def main() -> int:
     parser.add_argument("--only", help="one task by name")
     parser.add_argument("--summary", action="store_true", help="print each recording's summary")
     args = parser.parse_args()
-    box = LocalRunner()
+    box = Sandbox(LocalRunner())
     totals = [0, 0, 0, 0]
     with tempfile.TemporaryDirectory(prefix="lmrbench-wrong-") as tmp:
         for spec in TASKS:

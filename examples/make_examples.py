@@ -24,7 +24,7 @@ from lmrbench.authoring.record.bodycoverage import coverage_text
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.authoring.task.task_new import create_task
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
-from lmrbench.benchmark.sandbox.choose import get_sandbox
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
 HERE = Path(__file__).resolve().parent
 TASKS = HERE / "tasks"

@@ -16,6 +16,7 @@ from lmrbench.authoring.record.bodycoverage import coverage_text
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.testrun import TestStatus
@@ -93,7 +94,7 @@ RIGHT = '''        keep = mask.astype(bool)
 
 @pytest.fixture(scope="module")
 def local():
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 @pytest.fixture(scope="module")

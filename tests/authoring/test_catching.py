@@ -15,6 +15,7 @@ from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.benchmark.validation.weakness import verdict, weak_reasons
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.progress import NullProgress
 from lmrbench.schemas.recording import RecordingIndex
@@ -26,7 +27,7 @@ COMMAND = "python evaluate.py"
 
 @pytest.fixture(scope="module")
 def local():
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 class LogLines(NullProgress):

@@ -11,6 +11,7 @@ from helpers.example_answers import RIGHT, WRONG
 from helpers.tasks import copy_example
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -20,7 +21,7 @@ CANDIDATES = [(task, what, TestStatus.FAILED) for task, answers in WRONG.items()
 
 @pytest.fixture(scope="module")
 def local():
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 @pytest.mark.parametrize(("task_name", "what", "expected"), CANDIDATES)

@@ -15,6 +15,7 @@ from lmrbench.authoring.record.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.recording import RecordingIndex
@@ -26,7 +27,7 @@ TRAIN = "python train.py --steps 3"
 
 @pytest.fixture(scope="module")
 def local():
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 def _outcomes(sandbox, task, variant):

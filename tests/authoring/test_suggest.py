@@ -15,6 +15,7 @@ from lmrbench.authoring.task.task_new import create_task
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 
 DPO = METHODS[1]
 EXTRA = '''\
@@ -36,7 +37,7 @@ print(preference_policy_apply(lambda r: r * 2.0, np.ones(3), np.zeros(3)))
 
 @pytest.fixture(scope="module")
 def local() -> LocalRunner:
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 @pytest.fixture

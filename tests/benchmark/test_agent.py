@@ -11,10 +11,10 @@ import pytest
 
 from helpers.progress_lines import Lines
 from helpers.run_task import GOAL, METRICS_PY, REPO, write_taskset
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 from lmrbench.benchmark.pipeline.agent import PROMPT_FILE, export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.source.splice import extract_function, replace_functions
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from helpers.run_task import GOAL, REPO, write_taskset
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir, candidate_repo
-from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
 

@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import HELPER_REPLY, HOSTILE_DICE, REPO, WRONG_DICE, golden_def, write_taskset
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.generate import generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.report.files import render_csv
 from lmrbench.benchmark.report.scoreboard import build_report
-from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.cli.main import app
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams

@@ -10,6 +10,7 @@ import pytest
 from helpers.small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.legacy import is_legacy_test, judge_script, unseal
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -67,7 +68,7 @@ def sandbox(request):
     """The local runner; tests/docker/test_legacy_docker.py runs the tests that take it in Docker."""
     from lmrbench.benchmark.sandbox.local import LocalRunner
 
-    return LocalRunner()
+    return Sandbox(LocalRunner())
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -31,7 +32,7 @@ def cache(tmp_path_factory, monkeypatch) -> Path:
 
 def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task, tmp_path):
     lines = Lines()
-    runner = LocalRunner(progress=lines)
+    runner = Sandbox(LocalRunner(progress=lines))
     report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     assert report.sandbox == "local"
@@ -56,7 +57,7 @@ def test_a_cancel_ends_a_run_under_way_and_every_process_of_it(cache, small_task
         return found
 
     code = f"import time; time.sleep(600)  # {mark}"
-    runner = LocalRunner()
+    runner = Sandbox(LocalRunner())
     ended = cancel_once_running(
         lambda cancel: runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=900,
                                   cancel=cancel), running)
@@ -65,7 +66,7 @@ def test_a_cancel_ends_a_run_under_way_and_every_process_of_it(cache, small_task
 
 
 def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):
-    runner = LocalRunner()
+    runner = Sandbox(LocalRunner())
     impl = small_task.info.implementation(1)
     assert evaluate_variant(runner, small_task, impl, "golden", timeout=60).status is TestStatus.PASSED
     test = small_task.repo_dir / "unit_test" / "test_vec.py"
@@ -75,7 +76,7 @@ def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):
 
 
 def test_venv_is_cached_per_requirements(cache, tmp_path):
-    runner = LocalRunner()
+    runner = Sandbox(LocalRunner())
     a = write_small_task(tmp_path / "a")
     b = write_small_task(tmp_path / "b")
     venv = runner.prepare(a)
@@ -90,7 +91,7 @@ def test_timeout_kills_the_process_group(cache, small_task, tmp_path):
         "import subprocess, sys, time; p = subprocess.Popen(['sleep', '60']); print('pid', p.pid, file=sys.stderr,"
         " flush=True); time.sleep(60)"
     )
-    res = LocalRunner().run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
+    res = Sandbox(LocalRunner()).run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
     assert res.timed_out and res.exit_code is None
     pid = int(res.output.split("pid ", 1)[1].split()[0])
     assert _gone_or_zombie(pid)
@@ -127,7 +128,7 @@ def test_a_setsid_daemon_is_ended_with_its_run_and_writes_nothing_outside(cache,
     (a warm boot's run too, whether it ended or was killed at its timeout)."""
     result = tmp_path / "result.json"
     result.write_text("failed")
-    runner = LocalRunner()
+    runner = Sandbox(LocalRunner())
     try:
         res = runner.run(small_task, small_task.repo_dir, ["python", "-c", _DAEMON, str(result), str(linger)],
                          timeout=timeout, trusted=trusted)
@@ -150,7 +151,7 @@ def _gone_or_zombie(pid: int) -> bool:
 
 def test_the_task_folder_is_never_touched(cache, small_task, tmp_path):
     before = sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*"))
-    res = LocalRunner().run(
+    res = Sandbox(LocalRunner()).run(
         small_task,
         small_task.repo_dir,
         ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"],
@@ -167,12 +168,12 @@ def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
         "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(LocalRunner(), task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(Sandbox(LocalRunner()), task, task.repo_dir, TESTS, timeout=60)
     assert report.exit_code == 0 and report.status is TestStatus.ERROR
 
 
 def test_memory_hog_hits_the_address_space_limit(cache, tmp_path):
     goal = "def dot(a, b):\n    x = bytearray(4 << 30)\n    return 0\n"
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(LocalRunner(memory=1 << 30), task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), task, task.repo_dir, TESTS, timeout=60)
     assert report.status is TestStatus.FAILED and "MemoryError" in report.cases[0].message

@@ -7,6 +7,7 @@ from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 
 ENV_YML = """name: calc
 channels:
@@ -42,7 +43,7 @@ def test_environment_yml_pip_section_is_installed_and_conda_packages_named(tmp_p
     assert reqs.warnings == [f"{task.repo_dir / 'environment.yml'}: only the pip section is installed; "
                              "conda packages left out: scipy"]
     said = _Lines()
-    runner = LocalRunner(progress=said)
+    runner = Sandbox(LocalRunner(progress=said))
     runner.prepare(task, progress=said)
     assert f"warning: {reqs.warnings[0]}" in said.lines
     tree = build_tree(task, None, "golden", tmp_path / "tree")

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from helpers.tasks import Impl, write_task
 from lmrbench.authoring.task.mask import mask_source
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 from lmrbench.benchmark.pipeline.agent import import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.source.candidate_splice import splice_candidate
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError

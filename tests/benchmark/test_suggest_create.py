@@ -12,6 +12,7 @@ from lmrbench.benchmark.pipeline.llm import LLMConfig
 from lmrbench.benchmark.sandbox.local import LocalRunner
 from lmrbench.benchmark.suggest_create import create_tasks, eligible
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.schemas.run import LLMParams
 
 GAE = METHODS[5]
@@ -21,7 +22,7 @@ REWRITTEN = "Implement generalized advantage estimation: return A_t for every st
 def test_the_best_candidate_becomes_a_valid_task_with_a_marked_instruction(tmp_path: Path, server: LLMServer):
     repo, pdf = make_pair(tmp_path, GAE)
     server.on("Draft instruction", REWRITTEN)
-    box = LocalRunner()
+    box = Sandbox(LocalRunner())
     found = suggest(repo, pdf, sandbox=box, top=5, commands=["python examples/train.py"])
     assert found.candidates[0].function.ref == target_ref(GAE)
     assert [eligible(c) for c in found.candidates[1:]] == ["no command calls it"] * 4

@@ -13,13 +13,13 @@ from helpers.llm_server import LLMServer
 from helpers.run_task import GOAL, METRICS_PY, REPO, golden_def, write_taskset
 from helpers.small_task import LEGACY_SCALE
 from lmrbench.authoring.task.mask import mask_source
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
 from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.generate import generate
 from lmrbench.benchmark.pipeline.judge import judge
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.sandbox.choose import get_sandbox
 from lmrbench.core.source.candidate_splice import splice_candidate
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.errors import LmrError

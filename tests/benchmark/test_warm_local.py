@@ -10,6 +10,7 @@ import pytest
 
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -31,7 +32,7 @@ def cache(tmp_path_factory, monkeypatch) -> Path:
 
 @pytest.fixture
 def runner(cache):
-    runner = LocalRunner()
+    runner = Sandbox(LocalRunner())
     yield runner
     runner.close()
 

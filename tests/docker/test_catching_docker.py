@@ -13,6 +13,7 @@ import pytest
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -44,7 +45,7 @@ DPO_NO_SMOOTHING_WITHOUT_REFERENCE = DPO_RIGHT.replace(
 def docker(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 def grade(sandbox, task, variant):

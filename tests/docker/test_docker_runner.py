@@ -18,6 +18,7 @@ from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.schemas.testrun import TestStatus
 
 pytestmark = pytest.mark.docker
@@ -26,7 +27,7 @@ TESTS = ["unit_test/test_vec.py"]
 
 @pytest.fixture
 def runner(base_image) -> DockerRunner:
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 def _leftover_containers(client, task) -> list:
@@ -178,7 +179,7 @@ def test_a_candidate_that_kills_its_own_process_is_an_error(runner, tmp_path):
 
 
 def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine):
-    runner = DockerRunner(base_image=base_image, memory="256m")
+    runner = Sandbox(DockerRunner(base_image=base_image, memory="256m"))
     task = _hostile(tmp_path, "x = bytearray(1 << 30)\nx[::4096] = b'1' * len(x[::4096])\nreturn 0")
     report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
     assert report.status in (TestStatus.FAILED, TestStatus.ERROR)
@@ -187,7 +188,7 @@ def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine)
 
 
 def test_filling_the_disk_stops_at_the_work_folder_limit(base_image, small_task):
-    runner = DockerRunner(base_image=base_image, work_size="32m", tmp_size="16m")
+    runner = Sandbox(DockerRunner(base_image=base_image, work_size="32m", tmp_size="16m"))
     code = "open('big', 'wb').write(b'0' * (256 << 20))"
     res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
     assert res.exit_code == 1 and "No space left on device" in res.output
@@ -198,7 +199,7 @@ def test_filling_the_disk_stops_at_the_work_folder_limit(base_image, small_task)
 
 
 def test_pid_limit_holds(base_image, small_task):
-    runner = DockerRunner(base_image=base_image, pids=16)
+    runner = Sandbox(DockerRunner(base_image=base_image, pids=16))
     code = (
         "import threading, time\n"
         "for i in range(64):\n    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
@@ -214,13 +215,13 @@ def test_output_is_decoded_with_replacement(runner, small_task):
 
 
 def test_this_engine_enforces_every_limit(runner):
-    assert runner.limits_warnings() == []
+    assert runner.transport.limits_warnings() == []
 
 
 def test_existing_uid_and_gid_do_not_break_the_build(base_image, tmp_path):
     task = write_small_task(tmp_path).path
     # 65534 is nobody/nogroup in Debian: the user and group already exist in the base image.
-    runner = DockerRunner(base_image=base_image, uid=65534, gid=65534)
+    runner = Sandbox(DockerRunner(base_image=base_image, uid=65534, gid=65534))
     res = runner.run(
         load_task(task), task / "vecrepo", ["sh", "-c", "id -u; python -m pytest -q unit_test"], timeout=120
     )
@@ -245,7 +246,7 @@ def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_im
         def log(self, line):
             logged.append(line)
 
-    runner = DockerRunner(base_image=base_image)
+    runner = Sandbox(DockerRunner(base_image=base_image))
     tag = runner.prepare(load_task(task), progress=Log())
     try:
         assert tag.startswith("lmrbench-task-3-tiny:")
@@ -253,13 +254,13 @@ def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_im
         res = runner.run(load_task(task), task / "vecrepo", ["ls", "/workspace"], timeout=60)
         assert "info.json" in res.output.split()
     finally:
-        runner.client.images.remove(tag)
+        runner.transport.client.images.remove(tag)
 
 
 def test_default_sandbox_is_docker_when_the_engine_answers():
-    from lmrbench.benchmark.sandbox.choose import get_sandbox
+    from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
-    assert isinstance(get_sandbox(None), DockerRunner)
+    assert isinstance(get_sandbox(None).transport, DockerRunner)
     assert get_sandbox("local").name == "local"
     with pytest.raises(LmrError, match="unknown runner 'podman'"):
         get_sandbox("podman")  # type: ignore[arg-type]
@@ -312,8 +313,9 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.harness.sandbox import Sandbox
 task = write_small_task(Path({root!r}), name="8-Interrupt")
-DockerRunner(base_image={base!r}).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
+Sandbox(DockerRunner(base_image={base!r})).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
 """
 
 
@@ -340,7 +342,7 @@ def test_a_tree_too_big_for_the_work_folder_is_an_infrastructure_error(base_imag
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "blob.bin").write_bytes(os.urandom(24 << 20))
-    runner = DockerRunner(base_image=base_image, work_size="8m")
+    runner = Sandbox(DockerRunner(base_image=base_image, work_size="8m"))
     res = runner.run(small_task, tree, ["true"], timeout=60)
     assert res.infra_error and "cannot unpack the tree" in res.infra_error
     report = run_pytest(runner, small_task, tree, TESTS, timeout=60)

@@ -14,6 +14,7 @@ import pytest
 
 from helpers.small_task import CALC_PY, tree_hash, write_candidate, write_task
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -118,7 +119,7 @@ def hostile_task(tmp_path_factory, base_image) -> Task:
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from helpers.tasks import copy_example
 from lmrbench.core.source.splice import splice_bodies
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness import variant
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -36,7 +37,7 @@ TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from helpers.vec_task import unique_requirement, write_small_task
 from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 
 
 @pytest.mark.docker
@@ -59,7 +60,7 @@ def test_tasks_of_one_environment_share_one_image_and_prune_keeps_it_for_the_tas
     requirement = unique_requirement("iniconfig")  # inputs no other test has; the folder names differ
     first = write_small_task(tmp_path / "a", name="7-ShareA", repo="first", requirements=requirement)
     second = write_small_task(tmp_path / "b", name="7-ShareB", repo="second", requirements=requirement)
-    runner, built, shared = DockerRunner(base_image=base_image), Lines(), Lines()
+    runner, built, shared = Sandbox(DockerRunner(base_image=base_image)), Lines(), Lines()
     tag_a = runner.prepare(first, progress=built)
     tag_b = runner.prepare(second, progress=shared)
     try:

@@ -9,6 +9,7 @@ import pytest
 from authoring.test_record import TRAIN, _outcomes
 from helpers.record_fixture import make_task
 from lmrbench.authoring.record.record import record_tests
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.schemas.testrun import TestStatus
 
 
@@ -26,7 +27,7 @@ def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
     if not _docker_info_answers():
         pytest.skip("no Docker engine on this machine (`docker info` does not answer)")
     task = make_task(tmp_path)
-    runner = DockerRunner()
+    runner = Sandbox(DockerRunner())
     result = record_tests(task, 1, TRAIN, sandbox=runner)
     assert len(result.cases) == 5  # two calls per value of `reduce`, and margin varied together with it
     assert _outcomes(runner, task, "golden")[0] == TestStatus.PASSED

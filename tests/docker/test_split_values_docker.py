@@ -9,6 +9,7 @@ import pytest
 
 from helpers.float_task import DROPPED, REWRITE, SCALED, write_float_task
 from lmrbench.core.taskset import Task, load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -30,7 +31,7 @@ AS_DATACLASS = REWRITE.replace(
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 @pytest.fixture(scope="module")

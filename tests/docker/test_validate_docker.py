@@ -18,6 +18,7 @@ from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import latest_results
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.defaults import default_run_dir
+from lmrbench.harness.sandbox import Sandbox
 
 
 @pytest.mark.docker
@@ -27,7 +28,7 @@ def test_docker_validate_with_two_jobs(tmp_path, base_image):
     bench = tmp_path / "bench"
     write_task(bench, "1-Calc")
     write_task(bench, "2-Calc", legacy=True)
-    summary = validate_taskset(bench, sandbox=DockerRunner(base_image=base_image),
+    summary = validate_taskset(bench, sandbox=Sandbox(DockerRunner(base_image=base_image)),
                                options=ValidateOptions(repeat=2, max_mutants=2, jobs=2, timeout=120))
     assert summary.sandbox == "docker"
     assert [(r.task, r.impl) for r in summary.rows] == [("1-Calc", 1), ("1-Calc", 2), ("2-Calc", 1),
@@ -76,7 +77,7 @@ def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_im
     broken = write_task(bench, "2-Broken")
     dockerfile = "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-in-build && exit 3\n"
     (broken / "Dockerfile").write_text(dockerfile)
-    sandbox = DockerRunner(base_image=base_image)
+    sandbox = Sandbox(DockerRunner(base_image=base_image))
     opts = ValidateOptions(repeat=1, max_mutants=0, timeout=120)
     summary = validate_taskset(bench, sandbox=sandbox, options=opts)
     rows = {(r.task, r.impl): r for r in summary.rows}
@@ -112,7 +113,7 @@ def test_a_todo_scaffold_is_refused_before_the_environment_is_built(tmp_path, ba
     info = json.loads((task / "info.json").read_text())
     info["implementations"] = info["implementations"][:1]
     (task / "info.json").write_text(json.dumps(info))
-    summary = validate_taskset(bench, sandbox=DockerRunner(base_image=base_image), options=FAST)
+    summary = validate_taskset(bench, sandbox=Sandbox(DockerRunner(base_image=base_image)), options=FAST)
     (row,) = summary.rows
     assert not row.valid and len(row.reasons) == 1 and "LMRBENCH-TODO" in row.reasons[0]
     assert summary.seconds < 30

@@ -19,6 +19,7 @@ from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.core.taskset import load_taskset
+from lmrbench.harness.sandbox import Sandbox
 
 pytestmark = pytest.mark.docker
 
@@ -67,7 +68,7 @@ READS_THE_ANSWER = '''def dice(a, b):
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 def _bench(tmp_path: Path) -> Path:

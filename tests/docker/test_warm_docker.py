@@ -8,6 +8,7 @@ import pytest
 from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import owned_containers
 from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Cancelled
 
 # the container's name (its hostname), whether the zygote's preload is here, what the last run left behind
@@ -30,7 +31,7 @@ print("littered")
 
 @pytest.fixture
 def runner(base_image):
-    runner = DockerRunner(base_image=base_image)
+    runner = Sandbox(DockerRunner(base_image=base_image))
     yield runner
     runner.close()
 

@@ -16,6 +16,7 @@ import pytest
 from helpers.small_task import write_candidate, write_task
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness import variant
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -114,7 +115,7 @@ def probe_wheel(folder: Path) -> Path:
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
-    return DockerRunner(base_image=base_image)
+    return Sandbox(DockerRunner(base_image=base_image))
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ from lmrbench.authoring.task.task_new import create_task
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.validation.task import validate_task
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.validation import ImplValidation
 

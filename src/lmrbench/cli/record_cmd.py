@@ -60,7 +60,7 @@ def task_record(
         )
     if sandbox not in (None, "docker", "local"):
         raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
-    from lmrbench.benchmark.sandbox.choose import get_sandbox
+    from lmrbench.benchmark.execution.sandboxes import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress(verbose=verbose) as progress:

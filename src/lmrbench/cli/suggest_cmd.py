@@ -65,7 +65,7 @@ def task_suggest(
     with RichProgress(verbose=verbose) as progress:
         box = None
         if not no_run:
-            from lmrbench.benchmark.sandbox.choose import get_sandbox
+            from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
             limits = run_limits(memory, cpus, gpus, hf_cache)
             box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]

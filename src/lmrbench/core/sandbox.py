@@ -1,4 +1,4 @@
-"""Where a task's code runs: the Sandbox interface and its result.
+"""Where a task's code runs: the transport interface every sandbox plugin gives, and a run's result.
 
 Layout every sandbox gives a run (the same in a container and in a local temp folder, made by the runtime's
 boot script): ``<root>/trusted/repo`` is the working directory of the command, a copy of the tree;
@@ -13,9 +13,10 @@ sides run as two users who cannot read each other's files; the local runner has 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
@@ -78,8 +79,47 @@ class RunResult:
         return f"{self.output}\n--- the candidate's process ---\n{self.worker_output}"
 
 
-class Sandbox(Protocol):
-    """An isolated place to run a task's commands on a copy of a repo tree."""
+@dataclass(frozen=True)
+class Environment:
+    """A task's prepared environment as a transport runs it: what every run in it shares."""
+
+    id: str
+    """The image tag (Docker) or the venv folder (local)."""
+    key: tuple[object, ...]
+    """What tells a warm boot of this environment from another's (with the modules it preloads)."""
+    ids: dict[str, list[int]] | None = None
+    """The trusted side's and the candidate's ``[uid, gid]`` where the transport runs them as two users; None: one
+    user (the local runner)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables every run in it gets (a mounted cache's ``HF_HOME``)."""
+    hide: tuple[str, ...] = ()
+    """Paths the process that runs a candidate's code may not read (the local runner confines it by Landlock)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The transport's own (a container's resources)."""
+
+
+class Channel(Protocol):
+    """A long-lived process of an environment (a warm boot) as its transport keeps it: bytes in on its stdin; its
+    stdout and stderr go to the ``on_output`` the transport was given."""
+
+    def send(self, data: bytes) -> None:
+        """Write to its stdin (OSError or ValueError when it is gone)."""
+
+    def kill(self) -> None:
+        """Stop it at once (a cancel); never raises."""
+
+    def close(self) -> None:
+        """End it (EOF, then stop it) and free what it holds; idempotent, never raises."""
+
+
+Output = Callable[[int, bytes], None]
+"""Where a channel's bytes go: stream 1 (stdout) or 2 (stderr), and the bytes."""
+
+
+class Transport(Protocol):
+    """What a sandbox is to the harness: it prepares a task's environment, spawns one process in it with input,
+    limits, a kill and a wait, and opens long-lived processes there. What the process is (the boot script and its
+    payload) and how its output is read are the harness's (``harness/sandbox.py``)."""
 
     name: SandboxKind
 
@@ -94,30 +134,43 @@ class Sandbox(Protocol):
         """Make the task's environment ready (image or venv, cached by hash); return its id."""
         ...
 
-    def run(
+    def environment(self, task: Task) -> Environment:
+        """The task's environment for a run (prepared when it is not); LmrError when it cannot be had."""
+        ...
+
+    def root(self, environment: Environment, warm_run: int | None) -> AbstractContextManager[str]:
+        """The folder a run's boot unpacks into, as the process sees it, for the time of the run: a cold run's
+        (``warm_run`` None) or the ``warm_run``-th run of a warm boot."""
+        ...
+
+    def spawn(
         self,
         task: Task,
-        tree: Tree,
-        argv: list[str],
+        environment: Environment,
+        root: str,
+        command: list[str],
+        stdin: bytes,
         *,
         timeout: float,
-        env: dict[str, str] | None = None,
-        out_dir: Path | None = None,
+        t0: float,
         network: bool = False,
-        harness_files: dict[str, bytes] | None = None,
-        worker: Worker | None = None,
         cancel: threading.Event | None = None,
-        trusted: bool = False,
-    ) -> RunResult:
-        """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended; ``cancel``
-        ends the run (every process of it) and raises :class:`~lmrbench.progress.Cancelled`. ``trusted``: the
-        code under test is the task's own (golden, masked, a mutant), never a candidate's, so the run may be
-        served by a warm sandbox that served the task's other trusted runs (each still in fresh processes on
-        fresh copies)."""
+    ) -> tuple[RunResult, bytes]:
+        """Run ``command`` (``python3`` first: the environment's interpreter) in a fresh process (a fresh
+        container) fed ``stdin``, with the transport's limits, until it ends or ``timeout`` seconds past ``t0``
+        (then every process of it is killed); how it ended (its stderr as the output) and its stdout. ``cancel``
+        kills it and raises :class:`~lmrbench.progress.Cancelled`. A failure of the transport itself is the
+        result's ``infra_error``."""
+        ...
+
+    def open(self, task: Task, environment: Environment, command: list[str], on_output: Output,
+             on_end: Callable[[], None]) -> Channel | None:
+        """Start ``command`` as a long-lived process of the environment, with the limits and isolation of a run,
+        its output fed to ``on_output`` and ``on_end`` called when its output ends; None when it cannot start."""
         ...
 
     def close(self) -> None:
-        """End what the sandbox keeps between runs (warm containers or processes): the end of a command."""
+        """End what the transport keeps between runs (an engine connection); idempotent."""
         ...
 
 

@@ -16,12 +16,13 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import RunResult, Sandbox, Worker
+from lmrbench.core.sandbox import RunResult, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.harness.evidence import Evidence, record_run
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.runtime import PROTOCOL, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
 from lmrbench.schemas.evidence import RunSpec

@@ -17,13 +17,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.core.sandbox import RunResult, Sandbox, Worker
+from lmrbench.core.sandbox import RunResult, Worker
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.harness.evidence import Evidence, record_run
 from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.split import id_matches
 from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_protocol import ENV_WATCH_READS as WATCH_READS

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import Sandbox, Worker
+from lmrbench.core.sandbox import Worker
 from lmrbench.core.source.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
@@ -24,6 +24,7 @@ from lmrbench.errors import LmrError
 from lmrbench.harness.evidence import Evidence
 from lmrbench.harness.legacy import is_legacy_test, run_legacy
 from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.split import declared_ids, framework_modules, goal_modules, goals_env, make_worker
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus

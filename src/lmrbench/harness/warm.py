@@ -5,7 +5,8 @@ preloaded modules instead of one per run.
 Only the task's own code is served warm: golden, masked and mutant variants, never a candidate's (which always
 gets a fresh container). Each run is still a fresh fork with its own trees, users and out folder; between runs
 the warm boot ends every process the run left and (in a container) removes what it wrote. This module holds
-what both runners share: the boot's command and requests, and the reading of its output, run by run.
+the boot's command and requests, the reading of its output run by run, and the boot as the harness's pool
+keeps it (``WarmBoot``, over a transport's ``Channel``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, RunResult, killed_at_timeout
+from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Channel, RunResult, killed_at_timeout
 from lmrbench.harness.payload import boot_command
 from lmrbench.runtime.lmrbench_protocol import DONE_MARK, ENDED_MARK, OUT_LIMIT, RUN_MARK
 
@@ -37,9 +38,10 @@ def warm_command(*, ids: dict[str, list[int]] | None, preload: list[str], env: d
     return boot_command(spec)
 
 
-def warm_preload(frameworks: tuple[str, ...] | list[str]) -> list[str]:
-    """The modules a warm boot for a run with ``frameworks`` imports once."""
-    return sorted({*frameworks, *PRELOAD})
+def warm_preload(frameworks: tuple[str, ...] | list[str], extra: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The modules a warm boot for a run with ``frameworks`` imports once (with ``extra``: the trusted code's
+    third-party imports)."""
+    return sorted({*frameworks, *PRELOAD, *extra})
 
 
 def new_nonce() -> str:
@@ -70,6 +72,7 @@ class Streams:
     ``take`` waits for one run's end."""
 
     def __init__(self, nonce: str) -> None:
+        self.nonce = nonce
         self._done = DONE_MARK + nonce.encode() + b" "
         self._ended = b"\n" + ENDED_MARK + nonce.encode() + b" "
         self._cond = threading.Condition()
@@ -121,23 +124,23 @@ class Streams:
 
 
 class WarmBoot:
-    """What a warm container and a warm process share: a run's request in, its end out. A subclass starts the
-    boot, feeds ``streams`` from its output and says how a request is sent (``_send``)."""
+    """A warm boot the harness keeps in its pool: a transport's channel (a container's or a process's) with the
+    run requests in and the runs' ends read from its streams."""
 
     def __init__(self, key: tuple[object, ...], nonce: str) -> None:
         self.key, self.last_used, self.broken = key, time.monotonic(), False
         self.runs = 0
         self.streams = Streams(nonce)
-
-    def _send(self, request: bytes) -> None:
-        raise NotImplementedError
+        self.channel: Channel | None = None
 
     def serve(self, request: bytes, timeout: float) -> Served | None:
         """Send one run's request (numbered ``runs`` after the call) and wait for its end; None (and the boot
         broken) when it never came."""
         self.runs += 1
         try:
-            self._send(request)
+            if self.channel is None:
+                raise ValueError("no channel")
+            self.channel.send(request)
         except (OSError, ValueError):
             self.broken = True
             return None
@@ -145,6 +148,18 @@ class WarmBoot:
         if served is None:
             self.broken = True
         return served
+
+    def kill(self) -> None:
+        """Stop it at once (a cancel); it serves nothing more."""
+        self.broken = True
+        if self.channel is not None:
+            self.channel.kill()
+
+    def close(self) -> None:
+        """End it (the pool's end or a broken boot); idempotent."""
+        self.broken = True
+        if self.channel is not None:
+            self.channel.close()
 
 
 def ran(served: Served, timeout: float, t0: float) -> tuple[RunResult, bytes]:

@@ -18,10 +18,10 @@ from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.runtime.lmrbench_values import digest as value_digest
 from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.task_info import CheckerSettings, Implementation

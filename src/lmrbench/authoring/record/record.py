@@ -36,10 +36,11 @@ from lmrbench.authoring.record.recorded_tests import (
     write_recording,
 )
 from lmrbench.authoring.record.recording_summary import describe_selection
-from lmrbench.core.sandbox import RunResult, Sandbox
+from lmrbench.core.sandbox import RunResult
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC

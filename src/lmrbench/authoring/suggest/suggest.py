@@ -25,11 +25,11 @@ from lmrbench.authoring.suggest.suggest_callers import (
 from lmrbench.authoring.suggest.suggest_rank import Ranked, rank_functions, rankable
 from lmrbench.authoring.task.clone import source_url
 from lmrbench.authoring.task.task_spec import masked_functions
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.source.index import FunctionInfo, index_repo_report
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
 

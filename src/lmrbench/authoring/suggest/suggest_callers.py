@@ -23,11 +23,11 @@ from pathlib import Path
 
 from lmrbench.authoring.record.record import RECORD_PRELUDE
 from lmrbench.authoring.task.metadata import is_test_file
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.source.index import FunctionInfo, python_files
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from lmrbench.benchmark.execution.schedule import Executor
-from lmrbench.core.sandbox import Sandbox, SandboxKind
+from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Progress
 
 if TYPE_CHECKING:
@@ -55,13 +56,13 @@ def executor_factory(
         raise LmrError("--address needs --executor ray")
 
     def make_local(tasks: dict[str, Task]) -> Executor:
+        from lmrbench.benchmark.execution.sandboxes import get_sandbox
         from lmrbench.benchmark.execution.threads import ThreadExecutor
         from lmrbench.benchmark.sandbox.base_image import ensure_base_image
-        from lmrbench.benchmark.sandbox.choose import get_sandbox
 
         box = sandbox if not isinstance(sandbox, str | None) else get_sandbox(sandbox, progress=progress,
                                                                                 limits=limits, untrusted=untrusted)
-        ensure_base_image(box, progress=progress or _null(), cancel=cancel)
+        ensure_base_image(box.transport, progress=progress or _null(), cancel=cancel)
         return ThreadExecutor(box, tasks, jobs=jobs or 1, progress=progress, cancel=cancel)
 
     return make_local

@@ -32,7 +32,8 @@ from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.sandbox.run_limits import RunLimits
-    from lmrbench.core.sandbox import Sandbox, SandboxKind
+    from lmrbench.core.sandbox import SandboxKind
+from lmrbench.harness.sandbox import Sandbox
 
 RETRIES = 3
 """Ray re-runs a unit whose worker process or node died this many times before it is an infrastructure error."""
@@ -165,7 +166,7 @@ def run_on_node(unit: RunUnit, archive: bytes, kind: SandboxKind, limits: RunLim
 
 def _sweep(sandbox: Sandbox) -> None:
     """Remove the containers of this node's dead worker processes (a unit killed mid-run leaves one)."""
-    client = getattr(sandbox, "client", None)
+    client = getattr(sandbox.transport, "client", None)
     if client is None:
         return
     from lmrbench.benchmark.sandbox.containers import remove_stale_containers
@@ -176,8 +177,8 @@ def _sweep(sandbox: Sandbox) -> None:
 
 def _node_sandbox(kind: SandboxKind, limits: RunLimits | None) -> Sandbox:
     """This worker process's sandbox of ``kind`` (Docker: with a base image found, pulled or bootstrapped)."""
+    from lmrbench.benchmark.execution.sandboxes import get_sandbox
     from lmrbench.benchmark.sandbox.base_image import ensure_base_image
-    from lmrbench.benchmark.sandbox.choose import get_sandbox
     from lmrbench.progress import NullProgress
 
     key = (kind, limits)
@@ -185,6 +186,6 @@ def _node_sandbox(kind: SandboxKind, limits: RunLimits | None) -> Sandbox:
         if key not in _node_sandboxes:
             # no warm containers: a Ray worker process outlives the command, and one left idle would outlive it
             sandbox = get_sandbox(kind, limits=limits, warm=False)
-            ensure_base_image(sandbox, progress=NullProgress())
+            ensure_base_image(sandbox.transport, progress=NullProgress())
             _node_sandboxes[key] = sandbox
         return _node_sandboxes[key]

@@ -15,8 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from lmrbench.benchmark.execution.unit import Prepared, RunUnit, UnitResult, execute, infra_report
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Cancelled, NullProgress, Progress
 
 RUN_TOKEN_ENV = "LMRBENCH_RUN_TOKEN"

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Literal
 
 from lmrbench.benchmark.sandbox.machine_lock import MachineLock
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.source.tree import read_untrusted_goal_file
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness.evidence import Evidence
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Cancelled, NullProgress, Progress
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -136,7 +136,7 @@ class Prepared:
 def image_facts(sandbox: Sandbox, env: str) -> tuple[str, str]:
     """The Docker image id of an environment and its framework layer with the torch source ('' for other
     sandboxes, images without a framework layer, or when the engine cannot say)."""
-    client = getattr(sandbox, "client", None)
+    client = getattr(sandbox.transport, "client", None)
     if sandbox.name != "docker" or client is None:
         return "", ""
     from lmrbench.benchmark.sandbox.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL

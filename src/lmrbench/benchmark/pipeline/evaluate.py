@@ -18,12 +18,12 @@ from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
 from lmrbench.benchmark.pipeline.rundir import RunDir, candidate_repo, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary
-from lmrbench.core.sandbox import Sandbox
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.harness.evidence import remove_units, unit_record, write_unit
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus

@@ -2,16 +2,15 @@
 
 A run's container has a read-only root filesystem, no network, memory (no swap), CPU and pid limits, and no
 log driver. Everything it may write is a size-bounded tmpfs: ``/work`` and ``/tmp``, so a candidate that fills
-the disk fills only those. The payload (``payload.py``) is streamed on the container's stdin to the
+the disk fills only those. The harness's payload is streamed on the container's stdin to the
 runtime's boot script, PID 1: the only process that keeps a few capabilities (``CAPABILITIES``), which it uses
 to give the trusted tree and the candidate's tree to two unprivileged users and to start the trusted command
 and the candidate's worker as those users. It writes the closing frame on stdout (the children's output goes
 to stderr) and exits with the trusted command's status. The container is removed in ``finally``, also on
 timeout and Ctrl-C; one left by a killed lmrbench is removed by ``remove_stale_containers`` at the next start.
 
-Trusted runs (the task's golden, masked and mutant code, never a candidate's) may be served by a warm container
-of the task instead (``warm_docker``, ``harness.warm``): same image, limits and isolation, one boot that imported
-pytest and the task's frameworks once and forks each run from itself; ``close`` ends them.
+A long-lived container of the task (``warm_docker``: a warm boot of the harness as its PID 1) is created as a run's
+is: same image, limits and isolation.
 """
 
 from __future__ import annotations
@@ -19,9 +18,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-import time
 import uuid
-import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,16 +33,11 @@ from lmrbench.benchmark.sandbox.layers import (
 )
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
-from lmrbench.benchmark.sandbox.warm_docker import WarmContainer
+from lmrbench.benchmark.sandbox.warm_docker import ContainerChannel
 from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
-from lmrbench.core.sandbox import RunResult, SandboxKind, Worker
+from lmrbench.core.sandbox import Environment, Output, RunResult, SandboxKind
 from lmrbench.core.taskset import Task
-from lmrbench.core.treeview import Tree
-from lmrbench.core.warm_pool import Pool
-from lmrbench.errors import LmrError
-from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, new_nonce, ran, request, warm_command, warm_preload
-from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
+from lmrbench.progress import NullProgress, Progress, stop_on_cancel
 
 if TYPE_CHECKING:
     import docker
@@ -58,7 +51,8 @@ _targets: dict[str, WheelTarget] = {}
 
 
 class DockerRunner:
-    """The Docker sandbox. Limits are per container; ``base_image`` overrides the automatic choice."""
+    """The Docker transport (``core.sandbox.Transport``). Limits are per container; ``base_image`` overrides the
+    automatic choice."""
 
     name: SandboxKind = "docker"
 
@@ -78,7 +72,6 @@ class DockerRunner:
         client: docker.DockerClient | None = None,
         torch: TorchSource | None = None,
         framework_projects: frozenset[str] = FRAMEWORK_PROJECTS,
-        warm: bool = True,
     ) -> None:
         self.framework_projects = framework_projects
         """Projects that make the shared framework layer (torch and its kin)."""
@@ -95,10 +88,6 @@ class DockerRunner:
         self._limits_said = False
         self._prepared: dict[str, tuple[str, str, str]] = {}
         """Task folder -> (Dockerfile, requirements, image tag) of its last ``prepare``."""
-        self.warm = warm
-        """Trusted runs may be served by warm containers (``harness.warm``); off on a Ray node."""
-        self._warm: Pool[WarmContainer] = Pool()
-        weakref.finalize(self, self._warm.close)  # a runner dropped without ``close`` leaves none running
 
     @property
     def client(self) -> docker.DockerClient:
@@ -199,58 +188,61 @@ class DockerRunner:
 
         return prepare_tag(self, task, text, req_text, lines, rebuild, progress, cancel)
 
-    def run(
-        self,
-        task: Task,
-        tree: Tree,
-        argv: list[str],
-        *,
-        timeout: float,
-        env: dict[str, str] | None = None,
-        out_dir: Path | None = None,
-        network: bool = False,
-        harness_files: dict[str, bytes] | None = None,
-        worker: Worker | None = None,
-        cancel: threading.Event | None = None,
-        trusted: bool = False,
-    ) -> RunResult:
-        """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring. ``cancel``
-        kills the container (by name: also one still being created) and raises ``Cancelled``. ``trusted``
-        (the task's own code): the run may be served by a warm container of the task (``harness.warm``)."""
+    def environment(self, task: Task) -> Environment:
+        """The task's image (built when missing), its resources (memory, CPUs, GPUs, a cache mount and the
+        variables it needs) and the two users of a split run."""
+        tag = self._run_tag(task)
+        resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
+        cache_env = resources.pop("environment", {})  # HF_HOME and offline flags with a cache mount
+        key = (tag, repr(sorted(resources.items())), tuple(sorted(cache_env.items())))
+        ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
+        return Environment(id=tag, key=key, ids=ids, env=cache_env, options={"resources": resources})
+
+    @contextlib.contextmanager
+    def root(self, environment: Environment, warm_run: int | None) -> Iterator[str]:
+        """``/work`` of a fresh container; ``/work/r<n>`` for the n-th run of a warm one."""
+        yield WORK if warm_run is None else f"{WORK}/r{warm_run}"
+
+    def spawn(self, task: Task, environment: Environment, root: str, command: list[str], stdin: bytes, *,
+              timeout: float, t0: float, network: bool = False,
+              cancel: threading.Event | None = None) -> tuple[RunResult, bytes]:
+        """A fresh container of the task's image runs ``command`` (``container_run``); ``cancel`` kills it by
+        name (also one still being created) and raises ``Cancelled``; an image removed since the task's last
+        ``prepare`` is built again."""
         import docker
         import requests
 
-        try:
-            tag = self._run_tag(task)
-            data = payload.payload(tree, harness_files or {}, worker)
-            resources = container_resources(task, self.limits)  # memory, CPUs, GPUs, HF cache mount
-        except LmrError as exc:
-            return RunResult(None, False, "", 0.0, infra_error=str(exc))
-        except OSError as exc:
-            return RunResult(None, False, "", 0.0, infra_error=f"cannot read the tree: {exc}")
-        t0 = time.monotonic()  # the timeout and the duration count from here, after any image build
-        ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
-        cache_env = resources.pop("environment", {})  # HF_HOME and offline flags with a cache mount
-        env = {**(env or {}), **cache_env}
         name = f"lmrbench-run-{uuid.uuid4().hex[:12]}"
-        in_use: list[WarmContainer] = []
+        resources = environment.options["resources"]
 
         def kill() -> None:
-            for warm in list(in_use):
-                warm.kill()
             with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
                 self.client.api.kill(name)
 
+        def rebuilt() -> str:
+            with self._lock:
+                self._prepared.pop(str(task.path), None)
+            return self.prepare(task)
+
+        create = functools.partial(self.client.containers.create, command=command, name=name,
+                                   **self._create_args(task, resources, network))
         with stop_on_cancel(cancel, kill):
-            if trusted and self.warm and not network:
-                served = self._run_warm(task, tag, resources, cache_env, argv, worker, env, ids, data, timeout,
-                                        in_use)
-                if served is not None:
-                    return payload.closing(*served, out_dir)
-                check_cancel(cancel)  # a warm container killed by the cancel is no reason to start a cold one
-            command = payload.boot_argv(WORK, argv, worker, timeout=timeout, env=env, ids=ids)
-            ran_cold = self._run_container(task, tag, name, command, resources, data, timeout, t0, network)
-            return payload.closing(*ran_cold, out_dir)
+            return run_in_container(self.client, create, environment.id, rebuilt, name, stdin, timeout, t0,
+                                    resources.get("mem_limit"))
+
+    def open(self, task: Task, environment: Environment, command: list[str], on_output: Output,
+             on_end: Callable[[], None]) -> ContainerChannel | None:
+        """A long-lived container of the task's image (a warm boot as its PID 1), created as a run's is."""
+        import docker
+        import requests
+
+        create = functools.partial(self.client.containers.create, environment.id,
+                                   **self._create_args(task, environment.options["resources"], False))
+        try:
+            return ContainerChannel(self.client, create, command, f"lmrbench-warm-{uuid.uuid4().hex[:12]}",
+                                    on_output, on_end)
+        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            return None
 
     def _create_args(self, task: Task, resources: dict, network: bool) -> dict:
         """What every run container (cold or warm) is created with, besides its image, command and name."""
@@ -277,53 +269,5 @@ class DockerRunner:
             **resources,  # mem_limit, memswap_limit, nano_cpus; device_requests and volumes when asked
         )
 
-    def _run_warm(self, task: Task, tag: str, resources: dict, cache_env: dict[str, str], argv: list[str],
-                  worker: Worker | None, env: dict[str, str], ids: dict[str, list[int]], data: bytes,
-                  timeout: float, in_use: list[WarmContainer]) -> tuple[RunResult, bytes] | None:
-        """The run served by a warm container of the task (started when none is idle); None when none could
-        serve it (the caller then runs it cold)."""
-        import docker
-        import requests
-
-        preload = warm_preload(worker.frameworks if worker else ())
-        key = (tag, repr(sorted(resources.items())), tuple(preload), tuple(sorted(cache_env.items())))
-        warm = self._warm.take(key)
-        if warm is None:
-            nonce = new_nonce()
-            create = functools.partial(self.client.containers.create, tag, **self._create_args(task, resources,
-                                                                                                 False))
-            try:
-                warm = WarmContainer(self.client, key, nonce, create,
-                                     warm_command(ids=ids, preload=preload, env=cache_env, nonce=nonce),
-                                     f"lmrbench-warm-{uuid.uuid4().hex[:12]}")
-            except (docker.errors.DockerException, requests.exceptions.RequestException):
-                return None
-        in_use.append(warm)
-        t0 = time.monotonic()
-        try:
-            spec = payload.run_spec(f"{WORK}/r{warm.runs + 1}", argv, worker, timeout=timeout,
-                                    env=env, ids=ids, preload=preload)
-            served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
-        finally:
-            in_use.remove(warm)
-            self._warm.give(warm)
-        return None if served is None else ran(served, timeout, t0)
-
     def close(self) -> None:
-        """End the warm containers this runner keeps (the end of a command)."""
-        self._warm.close()
-
-    def _run_container(self, task: Task, tag: str, name: str, command: list[str], resources: dict,
-                       data: bytes, timeout: float, t0: float, network: bool) -> tuple[RunResult, bytes]:
-        """A cold run in a fresh container (``container_run``): how it ended and its stdout; an image removed
-        since the task's last ``prepare`` is built again."""
-
-        def rebuilt() -> str:
-            with self._lock:
-                self._prepared.pop(str(task.path), None)
-            return self.prepare(task)
-
-        create = functools.partial(self.client.containers.create, command=command, name=name,
-                                   **self._create_args(task, resources, network))
-        return run_in_container(self.client, create, tag, rebuilt, name, data, timeout, t0,
-                                resources.get("mem_limit"))
+        """Nothing is kept between runs (the harness keeps the warm containers)."""

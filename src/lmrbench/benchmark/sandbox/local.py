@@ -1,17 +1,17 @@
-"""LocalRunner: the embedded default where no Docker engine answers. Same contract, weaker isolation.
+"""LocalRunner: the embedded transport where no Docker engine answers. Same contract, weaker isolation.
 
 Each task gets a venv cached per requirements hash under ``<cache>/venvs/<hash>``, installed offline from a
-host-side wheelhouse. Each run streams the same payload as a container to the same boot script, which unpacks
-it into a fresh temp folder; the boot script and everything it starts run in one process group with a
-wall-clock timeout (the whole group is killed), an address-space limit (8 GiB by default) and a per-file size
-limit. The trusted command and the candidate's worker are separate processes, but of the same user. Where the
-kernel has Landlock, the boot confines the process that runs the candidate's code (the worker of a split run,
-else the command): it writes only beneath its own temp folder and neither signals nor traces a process outside,
-and the worker cannot read the trusted side's folder, the other runs' folders or the task set. The boot is a
-child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so nothing of a
-run outlives it. There is no network or pid isolation: the runner says so once, and
-every result from it is weaker evidence. Trusted runs (the task's own code) may be forks of a warm boot process
-of the venv (``warm_local``, ``harness.warm``), each on its own temp folder; ``close`` ends them.
+host-side wheelhouse. Each run's process (the harness's boot script, fed the same payload as a container) starts
+in a fresh temp folder; the boot script and everything it starts run in one process group with a wall-clock
+timeout (the whole group is killed), an address-space limit (8 GiB by default) and a per-file size limit. The
+trusted command and the candidate's worker are separate processes, but of the same user. Where the kernel has
+Landlock, the boot confines the process that runs the candidate's code (the worker of a split run, else the
+command): it writes only beneath its own temp folder and neither signals nor traces a process outside, and the
+worker cannot read the trusted side's folder, the other runs' folders or the task set (``Environment.hide``).
+The boot is a child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so
+nothing of a run outlives it. There is no network or pid isolation: the runner says so once, and every result
+from it is weaker evidence. Long-lived processes of the venv (a warm boot, ``warm_local``) get the same limits;
+each run they serve gets its own temp folder.
 """
 
 from __future__ import annotations
@@ -25,26 +25,23 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.warm_local import WarmProcess
+from lmrbench.benchmark.sandbox.warm_local import ProcessChannel
 from lmrbench.benchmark.sandbox.wheelhouse import (
     HOST,
     build_wheelhouse,
     cache_root,
     requirements_hash,
 )
-from lmrbench.core.sandbox import RunResult, SandboxKind, Worker, killed_at_timeout, tail
+from lmrbench.core.sandbox import Environment, Output, RunResult, SandboxKind, killed_at_timeout, tail
 from lmrbench.core.taskset import Task
-from lmrbench.core.treeview import Tree
-from lmrbench.core.warm_pool import Pool
 from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import staging_dir
-from lmrbench.harness import payload
-from lmrbench.harness.warm import GRACE_SECONDS, new_nonce, ran, request, warm_command, warm_preload
 from lmrbench.progress import NullProgress, Progress, check_cancel, stop_on_cancel
+from lmrbench.runtime.lmrbench_protocol import OUT_LIMIT
 
 WEAKER_ISOLATION = (
     "local runner: tests run as this user, with network access and no pid isolation (a timeout, an "
@@ -68,22 +65,17 @@ def _ignore(folder: str, names: list[str]) -> set[str]:
 
 
 class LocalRunner:
-    """Runs commands in a cached venv on this machine."""
+    """The local transport: a cached venv on this machine (``core.sandbox.Transport``)."""
 
     name: SandboxKind = "local"
 
     def __init__(
         self, *, memory: int | None = 8 << 30, file_size: int = 1 << 30, progress: Progress | None = None,
-        warm: bool = True,
     ) -> None:
         self.memory, self.file_size = memory, file_size
         self._progress = progress or NullProgress()
         self._warned = False
         self._lock = threading.Lock()
-        self.warm = warm
-        """Trusted runs may be served by warm boot processes (``harness.warm``); off on a Ray node."""
-        self._warm: Pool[WarmProcess] = Pool()
-        weakref.finalize(self, self._warm.close)  # a runner dropped without ``close`` leaves none running
 
     def _say_once(self) -> None:
         with self._lock:
@@ -147,83 +139,44 @@ class LocalRunner:
                                                  reqs.source or task.path, cause="requirement", output=output)
         return str(final)
 
-    def run(
-        self,
-        task: Task,
-        tree: Tree,
-        argv: list[str],
-        *,
-        timeout: float,
-        env: dict[str, str] | None = None,
-        out_dir: Path | None = None,
-        network: bool = False,
-        harness_files: dict[str, bytes] | None = None,
-        worker: Worker | None = None,
-        cancel: threading.Event | None = None,
-        trusted: bool = False,
-    ) -> RunResult:
-        """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH;
-        ``cancel`` ends every process of the run and raises ``Cancelled``. ``trusted`` (the task's own code):
-        the run may be served by a warm boot process of the task's venv (``harness.warm``)."""
-        t0 = time.monotonic()
-        try:
-            venv = Path(self.prepare(task))
-            data = payload.payload(tree, harness_files or {}, worker)
-        except LmrError as exc:
-            return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
-        except OSError as exc:
-            return RunResult(None, False, "", time.monotonic() - t0, infra_error=f"cannot read the tree: {exc}")
+    def environment(self, task: Task) -> Environment:
+        """The task's venv (installed when missing), this user's environment with the venv first on PATH, and
+        what a candidate's process may not read: every run's folder and the task set (its golden code, its
+        data)."""
+        venv = Path(self.prepare(task))
         runs = _runs_folder()
-        with tempfile.TemporaryDirectory(prefix="lmrbench-run-", dir=runs) as tmp:
-            base_env = {
-                k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))
-            }
-            full_env = {
-                **base_env,
-                "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-                "VIRTUAL_ENV": str(venv),
-            }
-            hide = [str(runs), str(task.path.parent)]  # every run's files, the task set's golden code and data
-            if trusted and self.warm:
-                served = self._run_warm(venv, full_env, runs, tmp, argv, worker, env or {}, hide, data, timeout,
-                                        cancel)
-                if served is not None:
-                    return payload.closing(*served, out_dir)
-            command = payload.boot_argv(tmp, argv, worker, timeout=timeout, env=env or {}, ids=None,
-                                        hide=hide)
-            command[0] = str(venv / "bin" / "python")
-            result, stdout = self._spawn(command, Path(tmp), full_env, data, timeout, time.monotonic(), cancel)
-            return payload.closing(result, stdout, out_dir)
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))}
+        full_env = {**base_env, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+                    "VIRTUAL_ENV": str(venv)}
+        return Environment(id=str(venv), key=(str(venv),), hide=(str(runs), str(task.path.parent)),
+                           options={"env": full_env, "runs": runs})
 
-    def _run_warm(self, venv: Path, full_env: dict[str, str], runs: Path, root: str, argv: list[str],
-                  worker: Worker | None, env: dict[str, str], hide: list[str], data: bytes, timeout: float,
-                  cancel: threading.Event | None) -> tuple[RunResult, bytes] | None:
-        """The run served by a warm boot process of the venv (started when none is idle); None when none
-        could serve it (the caller then runs it cold)."""
-        preload = warm_preload(worker.frameworks if worker else ())
-        key = (str(venv), tuple(preload))
-        warm = self._warm.take(key)
-        if warm is None:
-            nonce = new_nonce()
-            command = warm_command(ids=None, preload=preload, env={}, nonce=nonce)
-            command[0] = str(venv / "bin" / "python")
-            try:
-                warm = WarmProcess(key, nonce, command, full_env, runs, self._limits)
-            except OSError:
-                return None
-        t0 = time.monotonic()
+    @contextlib.contextmanager
+    def root(self, environment: Environment, warm_run: int | None) -> Iterator[str]:
+        """A fresh temp folder of this user's runs folder, removed after the run (cold or warm alike)."""
+        with tempfile.TemporaryDirectory(prefix="lmrbench-run-", dir=environment.options["runs"]) as tmp:
+            yield tmp
+
+    def spawn(self, task: Task, environment: Environment, root: str, command: list[str], stdin: bytes, *,
+              timeout: float, t0: float, network: bool = False,
+              cancel: threading.Event | None = None) -> tuple[RunResult, bytes]:
+        """``command`` with the venv's interpreter, in its own process group under this runner's limits, in
+        ``root``; see ``_spawn``. ``network`` changes nothing: the local runner never takes it away."""
+        argv = [str(Path(environment.id) / "bin" / "python"), *command[1:]]
+        return self._spawn(argv, Path(root), environment.options["env"], stdin, timeout, t0, cancel)
+
+    def open(self, task: Task, environment: Environment, command: list[str], on_output: Output,
+             on_end: Callable[[], None]) -> ProcessChannel | None:
+        """A long-lived process of the venv (a warm boot) in its own session, under this runner's limits."""
+        argv = [str(Path(environment.id) / "bin" / "python"), *command[1:]]
         try:
-            with stop_on_cancel(cancel, warm.kill):
-                spec = payload.run_spec(root, argv, worker, timeout=timeout, env=env, ids=None,
-                                        hide=hide, preload=preload)
-                served = warm.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
-        finally:
-            self._warm.give(warm)
-        return None if served is None else ran(served, timeout, t0)
+            return ProcessChannel(argv, environment.options["env"], environment.options["runs"], self._limits,
+                                  on_output, on_end)
+        except OSError:
+            return None
 
     def close(self) -> None:
-        """End the warm boot processes this runner keeps (the end of a command)."""
-        self._warm.close()
+        """Nothing is kept between runs (the harness keeps the warm processes)."""
 
     def _limits(self) -> None:
         """Each run's limits, set in the child before it starts: file size, no core dumps, address space."""
@@ -267,7 +220,7 @@ class LocalRunner:
         def pump_out() -> None:
             assert proc.stdout is not None
             for chunk in iter(lambda: os.read(proc.stdout.fileno(), 65536), b""):  # type: ignore[union-attr]
-                if len(outs) < payload.OUT_LIMIT * 2:
+                if len(outs) < OUT_LIMIT * 2:
                     outs.extend(chunk)
 
         def feed() -> None:

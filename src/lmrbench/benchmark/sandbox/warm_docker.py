@@ -1,28 +1,29 @@
-"""A warm container: its PID 1 is a warm boot (``harness.warm``) that serves a task's trusted runs one after
-another. Created like a run's container (read-only root, no network, limits, tmpfs), labelled as lmrbench's
-runs, so that one left by a killed lmrbench is swept like theirs."""
+"""A long-lived container of the Docker runner (a warm boot as its PID 1, see ``harness/warm.py``). Created like
+a run's container (read-only root, no network, limits, tmpfs) and labelled as lmrbench's runs, so that one left
+by a killed lmrbench is swept like theirs; its output is fed to the harness as it comes."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lmrbench.harness.warm import WarmBoot
+from lmrbench.core.sandbox import Output
 
 if TYPE_CHECKING:
     import docker
 
 
-class WarmContainer(WarmBoot):
-    """One warm container, used by one run at a time."""
+class ContainerChannel:
+    """One long-lived container, used by one run at a time (``core.sandbox.Channel``)."""
 
-    def __init__(self, client: docker.DockerClient, key: tuple[object, ...], nonce: str,
-                 create: Any, command: list[str], name: str) -> None:
-        """Create and start it: ``create(image_kwargs...)`` makes the container from ``command``."""
-        super().__init__(key, nonce)
+    def __init__(self, client: docker.DockerClient, create: Any, command: list[str], name: str,
+                 on_output: Output, on_end: Callable[[], None]) -> None:
+        """Create and start it: ``create(command=..., name=...)`` makes the container."""
         self._client = client
+        self._on_output, self._on_end = on_output, on_end
         self.container = create(command=command, name=name)
         try:
             self._sock = client.api.attach_socket(self.container.id,
@@ -39,24 +40,23 @@ class WarmContainer(WarmBoot):
 
         try:
             for stream, data in frames_iter(self._sock, tty=False):
-                self.streams.feed(stream, data)
+                self._on_output(stream, data)
         except Exception:  # the socket closes when the container goes
             pass
         finally:
-            self.streams.close()
+            self._on_end()
 
-    def _send(self, request: bytes) -> None:
-        self._raw.sendall(request)
+    def send(self, data: bytes) -> None:
+        """Write to its stdin."""
+        self._raw.sendall(data)
 
     def kill(self) -> None:
-        """Stop it at once (a cancel); it serves nothing more."""
-        self.broken = True
+        """Stop it at once (a cancel)."""
         with contextlib.suppress(Exception):
             self._client.api.kill(self.container.id)
 
     def close(self) -> None:
         """End it and remove its container."""
-        self.broken = True
         with contextlib.suppress(Exception):
             self._raw.shutdown(socket.SHUT_WR)
         with contextlib.suppress(Exception):

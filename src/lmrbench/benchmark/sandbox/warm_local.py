@@ -1,5 +1,5 @@
-"""A warm process: a warm boot (``harness.warm``) of the local runner, serving a task's trusted runs one after
-another in its own session, with the local runner's limits (address space, file size)."""
+"""A long-lived process of the local runner (a warm boot, see ``harness/warm.py``): started in its own session
+with the local runner's limits (address space, file size), its output fed to the harness as it comes."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from lmrbench.harness.warm import WarmBoot
+from lmrbench.core.sandbox import Output
 
 
-class WarmProcess(WarmBoot):
-    """One warm boot process, used by one run at a time."""
+class ProcessChannel:
+    """One long-lived process, used by one run at a time (``core.sandbox.Channel``)."""
 
-    def __init__(self, key: tuple[object, ...], nonce: str, command: list[str], env: dict[str, str], cwd: Path,
-                 limits: Callable[[], None]) -> None:
-        super().__init__(key, nonce)
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path, limits: Callable[[], None],
+                 on_output: Output, on_end: Callable[[], None]) -> None:
+        self._on_output, self._on_end = on_output, on_end
         self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits)
         for fd, stream in ((self.proc.stdout, 1), (self.proc.stderr, 2)):
@@ -29,27 +29,26 @@ class WarmProcess(WarmBoot):
         fileno = pipe.fileno()  # type: ignore[attr-defined]
         try:
             for chunk in iter(lambda: os.read(fileno, 65536), b""):
-                self.streams.feed(stream, chunk)
+                self._on_output(stream, chunk)
         except OSError:
             pass
         finally:
             if stream == 1:
-                self.streams.close()
+                self._on_end()
 
-    def _send(self, request: bytes) -> None:
+    def send(self, data: bytes) -> None:
+        """Write to its stdin."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(request)
+        self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
     def kill(self) -> None:
         """Stop it at once (a cancel): the boot ends every process below it, then itself."""
-        self.broken = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.proc.pid, signal.SIGTERM)
 
     def close(self) -> None:
         """End it: EOF on its stdin ends an idle boot; one that does not end is stopped."""
-        self.broken = True
         with contextlib.suppress(OSError, ValueError):
             assert self.proc.stdin is not None
             self.proc.stdin.close()

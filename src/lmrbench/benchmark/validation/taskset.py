@@ -32,11 +32,12 @@ from lmrbench.benchmark.validation.store import (
     task_fingerprint,
 )
 from lmrbench.benchmark.validation.weakness import is_weak
-from lmrbench.core.sandbox import Sandbox, SandboxKind
+from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, is_within
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.validation import ImplValidation, SummaryRow, ValidationSummary
 

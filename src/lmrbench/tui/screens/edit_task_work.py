@@ -77,7 +77,7 @@ class EditTaskWork(Screen[str | None]):
     def record(self, task: Task, impl: int, command: str) -> None:
         """Record the selected implementation's tests again (replacing the generated file)."""
         from lmrbench.authoring.record.record import record_tests
-        from lmrbench.benchmark.sandbox.choose import get_sandbox
+        from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

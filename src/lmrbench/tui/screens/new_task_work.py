@@ -231,7 +231,7 @@ class NewTaskWork(Screen[str | None]):
     def record(self, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
         from lmrbench.authoring.record.record import record_tests
-        from lmrbench.benchmark.sandbox.choose import get_sandbox
+        from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
         cancel = get_current_worker().cancelled_event
         progress = self.panel.progress()

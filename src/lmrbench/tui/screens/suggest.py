@@ -94,7 +94,7 @@ class SuggestScreen(Screen[Suggested | None]):
         try:
             box = None
             if run:
-                from lmrbench.benchmark.sandbox.choose import get_sandbox
+                from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
                 box = get_sandbox(self.sandbox)
             result = suggest(Path(repo).expanduser(), Path(paper).expanduser(), sandbox=box,

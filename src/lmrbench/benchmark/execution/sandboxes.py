@@ -1,12 +1,14 @@
-"""Which sandbox runs a task's code: Docker when its engine answers and a base image is present, can be pulled
-or bootstrapped (``base_image``); else the local runner, saying why in one line and that isolation is weaker.
-Untrusted candidates never fall back: they run locally only when ``--sandbox local`` asks for it."""
+"""Which sandbox runs a task's code: the harness's run (``harness.sandbox``) over a transport of
+``benchmark.sandbox``. Docker when its engine answers and a base image is present, can be pulled or bootstrapped
+(``base_image``); else the local runner, saying why in one line and that isolation is weaker. Untrusted
+candidates never fall back: they run locally only when ``--sandbox local`` asks for it."""
 
 from __future__ import annotations
 
 from lmrbench.benchmark.sandbox.run_limits import RunLimits
-from lmrbench.core.sandbox import LOCAL_FALLBACK, Sandbox, SandboxKind
+from lmrbench.core.sandbox import LOCAL_FALLBACK, SandboxKind
 from lmrbench.errors import LmrError
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Progress
 
 
@@ -46,10 +48,9 @@ def get_sandbox(
     from lmrbench.benchmark.sandbox.docker import DockerRunner
 
     limits = limits or RunLimits()
-    options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache,
-               "warm": warm}
+    options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache}
     if kind == "docker":
-        return DockerRunner(**options)  # type: ignore[arg-type]
+        return Sandbox(DockerRunner(**options), warm=warm)  # type: ignore[arg-type]
     if kind == "local":
         if untrusted:
             _say(progress, UNTRUSTED_LOCAL)
@@ -68,7 +69,7 @@ def get_sandbox(
         _fallback(progress, str(exc), untrusted)
         return _local(progress, limits, warm)
     _say(progress, choice.line())
-    return runner
+    return Sandbox(runner, warm=warm)
 
 
 def _fallback(progress: Progress | None, why: str, untrusted: bool) -> None:
@@ -86,7 +87,7 @@ def _local(progress: Progress | None, limits: RunLimits, warm: bool) -> Sandbox:
 
     if limits.is_set():
         _say(progress, "warning: --memory, --cpus, --gpus and --hf-cache apply to the Docker runner only")
-    return LocalRunner(progress=progress, warm=warm)
+    return Sandbox(LocalRunner(progress=progress), warm=warm)
 
 
 def _say(progress: Progress | None, line: str) -> None:
