@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from helpers.cancelling import cancel_once_running
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
@@ -20,7 +16,6 @@ from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 TESTS = ["unit_test/test_vec.py"]
-
 
 
 @pytest.fixture
@@ -39,30 +34,6 @@ def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
     assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1
-
-
-def test_a_cancel_ends_a_run_under_way_and_every_process_of_it(cache, small_task):
-    """The app's cancel while a long recording runs: the run's processes end, and the call raises Cancelled
-    instead of waiting for the command's end or its timeout."""
-    from lmrbench.progress import Cancelled
-
-    mark = f"cancel-me-{uuid.uuid4().hex}"  # in the command line of the run's process, found in /proc
-
-    def running() -> list[int]:
-        found = []
-        for proc in Path("/proc").glob("[0-9]*"):
-            with contextlib.suppress(OSError):
-                if mark.encode() in (proc / "cmdline").read_bytes() and int(proc.name) != os.getpid():
-                    found.append(int(proc.name))
-        return found
-
-    code = f"import time; time.sleep(600)  # {mark}"
-    runner = Sandbox(LocalRunner())
-    ended = cancel_once_running(
-        lambda cancel: runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=900,
-                                  cancel=cancel), running)
-    assert isinstance(ended, Cancelled), ended
-    assert running() == []
 
 
 def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):
@@ -84,17 +55,6 @@ def test_venv_is_cached_per_requirements(cache, tmp_path):
     assert Path(venv).parent == cache / "venvs"
     c = write_small_task(tmp_path / "c", requirements="iniconfig\n")
     assert runner.prepare(c) != venv
-
-
-def test_timeout_kills_the_process_group(cache, small_task, tmp_path):
-    code = (
-        "import subprocess, sys, time; p = subprocess.Popen(['sleep', '60']); print('pid', p.pid, file=sys.stderr,"
-        " flush=True); time.sleep(60)"
-    )
-    res = Sandbox(LocalRunner()).run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=3)
-    assert res.timed_out and res.exit_code is None
-    pid = int(res.output.split("pid ", 1)[1].split()[0])
-    assert _gone_or_zombie(pid)
 
 
 _DAEMON = """

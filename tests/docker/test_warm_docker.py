@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import owned_containers
 from lmrbench.benchmark.sandbox.docker import DockerRunner
 from lmrbench.harness.sandbox import Sandbox
-from lmrbench.progress import Cancelled
 
 # the container's name (its hostname), whether the zygote's preload is here, what the last run left behind
 PROBE = """
@@ -61,25 +59,6 @@ def test_trusted_runs_share_a_container_and_nothing_of_one_reaches_the_next(runn
 def test_candidates_never_share_a_container(runner, small_task, docker_engine):
     hosts = {_fields(_run(runner, small_task, PROBE, trusted=False).output)["host"] for _ in range(2)}
     assert len(hosts) == 2
-    assert owned_containers(docker_engine, task=small_task.name) == []
-
-
-def test_a_warm_run_past_its_timeout_is_a_timeout_and_the_next_run_is_served(runner, small_task):
-    slow = _run(runner, small_task, "import time; print('started', flush=True); time.sleep(300)", trusted=True,
-                timeout=3)
-    assert slow.timed_out and slow.exit_code is None and "killed: timeout after 3 s" in slow.output
-    again = _run(runner, small_task, PROBE, trusted=True)
-    assert again.exit_code == 0 and _fields(again.output)["others"] == "[]", again.output
-
-
-def test_a_cancel_during_a_warm_run_ends_it_and_leaves_no_container(runner, small_task, docker_engine):
-    _run(runner, small_task, PROBE, trusted=True)  # the warm container is up and idle
-    ended = cancel_once_running(
-        lambda cancel: runner.run(small_task, small_task.repo_dir, ["sleep", "600"], timeout=900, trusted=True,
-                                  cancel=cancel),
-        lambda: any("sleep" in p.get("CMD", "") for p in _processes(docker_engine, small_task)), wait=120)
-    assert isinstance(ended, Cancelled), ended
-    runner.close()
     assert owned_containers(docker_engine, task=small_task.name) == []
 
 
