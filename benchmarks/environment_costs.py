@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from lmrbench.authoring.check.dockerfile import write_dockerfile
-from lmrbench.benchmark.sandbox.docker import DockerRunner
-from lmrbench.benchmark.sandbox.image_build import build_seconds
-from lmrbench.benchmark.sandbox.images import docker_client
-from lmrbench.benchmark.sandbox.layers import PARENT_LABEL
+from lmrbench.benchmark.sandbox.environments.image_build import build_seconds
+from lmrbench.benchmark.sandbox.environments.images import docker_client
+from lmrbench.benchmark.sandbox.environments.layers import PARENT_LABEL
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import Task, load_task, load_taskset
 
 

@@ -21,9 +21,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.base_image import ensure_base_image
-from lmrbench.benchmark.sandbox.docker import DockerRunner
-from lmrbench.benchmark.sandbox.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
+from lmrbench.benchmark.sandbox.environments.base_image import ensure_base_image
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.run_limits import DEFAULT_CPUS, DEFAULT_MEMORY
 from lmrbench.benchmark.validation.plan import (
     ValidateOptions,
     mutant_files,

@@ -28,7 +28,7 @@ from wrong_answer_tasks import TASKS  # noqa: E402
 from lmrbench.authoring.record.record import record_tests  # noqa: E402
 from lmrbench.authoring.task.task_new import create_task  # noqa: E402
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec  # noqa: E402
-from lmrbench.benchmark.sandbox.local import LocalRunner  # noqa: E402
+from lmrbench.benchmark.sandbox.running.local import LocalRunner  # noqa: E402
 from lmrbench.core.taskset import Task  # noqa: E402
 from lmrbench.harness.sandbox import Sandbox  # noqa: E402
 from lmrbench.harness.variant import evaluate_variant  # noqa: E402

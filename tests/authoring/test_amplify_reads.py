@@ -14,7 +14,7 @@ from lmrbench.authoring.check.check import task_findings
 from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.bodycoverage import coverage_text
 from lmrbench.authoring.record.record import record_tests
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant

@@ -11,7 +11,7 @@ from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
 from lmrbench.authoring.check.check import task_findings
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.record import record_tests
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.benchmark.validation.weakness import verdict, weak_reasons

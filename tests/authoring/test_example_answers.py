@@ -9,7 +9,7 @@ import pytest
 
 from helpers.example_answers import RIGHT, WRONG
 from helpers.tasks import copy_example
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant

@@ -12,7 +12,7 @@ from lmrbench.authoring.record.generated_file import file_status
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.authoring.record.recorded_tests import scaffold_tests
 from lmrbench.authoring.record.testgen import TODO_MARK
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.harness.sandbox import Sandbox

@@ -13,7 +13,7 @@ from lmrbench.authoring.suggest.suggest import copies_elsewhere, suggest
 from lmrbench.authoring.suggest.suggest_callers import default_commands
 from lmrbench.authoring.task.task_new import create_task
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.errors import LmrError
 from lmrbench.harness.sandbox import Sandbox
 

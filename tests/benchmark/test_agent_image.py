@@ -11,7 +11,7 @@ import pytest
 from lmrbench.benchmark.agents.protocol import AgentResult, AgentSession
 from lmrbench.benchmark.agents.runner import image_exposes, run_agent
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import load_taskset
 from lmrbench.schemas.run import LLMParams
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lmrbench.benchmark.sandbox.wheelhouse import (
+from lmrbench.benchmark.sandbox.environments.wheelhouse import (
     WheelTarget,
     build_wheelhouse,
     pip_options,

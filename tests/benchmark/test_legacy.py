@@ -66,7 +66,7 @@ def test_detection(tmp_path):
 @pytest.fixture(params=["local"])
 def sandbox(request):
     """The local runner; tests/docker/test_legacy_docker.py runs the tests that take it in Docker."""
-    from lmrbench.benchmark.sandbox.local import LocalRunner
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
 
     return Sandbox(LocalRunner())
 

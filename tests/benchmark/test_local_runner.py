@@ -9,7 +9,7 @@ import pytest
 
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
-from lmrbench.benchmark.sandbox.local import WEAKER_ISOLATION, LocalRunner
+from lmrbench.benchmark.sandbox.running.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.harness.pytest_run import run_pytest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant

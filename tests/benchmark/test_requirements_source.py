@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from helpers.small_task import write_task
-from lmrbench.benchmark.sandbox.local import LocalRunner
-from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from helpers.small_task import write_task
-from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources, device_requests
+from lmrbench.benchmark.sandbox.running.run_limits import RunLimits, container_resources, device_requests
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 

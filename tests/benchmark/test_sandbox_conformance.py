@@ -44,12 +44,12 @@ class Runner:
 def runner(request, tmp_path_factory, monkeypatch) -> Iterator[Runner]:
     kind, warm = request.param
     if kind == "local":
-        from lmrbench.benchmark.sandbox.local import LocalRunner
+        from lmrbench.benchmark.sandbox.running.local import LocalRunner
 
         monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
         transport = LocalRunner()
     else:
-        from lmrbench.benchmark.sandbox.docker import DockerRunner
+        from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
         transport = DockerRunner(base_image=request.getfixturevalue("base_image"))
     sandbox = Sandbox(transport, warm=warm)

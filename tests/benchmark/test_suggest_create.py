@@ -9,7 +9,7 @@ from helpers.llm_server import LLMServer
 from helpers.suggest_fixture import METHODS, make_pair, target_ref
 from lmrbench.authoring.suggest.suggest import suggest
 from lmrbench.benchmark.pipeline.llm import LLMConfig
-from lmrbench.benchmark.sandbox.local import LocalRunner
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.benchmark.suggest_create import create_tasks, eligible
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox

@@ -93,7 +93,7 @@ def test_sigterm_during_a_wheel_download_leaves_no_temp_folder(tmp_path, silent_
 def test_a_cancelled_wheel_download_stops_pip_and_saves_no_reason(tmp_path, silent_index, monkeypatch):
     """Ctrl-C while validate builds wheels: pip (in its own session) is stopped by lmrbench, the build raises
     Cancelled (never "pip could not ...", which would be saved as the task's fault) and leaves no folder."""
-    from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
+    from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, build_wheelhouse
     from lmrbench.progress import Cancelled
 
     for key, value in _pip_env(tmp_path, silent_index).items():

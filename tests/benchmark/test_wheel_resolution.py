@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.benchmark.sandbox.build_log import failure_headline
-from lmrbench.benchmark.sandbox.layers import plan_layers
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_files_dir, wheel_name
+from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.layers import plan_layers
+from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, resolve_wheels, wheel_files_dir, wheel_name
 from lmrbench.errors import LmrError
 
 IMAGE = WheelTarget(python="3.11.2", glibc="2.36")
@@ -121,7 +121,7 @@ def test_a_failure_is_named_by_the_line_that_says_why(log, cause):
 
 
 def test_a_tried_requirement_replaces_the_line_of_the_same_project():
-    from lmrbench.benchmark.sandbox.try_requirements import changed_requirements
+    from lmrbench.benchmark.sandbox.running.try_requirements import changed_requirements
 
     current = ["torch==2.4.1", "peft>=0.5", "Py_Arrow"]
     assert changed_requirements(current, ["PEFT==0.10.0", "py-arrow==12.0.1", "rich"]) == [
@@ -148,7 +148,7 @@ def test_a_requirement_without_a_wheel_is_named_with_why_not_by_the_first_error_
 
 
 def test_the_wheel_to_build_is_read_from_the_whole_output_with_the_version_asked_for():
-    from lmrbench.benchmark.sandbox.wheelhouse import wheel_to_build
+    from lmrbench.benchmark.sandbox.environments.wheelhouse import wheel_to_build
 
     lines = ["wandb==0.15.3", "hydra-core==1.3.2"]
     assert wheel_to_build(PREAMBLE + (DATA / "pip_download_wandb.txt").read_text(), lines) == (

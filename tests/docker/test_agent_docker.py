@@ -23,7 +23,7 @@ from lmrbench.benchmark.agents.protocol import AgentLimits, AgentResult, AgentSe
 from lmrbench.benchmark.agents.runner import AgentOptions, outcome, run_agent
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.rundir import RunDir
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.cli.main import app
 from lmrbench.core.taskset import load_taskset
 from lmrbench.core.trust import trusted_paths

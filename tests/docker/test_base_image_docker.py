@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from benchmark.test_base_image import SCRIPT
-from lmrbench.benchmark.sandbox.base_image import BaseChoice, obtain_base_image
+from lmrbench.benchmark.sandbox.environments.base_image import BaseChoice, obtain_base_image
 
 
 @pytest.mark.docker
@@ -25,7 +25,8 @@ def test_no_registry_and_no_bootstrap_tool_says_both_reasons(docker_engine, tmp_
     """Docker answers, but nothing is present, the registry is unreachable and PATH holds no bootstrap tool."""
     code = (
         "import docker, json\n"
-        "from lmrbench.benchmark.sandbox.base_image import NoBaseImage, obtain_base_image, bootstrap_tool\n"
+        "from lmrbench.benchmark.sandbox.environments.base_image import (NoBaseImage, obtain_base_image,\n"
+        "    bootstrap_tool)\n"
         "try:\n"
         "    obtain_base_image(docker.from_env(), local=('lmrbench-base:never-made',),\n"
         "                      official='registry.invalid/python:3.11-slim',\n"

@@ -43,7 +43,7 @@ DPO_NO_SMOOTHING_WITHOUT_REFERENCE = DPO_RIGHT.replace(
 
 @pytest.fixture(scope="module")
 def docker(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

@@ -12,8 +12,8 @@ import pytest
 
 from helpers.docker_engine import owned_containers
 from helpers.vec_task import dedent, write_small_task
-from lmrbench.benchmark.sandbox.containers import RUN_LABEL
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.environments.containers import RUN_LABEL
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.harness.pytest_run import run_pytest
@@ -258,7 +258,7 @@ def test_containers_of_a_vanished_harness_are_removed_and_live_ones_kept(base_im
     import socket
     import subprocess
 
-    from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, remove_stale_containers
+    from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, remove_stale_containers
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -286,7 +286,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from helpers.vec_task import write_small_task
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.harness.sandbox import Sandbox
 task = write_small_task(Path({root!r}), name="8-Interrupt")
 Sandbox(DockerRunner(base_image={base!r})).run(task, task.repo_dir, ["sleep", "120"], timeout=120)

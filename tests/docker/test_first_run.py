@@ -11,7 +11,7 @@ import re
 import pytest
 from first_run import readme_command, run_fresh_machine, table_counts
 
-from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG
+from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG
 
 
 @pytest.mark.long

@@ -117,7 +117,7 @@ def hostile_task(tmp_path_factory, base_image) -> Task:
 
 @pytest.fixture(scope="module")
 def sandbox(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

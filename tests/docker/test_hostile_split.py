@@ -35,7 +35,7 @@ TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
 
 @pytest.fixture(scope="module")
 def sandbox(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

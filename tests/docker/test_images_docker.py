@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from helpers.progress_lines import Lines
 from helpers.vec_task import unique_requirement, write_small_task
-from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
+from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 from lmrbench.harness.sandbox import Sandbox
@@ -54,8 +54,8 @@ def test_bootstrap_without_mmdebstrap_or_debootstrap_says_what_to_install(
 def test_tasks_of_one_environment_share_one_image_and_prune_keeps_it_for_the_task_set(
     base_image, docker_engine, tmp_path
 ):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-    from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
+    from lmrbench.benchmark.sandbox.environments.inventory import inventory, keep_for
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     requirement = unique_requirement("iniconfig")  # inputs no other test has; the folder names differ
     first = write_small_task(tmp_path / "a", name="7-ShareA", repo="first", requirements=requirement)
@@ -102,8 +102,8 @@ def test_a_new_image_of_a_task_removes_the_ones_it_replaces_but_not_another_task
                                                                                   tmp_path):
     import io
 
-    from lmrbench.benchmark.sandbox.inventory import remove_superseded
-    from lmrbench.benchmark.sandbox.layers import TASK_PATH_LABEL
+    from lmrbench.benchmark.sandbox.environments.inventory import remove_superseded
+    from lmrbench.benchmark.sandbox.environments.layers import TASK_PATH_LABEL
 
     def labelled(tag: str, folder: Path) -> None:
         text = f'FROM {base_image}\nLABEL {TASK_PATH_LABEL}="{folder.resolve()}"\n'

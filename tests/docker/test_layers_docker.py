@@ -20,11 +20,11 @@ from helpers.docker_engine import build_containers
 from helpers.progress_lines import Lines
 from helpers.vec_task import unique_requirement, write_small_task
 from lmrbench.benchmark.execution.unit import image_facts
-from lmrbench.benchmark.sandbox.docker import DockerRunner
-from lmrbench.benchmark.sandbox.inventory import inventory, keep_for
-from lmrbench.benchmark.sandbox.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
-from lmrbench.benchmark.sandbox.try_requirements import try_requirements
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.benchmark.sandbox.environments.inventory import inventory, keep_for
+from lmrbench.benchmark.sandbox.environments.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
+from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.try_requirements import try_requirements
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
 
@@ -204,7 +204,7 @@ def test_a_build_cancelled_mid_install_leaves_no_container_and_no_image(tmp_path
 
 
 def test_a_failed_install_says_why_in_one_line_and_leaves_no_container(base_image, docker_engine):
-    from lmrbench.benchmark.sandbox.commit_build import commit_build
+    from lmrbench.benchmark.sandbox.environments.commit_build import commit_build
 
     tag = "lmrbench-task-7-unresolvable:test"
     with pytest.raises(LmrError) as err:  # no wheel was put in for it: pip, offline, cannot find it
@@ -238,7 +238,7 @@ def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base
 def test_a_parent_s_entrypoint_is_kept_and_not_run_by_the_build(base_image, docker_engine):
     """A RUN ignores the parent's ENTRYPOINT (a CUDA image's banner script, say), and so does the one-commit build;
     the image keeps it."""
-    from lmrbench.benchmark.sandbox.commit_build import commit_build
+    from lmrbench.benchmark.sandbox.environments.commit_build import commit_build
 
     holder = docker_engine.containers.create(base_image, ["true"])
     parent = "lmrbench-test-entrypoint:parent"

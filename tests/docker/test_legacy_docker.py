@@ -15,7 +15,7 @@ from benchmark.test_legacy import (  # noqa: F401  (the tests and fixture are co
 
 @pytest.fixture(params=[pytest.param("docker", marks=pytest.mark.docker)])
 def sandbox(request):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.harness.sandbox import Sandbox
 
     return Sandbox(DockerRunner(base_image=request.getfixturevalue("base_image")))

@@ -19,7 +19,7 @@ from helpers.llm_server import LLMServer
 from helpers.ray_cluster import LocalCluster
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.benchmark.report.scoreboard import build_report
-from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
+from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, RUN_LABEL
 from lmrbench.schemas.validation import ImplValidation
 
 pytestmark = [pytest.mark.docker, pytest.mark.long, pytest.mark.xdist_group("ray")]

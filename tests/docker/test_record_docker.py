@@ -22,7 +22,7 @@ def _docker_info_answers() -> bool:
 
 @pytest.mark.docker
 def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     if not _docker_info_answers():
         pytest.skip("no Docker engine on this machine (`docker info` does not answer)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark.test_run_limits import _task
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.harness.sandbox import Sandbox
 
 CGROUP = ("cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; "

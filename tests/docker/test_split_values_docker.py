@@ -29,7 +29,7 @@ AS_DATACLASS = REWRITE.replace(
 
 @pytest.fixture(scope="module")
 def sandbox(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

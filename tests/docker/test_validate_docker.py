@@ -23,7 +23,7 @@ from lmrbench.harness.sandbox import Sandbox
 
 @pytest.mark.docker
 def test_docker_validate_with_two_jobs(tmp_path, base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     bench = tmp_path / "bench"
     write_task(bench, "1-Calc")
@@ -70,7 +70,7 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
 
 @pytest.mark.docker
 def test_a_dockerfile_that_fails_to_build_spoils_only_its_task(tmp_path, base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     bench = tmp_path / "bench"
     write_task(bench, "1-Calc")
@@ -104,7 +104,7 @@ def test_results_of_the_local_runner_are_not_reused_for_docker(tmp_path, base_im
 
 @pytest.mark.docker
 def test_a_todo_scaffold_is_refused_before_the_environment_is_built(tmp_path, base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     bench = tmp_path / "bench"
     todo = TEST_ADD + "\n# LMRBENCH-TODO: record the cases of add\n"

@@ -66,7 +66,7 @@ READS_THE_ANSWER = '''def dice(a, b):
 
 @pytest.fixture
 def sandbox(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

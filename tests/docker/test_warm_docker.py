@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.docker_engine import owned_containers
-from lmrbench.benchmark.sandbox.docker import DockerRunner
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.harness.sandbox import Sandbox
 
 # the container's name (its hostname), whether the zygote's preload is here, what the last run left behind

@@ -113,7 +113,7 @@ def probe_wheel(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def sandbox(base_image):
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     return Sandbox(DockerRunner(base_image=base_image))
 

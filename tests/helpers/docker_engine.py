@@ -50,7 +50,7 @@ def _needs_docker(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(scope="session")
 def base_image(docker_engine: Any) -> str:
     """The bootstrapped base image, made by the product's own command (reused when present)."""
-    from lmrbench.benchmark.sandbox.images import bootstrap_base_image
+    from lmrbench.benchmark.sandbox.environments.images import bootstrap_base_image
 
     return bootstrap_base_image().tag
 
@@ -61,7 +61,7 @@ def owned_containers(engine: Any, pid: int | None = None, task: str | None = Non
     Tests look only at their own, since other test processes (xdist workers, other checkouts) share the engine and
     use the same task names.
     """
-    from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL
+    from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, RUN_LABEL
 
     owner = f"{socket.gethostname()}:{pid or os.getpid()}"
     found = engine.containers.list(
@@ -72,7 +72,7 @@ def owned_containers(engine: Any, pid: int | None = None, task: str | None = Non
 
 def build_containers(engine: Any, pid: int | None = None) -> list[Any]:
     """Image build containers (named, not labelled) of process ``pid`` (default: this one)."""
-    from lmrbench.benchmark.sandbox.containers import BUILD_PREFIX
+    from lmrbench.benchmark.sandbox.environments.containers import BUILD_PREFIX
 
     return [c for c in engine.containers.list(all=True, filters={"name": BUILD_PREFIX}, sparse=True)
             if str(c.attrs["Names"][0]).rsplit("-", 2)[1] == str(pid or os.getpid())]

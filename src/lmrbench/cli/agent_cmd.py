@@ -63,7 +63,7 @@ def agent_cmd(
     from lmrbench.benchmark.agents.mini import MiniSweAgent, check_installed
     from lmrbench.benchmark.agents.protocol import AgentLimits
     from lmrbench.benchmark.agents.runner import AgentOptions, run_agent
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
 
     if agent not in AGENTS:

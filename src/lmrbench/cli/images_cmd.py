@@ -21,7 +21,7 @@ def bootstrap(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build log."),
 ) -> None:
     """Build the base image from Debian packages (mmdebstrap or debootstrap), or reuse it when present."""
-    from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, bootstrap_base_image
+    from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG, bootstrap_base_image
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress(verbose=verbose) as progress:
@@ -36,8 +36,8 @@ def bootstrap(
 @images_app.command("base")
 def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the pull or bootstrap log.")) -> None:
     """Find the base image task images build on: present, else pulled, else bootstrapped; say which."""
-    from lmrbench.benchmark.sandbox.base_image import obtain_base_image
-    from lmrbench.benchmark.sandbox.images import docker_client
+    from lmrbench.benchmark.sandbox.environments.base_image import obtain_base_image
+    from lmrbench.benchmark.sandbox.environments.images import docker_client
     from lmrbench.cli.rich_progress import RichProgress
 
     with RichProgress(verbose=verbose) as progress:
@@ -49,8 +49,8 @@ def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show t
 def list_cmd() -> None:
     """List lmrbench's images: the base, the framework layers (and the tasks that share each), the task images
     (and the bytes each adds to its parent)."""
-    from lmrbench.benchmark.sandbox.images import docker_client
-    from lmrbench.benchmark.sandbox.inventory import inventory
+    from lmrbench.benchmark.sandbox.environments.images import docker_client
+    from lmrbench.benchmark.sandbox.environments.inventory import inventory
 
     rows = inventory(docker_client())
     if not rows:
@@ -85,8 +85,8 @@ def build(
 ) -> None:
     """Build (or find) each task's image: a framework layer (torch) shared by the tasks that pin it, then the
     task's own layer; tagged by a hash of what each is built from."""
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-    from lmrbench.benchmark.sandbox.layers import TorchSource
+    from lmrbench.benchmark.sandbox.environments.layers import TorchSource
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_taskset
 
@@ -127,9 +127,9 @@ def prune(
 
     Run containers left by a killed lmrbench are removed first, so that they do not keep their images.
     """
-    from lmrbench.benchmark.sandbox.containers import remove_stale_containers
-    from lmrbench.benchmark.sandbox.images import docker_client
-    from lmrbench.benchmark.sandbox.inventory import inventory, keep_for, prune_images
+    from lmrbench.benchmark.sandbox.environments.containers import remove_stale_containers
+    from lmrbench.benchmark.sandbox.environments.images import docker_client
+    from lmrbench.benchmark.sandbox.environments.inventory import inventory, keep_for, prune_images
     from lmrbench.core.taskset import load_taskset
 
     client = docker_client()
@@ -160,8 +160,8 @@ def try_cmd(
 ) -> None:
     """Try a requirement change in a throwaway container of the task's last built image, in seconds (only new
     wheels are downloaded; nothing is kept). A full build is `lmrbench images build`."""
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
-    from lmrbench.benchmark.sandbox.try_requirements import try_requirements, write_requirements
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.try_requirements import try_requirements, write_requirements
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_task
 

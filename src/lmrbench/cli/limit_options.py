@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from lmrbench.benchmark.sandbox.run_limits import RunLimits
+from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
 
 Memory = Annotated[str | None, typer.Option(
     "--memory", help="Memory per container, e.g. 8g (default: the task's info.json resources, else 2g).")]

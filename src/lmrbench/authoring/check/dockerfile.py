@@ -4,7 +4,7 @@ The generated image holds the Python environment and nothing of the task: no gol
 repo. The runner copies the evaluated repo variant into a fresh container for each run. Its build context,
 assembled by the runner rather than taken from the task folder, holds this Dockerfile,
 ``requirements.txt`` and ``wheels/`` (a host-side wheelhouse, installed with ``--no-index``: see
-``lmrbench.benchmark.sandbox.wheelhouse``).
+``lmrbench.benchmark.sandbox.environments.wheelhouse``).
 
 Official Dockerfiles (``FROM`` a pytorch image, ``COPY . .`` of the whole task folder) still build with
 the task folder as context where their base image is available; ``dockerfile_warnings`` says that such a
@@ -45,7 +45,7 @@ if ! getent group "$GID" >/dev/null; then \\
 The build arg DIR (the repository's folder, as the official tooling passes it) is taken and changes nothing: the
 tooling mounts the task folder at /workspace, so one image serves every task with the same requirements."""
 # The Dockerfile below and the runner's one-commit build of an unedited generated Dockerfile
-# (``lmrbench.benchmark.sandbox.commit_build``) both use these fragments: the two cannot drift apart.
+# (``lmrbench.benchmark.sandbox.environments.commit_build``) both use these fragments: the two cannot drift apart.
 
 _TEMPLATE = """\
 {mark}: the task's Python environment only (no repo, tests or golden files).

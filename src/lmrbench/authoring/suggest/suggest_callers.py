@@ -42,7 +42,7 @@ MIN_SLICE = 5.0
 _SCRIPT_DIRS = ("examples", "example", "scripts", "demo", "demos")
 _SCRIPT_PREFIXES = ("train", "main", "run", "demo", "example")
 REQUIREMENT_FILES = ("requirements.txt", "environment.yml", "environment.yaml")
-"""The files a sandbox reads a repository's requirements from (``benchmark.sandbox.requirements_source``)."""
+"""The files a sandbox reads a repository's requirements from (``environments.requirements_source``)."""
 _ENV_DIRS = frozenset({".venv", "venv", "env", "node_modules", "build", "dist"})
 
 

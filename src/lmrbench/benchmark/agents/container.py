@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner
-from lmrbench.benchmark.sandbox.run_limits import container_resources
+from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, RUN_LABEL, owner
+from lmrbench.benchmark.sandbox.running.run_limits import container_resources
 from lmrbench.core.source.tree import MAX_SOURCE_BYTES
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
@@ -28,7 +28,7 @@ from lmrbench.errors import LmrError
 if TYPE_CHECKING:
     import docker
 
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
 WORKSPACE = "/workspace"
 OUTPUT_KEEP = 200_000

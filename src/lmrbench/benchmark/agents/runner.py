@@ -38,7 +38,7 @@ from lmrbench.schemas.agent_run import AgentOutcome, AgentStatus
 from lmrbench.schemas.run import RunManifest, Usage
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
 OUTCOME = "outcome.json"
 TRAJECTORY = "trajectory.json"

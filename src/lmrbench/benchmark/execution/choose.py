@@ -14,7 +14,7 @@ from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Progress
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox.run_limits import RunLimits
+    from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
 
 ExecutorKind = Literal["local", "ray"]
 MakeExecutor = Callable[[dict[str, Task]], Executor]
@@ -58,7 +58,7 @@ def executor_factory(
     def make_local(tasks: dict[str, Task]) -> Executor:
         from lmrbench.benchmark.execution.sandboxes import get_sandbox
         from lmrbench.benchmark.execution.threads import ThreadExecutor
-        from lmrbench.benchmark.sandbox.base_image import ensure_base_image
+        from lmrbench.benchmark.sandbox.environments.base_image import ensure_base_image
 
         box = sandbox if not isinstance(sandbox, str | None) else get_sandbox(sandbox, progress=progress,
                                                                                 limits=limits, untrusted=untrusted)

@@ -31,7 +31,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
-    from lmrbench.benchmark.sandbox.run_limits import RunLimits
+    from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
     from lmrbench.core.sandbox import SandboxKind
 from lmrbench.harness.sandbox import Sandbox
 
@@ -169,7 +169,7 @@ def _sweep(sandbox: Sandbox) -> None:
     client = getattr(sandbox.transport, "client", None)
     if client is None:
         return
-    from lmrbench.benchmark.sandbox.containers import remove_stale_containers
+    from lmrbench.benchmark.sandbox.environments.containers import remove_stale_containers
 
     with contextlib.suppress(Exception):  # an engine that cannot list still runs; the next unit tries again
         remove_stale_containers(client)
@@ -178,7 +178,7 @@ def _sweep(sandbox: Sandbox) -> None:
 def _node_sandbox(kind: SandboxKind, limits: RunLimits | None) -> Sandbox:
     """This worker process's sandbox of ``kind`` (Docker: with a base image found, pulled or bootstrapped)."""
     from lmrbench.benchmark.execution.sandboxes import get_sandbox
-    from lmrbench.benchmark.sandbox.base_image import ensure_base_image
+    from lmrbench.benchmark.sandbox.environments.base_image import ensure_base_image
     from lmrbench.progress import NullProgress
 
     key = (kind, limits)

@@ -5,7 +5,7 @@ candidates never fall back: they run locally only when ``--sandbox local`` asks 
 
 from __future__ import annotations
 
-from lmrbench.benchmark.sandbox.run_limits import RunLimits
+from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
 from lmrbench.core.sandbox import LOCAL_FALLBACK, SandboxKind
 from lmrbench.errors import LmrError
 from lmrbench.harness.sandbox import Sandbox
@@ -45,7 +45,7 @@ def get_sandbox(
     the local runner is only ever the one asked for: None then raises LmrError naming ``--sandbox local``
     where it would fall back, and asking for it says once that every result is weaker evidence. ``warm``:
     whether trusted runs may be served by warm containers or processes (``harness.warm``)."""
-    from lmrbench.benchmark.sandbox.docker import DockerRunner
+    from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
     limits = limits or RunLimits()
     options = {"memory": limits.memory, "cpus": limits.cpus, "gpus": limits.gpus, "hf_cache": limits.hf_cache}
@@ -60,7 +60,7 @@ def get_sandbox(
     if not docker_available():
         _fallback(progress, "no Docker engine answers", untrusted)
         return _local(progress, limits, warm)
-    from lmrbench.benchmark.sandbox.base_image import NoBaseImage, obtain_base_image
+    from lmrbench.benchmark.sandbox.environments.base_image import NoBaseImage, obtain_base_image
 
     runner = DockerRunner(**options)  # type: ignore[arg-type]
     try:
@@ -83,7 +83,7 @@ def _fallback(progress: Progress | None, why: str, untrusted: bool) -> None:
 
 
 def _local(progress: Progress | None, limits: RunLimits, warm: bool) -> Sandbox:
-    from lmrbench.benchmark.sandbox.local import LocalRunner
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
 
     if limits.is_set():
         _say(progress, "warning: --memory, --cpus, --gpus and --hf-cache apply to the Docker runner only")

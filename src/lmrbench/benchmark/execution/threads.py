@@ -98,7 +98,7 @@ def stop_runs(token: str) -> int:
     try:
         import docker
 
-        from lmrbench.benchmark.sandbox.containers import RUN_LABEL
+        from lmrbench.benchmark.sandbox.environments.containers import RUN_LABEL
 
         client = docker.from_env(timeout=10)
         try:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from lmrbench.benchmark.sandbox.machine_lock import MachineLock
+from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
+from lmrbench.core.sandbox import Transport
 from lmrbench.core.source.tree import read_untrusted_goal_file
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
@@ -129,17 +130,17 @@ class Prepared:
             except LmrError as exc:
                 self._failed[key] = exc
                 raise
-            self._done[key] = (env, *image_facts(sandbox, env))
+            self._done[key] = (env, *image_facts(sandbox.transport, env))
             return self._done[key]
 
 
-def image_facts(sandbox: Sandbox, env: str) -> tuple[str, str]:
+def image_facts(transport: Transport, env: str) -> tuple[str, str]:
     """The Docker image id of an environment and its framework layer with the torch source ('' for other
     sandboxes, images without a framework layer, or when the engine cannot say)."""
-    client = getattr(sandbox.transport, "client", None)
-    if sandbox.name != "docker" or client is None:
+    client = getattr(transport, "client", None)
+    if transport.name != "docker" or client is None:
         return "", ""
-    from lmrbench.benchmark.sandbox.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL
+    from lmrbench.benchmark.sandbox.environments.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL
 
     try:
         image = client.images.get(env)

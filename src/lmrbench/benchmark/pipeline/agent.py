@@ -162,7 +162,7 @@ def ship_requirements(task: Task, repo: Path) -> None:
     """Write the requirements the task's image is built from as ``repo/requirements.txt`` when they are not the
     repository's own file (a task-folder requirements.txt, or an environment.yml's pip section): the agent
     installs what the tests run with, not the repository's original."""
-    from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
+    from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
 
     reqs = read_task_requirements(task)
     own = task.repo_dir / "requirements.txt"

@@ -22,9 +22,9 @@ from pathlib import Path
 from lmrbench.authoring.check.dockerfile import DEFAULT_BASE_IMAGE, DOCKERFILE, render_official_dockerfile
 from lmrbench.authoring.record.script_mode import has_main_block, with_script_block
 from lmrbench.authoring.task.paper import PAPER_JSON
-from lmrbench.benchmark.sandbox.images import BASE_TARGET
-from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.wheelhouse import build_wheelhouse, pip_options
+from lmrbench.benchmark.sandbox.environments.images import BASE_TARGET
+from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.environments.wheelhouse import build_wheelhouse, pip_options
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_json, atomic_write_text, staging_dir

@@ -19,9 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.check.dockerfile import IMAGE_ENV, MAKE_VENV, PIP_INSTALL, USER_SETUP
-from lmrbench.benchmark.sandbox.build_log import failure_headline
-from lmrbench.benchmark.sandbox.containers import build_container_name
-from lmrbench.benchmark.sandbox.image_build import BuildHeartbeat, build_context, image_id, record_build_seconds
+from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.containers import build_container_name
+from lmrbench.benchmark.sandbox.environments.image_build import (
+    BuildHeartbeat,
+    build_context,
+    image_id,
+    record_build_seconds,
+)
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.subprocess_progress import HEARTBEAT_SECONDS

@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.build_log import failure_headline
-from lmrbench.benchmark.sandbox.docker import DockerRunner
-from lmrbench.benchmark.sandbox.inventory import inventory
-from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.wheelhouse import pip_options, resolve_wheels, wheel_name
+from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.inventory import inventory
+from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.environments.wheelhouse import pip_options, resolve_wheels, wheel_name
+from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.image_build import image_id
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, build_wheelhouse
+from lmrbench.benchmark.sandbox.environments.image_build import image_id
+from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, build_wheelhouse
 from lmrbench.defaults import BASE_IMAGE_TAG
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -144,7 +144,7 @@ def bootstrap_base_image(
     makes it an image; one commit on top adds /opt/venv with pytest from a host-side wheelhouse (offline), as a
     task layer's is made (``commit_build``).
     """
-    from lmrbench.benchmark.sandbox.commit_build import commit_build
+    from lmrbench.benchmark.sandbox.environments.commit_build import commit_build
 
     progress = progress or NullProgress()
     t0 = time.monotonic()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.layers import (
+from lmrbench.benchmark.sandbox.environments.layers import (
     FRAMEWORK_LABEL,
     FRAMEWORK_REPO,
     LAYER_LABEL,

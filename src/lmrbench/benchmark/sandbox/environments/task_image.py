@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from lmrbench.authoring.check.dockerfile import DOCKERFILE, edited, is_generated, render_dockerfile
-from lmrbench.benchmark.sandbox.commit_build import commit_build
-from lmrbench.benchmark.sandbox.from_images import check_from_images
-from lmrbench.benchmark.sandbox.image_build import build_context, docker_build
-from lmrbench.benchmark.sandbox.images import image_id
-from lmrbench.benchmark.sandbox.layers import (
+from lmrbench.benchmark.sandbox.environments.commit_build import commit_build
+from lmrbench.benchmark.sandbox.environments.from_images import check_from_images
+from lmrbench.benchmark.sandbox.environments.image_build import build_context, docker_build
+from lmrbench.benchmark.sandbox.environments.images import image_id
+from lmrbench.benchmark.sandbox.environments.layers import (
     FRAMEWORK_LABEL,
     LAYER_LABEL,
     PARENT_LABEL,
@@ -29,16 +29,16 @@ from lmrbench.benchmark.sandbox.layers import (
     plan_layers,
     task_slug,
 )
-from lmrbench.benchmark.sandbox.machine_lock import MachineLock
-from lmrbench.benchmark.sandbox.wheelhouse import pip_options
+from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
+from lmrbench.benchmark.sandbox.environments.wheelhouse import pip_options
 from lmrbench.core.taskset import Task
 from lmrbench.progress import Progress, check_cancel
 
 if TYPE_CHECKING:
     import docker
 
-    from lmrbench.benchmark.sandbox.layers import TorchSource
-    from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
+    from lmrbench.benchmark.sandbox.environments.layers import TorchSource
+    from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget
 
 
 class ImageHost(Protocol):
@@ -146,7 +146,7 @@ def _have(runner: ImageHost, tag: str, rebuild: bool, progress: Progress, cancel
 
 def _superseded(runner: ImageHost, tag: str, folder: Path, progress: Progress) -> None:
     """Remove the images of the task folder that ``tag`` replaces (a try / re-record loop left one per change)."""
-    from lmrbench.benchmark.sandbox.inventory import remove_superseded
+    from lmrbench.benchmark.sandbox.environments.inventory import remove_superseded
 
     removed = remove_superseded(runner.client, tag, folder)
     if removed:

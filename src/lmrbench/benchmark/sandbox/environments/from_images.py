@@ -41,8 +41,8 @@ def from_images(text: str, buildargs: dict[str, str] | None = None) -> list[str]
 def check_from_images(client: docker.DockerClient, text: str, path: Path, base: str = "") -> None:
     """LmrError (one line, naming the Dockerfile and the fix) when an image the Dockerfile builds FROM is not
     present and cannot be pulled."""
-    from lmrbench.benchmark.sandbox.base_image import pull_image
-    from lmrbench.benchmark.sandbox.images import image_id
+    from lmrbench.benchmark.sandbox.environments.base_image import pull_image
+    from lmrbench.benchmark.sandbox.environments.images import image_id
 
     for ref in from_images(text, {"BASE_IMAGE": base} if base else None):
         if image_id(client, ref):

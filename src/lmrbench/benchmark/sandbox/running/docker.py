@@ -24,17 +24,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.check.dockerfile import DOCKERFILE, dockerfile_warnings, render_dockerfile
-from lmrbench.benchmark.sandbox.container_run import run_in_container
-from lmrbench.benchmark.sandbox.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
-from lmrbench.benchmark.sandbox.images import docker_client, image_id
-from lmrbench.benchmark.sandbox.layers import (
+from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, RUN_LABEL, owner, sweep_once
+from lmrbench.benchmark.sandbox.environments.images import docker_client, image_id
+from lmrbench.benchmark.sandbox.environments.layers import (
     FRAMEWORK_PROJECTS,
     TorchSource,
 )
-from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.run_limits import RunLimits, container_resources
-from lmrbench.benchmark.sandbox.warm_docker import ContainerChannel
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget
+from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget
+from lmrbench.benchmark.sandbox.running.container_run import run_in_container
+from lmrbench.benchmark.sandbox.running.run_limits import RunLimits, container_resources
+from lmrbench.benchmark.sandbox.running.warm_docker import ContainerChannel
 from lmrbench.core.sandbox import Environment, Output, RunResult, SandboxKind
 from lmrbench.core.taskset import Task
 from lmrbench.progress import NullProgress, Progress, stop_on_cancel
@@ -117,7 +117,7 @@ class DockerRunner:
         """BASE_IMAGE for builds: the one given, else one present, pulled or bootstrapped (``base_image``)."""
         if self.base_image:
             return self.base_image
-        from lmrbench.benchmark.sandbox.base_image import obtain_base_image
+        from lmrbench.benchmark.sandbox.environments.base_image import obtain_base_image
 
         return obtain_base_image(self.client).tag
 
@@ -184,7 +184,7 @@ class DockerRunner:
     def _prepare_tag(self, task: Task, text: str, req_text: str, lines: list[str], rebuild: bool,
                      progress: Progress, cancel: threading.Event | None) -> str:
         """The image tag of these inputs, built when missing (or ``rebuild``): ``task_image.prepare_tag``."""
-        from lmrbench.benchmark.sandbox.task_image import prepare_tag
+        from lmrbench.benchmark.sandbox.environments.task_image import prepare_tag
 
         return prepare_tag(self, task, text, req_text, lines, rebuild, progress, cancel)
 

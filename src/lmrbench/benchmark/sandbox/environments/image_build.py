@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from lmrbench.benchmark.sandbox.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
 from lmrbench.defaults import cache_root
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text

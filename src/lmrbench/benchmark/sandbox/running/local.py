@@ -28,14 +28,14 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.requirements_source import read_task_requirements
-from lmrbench.benchmark.sandbox.warm_local import ProcessChannel
-from lmrbench.benchmark.sandbox.wheelhouse import (
+from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+from lmrbench.benchmark.sandbox.environments.wheelhouse import (
     HOST,
     build_wheelhouse,
     cache_root,
     requirements_hash,
 )
+from lmrbench.benchmark.sandbox.running.warm_local import ProcessChannel
 from lmrbench.core.sandbox import Environment, Output, RunResult, SandboxKind, killed_at_timeout, tail
 from lmrbench.core.taskset import Task
 from lmrbench.errors import EnvironmentUnavailable, LmrError
@@ -129,7 +129,7 @@ class LocalRunner:
                     errors="replace",
                 )
                 if proc.returncode != 0:
-                    from lmrbench.benchmark.sandbox.build_log import failure_headline
+                    from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
 
                     output = (proc.stdout + proc.stderr).strip()
                     for line in output.splitlines():  # the whole output, shown with -v

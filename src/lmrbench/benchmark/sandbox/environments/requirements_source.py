@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.wheelhouse import requirement_lines
+from lmrbench.benchmark.sandbox.environments.wheelhouse import requirement_lines
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 

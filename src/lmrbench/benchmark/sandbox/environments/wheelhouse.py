@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
+from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
 from lmrbench.defaults import cache_root
 from lmrbench.errors import EnvironmentUnavailable, LmrError
 from lmrbench.fsutil import atomic_write_text, staging_dir
@@ -182,9 +183,27 @@ def resolve_wheels(
     files = wheel_files_dir()
     if record.is_file() and not refresh:
         kept = [files / name for name in record.read_text().split()]
-        if all(p.is_file() for p in kept):
+        if all(p.is_file() for p in kept) and not missing_wheels(kept, lines):
             return kept
     files.mkdir(parents=True, exist_ok=True)
+    # one download into the shared wheel folder at a time: pip names a wheel it saved only when the file was not
+    # there, so a second pip that fetched the same wheel meanwhile would say nothing of it
+    with MachineLock("wheel-download", cancel):
+        if record.is_file() and not refresh:
+            kept = [files / name for name in record.read_text().split()]
+            if all(p.is_file() for p in kept) and not missing_wheels(kept, lines):
+                return kept
+        names = _download_building(lines, target, options, constraints, progress, cancel)
+        atomic_write_text(record, "\n".join(names) + "\n")
+    return [files / n for n in names]
+
+
+def _download_building(lines: list[str], target: WheelTarget, options: list[str] | None,
+                       constraints: list[str] | None, progress: Progress,
+                       cancel: threading.Event | None) -> list[str]:
+    """The wheel file names ``lines`` resolve to, building a wheel of a source-only requirement with the host's
+    pip where the target is the host's Python."""
+    files = wheel_files_dir()
     built: list[str] = []
     for _attempt in range(6):
         try:
@@ -208,8 +227,17 @@ def resolve_wheels(
             built.append(name)
     else:
         raise LmrError("pip could not download the requirements: too many source-only distributions")
-    atomic_write_text(record, "\n".join(names) + "\n")
-    return [files / n for n in names]
+    return names
+
+
+def unnamed_projects(output: str, names: list[str]) -> list[str]:
+    """The projects pip's ``Successfully downloaded`` line lists with no wheel file among ``names`` (what a
+    ``Saved`` or ``File was already downloaded`` line gave): a set recorded without them would install nothing
+    of them."""
+    said = re.search(r"^Successfully downloaded (.+)$", output, re.MULTILINE)
+    have = {wheel_name(n)[0] for n in names}
+    wanted = [re.sub(r"[-_.]+", "-", p).lower() for p in said.group(1).split()] if said else []
+    return [p for p in wanted if p not in have]
 
 
 def wheel_to_build(output: str, lines: list[str]) -> tuple[str, list[str]] | None:
@@ -244,6 +272,9 @@ def _download(lines: list[str], target: WheelTarget, options: list[str], constra
         before = sum(p.stat().st_size for p in files.iterdir())
         output = _pip(args, "download the requirements", progress, cancel, _downloaded_size(files, before))
     names = sorted({Path(m).name for m in _SAVED.findall(output)})
+    unnamed = unnamed_projects(output, names)
+    if unnamed:
+        raise LmrError(f"pip downloaded {', '.join(unnamed)} without naming the wheel file; try again")
     broken = [n for n in names if not zipfile.is_zipfile(files / n)]
     for n in broken:  # a copy cut short by a killed pip: fetch it again
         (files / n).unlink(missing_ok=True)
@@ -268,7 +299,11 @@ def build_wheelhouse(
     progress = progress or NullProgress()
     final = cache_root() / "wheels" / requirements_hash(lines, target, options)
     if final.is_dir() and not refresh:
-        return final
+        lacking = missing_wheels(list(final.glob("*.whl")), lines)
+        if not lacking:
+            return final
+        refresh = True  # a folder made from a set that lost a wheel (see ``resolve_wheels``): made again
+        progress.log(f"the wheel folder {final.name} lacks {', '.join(lacking)}: resolving again")
     try:
         wheels = resolve_wheels(lines, target, options=options, progress=progress, refresh=refresh, cancel=cancel)
     except LmrError:
@@ -285,6 +320,19 @@ def build_wheelhouse(
     with staging_dir(final, replace=True) as tmp:
         link_files(wheels, tmp)
     return final
+
+
+def missing_wheels(wheels: list[Path], lines: list[str]) -> list[str]:
+    """The projects that ``lines`` name plainly (``numpy``, ``numpy==2.1``) of which ``wheels`` hold none."""
+    have = {wheel_name(p)[0] for p in wheels}
+    out = []
+    for line in lines:
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;]|$)", line.strip())
+        if m and not any(c in line for c in ("@", "://", ";")):  # a marker may leave it out on this platform
+            name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+            if name not in have:
+                out.append(name)
+    return out
 
 
 def link_files(files: list[Path], dest: Path) -> None:

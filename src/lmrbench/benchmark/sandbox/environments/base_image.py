@@ -13,7 +13,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from lmrbench.benchmark.sandbox.images import BASE_IMAGE_TAG, OFFICIAL_BASE_IMAGE, bootstrap_base_image, image_id
+from lmrbench.benchmark.sandbox.environments.images import (
+    BASE_IMAGE_TAG,
+    OFFICIAL_BASE_IMAGE,
+    bootstrap_base_image,
+    image_id,
+)
 from lmrbench.errors import LmrError
 from lmrbench.progress import NullProgress, Progress, check_cancel
 

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmrbench.benchmark.sandbox.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, resolve_wheels, wheel_name
 from lmrbench.progress import NullProgress, Progress
 
 FRAMEWORK_PROJECTS = frozenset({"torch", "torchvision", "torchaudio"})

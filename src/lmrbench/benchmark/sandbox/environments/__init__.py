@@ -1,0 +1,1 @@
+"""What a task runs in: images, framework layers, wheelhouses, requirements, container labels."""
