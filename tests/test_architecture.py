@@ -10,8 +10,9 @@ from pathlib import Path
 
 import lmrbench
 
-IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_checkers",
-                    "lmrbench.runtime.lmrbench_wire", "lmrbench.runtime.lmrbench_protocol"}
+IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrbench_values_encoder",
+                    "lmrbench.runtime.lmrbench_checkers", "lmrbench.runtime.lmrbench_wire",
+                    "lmrbench.runtime.lmrbench_protocol"}
 """The runtime modules lmrbench itself imports."""
 
 
@@ -51,6 +52,16 @@ def test_no_module_outside_the_sandbox_runtime_is_over_400_lines() -> None:
     long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if "runtime" not in p.relative_to(root).parts
             and (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}  # fmt: skip
     assert long == {}
+
+
+def test_no_shipped_runtime_file_is_over_800_lines() -> None:
+    """Each file that ships into a sandbox (``runtime/lmrbench_*.py`` and ``sitecustomize.py``) stays at most 800
+    lines: past that it does more than one job, and is split into parts that ship beside it."""
+    runtime = Path(lmrbench.__file__).parent / "runtime"
+    shipped = [*sorted(runtime.glob("lmrbench_*.py")), runtime / "sitecustomize.py"]
+    assert len(shipped) > 2, shipped
+    long = {p.name: n for p in shipped if (n := len(p.read_text(encoding="utf-8").splitlines())) > 800}
+    assert long == {}, f"shipped runtime files over 800 lines (file: lines): {long}"
 
 
 def test_authoring_shows_its_families_with_at_most_12_modules_at_its_top() -> None:

@@ -266,3 +266,33 @@ def test_runtime_modules_need_only_the_standard_library_and_numpy():
     argv = [sys.executable, "-c", probe, str(RUNTIME_DIR)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_each_place_the_codec_ships_to_gets_it_whole_and_no_two_copies_share_a_part(tmp_path):
+    """A task's ``unit_test/`` gets ``lmrbench_values`` and its encoder; a split run's harness folders get the same
+    pair as ``lmrbench_codec`` and ``lmrbench_codec_encoder``. Each imports its own encoder, even with the task's
+    folder first on the path (where pytest puts it), so a harness never runs a part of a task's older copy."""
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import TEST_RUNTIME, runtime_files, trusted_split_files, worker_files
+
+    folders = {"unit_test": runtime_files(TEST_RUNTIME), "trusted": trusted_split_files(), "worker": worker_files()}
+    for folder, files in folders.items():
+        (tmp_path / folder).mkdir()
+        for name, data in files.items():
+            (tmp_path / folder / name).write_bytes(data)
+    probe = (
+        "import sys; sys.path[:0] = sys.argv[1:]\n"
+        "import numpy as np, lmrbench_codec\n"
+        "enc = lmrbench_codec.Encoder('r'); node = enc.encode({'a': (1, np.arange(3.0))}, 'v')\n"
+        "if len(sys.argv) > 2:\n"
+        "    import lmrbench_values\n"
+        "    print(lmrbench_values.Encoder.__module__, lmrbench_values.Decoder(enc.arrays).decode(node))\n"
+        "print(lmrbench_codec.Encoder.__module__, lmrbench_codec.Decoder(enc.arrays).decode(node))\n"
+    )
+    for path in ([tmp_path / "worker"], [tmp_path / "unit_test", tmp_path / "trusted"]):
+        argv = [sys.executable, "-c", probe, *map(str, path)]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+        assert out[-1] == "lmrbench_codec_encoder {'a': (1, array([0., 1., 2.]))}"
+    assert out[0] == "lmrbench_values_encoder {'a': (1, array([0., 1., 2.]))}"

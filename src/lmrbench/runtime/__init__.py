@@ -6,7 +6,9 @@ codec, the checkers and the protocol itself. No module here imports lmrbench.
 This module is the one list of what ships into a sandbox and under which name. The codec ships twice: as
 ``lmrbench_values.py`` into a task's ``unit_test/`` (the generated tests import it, and a task keeps the copy it
 was recorded with), and as ``lmrbench_codec.py`` into the harness folders of a split run, so that the harness's
-own codec is never shadowed by a task's older copy on the path.
+own codec is never shadowed by a task's older copy on the path. Its writing half, ``lmrbench_values_encoder.py``,
+goes with it under the same renaming (``lmrbench_codec_encoder.py``): the codec imports it by its own module name
+plus ``_encoder``, so the harness's pair and a task's pair never share a module in one process.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ RUNTIME_DIR = Path(__file__).parent
 
 PROTOCOL = "lmrbench_protocol.py"
 """Names and limits both sides of the boundary use (environment variables, frame markers, the seal digest)."""
+CODEC = ("lmrbench_values.py", "lmrbench_values_encoder.py")
+"""The value codec: the module the generated tests import, then its writing half (``codec_files`` renames both)."""
 CODEC_SHIPPED_AS = "lmrbench_codec.py"
-"""The harness's name for ``lmrbench_values.py`` (see the module docstring)."""
+"""The harness's name for ``lmrbench_values.py``; its encoder goes beside it as ``lmrbench_codec_encoder.py``."""
 
-TEST_RUNTIME = ("lmrbench_values.py", "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_checkers.py")
+TEST_RUNTIME = (*CODEC, "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_record.py", "sitecustomize.py", PROTOCOL)
 """Modules put first on the Python path of a recorded command."""
@@ -48,8 +52,15 @@ def runtime_files(names: tuple[str, ...] | list[str]) -> dict[str, bytes]:
     return {name: (RUNTIME_DIR / name).read_bytes() for name in names}
 
 
+def codec_files(shipped_as: str = CODEC[0]) -> dict[str, bytes]:
+    """The codec's files, its main module named ``shipped_as`` and each part named after it (``lmrbench_codec.py``
+    with ``lmrbench_codec_encoder.py``): the main module imports its parts by its own name."""
+    stem, main = shipped_as.removesuffix(".py"), CODEC[0].removesuffix(".py")
+    return {name.replace(main, stem, 1): data for name, data in runtime_files(CODEC).items()}
+
+
 def _with_codec(names: tuple[str, ...]) -> dict[str, bytes]:
-    return {**runtime_files(names), CODEC_SHIPPED_AS: (RUNTIME_DIR / "lmrbench_values.py").read_bytes()}
+    return {**runtime_files(names), **codec_files(CODEC_SHIPPED_AS)}
 
 
 def worker_files() -> dict[str, bytes]:

@@ -3,7 +3,7 @@
 Beside it, one ``<name>.npz`` per case: numpy arrays plus ``__case__``, the call as UTF-8 JSON (arguments
 bound by the signature, the instance's attributes for methods, the return value, arguments and attributes the
 call changed, the random state when the call drew random numbers). The value encoding is documented in
-``lmrbench/authoring/runtime/lmrbench_values.py``, which the tests load the cases with.
+``lmrbench/runtime/lmrbench_values.py``, which the tests load the cases with.
 """
 
 from __future__ import annotations
