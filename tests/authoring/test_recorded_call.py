@@ -1,13 +1,15 @@
 """Recorded calls as the host reads them: the recorder's lines and the probe's added cases become typed items once,
-and a field that does not read is one error naming the file and the line."""
+and a line that does not read is one error naming the file and the line."""
 
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
 
+from lmrbench.authoring.record.captured_calls import check_replays, read_calls
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.errors import LmrError
 
@@ -23,15 +25,23 @@ MADE = {
 }
 
 
-def test_a_recorder_line_reads_as_a_recorded_call(tmp_path):
+def _calls_file(tmp_path: Path, *lines: object) -> Path:
     path = tmp_path / "calls-41.jsonl"
-    first = RecordedCall.from_line(LINE, tmp_path, path, "line 1")
-    second = RecordedCall.from_line({**LINE, "arcs": None}, tmp_path, path, "line 2")
+    path.write_text("".join((ln if isinstance(ln, str) else json.dumps(ln)) + "\n" for ln in lines))
+    return path
+
+
+def test_a_recorder_line_reads_as_a_recorded_call(tmp_path):
+    path = _calls_file(tmp_path, LINE, "", {**LINE, "file": "case-41-2.npz", "seq": 2, "replay": "raised",
+                                            "replay_detail": "KeyError: 'x'", "arcs": None})
+    first, second = read_calls(path, tmp_path)
     assert first == RecordedCall(
         file="case-41-1.npz", path=tmp_path / "case-41-1.npz", target="clf/losses.py::loss", digest="ab12",
         size=2048, sizes={"arguments": 900, "return value": 100}, drew_random=False, replay="identical",
         replay_detail="", arcs=((-12, 13), (13, 14), (14, -12)), time=1700000000.25, pid=41, seq=1)
     assert second.arcs is None and second.amplified is None
+    with pytest.raises(LmrError, match=r"call 2 fails when replayed from its recorded inputs \(KeyError: 'x'\)"):
+        check_replays("clf/losses.py::loss", [first, second])
 
 
 @pytest.mark.parametrize(("line", "problem"), [
@@ -44,11 +54,12 @@ def test_a_recorder_line_reads_as_a_recorded_call(tmp_path):
     ({**LINE, "arcs": [[1, 2, 3]]}, "line 1: field 'arcs' is list '[[1, 2, 3]]' (want a list of [from, to] line "
                                     "pairs or null)"),
     ([LINE], "line 1: not a JSON object"),
+    ('{"file": ', "line 1: not JSON (Expecting value)"),
 ])
 def test_a_line_that_does_not_read_is_one_error_naming_the_file_and_line(tmp_path, line, problem):
-    path = tmp_path / "calls-41.jsonl"
+    path = _calls_file(tmp_path, line)
     with pytest.raises(LmrError) as err:
-        RecordedCall.from_line(line, tmp_path, path, "line 1")
+        read_calls(path, tmp_path)
     assert err.value.path == str(path) and err.value.problem == problem
     assert "\n" not in str(err.value)
 
@@ -61,6 +72,7 @@ def test_an_added_case_reads_as_a_call_that_says_how_it_was_made(tmp_path):
     (tmp_path / made.file).write_bytes(b"1234")
     call = RecordedCall.added(made, tmp_path / made.file, "f.py::loss", "cd34", 5.0, 0)
     assert (call.size, call.replay, call.arcs, call.amplified) == (4, "identical", None, made)
+    check_replays("f.py::loss", [call])  # an added case is never checked as a replay
     with pytest.raises(LmrError) as err:
         Amplification.from_json({**MADE, "when": {"flag": [1]}}, report, "f.py::loss: added case 2")
     assert str(err.value) == (f"{report}: f.py::loss: added case 2: field 'when' is dict \"{{'flag': [1]}}\" "

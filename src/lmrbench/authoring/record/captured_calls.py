@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.authoring.record.bodycoverage import BodyModel
+from lmrbench.authoring.record.recorded_call import RecordedCall
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import describe, read_case_file
@@ -44,7 +45,7 @@ def body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]
 
 
 def body_coverage(
-    out: Path, chosen: dict[str, list[dict[str, Any]]], models: dict[str, BodyModel | None]
+    out: Path, chosen: dict[str, list[RecordedCall]], models: dict[str, BodyModel | None]
 ) -> list[BodyCoverage]:
     """Coverage of each target's body by its chosen calls, and what the whole run reached."""
     reached: dict[str, set[tuple[int, int]]] = {}
@@ -54,34 +55,34 @@ def body_coverage(
     result = []
     for target, calls in chosen.items():
         model = models.get(target)
-        if model is None or not model.statements or all(c.get("arcs") is None for c in calls):
+        if model is None or not model.statements or all(c.arcs is None for c in calls):
             continue
-        arcs = set().union(*(model.normalize(c.get("arcs") or []) for c in calls))
+        arcs = set().union(*(model.normalize(c.arcs or ()) for c in calls))
         result.append(model.measure(target, arcs, model.normalize(reached.get(target, set()))))
     return result
 
 
-def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[str, list[dict[str, Any]]]:
+def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[str, list[RecordedCall]]:
     """The distinct saved calls of each target over every process, in the order they happened, or LmrError
-    (the recorder's own error, no call saved, the function never called)."""
+    (the recorder's own error, no call saved, the function never called, a line of the recorder's that does
+    not read)."""
     errors = sorted(out.glob("error-*.json"))
     if errors:
         raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
-    lines: list[dict[str, Any]] = []
+    calls: list[RecordedCall] = []
     for path in out.glob("calls-*.jsonl"):
-        lines += [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    lines.sort(key=lambda d: (d["time"], d["pid"], d["seq"]))
+        calls += read_calls(path, out)
+    calls.sort(key=lambda c: (c.time, c.pid, c.seq))
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in out.glob("summary-*.json")]
-    pool: dict[str, list[dict[str, Any]]] = {}
+    pool: dict[str, list[RecordedCall]] = {}
     for file, qual in targets:
         target = f"{file}::{qual}"
         seen: set[str] = set()
         distinct = []
-        for line in lines:
-            if line["target"] == target and line["digest"] not in seen:
-                seen.add(line["digest"])
-                line["path"] = out / line["file"]
-                distinct.append(line)
+        for call in calls:
+            if call.target == target and call.digest not in seen:
+                seen.add(call.digest)
+                distinct.append(call)
         if not distinct:
             notes = [n["message"] for sm in summaries for n in sm.get("skipped", []) if n.get("target") == target]
             if notes:
@@ -91,31 +92,46 @@ def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[
     return pool
 
 
-def check_replays(target: str, lines: list[dict[str, Any]]) -> None:
+def read_calls(path: Path, out: Path) -> list[RecordedCall]:
+    """The calls one recorded process saved (its ``calls-<pid>.jsonl``; their case files in ``out``), or LmrError
+    naming the file and line that does not read."""
+    calls = []
+    for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LmrError(f"line {n}: not JSON ({exc.msg})", path) from None
+        calls.append(RecordedCall.from_line(data, out, path, f"line {n}"))
+    return calls
+
+
+def check_replays(target: str, calls: list[RecordedCall]) -> None:
     """LmrError when a kept recorded call did not give the same result when the recorder replayed it."""
-    for n, line in enumerate(lines, 1):
-        if "amplified" not in line:
-            _check_replay(target, n, line)
+    for n, call in enumerate(calls, 1):
+        if call.amplified is None:
+            _check_replay(target, n, call)
 
 
-def _check_replay(target: str, n: int, line: dict[str, Any]) -> None:
+def _check_replay(target: str, n: int, call: RecordedCall) -> None:
     """LmrError when call ``n`` did not give the same result when the recorder replayed it."""
-    if line["replay"] == "raised":
+    if call.replay == "raised":
         raise LmrError(
             f"{target}: call {n} fails when replayed from its recorded inputs "
-            f"({line['replay_detail']}); it reads state that was not recorded (name a factory with "
+            f"({call.replay_detail}); it reads state that was not recorded (name a factory with "
             "--self-factory) or is not repeatable"
         )
-    if line["replay"] == "checker":
+    if call.replay == "checker":
         raise LmrError(
             f"{target}: the checker in info.json rejects the reference code's own result of call {n} "
-            f"({line['replay_detail']}); set another checker kind for the implementation"
+            f"({call.replay_detail}); set another checker kind for the implementation"
         )
-    if line["replay"] == "different":
-        why = "even with the random state restored" if line["drew_random"] else "and draws no random numbers"
+    if call.replay == "different":
+        why = "even with the random state restored" if call.drew_random else "and draws no random numbers"
         raise LmrError(
             f"{target} is non-deterministic: call {n} replayed from its recorded inputs gives a "
-            f"different result {why} ({line['replay_detail']})"
+            f"different result {why} ({call.replay_detail})"
         )
 
 

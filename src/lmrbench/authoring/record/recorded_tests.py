@@ -15,6 +15,7 @@ from typing import Any
 from lmrbench.authoring.record import testgen
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.generated_file import check_replaceable
+from lmrbench.authoring.record.recorded_call import RecordedCall
 from lmrbench.core.source.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, recording_folder, unit_test_file
@@ -109,7 +110,7 @@ def test_file_path(task: Task, impl: Implementation) -> Path:
 def write_recording(
     task: Task,
     impl: Implementation,
-    chosen: dict[str, list[dict[str, Any]]],
+    chosen: dict[str, list[RecordedCall]],
     targets: list[tuple[str, str]],
     imports: dict[str, testgen.GoalImport],
     recording: Recording,
@@ -130,12 +131,12 @@ def write_recording(
     with staging_dir(data_dir, replace=True) as stage:
         for file, qual in targets:
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
-            for n, line in enumerate(chosen[f"{file}::{qual}"], 1):
-                raw = Path(line["path"]).read_bytes()
-                case, arrays = read_case_file(line["path"])
+            for n, call in enumerate(chosen[f"{file}::{qual}"], 1):
+                raw = call.path.read_bytes()
+                case, arrays = read_case_file(call.path)
                 name = f"{prefix}case_{n}"
                 (stage / f"{name}.npz").write_bytes(raw)
-                entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", line)
+                entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", call)
                 cases.append(entry)
                 expected.append(case["expected"])
                 specs.append(
@@ -190,7 +191,7 @@ def _needs_positional(case: dict[str, Any]) -> bool:
 
 
 def _case_entry(
-    case: dict[str, Any], arrays: dict[str, Any], file: str, test: str, line: dict[str, Any]
+    case: dict[str, Any], arrays: dict[str, Any], file: str, test: str, call: RecordedCall
 ) -> RecordedCase:
     arguments = {a["name"]: describe(a["value"], arrays) for a in case["arguments"]}
     if case["binding"] == "method" and case["self"] is not None:
@@ -201,21 +202,16 @@ def _case_entry(
         test=test,
         target=case["target"],
         binding=case["binding"],
-        bytes=line["bytes"],
-        digest=line["digest"],
+        bytes=call.size,
+        digest=call.digest,
         arguments=arguments,
         returns=describe(case["expected"], arrays),
         changed=sorted(case["changed"]),
         state_changed=case["self_after"] is not None,
         random_state=case["random_state"] is not None,
-        replay=line["replay"],
-        amplified=_amplified_text(line),
+        replay=call.replay,
+        amplified=made_text(call.amplified) if call.amplified else "",
     )
-
-
-def _amplified_text(line: dict[str, Any]) -> str:
-    made = line.get("amplified")
-    return made_text(made) if made else ""
 
 
 def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: int = 3) -> Path:
