@@ -1,5 +1,5 @@
-"""Recorded calls as the host reads them: the recorder's lines and the probe's added cases become typed items once,
-and a line that does not read is one error naming the file and the line."""
+"""Recorded calls as the host reads them: the recorder's lines, the probe's added cases and each process's summary
+become typed items once, and a field that does not read is one error naming the file and the line or entry."""
 
 from __future__ import annotations
 
@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from lmrbench.authoring.record.captured_calls import check_replays, read_calls
-from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
+from lmrbench.authoring.record.captured_calls import (
+    check_replays,
+    read_calls,
+    read_errors,
+    read_summaries,
+    skipped_calls,
+)
+from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall, RecorderSummary, SkippedCall
 from lmrbench.errors import LmrError
 
 RUNTIME = Path(__file__).resolve().parents[2] / "src" / "lmrbench" / "runtime"
@@ -18,6 +24,12 @@ LINE = {
     "file": "case-41-1.npz", "target": "clf/losses.py::loss", "digest": "ab12", "bytes": 2048,
     "sizes": {"arguments": 900, "return value": 100}, "drew_random": False, "replay": "identical",
     "replay_detail": "", "arcs": [[-12, 13], [13, 14], [14, -12]], "time": 1700000000.25, "pid": 41, "seq": 1,
+}
+SUMMARY = {
+    "pid": 41, "calls": 7, "saved": {"clf/losses.py::loss": 3}, "patched": ["clf/losses.py::loss"],
+    "main_is_goal": False, "reached": {"clf/losses.py::loss": [[-12, 13], [13, -12]]},
+    "skipped": [{"target": "clf/losses.py::loss", "message": "clf/losses.py::loss: call not kept: precision-sensitive",
+                 "precision": "the top-k set"}, {"target": "clf/losses.py::loss", "message": "cannot save a lock"}],
 }
 MADE = {
     "file": "amp-0-1-0.npz", "param": "beta", "value": 0.2, "set": {"beta": 0.2}, "kind": "value", "fill": [],
@@ -79,6 +91,33 @@ def test_an_added_case_reads_as_a_call_that_says_how_it_was_made(tmp_path):
                               "(want an object of bools, numbers and strings)")
 
 
+def test_a_process_summary_reads_with_its_skipped_calls_and_their_precision_notes(tmp_path):
+    (tmp_path / "summary-41.json").write_text(json.dumps(SUMMARY))
+    (tmp_path / "summary-42.json").write_text(json.dumps({**SUMMARY, "pid": 42, "skipped": [SUMMARY["skipped"][1]]}))
+    first, second = read_summaries(tmp_path)
+    assert first == RecorderSummary(
+        pid=41, calls=7, saved={"clf/losses.py::loss": 3}, patched=("clf/losses.py::loss",), main_is_goal=False,
+        reached={"clf/losses.py::loss": ((-12, 13), (13, -12))},
+        skipped=(SkippedCall("clf/losses.py::loss", "clf/losses.py::loss: call not kept: precision-sensitive",
+                             "the top-k set"), SkippedCall("clf/losses.py::loss", "cannot save a lock")))
+    assert second.pid == 42 and second.skipped[0].precision == ""
+    assert skipped_calls(tmp_path) == ["clf/losses.py::loss: call not kept: precision-sensitive", "cannot save a lock"]
+    (tmp_path / "summary-43.json").write_text(json.dumps({**SUMMARY, "skipped": [{"target": "t"}]}))
+    with pytest.raises(LmrError) as err:
+        read_summaries(tmp_path)
+    assert str(err.value) == \
+        f"{tmp_path / 'summary-43.json'}: skipped note 1: field 'message' is missing (want a string)"
+
+
+def test_the_recorders_error_is_its_message_or_an_error_naming_the_file(tmp_path):
+    assert read_errors(tmp_path) == []
+    (tmp_path / "error-41.json").write_text(json.dumps({"message": "f.py::loss: call 1 needs 30 MB"}))
+    assert read_errors(tmp_path) == ["f.py::loss: call 1 needs 30 MB"]
+    (tmp_path / "error-42.json").write_text("{")
+    with pytest.raises(LmrError, match=r"error-42.json: not JSON \(Expecting property name"):
+        read_errors(tmp_path)
+
+
 def _dict_keys(source: Path, marker: str) -> set[str]:
     """The string keys of the one dict literal in ``source`` that has the key ``marker``."""
     found = [{k.value for k in node.keys if isinstance(k, ast.Constant)}
@@ -92,3 +131,4 @@ def test_the_host_reads_every_field_the_sandbox_writes_and_no_other():
     # the recorder's line (lmrbench_record) and the probe's added case (lmrbench_probe), as their sources spell them
     assert _dict_keys(RUNTIME / "lmrbench_record.py", "replay_detail") == set(LINE)
     assert _dict_keys(RUNTIME / "lmrbench_probe.py", "effective") == set(MADE)
+    assert _dict_keys(RUNTIME / "lmrbench_record.py", "main_is_goal") == set(SUMMARY)

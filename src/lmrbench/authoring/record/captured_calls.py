@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from lmrbench.authoring.record.bodycoverage import BodyModel
-from lmrbench.authoring.record.recorded_call import RecordedCall
+from lmrbench.authoring.record.recorded_call import RecordedCall, RecorderSummary, recorder_error
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import describe, read_case_file
@@ -24,11 +23,30 @@ from lmrbench.schemas.task_info import Implementation
 def skipped_calls(out: Path) -> list[str]:
     """The notes of calls that could not be saved, over every process of the recording (distinct, in order)."""
     seen: list[str] = []
-    for path in sorted(out.glob("summary-*.json")):
-        for note in json.loads(path.read_text(encoding="utf-8")).get("skipped", []):
-            if note.get("message") not in seen:
-                seen.append(str(note.get("message")))
+    for summary in read_summaries(out):
+        for note in summary.skipped:
+            if note.message not in seen:
+                seen.append(note.message)
     return seen
+
+
+def read_summaries(out: Path) -> list[RecorderSummary]:
+    """What each recorded process says of its run (``summary-<pid>.json``, in name order), or LmrError naming a
+    file that does not read."""
+    return [RecorderSummary.from_json(_json(path), path) for path in sorted(out.glob("summary-*.json"))]
+
+
+def read_errors(out: Path) -> list[str]:
+    """The recorder's own errors (``error-<pid>.json``, in name order), or LmrError naming a file that does not
+    read."""
+    return [recorder_error(_json(path), path) for path in sorted(out.glob("error-*.json"))]
+
+
+def _json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LmrError(f"not JSON ({exc.msg})", path) from None
 
 
 def body_models(task: Task, impl: Implementation, targets: list[tuple[str, str]]) -> dict[str, BodyModel | None]:
@@ -49,9 +67,9 @@ def body_coverage(
 ) -> list[BodyCoverage]:
     """Coverage of each target's body by its chosen calls, and what the whole run reached."""
     reached: dict[str, set[tuple[int, int]]] = {}
-    for path in out.glob("summary-*.json"):
-        for target, arcs in json.loads(path.read_text(encoding="utf-8")).get("reached", {}).items():
-            reached.setdefault(target, set()).update(tuple(a) for a in arcs)
+    for summary in read_summaries(out):
+        for target, taken in summary.reached.items():
+            reached.setdefault(target, set()).update(taken)
     result = []
     for target, calls in chosen.items():
         model = models.get(target)
@@ -66,14 +84,14 @@ def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[
     """The distinct saved calls of each target over every process, in the order they happened, or LmrError
     (the recorder's own error, no call saved, the function never called, a line of the recorder's that does
     not read)."""
-    errors = sorted(out.glob("error-*.json"))
+    errors = read_errors(out)
     if errors:
-        raise LmrError(json.loads(errors[0].read_text(encoding="utf-8"))["message"])
+        raise LmrError(errors[0])
     calls: list[RecordedCall] = []
     for path in out.glob("calls-*.jsonl"):
         calls += read_calls(path, out)
     calls.sort(key=lambda c: (c.time, c.pid, c.seq))
-    summaries = [json.loads(p.read_text(encoding="utf-8")) for p in out.glob("summary-*.json")]
+    summaries = read_summaries(out)
     pool: dict[str, list[RecordedCall]] = {}
     for file, qual in targets:
         target = f"{file}::{qual}"
@@ -84,7 +102,7 @@ def pool_calls(out: Path, targets: list[tuple[str, str]], command: str) -> dict[
                 seen.add(call.digest)
                 distinct.append(call)
         if not distinct:
-            notes = [n["message"] for sm in summaries for n in sm.get("skipped", []) if n.get("target") == target]
+            notes = [n.message for sm in summaries for n in sm.skipped if n.target == target]
             if notes:
                 raise LmrError(f"no call could be saved: {notes[0]}")
             raise LmrError(_never_called(target, file, command, summaries))
@@ -144,12 +162,12 @@ def call_shape(path: Path) -> str:
     return "; ".join(parts)
 
 
-def _never_called(target: str, file: str, command: str, summaries: list[dict[str, Any]]) -> str:
-    if any(s.get("main_is_goal") for s in summaries):
+def _never_called(target: str, file: str, command: str, summaries: list[RecorderSummary]) -> str:
+    if any(s.main_is_goal for s in summaries):
         return (
             f"{target} was never recorded: `{command}` runs {file} as the main script; record through a "
             "script that imports it"
         )
-    if not any(target in s.get("patched", []) for s in summaries):
+    if not any(target in s.patched for s in summaries):
         return f"{target} was never called: `{command}` never imported {file}"
     return f"{target} was never called by `{command}`"

@@ -1,6 +1,7 @@
 """The typed items a recording's calls travel as on the host: a recorded call (one line of the recorder's
-``calls-<pid>.jsonl``, or a case the probe added) and, for an added case, how the probe made it (an entry of
-``probe.json``'s ``amplified``).
+``calls-<pid>.jsonl``, or a case the probe added), for an added case how the probe made it (an entry of
+``probe.json``'s ``amplified``), and what each recorded process says of its run (``summary-<pid>.json``, with the
+calls it could not keep).
 
 The sandbox side (``runtime/lmrbench_record.py``, ``runtime/lmrbench_probe.py``) keeps writing plain JSON: lmrbench
 is not installed there. Each item is built once, here, where the host reads that JSON; a field that is missing
@@ -136,6 +137,53 @@ class RecordedCall:
                    amplified=made)
 
 
+@dataclass(frozen=True)
+class SkippedCall:
+    """A call the recorder could not keep (a value it cannot save, a precision-sensitive result)."""
+
+    target: str
+    message: str
+    """Why, as one line that names the target."""
+    precision: str = ""
+    """For a precision-sensitive call: what moved when its precision was changed."""
+
+
+@dataclass(frozen=True)
+class RecorderSummary:
+    """What one recorded process says of its run (its ``summary-<pid>.json``)."""
+
+    pid: int
+    calls: int
+    """Calls of the goal functions seen."""
+    saved: dict[str, int]
+    """Target -> calls saved."""
+    patched: tuple[str, ...]
+    """Targets whose function the recorder replaced by its wrapper."""
+    main_is_goal: bool
+    """The goal file ran as the main script (its functions are then never recorded)."""
+    reached: dict[str, tuple[Arc, ...]]
+    """Target -> the body's arcs taken over all its calls."""
+    skipped: tuple[SkippedCall, ...]
+    """The first calls that could not be kept."""
+
+    @classmethod
+    def from_json(cls, data: object, source: Path) -> RecorderSummary:
+        """The summary ``data`` read from ``source``, or LmrError naming it."""
+        f = _Fields(data, source, "summary")
+        notes = []
+        for k, note in enumerate(f.objects("skipped"), 1):
+            n = _Fields(note, source, f"skipped note {k}")
+            notes.append(SkippedCall(n.text("target"), n.text("message"), n.text("precision", "")))
+        return cls(pid=f.integer("pid"), calls=f.integer("calls"), saved=f.integer_map("saved"),
+                   patched=f.texts("patched"), main_is_goal=f.flag("main_is_goal"), reached=f.arcs_map("reached"),
+                   skipped=tuple(notes))
+
+
+def recorder_error(data: object, source: Path) -> str:
+    """The message of the recorder's ``error-<pid>.json`` (``data``, read from ``source``), or LmrError naming it."""
+    return _Fields(data, source, "error").text("message")
+
+
 class _Fields:
     """The fields of one JSON object of a file the sandbox wrote, each checked as it is taken."""
 
@@ -156,53 +204,103 @@ class _Fields:
                            f"(want {want})", self.source)
         return value
 
-    def text(self, name: str) -> str:
-        return cast(str, self.take(name, lambda v: isinstance(v, str), "a string"))
+    def text(self, name: str, default: str | None = None) -> str:
+        if default is not None and name not in self.data:
+            return default
+        return cast(str, self.take(name, _is_str, "a string"))
 
     def file_name(self, name: str) -> str:
-        return cast(str, self.take(name, lambda v: isinstance(v, str) and bool(v) and "/" not in v
-                                   and v not in (".", ".."), "a file name"))
+        return cast(str, self.take(name, _is_file_name, "a file name"))
 
     def integer(self, name: str) -> int:
-        return cast(int, self.take(name, lambda v: type(v) is int, "an integer"))
+        return cast(int, self.take(name, _is_int, "an integer"))
 
     def number(self, name: str) -> float:
-        return float(cast(float, self.take(name, lambda v: type(v) in (int, float), "a number")))
+        return float(cast(float, self.take(name, _is_number, "a number")))
 
     def flag(self, name: str) -> bool:
-        return cast(bool, self.take(name, lambda v: type(v) is bool, "true or false"))
+        return cast(bool, self.take(name, _is_bool, "true or false"))
 
     def choice(self, name: str, options: tuple[str, ...]) -> str:
         return cast(str, self.take(name, lambda v: v in options, f"one of {', '.join(options)}"))
 
     def scalar_or_none(self, name: str) -> Scalar | None:
-        return cast(Scalar | None, self.take(name, lambda v: v is None or _is_scalar(v),
-                                             "a bool, number, string or null"))
+        ok = _either(_is_none, _is_scalar)
+        return cast(Scalar | None, self.take(name, ok, "a bool, number, string or null"))
 
     def texts(self, name: str) -> tuple[str, ...]:
-        ok = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
-        return tuple(cast(list[str], self.take(name, ok, "a list of strings")))
+        return tuple(cast(list[str], self.take(name, _list_of(_is_str), "a list of strings")))
 
     def text_map(self, name: str) -> dict[str, str]:
-        ok = lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values())  # noqa: E731
-        return cast(dict[str, str], self.take(name, ok, "an object of strings"))
+        return cast(dict[str, str], self.take(name, _map_of(_is_str), "an object of strings"))
 
     def integer_map(self, name: str) -> dict[str, int]:
-        ok = lambda v: isinstance(v, dict) and all(type(x) is int for x in v.values())  # noqa: E731
-        return cast(dict[str, int], self.take(name, ok, "an object of integers"))
+        return cast(dict[str, int], self.take(name, _map_of(_is_int), "an object of integers"))
 
     def scalar_map(self, name: str) -> dict[str, Scalar]:
-        ok = lambda v: isinstance(v, dict) and all(_is_scalar(x) for x in v.values())  # noqa: E731
+        ok = _map_of(_is_scalar)
         return cast(dict[str, Scalar], self.take(name, ok, "an object of bools, numbers and strings"))
 
-    def arcs(self, name: str) -> tuple[Arc, ...] | None:
-        def ok(v: object) -> bool:
-            return v is None or (isinstance(v, list) and all(
-                isinstance(a, list) and len(a) == 2 and all(type(n) is int for n in a) for a in v))
+    def objects(self, name: str) -> list[object]:
+        return cast(list[object], self.take(name, _list_of(_is_object), "a list of objects"))
 
+    def arcs(self, name: str) -> tuple[Arc, ...] | None:
+        ok = _either(_is_none, _list_of(_is_arc))
         found = cast(list[list[int]] | None, self.take(name, ok, "a list of [from, to] line pairs or null"))
         return None if found is None else tuple((a, b) for a, b in found)
+
+    def arcs_map(self, name: str) -> dict[str, tuple[Arc, ...]]:
+        ok = _map_of(_list_of(_is_arc))
+        found = cast(dict[str, list[list[int]]], self.take(name, ok, "an object of lists of [from, to] line pairs"))
+        return {k: tuple((a, b) for a, b in v) for k, v in found.items()}
+
+
+Check = Callable[[object], bool]
+
+
+def _is_str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _is_int(v: object) -> bool:
+    return type(v) is int  # not a bool
+
+
+def _is_number(v: object) -> bool:
+    return type(v) in (int, float)
+
+
+def _is_bool(v: object) -> bool:
+    return type(v) is bool
+
+
+def _is_none(v: object) -> bool:
+    return v is None
+
+
+def _is_object(v: object) -> bool:
+    return isinstance(v, dict)
 
 
 def _is_scalar(v: object) -> bool:
     return type(v) in (bool, int, float, str)
+
+
+def _is_file_name(v: object) -> bool:
+    return isinstance(v, str) and bool(v) and "/" not in v and v not in (".", "..")
+
+
+def _is_arc(v: object) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_is_int(n) for n in v)
+
+
+def _list_of(ok: Check) -> Check:
+    return lambda v: isinstance(v, list) and all(ok(x) for x in v)
+
+
+def _map_of(ok: Check) -> Check:
+    return lambda v: isinstance(v, dict) and all(isinstance(k, str) and ok(x) for k, x in v.items())
+
+
+def _either(a: Check, b: Check) -> Check:
+    return lambda v: a(v) or b(v)
