@@ -154,12 +154,12 @@ def record_tests(
         skipped = skipped_calls(out)
         for line in skipped:
             progress.log(f"note: call skipped: {line}")
-        summary, notes, index = describe_selection(pool, selections, probes, chosen)
+        summary, notes, facts = describe_selection(pool, selections, probes, chosen)
         if probe_note:
             summary.insert(0, probe_note)
-            index["selection"] = summary
+            facts = dataclasses.replace(facts, selection=summary)
         recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory,
-                              notes=notes, index=index)
+                              notes=notes, facts=facts)
         written = write_recording(task, impl, chosen, targets, imports, recording, progress, coverage)
         for line in summary:
             progress.log(line)

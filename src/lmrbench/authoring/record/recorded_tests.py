@@ -24,7 +24,7 @@ from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_
 from lmrbench.progress import Progress
 from lmrbench.runtime import TEST_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_values import describe, read_case_file
-from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
+from lmrbench.schemas.recording import AmplifiedParameter, BodyCoverage, MutantCatch, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
 
@@ -49,6 +49,19 @@ class RecordResult:
 
 
 @dataclass(frozen=True)
+class CaseFacts:
+    """What index.json says of the chosen cases beyond the cases themselves (those fields of ``RecordingIndex``)."""
+
+    selection: list[str] = field(default_factory=list)
+    """The summary: kept and dropped calls, added cases, kill rates per kind."""
+    amplified: list[AmplifiedParameter] = field(default_factory=list)
+    unvaried: list[str] = field(default_factory=list)
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    grad: list[str] = field(default_factory=list)
+    mutants: list[MutantCatch] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Recording:
     """How the calls were recorded, kept in the data folder's index.json and the test file's header."""
 
@@ -58,8 +71,8 @@ class Recording:
     factory: str | None
     notes: list[str] = field(default_factory=list)
     """Lines for the test file's header (cases added by varying a parameter)."""
-    index: dict[str, Any] = field(default_factory=dict)
-    """More fields of index.json (``RecordingIndex``): selection, amplified, unvaried, pins, mutants."""
+    facts: CaseFacts = field(default_factory=CaseFacts)
+    """More fields of index.json: selection, amplified, unvaried, pins, grad, mutants."""
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
@@ -165,7 +178,12 @@ def write_recording(
             self_factory=recording.factory,
             cases=cases,
             coverage=coverage or [],
-            **recording.index,
+            selection=recording.facts.selection,
+            amplified=recording.facts.amplified,
+            unvaried=recording.facts.unvaried,
+            pins=recording.facts.pins,
+            grad=recording.facts.grad,
+            mutants=recording.facts.mutants,
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in runtime_files(TEST_RUNTIME).items():

@@ -3,13 +3,12 @@ the test file's header, and the fields of index.json that ``validate`` and ``tas
 
 from __future__ import annotations
 
-from typing import Any
-
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.case_probe import TargetProbe
 from lmrbench.authoring.record.case_selection import Selection, combination_text, kept_kills, summary_lines, unvaried
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
+from lmrbench.authoring.record.recorded_tests import CaseFacts
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
@@ -45,7 +44,7 @@ def describe_selection(
     selections: dict[str, Selection],
     probes: dict[str, TargetProbe],
     chosen: dict[str, list[RecordedCall]],
-) -> tuple[list[str], list[str], dict[str, Any]]:
+) -> tuple[list[str], list[str], CaseFacts]:
     """(summary lines, test-file notes, index.json fields) of the chosen cases."""
     lines: list[str] = []
     notes: list[str] = []
@@ -86,13 +85,7 @@ def describe_selection(
                                 and m.kind in WEAK_KINDS else "")
                     for m in probe.mutants]
         lines += weak_lines(target, probe, equivalent)
-    index: dict[str, Any] = {
-        "selection": lines,
-        "amplified": amplified,
-        "unvaried": never,
-        "pins": {t: p.pins for t, p in probes.items()},
-        "grad": [t for t, p in probes.items() if p.grad],
-        "mutants": catches,
-    }
     lines += [f"no test varies {p}" for p in never if not any(ln.startswith(f"no test varies {p}") for ln in lines)]
-    return lines, notes, index
+    facts = CaseFacts(selection=lines, amplified=amplified, unvaried=never, pins={t: p.pins for t, p in probes.items()},
+                      grad=[t for t, p in probes.items() if p.grad], mutants=catches)
+    return lines, notes, facts
