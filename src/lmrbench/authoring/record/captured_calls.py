@@ -3,7 +3,8 @@ and what the run reached (``case_selection`` chooses the calls that become test 
 
 Each recorded process writes ``calls-<pid>.jsonl`` (one line per distinct call saved, with its case file),
 ``summary-<pid>.json`` (what it patched, which calls it skipped and why, the golden body's arcs it reached) and,
-on a fatal problem, ``error-<pid>.json`` (see ``runtime/lmrbench_record.py``).
+on a fatal problem, ``error-<pid>.json`` (see ``runtime/lmrbench_record.py``). They are read here into the typed
+items of ``recorded_call``, which the rest of recording passes along.
 """
 
 from __future__ import annotations
