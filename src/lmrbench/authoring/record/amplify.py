@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from lmrbench.authoring.record.recorded_call import Scalar
 from lmrbench.runtime.lmrbench_values import read_case_file
 
-Scalar = bool | int | float | str
 MAX_VALUES = 4
 """Most new values of one parameter."""
 MAX_INT_VALUES = 5
@@ -56,7 +56,7 @@ def parameter_values(paths: list[Path], also: Collection[str] = ()) -> dict[str,
     return seen
 
 
-def value_text(value: Scalar) -> str:
+def value_text(value: Scalar | None) -> str:
     """A value as Python source (``0.1``, ``True``, ``-100``)."""
     return repr(value)
 

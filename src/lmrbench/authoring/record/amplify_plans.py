@@ -23,6 +23,7 @@ from typing import Any
 
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.body_reads import BodyReads
+from lmrbench.authoring.record.recorded_call import Amplification, Scalar
 
 MAX_PAIRS = 3
 """Most pairs of combined parameters varied together."""
@@ -116,17 +117,16 @@ def _noise(noise: dict[str, str], modes: list[dict[str, amplify.Scalar]]) -> lis
             for m in [{}, *modes][:MAX_NOISE]]
 
 
-def made_text(made: dict[str, Any]) -> str:
+def made_text(made: Amplification) -> str:
     """What an added case changed: ``beta=0.2, label_smoothing=0.2``, ``every targets entry = ignore_index``,
     ``noise where attention_mask leaves entries out``."""
-    kind = made.get("kind", "value")
-    if kind == "all":
-        return f"every {', '.join(made.get('fill', []))} entry = {made['param']}"
-    if kind == "noise":
-        noise = made.get("noise", {})
+    if made.kind == "all":
+        return f"every {', '.join(made.fill)} entry = {made.param}"
+    if made.kind == "noise":
+        noise = made.noise
         where = noise.get("mask") or f"{noise.get('where')} == {noise.get('equals')}"
-        also = "".join(f", {k}={amplify.value_text(v)}" for k, v in (made.get("set") or {}).items())
+        also = "".join(f", {k}={amplify.value_text(v)}" for k, v in made.settings.items())
         return (f"noise where {where} leaves entries out" if "mask" in noise else f"noise where {where}") + also
-    sets = made.get("set") or {made["param"]: made.get("value")}
-    when = "".join(f" with {k}={amplify.value_text(v)}" for k, v in (made.get("when") or {}).items())
+    sets: dict[str, Scalar | None] = {**made.settings} or {made.param: made.value}
+    when = "".join(f" with {k}={amplify.value_text(v)}" for k, v in made.when.items())
     return ", ".join(f"{k}={amplify.value_text(v)}" for k, v in sets.items()) + when

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from coverage.parser import PythonParser
 
 from lmrbench import pyparse
+from lmrbench.authoring.record.recorded_call import Arc, RecordedCall
 from lmrbench.schemas.recording import BodyCoverage
-
-Arc = tuple[int, int]
 
 
 def coverage_text(c: BodyCoverage) -> str:
@@ -90,11 +88,11 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def cover_greedy(calls: list[dict[str, Any]], n: int, model: BodyModel) -> list[int]:
+def cover_greedy(calls: list[RecordedCall], n: int, model: BodyModel) -> list[int]:
     """Up to ``n`` indices of calls, greedily those adding the most uncovered arcs of the body (branches count
     double); none once no call adds an arc."""
     picked: list[int] = []
-    arcs = [model.normalize(c.get("arcs") or []) for c in calls]
+    arcs = [model.normalize(c.arcs or ()) for c in calls]
     covered: set[Arc] = set()
     while len(picked) < n:
         gains = [(len(a - covered) + len((a & model.branches) - covered), -i)
@@ -108,8 +106,8 @@ def cover_greedy(calls: list[dict[str, Any]], n: int, model: BodyModel) -> list[
 
 
 def pick_cases(
-    calls: list[dict[str, Any]], n: int, model: BodyModel | None, shape: Callable[[dict[str, Any]], str]
-) -> list[dict[str, Any]]:
+    calls: list[RecordedCall], n: int, model: BodyModel | None, shape: Callable[[RecordedCall], str]
+) -> list[RecordedCall]:
     """``n`` calls, in the order they happened: first greedily those adding the most uncovered arcs of the body
     (``cover_greedy``), then one of each call shape not yet picked, then the earliest others."""
     picked: list[int] = cover_greedy(calls, n, model) if model is not None else []

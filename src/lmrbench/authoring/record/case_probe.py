@@ -18,6 +18,7 @@ from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
@@ -43,8 +44,8 @@ class TargetProbe:
     """Recorded value of each scalar parameter (source text): what ``pin_parameter`` mutants pin to."""
     grad: bool
     """The recording saw a result that requires grad (``detach`` mutants are made)."""
-    amplified: list[dict[str, Any]] = field(default_factory=list)
-    """New cases, as lines like the recorder's (``path``, ``file``, ``digest``...) plus ``amplified``."""
+    amplified: list[RecordedCall] = field(default_factory=list)
+    """New cases, as calls like the recorded ones, with ``amplified`` set."""
     kills: dict[str, set[str]] = field(default_factory=dict)
     """Case file name -> digests of the mutants it kills."""
     notes: list[str] = field(default_factory=list)
@@ -54,6 +55,10 @@ class TargetProbe:
     scalar parameters (``amplify.scalar_arguments``)."""
     knife: list[str] = field(default_factory=list)
     """Recorded case files whose result a one-ulp change of a float input changes: not kept."""
+
+    def added(self) -> list[tuple[RecordedCall, Amplification]]:
+        """Each added case, with how the probe made it."""
+        return [(call, call.amplified) for call in self.amplified if call.amplified is not None]
 
 
 def _grad(paths: list[Path]) -> bool:
@@ -81,25 +86,25 @@ def probe_calls(
     impl: Implementation,
     sandbox: Sandbox,
     tree: Tree,
-    pool: dict[str, list[dict[str, Any]]],
+    pool: dict[str, list[RecordedCall]],
     checker: CheckerSettings,
     factory: str | None,
     out: Path,
     cancel: threading.Event | None = None,
 ) -> dict[str, TargetProbe]:
-    """Run the probe for every target of ``pool`` (target -> recorded lines); LmrError when it fails,
-    ``Cancelled`` on ``cancel``."""
+    """Run the probe for every target of ``pool`` (target -> recorded calls); LmrError when it fails (or its
+    report does not read), ``Cancelled`` on ``cancel``."""
     from lmrbench.authoring.record.testgen import goal_import
     from lmrbench.runtime import PROBE_RUNTIME, runtime_files
 
     files: dict[str, bytes] = runtime_files(PROBE_RUNTIME)
     job_targets: list[dict[str, Any]] = []
     probes: dict[str, TargetProbe] = {}
-    for target, lines in pool.items():
+    for target, calls in pool.items():
         goal, _, qual = target.partition("::")
         which = impl.goal_files.index(goal) if goal in impl.goal_files else 0
         golden = task.golden_path(impl, which).read_text(encoding="utf-8")
-        paths = [Path(line["path"]) for line in lines]
+        paths = [call.path for call in calls]
         params = [a["name"] for a in read_case_file(paths[0])[0]["arguments"]]
         reads = body_reads(golden, qual, params)
         also = extra_names(paths, reads)
@@ -108,9 +113,9 @@ def probe_calls(
         probes[target] = TargetProbe(mutants, pins, grad, also=also)
         plans = probe_plans(paths, reads, params)
         names = []
-        for line in lines:
-            name = f"probe/{line['file']}"
-            files[name] = Path(line["path"]).read_bytes()
+        for call in calls:
+            name = f"probe/{call.file}"
+            files[name] = call.path.read_bytes()
             names.append(name)
         imp = goal_import(task.repo_dir, goal)
         binding = read_case_file(paths[0])[0]["binding"]
@@ -135,13 +140,10 @@ def probe_calls(
         probe.notes = list(entry["notes"])
         probe.untried = list(entry["untried"])
         probe.knife = list(entry.get("knife", []))
-        for k, made in enumerate(entry["amplified"]):
-            path = out / made["file"]
+        for k, data in enumerate(entry["amplified"]):
+            made = Amplification.from_json(data, report, f"{entry['target']}: added case {k + 1}")
+            path = out / made.file
             case, arrays = read_case_file(path)
             digest = value_digest({"a": case["arguments"], "s": case["self"]}, arrays)
-            probe.amplified.append({
-                "file": made["file"], "path": path, "target": entry["target"], "digest": digest,
-                "bytes": path.stat().st_size, "replay": "identical", "arcs": None, "time": time.time(),
-                "pid": 0, "seq": k, "amplified": made,
-            })
+            probe.amplified.append(RecordedCall.added(made, path, entry["target"], digest, time.time(), k))
     return probes

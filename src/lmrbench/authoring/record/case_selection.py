@@ -14,58 +14,67 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.bodycoverage import BodyModel, cover_greedy, pick_cases
 from lmrbench.authoring.record.captured_calls import call_shape
 from lmrbench.authoring.record.case_probe import TargetProbe
+from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 
 MAX_VALUES_KEPT = 4
 """Most distinct values of one parameter that selection keeps a call for."""
+
+
+class CallValues:
+    """The scalar arguments (and ``also``: text modes, attributes of ``self``) and the special values of calls,
+    each read from the call's case file once."""
+
+    def __init__(self, also: list[str] | None = None) -> None:
+        self.also = list(also or [])
+        self._scalars: dict[Path, dict[str, amplify.Scalar]] = {}
+        self._specials: dict[Path, list[str]] = {}
+
+    def scalars(self, call: RecordedCall) -> dict[str, amplify.Scalar]:
+        if call.path not in self._scalars:
+            self._scalars[call.path] = amplify.scalar_arguments(call.path, self.also)
+        return self._scalars[call.path]
+
+    def specials(self, call: RecordedCall) -> list[str]:
+        if call.path not in self._specials:
+            self._specials[call.path] = amplify.special_values(call.path)
+        return self._specials[call.path]
+
+    def text(self, call: RecordedCall) -> str:
+        """A call by its scalar arguments, the attributes of ``self`` the body reads, and special values
+        (``beta=0.1, reference_free=False``, ``self.beta=0.1, self.loss_type='sigmoid'``)."""
+        parts = [f"{k}={amplify.value_text(v)}" for k, v in self.scalars(call).items()] + self.specials(call)
+        return ", ".join(parts) or call_shape(call.path)
 
 
 @dataclass
 class Selection:
     """The kept calls of one goal function, and why."""
 
-    kept: list[dict[str, Any]]
+    kept: list[RecordedCall]
     reasons: dict[int, list[str]] = field(default_factory=dict)
     """Index into ``kept`` -> why it was kept."""
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    knife: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[RecordedCall] = field(default_factory=list)
+    knife: list[RecordedCall] = field(default_factory=list)
     """Calls left out because a one-ulp change of a float input changes their result."""
+    values: CallValues = field(default_factory=CallValues)
+    """What the selection read of the calls' values (the summary names calls by them)."""
 
 
 MIN_PER_MODE = 2
 """Kept calls for each value of a flag or a text mode (when the calls have that many)."""
 
 
-def _scalars(line: dict[str, Any], also: list[str] | None = None) -> dict[str, amplify.Scalar]:
-    if "scalars" not in line:
-        line["scalars"] = amplify.scalar_arguments(line["path"], also or [])
-    return line["scalars"]  # type: ignore[no-any-return]
-
-
-def _specials(line: dict[str, Any]) -> list[str]:
-    if "specials" not in line:
-        line["specials"] = amplify.special_values(line["path"])
-    return line["specials"]  # type: ignore[no-any-return]
-
-
-def call_text(line: dict[str, Any]) -> str:
-    """A call by its scalar arguments, the attributes of ``self`` the body reads, and special values
-    (``beta=0.1, reference_free=False``, ``self.beta=0.1, self.loss_type='sigmoid'``)."""
-    parts = [f"{k}={amplify.value_text(v)}" for k, v in _scalars(line).items()] + _specials(line)
-    return ", ".join(parts) or call_shape(Path(line["path"]))
-
-
 def select(
-    calls: list[dict[str, Any]],
+    calls: list[RecordedCall],
     max_calls: int,
     model: BodyModel | None,
-    shape: Callable[[dict[str, Any]], str],
+    shape: Callable[[RecordedCall], str],
     probe: TargetProbe | None,
     catch: bool = True,
 ) -> Selection:
@@ -74,9 +83,8 @@ def select(
     if not catch:
         kept = pick_cases(calls, max_calls, model, shape)
         return Selection(kept, {}, [c for c in calls if all(c is not k for k in kept)])
-    for c in calls:
-        _scalars(c, probe.also if probe else [])
-    knife = [c for c in calls if probe and c["file"] in probe.knife]
+    values = CallValues(probe.also if probe else [])
+    knife = [c for c in calls if probe and c.file in probe.knife]
     calls = [c for c in calls if all(c is not k for k in knife)]
     picked: dict[int, list[str]] = {}
 
@@ -85,30 +93,30 @@ def select(
 
     for i in cover_greedy(calls, max_calls, model) if model is not None else []:
         keep(i, "lines and branches")
-    kills = [probe.kills.get(c["file"], set()) for c in calls] if probe else [set() for _ in calls]
+    kills = [probe.kills.get(c.file, set()) for c in calls] if probe else [set() for _ in calls]
     caught: set[str] = set().union(*(kills[i] for i in picked)) if picked else set()
     wanted = set().union(*kills) if kills else set()
     while wanted - caught:
         best = max(range(len(calls)), key=lambda i: (len(kills[i] - caught), -i))
         keep(best, f"kills {len(kills[best] - caught)} mutant(s) the others miss")
         caught |= kills[best]
-    for param in amplify.parameter_values([Path(c["path"]) for c in calls], probe.also if probe else []):
-        have = {repr(_scalars(calls[i]).get(param)) for i in picked}
+    for param in amplify.parameter_values([c.path for c in calls], values.also):
+        have = {repr(values.scalars(calls[i]).get(param)) for i in picked}
         for i, c in enumerate(calls):
-            value = _scalars(c).get(param)
-            if param in _scalars(c) and repr(value) not in have and len(have) < MAX_VALUES_KEPT:
+            value = values.scalars(c).get(param)
+            if param in values.scalars(c) and repr(value) not in have and len(have) < MAX_VALUES_KEPT:
                 have.add(repr(value))
-                keep(i, f"{param}={amplify.value_text(value)}")  # type: ignore[arg-type]
-    for param, vs in amplify.parameter_values([Path(c["path"]) for c in calls], probe.also if probe else []).items():
+                keep(i, f"{param}={amplify.value_text(value)}")
+    for param, vs in amplify.parameter_values([c.path for c in calls], values.also).items():
         if len(vs) < 2 or type(vs[0]) not in (bool, str):
             continue
         for value in vs:
-            same = [i for i, c in enumerate(calls) if _scalars(c).get(param) == value]
+            same = [i for i, c in enumerate(calls) if values.scalars(c).get(param) == value]
             for i in [i for i in same if i not in picked][:max(0, MIN_PER_MODE - sum(i in picked for i in same))]:
                 keep(i, f"a second call with {param}={amplify.value_text(value)}")
-    have_special = {s for i in picked for s in _specials(calls[i])}
+    have_special = {s for i in picked for s in values.specials(calls[i])}
     for i, c in enumerate(calls):
-        for s in _specials(c):
+        for s in values.specials(c):
             if s not in have_special:
                 have_special.add(s)
                 keep(i, s)
@@ -121,50 +129,49 @@ def select(
     order = sorted(picked)
     kept = [calls[i] for i in order]
     reasons = {n: picked[i] for n, i in enumerate(order)}
-    for made in probe.amplified if probe else []:
-        reasons[len(kept)] = [f"added: {made_text(made['amplified'])}"]
-        kept.append(made)
+    for call, made in probe.added() if probe else []:
+        reasons[len(kept)] = [f"added: {made_text(made)}"]
+        kept.append(call)
     dropped = [c for i, c in enumerate(calls) if i not in picked]
-    return Selection(kept, reasons, dropped, knife)
+    return Selection(kept, reasons, dropped, knife, values)
 
 
-def unvaried(kept: list[dict[str, Any]], also: list[str] | None = None) -> list[str]:
+def unvaried(kept: list[RecordedCall], also: list[str] | None = None) -> list[str]:
     """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
     (recorded, and added by varying one parameter), unless a pair's case varies it to effect: one whose result
     differs from the case with only the other parameter changed."""
-    single = [Path(c["path"]) for c in kept if (c.get("amplified") or {}).get("kind", "value") in ("value", "all")]
-    by_pairs = {n for c in kept for n in (c.get("amplified") or {}).get("effective", [])}
+    single = [c.path for c in kept if c.amplified is None or c.amplified.kind in ("value", "all")]
+    by_pairs = {n for c in kept if c.amplified is not None for n in c.amplified.effective}
     seen = amplify.parameter_values(single, also or []).items() if single else []
     return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
 
 
-def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, probe: TargetProbe | None) -> list[str]:
+def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe: TargetProbe | None) -> list[str]:
     """What ``task record`` says about one goal function's cases: what was kept and dropped, what was added,
     which parameter no test varies, and what the kept cases kill per mutant kind."""
     out = [f"{target}: kept {len(sel.kept) - len(probe.amplified if probe else [])} of {len(calls)} distinct "
            "recorded call(s)"]
     for c in sel.knife:
-        out.append(f"dropped the call ({call_text(c)}): a one-ulp change of its float inputs changes its result "
+        out.append(f"dropped the call ({sel.values.text(c)}): a one-ulp change of its float inputs changes its result "
                    "(a branch taken on exact float equality); record a call that takes the branch for a stable "
                    "reason")
     if sel.dropped:
-        texts = Counter(call_text(c) for c in sel.dropped)
+        texts = Counter(sel.values.text(c) for c in sel.dropped)
         shown = "; ".join(f"({t})" + (f" x{n}" if n > 1 else "") for t, n in list(texts.items())[:5])
         more = f" and {len(texts) - 5} more" if len(texts) > 5 else ""
         out.append(f"dropped {len(sel.dropped)} call(s) that add no line, branch, mutant kill, parameter value "
                    f"or special value to the kept ones: {shown}{more}")
     if probe is None:
         return out
-    values_ = amplify.parameter_values([Path(c["path"]) for c in calls], probe.also)
+    values_ = amplify.parameter_values([c.path for c in calls], probe.also)
     by_param: dict[str, list[amplify.Scalar]] = {}
-    for made in probe.amplified:
-        info = made["amplified"]
-        if info.get("when"):
-            out.append(f"no recorded call combined {combination_text(info)}; added a case that does")
-        elif info.get("kind", "value") == "value" and info["param"] in values_:
-            by_param.setdefault(info["param"], []).append(info["value"])
+    for _, made in probe.added():
+        if made.when:
+            out.append(f"no recorded call combined {combination_text(made)}; added a case that does")
+        elif made.kind == "value" and made.param in values_ and made.value is not None:
+            by_param.setdefault(made.param, []).append(made.value)
         else:
-            out.append(f"added a case with {made_text(info)}")
+            out.append(f"added a case with {made_text(made)}")
     for param, new in by_param.items():
         out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
                    f"with {param} "
@@ -175,17 +182,17 @@ def summary_lines(target: str, calls: list[dict[str, Any]], sel: Selection, prob
     return out
 
 
-def combination_text(info: dict[str, Any]) -> str:
+def combination_text(made: Amplification) -> str:
     """``reference_free=True with label_smoothing=0.2``: what an added combination case sets."""
-    flags = ", ".join(f"{k}={amplify.value_text(v)}" for k, v in info["when"].items())
-    return f"{flags} with {info['param']}={amplify.value_text(info['value'])}"
+    flags = ", ".join(f"{k}={amplify.value_text(v)}" for k, v in made.when.items())
+    return f"{flags} with {made.param}={amplify.value_text(made.value)}"
 
 
 def kept_kills(probe: TargetProbe, sel: Selection) -> tuple[dict[str, tuple[int, int]], list[str]]:
     """Per kind, (mutants the kept cases kill, mutants some case kills); and the digests of the mutants no case
     kills (equivalent on every recorded input, or not tried)."""
     every = set().union(*probe.kills.values()) if probe.kills else set()
-    kept = set().union(*(probe.kills.get(c["file"], set()) for c in sel.kept)) if sel.kept else set()
+    kept = set().union(*(probe.kills.get(c.file, set()) for c in sel.kept)) if sel.kept else set()
     counts: dict[str, list[int]] = {}
     equivalent = []
     for mu in probe.mutants:

@@ -138,14 +138,14 @@ def record_tests(
         if probe:
             check_cancel(cancel)
             progress.start("trying mutants and varied parameters on the calls", None)
-            expected = [read_case_file(c["path"])[0]["expected"] for calls in pool.values() for c in calls]
+            expected = [read_case_file(c.path)[0]["expected"] for calls in pool.values() for c in calls]
             try:
                 probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
                                      self_factory, Path(tmp) / "probe", cancel)
             except LmrError as exc:  # the recording stands; the cases are then chosen without it
                 probe_note = f"note: {exc.problem}; cases chosen by coverage, parameter and special values only"
         selections: dict[str, Selection] = {
-            t: select(calls, max_calls, models.get(t), lambda c: call_shape(c["path"]), probes.get(t), probe)
+            t: select(calls, max_calls, models.get(t), lambda c: call_shape(c.path), probes.get(t), probe)
             for t, calls in pool.items()
         }
         for t, sel in selections.items():
@@ -155,12 +155,12 @@ def record_tests(
         skipped = skipped_calls(out)
         for line in skipped:
             progress.log(f"note: call skipped: {line}")
-        summary, notes, index = describe_selection(pool, selections, probes, chosen)
+        summary, notes, facts = describe_selection(pool, selections, probes, chosen)
         if probe_note:
             summary.insert(0, probe_note)
-            index["selection"] = summary
+            facts = dataclasses.replace(facts, selection=summary)
         recording = Recording(command=command, sandbox=sandbox.name, max_calls=max_calls, factory=self_factory,
-                              notes=notes, index=index)
+                              notes=notes, facts=facts)
         written = write_recording(task, impl, chosen, targets, imports, recording, progress, coverage)
         for line in summary:
             progress.log(line)

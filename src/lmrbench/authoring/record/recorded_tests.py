@@ -15,6 +15,7 @@ from typing import Any
 from lmrbench.authoring.record import testgen
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.generated_file import check_replaceable
+from lmrbench.authoring.record.recorded_call import RecordedCall
 from lmrbench.core.source.tree import goal_plan
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, recording_folder, unit_test_file
@@ -23,7 +24,7 @@ from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_
 from lmrbench.progress import Progress
 from lmrbench.runtime import TEST_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_values import describe, read_case_file
-from lmrbench.schemas.recording import BodyCoverage, RecordedCase, RecordingIndex
+from lmrbench.schemas.recording import AmplifiedParameter, BodyCoverage, MutantCatch, RecordedCase, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
 
@@ -48,6 +49,19 @@ class RecordResult:
 
 
 @dataclass(frozen=True)
+class CaseFacts:
+    """What index.json says of the chosen cases beyond the cases themselves (those fields of ``RecordingIndex``)."""
+
+    selection: list[str] = field(default_factory=list)
+    """The summary: kept and dropped calls, added cases, kill rates per kind."""
+    amplified: list[AmplifiedParameter] = field(default_factory=list)
+    unvaried: list[str] = field(default_factory=list)
+    pins: dict[str, dict[str, str]] = field(default_factory=dict)
+    grad: list[str] = field(default_factory=list)
+    mutants: list[MutantCatch] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Recording:
     """How the calls were recorded, kept in the data folder's index.json and the test file's header."""
 
@@ -57,8 +71,8 @@ class Recording:
     factory: str | None
     notes: list[str] = field(default_factory=list)
     """Lines for the test file's header (cases added by varying a parameter)."""
-    index: dict[str, Any] = field(default_factory=dict)
-    """More fields of index.json (``RecordingIndex``): selection, amplified, unvaried, pins, mutants."""
+    facts: CaseFacts = field(default_factory=CaseFacts)
+    """More fields of index.json: selection, amplified, unvaried, pins, grad, mutants."""
 
 
 def default_checker(impl: Implementation) -> CheckerSettings:
@@ -109,7 +123,7 @@ def test_file_path(task: Task, impl: Implementation) -> Path:
 def write_recording(
     task: Task,
     impl: Implementation,
-    chosen: dict[str, list[dict[str, Any]]],
+    chosen: dict[str, list[RecordedCall]],
     targets: list[tuple[str, str]],
     imports: dict[str, testgen.GoalImport],
     recording: Recording,
@@ -130,12 +144,12 @@ def write_recording(
     with staging_dir(data_dir, replace=True) as stage:
         for file, qual in targets:
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
-            for n, line in enumerate(chosen[f"{file}::{qual}"], 1):
-                raw = Path(line["path"]).read_bytes()
-                case, arrays = read_case_file(line["path"])
+            for n, call in enumerate(chosen[f"{file}::{qual}"], 1):
+                raw = call.path.read_bytes()
+                case, arrays = read_case_file(call.path)
                 name = f"{prefix}case_{n}"
                 (stage / f"{name}.npz").write_bytes(raw)
-                entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", line)
+                entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", call)
                 cases.append(entry)
                 expected.append(case["expected"])
                 specs.append(
@@ -164,7 +178,12 @@ def write_recording(
             self_factory=recording.factory,
             cases=cases,
             coverage=coverage or [],
-            **recording.index,
+            selection=recording.facts.selection,
+            amplified=recording.facts.amplified,
+            unvaried=recording.facts.unvaried,
+            pins=recording.facts.pins,
+            grad=recording.facts.grad,
+            mutants=recording.facts.mutants,
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in runtime_files(TEST_RUNTIME).items():
@@ -190,7 +209,7 @@ def _needs_positional(case: dict[str, Any]) -> bool:
 
 
 def _case_entry(
-    case: dict[str, Any], arrays: dict[str, Any], file: str, test: str, line: dict[str, Any]
+    case: dict[str, Any], arrays: dict[str, Any], file: str, test: str, call: RecordedCall
 ) -> RecordedCase:
     arguments = {a["name"]: describe(a["value"], arrays) for a in case["arguments"]}
     if case["binding"] == "method" and case["self"] is not None:
@@ -201,21 +220,16 @@ def _case_entry(
         test=test,
         target=case["target"],
         binding=case["binding"],
-        bytes=line["bytes"],
-        digest=line["digest"],
+        bytes=call.size,
+        digest=call.digest,
         arguments=arguments,
         returns=describe(case["expected"], arrays),
         changed=sorted(case["changed"]),
         state_changed=case["self_after"] is not None,
         random_state=case["random_state"] is not None,
-        replay=line["replay"],
-        amplified=_amplified_text(line),
+        replay=call.replay,
+        amplified=made_text(call.amplified) if call.amplified else "",
     )
-
-
-def _amplified_text(line: dict[str, Any]) -> str:
-    made = line.get("amplified")
-    return made_text(made) if made else ""
 
 
 def scaffold_tests(task: Task, impl_index: int, *, force: bool = False, cases: int = 3) -> Path:

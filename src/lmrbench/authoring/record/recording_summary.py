@@ -3,13 +3,12 @@ the test file's header, and the fields of index.json that ``validate`` and ``tas
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.case_probe import TargetProbe
 from lmrbench.authoring.record.case_selection import Selection, combination_text, kept_kills, summary_lines, unvaried
+from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
+from lmrbench.authoring.record.recorded_tests import CaseFacts
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
@@ -41,11 +40,11 @@ def weak_lines(target: str, probe: TargetProbe, equivalent: list[str]) -> list[s
 
 
 def describe_selection(
-    pool: dict[str, list[dict[str, Any]]],
+    pool: dict[str, list[RecordedCall]],
     selections: dict[str, Selection],
     probes: dict[str, TargetProbe],
-    chosen: dict[str, list[dict[str, Any]]],
-) -> tuple[list[str], list[str], dict[str, Any]]:
+    chosen: dict[str, list[RecordedCall]],
+) -> tuple[list[str], list[str], CaseFacts]:
     """(summary lines, test-file notes, index.json fields) of the chosen cases."""
     lines: list[str] = []
     notes: list[str] = []
@@ -60,25 +59,24 @@ def describe_selection(
         never += [f"{qual}: {p}" if several else p for p in unvaried(chosen[target], probe.also if probe else [])]
         if probe is None:
             continue
-        first = amplify.parameter_values([Path(c["path"]) for c in calls], probe.also)
-        by_param: dict[str, list[dict[str, Any]]] = {}
-        for made in probe.amplified:
-            info = made["amplified"]
-            if info.get("when"):
-                notes.append(f"a case with {combination_text(info)}, which no recorded call combined")
-            elif info.get("kind", "value") == "value" and info["param"] in first:
-                by_param.setdefault(info["param"], []).append(made)
+        first = amplify.parameter_values([c.path for c in calls], probe.also)
+        by_param: dict[str, list[tuple[RecordedCall, Amplification]]] = {}
+        for call, made in probe.added():
+            if made.when:
+                notes.append(f"a case with {combination_text(made)}, which no recorded call combined")
+            elif made.kind == "value" and made.param in first and made.value is not None:
+                by_param.setdefault(made.param, []).append((call, made))
             else:
-                notes.append(f"a case with {made_text(info)}")
+                notes.append(f"a case with {made_text(made)}")
         for param, made_list in by_param.items():
-            vals = [amplify.value_text(m["amplified"]["value"]) for m in made_list]
-            files = [f"case_{chosen[target].index(m) + 1}.npz" for m in made_list]
+            vals = [amplify.value_text(m.value) for _, m in made_list]
+            files = [f"case_{chosen[target].index(c) + 1}.npz" for c, _ in made_list]
             was = amplify.value_text(first[param][0])
             amplified.append(AmplifiedParameter(target=target, param=param, recorded=was, values=vals, cases=files))
             notes.append(f"{amplify.recorded_text(param, first[param])} in the recording; {len(vals)} case(s) with "
                          f"{param} "
-                         f"{amplify.range_text([m['amplified']['value'] for m in made_list])}")
-        kept_ids = set().union(*(probe.kills.get(c["file"], set()) for c in sel.kept)) if sel.kept else set()
+                         f"{amplify.range_text([m.value for _, m in made_list if m.value is not None])}")
+        kept_ids = set().union(*(probe.kills.get(c.file, set()) for c in sel.kept)) if sel.kept else set()
         _, equivalent = kept_kills(probe, sel)
         catches += [MutantCatch(target=target, digest=m.digest, kind=m.kind, description=m.description,
                                 pinned=m.pinned, killed=m.digest in kept_ids, equivalent=m.digest in equivalent
@@ -87,13 +85,7 @@ def describe_selection(
                                 and m.kind in WEAK_KINDS else "")
                     for m in probe.mutants]
         lines += weak_lines(target, probe, equivalent)
-    index: dict[str, Any] = {
-        "selection": lines,
-        "amplified": amplified,
-        "unvaried": never,
-        "pins": {t: p.pins for t, p in probes.items()},
-        "grad": [t for t, p in probes.items() if p.grad],
-        "mutants": catches,
-    }
     lines += [f"no test varies {p}" for p in never if not any(ln.startswith(f"no test varies {p}") for ln in lines)]
-    return lines, notes, index
+    facts = CaseFacts(selection=lines, amplified=amplified, unvaried=never, pins={t: p.pins for t, p in probes.items()},
+                      grad=[t for t, p in probes.items() if p.grad], mutants=catches)
+    return lines, notes, facts

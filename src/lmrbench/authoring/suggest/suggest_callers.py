@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lmrbench.authoring.record.captured_calls import read_calls, read_errors, read_summaries
 from lmrbench.authoring.record.record import RECORD_PRELUDE
 from lmrbench.authoring.task.metadata import is_test_file
 from lmrbench.core.source.index import FunctionInfo, python_files
@@ -208,8 +209,7 @@ def find_callers(
 
 def _not_wrapped(out: Path, targets: list[FunctionInfo]) -> tuple[str, str] | None:
     """(ref, message) when the recorder stopped because it could not wrap one of ``targets``."""
-    for path in sorted(out.glob("error-*.json")):
-        message = str(json.loads(path.read_text(encoding="utf-8")).get("message", ""))
+    for message in read_errors(out):
         if message.startswith("cannot instrument "):
             for t in targets:
                 if message.startswith(f"cannot instrument {t.ref}: "):
@@ -226,32 +226,27 @@ def _count(out: Path, command: str, max_calls: int, calls: dict[str, Calls]) -> 
     """Add what one command's recorder output says to ``calls``."""
     seen: dict[str, set[str]] = {}
     for path in sorted(out.glob("calls-*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
+        for entry in read_calls(path, out):
+            target = entry.target
+            if target not in calls or entry.digest in seen.setdefault(target, set()):
                 continue
-            entry = json.loads(line)
-            target = entry["target"]
-            if target not in calls or entry["digest"] in seen.setdefault(target, set()):
-                continue
-            seen[target].add(entry["digest"])
+            seen[target].add(entry.digest)
             c = calls[target]
             c.calls += 1
             c.by_command[command] = c.by_command.get(command, 0) + 1
-            if entry["replay"] in ("identical", "close"):
+            if entry.replay in ("identical", "close"):
                 c.codec = "yes"
             elif not c.codec:
-                c.codec = f"replay differs: {entry['replay_detail']}"
-    for path in sorted(out.glob("summary-*.json")):
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        for target, n in summary.get("saved", {}).items():
+                c.codec = f"replay differs: {entry.replay_detail}"
+    for summary in read_summaries(out):
+        for target, n in summary.saved.items():
             if target in calls and n >= max_calls:
                 calls[target].capped = True
-        for note in summary.get("skipped", []):
-            noted = calls.get(str(note.get("target")))
+        for note in summary.skipped:
+            noted = calls.get(note.target)
             if noted is not None and not noted.codec:
-                noted.codec = "no: " + str(note.get("message", "")).split(": ", 1)[-1]
-    for path in sorted(out.glob("error-*.json")):
-        message = json.loads(path.read_text(encoding="utf-8")).get("message", "")
+                noted.codec = "no: " + note.message.split(": ", 1)[-1]
+    for message in read_errors(out):
         for target, c in calls.items():
-            if str(message).startswith(target) and not c.codec:
-                c.codec = "no: " + str(message).split(": ", 1)[-1]
+            if message.startswith(target) and not c.codec:
+                c.codec = "no: " + message.split(": ", 1)[-1]
