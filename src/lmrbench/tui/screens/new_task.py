@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
+from textual.containers import Horizontal
+from textual.widgets import Button, Header, Input, Label, Select, TextArea
 
 from lmrbench.authoring.task.clone import ClonedRepo
 from lmrbench.authoring.task.draft import Draft, repo_folder_name
@@ -31,7 +31,7 @@ from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
 from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.metadata_form import MetadataForm
-from lmrbench.tui.widgets.new_task_panes import MaskPane, PaperPane, SavePane, SourcePane, ValidatePane
+from lmrbench.tui.widgets.new_task_panes import StepPanes
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.step_list import StepList
 from lmrbench.tui.widgets.task_tests import TaskTests
@@ -105,19 +105,7 @@ class NewTaskScreen(NewTaskSave):
         yield Header()
         with Horizontal(id="flow"):
             yield StepList(STEPS, id="steps")
-            with ContentSwitcher(initial="step-source", id="panes"):
-                yield SourcePane(self.initial_source, id="step-source")
-                with Horizontal(id="step-function"):
-                    yield FunctionPicker(id="picker")
-                    yield CodeView(id="code")
-                yield MaskPane(id="step-mask")
-                yield PaperPane(id="step-paper")
-                with Vertical(id="step-metadata"):
-                    yield MetadataForm(id="metadata", taken={d.name for d in task_dirs(self.bench)})
-                with Vertical(id="step-tests"):
-                    yield TaskTests(id="tests")
-                yield ValidatePane(id="step-validate")
-                yield SavePane(id="step-save")
+            yield StepPanes(self.initial_source, taken={d.name for d in task_dirs(self.bench)}, id="panes")
         yield WorkPanel(id="work")
         yield KeysFooter()
 
@@ -183,7 +171,7 @@ class NewTaskScreen(NewTaskSave):
                 self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning")
         self.step = step
         self.visited.add(step)
-        self.query_one(ContentSwitcher).current = f"step-{step}"
+        self.query_one(StepPanes).current = f"step-{step}"
         self.query_one(FOCUS[step]).focus()
         if step == "mask":
             self.remask()
