@@ -2,6 +2,11 @@
 
 Nothing is written outside a draft folder in the task set (``.lmrbench-draft-*``) until Save; Cancel
 removes it. A step's mark says whether its part is done (✔) or has a problem (!), not that it was visited.
+
+The screen composes the panes and holds the key bindings; its handlers show what happened and hand the rest to
+plain objects it owns: ``TaskChoices`` (the author's choices and the spec they make), ``DraftWork`` (the workers and
+the draft they write), ``SaveRules`` and ``SaveFlow`` (what keeps the task from being validated or saved; Validate,
+Save and Cancel) and ``StepTracker`` (the step shown and the steps' marks).
 """
 
 from __future__ import annotations
@@ -12,53 +17,43 @@ from typing import TYPE_CHECKING
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, ContentSwitcher, Header, Input, Label, Select, TextArea
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Header, Input, Label, Select, TextArea
+from textual.worker import Worker
 
 from lmrbench.authoring.task.clone import ClonedRepo
-from lmrbench.authoring.task.draft import Draft, repo_folder_name
 from lmrbench.authoring.task.mask import MaskStyle
-from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec, next_task_name, refuse_duplicate
+from lmrbench.authoring.task.task_spec import TaskSpec
 from lmrbench.core.source.index import FunctionInfo
-from lmrbench.core.taskset import task_dirs
-from lmrbench.errors import LmrError
-from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.new_task_save import STEPS, NewTaskSave
-from lmrbench.tui.screens.new_task_work import NewTaskWork
+from lmrbench.core.taskset import Task, task_dirs
+from lmrbench.tui.screens.new_task_choices import TaskChoices
+from lmrbench.tui.screens.new_task_save import STALE, SaveFlow, SaveRules
+from lmrbench.tui.screens.new_task_steps import FOCUS, STEP_WORK, STEPS, StepTracker
+from lmrbench.tui.screens.new_task_work import DraftWork
 from lmrbench.tui.screens.suggest import Suggested
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.function_picker import FunctionPicker
 from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.metadata_form import MetadataForm
-from lmrbench.tui.widgets.new_task_panes import MaskPane, PaperPane, SavePane, SourcePane, ValidatePane
+from lmrbench.tui.widgets.new_task_panes import StepPanes
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.step_list import StepList
 from lmrbench.tui.widgets.task_tests import TaskTests
+from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel
 from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
+    from lmrbench.authoring.task.draft import Draft
     from lmrbench.core.sandbox import SandboxKind
 
-KEYS = [k for k, _ in STEPS]
-FOCUS = {
-    "source": "#source",
-    "function": "#fp-search",
-    "mask": "#mask-style",
-    "paper": "#pdf",
-    "metadata": "#md-paper_name",
-    "tests": "#tests-cmd",
-    "validate": "#validate",
-    "save": "#save",
-}
-STEP_WORK = {"source": "clone", "paper": "paper", "tests": "tests", "validate": "validate", "save": "save"}
-"""The worker group each step's ctrl+g starts."""
 NARROW = 110
 """Below this many columns the step list narrows and the file tree hides, so the function search stays."""
 
 
-class NewTaskScreen(NewTaskSave):
+class NewTaskScreen(Screen[str | None]):
     """The new-task flow; dismisses with the saved task's folder name, or None when cancelled."""
 
     HELP = (
@@ -69,121 +64,129 @@ class NewTaskScreen(NewTaskSave):
     BINDINGS = [
         Binding("ctrl+n", "next_step", "Next", id="new.next", tooltip="Go to the next step"),
         Binding("ctrl+l", "focus_steps", "Steps", id="new.steps", tooltip="Move to the step list (any step)"),
-        Binding(
-            "ctrl+g", "run_step", "Run step", id="new.run",
-            tooltip="This step's work: clone, record, build & validate",
-        ),
+        Binding("ctrl+g", "run_step", "Run step", id="new.run",
+                tooltip="This step's work: clone, record, build & validate"),
         Binding("ctrl+s", "save", "Save", id="new.save", tooltip="Write the task into the task set"),
         Binding("ctrl+t", "stop_work", "Stop", id="new.stop", tooltip="Cancel the running work"),
         Binding("ctrl+f", "app.toggle_maximize", "Full size", id="new.maximize",
                 tooltip="Show the focused panel (paper, instruction, code, log) on the whole screen; again: back"),
-        Binding(
-            "escape", "cancel", "Cancel", id="new.cancel", tooltip="Leave without saving, removing the draft"
-        ),
+        Binding("escape", "cancel", "Cancel", id="new.cancel", tooltip="Leave without saving, removing the draft"),
     ]
+
+    Cloned = DraftWork.Cloned
+    """The message the flow starts from (the others: ``DraftWork``'s)."""
 
     def __init__(
         self, bench: Path, *, source: str = "", sandbox: SandboxKind | None = None, pick: Suggested | None = None
     ) -> None:
-        super().__init__(bench, sandbox=sandbox)
+        super().__init__()
+        self.bench = bench
         self.initial_source = source
-        self.pick = pick
-        """What Suggest chose: cloned at once, its function ticked, its paper loaded at the passage."""
-        self.repo: ClonedRepo | None = None
-        self.functions: list[FunctionInfo] = []
-        self.selected: list[str] = []
-        self.pages: dict[str, str] = {}
-        self.step = "source"
-        self.visited: set[str] = {"source"}
-        self.masked = False
-        self.valid_key: tuple[object, ...] | None = None
-        self.flagged: set[str] = set()
-        """Steps a refused validate or save named: marked ! until their part is done."""
-        self._auto_name = ""
+        self.choices = TaskChoices(bench, pick)
+        """The clone, the functions ticked, the paper: the author's choices and the spec they make."""
+        self.work = DraftWork(self, bench, spec=self.spec, sandbox=sandbox)
+        """The workers (clone, mask, paper, tests, validate, save) and the draft they write."""
+        self.steps = StepTracker()
+        """The step shown, the steps visited and flagged."""
+        self.rules = SaveRules(self.choices, self)
+        """What keeps the task from being validated or saved; which steps are done."""
+        self.saving = SaveFlow(self, self.rules, self.work, self.steps)
+        """Validate, Save and Cancel, with their questions."""
+
+    # The state the controllers hold, read through the screen.
+
+    @property
+    def step(self) -> str:
+        return self.steps.current
+
+    @property
+    def repo(self) -> ClonedRepo | None:
+        return self.choices.repo
+
+    @property
+    def functions(self) -> list[FunctionInfo]:
+        return self.choices.functions
+
+    @property
+    def selected(self) -> list[str]:
+        return self.choices.selected
+
+    @property
+    def valid_key(self) -> tuple[object, ...] | None:
+        return self.choices.valid_key
+
+    @valid_key.setter
+    def valid_key(self, key: tuple[object, ...] | None) -> None:
+        self.choices.valid_key = key
+
+    @property
+    def draft(self) -> Draft | None:
+        return self.work.draft
+
+    @property
+    def draft_task(self) -> Task | None:
+        return self.work.draft_task
+
+    @property
+    def running_workers(self) -> list[Worker[object]]:
+        return self.work.running
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="flow"):
             yield StepList(STEPS, id="steps")
-            with ContentSwitcher(initial="step-source", id="panes"):
-                yield SourcePane(self.initial_source, id="step-source")
-                with Horizontal(id="step-function"):
-                    yield FunctionPicker(id="picker")
-                    yield CodeView(id="code")
-                yield MaskPane(id="step-mask")
-                yield PaperPane(id="step-paper")
-                with Vertical(id="step-metadata"):
-                    yield MetadataForm(id="metadata", taken={d.name for d in task_dirs(self.bench)})
-                with Vertical(id="step-tests"):
-                    yield TaskTests(id="tests")
-                yield ValidatePane(id="step-validate")
-                yield SavePane(id="step-save")
+            yield StepPanes(self.initial_source, taken={d.name for d in task_dirs(self.bench)}, id="panes")
         yield WorkPanel(id="work")
         yield KeysFooter()
 
     def on_mount(self) -> None:
         """Start on the source step."""
-        self.panel = self.query_one(WorkPanel)
         self.set_class(self.app.size.width < NARROW, "-narrow")
         self.query_one("#source", Input).focus()
-        if self.pick is not None:
-            self.query_one("#source", Input).value = self.pick.repo
-            self.query_one("#pdf", Input).value = self.pick.paper
+        if (pick := self.choices.pick) is not None:
+            self.query_one("#source", Input).value = pick.repo
+            self.query_one("#pdf", Input).value = pick.paper
             self.start_clone()
 
     def on_resize(self, event: events.Resize) -> None:
         """Narrow terminals (80 columns) get a narrower step list and no file tree."""
         self.set_class(event.size.width < NARROW, "-narrow")
 
-    # ---- steps -----------------------------------------------------------------------------------
+    # ---- the form (what SaveRules reads) and the steps --------------------------------------------
+
+    def instruction(self) -> str:
+        """The instruction as typed."""
+        return self.query_one("#instruction", TextArea).text
+
+    def metadata_problems(self, *, show: bool) -> dict[str, str]:
+        """Metadata field -> problem; ``show``: also under each field."""
+        form = self.query_one(MetadataForm)
+        return form.check_fields() if show else form.problems()
 
     def step_states(self) -> dict[str, str]:
         """Each step's state: "done" when its part is complete, "problem" when a visited step is not."""
-        form = self.query_one(MetadataForm)
-        instruction = self.query_one("#instruction", TextArea).text.strip()
-        tests = self.draft_task is not None and all(
-            (self.draft_task.repo_dir / t).is_file()
-            for i in self.draft_task.info.implementations for t in i.unit_test_files
-        )
-        complete = {
-            "source": self.repo is not None and bool(self.functions),  # no function to mask: not done
-            "function": bool(self.selected),
-            "mask": self.masked and bool(self.selected),
-            "paper": bool(instruction),
-            "metadata": not form.problems(),
-            "tests": tests,
-            "validate": self._validation() == "current",
-            "save": False,
-        }
-        out = {}
-        for key, ok in complete.items():
-            if ok:
-                out[key] = "done"
-            elif key in self.flagged or (key in self.visited and key not in (self.step, "save")):
-                out[key] = "problem"
-        if self._validation() == "stale":
-            out["validate"] = "problem"
-        return out
+        return self.steps.states(self.rules.complete(), self.rules.validation())
+
+    def step_problems(self, *, tests: bool = False) -> list[tuple[str, str]]:
+        """Every part still missing or wrong, as (step, what to do) (``SaveRules.step_problems``)."""
+        return self.rules.step_problems(tests=tests)
+
+    def _problems(self, *, tests: bool = False) -> list[str]:
+        return self.rules.problems(tests=tests)
 
     def refresh_marks(self) -> None:
         """Redraw the step list's marks (and say on step 7 when its validation went stale)."""
         self.query_one(StepList).update_marks(self.step, self.step_states())
-        if self._validation() == "stale":
-            self.query_one("#validate-summary", Label).update(
-                "stale: the task, its instruction or metadata changed since it was validated; ctrl+g validates again"
-            )
+        if self.rules.validation() == "stale":
+            self.show_validation(STALE)
 
     def go(self, step: str) -> None:
         """Show a step (any step can be revisited) and focus its first field."""
-        leaving = self.step
-        if leaving == "metadata" and step != leaving:
-            problems = self.query_one(MetadataForm).check_fields()
-            if problems:
-                text = "; ".join(f"{k}: {v}" for k, v in problems.items())
-                self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning")
-        self.step = step
-        self.visited.add(step)
-        self.query_one(ContentSwitcher).current = f"step-{step}"
+        if self.step == "metadata" and step != self.step and (problems := self.metadata_problems(show=True)):
+            text = "; ".join(f"{k}: {v}" for k, v in problems.items())
+            self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning")
+        self.steps.enter(step)
+        self.query_one(StepPanes).current = f"step-{step}"
         self.query_one(FOCUS[step]).focus()
         if step == "mask":
             self.remask()
@@ -192,7 +195,7 @@ class NewTaskScreen(NewTaskSave):
         elif step == "tests":
             self.query_one(TaskTests).set_task(self.draft_task)
         elif step == "save":
-            self._summarize()
+            self.query_one("#save-summary", Label).update(self.rules.summary())
         self.refresh_marks()
 
     @on(StepList.Chosen)
@@ -201,7 +204,7 @@ class NewTaskScreen(NewTaskSave):
 
     def action_next_step(self) -> None:
         """The next step."""
-        self.go(KEYS[min(KEYS.index(self.step) + 1, len(KEYS) - 1)])
+        self.go(self.steps.next())
 
     def action_focus_steps(self) -> None:
         """Focus the step list."""
@@ -210,30 +213,17 @@ class NewTaskScreen(NewTaskSave):
     def action_run_step(self) -> None:
         """Run the current step's work; when that work is running already, ask before starting it again."""
         group = STEP_WORK.get(self.step)
-        running = [w for w in self.running_workers if w.group == group]
-        if running:
-
-            def answered(yes: bool | None) -> None:
-                if yes:
-                    self._run_step()
-
+        if self.work.is_running(group):
             what = running_text([group or ""])
-            self.app.push_screen(ConfirmDialog(f"The {what} is running: stop it and start again?", yes="Restart"),
-                                 answered)  # fmt: skip
-            return
-        self._run_step()
+            self.saving.ask(f"The {what} is running: stop it and start again?", "Restart", self._run_step)
+        else:
+            self._run_step()
 
     def _run_step(self) -> None:
-        if self.step == "source":
-            self.start_clone()
-        elif self.step == "paper":
-            self.start_paper()
-        elif self.step == "tests":
-            self.query_one(TaskTests).action_record()
-        elif self.step == "validate":
-            self.start_validate()
-        elif self.step == "save":
-            self.action_save()
+        run = {"source": self.start_clone, "paper": self.start_paper, "tests": self.query_one(TaskTests).action_record,
+               "validate": self.saving.validate, "save": self.saving.save}.get(self.step)  # fmt: skip
+        if run is not None:
+            run()
 
     # ---- source, function, mask, paper -----------------------------------------------------------
 
@@ -244,63 +234,44 @@ class NewTaskScreen(NewTaskSave):
         if not source:
             self.notify("type a git URL or a local folder first", severity="warning")
             return
-        commit = self.query_one("#commit", Input).value.strip() or None
-        if self.draft is None:
-            self.draft = Draft.create(self.bench)
-        self.clone(source, commit, self.draft)
+        self.work.clone(source, self.query_one("#commit", Input).value.strip() or None)
 
-    @on(NewTaskWork.Cloned)
-    def _cloned(self, message: NewTaskWork.Cloned) -> None:
-        kept = {key for key in self.selected if any(f"{f.file}::{f.qualname}" == key for f in message.functions)}
-        if self.selected and len(kept) < len(self.selected):
-            lost = len(self.selected) - len(kept)
+    @on(DraftWork.Cloned)
+    def _cloned(self, message: DraftWork.Cloned) -> None:
+        lost = self.choices.take_clone(message.repo, message.functions)
+        if lost:
             self.notify(f"{lost} selected functions are not in this clone", severity="warning")
-        self.repo = message.repo
-        self.functions = message.functions
-        self.selected = [k for k in self.selected if k in kept]
-        self.query_one(FunctionPicker).set_functions(self.functions, self.selected)
-        files = sorted({f.file for f in self.functions})
-        self.query_one(MetadataForm).set_files(files)
-        commit = (message.repo.commit or "no commit")[:12]
-        skipped = f"; {len(message.skipped)} files did not parse" if message.skipped else ""
-        self.query_one("#source-status", Label).update(
-            f"cloned {message.repo.url} at {commit}: {len(self.functions)} functions in {len(files)} files{skipped}"
-        )
+        picker = self.query_one(FunctionPicker)
+        picker.set_functions(self.functions, self.selected)
+        self.query_one(MetadataForm).set_files(self.choices.files())
+        self.query_one("#source-status", Label).update(self.choices.clone_summary(len(message.skipped)))
+        panel = self.query_one(WorkPanel)
         for line in message.skipped[:50]:
-            self.panel.post_message(WorkPanel.Logged(f"skipped {line}"))
-        pick = self.pick
-        refs = {f"{f.file}::{f.qualname}" for f in self.functions}
-        if pick is not None and not self.selected and pick.ref in refs:
-            self.selected = [pick.ref]
-            picker = self.query_one(FunctionPicker)
+            panel.post_message(WorkPanel.Logged(f"skipped {line}"))
+        if (ref := self.choices.tick_pick()) is not None:
             picker.set_functions(self.functions, self.selected)
-            picker.highlight(pick.ref)
+            picker.highlight(ref)
             self.start_paper()
         self._prefill_metadata()  # the task's name, from the repository until the paper's title is typed
         self.go("function")
 
     @on(FunctionPicker.Highlighted)
     def _show_code(self, message: FunctionPicker.Highlighted) -> None:
-        if self.repo is None:
-            return
         fn = message.function
         try:
-            source = (self.repo.path / fn.file).read_text(encoding="utf-8", errors="replace")
+            source = self.choices.source_of(fn)
         except OSError as exc:
             self.notify(f"{fn.file}: {exc.strerror}", severity="error")
             return
-        self.query_one(CodeView).show(source, fn.lineno, fn.end_lineno)
+        if source is not None:
+            self.query_one(CodeView).show(source, fn.lineno, fn.end_lineno)
 
     @on(FunctionPicker.Toggled)
     def _toggled(self, message: FunctionPicker.Toggled) -> None:
-        self.selected = list(message.selected)
-        self.masked = False
+        self.choices.tick(message.selected)
         self.refresh_marks()
-        if self.repo is not None and self.selected:
-            try:
-                refuse_duplicate(self.spec(self.bench), self.bench / "-", hint="Save refuses it")
-            except LmrError as exc:
-                self.notify(str(exc), title="Already a task", severity="warning")
+        if (taken := self.rules.duplicate()) is not None:
+            self.notify(taken, title="Already a task", severity="warning")
 
     def mask_style(self) -> MaskStyle:
         """The chosen mask style."""
@@ -309,16 +280,14 @@ class NewTaskScreen(NewTaskSave):
     @on(Select.Changed, "#mask-style")
     def remask(self) -> None:
         """Mask the selected functions (a LibCST transform per goal file, in a thread)."""
-        self.query_one("#mask-functions", Label).update(
-            "masking: " + (", ".join(self.selected) or "none selected yet (step 2: enter on a function)")
-        )
+        self.query_one("#mask-functions", Label).update(self.choices.masking())
         if self.repo is not None and self.selected:
-            self.mask(self.repo.path, list(self.selected), self.mask_style())
+            self.work.mask(self.repo.path, list(self.selected), self.mask_style())
 
-    @on(NewTaskWork.Masked)
-    def _masked(self, message: NewTaskWork.Masked) -> None:
+    @on(DraftWork.Masked)
+    def _masked(self, message: DraftWork.Masked) -> None:
         self.query_one(DiffView).show(message.pairs)
-        self.masked = True
+        self.choices.masked = True
         self.refresh_marks()
 
     @on(Button.Pressed, "#load-pdf")
@@ -327,27 +296,22 @@ class NewTaskScreen(NewTaskSave):
         """Parse the PDF (PyMuPDF, in a thread)."""
         text = self.query_one("#pdf", Input).value.strip()
         if text:
-            self.load_paper(Path(text).expanduser())
+            self.work.load_paper(Path(text).expanduser())
 
-    @on(NewTaskWork.PaperLoaded)
-    def _paper_loaded(self, message: NewTaskWork.PaperLoaded) -> None:
-        self.pages = message.pages
+    @on(DraftWork.PaperLoaded)
+    def _paper_loaded(self, message: DraftWork.PaperLoaded) -> None:
         view = self.query_one(PaperView)
         view.set_pages(message.pages)
-        pick, self.pick = self.pick, None
+        pick = self.choices.take_paper(message.pages)
         if pick is not None and pick.page:  # Suggest's passage: its page, its heading selected
             view.show_page(pick.page - 1)
             if pick.passage:
                 view.find_next(pick.passage)
 
-    # ---- metadata and the spec -------------------------------------------------------------------
-
     def _prefill_metadata(self) -> None:
         form = self.query_one(MetadataForm)
         md = form.values()
-        if not md.name or md.name == self._auto_name:
-            title = md.paper_name or (repo_folder_name(self.repo.url) if self.repo else "Task")
-            md.name = self._auto_name = next_task_name(self.bench, title)
+        if self.choices.name_task(md):
             form.set_values(md)
 
     @on(Input.Changed, "#md-paper_name")
@@ -357,26 +321,73 @@ class NewTaskScreen(NewTaskSave):
 
     def spec(self, bench: Path) -> TaskSpec:
         """The task spec the author has built so far (LmrError when a required part is missing)."""
-        if self.repo is None:
-            raise LmrError("clone a repository first (step 1)")
-        if not self.selected:
-            raise LmrError("select at least one function (step 2)")
-        md = self.query_one(MetadataForm).values()
         pdf = self.query_one("#pdf", Input).value.strip()
-        return TaskSpec(
-            source=str(self.repo.path),
-            functions=[FunctionRef.parse(k) for k in self.selected],
-            instructions=[self.query_one("#instruction", TextArea).text],
-            bench=bench,
-            category=md.category,
-            paper=Path(pdf).expanduser() if pdf else None,
-            paper_url=md.paper_url,
-            paper_name=md.paper_name,
-            year=md.year,
-            commit=None,
-            name=md.name or None,
-            repo_folder_name=repo_folder_name(self.repo.url),
-            retrieval_context=md.retrieval_context,
-            mask_style=self.mask_style(),
-            repo_url=self.repo.url,
-        )
+        md = self.query_one(MetadataForm).values()
+        return self.choices.spec(bench, md, pdf=pdf, instruction=self.instruction(), style=self.mask_style())
+
+    # ---- tests, validate, save, cancel -----------------------------------------------------------
+
+    @on(DraftWork.DraftReady)
+    def _draft_ready(self, message: DraftWork.DraftReady) -> None:
+        self.work.draft_task = message.task
+        self.query_one(TaskTests).set_task(message.task)
+        self.refresh_marks()
+
+    @on(TaskTests.Record)
+    def _record(self, message: TaskTests.Record) -> None:
+        self.work.record(message.command)
+
+    @on(TaskTests.Scaffold)
+    def _scaffold(self) -> None:
+        self.work.scaffold()
+
+    @on(DraftWork.Recorded)
+    def _recorded(self, message: DraftWork.Recorded) -> None:
+        self.query_one(TaskTests).show_cases(message.impl, message.cases)
+
+    @on(Button.Pressed, "#validate")
+    def start_validate(self) -> None:
+        """Build the environment and validate the draft task; with parts missing, lists them all by step."""
+        self.saving.validate()
+
+    @on(DraftWork.Validated)
+    def _validated(self, message: DraftWork.Validated) -> None:
+        self.query_one(ValidationTable).show(message.results)
+        ok = bool(message.results) and all(r.valid for r in message.results)
+        self.choices.valid_key = message.key if ok else None
+        self.show_validation("the task is valid" if ok else "the task is not valid yet")
+        self.refresh_marks()
+
+    def show_validation(self, text: str) -> None:
+        """Say ``text`` on the validate step."""
+        self.query_one("#validate-summary", Label).update(text)
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        """Write the task into the task set and leave (asks first when its validation is missing or stale)."""
+        self.saving.save()
+
+    @on(DraftWork.Saved)
+    async def _saved(self, message: DraftWork.Saved) -> None:
+        await self.saving.saved(message.name)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Leave without saving (asks first when there is something to lose)."""
+        self.saving.cancel()
+
+    def action_stop_work(self) -> None:
+        """Cancel every running worker of this screen."""
+        self.work.stop()
+
+    def unsaved_work(self) -> str | None:
+        """What leaving now would lose (the app asks before quitting), or None."""
+        return self.work.unsaved()
+
+    async def on_unmount(self) -> None:
+        """Leaving by any way (also quitting the app) removes the draft."""
+        await self.work.discard()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's end is shown by the app's one handler; a save that has ended posts ``Saved``."""
+        self.work.worker_changed(event)

@@ -1,20 +1,23 @@
-"""The new-task flow's work: each worker calls one core function in a thread and posts its result.
+"""The new-task flow's background work: each worker calls one core function in a thread and posts its result.
 
-Nothing is written outside the draft folder (authoring/task/draft.py) until Save.
+``DraftWork`` is a plain object the screen owns. It starts thread workers on the screen (``run_worker``, so
+Textual cancels them with the screen and reports their end to its ``Worker.StateChanged`` handler), keeps the
+draft folder and the draft task they write, and posts its messages to the screen. Nothing is written outside the
+draft folder (authoring/task/draft.py) until Save.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import on, work
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Label, TextArea
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lmrbench.authoring.task.clone import ClonedRepo, clone_repo
@@ -27,18 +30,19 @@ from lmrbench.core.source.index import FunctionInfo, index_repo_report
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.tui.widgets.task_tests import TaskTests
-from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel
-from lmrbench.tui.workers import counted, report_worker, threads_ended
+from lmrbench.tui.workers import counted, report_worker, running_text, threads_ended
 
 if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the workers that use it
     from lmrbench.core.sandbox import SandboxKind
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
+R = TypeVar("R")
 
-class NewTaskWork(Screen[str | None]):
-    """The workers, the messages they post, and the draft task they record and validate."""
+
+class DraftWork:
+    """The workers of the new-task flow, the messages they post to its screen, and the draft they write."""
 
     @dataclass
     class Cloned(Message):
@@ -87,29 +91,76 @@ class NewTaskWork(Screen[str | None]):
 
         name: str
 
-    def __init__(self, bench: Path, *, sandbox: SandboxKind | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, screen: Screen[Any], bench: Path, *, spec: Callable[[Path], TaskSpec], sandbox: SandboxKind | None = None
+    ) -> None:
+        self.screen = screen
+        """Where the workers run and the messages go."""
         self.bench = bench
+        self.spec = spec
+        """The task spec the author has built so far, for a task set folder (LmrError when a part is missing)."""
         self.sandbox_kind = sandbox
         self.draft: Draft | None = None
+        """The draft folder, made by the first clone."""
         self.draft_task: Task | None = None
-        self.panel: WorkPanel
+        """The task made in the draft folder (for the tests and the validation), or None."""
 
-    def spec(self, bench: Path) -> TaskSpec:
-        """The task spec the author has built so far (the flow's screen defines it)."""
-        raise NotImplementedError
+    # ---- starting work (on the app's thread) -----------------------------------------------------
 
-    def refresh_marks(self) -> None:
-        """Redraw the step marks (the flow's screen defines it)."""
+    def _run(self, body: Callable[..., R], group: str, *args: Any) -> Worker[R]:
+        """Run ``body(panel, *args)`` as the screen's exclusive thread worker of ``group`` (as ``@work`` would)."""
+        panel = self.screen.query_one(WorkPanel)
+        return self.screen.run_worker(
+            partial(body, panel, *args), name=body.__name__.lstrip("_"), group=group,
+            description=f"{body.__name__.lstrip('_')}{args!r}", exclusive=True, exit_on_error=False, thread=True,
+        )
 
-    # ---- the draft task (tests and validation) ---------------------------------------------------
+    def clone(self, source: str, commit: str | None) -> None:
+        """Clone ``source`` at ``commit`` into the draft (made now when there is none yet) and index it."""
+        if self.draft is None:
+            self.draft = Draft.create(self.bench)
+        self._run(self._clone, "clone", source, commit, self.draft)
+
+    def mask(self, root: Path, selected: list[str], style: MaskStyle) -> None:
+        """Mask the ``file::qualname`` functions of the clone at ``root`` (a LibCST transform per goal file)."""
+        self._run(self._mask, "mask", root, selected, style)
+
+    def load_paper(self, pdf: Path) -> None:
+        """Read the paper's text per page (PyMuPDF)."""
+        self._run(self._load_paper, "paper", pdf)
+
+    def record(self, command: str) -> None:
+        """Record the tests while ``command`` runs (making the draft task first when it is out of date)."""
+        try:
+            self._run(self._record, "tests", self.draft_spec(), command)
+        except LmrError as exc:
+            self.screen.notify(str(exc), severity="error")
+
+    def scaffold(self) -> None:
+        """Write a scaffold test per implementation (making the draft task first when it is out of date)."""
+        try:
+            self._run(self._scaffold, "tests", self.draft_spec())
+        except LmrError as exc:
+            self.screen.notify(str(exc), severity="error")
+
+    def validate(self, spec: TaskSpec | None, final: TaskSpec) -> None:
+        """Build and validate the draft task (made from ``spec`` first when not None) for ``final`` as it is now."""
+        assert self.draft is not None
+        self._run(self._validate, "validate", spec, final, self.draft)
+
+    def save(self, final: TaskSpec) -> None:
+        """Write the task ``final`` describes into the task set; ``Saved`` is posted once the worker has ended."""
+        self._run(self._save, "save", final, None if self.draft_task is None else self.draft_spec())
+
+    # ---- the draft task --------------------------------------------------------------------------
 
     def draft_spec(self) -> TaskSpec | None:
-        """The spec to (re)create the draft task from, or None when the draft task is up to date."""
+        """The spec to (re)create the draft task from, or None when the draft task is up to date; a new name alone
+        renames the draft task in place, keeping its recorded tests. No instruction yet: a placeholder."""
         if self.draft is None:
             raise LmrError("clone a repository first (step 1)")
         spec = self.spec(self.draft.tasks_dir)
-        if not self.query_one("#instruction", TextArea).text.strip():
+        if not "".join(spec.instructions).strip():
             spec.instructions = ["(instruction to be written)"]
         made = self.draft.key
         need = self.draft.needs_task(spec)
@@ -121,84 +172,28 @@ class NewTaskWork(Screen[str | None]):
             except LmrError:
                 self.draft.key = made
                 raise
-            self.query_one(TaskTests).set_task(self.draft_task)
+            self.screen.query_one(TaskTests).set_task(self.draft_task)
             return None
         if not need:
             return None
         text = "the functions or the mask changed: the draft task is made again; record its tests again"
-        self.notify(text, severity="warning")
+        self.screen.notify(text, severity="warning")
         return spec
 
-    @on(DraftReady)
-    def _draft_ready(self, message: DraftReady) -> None:
-        self.draft_task = message.task
-        self.query_one(TaskTests).set_task(message.task)
-        self.refresh_marks()
+    # ---- the workers' bodies (in a thread: they only post messages) -------------------------------
 
-    @on(TaskTests.Record)
-    def _record(self, message: TaskTests.Record) -> None:
-        try:
-            self.record(self.draft_spec(), message.command)
-        except LmrError as exc:
-            self.notify(str(exc), severity="error")
-
-    @on(TaskTests.Scaffold)
-    def _scaffold(self) -> None:
-        try:
-            self.scaffold(self.draft_spec())
-        except LmrError as exc:
-            self.notify(str(exc), severity="error")
-
-    @on(Recorded)
-    def _recorded(self, message: Recorded) -> None:
-        self.query_one(TaskTests).show_cases(message.impl, message.cases)
-
-    def refuse(self, what: str, problems: list[tuple[str, str]]) -> bool:
-        """Mark the steps with problems and list them (the flow's save part defines it); True when refused."""
-        raise NotImplementedError
-
-    def step_problems(self, *, tests: bool = False) -> list[tuple[str, str]]:
-        """Every part still missing, by step (the flow's save part defines it)."""
-        raise NotImplementedError
-
-    @on(Button.Pressed, "#validate")
-    def start_validate(self) -> None:
-        """Build the environment and validate the draft task; with parts missing, lists them all by step."""
-        if self.refuse("validate", self.step_problems(tests=True)):
-            return
-        self.query_one("#validate-summary", Label).update("validating: the build and the runs are in the log below")
-        try:
-            spec = self.draft_spec()
-            final = self.spec(self.bench)
-        except LmrError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        assert self.draft is not None
-        self.validate(spec, final, self.draft)
-
-    @on(Validated)
-    def _validated(self, message: Validated) -> None:
-        self.query_one(ValidationTable).show(message.results)
-        ok = bool(message.results) and all(r.valid for r in message.results)
-        self.valid_key = message.key if ok else None
-        verdict = "the task is valid" if ok else "the task is not valid yet"
-        self.query_one("#validate-summary", Label).update(verdict)
-        self.refresh_marks()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="clone")
     @counted
-    def clone(self, source: str, commit: str | None, draft: Draft) -> None:
-        """Clone and index (git and a whole-repo parse: in a thread)."""
+    def _clone(self, panel: WorkPanel, source: str, commit: str | None, draft: Draft) -> None:
+        """Clone and index (git and a whole-repo parse)."""
         cancel = get_current_worker().cancelled_event
-        progress = self.panel.progress()
+        progress = panel.progress()
         remove_task(draft.source_dir)
         repo = clone_repo(source, draft.source_dir, commit, progress=progress, cancel=cancel)
         report = index_repo_report(repo.path, progress=progress, cancel=cancel)
-        self.post_message(self.Cloned(repo, report.functions, [str(p) for p in report.problems]))
+        self.screen.post_message(self.Cloned(repo, report.functions, [str(p) for p in report.problems]))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
     @counted
-    def mask(self, root: Path, selected: list[str], style: MaskStyle) -> None:
+    def _mask(self, panel: WorkPanel, root: Path, selected: list[str], style: MaskStyle) -> None:
         """Compute the masked files."""
         by_file: dict[str, list[str]] = {}
         for key in selected:
@@ -208,58 +203,54 @@ class NewTaskWork(Screen[str | None]):
         for file, names in by_file.items():
             before = (root / file).read_text(encoding="utf-8")
             pairs.append((file, before, mask_source(before, names, style, file=file)))
-        self.post_message(self.Masked(pairs))
+        self.screen.post_message(self.Masked(pairs))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="paper")
     @counted
-    def load_paper(self, pdf: Path) -> None:
+    def _load_paper(self, panel: WorkPanel, pdf: Path) -> None:
         """Read the paper's text."""
-        self.panel.progress().start(f"reading {pdf.name}", None)
-        self.post_message(self.PaperLoaded(paper_pages(pdf)))
+        panel.progress().start(f"reading {pdf.name}", None)
+        self.screen.post_message(self.PaperLoaded(paper_pages(pdf)))
 
-    def _ensure_task(self, spec: TaskSpec | None, cancel: threading.Event) -> Task:
-        """In a worker: create (or re-create) the draft task when the spec changed."""
+    def _ensure_task(self, panel: WorkPanel, spec: TaskSpec | None, cancel: threading.Event) -> Task:
+        """Create (or re-create) the draft task when the spec changed."""
         if spec is not None:
-            task = create_task(spec, force=True, progress=self.panel.progress(), cancel=cancel)
-            self.post_message(self.DraftReady(task))
+            task = create_task(spec, force=True, progress=panel.progress(), cancel=cancel)
+            self.screen.post_message(self.DraftReady(task))
             return task
         assert self.draft_task is not None
         return self.draft_task
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     @counted
-    def record(self, spec: TaskSpec | None, command: str) -> None:
+    def _record(self, panel: WorkPanel, spec: TaskSpec | None, command: str) -> None:
         """Record every implementation's calls while the command runs on the golden code (live log)."""
         from lmrbench.authoring.record.record import record_tests
         from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
         cancel = get_current_worker().cancelled_event
-        progress = self.panel.progress()
-        task = self._ensure_task(spec, cancel)
+        progress = panel.progress()
+        task = self._ensure_task(panel, spec, cancel)
         sandbox = get_sandbox(self.sandbox_kind, progress=progress)
         for impl in task.info.implementations:
             result = record_tests(task, impl.index, command, sandbox=sandbox, force=True, progress=progress,
                                   cancel=cancel)
-            self.post_message(self.Recorded(impl.index, result.cases))
-        self.post_message(self.DraftReady(load_task(task.path)))
+            self.screen.post_message(self.Recorded(impl.index, result.cases))
+        self.screen.post_message(self.DraftReady(load_task(task.path)))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     @counted
-    def scaffold(self, spec: TaskSpec | None) -> None:
+    def _scaffold(self, panel: WorkPanel, spec: TaskSpec | None) -> None:
         """Write a scaffold test per implementation."""
         from lmrbench.authoring.record.recorded_tests import scaffold_tests
 
         cancel = get_current_worker().cancelled_event
-        task = self._ensure_task(spec, cancel)
+        task = self._ensure_task(panel, spec, cancel)
         for impl in task.info.implementations:
             path = scaffold_tests(task, impl.index, force=True)
             rel = path.relative_to(task.path)
-            self.panel.progress().log(f"scaffold written: {rel} (fill in the LMRBENCH-TODO values)")
-        self.post_message(self.DraftReady(load_task(task.path)))
+            panel.progress().log(f"scaffold written: {rel} (fill in the LMRBENCH-TODO values)")
+        self.screen.post_message(self.DraftReady(load_task(task.path)))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
     @counted
-    def validate(self, spec: TaskSpec | None, final: TaskSpec, draft: Draft) -> None:
+    def _validate(self, panel: WorkPanel, spec: TaskSpec | None, final: TaskSpec, draft: Draft) -> None:
         """Write the instruction and metadata into the draft task, build its image (live log) and run golden, masked
         and mutants; the result holds for ``final`` as it is now (``validated_key``)."""
         from lmrbench.benchmark.validation.plan import ValidateOptions
@@ -267,37 +258,54 @@ class NewTaskWork(Screen[str | None]):
 
         cancel = get_current_worker().cancelled_event
         key = validated_key(final)
-        task = write_fields(self._ensure_task(spec, cancel), final)
+        task = write_fields(self._ensure_task(panel, spec, cancel), final)
         results = validate_task(
             task.path, sandbox=self.sandbox_kind, run_dir=draft.results_dir, options=ValidateOptions(force=True),
-            progress=self.panel.progress(), cancel=cancel,
+            progress=panel.progress(), cancel=cancel,
         )
-        self.post_message(self.Validated(results, key))
+        self.screen.post_message(self.Validated(results, key))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="save")
     @counted
-    def save(self, final: TaskSpec, draft_spec: TaskSpec | None) -> str:
+    def _save(self, panel: WorkPanel, final: TaskSpec, draft_spec: TaskSpec | None) -> str:
         """Without a draft task: create_task into the task set. With one (tests, validation): finish it there
         (instruction, metadata, paper) and move it, with its validation results, into the task set.
 
-        Returns the task's name; ``Saved`` is posted once the worker has ended (see ``on_worker_state_changed``),
-        so leaving the screen then never cancels a save still running."""
+        Returns the task's name; ``Saved`` is posted once the worker has ended (see ``worker_changed``), so
+        leaving the screen then never cancels a save still running."""
         cancel = get_current_worker().cancelled_event
         if self.draft_task is None:
-            task = create_task(final, progress=self.panel.progress(), cancel=cancel)
+            task = create_task(final, progress=panel.progress(), cancel=cancel)
         else:
             assert self.draft is not None
-            task = publish_task(self._ensure_task(draft_spec, cancel), final, self.draft.results_dir)
+            task = publish_task(self._ensure_task(panel, draft_spec, cancel), final, self.draft.results_dir)
         return task.name
 
-    @property
-    def running_workers(self) -> list[Worker[object]]:
-        """This screen's running workers."""
-        return [w for w in self.app.workers if w.node is self and w.is_running]
+    # ---- running work, leaving -------------------------------------------------------------------
 
-    async def discard_draft(self) -> None:
+    @property
+    def running(self) -> list[Worker[object]]:
+        """The screen's running workers."""
+        return [w for w in self.screen.app.workers if w.node is self.screen and w.is_running]
+
+    def is_running(self, group: str | None) -> bool:
+        """Whether a worker of ``group`` runs."""
+        return any(w.group == group for w in self.running)
+
+    def stop(self) -> None:
+        """Cancel every running worker."""
+        for worker in self.running:
+            worker.cancel()
+
+    def unsaved(self) -> str | None:
+        """What leaving now would lose (the draft and the running work), or None."""
+        if self.draft is None:
+            return None
+        running = running_text([w.group for w in self.running])
+        return "the draft task" + (f" and the running {running}" if running else "")
+
+    async def discard(self) -> None:
         """Stop the workers, wait until they have stopped writing, then remove the draft folder."""
-        for worker in self.running_workers:
+        for worker in self.running:
             worker.cancel()
             with contextlib.suppress(Exception):
                 await worker.wait()
@@ -306,13 +314,9 @@ class NewTaskWork(Screen[str | None]):
             self.draft.remove()
             self.draft = None
 
-    async def on_unmount(self) -> None:
-        """Leaving by any way (also quitting the app) removes the draft."""
-        await self.discard_draft()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker's end is shown by the app's one handler; a save that has ended posts ``Saved``."""
-        report_worker(self, event)
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """Show a worker's end (the app's one report); a save that has ended posts ``Saved``."""
+        report_worker(self.screen, event)
         worker = event.worker
         if event.state is WorkerState.SUCCESS and worker.group == "save" and isinstance(worker.result, str):
-            self.post_message(self.Saved(worker.result))
+            self.screen.post_message(self.Saved(worker.result))

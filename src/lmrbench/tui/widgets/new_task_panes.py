@@ -1,14 +1,19 @@
-"""The panes of the new-task flow that are only a layout: source, mask, paper, validate, save."""
+"""The panes of the new-task flow that are only a layout: source, mask, paper, validate, save, and the switcher
+that shows one step's pane at a time."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Select, TextArea
+from textual.widgets import Button, ContentSwitcher, Input, Label, Select, TextArea
 
 from lmrbench.authoring.task.mask import MaskStyle
+from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
+from lmrbench.tui.widgets.function_picker import FunctionPicker
+from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.widgets.paper_view import PaperView
+from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.validation_table import ValidationTable
 
 
@@ -91,3 +96,26 @@ class SavePane(Vertical):
         with Horizontal(classes="row"):
             yield Button("Save (ctrl+s)", id="save", variant="success")
             yield Button("Cancel (esc)", id="cancel", variant="error")
+
+
+class StepPanes(ContentSwitcher):
+    """Each step's pane (``step-<key>``), one shown at a time; starts on the source."""
+
+    def __init__(self, source: str, *, taken: set[str], id: str) -> None:
+        super().__init__(initial="step-source", id=id)
+        self.source = source
+        self.taken = taken
+
+    def compose(self) -> ComposeResult:
+        yield SourcePane(self.source, id="step-source")
+        with Horizontal(id="step-function"):
+            yield FunctionPicker(id="picker")
+            yield CodeView(id="code")
+        yield MaskPane(id="step-mask")
+        yield PaperPane(id="step-paper")
+        with Vertical(id="step-metadata"):
+            yield MetadataForm(id="metadata", taken=self.taken)
+        with Vertical(id="step-tests"):
+            yield TaskTests(id="tests")
+        yield ValidatePane(id="step-validate")
+        yield SavePane(id="step-save")
