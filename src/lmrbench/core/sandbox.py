@@ -108,12 +108,14 @@ class Sandbox(Protocol):
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
         trusted: bool = False,
+        preload: tuple[str, ...] = (),
     ) -> RunResult:
         """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended; ``cancel``
         ends the run (every process of it) and raises :class:`~lmrbench.progress.Cancelled`. ``trusted``: the
         code under test is the task's own (golden, masked, a mutant), never a candidate's, so the run may be
         served by a warm sandbox that served the task's other trusted runs (each still in fresh processes on
-        fresh copies)."""
+        fresh copies). ``preload``: installed modules (dotted names too) a warm sandbox imports once, besides
+        its frameworks and pytest, before it forks the runs; only for trusted runs, and ignored by a cold one."""
         ...
 
     def close(self) -> None:

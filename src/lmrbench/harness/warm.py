@@ -37,9 +37,10 @@ def warm_command(*, ids: dict[str, list[int]] | None, preload: list[str], env: d
     return boot_command(spec)
 
 
-def warm_preload(frameworks: tuple[str, ...] | list[str]) -> list[str]:
-    """The modules a warm boot for a run with ``frameworks`` imports once."""
-    return sorted({*frameworks, *PRELOAD})
+def warm_preload(frameworks: tuple[str, ...] | list[str], extra: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The modules a warm boot for a run with ``frameworks`` imports once; ``extra``: the installed modules the
+    task's code imports (``harness.import_closure``), dotted names included."""
+    return sorted({*frameworks, *PRELOAD, *extra})
 
 
 def new_nonce() -> str:

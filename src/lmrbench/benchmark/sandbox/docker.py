@@ -213,6 +213,7 @@ class DockerRunner:
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
         trusted: bool = False,
+        preload: tuple[str, ...] = (),
     ) -> RunResult:
         """Run ``argv`` in a fresh container holding a copy of ``tree``; see the module docstring. ``cancel``
         kills the container (by name: also one still being created) and raises ``Cancelled``. ``trusted``
@@ -244,7 +245,7 @@ class DockerRunner:
         with stop_on_cancel(cancel, kill):
             if trusted and self.warm and not network:
                 served = self._run_warm(task, tag, resources, cache_env, argv, worker, env, ids, data, timeout,
-                                        in_use)
+                                        in_use, preload)
                 if served is not None:
                     return payload.closing(*served, out_dir)
                 check_cancel(cancel)  # a warm container killed by the cancel is no reason to start a cold one
@@ -279,13 +280,14 @@ class DockerRunner:
 
     def _run_warm(self, task: Task, tag: str, resources: dict, cache_env: dict[str, str], argv: list[str],
                   worker: Worker | None, env: dict[str, str], ids: dict[str, list[int]], data: bytes,
-                  timeout: float, in_use: list[WarmContainer]) -> tuple[RunResult, bytes] | None:
+                  timeout: float, in_use: list[WarmContainer],
+                  extra: tuple[str, ...] = ()) -> tuple[RunResult, bytes] | None:
         """The run served by a warm container of the task (started when none is idle); None when none could
         serve it (the caller then runs it cold)."""
         import docker
         import requests
 
-        preload = warm_preload(worker.frameworks if worker else ())
+        preload = warm_preload(worker.frameworks if worker else (), extra=extra)
         key = (tag, repr(sorted(resources.items())), tuple(preload), tuple(sorted(cache_env.items())))
         warm = self._warm.take(key)
         if warm is None:

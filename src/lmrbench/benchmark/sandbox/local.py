@@ -161,6 +161,7 @@ class LocalRunner:
         worker: Worker | None = None,
         cancel: threading.Event | None = None,
         trusted: bool = False,
+        preload: tuple[str, ...] = (),
     ) -> RunResult:
         """Run ``argv`` through the boot script in a fresh temp folder, with the task's venv first on PATH;
         ``cancel`` ends every process of the run and raises ``Cancelled``. ``trusted`` (the task's own code):
@@ -186,7 +187,7 @@ class LocalRunner:
             hide = [str(runs), str(task.path.parent)]  # every run's files, the task set's golden code and data
             if trusted and self.warm:
                 served = self._run_warm(venv, full_env, runs, tmp, argv, worker, env or {}, hide, data, timeout,
-                                        cancel)
+                                        cancel, preload)
                 if served is not None:
                     return payload.closing(*served, out_dir)
             command = payload.boot_argv(tmp, argv, worker, timeout=timeout, env=env or {}, ids=None,
@@ -197,10 +198,10 @@ class LocalRunner:
 
     def _run_warm(self, venv: Path, full_env: dict[str, str], runs: Path, root: str, argv: list[str],
                   worker: Worker | None, env: dict[str, str], hide: list[str], data: bytes, timeout: float,
-                  cancel: threading.Event | None) -> tuple[RunResult, bytes] | None:
+                  cancel: threading.Event | None, extra: tuple[str, ...] = ()) -> tuple[RunResult, bytes] | None:
         """The run served by a warm boot process of the venv (started when none is idle); None when none
         could serve it (the caller then runs it cold)."""
-        preload = warm_preload(worker.frameworks if worker else ())
+        preload = warm_preload(worker.frameworks if worker else (), extra=extra)
         key = (str(venv), tuple(preload))
         warm = self._warm.take(key)
         if warm is None:
