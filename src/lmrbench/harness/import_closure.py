@@ -11,6 +11,7 @@ never a result: the boot drops a module that fails, and the run that imports it 
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import sys
 import threading
@@ -24,7 +25,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.schemas.task_info import Implementation
+from lmrbench.schemas.task_info import Implementation, as_list
 
 MAX_FILES = 400
 """Most repository files read while following imports."""
@@ -33,7 +34,9 @@ MAX_MODULES = 200
 MAX_FILE_BYTES = 4 << 20
 """Largest source file read."""
 MAX_FOLDERS = 5000
-"""Most repository folders listed for the names they hold (``_path_names``)."""
+"""Most repository folders listed for the names they hold (``_path_names``)..."""
+MAX_ENTRIES = 200_000
+"""...and most entries of them read."""
 _SKIP = frozenset({"__future__", "__main__", "sitecustomize", "usercustomize", "conftest"})
 """Names never preloaded: the interpreter's own, and those the harness or pytest give a run."""
 _LOCK = threading.Lock()
@@ -64,8 +67,11 @@ def closure_modules(task: Task, impl: Implementation) -> tuple[str, ...]:
         return kept[0]
     tests = impl_test_files(task, impl)
     conftests = dict.fromkeys((d / "conftest.py").as_posix() for t in tests for d in PurePosixPath(t).parents)
-    golden = {goal: task.golden_path(impl, i) for i, goal in enumerate(impl.goal_files) if impl.golden_file}
-    closure = _closure(task.repo_dir, [*impl.goal_files, *tests, *conftests], golden)
+    golden = dict(zip(impl.goal_files, (task.path / g for g in as_list(impl.golden_file) if g), strict=False))
+    try:
+        closure = _closure(task.repo_dir, [*impl.goal_files, *tests, *conftests], golden)
+    except (OSError, ValueError, RecursionError):  # a folder it may not list: no preload, never a failed run
+        return ()
     with _LOCK:
         _KEPT[key] = (tuple(closure.modules), closure.watched, _stamp(closure.watched))
     return tuple(closure.modules)
@@ -76,7 +82,10 @@ def import_closure(repo: Path, seeds: Iterable[str], stand_ins: Mapping[str, Pat
     that name the repository's own modules to their files; dotted as imported (``from a.b import c`` gives
     ``a.b``), sorted, at most ``MAX_MODULES``. ``stand_ins``: more files to read, each as if it were the seed it
     is keyed by (a golden file for its masked goal file). Unreadable files and syntax errors are passed over."""
-    return _closure(repo, seeds, stand_ins or {}).modules
+    try:
+        return _closure(repo, seeds, stand_ins or {}).modules
+    except (OSError, ValueError, RecursionError):
+        return []
 
 
 class _Closure(NamedTuple):
@@ -214,13 +223,16 @@ def _path_names(repo: Path) -> tuple[set[str], list[Path]]:
     names: set[str] = set()
     folders: list[Path] = []
     todo = [repo]
-    while todo and len(folders) < MAX_FOLDERS:
+    seen = 0
+    while todo and len(folders) < MAX_FOLDERS and seen < MAX_ENTRIES:
         folder = todo.pop()
         folders.append(folder)
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as it:
+                entries = list(itertools.islice(it, MAX_ENTRIES - seen))
         except OSError:
             continue
+        seen += len(entries)
         package = any(e.name == "__init__.py" for e in entries)
         for entry in entries:
             if entry.name.startswith(".") or entry.name == "__pycache__":
