@@ -40,9 +40,10 @@ MAX_ENTRIES = 200_000
 _SKIP = frozenset({"__future__", "__main__", "sitecustomize", "usercustomize", "conftest"})
 """Names never preloaded: the interpreter's own, and those the harness or pytest give a run."""
 _LOCK = threading.Lock()
-_KEPT: dict[tuple[object, ...], tuple[tuple[str, ...], tuple[Path, ...], tuple[int, ...]]] = {}
+_KEPT: dict[tuple[object, ...], tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]] = {}
 """``closure_modules``' results: (modules, the paths they depend on, those paths' stamps), by task and
-implementation."""
+implementation; the ``_KEEP`` latest."""
+_KEEP = 64
 
 
 class Import(NamedTuple):
@@ -73,7 +74,10 @@ def closure_modules(task: Task, impl: Implementation) -> tuple[str, ...]:
     except (OSError, ValueError, RecursionError):  # a folder it may not list: no preload, never a failed run
         return ()
     with _LOCK:
-        _KEPT[key] = (tuple(closure.modules), closure.watched, _stamp(closure.watched))
+        if len(_KEPT) >= _KEEP:
+            del _KEPT[next(iter(_KEPT))]  # the oldest
+        watched = tuple(map(str, closure.watched))
+        _KEPT[key] = (tuple(closure.modules), watched, _stamp(watched))
     return tuple(closure.modules)
 
 
@@ -124,12 +128,12 @@ def _closure(repo: Path, seeds: Iterable[str], stand_ins: Mapping[str, Path]) ->
     return _Closure(sorted(list(found)[:MAX_MODULES]), (*seen, *roots, *folders))
 
 
-def _stamp(paths: tuple[Path, ...]) -> tuple[int, ...]:
+def _stamp(paths: tuple[str, ...]) -> tuple[int, ...]:
     """Each path's modification time (-1: absent)."""
     out = []
     for path in paths:
         try:
-            out.append(path.stat().st_mtime_ns)
+            out.append(os.stat(path).st_mtime_ns)
         except OSError:
             out.append(-1)
     return tuple(out)
