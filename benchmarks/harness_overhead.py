@@ -7,6 +7,14 @@ Prints, measured in one run on a copy of the task set (default: the example task
   - validate --jobs 2 over --jobs 1, beside the same direct ``docker run`` commands two at a time over one at a
     time: the most that two slots can give on this machine and engine, with no harness at all.
 Usage: python benchmarks/harness_overhead.py [BENCH] [--repeat K] [--max-mutants N] [--rounds R]
+
+With ``--preload`` it measures instead what one trusted run costs when the warm boot preloads the modules the
+task's code imports (``harness.import_closure``), on a task it writes itself whose goal module imports sympy
+(and ``sympy.physics.mechanics``, through a module of the repository) and networkx, pinned, from the task's
+image: a warm trusted run through lmrbench (after the first) over the same pytest command run bare on the same
+image and tree (``docker run --rm IMAGE python -m pytest ...``; target <= 0.3), beside the warm run without the
+closure (frameworks and pytest only, as before it), and the same on the local runner against the task venv's
+own ``python -m pytest``. Usage: python benchmarks/harness_overhead.py --preload [--rounds R] [--no-local]
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -128,6 +137,154 @@ def direct_docker(runs: list[Run], runner: DockerRunner, jobs: int = 1) -> float
     return seconds
 
 
+PRELOAD_GOAL = '''"""Cheapest paths whose edge weights are exact fractions."""
+
+import networkx as nx
+import sympy
+
+from .weights import total
+
+
+def path_cost(edges, source, target):
+    """The nodes of the cheapest path from ``source`` to ``target`` and its exact cost, as a string."""
+    graph = nx.DiGraph()
+    for a, b, w in edges:
+        graph.add_edge(a, b, weight=float(sympy.Rational(w)), exact=w)
+    nodes = nx.shortest_path(graph, source, target, weight="weight")
+    return nodes, str(total(graph.edges[a, b]["exact"] for a, b in zip(nodes, nodes[1:])))
+'''
+PRELOAD_FILES = {
+    "symgraph/__init__.py": "",
+    "symgraph/weights.py": '''"""Edge weights as exact expressions."""
+
+import sympy
+from sympy.physics.mechanics import dynamicsymbols
+
+
+def total(weights):
+    """The exact sum of ``weights`` (strings or numbers)."""
+    return sympy.nsimplify(sum(sympy.Rational(w) for w in weights))
+
+
+def varying(name):
+    """A weight that varies with time."""
+    return dynamicsymbols(name)
+''',
+    "unit_test/unit_test_1.py": '''from symgraph.paths import path_cost
+
+EDGES = [("a", "b", "1/2"), ("b", "c", "1/3"), ("a", "c", "1")]
+
+
+def test_the_cheaper_path_through_b():
+    assert path_cost(EDGES, "a", "c") == (["a", "b", "c"], "5/6")
+
+
+def test_a_single_edge():
+    assert path_cost(EDGES, "a", "b") == (["a", "b"], "1/2")
+''',
+    "requirements.txt": "sympy==1.13.3\nnetworkx==3.4.2\n",
+}
+
+
+def write_preload_task(bench: Path) -> Path:
+    """The fixture task of ``--preload``: ``symgraph.paths.path_cost`` masked, golden beside it."""
+    import json
+
+    from lmrbench.authoring.check.dockerfile import write_dockerfile
+    from lmrbench.authoring.task.mask import mask_source
+
+    task = bench / "1-SymGraph"
+    goal = "symgraph/paths.py"
+    write_files(task / "symgraph-repo", {goal: mask_source(PRELOAD_GOAL, ["path_cost"], file=goal),
+                                         **PRELOAD_FILES})
+    write_files(task, {"golden_files/paths_golden.py": PRELOAD_GOAL})
+    impl = {"instruction": "Implement path_cost.", "index": 1, "category": "Other", "goal_file": goal,
+            "goal_function": "path_cost", "class_name": "", "golden_file": "golden_files/paths_golden.py",
+            "unit_test_file": "unit_test/unit_test_1.py"}
+    info = {"instance_id": 1, "paper_name": "SymGraph", "folder_name": task.name,
+            "repo_folder_name": "symgraph-repo", "implementations": [impl]}
+    (task / "info.json").write_text(json.dumps(info, indent=4))
+    write_dockerfile(task, "symgraph-repo")
+    return task
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def preload_costs(rounds: int, local: bool) -> None:
+    """``--preload``: see the module docstring."""
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
+    from lmrbench.core.taskset import load_task
+    from lmrbench.harness import variant
+    from lmrbench.harness.import_closure import closure_modules
+    from lmrbench.schemas.testrun import TestStatus
+
+    with tempfile.TemporaryDirectory(prefix="lmrbench-preload-") as tmp:
+        os.chmod(tmp, 0o755)
+        task = load_task(write_preload_task(Path(tmp) / "bench"))
+        impl = task.info.implementation(1)
+        tree = build_tree(task, [1], "golden", Path(tmp) / "golden")
+        readable_by_all(tree)
+        tests = ["unit_test/unit_test_1.py"]
+        print(f"preloaded for the trusted runs: {', '.join(closure_modules(task, impl))}")
+        closure = variant.closure_modules
+
+        def trusted(sandbox: Sandbox, with_closure: bool = True) -> None:
+            variant.closure_modules = closure if with_closure else (lambda task, impl: ())  # type: ignore[assignment]
+            try:
+                report = variant.evaluate_variant(sandbox, task, impl, "golden", timeout=600, trusted=True)
+            finally:
+                variant.closure_modules = closure  # type: ignore[assignment]
+            if report.status is not TestStatus.PASSED:
+                raise SystemExit(f"the trusted run did not pass: {report.detail}\n{report.log_tail}")
+
+        sides = []
+        docker = DockerRunner()
+        ensure_base_image(docker, progress=NullProgress())
+        sandbox = Sandbox(docker)
+        tag = sandbox.prepare(task)
+        bare = (tag, tree, tests, True)
+        sides.append(("docker", sandbox, lambda: direct_docker([bare], docker),
+                      "docker run --rm IMAGE python -m pytest"))
+        if local:
+            runner = Sandbox(LocalRunner())
+            venv = Path(runner.prepare(task))
+            cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", *tests]
+
+            def bare_local() -> None:
+                subprocess.run(cmd, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+            sides.append(("local", runner, bare_local, "the venv's python -m pytest"))
+        try:
+            for name, box, bare_run, bare_name in sides:
+                trusted(box)  # the first run starts the warm boot, which imports the closure once
+                trusted(box, with_closure=False)
+                warm, before, bares = [], [], []
+                for _ in range(rounds):  # alternated: the machine's load drifts
+                    bares.append(_timed(bare_run))
+                    warm.append(_timed(lambda b=box: trusted(b)))
+                    before.append(_timed(lambda b=box: trusted(b, with_closure=False)))
+                print(f"{name}: bare run ({bare_name}), median of {rounds}: {_median(bares):6.2f} s "
+                      f"({', '.join(f'{v:.2f}' for v in bares)})")
+                print(f"{name}: trusted run, warm, closure preloaded:   {_median(warm):6.2f} s "
+                      f"({', '.join(f'{v:.2f}' for v in warm)})")
+                print(f"{name}: trusted run, warm, without the closure: {_median(before):6.2f} s "
+                      f"({', '.join(f'{v:.2f}' for v in before)})")
+                print(f"{name}:   ratio warm / bare {_median(warm) / _median(bares):.3f} (target <= 0.3); "
+                      f"without the closure {_median(before) / _median(bares):.3f}")
+        finally:
+            for _name, box, _bare, _bare_name in sides:
+                box.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bench", nargs="?", default=str(ROOT / "examples" / "tasks"))
@@ -135,7 +292,11 @@ def main() -> None:
     parser.add_argument("--max-mutants", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds; fastest counts")
     parser.add_argument("--cpus", type=float, default=None, help="CPUs of every container, both sides (default 1)")
+    parser.add_argument("--preload", action="store_true", help="a trusted run's cost with the closure preloaded")
+    parser.add_argument("--no-local", dest="local", action="store_false", help="--preload: Docker only")
     args = parser.parse_args()
+    if args.preload:
+        return preload_costs(max(args.rounds, 5), args.local)
     with tempfile.TemporaryDirectory(prefix="lmrbench-overhead-") as tmp:
         bench = Path(tmp) / "bench"
         shutil.copytree(args.bench, bench, ignore=shutil.ignore_patterns(".lmrbench"))

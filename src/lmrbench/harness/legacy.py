@@ -209,19 +209,21 @@ def run_legacy(
     cancel: threading.Event | None = None,
     trusted: bool = False,
     evidence: Evidence | None = None,
+    preload: tuple[str, ...] = (),
 ) -> TestReport:
     """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
 
     With ``worker`` (a split run) the goal functions run in the worker's process, so nothing the candidate does
     can write the logs, print into the scripts' output or end a script early with a status of its choosing.
-    ``evidence``: where the run's spec, sealed result and whole output are recorded.
+    ``evidence``: where the run's spec, sealed result and whole output are recorded. ``preload`` (trusted runs
+    only, see ``Sandbox.run``): installed modules a warm sandbox imports once.
     """
     argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
     key = secrets.token_hex(32).encode()
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker, cancel=cancel, trusted=trusted)
+                          worker=worker, cancel=cancel, trusted=trusted, preload=preload if trusted else ())
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:

@@ -114,11 +114,13 @@ def run_pytest(
     cancel: threading.Event | None = None,
     trusted: bool = False,
     evidence: Evidence | None = None,
+    preload: tuple[str, ...] = (),
 ) -> TestReport:
     """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
 
     With ``worker`` (a split run) the goal functions run in the worker's process; ``env`` then names them.
-    ``evidence``: where the run's spec, reports and whole output are recorded.
+    ``evidence``: where the run's spec, reports and whole output are recorded. ``preload`` (trusted runs only,
+    see ``Sandbox.run``): installed modules a warm sandbox imports once.
     """
     key = secrets.token_bytes(32)
     split = worker is not None
@@ -135,6 +137,7 @@ def run_pytest(
             worker=worker,
             cancel=cancel,
             trusted=trusted,
+            preload=preload if trusted else (),
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)

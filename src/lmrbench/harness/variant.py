@@ -22,6 +22,7 @@ from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
 from lmrbench.harness.evidence import Evidence
+from lmrbench.harness.import_closure import closure_modules
 from lmrbench.harness.legacy import is_legacy_test, run_legacy
 from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
 from lmrbench.harness.sandbox import Sandbox
@@ -93,6 +94,8 @@ def evaluate_variant(
         run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}
         if worker and variant == "golden":  # the files the trusted tests read are trusted (see validation)
             run_env[WATCH_READS] = "1"
+        # the task's own code: a warm sandbox may import the installed modules it needs once, for every run
+        preload = closure_modules(task, impl) if trusted else ()
         legacy = [f for f in files if is_legacy_test(task.repo_dir / f)]  # test files are the task's own
         modern = [f for f in files if f not in legacy]
         reports = []
@@ -102,12 +105,12 @@ def evaluate_variant(
             reports.append(
                 run_pytest(
                     sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
-                    worker=worker, cancel=cancel, trusted=trusted, evidence=evidence,
+                    worker=worker, cancel=cancel, trusted=trusted, evidence=evidence, preload=preload,
                 )
             )
         if legacy:
             reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker,
-                                      cancel=cancel, trusted=trusted, evidence=evidence))
+                                      cancel=cancel, trusted=trusted, evidence=evidence, preload=preload))
     return combine_reports(reports, mode, why)
 
 

@@ -39,8 +39,8 @@ def warm_command(*, ids: dict[str, list[int]] | None, preload: list[str], env: d
 
 
 def warm_preload(frameworks: tuple[str, ...] | list[str], extra: tuple[str, ...] | list[str] = ()) -> list[str]:
-    """The modules a warm boot for a run with ``frameworks`` imports once (with ``extra``: the trusted code's
-    third-party imports)."""
+    """The modules a warm boot for a run with ``frameworks`` imports once; ``extra``: the installed modules the
+    task's code imports (``harness.import_closure``), dotted names included."""
     return sorted({*frameworks, *PRELOAD, *extra})
 
 

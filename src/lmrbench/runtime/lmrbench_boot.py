@@ -27,20 +27,19 @@ The boot imports only what the interpreter has built in, ``os`` and ``ctypes``: 
 run, in a container whose files may sit on a slow filesystem, and the standard library's tar, subprocess
 and json modules cost it about 40 ms there.
 
-A zygote: with ``preload`` in the spec (top-level modules of the image, e.g. ``["torch"]``; the boot then runs
-without ``-S``, so that ``sys.path`` holds the interpreter's own folders and site-packages, never the working
-folder nor a tree), the boot imports those modules once, with the environment the two sides share, before it
-reads anything from stdin, and each side that is a ``python -m``/``python -c`` command is a fork of it that
-runs its entry in-process (``sys.argv``, ``os.environ``, ``sys.path`` from ``PYTHONPATH``, the working folder,
-``sys.dont_write_bytecode``, stdio, fds, user, umask and Landlock as an exec'd interpreter would have them)
-instead of paying the import again. The worker is forked before the payload is read, drops to its user at
-once and blocks on a pipe until ``cand/`` is unpacked and owned: its memory never held a byte of the trusted
-tree. A module that fails to import is left out (the side that imports it gets the real error). Variables that
-act only when an interpreter starts (``PYTHON*`` besides ``PYTHONPATH``, ``PYTHONDONTWRITEBYTECODE`` and
-``PYTHONUNBUFFERED``; ``LD_*``, ``MALLOC_*``, the locale and ``TZ`` unless they are the boot's own) turn the
-zygote off for the run; so does any other command (it is exec'd). What a fork cannot give: ``sys.flags`` are
-the boot's (``-I``), and values a preloaded module computed from ``HOME`` or ``TMPDIR`` at import are the
-boot's.
+A zygote: with ``preload`` in the spec (modules of the image, e.g. ``["torch", "transformers.models.llama"]``; the
+boot then runs without ``-S``, so that ``sys.path`` holds the interpreter's own folders and site-packages, never
+the working folder nor a tree), the boot imports those modules once, with the environment the two sides share,
+before it reads anything from stdin, and each side that is a ``python -m``/``python -c`` command is a fork of it
+that runs its entry in-process (``sys.argv``, ``os.environ``, ``sys.path`` from ``PYTHONPATH``, the working folder,
+``sys.dont_write_bytecode``, stdio, fds, user, umask and Landlock as an exec'd interpreter would have them) instead
+of paying the import again. The worker is forked before the payload is read, drops to its user at once and blocks
+on a pipe until ``cand/`` is unpacked and owned: its memory never held a byte of the trusted tree. A module that
+fails to import is left out (the side that imports it gets the real error). Variables that act only when an
+interpreter starts (``PYTHON*`` besides ``PYTHONPATH``, ``PYTHONDONTWRITEBYTECODE`` and ``PYTHONUNBUFFERED``;
+``LD_*``, ``MALLOC_*``, the locale and ``TZ`` unless they are the boot's own) turn the zygote off for the run; so
+does any other command (it is exec'd). What a fork cannot give: ``sys.flags`` are the boot's (``-I``), and values a
+preloaded module computed from ``HOME`` or ``TMPDIR`` at import are the boot's.
 
 Warm (``serve`` in the spec: ``{"nonce", "idle"}``): the boot serves runs of trusted code (a task's golden,
 masked and mutant code, never a candidate's) one after another, so that a validation pays for one container and
@@ -302,11 +301,14 @@ def _forkable(envs):
     return True
 
 
+_FAILED = set()  # type: set[str]
+
+
 def _preload(names, env):
-    """Import the top-level modules ``names`` with ``env`` as the environment (what both sides share), before
-    the payload is read: nothing of a tree is on disk yet, and ``sys.path`` holds the interpreter's folders
-    only. The import reads /dev/null as stdin and writes to stderr, never to the frame's stdout. A module that
-    fails is dropped with whatever it imported, so that the side that imports it gets the real error."""
+    """Import the modules ``names`` (``torch``, ``transformers.models.llama``) with ``env`` as the environment
+    (what both sides share), before the payload is read: nothing of a tree is on disk yet, and ``sys.path`` holds
+    the interpreter's folders only. The import reads /dev/null as stdin and writes to stderr, never to stdout. A
+    module that fails is dropped with whatever it imported, so that the side that imports it gets the real error."""
     os.environ.clear()
     os.environ.update(env)
     saved = (os.dup(0), os.dup(1))
@@ -315,14 +317,15 @@ def _preload(names, env):
     os.dup2(2, 1)
     try:
         for name in names:
-            if not isinstance(name, str) or not name.isidentifier() or name in sys.modules:
+            if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")) \
+                    or name in sys.modules or name in _FAILED:
                 continue
             before = set(sys.modules)
             try:
                 __import__(name)
             except (Exception, SystemExit):
-                for added in set(sys.modules) - before:
-                    sys.modules.pop(added, None)
+                _FAILED.add(name)  # a warm boot's runs do not try it again
+                _drop(set(sys.modules) - before)
         import io  # noqa: F401 (what a fork needs to become its side's interpreter)
         import runpy  # noqa: F401
     finally:
@@ -337,6 +340,16 @@ def _preload(names, env):
     import gc
 
     gc.freeze()  # the forks' collections skip what the boot imported (fewer pages copied, less work)
+
+
+def _drop(added):
+    """Take the modules ``added`` out of ``sys.modules``, and off the packages that stay."""
+    for name in added:
+        module = sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        owner = getattr(sys.modules.get(parent), "__dict__", {})
+        if module is not None and owner.get(child) is module:
+            del owner[child]
 
 
 class _Become(BaseException):
