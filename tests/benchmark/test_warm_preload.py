@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from helpers.vec_task import write_small_task
-from lmrbench.harness.sandbox import Sandbox
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import Task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 

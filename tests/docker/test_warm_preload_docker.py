@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from helpers.vec_task import write_small_task
-from lmrbench.harness.sandbox import Sandbox
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
