@@ -19,7 +19,8 @@ pytest_plugins = ["helpers.docker_engine"]
 DOCKER_TESTS = Path(__file__).parent / "docker"
 _HERE = Path(__file__).parent
 SLOW_PATHS = (DOCKER_TESTS, _HERE / "cli", _HERE / "tui", _HERE / "benchmark" / "test_wheel_resolution.py",
-              _HERE / "benchmark" / "test_local_runner.py")
+              _HERE / "benchmark" / "test_local_runner.py", _HERE / "benchmark" / "test_sandbox_conformance.py",
+              _HERE / "benchmark" / "test_warm_preload.py")
 """Left out of the quick tier: the Docker tests, the installed console script run as a user runs it, the app,
 wheels downloaded from PyPI and the local runner's venvs."""
 
