@@ -10,7 +10,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
+from textual.worker import Worker
 
 from lmrbench.authoring.check.check import check_task
 from lmrbench.authoring.task.mask import MaskStyle
@@ -18,7 +20,7 @@ from lmrbench.authoring.task.metadata import ImplFields, PaperFields, update_inf
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.edit_task_work import EditTaskWork
+from lmrbench.tui.screens.edit_task_work import TaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.keys_footer import KeysFooter
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from lmrbench.core.sandbox import SandboxKind
 
 
-class EditTaskScreen(EditTaskWork):
+class EditTaskScreen(Screen[str | None]):
     """Edit one task; dismisses with the task's folder name when something was saved."""
 
     HELP = (
@@ -70,7 +72,9 @@ class EditTaskScreen(EditTaskWork):
     ]
 
     def __init__(self, path: Path, *, sandbox: SandboxKind | None = None) -> None:
-        super().__init__(path, sandbox=sandbox)
+        super().__init__()
+        self.work = TaskWork(self, path, sandbox=sandbox)
+        """The workers (load, read the files, record, validate, mask) and the messages they post."""
         self.edited: Task | None = None
         self.impl_index = 1
         self.saved = False
@@ -123,12 +127,11 @@ class EditTaskScreen(EditTaskWork):
 
     def on_mount(self) -> None:
         """Load the task in a thread."""
-        self.panel = self.query_one(WorkPanel)
         self.query_one("#md-name", Input).disabled = True
-        self.load()
+        self.work.load()
 
-    @on(EditTaskWork.Loaded)
-    def _loaded(self, message: EditTaskWork.Loaded) -> None:
+    @on(TaskWork.Loaded)
+    def _loaded(self, message: TaskWork.Loaded) -> None:
         if message.index is not None:
             self.saved = True
         self.edited = message.task
@@ -163,10 +166,10 @@ class EditTaskScreen(EditTaskWork):
                      list(impl.retrieval_context))
         )
         self._shown = self._fields()
-        self.read_files(self.edited, index)
+        self.work.read_files(self.edited, index)
 
-    @on(EditTaskWork.FilesRead)
-    def _files_read(self, message: EditTaskWork.FilesRead) -> None:
+    @on(TaskWork.FilesRead)
+    def _files_read(self, message: TaskWork.FilesRead) -> None:
         files = message.files
         code = "\n".join(f"# ---- {rel}\n{text}" for rel, text in files.tests.items())
         self.query_one("#test-code", CodeView).show(code or "# this implementation lists no test files\n")
@@ -175,14 +178,14 @@ class EditTaskScreen(EditTaskWork):
         if files.pages:
             paper.set_pages(files.pages)
         for line in files.problems:
-            self.panel.post_message(WorkPanel.Logged(line))
+            self.query_one(WorkPanel).post_message(WorkPanel.Logged(line))
 
     def unsaved_work(self) -> str | None:
         """What leaving now would lose (the app asks before quitting), or None."""
         lost = []
         if self.edited is not None and self._shown is not None and self._fields() != self._shown:
             lost.append(f"the unsaved edits of {self.edited.name}#{self.impl_index}")
-        running = [w.group for w in self.running_workers if w.group in ("tests", "validate", "mask")]
+        running = [w.group for w in self.work.running if w.group in ("tests", "validate", "mask")]
         if running:
             lost.append(f"the running {running_text(running)}")
         return " and ".join(lost) or None
@@ -237,28 +240,28 @@ class EditTaskScreen(EditTaskWork):
     @on(TaskTests.Record)
     def _record(self, message: TaskTests.Record) -> None:
         if self.edited is not None:
-            self.record(self.edited, self.impl_index, message.command)
+            self.work.record(self.edited, self.impl_index, message.command)
 
     @on(TaskTests.Scaffold)
     def _scaffold(self) -> None:
         if self.edited is not None:
-            self.scaffold(self.edited, self.impl_index)
+            self.work.scaffold(self.edited, self.impl_index)
 
-    @on(EditTaskWork.Recorded)
-    def _recorded(self, message: EditTaskWork.Recorded) -> None:
+    @on(TaskWork.Recorded)
+    def _recorded(self, message: TaskWork.Recorded) -> None:
         self.query_one(TaskTests).show_cases(message.impl, message.cases)
         self.saved = True
         if self.edited is not None:
-            self.read_files(self.edited, self.impl_index)
+            self.work.read_files(self.edited, self.impl_index)
 
     def action_validate(self) -> None:
         """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set)."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-validate"
-            self.validate(self.edited)
+            self.work.validate(self.edited)
 
-    @on(EditTaskWork.Validated)
-    def _validated(self, message: EditTaskWork.Validated) -> None:
+    @on(TaskWork.Validated)
+    def _validated(self, message: TaskWork.Validated) -> None:
         self.query_one(ValidationTable).show(message.results)
         self.saved = True
 
@@ -275,14 +278,14 @@ class EditTaskScreen(EditTaskWork):
         function = self.query_one("#add-function", Input).value
         instruction = self.query_one("#add-instruction", Input).value
         category = self.query_one(MetadataForm).values().category
-        self.add_impl(self.edited, function, instruction, category, self._mask_style())
+        self.work.add_impl(self.edited, function, instruction, category, self._mask_style())
 
     @on(Button.Pressed, "#remask")
     def action_remask(self) -> None:
         """Re-mask the selected implementation's goal file in the chosen style."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-impls"
-            self.remask(self.edited, self.impl_index, self._mask_style())
+            self.work.remask(self.edited, self.impl_index, self._mask_style())
 
     def action_check(self) -> None:
         """Show the task's problems in the log."""
@@ -290,7 +293,7 @@ class EditTaskScreen(EditTaskWork):
             return
         problems = check_task(self.edited)
         for line in problems or [f"{self.edited.name}: no problems"]:
-            self.panel.post_message(WorkPanel.Logged(line))
+            self.query_one(WorkPanel).post_message(WorkPanel.Logged(line))
 
     def action_close(self) -> None:
         """Back to the task set; asks first when edits or running work would be lost."""
@@ -308,3 +311,16 @@ class EditTaskScreen(EditTaskWork):
 
     def _leave(self) -> None:
         self.dismiss(self.edited.name if self.saved and self.edited else None)
+
+    @property
+    def running_workers(self) -> list[Worker[object]]:
+        """This screen's running workers."""
+        return self.work.running
+
+    def action_stop_work(self) -> None:
+        """Cancel the running work."""
+        self.work.stop()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's end is shown by the app's one handler."""
+        self.work.worker_changed(event)
