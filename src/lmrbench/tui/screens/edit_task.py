@@ -1,8 +1,14 @@
 """Edit a task: each implementation's instruction and metadata, its tests, masking and paper; add an
-implementation, re-mask, re-record, re-validate. Unsaved edits are never dropped without asking."""
+implementation, re-mask, re-record, re-validate. Unsaved edits are never dropped without asking.
+
+The screen composes the tabs and holds the key bindings; its handlers show what happened and hand the rest to plain
+objects it owns: ``TaskEdits`` (the task, the implementation shown, its unsaved edits, Save) and ``TaskWork`` (the
+workers and the messages they post).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,30 +16,30 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Label, Select, TabbedContent, TabPane, TextArea
+from textual.worker import Worker
 
-from lmrbench.authoring.check.check import check_task
 from lmrbench.authoring.task.mask import MaskStyle
-from lmrbench.authoring.task.metadata import ImplFields, PaperFields, update_info
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.confirm import ConfirmDialog
-from lmrbench.tui.screens.edit_task_work import EditTaskWork
+from lmrbench.tui.screens.edit_task_edits import Fields, TaskEdits
+from lmrbench.tui.screens.edit_task_work import TaskWork
 from lmrbench.tui.widgets.code_view import CodeView
 from lmrbench.tui.widgets.diff_view import DiffView
 from lmrbench.tui.widgets.keys_footer import KeysFooter
-from lmrbench.tui.widgets.metadata_form import Metadata, MetadataForm
+from lmrbench.tui.widgets.metadata_form import MetadataForm
 from lmrbench.tui.widgets.paper_view import PaperView
 from lmrbench.tui.widgets.task_tests import TaskTests
 from lmrbench.tui.widgets.validation_table import ValidationTable
 from lmrbench.tui.widgets.work_panel import WorkPanel
-from lmrbench.tui.workers import running_text
 
 if TYPE_CHECKING:
     from lmrbench.core.sandbox import SandboxKind
 
 
-class EditTaskScreen(EditTaskWork):
+class EditTaskScreen(Screen[str | None]):
     """Edit one task; dismisses with the task's folder name when something was saved."""
 
     HELP = (
@@ -70,12 +76,34 @@ class EditTaskScreen(EditTaskWork):
     ]
 
     def __init__(self, path: Path, *, sandbox: SandboxKind | None = None) -> None:
-        super().__init__(path, sandbox=sandbox)
-        self.edited: Task | None = None
-        self.impl_index = 1
-        self.saved = False
-        self._files: list[str] = []
-        self._shown: tuple[str, Metadata] | None = None
+        super().__init__()
+        self.work = TaskWork(self, path, sandbox=sandbox)
+        """The workers (load, read the files, record, validate, mask) and the messages they post."""
+        self.edits = TaskEdits()
+        """The task, the implementation shown, its unsaved edits and Save."""
+
+    # The state the controllers hold, read through the screen.
+
+    @property
+    def edited(self) -> Task | None:
+        return self.edits.task
+
+    @property
+    def impl_index(self) -> int:
+        return self.edits.impl_index
+
+    @property
+    def saved(self) -> bool:
+        return self.edits.saved
+
+    @saved.setter
+    def saved(self, saved: bool) -> None:
+        self.edits.saved = saved
+
+    @property
+    def running_workers(self) -> list[Worker[object]]:
+        """This screen's running workers."""
+        return self.work.running
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -123,76 +151,71 @@ class EditTaskScreen(EditTaskWork):
 
     def on_mount(self) -> None:
         """Load the task in a thread."""
-        self.panel = self.query_one(WorkPanel)
         self.query_one("#md-name", Input).disabled = True
-        self.load()
+        self.work.load()
 
-    @on(EditTaskWork.Loaded)
-    def _loaded(self, message: EditTaskWork.Loaded) -> None:
-        if message.index is not None:
-            self.saved = True
-        self.edited = message.task
-        info = message.task.info
-        self.query_one("#edit-where", Label).update(f"{message.task.path} · repo {info.repo_folder_name}/")
+    # ---- the form ---------------------------------------------------------------------------------
+
+    def fields(self) -> Fields:
+        """The instruction and the metadata as typed."""
+        return self.query_one("#edit-instruction", TextArea).text, self.query_one(MetadataForm).values()
+
+    def mask_style(self) -> MaskStyle:
+        """The chosen mask style."""
+        value = self.query_one("#mask-style", Select).value
+        return MaskStyle(value) if isinstance(value, str) else MaskStyle.TODO_RAISE
+
+    def log_lines(self, lines: list[str]) -> None:
+        """Add ``lines`` to the work panel's log."""
+        panel = self.query_one(WorkPanel)
+        for line in lines:
+            panel.post_message(WorkPanel.Logged(line))
+
+    def ask(self, question: str, yes: str, answered: Callable[[bool | None], None]) -> None:
+        """Ask ``question`` (the confirming button says ``yes``); ``answered`` gets the answer."""
+        self.app.push_screen(ConfirmDialog(question, yes=yes), answered)
+
+    # ---- the task and the implementation shown ---------------------------------------------------
+
+    @on(TaskWork.Loaded)
+    def _loaded(self, message: TaskWork.Loaded) -> None:
+        task = message.task
+        index = self.edits.take(task, message.files, message.index)
+        self.query_one("#edit-where", Label).update(f"{task.path} · repo {task.info.repo_folder_name}/")
         select = self.query_one("#impl", Select)
-        select.set_options([(f"{i.index}: {i.goal_function}", i.index) for i in info.implementations])
-        self._files = message.files
-        self.query_one(TaskTests).set_task(message.task)
-        indexes = [i.index for i in info.implementations]
-        if indexes:
-            index = message.index if message.index in indexes else indexes[0]
+        select.set_options([(f"{i.index}: {i.goal_function}", i.index) for i in task.info.implementations])
+        self.query_one(TaskTests).set_task(task)
+        if index is not None:
             with select.prevent(Select.Changed):
                 select.value = index
             self._show(index)
 
-    def _fields(self) -> tuple[str, Metadata]:
-        return self.query_one("#edit-instruction", TextArea).text, self.query_one(MetadataForm).values()
-
     def _show(self, index: int) -> None:
         assert self.edited is not None
-        info = self.edited.info
-        impl = info.implementation(index)
-        self.impl_index = index
-        self.query_one("#edit-instruction", TextArea).load_text(impl.instruction)
+        instruction, md = self.edits.select(index)
+        self.query_one("#edit-instruction", TextArea).load_text(instruction)
         form = self.query_one(MetadataForm)
-        form.set_files(self._files, impl.retrieval_context)
-        cat = impl.category_normalized
-        year = info.year if isinstance(info.year, int) else None
-        form.set_values(
-            Metadata(self.edited.name, info.paper_name, info.paper_url, year, cat.value if cat else "",
-                     list(impl.retrieval_context))
-        )
-        self._shown = self._fields()
-        self.read_files(self.edited, index)
+        form.set_files(self.edits.files, md.retrieval_context)
+        form.set_values(md)
+        self.edits.shown = self.fields()
+        self.work.read_files(self.edited, index)
 
-    @on(EditTaskWork.FilesRead)
-    def _files_read(self, message: EditTaskWork.FilesRead) -> None:
+    @on(TaskWork.FilesRead)
+    def _files_read(self, message: TaskWork.FilesRead) -> None:
         files = message.files
         code = "\n".join(f"# ---- {rel}\n{text}" for rel, text in files.tests.items())
         self.query_one("#test-code", CodeView).show(code or "# this implementation lists no test files\n")
         self.query_one("#mask-diff", DiffView).show(files.masks)
-        paper = self.query_one(PaperView)
         if files.pages:
-            paper.set_pages(files.pages)
-        for line in files.problems:
-            self.panel.post_message(WorkPanel.Logged(line))
-
-    def unsaved_work(self) -> str | None:
-        """What leaving now would lose (the app asks before quitting), or None."""
-        lost = []
-        if self.edited is not None and self._shown is not None and self._fields() != self._shown:
-            lost.append(f"the unsaved edits of {self.edited.name}#{self.impl_index}")
-        running = [w.group for w in self.running_workers if w.group in ("tests", "validate", "mask")]
-        if running:
-            lost.append(f"the running {running_text(running)}")
-        return " and ".join(lost) or None
+            self.query_one(PaperView).set_pages(files.pages)
+        self.log_lines(files.problems)
 
     @on(Select.Changed, "#impl")
     def _impl_changed(self, event: Select.Changed) -> None:
         if self.edited is None or not isinstance(event.value, int) or event.value == self.impl_index:
             return
         target = event.value
-        if self._shown is None or self._fields() == self._shown:
+        if not self.edits.changed(self.fields()):
             self._show(target)
             return
 
@@ -204,8 +227,13 @@ class EditTaskScreen(EditTaskWork):
                 with select.prevent(Select.Changed):
                     select.value = self.impl_index
 
-        question = f"Discard the unsaved edits of implementation {self.impl_index}?"
-        self.app.push_screen(ConfirmDialog(question, yes="Discard"), answered)
+        self.ask(f"Discard the unsaved edits of implementation {self.impl_index}?", "Discard", answered)
+
+    def unsaved_work(self) -> str | None:
+        """What leaving now would lose (the app asks before quitting), or None."""
+        return self.edits.unsaved(self.fields(), [w.group for w in self.work.running])
+
+    # ---- save, check ------------------------------------------------------------------------------
 
     def action_save(self) -> None:
         """Write the edited implementation and paper fields into info.json (update_info: the core's rules)."""
@@ -213,58 +241,53 @@ class EditTaskScreen(EditTaskWork):
             return
         form = self.query_one(MetadataForm)
         problems = form.check_fields()
-        md = form.values()
-        url_changed = md.paper_url != self.edited.info.paper_url
-        if not url_changed:  # an official file's odd URL does not block other edits
-            problems.pop("paper_url", None)
-        if problems:
-            self.notify("; ".join(f"{k}: {v}" for k, v in problems.items()), title="Not saved", severity="error")
+        instruction, md = self.fields()
+        if (refused := self.edits.refusal(md, problems)) is not None:
+            self.notify(refused, title="Not saved", severity="error")
             return
-        edit = ImplFields(self.query_one("#edit-instruction", TextArea).text, md.category, md.retrieval_context)
         try:
-            self.edited = update_info(
-                self.edited, PaperFields(md.paper_name, md.paper_url, md.year), {self.impl_index: edit},
-                check_url=url_changed,
-            )
+            task = self.edits.save(instruction, md)
         except LmrError as exc:
             self.notify(str(exc), title="Not saved", severity="error")
             return
-        self._shown = self._fields()
-        self.saved = True
-        self.notify(f"saved {self.edited.path / 'info.json'}")
+        self.edits.shown = self.fields()
+        self.notify(f"saved {task.path / 'info.json'}")
         self.action_check()
+
+    def action_check(self) -> None:
+        """Show the task's problems in the log."""
+        if self.edited is not None:
+            self.log_lines(self.edits.problems())
+
+    # ---- tests, validate, add an implementation, re-mask ------------------------------------------
 
     @on(TaskTests.Record)
     def _record(self, message: TaskTests.Record) -> None:
         if self.edited is not None:
-            self.record(self.edited, self.impl_index, message.command)
+            self.work.record(self.edited, self.impl_index, message.command)
 
     @on(TaskTests.Scaffold)
     def _scaffold(self) -> None:
         if self.edited is not None:
-            self.scaffold(self.edited, self.impl_index)
+            self.work.scaffold(self.edited, self.impl_index)
 
-    @on(EditTaskWork.Recorded)
-    def _recorded(self, message: EditTaskWork.Recorded) -> None:
+    @on(TaskWork.Recorded)
+    def _recorded(self, message: TaskWork.Recorded) -> None:
         self.query_one(TaskTests).show_cases(message.impl, message.cases)
         self.saved = True
         if self.edited is not None:
-            self.read_files(self.edited, self.impl_index)
+            self.work.read_files(self.edited, self.impl_index)
 
     def action_validate(self) -> None:
         """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set)."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-validate"
-            self.validate(self.edited)
+            self.work.validate(self.edited)
 
-    @on(EditTaskWork.Validated)
-    def _validated(self, message: EditTaskWork.Validated) -> None:
+    @on(TaskWork.Validated)
+    def _validated(self, message: TaskWork.Validated) -> None:
         self.query_one(ValidationTable).show(message.results)
         self.saved = True
-
-    def _mask_style(self) -> MaskStyle:
-        value = self.query_one("#mask-style", Select).value
-        return MaskStyle(value) if isinstance(value, str) else MaskStyle.TODO_RAISE
 
     @on(Button.Pressed, "#add-impl")
     def action_add_implementation(self) -> None:
@@ -275,36 +298,35 @@ class EditTaskScreen(EditTaskWork):
         function = self.query_one("#add-function", Input).value
         instruction = self.query_one("#add-instruction", Input).value
         category = self.query_one(MetadataForm).values().category
-        self.add_impl(self.edited, function, instruction, category, self._mask_style())
+        self.work.add_impl(self.edited, function, instruction, category, self.mask_style())
 
     @on(Button.Pressed, "#remask")
     def action_remask(self) -> None:
         """Re-mask the selected implementation's goal file in the chosen style."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-impls"
-            self.remask(self.edited, self.impl_index, self._mask_style())
+            self.work.remask(self.edited, self.impl_index, self.mask_style())
 
-    def action_check(self) -> None:
-        """Show the task's problems in the log."""
-        if self.edited is None:
-            return
-        problems = check_task(self.edited)
-        for line in problems or [f"{self.edited.name}: no problems"]:
-            self.panel.post_message(WorkPanel.Logged(line))
+    # ---- running work, leaving --------------------------------------------------------------------
+
+    def action_stop_work(self) -> None:
+        """Cancel the running work."""
+        self.work.stop()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's end is shown by the app's one handler."""
+        self.work.worker_changed(event)
 
     def action_close(self) -> None:
         """Back to the task set; asks first when edits or running work would be lost."""
         lost = self.unsaved_work()
         if lost is None:
-            self._leave()
+            self.dismiss(self.edits.result())
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.action_stop_work()
-                self._leave()
+                self.work.stop()
+                self.dismiss(self.edits.result())
 
-        self.app.push_screen(ConfirmDialog(f"Leave and lose {lost}?", yes="Leave"), answered)
-
-    def _leave(self) -> None:
-        self.dismiss(self.edited.name if self.saved and self.edited else None)
+        self.ask(f"Leave and lose {lost}?", "Leave", answered)

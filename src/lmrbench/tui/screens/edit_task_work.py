@@ -1,12 +1,18 @@
-"""The edit screen's work: each worker calls one core function in a thread and posts what it found."""
+"""The edit screen's background work: each worker calls one core function in a thread and posts what it found.
+
+``TaskWork`` is a plain object the screen owns. It starts thread workers on the screen (``run_worker``, with the
+names, groups and flags ``@work`` gave them, so Textual cancels them with the screen and reports their end to its
+``Worker.StateChanged`` handler) and posts its messages to the screen.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from textual import work
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
@@ -23,9 +29,11 @@ if TYPE_CHECKING:  # the sandbox, recording and validation stack loads in the wo
     from lmrbench.schemas.recording import RecordedCase
     from lmrbench.schemas.validation import ImplValidation
 
+R = TypeVar("R")
 
-class EditTaskWork(Screen[str | None]):
-    """The workers of the edit screen and the messages they post."""
+
+class TaskWork:
+    """The workers of the edit screen (load, read, record, validate, mask one task) and the messages they post."""
 
     @dataclass
     class Recorded(Message):
@@ -56,89 +64,128 @@ class EditTaskWork(Screen[str | None]):
         index: int
         files: TaskFiles
 
-    def __init__(self, path: Path, *, sandbox: SandboxKind | None = None) -> None:
-        super().__init__()
+    def __init__(self, screen: Screen[Any], path: Path, *, sandbox: SandboxKind | None = None) -> None:
+        self.screen = screen
+        """Where the workers run and the messages go."""
         self.path = path
+        """The task's folder."""
         self.sandbox_kind = sandbox
-        self.panel: WorkPanel
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    # ---- starting work (on the app's thread) -----------------------------------------------------
+
+    def _run(self, body: Callable[..., R], group: str, *args: Any) -> Worker[R]:
+        """Run ``body(panel, *args)`` as the screen's exclusive thread worker of ``group`` (as ``@work`` would)."""
+        panel = self.screen.query_one(WorkPanel)
+        name = body.__name__.lstrip("_")
+        return self.screen.run_worker(
+            partial(body, panel, *args), name=name, group=group, description=f"{name}{args!r}",
+            exclusive=True, exit_on_error=False, thread=True,
+        )
+
     def load(self) -> None:
         """Read info.json and list the repository's Python files."""
-        task = load_task(self.path)
-        self.post_message(self.Loaded(task, python_files(task.repo_dir)))
+        self._run(self._load, "load")
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="files")
     def read_files(self, task: Task, index: int) -> None:
-        """Read the implementation's test files, golden and goal files and the paper."""
-        self.post_message(self.FilesRead(index, read_task_files(task, index)))
+        """Read implementation ``index``'s test files, golden and goal files and the paper."""
+        self._run(self._read_files, "files", task, index)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
     def record(self, task: Task, impl: int, command: str) -> None:
+        """Record implementation ``impl``'s tests again while ``command`` runs (replacing the generated file)."""
+        self._run(self._record, "tests", task, impl, command)
+
+    def scaffold(self, task: Task, impl: int) -> None:
+        """Write a scaffold test for implementation ``impl`` (refuses to replace an edited test file)."""
+        self._run(self._scaffold, "tests", task, impl)
+
+    def validate(self, task: Task) -> None:
+        """Build and validate the task as it is on disk now (live log)."""
+        self._run(self._validate, "validate", task)
+
+    def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
+        """Mask one more function (``FILE::[Class.]name``) as a new implementation."""
+        self._run(self._add_impl, "mask", task, function, instruction, category, style)
+
+    def remask(self, task: Task, index: int, style: MaskStyle) -> None:
+        """Rebuild implementation ``index``'s goal file from its golden file in ``style``."""
+        self._run(self._remask, "mask", task, index, style)
+
+    # ---- the workers' bodies (in a thread: they only post messages) -------------------------------
+
+    def _load(self, panel: WorkPanel) -> None:
+        """Read info.json and list the repository's Python files."""
+        task = load_task(self.path)
+        self.screen.post_message(self.Loaded(task, python_files(task.repo_dir)))
+
+    def _read_files(self, panel: WorkPanel, task: Task, index: int) -> None:
+        """Read the implementation's test files, golden and goal files and the paper."""
+        self.screen.post_message(self.FilesRead(index, read_task_files(task, index)))
+
+    def _record(self, panel: WorkPanel, task: Task, impl: int, command: str) -> None:
         """Record the selected implementation's tests again (replacing the generated file)."""
         from lmrbench.authoring.record.record import record_tests
         from lmrbench.benchmark.execution.sandboxes import get_sandbox
 
         cancel = get_current_worker().cancelled_event
-        progress = self.panel.progress()
+        progress = panel.progress()
         sandbox = get_sandbox(self.sandbox_kind, progress=progress)
         result = record_tests(
             task, impl, command, sandbox=sandbox, force=True, progress=progress, cancel=cancel
         )
-        self.post_message(self.Recorded(impl, result.cases))
+        self.screen.post_message(self.Recorded(impl, result.cases))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="tests")
-    def scaffold(self, task: Task, impl: int) -> None:
+    def _scaffold(self, panel: WorkPanel, task: Task, impl: int) -> None:
         """Write a scaffold for the selected implementation (refuses to replace an edited test file)."""
         from lmrbench.authoring.record.recorded_tests import scaffold_tests
 
         path = scaffold_tests(task, impl)
-        self.panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
-        self.post_message(self.Loaded(load_task(task.path), python_files(task.repo_dir), impl))
+        panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
+        self.screen.post_message(self.Loaded(load_task(task.path), python_files(task.repo_dir), impl))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="validate")
-    def validate(self, task: Task) -> None:
+    def _validate(self, panel: WorkPanel, task: Task) -> None:
         """Build and validate the task as it is on disk now (live log)."""
         from lmrbench.benchmark.validation.plan import ValidateOptions
         from lmrbench.benchmark.validation.task import validate_task
 
         results = validate_task(
             task.path, sandbox=self.sandbox_kind, options=ValidateOptions(force=True),
-            progress=self.panel.progress(), cancel=get_current_worker().cancelled_event,
+            progress=panel.progress(), cancel=get_current_worker().cancelled_event,
         )
-        self.post_message(self.Validated(results))
+        self.screen.post_message(self.Validated(results))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
-    def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
+    def _add_impl(
+        self, panel: WorkPanel, task: Task, function: str, instruction: str, category: str, style: MaskStyle
+    ) -> None:
         """Mask one more function (nothing changes on an error)."""
         from lmrbench.authoring.task.goal_functions import add_implementation
         from lmrbench.authoring.task.task_spec import FunctionRef
 
         new = add_implementation(task, FunctionRef.parse(function), instruction, category=category, mask_style=style)
         impl = new.info.implementations[-1]
-        self.panel.progress().log(f"added implementation {impl.index}: {impl.goal_file} ({style})")
-        self.post_message(self.Loaded(new, python_files(new.repo_dir), impl.index))
+        panel.progress().log(f"added implementation {impl.index}: {impl.goal_file} ({style})")
+        self.screen.post_message(self.Loaded(new, python_files(new.repo_dir), impl.index))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="mask")
-    def remask(self, task: Task, index: int, style: MaskStyle) -> None:
+    def _remask(self, panel: WorkPanel, task: Task, index: int, style: MaskStyle) -> None:
         """Rebuild the goal file from the golden file."""
         from lmrbench.authoring.task.goal_functions import remask
 
         new = remask(task, index, style)
         files = ", ".join(new.info.implementation(index).goal_files)
-        self.panel.progress().log(f"re-masked {files} ({style})")
-        self.post_message(self.Loaded(new, python_files(new.repo_dir), index))
+        panel.progress().log(f"re-masked {files} ({style})")
+        self.screen.post_message(self.Loaded(new, python_files(new.repo_dir), index))
+
+    # ---- running work ----------------------------------------------------------------------------
 
     @property
-    def running_workers(self) -> list[Worker[object]]:
-        """This screen's running workers."""
-        return [w for w in self.app.workers if w.node is self and w.is_running]
+    def running(self) -> list[Worker[object]]:
+        """The screen's running workers."""
+        return [w for w in self.screen.app.workers if w.node is self.screen and w.is_running]
 
-    def action_stop_work(self) -> None:
-        """Cancel the running work."""
-        for worker in self.running_workers:
+    def stop(self) -> None:
+        """Cancel every running worker."""
+        for worker in self.running:
             worker.cancel()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker's end is shown by the app's one handler."""
-        report_worker(self, event)
+    def worker_changed(self, event: Worker.StateChanged) -> None:
+        """Show a worker's end (the app's one report)."""
+        report_worker(self.screen, event)
