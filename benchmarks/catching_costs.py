@@ -32,8 +32,8 @@ from lmrbench.benchmark.execution.schedule import run_units  # noqa: E402
 from lmrbench.benchmark.execution.threads import ThreadExecutor  # noqa: E402
 from lmrbench.benchmark.validation.implementation import ImplCheck  # noqa: E402
 from lmrbench.benchmark.validation.plan import PlannedMutant, ValidateOptions  # noqa: E402
-from lmrbench.harness.sandbox import Sandbox  # noqa: E402
 from lmrbench.core.taskset import Task, load_task  # noqa: E402
+from lmrbench.harness.sandbox import Sandbox  # noqa: E402
 
 
 def _median(fn: Callable[[], object], repeat: int) -> float:
