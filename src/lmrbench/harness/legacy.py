@@ -223,7 +223,7 @@ def run_legacy(
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker, cancel=cancel, trusted=trusted, preload=preload if trusted else ())
+                          worker=worker, cancel=cancel, trusted=trusted, preload=preload)
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:

@@ -137,7 +137,7 @@ def run_pytest(
             worker=worker,
             cancel=cancel,
             trusted=trusted,
-            preload=preload if trusted else (),
+            preload=preload,
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)

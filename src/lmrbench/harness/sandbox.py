@@ -23,6 +23,7 @@ from lmrbench.errors import LmrError
 from lmrbench.harness import payload
 from lmrbench.harness.warm import (
     GRACE_SECONDS,
+    Streams,
     WarmBoot,
     new_nonce,
     ran,
@@ -104,12 +105,13 @@ class Sandbox:
         key = (environment.key, tuple(modules))
         boot = self._pool.take(key)
         if boot is None:
-            boot = WarmBoot(key, new_nonce())
-            command = warm_command(ids=environment.ids, preload=modules, env=environment.env,
-                                   nonce=boot.streams.nonce)
-            boot.channel = self.transport.open(task, environment, command, boot.streams.feed, boot.streams.close)
-            if boot.channel is None:
+            nonce = new_nonce()
+            streams = Streams(nonce)
+            command = warm_command(ids=environment.ids, preload=modules, env=environment.env, nonce=nonce)
+            channel = self.transport.open(task, environment, command, streams.feed, streams.close)
+            if channel is None:
                 return None
+            boot = WarmBoot(key, streams, channel)
         t0 = time.monotonic()
         try:
             with stop_on_cancel(cancel, boot.kill), self.transport.root(environment, boot.runs + 1) as root:

@@ -72,7 +72,6 @@ class Streams:
     ``take`` waits for one run's end."""
 
     def __init__(self, nonce: str) -> None:
-        self.nonce = nonce
         self._done = DONE_MARK + nonce.encode() + b" "
         self._ended = b"\n" + ENDED_MARK + nonce.encode() + b" "
         self._cond = threading.Condition()
@@ -127,19 +126,17 @@ class WarmBoot:
     """A warm boot the harness keeps in its pool: a transport's channel (a container's or a process's) with the
     run requests in and the runs' ends read from its streams."""
 
-    def __init__(self, key: tuple[object, ...], nonce: str) -> None:
+    def __init__(self, key: tuple[object, ...], streams: Streams, channel: Channel) -> None:
+        """``channel``'s output feeds ``streams`` (the transport was given ``streams.feed`` and ``.close``)."""
         self.key, self.last_used, self.broken = key, time.monotonic(), False
         self.runs = 0
-        self.streams = Streams(nonce)
-        self.channel: Channel | None = None
+        self.streams, self.channel = streams, channel
 
     def serve(self, request: bytes, timeout: float) -> Served | None:
         """Send one run's request (numbered ``runs`` after the call) and wait for its end; None (and the boot
         broken) when it never came."""
         self.runs += 1
         try:
-            if self.channel is None:
-                raise ValueError("no channel")
             self.channel.send(request)
         except (OSError, ValueError):
             self.broken = True
@@ -152,14 +149,12 @@ class WarmBoot:
     def kill(self) -> None:
         """Stop it at once (a cancel); it serves nothing more."""
         self.broken = True
-        if self.channel is not None:
-            self.channel.kill()
+        self.channel.kill()
 
     def close(self) -> None:
         """End it (the pool's end or a broken boot); idempotent."""
         self.broken = True
-        if self.channel is not None:
-            self.channel.close()
+        self.channel.close()
 
 
 def ran(served: Served, timeout: float, t0: float) -> tuple[RunResult, bytes]:
