@@ -181,21 +181,28 @@ def resolve_wheels(
     key = requirements_hash([*lines, *(f"-c {c}" for c in constraints or [])], target, options)
     record = cache_root() / "wheel-sets" / f"{key}.txt"
     files = wheel_files_dir()
-    if record.is_file() and not refresh:
-        kept = [files / name for name in record.read_text().split()]
-        if all(p.is_file() for p in kept) and not missing_wheels(kept, lines):
-            return kept
+    kept = None if refresh else _recorded_set(record, files, lines)
+    if kept is not None:
+        return kept
     files.mkdir(parents=True, exist_ok=True)
     # one download into the shared wheel folder at a time: pip names a wheel it saved only when the file was not
     # there, so a second pip that fetched the same wheel meanwhile would say nothing of it
     with MachineLock("wheel-download", cancel):
-        if record.is_file() and not refresh:
-            kept = [files / name for name in record.read_text().split()]
-            if all(p.is_file() for p in kept) and not missing_wheels(kept, lines):
-                return kept
+        kept = None if refresh else _recorded_set(record, files, lines)  # another process's, made meanwhile
+        if kept is not None:
+            return kept
         names = _download_building(lines, target, options, constraints, progress, cancel)
         atomic_write_text(record, "\n".join(names) + "\n")
     return [files / n for n in names]
+
+
+def _recorded_set(record: Path, files: Path, lines: list[str]) -> list[Path] | None:
+    """The wheel files a recorded resolution names, when every one is in the cache and none of ``lines``' plainly
+    named projects is missing from them; else None."""
+    if not record.is_file():
+        return None
+    kept = [files / name for name in record.read_text().split()]
+    return kept if all(p.is_file() for p in kept) and not missing_wheels(kept, lines) else None
 
 
 def _download_building(lines: list[str], target: WheelTarget, options: list[str] | None,
