@@ -214,15 +214,7 @@ def render_recorded_test(
     if notes:
         doc += ("\n\nCases added to the recorded ones (a recorded call with one parameter varied, the reference "
                 "code giving the expected values): " + "; ".join(notes) + ".")
-    body = [
-        '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
-        "",
-        "import sys",
-        "from pathlib import Path",
-        "",
-    ]
-    body += _path_lines([c.goal for c in cases]) + [""]
-    body.append(f"from lmrbench_checkers import {', '.join(_checker_names(checker, side))}  # noqa: E402")
+    body = _file_head(doc, [c.goal for c in cases], _checker_names(checker, side))
     body.append("from lmrbench_values import load_case  # noqa: E402")
     body += _imports(cases, factory) + [""]
     body.append(f'DATA = HERE / "data" / "impl_{impl_index}"')
@@ -230,6 +222,13 @@ def render_recorded_test(
     for case in cases:
         body += ["", ""] + _test_function(case, "DATA", checker, factory)
     return stamp(with_script_block("\n".join(body) + "\n"))
+
+
+def _file_head(doc: str, goals: list[GoalImport], checkers: list[str]) -> list[str]:
+    """The start of a generated test file: its docstring, the path lines that make the goal modules importable,
+    and the import of the checkers it calls."""
+    return ['"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""', "", "import sys", "from pathlib import Path", "",
+            *_path_lines(goals), "", f"from lmrbench_checkers import {', '.join(checkers)}  # noqa: E402"]
 
 
 def _command_text(command: str, impl_index: int) -> str:
@@ -318,15 +317,7 @@ def render_scaffold(
     )
     doc += "\n\n" + varying_guidance([n for sig, _ in signatures for n, kind, _ in sig.params
                                        if kind not in ("var_positional", "var_keyword")])
-    body = [
-        '"""' + "\n".join(_wrap_paragraphs(doc)) + '\n"""',
-        "",
-        "import sys",
-        "from pathlib import Path",
-        "",
-    ]
-    body += _path_lines([g for _, g in signatures]) + [""]
-    body.append(f"from lmrbench_checkers import {', '.join(_checker_names(checker, False))}  # noqa: E402")
+    body = _file_head(doc, [g for _, g in signatures], _checker_names(checker, False))
     by_module: dict[str, set[str]] = {}
     for sig, goal in signatures:
         by_module.setdefault(goal.module, set()).add(sig.qualname.split(".")[0])
