@@ -1089,16 +1089,18 @@ class PPOTrainer:
 '''
 PPO_KL = '''"""KL coefficient controllers."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
+@dataclass
 class AdaptiveKLController:
-    """Adapts the KL coefficient towards a target KL (Ziegler et al. 2019)."""
+    """Adapts the KL coefficient ``value`` towards a target KL (Ziegler et al. 2019)."""
 
-    def __init__(self, init_kl_coef, target, horizon):
-        self.value = init_kl_coef
-        self.target = target
-        self.horizon = horizon
+    value: float
+    target: float
+    horizon: int
 
     def update(self, current, n_steps):
         error = np.clip(current / self.target - 1.0, -0.2, 0.2)
