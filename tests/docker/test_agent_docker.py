@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import socket
 import threading
@@ -36,6 +37,7 @@ pytest.importorskip("minisweagent")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 SUBMIT = "```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+ENV_CHECK = "python3 -c 'import numpy; print(\"numpy ok\")' && python3 -m pytest --version"
 
 
 def act(command: str, thought: str = "THOUGHT: next.") -> str:
@@ -67,25 +69,33 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
             impl = task.info.implementations[0]
             golden = task.golden_path(impl).read_text()
             goal = f"{task.info.repo_folder_name}/{impl.goal_file}"
+            module = impl.goal_file.removesuffix(".py").replace("/", ".")
             srv.on(impl.goal_functions[0],
+                   act(f"{ENV_CHECK} && cd {task.info.repo_folder_name} && python3 -c 'import {module}; "
+                       f"print(\"imported\", {module}.__name__)'", "THOUGHT: can I run its code?"),
                    act("ls", "THOUGHT: what is here?"),
                    act(f"cat <<'LMRBENCH_EOF' > {goal}\n{golden}\nLMRBENCH_EOF", "THOUGHT: implement it."),
                    SUBMIT)
         out = cli("agent", bench, "--agent", "mini-swe-agent", "--model", "scripted", "--base-url", srv.base_url,
                   "--out", run, "--step-limit", "10")
         assert "3 submitted" in out
-        assert len(srv.requests) == 9
+        assert len(srv.requests) == 12
         out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run)
-        assert "3 already done" in out and len(srv.requests) == 9
+        assert "3 already done" in out and len(srv.requests) == 12
     finally:
         srv.close()
     for task in tasks:
         done = outcome(RunDir(run), task.name)
-        assert done is not None and done.status is AgentStatus.SUBMITTED and done.steps == 3
+        assert done is not None and done.status is AgentStatus.SUBMITTED and done.steps == 4
         assert done.usage.prompt_tokens > 0 and done.duration > 0
         trajectory = json.loads((run / "agent" / task.name / "trajectory.json").read_text())
         observed = [m for m in trajectory["messages"] if m["role"] == "user" and "returncode" in m.get("extra", {})]
-        assert task.info.repo_folder_name in observed[0]["content"]  # the output of `ls`, as the model saw it
+        # the image's own environment: its venv's numpy and pytest, and the repository's code importing them
+        env_check = observed[0]["extra"]
+        assert env_check["returncode"] == 0, observed[0]["content"]
+        assert "numpy ok" in env_check["raw_output"] and re.search(r"pytest \d", env_check["raw_output"])
+        assert "imported" in env_check["raw_output"]
+        assert task.info.repo_folder_name in observed[1]["content"]  # the output of `ls`, as the model saw it
         assert all("timestamp" in m["extra"] for m in trajectory["messages"] if m["role"] == "assistant")
 
     cli("evaluate", bench, run, "--timeout", "300")
@@ -94,7 +104,7 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
     report = tmp_path / "actions.json"
     out = cli("agent-report", run, "--json", report)
     counts = json.loads(report.read_text())["by_outcome"]["passed"]
-    assert counts == {"trajectories": 3, "counts": {"search": 3, "edit": 3, "submit": 3}}
+    assert counts == {"trajectories": 3, "counts": {"run": 3, "search": 3, "edit": 3, "submit": 3}}
     assert owned_containers(docker_engine) == []
 
 
