@@ -79,9 +79,9 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
         out = cli("agent", bench, "--agent", "mini-swe-agent", "--model", "scripted", "--base-url", srv.base_url,
                   "--out", run, "--step-limit", "10")
         assert "3 submitted" in out
-        assert len(srv.requests) == 12
+        assert len(srv.requests) == 13  # the pre-flight request, then four per task
         out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run)
-        assert "3 already done" in out and len(srv.requests) == 12
+        assert "3 already done" in out and len(srv.requests) == 13  # nothing to do: no pre-flight either
     finally:
         srv.close()
     for task in tasks:
@@ -178,13 +178,17 @@ def test_ctrl_c_leaves_no_container_and_no_outcome(tmp_path: Path, docker_engine
     bench, run = examples(tmp_path, "1-DPO"), tmp_path / "run"
     task = load_taskset(bench)[0][0]
     cancel = threading.Event()
-    with LLMClient(LLMConfig(LLMParams(model="m", base_url="http://127.0.0.1:9/v1"), cache_dir=None)) as client:
-        docker = DockerRunner()
-        try:
-            with pytest.raises(Cancelled):
-                run_agent([task], run, _Interrupted(), client, docker, cancel=cancel)
-        finally:
-            docker.close()
+    srv = LLMServer()  # answers the pre-flight request (a 404 is an answer); the adapter asks nothing
+    try:
+        with LLMClient(LLMConfig(LLMParams(model="m", base_url=srv.base_url), cache_dir=None)) as client:
+            docker = DockerRunner()
+            try:
+                with pytest.raises(Cancelled):
+                    run_agent([task], run, _Interrupted(), client, docker, cancel=cancel)
+            finally:
+                docker.close()
+    finally:
+        srv.close()
     assert owned_containers(docker_engine) == []
     assert outcome(RunDir(run), "1-DPO") is None
 
@@ -244,7 +248,7 @@ def test_ctrl_c_on_the_command_removes_its_container_at_once(tmp_path: Path, doc
                             text=True, env={**os.environ, "COLUMNS": "200"})
     try:
         deadline = time.monotonic() + 120
-        while not srv.requests:  # the agent asked the model: its container runs
+        while not srv.matching("preference_loss"):  # the agent asked the model: its container runs
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.2)
         assert len(owned_containers(docker_engine, pid=proc.pid)) == 1
