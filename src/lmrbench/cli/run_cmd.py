@@ -52,6 +52,8 @@ Cache = Annotated[
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
 Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
+DEFAULT_JOBS = 4
+"""Items in flight at once for generate, judge and evaluate alike."""
 Context = Annotated[
     str,
     typer.Option(
@@ -125,7 +127,7 @@ def generate_cmd(
     max_paper_chars: Annotated[
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
-    jobs: Jobs = 4,
+    jobs: Jobs = DEFAULT_JOBS,
     context: Context = "full",
     only: TaskFilter = None,
 ) -> None:
@@ -185,7 +187,8 @@ def evaluate_cmd(
     bench: Bench,
     run: Run,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Candidates tested at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
+        "--jobs", "-j", help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
+        "with --executor ray, the cluster's CPUs).")] = None,
     sandbox: SandboxOpt = None,
     executor: ExecutorOpt = None,
     address: AddressOpt = None,
@@ -205,6 +208,8 @@ def evaluate_cmd(
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
+        if jobs is None and executor != "ray":
+            jobs = DEFAULT_JOBS
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
                                 limits=limits, progress=progress, untrusted=True)
         summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
@@ -229,7 +234,7 @@ def judge_cmd(
     attempts: Annotated[
         int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
     ] = 3,
-    jobs: Jobs = 4,
+    jobs: Jobs = DEFAULT_JOBS,
     only: TaskFilter = None,
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
