@@ -267,7 +267,9 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
-    from lmrbench.benchmark.report.files import write_report
+    from lmrbench.benchmark.report.files import BOARD_NOTE, write_report
+    from lmrbench.benchmark.report.leaderboard import leaderboard_table
+    from lmrbench.benchmark.report.results import build_results, run_folders, stage_table
     from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
         SETTINGS_TITLE,
@@ -280,7 +282,10 @@ def report_cmd(
         table_rows,
     )
 
-    report = build_report(runs, judge=judge_name)
+    report = build_report(run_folders(runs), judge=judge_name)
+    results = build_results(runs, judge=judge_name)
+    print_rows(out_console, "Leaderboard", *leaderboard_table(results.board), left=2)
+    out_console.print(BOARD_NOTE, highlight=False, markup=False)
     table = Table(title="Unit tests and LLM judge")
     for h in TABLE_HEADERS:
         table.add_column(h, justify="left" if h in ("Run", "Context", "Judge") else "right")
@@ -303,11 +308,14 @@ def report_cmd(
     for row in rows:
         cats.add_row(*row)
     print_table(out_console, cats)
+    print_rows(out_console, "Tasks by run (passing/scored)", *results.matrix)
     settings = settings_table(report)
     if settings is not None:
         print_rows(out_console, SETTINGS_TITLE, *settings, left=3 if "Judge" in settings[0] else 2)
+    if results.stages:
+        print_rows(out_console, "Tokens and cost by stage", *stage_table(results.stages), left=3)
     _against_paper(report)
-    for path in write_report(report, out or runs[0]):
+    for path in write_report(report, out or runs[0], results):
         out_console.print(f"wrote {path}", highlight=False)
     if figures:
         _figures(report, runs, (out or runs[0]) / "figures", bench)
@@ -317,9 +325,17 @@ def _against_paper(report: Report) -> None:
     """Each cell of the paper's Table 2 and 3 that a run maps to, beside the run's own; every difference with its
     cause."""
     from lmrbench.benchmark.report.paper_figures import CITATION
-    from lmrbench.benchmark.report.paper_table import against_paper, comparison_table, difference_lines, summary_line
+    from lmrbench.benchmark.report.paper_table import (
+        against_paper,
+        comparison_table,
+        difference_lines,
+        off_paper_line,
+        summary_line,
+    )
 
     checks = against_paper(report)
+    if (line := off_paper_line(report)) is not None:
+        out_console.print(line, highlight=False, markup=False, soft_wrap=True)
     for name in ("Table 2", "Table 3"):
         table = comparison_table(checks, name)
         if table is None:
