@@ -92,3 +92,31 @@ def test_a_run_of_samples_reports_pass_at_1_and_pass_at_k_with_an_interval(tmp_p
     assert {r.sample for r in results.samples} == {1, 2, 3} and len(results.samples) == 12
     out = _report(run, out=tmp_path / "rep")
     assert "pass@k %" in out and "75.0 (k=3)" in out and "5/12" in out
+
+
+def test_generate_with_samples_keeps_each_and_the_report_gives_pass_at_1_and_pass_at_3(server, tmp_path) -> None:
+    from helpers.run_task import WRONG_DICE, golden_def, write_taskset
+
+    bench = write_taskset(tmp_path / "bench")
+    gen = "Functions to implement, in toy/metrics.py: "
+    server.on(gen + "dice", golden_def("dice"), WRONG_DICE, WRONG_DICE)  # one reply per sample, in turn
+    server.on(gen + "Scaler.apply", golden_def("Scaler.apply"))
+    server.on(gen + "total", "```python\nasync def total(xs):\n    return sum(xs) + 1\n```")
+    run = tmp_path / "run"
+    opts = ["--model", "m", "--base-url", server.base_url, "--cache", str(tmp_path / "cache"), "--retries", "0",
+            "--temperature", "0.8"]  # fmt: skip
+    for args in (["generate", bench, "--out", run, *opts, "--samples", "3"],
+                 ["evaluate", bench, run, "--sandbox", "local", "--timeout", "120"]):  # fmt: skip
+        result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    assert len(server.matching(gen + "dice")) == 3  # no sample reused another's cached reply
+    out = _report(run, out=tmp_path / "rep")
+    (standing,) = build_results([run]).board
+    # dice passes in 1 of 3 samples, apply in 3 of 3, total in none: pass@1 = (1/3 + 1 + 0) / 3, pass@3 = 2/3
+    assert (standing.samples, standing.passed, standing.scored) == (3, 4, 9)
+    assert abs(standing.accuracy - 100 * (1 / 3 + 1) / 3) < 1e-9 and abs(standing.pass_k - 200 / 3) < 1e-9
+    assert "44.4" in out and "66.7 (k=3)" in out and f"{standing.low:.1f}-{standing.high:.1f}" in out
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "rep" / "samples.csv").read_text())))
+    assert sorted((r["task"], r["impl"], r["sample"], r["status"]) for r in rows if r["impl"] == "1" and
+                  r["task"] == "1-Toy") == [("1-Toy", "1", "1", "passed"), ("1-Toy", "1", "2", "failed"),
+                                           ("1-Toy", "1", "3", "failed")]  # fmt: skip

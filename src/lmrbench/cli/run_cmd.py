@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -130,10 +131,13 @@ def generate_cmd(
     jobs: Jobs = DEFAULT_JOBS,
     context: Context = "full",
     only: TaskFilter = None,
+    samples: Annotated[int, typer.Option(
+        "--samples", help="Samples per implementation, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+    from lmrbench.benchmark.pipeline.samples import sample_path
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -141,12 +145,20 @@ def generate_cmd(
     opts = GenerateOptions(
         max_paper_chars=max_paper_chars, jobs=jobs, context=setting
     )
-    client = _client(
-        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
-    )
-    with client, RichProgress() as progress:
-        summary = generate(tasks, out, client, bench=str(bench), options=opts, progress=progress)
-    _finish(summary, "generate")
+    if samples < 1:
+        raise LmrError(f"--samples {samples}: give 1 or more")
+    if samples > 1 and (out / "run.json").is_file():
+        raise LmrError("holds a run of one sample; give --samples another --out", out / "run.json")
+    for sample in range(1, samples + 1):
+        client = _client(
+            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
+        )
+        if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
+            client.config = replace(client.config, cache_salt=f"sample {sample}")
+        folder = out if samples == 1 else sample_path(out, sample)
+        with client, RichProgress() as progress:
+            summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
+        _finish(summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})")
 
 
 def export_agent_cmd(
@@ -203,6 +215,7 @@ def evaluate_cmd(
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
     from lmrbench.benchmark.execution.choose import executor_factory
     from lmrbench.benchmark.pipeline.evaluate import evaluate
+    from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
@@ -212,8 +225,10 @@ def evaluate_cmd(
             jobs = DEFAULT_JOBS
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
                                 limits=limits, progress=progress, untrusted=True)
-        summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
-    _finish(summary, "evaluate")
+        summaries = [(folder, evaluate(tasks, folder, timeout=timeout, rebuild=rebuild, executor=make,
+                                       progress=progress)) for folder in run_folders([run])]  # fmt: skip
+    for folder, summary in summaries:
+        _finish(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
     out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
                       markup=False, soft_wrap=True)
 
@@ -239,6 +254,7 @@ def judge_cmd(
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.pipeline.judge import judge
+    from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
@@ -246,8 +262,10 @@ def judge_cmd(
         model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
     )
     with client, RichProgress() as progress:
-        summary = judge(tasks, run, client, jobs=jobs, max_attempts=attempts, progress=progress)
-    _finish(summary, "judge")
+        summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
+                     for folder in run_folders([run])]  # fmt: skip
+    for folder, summary in summaries:
+        _finish(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
 
 
 def report_cmd(

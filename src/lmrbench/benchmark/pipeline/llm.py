@@ -68,6 +68,8 @@ class LLMConfig:
     """Requests in flight at once, across threads."""
     cache_dir: Path | None = DEFAULT_CACHE
     """Where replies are cached; None disables the cache."""
+    cache_salt: str = ""
+    """Mixed into every cache key when set: one repeated sample's replies are never another's."""
 
 
 @dataclass
@@ -84,14 +86,17 @@ class LLMReply:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def cache_key(params: LLMParams, messages: list[Message]) -> str:
-    """sha256 of everything that determines a reply: model, sampling parameters and messages."""
-    body = {
+def cache_key(params: LLMParams, messages: list[Message], salt: str = "") -> str:
+    """sha256 of everything that determines a reply: model, sampling parameters and messages (and ``salt``,
+    the repeated sample it is for, when not empty)."""
+    body: dict[str, Any] = {
         "model": params.model,
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,
         "messages": messages,
     }
+    if salt:
+        body["salt"] = salt
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -193,7 +198,7 @@ class LLMClient:
     # -- requests ------------------------------------------------------------------------------------------
     def complete(self, messages: list[Message], *, use_cache: bool = True) -> LLMReply:
         """Send a chat completion and return the first choice's text; LLMError when it cannot."""
-        key = cache_key(self.params, messages)
+        key = cache_key(self.params, messages, self.config.cache_salt)
         if use_cache:
             hit = self._cache_get(key)
             if hit is not None:

@@ -35,3 +35,8 @@ def expand_runs(runs: list[Path]) -> list[tuple[Path, int, Path]]:
         samples = sample_runs(run)
         out += [(Path(run), int(p.name), p) for p in samples] or [(Path(run), 1, Path(run))]
     return out
+
+
+def run_folders(runs: list[Path]) -> list[Path]:
+    """The run folders to read or work on for ``runs``: each sample of a run of samples, any other run as it is."""
+    return [folder for _, _, folder in expand_runs(runs)]

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.benchmark.pipeline.rundir import RunDir, run_labels
-from lmrbench.benchmark.pipeline.samples import expand_runs
+from lmrbench.benchmark.pipeline.samples import expand_runs, run_folders
 from lmrbench.benchmark.report.costs import StageCost, run_total, stage_costs
 from lmrbench.benchmark.report.leaderboard import Standing, standings, task_matrix
 from lmrbench.benchmark.report.samples import SampleRow, run_rows
+
+__all__ = ["Results", "build_results", "run_folders", "stage_table"]
 
 
 @dataclass
@@ -22,11 +24,6 @@ class Results:
     board: list[Standing] = field(default_factory=list)
     matrix: tuple[list[str], list[list[str]]] = field(default_factory=lambda: (["Task"], []))
     stages: list[StageCost] = field(default_factory=list)
-
-
-def run_folders(runs: list[Path]) -> list[Path]:
-    """The run folders to read for ``runs``: each sample of a run of samples, any other run as it is."""
-    return [folder for _, _, folder in expand_runs(runs)]
 
 
 def build_results(runs: list[Path], *, judge: str | None = None) -> Results:
