@@ -1,8 +1,13 @@
-"""The data files a unit test reads outside ``unit_test/``, read statically (for F116).
+"""The data files a unit test reads outside ``unit_test/``, read statically: the one trust reader.
 
+``tasks check`` (F116: what info.json's ``trusted_files`` does not list), the grader's candidate view and
+``export-agent`` (:func:`withheld_paths`: every path the tests read, listed or not) all take it from here.
 A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
-text), ``os.path.join`` chains, ``Path(...) / "tensors" / f"impl_{k}"`` chains, ``Path(__file__).parent`` and
-``.parents[k]``, ``os.path.dirname(__file__)``, and names (``self.x``) assigned once from such an expression.
+text, a placeholder naming a path is that path), ``+`` of strings, ``os.path.join`` chains,
+``Path(...) / "tensors" / f"impl_{k}"`` and ``.joinpath`` chains, ``Path(__file__).parent`` and ``.parents[k]``,
+``os.path.dirname(__file__)`` (nested to any depth), and names (``self.x``) assigned once from such an expression,
+through chains of names (``HERE = Path(__file__).resolve().parent``, ``REPO = HERE.parent``,
+``DATA = REPO / "tensors"``).
 What the test hands to the repository's own code (a function imported from a module of the repository, or a goal
 function) is that code's input, not data the test compares with (06-RepE's ``data/facts/facts_true_false.csv``,
 given to the repository's ``honesty_function_dataset``); folders put on ``sys.path`` are code; paths that are
@@ -15,8 +20,9 @@ import ast
 import posixpath
 import re
 
-from lmrbench.authoring.check.testlint import UnitTestFile, call_name, dotted_name
 from lmrbench.core.taskset import Task
+from lmrbench.core.testfiles import UnitTestFile, call_name, dotted_name, read_unit_tests
+from lmrbench.core.trust import is_trusted, trusted_paths
 from lmrbench.schemas.task_info import Implementation
 
 _WRAPPERS = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath", "abspath", "realpath", "normpath",
@@ -40,6 +46,9 @@ class _Paths:
                 self.parent[child] = node
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and (name := dotted_name(node.targets[0])):
                 self.env.setdefault(name, node.value)  # the first value: later ones are usually derived
+            elif isinstance(node, ast.AnnAssign) and node.value is not None \
+                    and (name := dotted_name(node.target)):
+                self.env.setdefault(name, node.value)
 
     def value(self, expr: ast.AST, depth: int = 0) -> str | None:
         """The path ``expr`` builds (``*`` for what cannot be known), or None when it builds none."""
@@ -48,7 +57,10 @@ class _Paths:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return expr.value if 0 < len(expr.value) < 300 and "\n" not in expr.value else None
         if isinstance(expr, ast.JoinedStr):
-            return "".join(str(v.value) if isinstance(v, ast.Constant) else "*" for v in expr.values)
+            return "".join(self._placeholder(v, depth) for v in expr.values)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):  # "tensors/" + name
+            left, right = self.value(expr.left, depth + 1), self.value(expr.right, depth + 1)
+            return None if left is None and right is None else (left or "*") + (right or "*")
         if isinstance(expr, ast.Name) and expr.id == "__file__":
             return _FILE
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
@@ -65,6 +77,8 @@ class _Paths:
             name = call_name(expr)
             if name == "join" and expr.args:
                 return self._join(list(expr.args), depth)
+            if name == "joinpath" and isinstance(expr.func, ast.Attribute):  # REPO.joinpath("tensors", k)
+                return self._join([expr.func.value, *expr.args], depth)
             if name == "dirname" and expr.args:
                 inner = self.value(expr.args[0], depth + 1)
                 return None if inner is None else posixpath.join(inner, "..")
@@ -77,6 +91,17 @@ class _Paths:
         if isinstance(expr, ast.Name | ast.Attribute) and (name := dotted_name(expr)) in self.env:
             return self.value(self.env[name], depth + 1)
         return None
+
+    def _placeholder(self, part: ast.expr, depth: int) -> str:
+        """An f-string's part: its text, the path a placeholder names (``f"{REPO}/tensors"``), else ``*``."""
+        if isinstance(part, ast.Constant):
+            return str(part.value)
+        if isinstance(part, ast.FormattedValue) and part.format_spec is None \
+                and isinstance(part.value, ast.Name | ast.Attribute | ast.Call):
+            inner = self.value(part.value, depth + 1)
+            if inner is not None and "*" not in inner:
+                return inner
+        return "*"
 
     def _join(self, parts: list[ast.expr], depth: int) -> str | None:
         values = [self.value(p, depth + 1) for p in parts]
@@ -96,7 +121,10 @@ class _Paths:
         up = self.parent.get(node)
         if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Div) or isinstance(up, ast.JoinedStr):
             return False
-        if isinstance(up, ast.Call) and node in up.args and call_name(up) in {"join", "dirname", *_WRAPPERS}:
+        if isinstance(up, ast.Call) and node in up.args and call_name(up) in {"join", "joinpath", "dirname",
+                                                                               *_WRAPPERS}:
+            return False
+        if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) or isinstance(up, ast.FormattedValue):
             return False
         if isinstance(up, ast.Attribute) and up.attr in ("parent", "parents"):
             return False
@@ -139,12 +167,13 @@ def _repo_modules(task: Task, tree: ast.Module, paths: _Paths, test_dir: str) ->
 def _kind(call: ast.AST, code: set[str]) -> str:
     """What a consumer does with a path: ``read`` (the test reads it), ``input`` (the repository's code gets
     it), or ``none`` (code folders, created or written paths)."""
-    if isinstance(call, ast.BinOp | ast.JoinedStr | ast.FormattedValue):
+    if isinstance(call, ast.BinOp | ast.JoinedStr | ast.FormattedValue) or isinstance(call, ast.Attribute) \
+            and call.attr == "joinpath":
         return "none"  # a part of a longer path, which is judged on its own
     if not isinstance(call, ast.Call):
         return "read"
     name = call_name(call)
-    if name in {"join", "dirname", *_WRAPPERS}:
+    if name in {"join", "joinpath", "dirname", *_WRAPPERS}:
         return "none"
     if name in ("append", "insert") and dotted_name(call.func).startswith("sys.path"):
         return "none"
@@ -210,5 +239,23 @@ def outside_data(task: Task, impl: Implementation, tf: UnitTestFile) -> set[str]
     return out
 
 
-__all__ = ["outside_data"]
+def read_data(task: Task) -> list[str]:
+    """The data outside ``unit_test/`` that any implementation's tests read themselves (repository-relative,
+    sorted; no trailing ``/``), whether info.json lists it or not."""
+    found: set[str] = set()
+    for impl in task.info.implementations:
+        for tf in read_unit_tests(task, impl):
+            found |= {p.rstrip("/") for p in outside_data(task, impl, tf)}
+    return sorted(found)
+
+
+def withheld_paths(task: Task) -> list[str]:
+    """What the candidate's view and an agent export leave out: the trusted paths info.json names
+    (``core.trust.trusted_paths``) and every data path the tests read (:func:`read_data`), before any
+    ``validate`` has listed it."""
+    listed = trusted_paths(task)
+    return listed + [p for p in read_data(task) if not is_trusted(p, listed)]
+
+
+__all__ = ["outside_data", "read_data", "withheld_paths"]
 
