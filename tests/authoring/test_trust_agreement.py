@@ -16,8 +16,8 @@ from lmrbench.authoring.task.metadata import mark_trusted
 from lmrbench.core.datareads import outside_data
 from lmrbench.core.source.tree import candidate_view
 from lmrbench.core.taskset import Task, load_task, load_taskset
-from lmrbench.core.trust import is_trusted, trusted_paths
 from lmrbench.core.testfiles import read_unit_tests
+from lmrbench.core.trust import is_trusted, trusted_paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 
