@@ -67,6 +67,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("L205", _N, "files not scanned for copies (generated, data, installed packages)",
          "nothing, unless a copy could hide in them"),
     Rule("L206", _E, "the masked goal file keeps the golden body in comments", "delete the commented-out body"),
+    Rule("L207", _W, "a near-copy of the golden body lacks its distinguishing statements (named): a relative, "
+         "not the answer", "nothing, unless what it lacks is small; mask it when it gives the answer away"),
     Rule("T301", _E, "a test imports the golden code", "import the goal module, never golden_files"),
     Rule("T302", _E, "a test never calls the goal function", "call the goal function (or its module instance)"),
     Rule("T303", _E, "a test's expected value is computed by the goal function itself",

@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe, pyparse
-from lmrbench.authoring.check.statementshare import MIN_STATEMENT_SHARE, Statement, statement_share, statements
+from lmrbench.authoring.check.statementshare import (
+    MIN_STATEMENT_SHARE,
+    Statement,
+    statement_gaps,
+    statement_names,
+    statements,
+)
 
 K = 5
 """Tokens per hashed run (k-gram)."""
@@ -78,6 +84,8 @@ class NearCopy:
     """Share of the body's fingerprints found in the span (0-1)."""
     qualname: str
     """The goal function whose body it repeats."""
+    lacks: tuple[str, ...] = ()
+    """Names of the body's statements it does not repeat that appear nowhere in it (empty: it carries them)."""
 
     @property
     def location(self) -> str:
@@ -268,6 +276,8 @@ class Body:
     statements: tuple[Statement, ...] = ()
     """The body's simple statements (:mod:`lmrbench.authoring.check.statementshare`); a near-copy must repeat
     ``MIN_STATEMENT_SHARE`` of them."""
+    statement_names: tuple[frozenset[str], ...] = ()
+    """The kept names of each of ``statements``."""
 
     @property
     def needed(self) -> int:
@@ -296,7 +306,8 @@ def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     prints = winnow(hashes)
     if len(prints) >= MIN_FINGERPRINTS:
         return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
-                    _inner_prints(tok, hashes, prints), statements(tok.text, tok.starts, tok.words, hashes, K))
+                    _inner_prints(tok, hashes, prints), statements(tok.text, tok.starts, tok.words, hashes, K),
+                    statement_names(tok.text, tok.starts, tok.words))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None
@@ -334,13 +345,14 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)
+            lacks: tuple[str, ...] = ()
             if score < 1.0:
                 place = [p for p in positions if first <= tok.line(p) <= last] or positions
-                share = statement_share(b.statements, hashes[place[0] : place[-1] + 1],
-                                        tok.words[place[0] : place[-1] + K])
+                share, lacks = statement_gaps(b.statements, b.statement_names, hashes[place[0] : place[-1] + 1],
+                                              tok.words[place[0] : place[-1] + K], set(tok.words))
                 if share < min(threshold, MIN_STATEMENT_SHARE):
                     continue  # one block of the body repeated (a shared initialisation), not the body
-            found.append(NearCopy(rel, first, last, round(score, 3), b.qualname))
+            found.append(NearCopy(rel, first, last, round(score, 3), b.qualname, lacks))
     return found
 
 
