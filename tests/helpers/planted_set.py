@@ -355,6 +355,11 @@ def test_recorded():
     (task / REPO / "tensors" / "impl_1").mkdir(parents=True)
     np_save(task / REPO / "tensors" / "impl_1" / "expected.npy")
     _set_impl(task, trusted_files=["tensors"])
+    task = new("missing-data", {"F118"}, _test('''def test_recorded():
+    want = np.load("outputs/expected.npy")
+    assert greedy_decode(lm, [0], 4, 3)[0].tolist() == want.tolist()
+'''))
+    (task / REPO / ".gitignore").write_text("__pycache__/\noutputs/\n")  # made by a run, never committed
     task = new("shared-block", set())  # a sibling repeating one block of the body (29-Sophia's update_hessian)
     goal = task / REPO / "decoding.py"
     goal.write_text(goal.read_text() + SHARED_BLOCK)

@@ -17,8 +17,12 @@ only created or written are not read.
 from __future__ import annotations
 
 import ast
+import fnmatch
+import functools
 import posixpath
 import re
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath
 
 from lmrbench.core.taskset import Task
 from lmrbench.core.testfiles import UnitTestFile, call_name, dotted_name, read_unit_tests
@@ -218,25 +222,106 @@ def _matches(task: Task, pattern: str, test_dir: str) -> set[str]:
 def outside_data(task: Task, impl: Implementation, tf: UnitTestFile) -> set[str]:
     """Data outside ``unit_test/`` that the test file ``tf`` reads itself (repository-relative; folders end in
     ``/``): not what it only hands to the repository's code or the goal functions, nor code folders."""
+    test_dir = posixpath.dirname(tf.rel)
+    out: set[str] = set()
+    for pattern, kinds in _read_patterns(task, impl, tf):
+        found = _matches(task, pattern, test_dir)
+        if found and "read" in kinds():
+            out |= found
+    return out
+
+
+def _read_patterns(task: Task, impl: Implementation, tf: UnitTestFile) -> Iterator[tuple[str, Callable[[], set[str]]]]:
+    """(repository-relative pattern, what the test does with it, asked when needed) for every whole path
+    expression of ``tf``."""
     paths = _Paths(tf.tree, tf.rel)
     test_dir = posixpath.dirname(tf.rel)
     code = _repo_modules(task, tf.tree, paths, test_dir) | {q.split(".")[-1] for q in impl.qualnames} \
         | {q.split(".")[0] for q in impl.qualnames}
-    out: set[str] = set()
-    for node in paths.parent:
+    for node in list(paths.parent):
         if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call | ast.Attribute) \
                 or not paths.is_root(node):
             continue
         value = paths.value(node)
-        if value is None or value == _FILE:
+        if value is not None and value != _FILE:
+            yield paths.where(value), functools.partial(_kinds, paths, node, code)
+
+
+def _kinds(paths: _Paths, node: ast.AST, code: set[str]) -> set[str]:
+    consumers = paths.consumers(node)
+    kinds = {_kind(c, code) for c in consumers} or {"read"}
+    return kinds | ({"load"} if any(_loads(c) for c in consumers) else set())
+
+
+_LOADERS = frozenset({"load", "loadtxt", "genfromtxt", "fromfile", "load_npz", "load_case", "load_file", "safe_open",
+                      "read_csv", "read_json", "read_pickle", "read_parquet", "read_table", "read_text", "read_bytes",
+                      "imread", "open"})
+_WRITE_MODE = re.compile(r"[wax+]")
+
+
+def _loads(consumer: ast.AST) -> bool:
+    """True when ``consumer`` loads the file a path names (``torch.load(p)``, ``open(p)``, ``p.read_bytes()``),
+    not when it writes it (``open(p, "w")``) or only mentions it (an assertion's message)."""
+    if isinstance(consumer, ast.Attribute):
+        return consumer.attr in ("read_text", "read_bytes", "open")
+    if not isinstance(consumer, ast.Call) or call_name(consumer) not in _LOADERS:
+        return False
+    mode = next((a for a in consumer.args[1:2]), None) or next(
+        (k.value for k in consumer.keywords if k.arg == "mode"), None)
+    return not (call_name(consumer) == "open" and isinstance(mode, ast.Constant)
+                and _WRITE_MODE.search(str(mode.value)))
+
+
+def missing_data(task: Task, impl: Implementation, tf: UnitTestFile) -> list[str]:
+    """Data files ``tf`` loads (``torch.load``, ``np.load``, ``open`` to read, ...) by a name spelled whole
+    (``"tensors/losses.pt"``; no placeholder) that exist nowhere in the repository, from its root or the test's
+    folder, and that the test does not write itself (repository-relative, sorted)."""
+    repo = task.repo_dir
+    test_dir = posixpath.dirname(tf.rel)
+    patterns = [(p, kinds) for p, kinds in _read_patterns(task, impl, tf)
+                if "*" not in p and not p.startswith("/") and len(p) < 256 and "\0" not in p
+                and posixpath.splitext(posixpath.basename(p))[1] not in ("", ".py")]
+    known = [(p, kinds()) for p, kinds in patterns]
+    written = {p for p, kinds in known if "none" in kinds}
+    out = set()
+    for pattern, kinds in known:
+        if "load" not in kinds or pattern in written:
             continue
-        found = _matches(task, paths.where(value), test_dir)
-        if not found:
+        rels = [posixpath.normpath(posixpath.join(base, pattern)) for base in ("", test_dir)]
+        if any(r.startswith("..") for r in rels):
             continue
-        kinds = {_kind(c, code) for c in paths.consumers(node)} or {"read"}
-        if "read" in kinds:
-            out |= found
-    return out
+        try:
+            if not any((repo / r).exists() for r in rels):
+                out.add(rels[0])
+        except (OSError, ValueError):
+            continue
+    return sorted(out)
+
+
+def git_ignored(repo: Path, rel: str) -> str | None:
+    """The line of ``repo``'s top ``.gitignore`` that ignores ``rel`` (repository-relative), or None: a file
+    the repository ignores was never committed, so a copy of the repository lacks it. Plain patterns, folder
+    patterns (``tensors/``), anchored ones (``/out``) and globs; ``!`` negations undo an earlier match."""
+    try:
+        lines = (repo / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    parts = PurePosixPath(rel).parts
+    hit = None
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate, pat = line.startswith("!"), line.lstrip("!")
+        folder, pat = pat.endswith("/"), pat.strip("/")
+        anchored = "/" in pat
+        prefixes = ["/".join(parts[: k + 1]) for k in range(len(parts) - (1 if folder else 0))]
+        names = [parts[k] for k in range(len(parts) - (1 if folder else 0))]
+        matched = any(fnmatch.fnmatchcase(p, pat) for p in prefixes) if anchored \
+            else any(fnmatch.fnmatchcase(n, pat) for n in names)
+        if matched:
+            hit = None if negate else line
+    return hit
 
 
 def read_data(task: Task) -> list[str]:
@@ -257,5 +342,5 @@ def withheld_paths(task: Task) -> list[str]:
     return listed + [p for p in read_data(task) if not is_trusted(p, listed)]
 
 
-__all__ = ["outside_data", "read_data", "withheld_paths"]
+__all__ = ["git_ignored", "missing_data", "outside_data", "read_data", "withheld_paths"]
 

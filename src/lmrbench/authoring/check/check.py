@@ -296,6 +296,8 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
             out += goal_code_findings(task, impl)
         if sel.wants("F116"):
             out += taskdata.untrusted_data_findings(task, impl)
+        if sel.wants("F118"):
+            out += taskdata.missing_data_findings(task, impl)
         if sel.wants("T312"):
             out += taskdata.unvaried_findings(task, impl)
     return sel.keep(out)

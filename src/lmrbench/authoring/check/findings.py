@@ -59,6 +59,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
          "list the files in info.json's trusted_files (or move them under unit_test/)"),
     Rule("F117", _W, "the goal function is defined inside a test file (its tests run in the candidate's process)",
          "move the goal function into a module of its own and import it in the test"),
+    Rule("F118", _E, "a test reads data that exists nowhere in the task (named, with the .gitignore line that kept "
+         "it out of the repository)", "copy the files in from where they were made, or record the tests again"),
     Rule("L201", _E, "a copy of the golden body (up to names, literals, comments) is in the repository",
          "delete the copy from the repository"),
     Rule("L202", _E, "a near-copy of the golden body is elsewhere in the repository", "delete or mask the near-copy"),
