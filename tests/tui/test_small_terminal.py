@@ -149,3 +149,48 @@ async def test_a_repository_without_functions_is_no_done_source(tmp_path: Path, 
         assert screen.repo is not None and not screen.functions
         assert screen.query_one(StepList).mark("source") != "✔"
         assert ("source", "the repository has no Python function to mask: clone another") in screen.step_problems()
+
+
+async def test_back_to_metadata_the_focused_title_is_in_view_and_not_selected(fixture_repo: Path, bench: Path) -> None:
+    from lmrbench.tui.widgets.metadata_form import MetadataForm
+    from lmrbench.tui.widgets.step_list import StepList
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("metadata")
+        await pilot.pause()
+        title = screen.query_one("#md-paper_name", Input)
+        title.value = "zz"
+        form = screen.query_one(MetadataForm)
+        screen.query_one("#md-retrieval").focus()  # the author went down the form
+        await pilot.pause()
+        assert form.scroll_y > 0
+        screen.query_one(StepList).focus()
+        screen.go("function")
+        await pilot.pause()
+        screen.query_one(StepList).focus()
+        await pilot.pause()
+        screen.go("metadata")  # what Enter on the step list does
+        await pilot.pause()
+        await pilot.pause()
+        assert app.focused is title
+        assert title.selection.is_empty  # never arrives with its text selected
+        assert form.region.contains_region(title.region), (form.region, title.region)  # and is on screen
+        await pilot.press("x")
+        assert title.value == "zzx"  # the key is added where the cursor is, it replaces nothing
+
+
+async def test_text_typed_on_a_button_is_not_lost_in_silence(fixture_repo: Path, bench: Path) -> None:
+    from textual.widgets import Button
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("paper")
+        await pilot.pause()
+        await pilot.press("tab")  # from the PDF path to Load
+        assert isinstance(app.focused, Button)
+        await pilot.press("d")
+        await pilot.pause()
+        assert any("takes no text" in n.message for n in app._notifications)

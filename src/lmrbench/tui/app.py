@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual._context import active_message_pump
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Button
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.commands import ScreenActions
@@ -155,6 +156,15 @@ class LmrApp(App[None]):
                     severity="error", timeout=30)
         if self.is_headless and self._exception is None:
             self._exception = error  # a test run still fails on it when the test ends
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed where no widget takes text (a button, a list) is never lost in silence: say where it went."""
+        focused = self.focused
+        if focused is None or not event.is_printable or event.character in (None, " "):
+            return
+        if isinstance(focused, Button):
+            self.notify(f"{event.character!r} went to the button {str(focused.label)!r}, which takes no text: "
+                        "tab (or shift+tab) to a field", title="Not typed", severity="warning", timeout=5)
 
     def action_help(self) -> None:
         """Show the keys of the current screen and what it is for."""

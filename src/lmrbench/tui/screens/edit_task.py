@@ -132,8 +132,8 @@ class EditTaskScreen(Screen[str | None]):
                     " its golden file is the goal file's existing one, or the file as it is now.",
                     classes="hint",
                 )
-                yield Input(placeholder="FILE::[Class.]name", id="add-function")
-                yield Input(placeholder="instruction for the new implementation", id="add-instruction")
+                yield Input(placeholder="FILE::[Class.]name", id="add-function", select_on_focus=False)
+                yield Input(placeholder="instruction for the new implementation", id="add-instruction", select_on_focus=False)
                 with Horizontal(classes="row"):
                     yield Select[str](
                         [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,

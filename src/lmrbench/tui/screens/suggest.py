@@ -63,8 +63,8 @@ class SuggestScreen(Screen[Suggested | None]):
         yield Header()
         with Vertical():
             with Horizontal(id="suggest-form"):
-                yield Input(placeholder="repository folder", id="suggest-repo")
-                yield Input(placeholder="paper PDF", id="suggest-paper")
+                yield Input(placeholder="repository folder", id="suggest-repo", select_on_focus=False)
+                yield Input(placeholder="paper PDF", id="suggest-paper", select_on_focus=False)
                 yield Checkbox("run tests and examples", id="suggest-run",
                                tooltip="Find the calls of each candidate (runs the repository's code)")
             yield DataTable(id="suggest-table", cursor_type="row")

@@ -105,7 +105,7 @@ class FunctionPicker(Widget):
         with Horizontal():
             yield Tree("repository", id="fp-tree")
             with Vertical(id="fp-right"):
-                yield Input(placeholder="fuzzy search: file::Class.name", id="fp-search")
+                yield Input(placeholder="fuzzy search: file::Class.name", id="fp-search", select_on_focus=False)
                 yield OptionList(id="fp-list")
                 yield Label("", id="fp-count", markup=False)
 

@@ -51,7 +51,7 @@ class MetadataForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         for key, label, hint in FIELDS:
             yield Label(label, classes="field-label")
-            yield Input(placeholder=hint, id=f"md-{key}")
+            yield Input(placeholder=hint, id=f"md-{key}", select_on_focus=False)
             yield Label("", id=f"md-{key}-error", classes="field-error", markup=False)
         yield Label("Category", classes="field-label")
         choices = [(c.value, c.value) for c in Category]

@@ -35,8 +35,8 @@ class PaperView(Widget):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="paper-bar"):
-            yield Input(placeholder="search the paper (enter: next)", id="paper-search")
-            yield Input(placeholder="page", id="paper-page", type="integer")
+            yield Input(placeholder="search the paper (enter: next)", id="paper-search", select_on_focus=False)
+            yield Input(placeholder="page", id="paper-page", type="integer", select_on_focus=False)
         yield Label("no paper attached", id="paper-where", markup=False)
         yield TextArea("", id="paper-text", read_only=True, soft_wrap=True, show_line_numbers=False)
 
