@@ -78,7 +78,8 @@ async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_mode
         screen = await opened(app, pilot)
         shown = screen_text(app)
         for key in ("1 Wrong", "2 Logic ok", "3 Correct", "u Unsure", "s Skip", "x Clear", "z Undo", "c Note",
-                    "n Next", "p Prev", "i Instr", "a Filter", "q Queue", "esc Back", "f1 Help"):  # fmt: skip
+                    "n Next", "p Prev", "i Instr", "a Filter", "q Queue", "esc Back", "f1 Help",
+                    "j Down", "k Up", "m Agree"):  # fmt: skip
             assert key in shown, (key, shown)
         assert "do not reduce" not in shown  # two lines of it fit ...
         await pilot.press("i")  # ... and i shows it whole
@@ -194,3 +195,31 @@ async def test_text_typed_on_a_button_is_not_lost_in_silence(fixture_repo: Path,
         await pilot.press("d")
         await pilot.pause()
         assert any("takes no text" in n.message for n in app._notifications)
+
+
+async def test_ctrl_f_on_the_log_fills_the_screen_at_80x24(fixture_repo: Path, bench: Path) -> None:
+    from textual.widgets import RichLog
+
+    from lmrbench.tui.widgets.work_panel import WorkPanel
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        log = screen.query_one(WorkPanel).query_one(RichLog)
+        for n in range(40):
+            log.write(f"recording line {n}")
+        await pilot.pause()
+        assert log.region.height <= 2  # below 36 rows the log yields to the step ...
+        log.focus()
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert screen.maximized is log
+        assert log.region.height >= 20, log.region  # ... and ctrl+f shows it on the whole screen
+        assert "recording line 39" in screen_text(app)
+
+
+async def test_below_80x24_the_app_says_so(bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await pilot.pause()
+        assert any("70x20" in n.message and "80x24" in n.message for n in app._notifications)

@@ -157,6 +157,20 @@ class LmrApp(App[None]):
         if self.is_headless and self._exception is None:
             self._exception = error  # a test run still fails on it when the test ends
 
+    SMALLEST = (80, 24)
+    """The smallest terminal the screens are laid out for; below it the app says so."""
+    _too_small = False
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 80x24 say once (until the terminal is large enough again) that fields and keys will be cut."""
+        width, height = event.size
+        small = width < self.SMALLEST[0] or height < self.SMALLEST[1]
+        if small and not self._too_small:
+            self.notify(f"this terminal is {width}x{height}: lmrbench is laid out for {self.SMALLEST[0]}x"
+                        f"{self.SMALLEST[1]} or more, so fields and keys are cut here; enlarge the window",
+                        title="Terminal too small", severity="warning", timeout=20)
+        self._too_small = small
+
     def on_key(self, event: events.Key) -> None:
         """Text typed where no widget takes text (a button, a list) is never lost in silence: say where it went."""
         focused = self.focused

@@ -77,7 +77,7 @@ class FunctionPicker(Widget):
     FunctionPicker Tree { width: 26; border-right: solid $primary-darken-2; }
     FunctionPicker #fp-right { width: 1fr; }
     FunctionPicker OptionList { height: 1fr; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
-    FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; }
+    FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     @dataclass
