@@ -9,6 +9,7 @@ and the fixture below reproduces the shape that broke the picker on every run.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -144,10 +145,13 @@ REAL = _real_repositories()
 
 
 def _checkout(repo: Path, into: Path) -> Path:
-    """A working tree of ``repo`` (a bare mirror is cloned; a folder is used as it is)."""
+    """A plain folder of ``repo``'s Python files (a bare mirror, whose largest blobs may be absent, is checked out
+    file by file; a folder is used as it is)."""
     if not ((repo / "HEAD").is_file() and (repo / "objects").is_dir()):
         return repo
-    subprocess.run(["git", "clone", "-q", str(repo), str(into)], check=True, capture_output=True)
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(repo), str(into)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(into), "checkout", "HEAD", "--", "*.py"], check=True, capture_output=True)
+    shutil.rmtree(into / ".git")
     return into
 
 

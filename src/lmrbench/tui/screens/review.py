@@ -141,9 +141,21 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import Filter
 
         self.session = message.session
+        if self.session.read_only:
+            self.sub_title = "review (imported run: labels, verdicts, tests)"
         self.filter = Filter.ALL
         self.pos = self.session.first_unlabelled()
+        self.refresh_bindings()  # a read-only session has no label keys
         await self._show()
+
+    LABELLING = frozenset({"label", "unsure", "skip", "clear", "undo", "comment", "cycle_filter"})
+    """The actions that label; a run without candidate code (imported) has none of them."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the labelling keys on a read-only review: no key in the footer that does nothing."""
+        if action in self.LABELLING and self.session is not None and self.session.read_only:
+            return False
+        return True
 
     # what is shown
 
@@ -156,6 +168,9 @@ class ReviewScreen(Screen[None]):
 
     def _progress(self) -> str:
         assert self.session is not None and self.filter is not None
+        if self.session.read_only:
+            where = f"item {self.pos + 1} of {len(self.session.items)}"
+            return f"{where} · imported run, nothing to label · m: agreement"
         done, skipped, total = self.session.progress()
         mode = "blind" if self.session.blind else "outcomes shown"
         visible = self._visible()
@@ -171,6 +186,8 @@ class ReviewScreen(Screen[None]):
 
     def _row(self, item: ReviewItem) -> Row:
         assert self.session is not None
+        if self.session.read_only:
+            return (item.task, str(item.impl), f"{len(item.others)} lab", "")
         lab = self.session.label_of(item)
         mark = "skip" if self.session.skipped(item) else "·"
         if lab is not None:
@@ -229,6 +246,11 @@ class ReviewScreen(Screen[None]):
             tests.append("\n" + line, style="red")
         self.query_one(ReviewFacts).show(tests, self._judge_text(item), self._label_text(item))
 
+    def _labels_text(self, item: ReviewItem) -> Text:
+        from lmrbench.benchmark.labels.review import labels_text
+
+        return Text.assemble(("Labels: ", "bold"), "\n" if item.others else "", labels_text(item))
+
     def _judge_text(self, item: ReviewItem) -> Text:
         from lmrbench.benchmark.labels.review import verdict_text
 
@@ -242,6 +264,8 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import SCALE
 
         assert self.session is not None
+        if self.session.read_only:
+            return self._labels_text(item)
         lab = self.session.label_of(item)
         note = self.session.note_of(item)
         text = Text.assemble(("Your label: ", "bold"))
@@ -373,7 +397,7 @@ class ReviewScreen(Screen[None]):
         if self.session is None:
             return
         done, _, total = self.session.progress()
-        if self.session.blind and done < total:
+        if self.session.blind and done < total and not self.session.read_only:
             self.notify(f"{done}/{total} labelled: a blind review shows agreement once every item is labelled",
                         title="Agreement", severity="warning")
             return
@@ -382,7 +406,10 @@ class ReviewScreen(Screen[None]):
         except LmrError as exc:
             self.notify(str(exc), title="Agreement", severity="error")
             return
-        self.app.push_screen(TextDialog(f"Agreement: {self.run_path.name}", render_markdown(report), markdown=True))
+        if self.session.blind:  # a blind review names no run (its name is often the model's), here neither
+            report = report.model_copy(update={"judges": {"this run": j for j in report.judges.values()}})
+        title = "Agreement" if self.session.blind else f"Agreement: {self.run_path.name}"
+        self.app.push_screen(TextDialog(title, render_markdown(report), markdown=True))
 
     def action_leave(self) -> None:
         """Back to the previous screen (labels are already on disk)."""
