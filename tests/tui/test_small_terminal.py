@@ -223,3 +223,25 @@ async def test_below_80x24_the_app_says_so(bench: Path) -> None:
     async with app.run_test(size=(70, 20)) as pilot:
         await pilot.pause()
         assert any("70x20" in n.message and "80x24" in n.message for n in app._notifications)
+
+
+async def test_a_found_heading_opens_near_the_top_of_the_paper(fixture_repo: Path, bench: Path, tmp_path: Path) -> None:
+    from conftest import write_pdf
+
+    body = "\n".join(f"line {n} of the introduction" for n in range(40))
+    pdf = write_pdf(tmp_path / "long.pdf", [body + "\n3 Method in detail\nThe loss is computed per example."])
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("paper")
+        screen.query_one("#pdf", Input).value = str(pdf)
+        await pilot.press("ctrl+g")
+        await wait_for_workers(app, pilot)
+        paper = screen.query_one(PaperView)
+        assert paper.find_next("Method in detail")
+        await pilot.pause()
+        await pilot.pause()
+        area = paper.query_one(TextArea)
+        row = area.selection.start[0]
+        assert row > area.scrollable_content_region.height  # the heading is below the first screenful ...
+        assert 0 <= row - area.scroll_offset.y <= 2, (row, area.scroll_offset.y)  # ... and shown at the top

@@ -151,7 +151,13 @@ class EditTaskScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         """Load the task in a thread."""
-        self.query_one("#md-name", Input).disabled = True
+        name = self.query_one("#md-name", Input)
+        name.disabled = True
+        name.tooltip = "Fixed while editing: runs, labels and results name the task by its folder"
+        # a disabled field is barely dimmer than an enabled one: say in words that it cannot change here
+        form = self.query_one(MetadataForm)
+        form.name_note = "fixed here: runs, labels and results name the task by its folder"
+        self.query_one("#md-name-error", Label).update(form.name_note)
         self.work.load()
 
     # ---- the form ---------------------------------------------------------------------------------

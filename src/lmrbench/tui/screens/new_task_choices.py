@@ -57,11 +57,13 @@ class TaskChoices:
         (``file::qualname``, with ``@line`` when the file defines the name twice)."""
         if self.pick is None or self.selected:
             return None
-        at_line = [f"{f.ref}@{f.lineno}" for f in self.functions]
-        if self.pick.ref not in at_line:
-            return None
-        self.selected = [function_refs(self.functions)[at_line.index(self.pick.ref)]]
-        return self.selected[0]
+        refs = function_refs(self.functions)
+        at_line = [f"{f.ref}@{f.lineno}" for f in self.functions]  # Suggest names a row by its line
+        for known in (at_line, refs):
+            if self.pick.ref in known:
+                self.selected = [refs[known.index(self.pick.ref)]]
+                return self.selected[0]
+        return None
 
     def files(self) -> list[str]:
         """The clone's files that hold a function, sorted."""

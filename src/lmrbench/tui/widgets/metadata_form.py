@@ -47,6 +47,8 @@ class MetadataForm(VerticalScroll):
     def __init__(self, *, taken: set[str] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.taken = taken or set()
+        self.name_note = ""
+        """Said under the task folder field when it has no problem (why it cannot change, where it cannot)."""
 
     def compose(self) -> ComposeResult:
         for key, label, hint in FIELDS:
@@ -106,7 +108,8 @@ class MetadataForm(VerticalScroll):
         """Show each field's problem under it; return them."""
         found = self.problems()
         for key in [k for k, _, _ in FIELDS] + ["category"]:
-            self.query_one(f"#md-{key}-error", Label).update(found.get(key, ""))
+            note = self.name_note if key == "name" else ""
+            self.query_one(f"#md-{key}-error", Label).update(found.get(key, "") or note)
         return found
 
     @on(Input.Changed)
