@@ -99,6 +99,7 @@ class EditTaskScreen(Screen[str | None]):
     @saved.setter
     def saved(self, saved: bool) -> None:
         self.edits.saved = saved
+        self._validated_here = False  # the task changed on disk (a save, a recording, a mask)
 
     @property
     def running_workers(self) -> list[Worker[object]]:
@@ -285,15 +286,23 @@ class EditTaskScreen(Screen[str | None]):
             self.work.read_files(self.edited, self.impl_index)
 
     def action_validate(self) -> None:
-        """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set)."""
+        """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set). An unchanged
+        implementation keeps the result stored for it (the task set's V made it, say); ctrl+g again runs anew."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-validate"
-            self.work.validate(self.edited)
+            force, self._validated_here = self._validated_here, False
+            self.work.validate(self.edited, force=force)
+
+    _validated_here = False
+    """The last validation shown was this screen's and nothing changed since: ctrl+g runs anew."""
 
     @on(TaskWork.Validated)
     def _validated(self, message: TaskWork.Validated) -> None:
         self.query_one(ValidationTable).show(message.results)
         self.saved = True
+        self._validated_here = True
+        self.notify("an implementation unchanged since its stored result keeps it; ctrl+g again runs it anew",
+                    title="Validated")
 
     @on(Button.Pressed, "#add-impl")
     def action_add_implementation(self) -> None:
