@@ -47,3 +47,27 @@ async def test_an_imported_run_shows_its_labels_verdicts_and_agreement(tmp_path:
                 break
         assert isinstance(app.screen, TextDialog)
         assert "kappa" in screen_text(app).lower() or "alpha" in screen_text(app).lower()
+
+
+async def test_the_agreement_of_a_blind_review_names_no_run(tmp_path: Path) -> None:
+    from helpers.labels_run import write_review_run
+
+    bench, run = write_review_run(tmp_path)
+    app = make_app(bench, review=run, annotator="alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(app, pilot)
+        assert screen.session is not None
+        for _ in screen.session.items:
+            await pilot.press("3", "n")
+            await pilot.pause()
+        assert screen.session.progress()[0] == len(screen.session.items)
+        await pilot.press("m")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, TextDialog):
+                break
+        assert isinstance(app.screen, TextDialog)
+        await pilot.pause()
+        shown = app.screen.title_text + "\n" + app.screen.text
+        assert "this run" in shown
+        assert "toy-model" not in shown

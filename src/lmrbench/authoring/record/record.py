@@ -23,9 +23,9 @@ from lmrbench.authoring.record.captured_calls import (
     pool_calls,
     skipped_calls,
 )
-from lmrbench.authoring.record.command_check import command_problem
 from lmrbench.authoring.record.case_probe import probe_calls
 from lmrbench.authoring.record.case_selection import Selection, select
+from lmrbench.authoring.record.command_check import command_problem
 from lmrbench.authoring.record.generated_file import check_replaceable
 from lmrbench.authoring.record.recorded_tests import (
     Recording,

@@ -134,7 +134,8 @@ class EditTaskScreen(Screen[str | None]):
                     classes="hint",
                 )
                 yield Input(placeholder="FILE::[Class.]name", id="add-function", select_on_focus=False)
-                yield Input(placeholder="instruction for the new implementation", id="add-instruction", select_on_focus=False)
+                yield Input(placeholder="instruction for the new implementation", id="add-instruction",
+                            select_on_focus=False)
                 with Horizontal(classes="row"):
                     yield Select[str](
                         [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,

@@ -8,6 +8,7 @@ item is labelled; after a label the screen stays on the item and shows them, unt
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,9 +154,7 @@ class ReviewScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the labelling keys on a read-only review: no key in the footer that does nothing."""
-        if action in self.LABELLING and self.session is not None and self.session.read_only:
-            return False
-        return True
+        return not (action in self.LABELLING and self.session is not None and self.session.read_only)
 
     # what is shown
 
@@ -406,10 +405,13 @@ class ReviewScreen(Screen[None]):
         except LmrError as exc:
             self.notify(str(exc), title="Agreement", severity="error")
             return
-        if self.session.blind:  # a blind review names no run (its name is often the model's), here neither
-            report = report.model_copy(update={"judges": {"this run": j for j in report.judges.values()}})
+        text = render_markdown(report)
+        if self.session.blind:  # a blind review names no run (its label is often the model's), here neither
+            names = {*report.judges, *(item.model for item in self.session.items)}  # the run's label
+            for name in sorted(filter(None, names), key=len, reverse=True):
+                text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", "this run", text)
         title = "Agreement" if self.session.blind else f"Agreement: {self.run_path.name}"
-        self.app.push_screen(TextDialog(title, render_markdown(report), markdown=True))
+        self.app.push_screen(TextDialog(title, text, markdown=True))
 
     def action_leave(self) -> None:
         """Back to the previous screen (labels are already on disk)."""
