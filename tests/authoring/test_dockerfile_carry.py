@@ -69,13 +69,14 @@ def test_force_carries_every_install_step_and_says_each(tmp_path):
     assert "ENV HF_HOME=/tmp/cache" in text and "ENV LMRBENCH_EDITABLE=adapters" in text
     assert "lmrbench_editable.pth" in text and "usergroup" not in text and "unit_test/logs" not in text
     carried = [ln for ln in (task / "requirements.txt").read_text().splitlines() if not ln.startswith("#")]
-    assert carried == ["numpy>=1.20", "scipy", "peft==0.10.0", "torch==2.0.1"]
+    assert carried == ["numpy>=1.20", "scipy", "peft==0.10.0"]
     # the carried steps sit where the task's user is not yet set up: they run as root
     assert text.index("apt-get") < text.index("USER $UID:$GID")
     out = " ".join(res.output.split())
     assert "carried `pip install -e adapters/`: repo/adapters is on the import path of every run, its " \
            "requirements numpy>=1.20 added" in out
     assert "carried `pip install peft==0.10.0` into the requirements" in out and "carried ENV HF_HOME" in out
+    assert "note: the FROM image held torch 2.0.1, which no requirement names: add torch==2.0.1" in out
 
 
 @pytest.mark.parametrize(("step", "named"), [
@@ -93,7 +94,7 @@ def test_a_step_that_cannot_be_carried_is_named_and_nothing_is_written(tmp_path,
     assert named in text and "nothing was written" in text, text
     assert (task / "Dockerfile").read_text() == original and not (task / "requirements.txt").exists()
     res = CliRunner().invoke(app, ["images", "dockerfile", str(task), "--force"])
-    assert res.exit_code == 1 and "cannot carry the step" in res.output
+    assert res.exit_code != 0 and "cannot carry the step" in str(res.exception)
 
 
 def test_an_editable_folder_is_imported_from_the_repository_the_run_holds(tmp_path):

@@ -122,6 +122,14 @@ def test_a_pointer_the_tests_read_by_a_name_they_build_is_found_in_the_golden_ru
 
 
 MISSING_MODULE = TEST_ADD.replace("from calc import add", "import calc_plugins  # noqa: F401\nfrom calc import add")
+DOWNLOADS = TEST_ADD + '''
+
+def test_add_with_the_hub_s_weights():
+    import urllib.request
+
+    urllib.request.urlopen("http://127.0.0.1:9/weights.bin", timeout=5)  # a model fetched by the test: no network
+    assert add(1, 1) == 2
+'''
 MISSING_DATA = TEST_SCALE + '''
 
 def test_scale_recorded():
@@ -142,6 +150,7 @@ def test_each_golden_failure_names_its_cause_from_the_run_and_a_wrong_golden_sta
     wrong = write_task(bench, "2-Wrong", tests={"unit_test/unit_test_1.py": TEST_ADD.replace("== 5", "== 6"),
                                                 "unit_test/unit_test_2.py": TEST_SCALE})
     assert wrong.is_dir()
+    write_task(bench, "3-Hub", tests={"unit_test/unit_test_1.py": DOWNLOADS, "unit_test/unit_test_2.py": TEST_SCALE})
     res = CliRunner().invoke(app, ["validate", str(bench), *ARGS])
     assert res.exit_code == 1, res.output  # 2-Wrong is invalid
     summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
@@ -152,8 +161,10 @@ def test_each_golden_failure_names_its_cause_from_the_run_and_a_wrong_golden_sta
     assert data is not None and data.cause == "data"
     assert data.detail == ("the tests read tensors/expected_scale.json, which is missing: it exists nowhere in the "
                            "task; the repository's .gitignore ignores it ('tensors/'), so it was never committed")
+    hub = rows[("3-Hub", 1)].not_run
+    assert hub is not None and hub.cause == "download" and "urlopen error" in hub.detail, hub
     bad = rows[("2-Wrong", 1)]
     assert bad.not_run is None and bad.verdict == "no"
     out = " ".join(res.output.split())
-    assert "1 imports that fail, 1 data files missing" in out
+    assert "1 imports that fail, 1 data files missing, 1 downloads the tests need" in out
     assert "not run 1-Calc#2: the tests read tensors/expected_scale.json" in out

@@ -10,7 +10,8 @@ name, never dropped in silence:
   from the run's working directory (the repository of the variant under test, so the candidate's code is what is
   imported), after every other entry (a test that drops ``sys.path[0]`` still finds it); the package's own
   requirements (``install_requires`` of its setup.py, ``dependencies`` of its pyproject.toml) are added;
-- ``FROM pytorch/pytorch:V-...``: ``torch==V`` when no requirement names torch;
+- ``FROM pytorch/pytorch:V-...``: when no requirement names torch, a note that the image held torch ``V`` (the
+  author adds it: torch is large, and stays out of an environment that does not ask for it);
 - ``ENV`` and every other shell step (``apt-get install``, ``mkdir``, ...): as written, run as root; a path into
   the repository (``HF_HOME=/workspace/${DIR}/unit_test/.cache``) made relative to the run's working directory,
   which is the repository;
@@ -272,8 +273,8 @@ def read_original(text: str, task_dir: Path, repo: str) -> Carried:
         reader.instruction(word, args)
     out = reader.out
     if torch and not any(re.match(r"torch\b(?!vision|audio|text)", r, re.IGNORECASE) for r in out.requirements):
-        out.requirements.append(f"torch=={torch}")
-        out.said.append(f"carried torch=={torch} from the FROM image into the requirements")
+        out.said.append(f"note: the FROM image held torch {torch}, which no requirement names: add torch=={torch} "
+                        "to the task's requirements.txt if its code needs it (the framework layer takes it from PyPI)")
     return out
 
 
