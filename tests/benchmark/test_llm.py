@@ -1,16 +1,34 @@
-"""The OpenAI-compatible client against a real HTTP server on 127.0.0.1."""
+"""The chat client against a real HTTP server on 127.0.0.1: every test runs once through litellm and once through
+the built-in OpenAI-compatible client (what a default install without litellm uses)."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from helpers.llm_server import LLMServer, malformed, status
-from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
+from lmrbench.benchmark.pipeline import llm, providers
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import LLMParams
+
+
+@pytest.fixture(autouse=True, params=["litellm", "http"])
+def via(request, monkeypatch) -> str:
+    """Runs the test through litellm, then through the built-in client."""
+    if request.param == "litellm":
+        assert providers.available(), "litellm is part of the dev install"
+    monkeypatch.setattr(
+        sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via="auto" if request.param == "litellm" else "http")
+    )
+    return str(request.param)
+
+
+LLMConfig = llm.LLMConfig
 
 
 def make_client(server: LLMServer, tmp_path: Path | None, **kw: object) -> LLMClient:
