@@ -185,3 +185,11 @@ def test_concurrency_limit_holds_across_threads(server) -> None:
     client.close()
     assert server.peak_in_flight == 2  # six slow replies, never more than two asked at once
     assert client.usage.calls == 6
+
+
+def test_openai_prefix_names_the_protocol_not_the_model(server) -> None:
+    server.on("q", "fine")
+    params = LLMParams(model="openai/served-model", base_url=server.base_url, max_tokens=8)
+    with LLMClient(LLMConfig(params=params, cache_dir=None)) as client:
+        assert client.complete(ask("q")).text == "fine"
+    assert server.requests[-1].body["model"] == "served-model" and server.requests[-1].path == "/v1/chat/completions"

@@ -139,7 +139,7 @@ def generate_cmd(
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
-    from lmrbench.benchmark.pipeline.samples import sample_path
+    from lmrbench.benchmark.pipeline.samples import sample_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -147,17 +147,13 @@ def generate_cmd(
     opts = GenerateOptions(
         max_paper_chars=max_paper_chars, jobs=jobs, context=setting
     )
-    if samples < 1:
-        raise LmrError(f"--samples {samples}: give 1 or more")
-    if samples > 1 and (out / "run.json").is_file():
-        raise LmrError("holds a run of one sample; give --samples another --out", out / "run.json")
-    for sample in range(1, samples + 1):
+    folders = sample_folders(out, samples)
+    for sample, folder in enumerate(folders, start=1):
         client = _client(
             model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
         )
         if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
             client.config = replace(client.config, cache_salt=f"sample {sample}")
-        folder = out if samples == 1 else sample_path(out, sample)
         with client, RichProgress() as progress:
             summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
         _finish(summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})")
