@@ -9,7 +9,7 @@ import pytest
 
 from helpers.llm_server import LLMServer, status
 from helpers.run_task import GOAL, HELPER_REPLY, METRICS_PY, REPO, WRONG_DICE, golden_def, write_taskset
-from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+from lmrbench.benchmark.pipeline.generate import GenerateOptions, attempts, generate
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.pipeline.prompts import truncate_paper
 from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
@@ -101,6 +101,16 @@ def test_faults_are_recorded_and_a_rerun_retries_only_them(server, bench, tmp_pa
     with client_for(server, tmp_path) as client:
         third = generate(tasks, tmp_path / "run", client)
     assert third.skipped == 3 and not third.statuses and len(server.requests) - before == 3
+    # every attempt is kept, the rejected replies word for word, though the candidate holds the last one only
+    log = attempts(run, "1-Toy", 2)
+    assert [a["status"] for a in log] == ["no_function", "ok"]
+    assert log[0]["reply"] == "I would rather not write code today." and "Scaler.apply" in str(log[0]["reason"])
+    assert "def apply" in str(log[1]["reply"]) and log[1]["requests"] == 1 and log[1]["completion_tokens"]
+    assert [a["status"] for a in attempts(run, "2-Async", 1)] == ["parse_error", "ok"]
+    assert "async def total(xs:" in str(attempts(run, "2-Async", 1)[0]["reply"])
+    failed = attempts(run, "1-Toy", 1)[0]
+    assert failed["status"] == "llm_error" and failed["reply"] is None and "after 2 attempts" in str(failed["reason"])
+    assert "I would rather" not in (run.candidate_dir("1-Toy", 2) / "reply.txt").read_text()
 
 
 def test_a_run_folder_refuses_another_model_or_settings(server, bench, tmp_path) -> None:

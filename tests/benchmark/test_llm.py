@@ -1,16 +1,34 @@
-"""The OpenAI-compatible client against a real HTTP server on 127.0.0.1."""
+"""The chat client against a real HTTP server on 127.0.0.1: every test runs once through litellm and once through
+the built-in OpenAI-compatible client (what a default install without litellm uses)."""
 
 from __future__ import annotations
 
+import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from helpers.llm_server import LLMServer, malformed, status
-from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
+from lmrbench.benchmark.pipeline import llm, providers
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import LLMParams
+
+
+@pytest.fixture(autouse=True, params=["litellm", "http"])
+def via(request, monkeypatch) -> str:
+    """Runs the test through litellm, then through the built-in client."""
+    if request.param == "litellm":
+        assert providers.available(), "litellm is part of the dev install"
+    monkeypatch.setattr(
+        sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via="auto" if request.param == "litellm" else "http")
+    )
+    return str(request.param)
+
+
+LLMConfig = llm.LLMConfig
 
 
 def make_client(server: LLMServer, tmp_path: Path | None, **kw: object) -> LLMClient:
@@ -167,3 +185,11 @@ def test_concurrency_limit_holds_across_threads(server) -> None:
     client.close()
     assert server.peak_in_flight == 2  # six slow replies, never more than two asked at once
     assert client.usage.calls == 6
+
+
+def test_openai_prefix_names_the_protocol_not_the_model(server) -> None:
+    server.on("q", "fine")
+    params = LLMParams(model="openai/served-model", base_url=server.base_url, max_tokens=8)
+    with LLMClient(LLMConfig(params=params, cache_dir=None)) as client:
+        assert client.complete(ask("q")).text == "fine"
+    assert server.requests[-1].body["model"] == "served-model" and server.requests[-1].path == "/v1/chat/completions"

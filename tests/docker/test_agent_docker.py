@@ -193,6 +193,35 @@ def test_ctrl_c_leaves_no_container_and_no_outcome(tmp_path: Path, docker_engine
     assert outcome(RunDir(run), "1-DPO") is None
 
 
+def test_agent_samples_are_runs_of_their_own_that_evaluate_and_report_read_as_one(
+    tmp_path: Path, docker_engine: object
+) -> None:
+    bench, run = examples(tmp_path, "1-DPO"), tmp_path / "run"
+    task = load_taskset(bench)[0][0]
+    impl = task.info.implementations[0]
+    golden = task.golden_path(impl).read_text()
+    goal = f"{task.info.repo_folder_name}/{impl.goal_file}"
+    srv = LLMServer()
+    try:  # sample 1 leaves the masked file as it is; sample 2 writes the golden code
+        srv.on("preference_loss", act("ls"), SUBMIT,
+               act(f"cat <<'LMRBENCH_EOF' > {goal}\n{golden}\nLMRBENCH_EOF"), SUBMIT)  # fmt: skip
+        out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run, "--samples", "2")
+    finally:
+        srv.close()
+    assert "agent (sample 1 of 2): 1 submitted" in out and "agent (sample 2 of 2): 1 submitted" in out
+    assert not (run / "run.json").exists()
+    for sample in (1, 2):
+        done = outcome(RunDir(run / "samples" / str(sample)), "1-DPO")
+        assert done is not None and done.status is AgentStatus.SUBMITTED and done.steps == 2
+    cli("evaluate", bench, run, "--timeout", "300")
+    assert [r.status for s in (1, 2) for r in RunDir(run / "samples" / str(s)).results()] == [
+        ResultStatus.FAILED, ResultStatus.PASSED]
+    cli("report", run, "--no-figures")
+    board = (run / "report.md").read_text().split("## Leaderboard")[1].split("##")[0]
+    assert "| 50.0 | 50.0-50.0 | 1/2 | 100.0 (k=2) |" in board  # pass@1: one of two samples passed; pass@2
+    assert owned_containers(docker_engine) == []
+
+
 def test_an_endpoint_failure_is_kept_apart_and_tried_again_and_a_step_limit_ends_the_task(
     tmp_path: Path, docker_engine: object
 ) -> None:

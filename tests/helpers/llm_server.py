@@ -1,7 +1,8 @@
 """A small OpenAI-compatible server on 127.0.0.1 that tests start and script (test support, not product).
 
 It answers ``/v1/chat/completions`` and ``/v1/completions`` (the latter with ``echo`` and per-token
-``logprobs`` when a step scripts them, as vLLM does). A script is a list of rules; the first rule whose
+``logprobs`` when a step scripts them, as vLLM does), and Anthropic's ``/v1/messages`` with the same
+script. A script is a list of rules; the first rule whose
 ``match`` text occurs in the request's messages (or prompt) answers.
 A rule holds a sequence of steps used one per request, the last one repeating: a reply text, an HTTP
 status (with an optional Retry-After), a malformed body, each with an optional delay. Requests are recorded.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -68,8 +70,10 @@ class Request:
     """A request as received."""
 
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: Mapping[str, str]
+    """The request's headers (looked up without regard to case)."""
     time: float
+    path: str = "/v1/chat/completions"
 
     @property
     def text(self) -> str:
@@ -77,7 +81,17 @@ class Request:
         prompt = self.body.get("prompt")
         if isinstance(prompt, str):
             return prompt
-        return "\n".join(m.get("content", "") for m in self.body.get("messages", []))
+        messages = list(self.body.get("messages", []))
+        if self.body.get("system"):
+            messages.insert(0, {"content": self.body["system"]})
+        return "\n".join(_text(m.get("content", "")) for m in messages)
+
+
+def _text(content: Any) -> str:
+    """A message's content as text: a string, or the text of its blocks (Anthropic's form)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
 
 
 @dataclass
@@ -103,15 +117,17 @@ class LLMServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 path = self.path.rstrip("/")
-                if path not in ("/v1/chat/completions", "/v1/completions"):
+                if path not in ("/v1/chat/completions", "/v1/completions", "/v1/messages"):
                     self._send(404, "{}")
                     return
                 body = json.loads(raw)
-                step = server._answer(Request(body, dict(self.headers), time.time()))
+                step = server._answer(Request(body, self.headers, time.time(), path))
                 self._in_flight = True
                 try:
                     if path == "/v1/completions":
                         self._text_reply(step, body)
+                    elif path == "/v1/messages":
+                        self._messages_reply(step, body)
                     else:
                         self._reply(step, body)
                 finally:
@@ -150,6 +166,23 @@ class LLMServer:
                         "total_tokens": prompt + len(content.split()),
                     },
                 }
+                self._send(200, json.dumps(payload))
+
+            def _messages_reply(self, step: Step, body: dict[str, Any]) -> None:
+                """Anthropic's messages protocol: content blocks, stop_reason, input/output tokens."""
+                if step.delay:
+                    time.sleep(step.delay)
+                if step.body is not None:
+                    self._send(step.status, step.body, step.retry_after)
+                    return
+                content = step.reply or ""
+                prompt = len(Request(body, {}, 0.0).text.split())
+                stop = {"stop": "end_turn", "length": "max_tokens"}.get(step.finish_reason, step.finish_reason)
+                payload = {
+                    "id": "msg_test", "type": "message", "role": "assistant", "model": body.get("model", ""),
+                    "content": [{"type": "text", "text": content}], "stop_reason": stop, "stop_sequence": None,
+                    "usage": {"input_tokens": prompt, "output_tokens": len(content.split())},
+                }  # fmt: skip
                 self._send(200, json.dumps(payload))
 
             def _text_reply(self, step: Step, body: dict[str, Any]) -> None:

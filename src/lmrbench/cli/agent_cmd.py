@@ -57,12 +57,15 @@ def agent_cmd(
     memory: Memory = None,
     cpus: Cpus = None,
     hf_cache: HfCache = None,
+    samples: Annotated[int, typer.Option(
+        "--samples", help="Runs of the agent per task, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
 ) -> None:
     """Run an agent on every task in a container of the task's own image (no network; the model is called from
     here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
     from lmrbench.benchmark.agents.mini import MiniSweAgent, check_installed
     from lmrbench.benchmark.agents.protocol import AgentLimits
     from lmrbench.benchmark.agents.runner import AgentOptions, run_agent
+    from lmrbench.benchmark.pipeline.samples import sample_folders
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
 
@@ -71,6 +74,7 @@ def agent_cmd(
     if tries < 1 or jobs < 1:
         raise LmrError("--tries and --jobs take 1 or more")
     check_installed()
+    folders = sample_folders(out, samples)
     tasks = _tasks(bench, only)
     limits = AgentLimits(step_limit=step_limit, cost_limit=cost_limit, wall_time=wall_time,
                          command_timeout=command_timeout)  # fmt: skip
@@ -80,12 +84,14 @@ def agent_cmd(
     docker = DockerRunner(memory=memory, cpus=cpus, hf_cache=hf_cache)
     try:
         with client, RichProgress(verbose=True) as progress:
-            summary = run_agent(tasks, out, MiniSweAgent(), client, docker, bench=str(bench), options=options,
-                                progress=progress)  # fmt: skip
+            for sample, folder in enumerate(folders, start=1):
+                summary = run_agent(tasks, folder, MiniSweAgent(), client, docker, bench=str(bench),
+                                    options=options, progress=progress)  # fmt: skip
+                _finish(summary, "agent" if samples == 1 else f"agent (sample {sample} of {samples})")
     finally:
         docker.close()
-    _finish(summary, "agent")
-    out_console.print(f"trajectories: {out / 'agent'}/<task>/trajectory.json; grade with: lmrbench evaluate "
+    where = out / "agent" if samples == 1 else out / "samples" / "<s>" / "agent"
+    out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
                       f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -37,10 +36,12 @@ err_console = Console(stderr=True)
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 Run = Annotated[Path, typer.Argument(help="The run folder.")]
 Out = Annotated[Path, typer.Option("--out", help="The run folder to write candidates into.")]
-Model = Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")]
+Model = Annotated[str, typer.Option("--model", help="anthropic/..., gemini/..., openai/... (any provider litellm "
+                                    "knows), or the model id an OpenAI-compatible --base-url serves.")]  # fmt: skip
 BaseUrl = Annotated[
     str | None,
-    typer.Option("--base-url", help="OpenAI-compatible base URL (default: $OPENAI_BASE_URL or OpenAI's)."),
+    typer.Option("--base-url", help="Base URL of the endpoint: OpenAI-compatible, or the named provider's "
+                 "(default: the provider's own; $OPENAI_BASE_URL or OpenAI's for other models)."),
 ]
 KeyEnv = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
@@ -89,9 +90,10 @@ def _client(
     no_cache: bool,
 ) -> LLMClient:
     from lmrbench.benchmark.pipeline.llm import DEFAULT_CACHE, LLMClient, LLMConfig
+    from lmrbench.benchmark.pipeline.providers import base_url_for
     from lmrbench.schemas.run import LLMParams
 
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    url = base_url_for(model, base_url)
     params = LLMParams(model=model, base_url=url, temperature=temperature, max_tokens=max_tokens)
     config = LLMConfig(
         params=params,
@@ -137,7 +139,7 @@ def generate_cmd(
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
-    from lmrbench.benchmark.pipeline.samples import sample_path
+    from lmrbench.benchmark.pipeline.samples import sample_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -145,17 +147,13 @@ def generate_cmd(
     opts = GenerateOptions(
         max_paper_chars=max_paper_chars, jobs=jobs, context=setting
     )
-    if samples < 1:
-        raise LmrError(f"--samples {samples}: give 1 or more")
-    if samples > 1 and (out / "run.json").is_file():
-        raise LmrError("holds a run of one sample; give --samples another --out", out / "run.json")
-    for sample in range(1, samples + 1):
+    folders = sample_folders(out, samples)
+    for sample, folder in enumerate(folders, start=1):
         client = _client(
             model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
         )
         if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
             client.config = replace(client.config, cache_salt=f"sample {sample}")
-        folder = out if samples == 1 else sample_path(out, sample)
         with client, RichProgress() as progress:
             summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
         _finish(summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})")

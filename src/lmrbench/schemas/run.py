@@ -42,12 +42,12 @@ class Usage(_Strict):
 
 
 class LLMParams(_Strict):
-    """The sampling parameters of an OpenAI-compatible chat endpoint (the part that changes replies)."""
+    """The model, its endpoint and sampling parameters (the part that changes replies)."""
 
     model: str
-    """The model id sent to the endpoint."""
+    """The model as written (``anthropic/...``, ``openai/...``, or the id an OpenAI-compatible endpoint serves)."""
     base_url: str
-    """The endpoint's base URL (ending before /chat/completions)."""
+    """The endpoint's base URL (ending before /chat/completions); empty: the named provider's own."""
     temperature: float = 0.0
     """Sampling temperature."""
     max_tokens: int = 4096

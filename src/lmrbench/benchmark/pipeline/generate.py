@@ -4,16 +4,21 @@ A candidate folder holds the raw reply (reply.txt), candidate.json and, when the
 functions, the masked goal file with them (and the new imports, helpers and constants beside them) spliced in
 at ``<repo folder>/<goal file>``; candidate.json's ``reason`` says which code block they came from. A re-run redoes
 only the implementations without an ``ok`` candidate (endpoint errors, replies without a usable function).
+Every attempt, a rejected or failed one too, adds a line to ``RUN/attempts/<task>/<impl>.jsonl``: when, the
+status and reason, the raw reply, its finish reason, tokens, requests sent (retries included) and whether it came
+from the cache; the candidate folder holds the last one only.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
-from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
+from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError, LLMReply
 from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
 from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
 from lmrbench.benchmark.pipeline.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
@@ -22,7 +27,7 @@ from lmrbench.core.source.candidate_splice import merge_notes
 from lmrbench.core.source.tree import goal_plan, read_source
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.fsutil import staging_dir
+from lmrbench.fsutil import atomic_write_text, staging_dir
 from lmrbench.progress import Progress
 from lmrbench.pyparse import encode_source
 from lmrbench.schemas.run import Candidate, CandidateStatus, RunManifest, Usage
@@ -62,10 +67,53 @@ def write_candidate(run: RunDir, task: Task, cand: Candidate, reply: str, files:
     return cand
 
 
+ATTEMPTS_DIR = "attempts"
+
+
+def attempts_path(run: RunDir, task: str, impl: int) -> Path:
+    """The log of every attempt at one implementation (JSONL, oldest first)."""
+    return run.path / ATTEMPTS_DIR / task / f"{impl}.jsonl"
+
+
+def attempts(run: RunDir, task: str, impl: int) -> list[dict[str, object]]:
+    """The attempts at one implementation, oldest first ([] when none is logged)."""
+    path = attempts_path(run, task, impl)
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _log_attempt(run: RunDir, task: Task, cand: Candidate, reply: LLMReply | None) -> Candidate:
+    """Add ``cand``'s attempt (and the raw reply it came from) to its log; returns ``cand``."""
+    entry = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "status": cand.status.value,
+        "reason": cand.reason,
+        "reply": reply.text if reply is not None else None,
+        "finish_reason": reply.finish_reason if reply is not None else "",
+        "prompt_tokens": reply.usage.prompt_tokens if reply is not None else 0,
+        "completion_tokens": reply.usage.completion_tokens if reply is not None else 0,
+        "requests": reply.attempts if reply is not None else 0,
+        "cached": reply.cached if reply is not None else False,
+    }
+    path = attempts_path(run, task.name, cand.impl)
+    before = path.read_text("utf-8") if path.is_file() else ""
+    atomic_write_text(path, before + json.dumps(entry, ensure_ascii=False) + "\n")
+    return cand
+
+
 def generate_one(
     run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions
 ) -> Candidate:
-    """Ask for one implementation and write its candidate (whatever happens, a candidate.json says what)."""
+    """Ask for one implementation and write its candidate (whatever happens, a candidate.json says what, and the
+    attempt is logged beside the others)."""
+    cand, reply = _generate_one(run, task, impl, client, options)
+    return _log_attempt(run, task, cand, reply)
+
+
+def _generate_one(
+    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions
+) -> tuple[Candidate, LLMReply | None]:
     base = Candidate(
         task=task.name,
         impl=impl.index,
@@ -81,12 +129,12 @@ def generate_one(
         )
     except (LmrError, OSError, UnicodeDecodeError) as exc:
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": f"task: {exc}"})
-        return write_candidate(run, task, bad, "", {})
+        return write_candidate(run, task, bad, "", {}), None
     try:
         reply = client.complete(prompt.messages)
     except LLMError as exc:
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": str(exc)})
-        return write_candidate(run, task, bad, "", {})
+        return write_candidate(run, task, bad, "", {}), None
     base = base.model_copy(update={"usage": reply.usage})
     files: dict[str, str] = {}
     functions: list[str] = []
@@ -109,12 +157,12 @@ def generate_one(
         if reply.finish_reason == "length":
             reason += f" (the reply was cut at --max-tokens {client.params.max_tokens})"
         bad = base.model_copy(update={"status": CandidateStatus(exc.status), "reason": reason})
-        return write_candidate(run, task, bad, reply.text, {})
+        return write_candidate(run, task, bad, reply.text, {}), reply
     reason = f"code from block {', '.join(map(str, sorted(taken)))} of {total}"
     if prompt.missing_context:
         reason += f"; retrieval context not found: {', '.join(prompt.missing_context)}"
     cand = base.model_copy(update={"functions": functions, **notes, "reason": reason})
-    return write_candidate(run, task, cand, reply.text, files)
+    return write_candidate(run, task, cand, reply.text, files), reply
 
 
 def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> RunManifest:

@@ -1,4 +1,8 @@
-"""A client for any OpenAI-compatible chat endpoint: transient-error retries, a disk cache, a concurrency cap.
+"""A chat client for any provider: transient-error retries, a disk cache, a concurrency cap.
+
+Requests go through litellm where it is installed (the ``agents`` extra; see ``providers``), so ``--model
+anthropic/...``, ``gemini/...``, ``openai/...`` or any model behind an OpenAI-compatible base URL work alike;
+without it, through a built-in HTTP client for OpenAI-compatible endpoints only.
 
 Transient errors (connection failures, read timeouts, HTTP 429 and 5xx) are retried with exponential backoff,
 honouring ``Retry-After``; anything else (a 4xx, a malformed reply) is an answer: it fails at once with an
@@ -70,6 +74,9 @@ class LLMConfig:
     """Where replies are cached; None disables the cache."""
     cache_salt: str = ""
     """Mixed into every cache key when set: one repeated sample's replies are never another's."""
+    via: Literal["auto", "http"] = "auto"
+    """auto: through litellm where installed, else the built-in client; http: the built-in client
+    (OpenAI-compatible endpoints only)."""
 
 
 @dataclass
@@ -100,8 +107,9 @@ def cache_key(params: LLMParams, messages: list[Message], salt: str = "") -> str
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def _retry_after(resp: httpx.Response) -> float | None:
-    value = resp.headers.get("retry-after")
+def retry_after(headers: Any) -> float | None:
+    """Seconds a reply's ``Retry-After`` header asks to wait (seconds or an HTTP date); None when absent."""
+    value = headers.get("retry-after")
     if not value:
         return None
     try:
@@ -133,7 +141,14 @@ class LLMClient:
             timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout),
             limits=httpx.Limits(max_connections=max(1, config.concurrency)),
         )
-        self.url = config.params.base_url.rstrip("/") + "/chat/completions"
+        from lmrbench.benchmark.pipeline import providers  # it imports this module's errors
+
+        self._litellm = config.via == "auto" and providers.available()
+        self.url = (
+            providers.endpoint(config.params)
+            if self._litellm
+            else config.params.base_url.rstrip("/") + "/chat/completions"
+        )
 
     def __enter__(self) -> LLMClient:
         return self
@@ -204,13 +219,7 @@ class LLMClient:
             if hit is not None:
                 self._count(hit.usage)
                 return hit
-        body = {
-            "model": self.params.model,
-            "messages": messages,
-            "temperature": self.params.temperature,
-            "max_tokens": self.params.max_tokens,
-        }
-        reply, attempts = self._retrying(lambda: _parse_completion(self._send(self.url, body), key, self.url))
+        reply, attempts = self._retrying(lambda: self._chat(messages, key, self.params.max_tokens))
         reply.attempts = attempts
         self._count(reply.usage)
         if use_cache:
@@ -236,8 +245,7 @@ class LLMClient:
         """One tiny request, retried while ``budget`` seconds last: LmrError naming the URL when nothing answers
         (no connection, no reply in time, 5xx throughout) or the key is refused. Any other answer, a 4xx
         included, means the endpoint is there."""
-        body = {"model": self.params.model, "messages": [{"role": "user", "content": "Reply with OK."}],
-                "max_tokens": 1, "temperature": 0.0}  # fmt: skip
+        ping = [{"role": "user", "content": "Reply with OK."}]
         deadline = time.monotonic() + budget
         attempt = 0
         while True:
@@ -245,18 +253,32 @@ class LLMClient:
             left = deadline - time.monotonic()
             try:
                 with self._gate:
-                    self._send(self.url, body, timeout=max(0.5, left))
+                    self._chat(ping, "", 1, timeout=max(0.5, left))
                 return
             except LLMError as exc:
                 if exc.kind != "auth":
                     return
                 raise LmrError(f"the model endpoint {self.url} refused the key: {exc}") from None
-            except _Transient as exc:
+            except Transient as exc:
                 wait = self._wait(attempt, exc)
                 if time.monotonic() + wait >= deadline:
                     raise LmrError(f"the model endpoint {self.url} does not answer: {exc.problem} "
                                    f"({attempt} attempts in {budget:g} s)") from None  # fmt: skip
                 time.sleep(wait)
+
+    def _chat(self, messages: list[Message], key: str, max_tokens: int, timeout: float | None = None) -> LLMReply:
+        """One chat request, through litellm or the built-in client; Transient or LLMError when it fails."""
+        if self._litellm:
+            from lmrbench.benchmark.pipeline import providers
+
+            return providers.chat(self.config, messages, key, max_tokens=max_tokens, timeout=timeout)
+        body = {
+            "model": self.params.model.removeprefix("openai/"),
+            "messages": messages,
+            "temperature": self.params.temperature,
+            "max_tokens": max_tokens,
+        }
+        return _parse_completion(self._send(self.url, body, timeout=timeout), key, self.url)
 
     def _retrying(self, call: Callable[[], T]) -> tuple[T, int]:
         """``call()`` under the concurrency gate, retried after transient errors; (result, attempts)."""
@@ -266,12 +288,12 @@ class LLMClient:
             try:
                 with self._gate:
                     return call(), attempt
-            except _Transient as exc:
+            except Transient as exc:
                 if attempt > self.config.max_retries:
                     raise LLMError(exc.kind, f"{exc.problem} (after {attempt} attempts)", exc.url) from None
                 time.sleep(self._wait(attempt, exc))
 
-    def _wait(self, attempt: int, exc: _Transient) -> float:
+    def _wait(self, attempt: int, exc: Transient) -> float:
         """Seconds before the next attempt: the backoff doubled at each, or Retry-After when longer; capped."""
         wait = self.config.backoff * (2 ** (attempt - 1))
         if exc.retry_after is not None:
@@ -284,25 +306,25 @@ class LLMClient:
 
     def _send(self, url: str, body: dict[str, Any], timeout: float | None = None) -> httpx.Response:
         """One POST (``timeout``: seconds for the whole request instead of the configured read timeout);
-        _Transient for errors worth retrying, LLMError for the others."""
+        Transient for errors worth retrying, LLMError for the others."""
         limit = httpx.Timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT
         try:
             resp = self._http.post(url, json=body, timeout=limit)
         except httpx.ConnectError as exc:
-            raise _Transient("connect", f"cannot connect: {exc}", url=url) from None
+            raise Transient("connect", f"cannot connect: {exc}", url=url) from None
         except httpx.ConnectTimeout:
-            raise _Transient("connect", "connection timed out", url=url) from None
+            raise Transient("connect", "connection timed out", url=url) from None
         except httpx.PoolTimeout:
-            raise _Transient("connect", "no free connection", url=url) from None
+            raise Transient("connect", "no free connection", url=url) from None
         except httpx.TimeoutException:
             waited = self.config.timeout if timeout is None else timeout
-            raise _Transient("timeout", f"no reply within {waited:g} s", url=url) from None
+            raise Transient("timeout", f"no reply within {waited:g} s", url=url) from None
         except httpx.HTTPError as exc:
-            raise _Transient("connect", f"{type(exc).__name__}: {exc}", url=url) from None
+            raise Transient("connect", f"{type(exc).__name__}: {exc}", url=url) from None
         if resp.status_code == 429:
-            raise _Transient("rate_limit", "HTTP 429 rate limited", _retry_after(resp), url)
+            raise Transient("rate_limit", "HTTP 429 rate limited", retry_after(resp.headers), url)
         if resp.status_code >= 500:
-            raise _Transient("server", f"HTTP {resp.status_code}: {resp.text[:200]}", _retry_after(resp), url)
+            raise Transient("server", f"HTTP {resp.status_code}: {resp.text[:200]}", retry_after(resp.headers), url)
         if resp.status_code in (401, 403):
             raise LLMError("auth", f"HTTP {resp.status_code}: check ${self.config.api_key_env}", url)
         if resp.status_code >= 400:
@@ -310,7 +332,7 @@ class LLMClient:
         return resp
 
 
-class _Transient(Exception):
+class Transient(Exception):
     def __init__(
         self, kind: ErrorKind, problem: str, retry_after: float | None = None, url: str | None = None
     ) -> None:

@@ -2,6 +2,7 @@
 folder of its own (its own run.json, candidates, results and verdicts), so that evaluate, judge and regrade treat
 each sample as they treat any run, and the report reads them back as one run with k samples (pass@1, pass@k).
 
+``agent --samples k`` does the same with an agent's runs.
 Sample 1 asks the model exactly as a run without samples does (the same cache entries); sample s > 1 salts the
 cache key with its number, so a cached reply is never reused as another sample.
 """
@@ -10,7 +11,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lmrbench.errors import LmrError
+
 SAMPLES_DIR = "samples"
+
+
+def sample_folders(out: Path, samples: int) -> list[Path]:
+    """The run folders ``--samples`` writes into: ``out`` itself for one sample, ``out/samples/<s>`` for more;
+    LmrError for fewer than one, or for more where ``out`` already holds a run of one sample."""
+    if samples < 1:
+        raise LmrError(f"--samples {samples}: give 1 or more")
+    if samples > 1 and (Path(out) / "run.json").is_file():
+        raise LmrError("holds a run of one sample; give --samples another --out", Path(out) / "run.json")
+    return [Path(out)] if samples == 1 else [sample_path(out, s) for s in range(1, samples + 1)]
 
 
 def sample_path(run: Path, sample: int) -> Path:
