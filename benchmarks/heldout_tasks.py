@@ -781,25 +781,25 @@ def sk_check(ns: dict[str, Any]) -> list[Callable[[], object]]:
 
 _NP = "import numpy as np\n\n\n"
 TASKS: list[dict[str, Any]] = [
-    {"name": "H1-GRPOAdvantages", "files": {"grpo/__init__.py": "", "grpo/advantages.py":
+    {"name": "10-GRPOAdvantages", "files": {"grpo/__init__.py": "", "grpo/advantages.py":
      '"""Policy-gradient advantages."""\n\nimport numpy as np\n' + GRPO_GOLDEN, "train.py": GRPO_DRIVER},
      "function": "grpo/advantages.py::grpo_advantages", "command": "python train.py",
      "head": "import statistics\n\nimport numpy as np\n\n\n", "wrong": GRPO_WRONG, "right": GRPO_RIGHT,
      "check": grpo_check, "gaps": GRPO_GAPS},
-    {"name": "H2-MomentumTeacher", "files": {"distill/__init__.py": "", "distill/teacher.py":
+    {"name": "11-MomentumTeacher", "files": {"distill/__init__.py": "", "distill/teacher.py":
      '"""Momentum teachers."""\n\nimport math\n\nimport numpy as np\n' + EMA_GOLDEN, "pretrain.py": EMA_DRIVER},
      "function": "distill/teacher.py::MomentumTeacher.update", "command": "python pretrain.py",
      "head": "import math\n\nimport numpy as np\n\n\n", "wrong": EMA_WRONG, "right": EMA_RIGHT,
      "check": ema_check, "gaps": EMA_GAPS},
-    {"name": "H3-InfoNCE", "files": {"retriever/__init__.py": "", "retriever/objective.py":
+    {"name": "12-InfoNCE", "files": {"retriever/__init__.py": "", "retriever/objective.py":
      '"""Retrieval objectives."""\n\nimport numpy as np\n' + NCE_GOLDEN, "train.py": NCE_DRIVER},
      "function": "retriever/objective.py::ContrastiveHead.info_nce", "command": "python train.py", "head": _NP,
      "wrong": NCE_WRONG, "right": NCE_RIGHT, "check": nce_check, "gaps": NCE_GAPS},
-    {"name": "H4-TrainerSmoothedLoss", "files": {"lm/__init__.py": "", "lm/args.py": LS_ARGS, "lm/trainer.py":
+    {"name": "13-TrainerSmoothedLoss", "files": {"lm/__init__.py": "", "lm/args.py": LS_ARGS, "lm/trainer.py":
      '"""The fine-tuning trainer."""\n\nimport numpy as np\n' + LS_GOLDEN, "finetune.py": LS_DRIVER},
      "function": "lm/trainer.py::CausalLMTrainer.compute_loss", "command": "python finetune.py", "head": _NP,
      "wrong": LS_WRONG, "right": LS_RIGHT, "check": ls_check, "gaps": LS_GAPS},
-    {"name": "H5-Sinkhorn", "files": {"swav/__init__.py": "", "swav/assign.py":
+    {"name": "14-Sinkhorn", "files": {"swav/__init__.py": "", "swav/assign.py":
      '"""Cluster assignments."""\n\nimport numpy as np\n' + SK_GOLDEN, "swav.py": SK_DRIVER},
      "function": "swav/assign.py::sinkhorn", "command": "python swav.py", "head": _NP, "wrong": SK_WRONG,
      "right": SK_RIGHT, "check": sk_check, "gaps": SK_GAPS},
