@@ -14,8 +14,9 @@ named K of the W wrong answers that passed". A passing wrong answer counts as na
 on the task names its gap. The notes are the weak reasons (``no test varies gamma``, the recording's equivalent
 mistakes) and the surviving mutants (their description and the golden lines their diff removes). Each wrong answer
 lists its gap in the task's ``gaps``: identifiers (``gamma``, ``kl_ctl.value``) must occur as whole words in a weak
-reason or a survivor's description; code fragments (``max(num_fg, 1.0)``) may also occur in a line that a
-survivor's diff removes, since such a survivor changes the very code the wrong answer gets wrong.
+reason or a survivor's description (``gamma`` in ``no test varies self.cfg.loss.gamma``); code fragments
+(``max(num_fg, 1.0)``) may also occur in a line that a survivor's diff removes, since such a survivor changes the
+very code the wrong answer gets wrong.
 
 Before anything is recorded, the corpus itself is checked with numpy, for every task that has ``check`` (calls of
 the goal on general inputs): each wrong answer must differ from the golden code on some call (a value, a shape, or
@@ -169,7 +170,7 @@ def names_gap(gap: list[str], notes: list[tuple[str, str]]) -> bool:
     code fragment in a note's text or in the golden lines its mutant removes."""
     for key in gap:
         if re.fullmatch(r"[A-Za-z_][\w.]*", key):
-            pattern = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
+            pattern = re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")  # gamma names self.cfg.loss.gamma
             if any(pattern.search(text) for text, _ in notes):
                 return True
         elif any(key in text or key in removed for text, removed in notes):
