@@ -11,6 +11,7 @@ from lmrbench.authoring.mutants.mutants import generate_mutants
 from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.validation.plan import ValidateOptions, pick_mutants
 from lmrbench.benchmark.validation.taskset import validate_taskset
+from lmrbench.benchmark.validation.weakness import recorded_reasons
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.recording import MutantCatch, MutantSearch, RecordingIndex
 from lmrbench.schemas.task_info import CheckerSettings
@@ -33,7 +34,7 @@ def test_mean_loss():
 GUARD = "drop the guard '1' of 'max(count - warmup, 1)'"
 
 
-def make(bench: Path, search: MutantSearch | None, equivalent: bool = False) -> Path:
+def make(bench: Path, search: MutantSearch | None, equivalent: bool = False, hint: str = "") -> Path:
     """The task, with a recording index that says what became of the guard's mutant."""
     task = write_task(bench, "1-Loss", repo="repo", goal_file="losses.py",
                       goal=mask_source(GOLDEN, ["mean_loss"], file="losses.py"), golden=GOLDEN,
@@ -41,7 +42,8 @@ def make(bench: Path, search: MutantSearch | None, equivalent: bool = False) -> 
                       files={"unit_test/unit_test_1.py": TEST})
     [guard] = [mu for mu in generate_mutants(GOLDEN, "mean_loss", file="losses.py") if GUARD in mu.description]
     catch = MutantCatch(target="losses.py::mean_loss", digest=guard.digest, kind=guard.kind,
-                        description=guard.description, killed=False, equivalent=equivalent, search=search)
+                        description=guard.description, killed=False, equivalent=equivalent, search=search,
+                        hint=hint)
     index = RecordingIndex(implementation=1, command="python run.py", sandbox="local",
                            recorded_at=datetime(2026, 1, 1, tzinfo=UTC), max_calls=12, checker=CheckerSettings(),
                            cases=[], mutants=[catch])
@@ -74,7 +76,8 @@ def test_a_mutant_shown_equivalent_is_no_weakness_and_an_older_recording_still_n
     make(tmp_path / "a", equivalent)
     row = validate(tmp_path / "a")
     assert row.valid and not any(GUARD in r for r in row.weak_reasons)
-    make(tmp_path / "b", None, equivalent=True)  # written before the search: equivalent on the recorded calls
+    # written before the search: equivalent on the recorded calls, and the recording said it names a mistake
+    make(tmp_path / "b", None, equivalent=True, hint="a case with count 0")
     [reason] = [r for r in validate(tmp_path / "b").weak_reasons if GUARD in r]
     assert reason == f"drop_guard: line 6: {GUARD} passes on every recorded input; a case where the guard '1' " \
         "binds (a count of zero, a value past the bound) would kill it"
@@ -87,3 +90,17 @@ def test_the_search_s_live_mutants_and_the_mistake_kinds_are_run_first():
     assert guard in picked and len(picked) == 3
     assert [pm[2].kind for pm in picked if pm is not guard][:2] != ["constant_return", "return_input"]
     assert all(pm[2].kind not in ("constant_return", "return_input") for pm in pick_mutants(mutants, 4))
+
+
+def test_an_equivalent_dropped_parameter_is_as_telling_as_a_pinned_one():
+    def catch(kind, description):
+        return MutantCatch(target="losses.py::mean_loss", digest=description, kind=kind, description=description,
+                           killed=False, equivalent=True)
+
+    dropped = catch("drop_term", "line 6: drop 'warmup' from 'count - warmup'")
+    other = catch("drop_term", "line 7: drop 'n' from 'n + 1'")
+    scaled = catch("scale_constant", "line 30: scale 'recall' by 2 in 'precision + recall'")
+    pins = {"losses.py::mean_loss": {"warmup": "0", "count": "2"}}
+    assert recorded_reasons([dropped, other, scaled], [], pins) == [
+        "drop_term: line 6: drop 'warmup' from 'count - warmup' passes on every recorded input; a case where "
+        "'warmup' is not zero and changes the result would kill it"]

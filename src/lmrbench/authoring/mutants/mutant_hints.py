@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lmrbench.authoring.mutants.mutants import MISTAKE_KINDS
 
-TELLING_KINDS = (*MISTAKE_KINDS, "compare")
+TELLING_KINDS = frozenset((*MISTAKE_KINDS, "compare"))
 """Kinds whose live mutant is a plausible wrong answer: a valid task kills each or shows it equivalent."""
 
 

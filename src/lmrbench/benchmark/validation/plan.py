@@ -113,7 +113,7 @@ def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
                   if (m.search.outcome == "equivalent" if m.search is not None else m.equivalent)}
     live = {m.digest for m in index.mutants if m.search is not None and m.search.outcome == "live"}
     return RecordedFacts(index.pins, index.grad, equivalent, index.unvaried,
-                         recorded_reasons(index.mutants, index.unvaried), live,
+                         recorded_reasons(index.mutants, index.unvaried, index.pins), live,
                          {m.description: m for m in index.mutants})
 
 

@@ -70,18 +70,29 @@ def live_reason(kind: str, description: str, name: str = "", catch: MutantCatch 
     return f"{who}{description} {passes}; {kill_hint(kind, description)} would kill it{_search_text(catch)}"
 
 
-def recorded_reasons(catches: list[MutantCatch], unvaried: list[str]) -> list[str]:
-    """The recording's mistake-shaped mutants that no kept case kills: those its search left live, and, in a
-    recording without a search, those equivalent on every recorded input; each named with the input that would
-    kill it. A mutant the search showed equivalent (random inputs do not separate it) is no weakness, and a
-    pinned parameter already named by ``unvaried`` is left out."""
+def _dropped_parameter(m: MutantCatch, params: dict[str, str]) -> bool:
+    """A ``drop_term``/``drop_offset`` mutant that drops a parameter (``drop 'warmup_steps' from ...``)."""
+    dropped = m.description.split("drop '", 1)[-1].split("' from", 1)[0]
+    return m.kind in ("drop_term", "drop_offset") and dropped in params
+
+
+def recorded_reasons(catches: list[MutantCatch], unvaried: list[str],
+                     pins: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """The recording's mistake-shaped mutants that no kept case kills, each named with the input that would kill
+    it: those its search left live; in a recording without a search, those equivalent on every recorded input
+    that it marked with a ``hint`` or that drop a parameter (as telling as a pinned one; ``pins``: the
+    parameters per goal function). A mutant the search showed equivalent (random inputs do not separate it) is
+    no weakness, and a pinned parameter already named by ``unvaried`` is left out."""
     from lmrbench.authoring.mutants.mutant_hints import TELLING_KINDS
 
     out = []
     for m in catches:
-        if m.killed or m.kind not in TELLING_KINDS:
+        if m.killed or m.kind not in TELLING_KINDS | {"drop_term"}:
             continue
-        live = m.search.outcome == "live" if m.search is not None else m.equivalent
+        if m.search is not None:
+            live = m.search.outcome == "live"
+        else:
+            live = m.equivalent and (bool(m.hint) or _dropped_parameter(m, (pins or {}).get(m.target, {})))
         if not live or (m.kind == "pin_parameter" and pinned_parameter(m) in unvaried):
             continue
         out.append(live_reason(m.kind, m.description, catch=m,
