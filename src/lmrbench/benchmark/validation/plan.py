@@ -112,7 +112,11 @@ def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
     equivalent = {m.digest for m in index.mutants
                   if (m.search.outcome == "equivalent" if m.search is not None else m.equivalent)}
     live = {m.digest for m in index.mutants if m.search is not None and m.search.outcome == "live"}
-    return RecordedFacts(index.pins, index.grad, equivalent, index.unvaried,
+    from lmrbench.authoring.check.taskdata import shape_tied
+
+    tied = shape_tied(task, impl, [p.rpartition(": ")[2] for p in index.unvaried])
+    unvaried = [p for p in index.unvaried if p.rpartition(": ")[2] not in tied]
+    return RecordedFacts(index.pins, index.grad, equivalent, unvaried,
                          recorded_reasons(index.mutants, index.unvaried, index.pins), live,
                          {m.description: m for m in index.mutants})
 
