@@ -149,8 +149,9 @@ def _recording_says_unvaried(task: Task, impl: Implementation) -> dict[str, str]
 
 def shape_tied(task: Task, impl: Implementation, names: list[str]) -> set[str]:
     """Of ``names`` (parameters, ``self.<attr>``), those whose recorded value is an int above 1 that equals a
-    dimension of an input array (an argument or an attribute) of the same call in every recorded case (``n_heads``, ``self.num_classes``): tied to
-    the arrays' shapes, so no case can vary it alone, and naming it as unvaried helps no one."""
+    dimension of an input array (an argument or an attribute) of the same call in every recorded case
+    (``n_heads``, ``self.num_classes``): tied to the arrays' shapes, so no case can vary it alone, and naming it
+    as unvaried helps no one."""
     from lmrbench.authoring.record.amplify import scalar_arguments
     from lmrbench.runtime.lmrbench_values import read_case_file
     from lmrbench.schemas.recording import RecordingIndex
