@@ -276,3 +276,21 @@ def test_a_chain_read_further_or_assigned_is_not_pinned():
     [mutant] = generate_mutants(source, "update", nested={"self.kl_ctl.value": [0.1]}, kinds=["pin_nested"])
     assert mutant.source == source.replace("+ self.kl_ctl.value", "+ 0.1").replace("return self.kl_ctl.value",
                                                                                    "return 0.1")
+
+
+@pytest.mark.parametrize(("kind", "needle", "hint"), [
+    ("pin_nested", "self.cfg.loss.gamma", "a case with self.cfg.loss.gamma other than 2.0"),
+    ("drop_guard", "'1' of 'max(", "a case where the guard '1' binds (a count of zero, a value past the bound)"),
+    ("drop_guard", "np.clip", "a case with values outside the clamp's bounds"),
+    ("default_path", "labels=None always", "a case that passes labels (not None)"),
+    ("default_path", "labels=None never", "a case that leaves labels at its default None"),
+    ("force_branch", "`if step < warmup` always", "a case where `step < warmup` does not hold"),
+    ("force_branch", "`if gamma < -1` never", "a case where `gamma < -1` holds and changes the result"),
+    ("drop_offset", "drop 'warmup' from '(step", "a case where 'warmup' is not zero and changes the result"),
+    ("compare", "'< warmup'", "a case where both sides of '< warmup' are equal"),
+])
+def test_each_live_mistake_says_what_input_would_kill_it(focal, kind, needle, hint):
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    mutant = mutant_of(focal, kind, needle)
+    assert kill_hint(mutant.kind, mutant.description) == hint

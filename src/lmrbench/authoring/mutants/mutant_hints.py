@@ -41,9 +41,18 @@ def kill_hint(kind: str, description: str) -> str:
     if kind in ("drop_offset", "drop_term"):
         return f"a case where {_between(text, 'drop ', ' from')} is not zero and changes the result"
     if kind == "compare":
-        return f"a case on the boundary of {_between(text, ' in ', '$')} (both sides equal)"
+        return f"a case where both sides of {_between(text, ' in ', '$')} are equal"
     if kind == "change_axis":
         return "a case whose arrays have different sizes along the axes, with values that differ along them"
+    if kind == "arith_swap":
+        return f"a case where the right operand in {_between(text, ' in ', '$')} is not 1 or -1"
+    if kind == "scale_constant":
+        if not text.startswith("scale "):
+            return f"a case where the constant {text.split(' becomes ', 1)[0]} changes the result beyond the tolerance"
+        return f"a case where {_between(text, 'scale ', ' by 2')} is not zero and changes the result"
+    if kind == "negate":
+        test = _between(text, " in ", "$") if " in " in text else _between(text, "condition ", "$")
+        return f"a case where {test} decides the result"
     if kind == "swap_args":
         return "a case where the two arguments differ and their order changes the result"
     return "a case whose result requires grad" if kind == "detach" else "a case that tells it from the golden code"
