@@ -104,3 +104,14 @@ def test_an_equivalent_dropped_parameter_is_as_telling_as_a_pinned_one():
     assert recorded_reasons([dropped, other, scaled], [], pins) == [
         "drop_term: line 6: drop 'warmup' from 'count - warmup' passes on every recorded input; a case where "
         "'warmup' is not zero and changes the result would kill it"]
+
+
+def test_the_recording_s_values_of_attribute_paths_pin_nested_values():
+    from lmrbench.benchmark.validation.plan import RecordedFacts
+
+    target = "focal.py::FocalLoss.forward"
+    facts = RecordedFacts(pins={target: {"beta": "0.1", "self.cfg.loss.gamma": "2.0", "self.mode": "'mean'",
+                                         "self.table": "<an array>"}})
+    assert facts.plain_pins(target) == {"beta": "0.1"}
+    assert facts.nested(target) == {"self.cfg.loss.gamma": [2.0], "self.mode": ["mean"]}
+    assert facts.nested("other.py::f") == {}
