@@ -115,3 +115,13 @@ def test_the_recording_s_values_of_attribute_paths_pin_nested_values():
     assert facts.plain_pins(target) == {"beta": "0.1"}
     assert facts.nested(target) == {"self.cfg.loss.gamma": [2.0], "self.mode": ["mean"]}
     assert facts.nested("other.py::f") == {}
+
+
+def test_an_input_the_search_found_is_quoted_when_the_tests_still_let_the_mutant_pass():
+    from lmrbench.benchmark.validation.weakness import live_reason
+
+    found = MutantSearch(outcome="killed", input="count=0", case="case_9.npz", inputs=3)
+    catch = MutantCatch(target="losses.py::mean_loss", digest="d", kind="drop_guard", description=GUARD,
+                        killed=False, search=found)
+    assert live_reason("drop_guard", GUARD, "M2", catch).endswith(
+        "would kill it; the recording's search found count=0 (case_9.npz), yet the tests let it pass")

@@ -51,8 +51,12 @@ def pinned_parameter(m: MutantCatch | MutantResult) -> str:
 
 
 def _search_text(catch: MutantCatch | None) -> str:
-    """What the recording's search tried for a live mutant (``tried 40 inputs: step in 9, 10, 11``)."""
+    """What the recording's search tried for a live mutant (``... among 40 tried: step in 9, 10, 11``), or the
+    input it found for one the tests still let pass."""
     search = catch.search if catch is not None else None
+    if search is not None and search.outcome == "killed" and search.input:
+        where = f" ({search.case})" if search.case else ""
+        return f"; the recording's search found {search.input}{where}, yet the tests let it pass"
     if search is None or search.outcome != "live":
         return ""
     tried = f": {'; '.join(search.tried)}" if search.tried else ""
