@@ -13,7 +13,7 @@ from lmrbench.authoring.record.recorded_tests import CaseFacts
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
-              "drop_offset", "default_path", "pin_nested", "compare", "change_axis")
+              "drop_offset", "default_path", "pin_nested", "compare")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
 
 
