@@ -3,6 +3,7 @@ the test file's header, and the fields of index.json that ``validate`` and ``tas
 
 from __future__ import annotations
 
+from lmrbench.authoring.mutants.mutant_hints import kill_hint
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.case_probe import TargetProbe
@@ -11,25 +12,9 @@ from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.authoring.record.recorded_tests import CaseFacts
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
 
-WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
+WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
+              "drop_offset", "default_path", "pin_nested", "compare")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
-
-
-def kill_hint(kind: str, description: str) -> str:
-    """What case would kill an equivalent mutant of a mistake kind (``a case with beta other than 0.1``)."""
-    text = description.split(": ", 1)[-1] if description.startswith("line ") else description
-    if kind == "pin_parameter":
-        param, _, value = text.removeprefix("pin ").partition(" to ")
-        return f"a case with {param} other than {value.split(' (')[0]}"
-    if kind == "drop_mask":
-        return "a case whose masked-out entries hold values that change the result (not zeros)"
-    if kind == "drop_branch":
-        test = text.split("`if ", 1)[-1].split("`", 1)[0]
-        return f"a case where `{test}` does not hold" if "always the if" in text else \
-            f"a case where `{test}` holds and changes the result"
-    if kind == "swap_args":
-        return "a case where the two arguments differ and their order changes the result"
-    return "a case whose result requires grad" if kind == "detach" else "a case that tells it from the golden code"
 
 
 def weak_lines(target: str, probe: TargetProbe, equivalent: list[str]) -> list[str]:
