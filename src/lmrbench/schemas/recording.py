@@ -111,6 +111,30 @@ class MutantCatch(BaseModel):
     hint: str = ""
     """For an equivalent mutant shaped like a real mistake: what case would kill it (the task is then valid but
     weak)."""
+    live: bool = False
+    """No case kills it and the search for a killing input found none, though random inputs of the recorded
+    shapes were not all tried or only knife-edge inputs separated it: not shown equivalent."""
+    tried: str = ""
+    """For a mutant the search looked for a killing input of: what it tried (``42 input(s): gamma=0.5, ...``)."""
+
+
+class SearchSummary(BaseModel):
+    """What the search for killing inputs did for one goal function while recording."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    searched: int
+    """Mutants that no recorded or added case killed, searched for."""
+    killed: int
+    """Of those, mutants a new case (an input the search found) kills."""
+    live: int
+    """Mutants no stable input separated, not shown equivalent."""
+    equivalent: int
+    """Mutants no input separated, random inputs of the recorded shapes included."""
+    inputs: int
+    """Inputs the search tried."""
 
 
 class RecordingIndex(BaseModel):
@@ -150,3 +174,5 @@ class RecordingIndex(BaseModel):
     """Goal functions whose recorded results require grad (``detach`` mutants apply to them)."""
     mutants: list[MutantCatch] = []
     """The mutants tried on the calls while recording (empty when not tried)."""
+    search: list[SearchSummary] = []
+    """Per goal function, what the search for inputs that kill the mutants the cases missed did."""
