@@ -48,13 +48,14 @@ def scalar_arguments(path: Path | str, also: Collection[str] = ()) -> dict[str, 
     return out
 
 
-def leaf_values(calls: Sequence[RecordedCall]) -> dict[str, list[Scalar]]:
+def leaf_values(calls: Sequence[RecordedCall | Path]) -> dict[str, list[Scalar]]:
     """Every scalar, text and flag leaf of the calls' arguments and recorded ``self`` state, at any depth, by its
     access path as written in Python (``gamma``, ``self.cfg.loss.gamma``, ``self.config["beta"]``), with its
-    distinct values over the calls in the order first seen: what mutants may pin and notes name."""
+    distinct values over the calls in the order first seen: what mutants may pin and notes name (``calls``:
+    recorded calls, or their case files)."""
     seen: dict[str, list[Scalar]] = {}
     for call in calls:
-        case, arrays = read_case_file(call.path)
+        case, arrays = read_case_file(call if isinstance(call, Path) else call.path)
         for name, value in ll.leaves(case, arrays).items():
             known = seen.setdefault(name, [])
             if not any(type(v) is type(value) and v == value for v in known):

@@ -102,7 +102,14 @@ def select(
         caught |= kills[best]
     for param in amplify.parameter_values([c.path for c in calls], values.also):
         have = {repr(values.scalars(calls[i]).get(param)) for i in picked}
-        for i, c in enumerate(calls):
+        spread = _spread(calls, param, values)
+        if spread is not None:  # a number over a whole run: its two ends are kept
+            for i, end in zip(spread[:2], ("lowest", "highest"), strict=True):
+                if repr(values.scalars(calls[i]).get(param)) not in have:
+                    have.add(repr(values.scalars(calls[i]).get(param)))
+                    keep(i, f"the {end} {param} of the run")
+        for i in spread or range(len(calls)):
+            c = calls[i]
             value = values.scalars(c).get(param)
             if param in values.scalars(c) and repr(value) not in have and len(have) < MAX_VALUES_KEPT:
                 have.add(repr(value))
@@ -134,6 +141,18 @@ def select(
         kept.append(call)
     dropped = [c for i, c in enumerate(calls) if i not in picked]
     return Selection(kept, reasons, dropped, knife, values)
+
+
+def _spread(calls: list[RecordedCall], param: str, values: CallValues) -> list[int] | None:
+    """When a number takes more values than selection keeps (a schedule's ``step`` over a whole run): the calls'
+    indices, those holding its lowest, highest and middle values first; else None."""
+    held = [(i, v) for i, c in enumerate(calls) if type(v := values.scalars(c).get(param)) in (int, float)]
+    if len({v for _, v in held}) <= MAX_VALUES_KEPT:
+        return None
+    ranked = [i for i, _ in sorted(held, key=lambda iv: iv[1])]
+    n = len(ranked)
+    first = list(dict.fromkeys(ranked[k] for k in (0, n - 1, n // 2, n // 4, 3 * n // 4)))
+    return first + [i for i in range(len(calls)) if i not in first]
 
 
 def unvaried(kept: list[RecordedCall], also: list[str] | None = None) -> list[str]:
