@@ -300,7 +300,7 @@ def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -
         if not drawn:
             return None
         inputs.update(drawn)
-    return new, inputs
+    return new, {**arrays, **inputs}
 
 
 def input_text(spec: dict[str, Any]) -> str:
@@ -320,7 +320,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     ``equivalent`` (ids no input separated, random ones included), ``live`` (the others), ``tried`` (inputs run),
     ``what`` (the kinds of inputs tried), ``edges`` (ids separated only by unstable inputs)."""
     plan = t.get("search") or {}
-    bases = [c for c in cases if not c[1].get("random_state") and not c[0].startswith(("amp-", "srch-"))][:2]
+    bases = [c for c in cases if not c[0].startswith(("amp-", "srch-"))][:2]
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
                               "edges": []}
     if not alive or not bases:
