@@ -281,3 +281,62 @@ def test_a_tie_made_by_amplification_does_not_fail_a_correct_answer(tmp_path, lo
     result = record_tests(task, 1, "python run.py", sandbox=local)
     assert any(c.amplified for c in result.cases)  # top_p is varied where no tie decides the result
     assert grade(local, task, tmp_path / "right", "model/nucleus.py", TOP_P_ASCENDING) is TestStatus.PASSED
+
+
+MOMENTUM = '''
+    import numpy as np
+
+
+    class Momentum:
+        def __init__(self, lr=0.1, beta=0.9):
+            self.lr = lr
+            self.beta = beta
+            self.velocity = None
+            self.steps = 0
+
+        def step(self, params, grads):
+            """Heavy-ball update of params in place: velocity = beta * velocity + grads; params -= lr * velocity."""
+            if self.velocity is None:
+                self.velocity = np.zeros_like(params)
+            self.velocity = self.beta * self.velocity + grads
+            params -= self.lr * self.velocity
+            self.steps += 1
+'''
+MOMENTUM_DRIVER = '''
+    import numpy as np
+
+    from model.momentum import Momentum
+
+    rng = np.random.default_rng(2)
+    params = rng.normal(size=4)
+    opt = Momentum()
+    for _ in range(4):
+        opt.step(params, 2 * params)
+    print(params)
+'''
+MOMENTUM_PINNED = '''import numpy as np
+
+
+class Momentum:
+    def __init__(self, lr=0.1, beta=0.9):
+        self.lr = lr
+        self.beta = beta
+        self.velocity = None
+        self.steps = 0
+
+    def step(self, params, grads):
+        if self.velocity is None:
+            self.velocity = np.zeros_like(params)
+        self.velocity = 0.9 * self.velocity + grads
+        params -= self.lr * self.velocity
+        self.steps += 1
+'''
+
+
+def test_a_call_that_changes_self_is_amplified_from_the_state_before_it(tmp_path, local):
+    task = make_task(tmp_path, "model/momentum.py::Momentum.step",
+                     extra={"model/momentum.py": MOMENTUM, "run.py": MOMENTUM_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    summary = "\n".join(result.summary)
+    assert "self.beta was always 0.9 in the recording; added" in summary, summary
+    assert grade(local, task, tmp_path / "wrong", "model/momentum.py", MOMENTUM_PINNED) is TestStatus.FAILED
