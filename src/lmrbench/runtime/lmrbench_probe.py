@@ -217,8 +217,11 @@ def _unchanged(checker: dict[str, Any], mine: Any, base: Any) -> bool:
     """True when a varied call gives what its base call gave (result, arguments changed, ``self`` after), as the
     test compares: the variant tells no wrong answer apart."""
     pairs = [(mine.expected, base.expected), *((mine.changed.get(n), v) for n, v in base.changed.items())]
-    if base.state_after is not None:
-        pairs.append((mine.state_after, base.state_after))
+    if base.state_after is not None and mine.state_after is not None:
+        before, set_ = base.state or {}, mine.state or {}
+        same_input = [k for k in base.state_after if k in before and k in set_
+                      and _agree(checker, set_[k], before[k], base)]  # not an attribute the variant set
+        pairs += [(mine.state_after.get(k), base.state_after[k]) for k in same_input]
     return all(_agree(checker, got, want, base) for got, want in pairs)
 
 
