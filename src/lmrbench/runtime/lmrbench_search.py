@@ -251,16 +251,16 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    out = {}
+    out: dict[str, Any] = {}
     for a in case["arguments"]:
         key = array_key(case, a["name"], arrays)
         arr = arrays.get(key) if key is not None else None
-        if not isinstance(arr, np.ndarray) or arr.size == 0:
+        if key is None or not isinstance(arr, np.ndarray) or arr.size == 0:
             continue
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
             scale = float(np.abs(finite).max()) if finite.size else 1.0
-            out[key] = (rng.normal(size=arr.shape) * (scale or 1.0)).astype(arr.dtype)
+            out[key] = np.asarray(rng.normal(size=arr.shape) * (scale or 1.0)).astype(arr.dtype)
         elif arr.dtype == np.bool_:
             out[key] = rng.random(arr.shape) < 0.5
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 
 MAX_DEPTH = 3
 """How deep the calls of helpers are followed."""
@@ -25,7 +26,7 @@ def access_path(node: ast.AST) -> str | None:
             and type(node.slice.value) in (str, int):
         inner = access_path(node.value)
         key = node.slice.value
-        return None if inner is None else f'{inner}["{key}"]' if isinstance(key, str) else f"{inner}[{key}]"
+        return None if inner is None else f"{inner}[{json.dumps(key)}]"  # as lmrbench_leaves.key_text writes it
     return None
 
 

@@ -281,6 +281,6 @@ def _number(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return repr(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
+            and isinstance(node.operand.value, int | float) and not isinstance(node.operand.value, bool):
         return repr(-node.operand.value)
     return None

@@ -146,7 +146,8 @@ def select(
 def _spread(calls: list[RecordedCall], param: str, values: CallValues) -> list[int] | None:
     """When a number takes more values than selection keeps (a schedule's ``step`` over a whole run): the calls'
     indices, those holding its lowest, highest and middle values first; else None."""
-    held = [(i, v) for i, c in enumerate(calls) if type(v := values.scalars(c).get(param)) in (int, float)]
+    held = [(i, float(v)) for i, c in enumerate(calls)
+            if isinstance(v := values.scalars(c).get(param), int | float) and not isinstance(v, bool)]
     if len({v for _, v in held}) <= MAX_VALUES_KEPT:
         return None
     ranked = [i for i, _ in sorted(held, key=lambda iv: iv[1])]

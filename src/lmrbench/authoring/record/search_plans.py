@@ -35,8 +35,7 @@ def _near(value: amplify.Scalar, like: amplify.Scalar) -> list[amplify.Scalar]:
     if type(value) is bool or type(like) is bool or type(value) is str:
         return []
     if type(like) is int and float(value).is_integer():
-        w = int(value)
-        return [w - 1, w, w + 1]
+        return [int(value) - 1, int(value), int(value) + 1]
     w = float(value)
     return [w - 0.5, w, w + 0.5] if w == 0 else [w / 2, w, 1.5 * w]
 
@@ -83,6 +82,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     leaves: dict[str, list[amplify.Scalar]] = {}
     for name, values in seen.items():
         first = values[0]
+        tries: list[amplify.Scalar]
         if type(first) is str:
             tries = [x for x in reads.literals.get(name, []) if x not in values]
         else:
