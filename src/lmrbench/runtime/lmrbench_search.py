@@ -313,6 +313,23 @@ def input_text(spec: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())
 
 
+def _finite(value: Any) -> bool:
+    """True when no float in ``value`` (through lists, tuples and dicts) is nan or infinite."""
+    import math
+
+    import numpy as np
+
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, np.ndarray | np.generic) and np.issubdtype(np.asarray(value).dtype, np.floating):
+        return bool(np.isfinite(value).all())
+    if isinstance(value, list | tuple):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
+
+
 def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases: list[tuple[str, Any, Any]],
            out: str, index: int, deadline: float) -> dict[str, Any]:
     """Look for a stable input that kills each mutant of ``alive``; write each such input as a case
@@ -336,6 +353,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             mutants[m["id"]] = None
     left = [i for i, mt in mutants.items() if mt is not None]
     by_name = {name: (case, arrays) for name, case, arrays in bases}
+    finite_base = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
     random_ok = False
     what: list[str] = []
     for spec in _inputs(plan, bases):
@@ -349,6 +367,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             result, new, new_arrays, _ = golden_case(golden, *built)
         except (Exception, Timeout):  # noqa: BLE001 - an input the golden code refuses is no case
             continue
+        if _finite(finite_base[spec["base"]]) and not _finite(result):
+            continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
         report["tried"] += 1
         kind = spec.get("kind", "value")
         text = input_text(spec)
