@@ -1,44 +1,76 @@
-"""How well recorded tests tell right from wrong on tasks they were not tuned on: four numpy tasks
-(``wrong_answer_tasks.py``: a label-smoothed NLL with ``ignore_index`` and a reduction mode, top-k/top-p/
-temperature filtering, rotary embeddings, a beam scorer's length penalty read from ``self``), each authored as
-``lmrbench task new`` does and recorded with ``task record`` from its own driver, which uses the default
-hyperparameters. Every plausible wrong answer and every correct answer in another style is then graded as
-``lmrbench evaluate`` grades a candidate (local sandbox). Prints, per task and in all, the wrong answers
-rejected and the correct ones passed, and names each wrong answer that passed.
+"""How well recorded tests tell right from wrong on tasks they were not tuned on, and whether ``validate`` says
+so. Two sets of numpy tasks, each a small repository whose driver runs the goal function on its default
+hyperparameters only, as real drivers do: ``main`` (``wrong_answer_tasks.py``: a label-smoothed NLL, top-k/top-p
+filtering, rotary embeddings, a beam scorer's length penalty, generalized advantage estimation with done flags, a
+supervised contrastive loss, a focal loss method reading a nested config, a warmup-cosine schedule called once per
+step, a PPO per-token KL reward) and ``heldout`` (``heldout_tasks.py``, kept out of every test fixture so that it
+stays a held-out measure). Each task is authored as ``lmrbench task new`` does and recorded with ``task record``
+from its driver; every plausible wrong answer and every correct answer in another style is then graded as
+``lmrbench evaluate`` grades a candidate (local sandbox), and the task is validated as ``lmrbench validate``
+validates it (the library's ``validate_task``, local sandbox, one golden run: repeats only look for flakiness).
 
-    python benchmarks/wrong_answers.py [--no-probe] [--only NAME] [--summary]
+Prints, per task and in all: wrong answers rejected, correct answers passed, validate's verdict, and "weak notes
+named K of the W wrong answers that passed". A passing wrong answer counts as named when one of validate's notes
+on the task names its gap. The notes are the weak reasons (``no test varies gamma``, the recording's equivalent
+mistakes) and the surviving mutants (their description and the golden lines their diff removes). Each wrong answer
+lists its gap in the task's ``gaps``: identifiers (``gamma``, ``kl_ctl.value``) must occur as whole words in a weak
+reason or a survivor's description; code fragments (``max(num_fg, 1.0)``) may also occur in a line that a
+survivor's diff removes, since such a survivor changes the very code the wrong answer gets wrong.
 
-``--no-probe`` records by coverage alone (``record_tests(probe=False)``), for comparison.
+Before anything is recorded, the corpus itself is checked with numpy, for every task that has ``check`` (calls of
+the goal on general inputs): each wrong answer must differ from the golden code on some call (a value, a shape, or
+raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
+reported, by name, on a ``corpus:`` line.
+
+    python benchmarks/wrong_answers.py [--set main|heldout|all] [--only NAME] [--no-probe] [--no-validate]
+                                       [--check] [--summary]
+
+``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
+False)``), for comparison; ``--no-validate`` skips validate and its notes.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import textwrap
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from wrong_answer_tasks import TASKS  # noqa: E402
+from heldout_tasks import TASKS as HELDOUT  # noqa: E402
+from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
 
 from lmrbench.authoring.record.record import record_tests  # noqa: E402
 from lmrbench.authoring.task.task_new import create_task  # noqa: E402
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec  # noqa: E402
 from lmrbench.benchmark.sandbox.running.local import LocalRunner  # noqa: E402
+from lmrbench.benchmark.validation.plan import ValidateOptions  # noqa: E402
+from lmrbench.benchmark.validation.task import validate_task  # noqa: E402
+from lmrbench.benchmark.validation.weakness import survivors, verdict  # noqa: E402
 from lmrbench.core.taskset import Task  # noqa: E402
 from lmrbench.harness.sandbox import Sandbox  # noqa: E402
 from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
+from lmrbench.schemas.validation import ImplValidation  # noqa: E402
+
+SETS = {"main": MAIN, "heldout": HELDOUT, "all": MAIN + HELDOUT}
+"""The task sets ``--set`` picks from."""
 
 
-def author(spec: dict[str, object], root: Path) -> Task:
+def author(spec: dict[str, Any], root: Path) -> Task:
     """The task of one corpus entry, made as ``lmrbench task new`` makes it."""
     source = root / "src"
-    files = dict(spec["files"])  # type: ignore[call-overload]
+    files = dict(spec["files"])
     files["requirements.txt"] = "numpy\n"
     for rel, text in files.items():
         (source / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -49,55 +81,179 @@ def author(spec: dict[str, object], root: Path) -> Task:
     return create_task(task_spec)
 
 
-def grade(box: LocalRunner, task: Task, goal: str, source: str, folder: Path) -> TestStatus:
+def grade(box: Sandbox, task: Task, goal: str, source: str, folder: Path) -> TestStatus:
     """The status of one candidate goal file, graded as ``evaluate`` grades it."""
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
     return evaluate_variant(box, task, task.info.implementation(1), folder, timeout=300).status
 
 
+# -- the corpus check ---------------------------------------------------------------------------------------------
+
+
+def _namespace(source: str, label: str) -> dict[str, Any]:
+    """The globals of a goal file run as a module."""
+    ns: dict[str, Any] = {"__name__": f"corpus_{abs(hash(label))}"}
+    exec(compile(source, label, "exec"), ns)  # noqa: S102 - the corpus is this project's own code
+    return ns
+
+
+def _outcomes(calls: list[Callable[[], object]]) -> list[tuple[str, object]]:
+    """Each call's result, or the name of what it raised."""
+    out: list[tuple[str, object]] = []
+    for call in calls:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                out.append(("value", call()))
+            except Exception as exc:  # noqa: BLE001 - raising is an outcome to compare
+                out.append(("raised", type(exc).__name__))
+    return out
+
+
+def _agree(a: object, b: object) -> bool:
+    """Equal within rtol 1e-5 (NaN equal to NaN), element by element through tuples and lists."""
+    if isinstance(a, tuple | list) or isinstance(b, tuple | list):
+        return (isinstance(a, tuple | list) and isinstance(b, tuple | list) and len(a) == len(b)
+                and all(_agree(x, y) for x, y in zip(a, b, strict=True)))
+    try:
+        x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return a == b
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=1e-5, atol=1e-8, equal_nan=True))
+
+
+def corpus_problems(spec: dict[str, Any]) -> list[str]:
+    """The task's bad corpus entries: a wrong answer that agrees with the golden code on every check call, a
+    correct one that disagrees on some call, an answer that does not load; empty without ``check``."""
+    check = spec.get("check")
+    if check is None:
+        return []
+    goal_file, _, _ = str(spec["function"]).partition("::")
+    golden = _outcomes(check(_namespace(spec["files"][goal_file], f"{spec['name']} golden")))
+    problems = []
+    for kind in ("wrong", "right"):
+        for what, body in spec[kind].items():
+            try:
+                mine = _outcomes(check(_namespace(str(spec["head"]) + body, f"{spec['name']} {what}")))
+            except Exception as exc:  # noqa: BLE001 - a corpus entry that does not load is reported
+                problems.append(f"{kind} answer {what!r} does not load: {type(exc).__name__}: {exc}")
+                continue
+            same = [g[0] == m[0] and (g[0] == "raised" or _agree(g[1], m[1])) for g, m in zip(golden, mine,
+                                                                                             strict=True)]
+            if kind == "wrong" and all(same):
+                problems.append(f"wrong answer {what!r} agrees with the golden code on every check call")
+            if kind == "right" and not all(same):
+                problems.append(f"correct answer {what!r} differs from the golden code on check call "
+                                f"{same.index(False) + 1}")
+    return problems
+
+
+# -- validate's notes ---------------------------------------------------------------------------------------------
+
+
+def notes_of(result: ImplValidation) -> list[tuple[str, str]]:
+    """validate's notes on one implementation: (text, golden lines removed) of each weak reason (no lines) and
+    of each surviving mutant (its name and description; the lines its diff removes)."""
+    notes = [(reason, "") for reason in result.weak_reasons]
+    for m in survivors(result.mutants):
+        removed = "\n".join(line[1:] for line in m.diff.splitlines()
+                            if line.startswith("-") and not line.startswith("---"))
+        notes.append((f"{m.name or m.kind}: {m.description}", removed))
+    return notes
+
+
+def names_gap(gap: list[str], notes: list[tuple[str, str]]) -> bool:
+    """True when a note names one of ``gap``: an identifier (dots allowed) as a whole word of a note's text; a
+    code fragment in a note's text or in the golden lines its mutant removes."""
+    for key in gap:
+        if re.fullmatch(r"[A-Za-z_][\w.]*", key):
+            pattern = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
+            if any(pattern.search(text) for text, _ in notes):
+                return True
+        elif any(key in text or key in removed for text, removed in notes):
+            return True
+    return False
+
+
+# -- the run ------------------------------------------------------------------------------------------------------
+
+
+def run_task(spec: dict[str, Any], tmp: Path, box: Sandbox, args: argparse.Namespace) -> list[int]:
+    """Record, grade and validate one task; prints its lines; returns [wrong rejected, wrong, correct passed,
+    correct, wrong passed, of them named by a note]."""
+    root = tmp / str(spec["name"])
+    task = author(spec, root)
+    start = time.perf_counter()
+    result = record_tests(task, 1, str(spec["command"]), sandbox=box, probe=not args.no_probe)
+    took = time.perf_counter() - start
+    if args.summary:
+        print("\n".join(f"  {line}" for line in result.summary))
+    goal = str(spec["function"]).partition("::")[0]
+    counts = {"wrong": [0, 0], "right": [0, 0]}
+    passed_wrong: list[tuple[str, str]] = []
+    failed_right: list[str] = []
+    for kind in ("wrong", "right"):
+        for k, (what, body) in enumerate(spec[kind].items()):
+            status = grade(box, task, goal, str(spec["head"]) + body, root / f"{kind}-{k}")
+            good = status is (TestStatus.FAILED if kind == "wrong" else TestStatus.PASSED)
+            counts[kind][0] += good
+            counts[kind][1] += 1
+            if not good and kind == "wrong":
+                passed_wrong.append((what, status.value))
+            elif not good:
+                failed_right.append(f"{what} ({status.value})")
+    line = (f"{spec['name']}: {len(result.cases)} cases recorded in {took:.1f} s; wrong rejected "
+            f"{counts['wrong'][0]}/{counts['wrong'][1]}, correct passed {counts['right'][0]}/{counts['right'][1]}")
+    named: dict[str, bool] = {}
+    if not args.no_validate:
+        res = validate_task(task.path, sandbox="local", run_dir=root / "validate",
+                            options=ValidateOptions(repeat=1))[0]
+        notes = notes_of(res)
+        gaps = spec.get("gaps", {})
+        named = {what: names_gap(gaps.get(what, []), notes) for what, _ in passed_wrong}
+        said = verdict(res.valid, res.weak, res.mutants_killed, res.mutants_total, res.min_kill_rate,
+                       res.weak_reasons)
+        line += (f"; validate: {said}; weak notes named {sum(named.values())} of the {len(passed_wrong)} wrong "
+                 "answers that passed")
+    print(line)
+    for what, status in passed_wrong:
+        mark = "" if args.no_validate else (" [named by a note]" if named[what] else " [no note names it]")
+        print(f"  wrong answer not rejected: {what} ({status}){mark}")
+    for what in failed_right:
+        print(f"  correct answer not passed: {what}")
+    return [counts["wrong"][0], counts["wrong"][1], counts["right"][0], counts["right"][1], len(passed_wrong),
+            sum(named.values())]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-probe", action="store_true", help="record by coverage alone (the old selection)")
+    parser.add_argument("--set", choices=sorted(SETS), default="main", help="which tasks (default: main)")
     parser.add_argument("--only", help="one task by name")
+    parser.add_argument("--no-probe", action="store_true", help="record by coverage alone (the old selection)")
+    parser.add_argument("--no-validate", action="store_true", help="skip validate and its weak notes")
+    parser.add_argument("--check", action="store_true", help="check the corpus with numpy only")
     parser.add_argument("--summary", action="store_true", help="print each recording's summary")
     args = parser.parse_args()
+    specs = [s for s in SETS[args.set] if not args.only or s["name"] == args.only]
+    bad = 0
+    for spec in specs:
+        for problem in corpus_problems(spec):
+            print(f"corpus: {spec['name']}: {problem}")
+            bad += 1
+    if args.check:
+        print(f"corpus: {bad} bad entries in {len(specs)} tasks")
+        return 1 if bad else 0
     box = Sandbox(LocalRunner())
-    totals = [0, 0, 0, 0]
+    totals = [0] * 6
     with tempfile.TemporaryDirectory(prefix="lmrbench-wrong-") as tmp:
-        for spec in TASKS:
-            if args.only and spec["name"] != args.only:
-                continue
-            root = Path(tmp) / str(spec["name"])
-            task = author(spec, root)
-            start = time.perf_counter()
-            result = record_tests(task, 1, str(spec["command"]), sandbox=box, probe=not args.no_probe)
-            took = time.perf_counter() - start
-            if args.summary:
-                print("\n".join(f"  {line}" for line in result.summary))
-            goal = str(spec["function"]).partition("::")[0]
-            counts = {"wrong": [0, 0], "right": [0, 0]}
-            passed_wrong: list[str] = []
-            failed_right: list[str] = []
-            for kind in ("wrong", "right"):
-                for k, (what, body) in enumerate(dict(spec[kind]).items()):  # type: ignore[call-overload]
-                    status = grade(box, task, goal, str(spec["head"]) + body, root / f"{kind}-{k}")
-                    good = status is (TestStatus.FAILED if kind == "wrong" else TestStatus.PASSED)
-                    counts[kind][0] += good
-                    counts[kind][1] += 1
-                    if not good:
-                        (passed_wrong if kind == "wrong" else failed_right).append(f"{what} ({status.value})")
-            print(f"{spec['name']}: {len(result.cases)} cases recorded in {took:.1f} s; wrong rejected "
-                  f"{counts['wrong'][0]}/{counts['wrong'][1]}, correct passed {counts['right'][0]}/"
-                  f"{counts['right'][1]}")
-            for what in passed_wrong:
-                print(f"  wrong answer not rejected: {what}")
-            for what in failed_right:
-                print(f"  correct answer not passed: {what}")
-            totals = [totals[0] + counts["wrong"][0], totals[1] + counts["wrong"][1],
-                      totals[2] + counts["right"][0], totals[3] + counts["right"][1]]
-    print(f"in all: wrong rejected {totals[0]}/{totals[1]}, correct passed {totals[2]}/{totals[3]}")
-    return 0
+        for spec in specs:
+            totals = [t + n for t, n in zip(totals, run_task(spec, Path(tmp), box, args), strict=True)]
+    line = f"in all: wrong rejected {totals[0]}/{totals[1]}, correct passed {totals[2]}/{totals[3]}"
+    if not args.no_validate:
+        line += f"; weak notes named {totals[5]} of the {totals[4]} wrong answers that passed"
+    print(line)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
