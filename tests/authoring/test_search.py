@@ -13,6 +13,7 @@ import pytest
 
 from helpers.record_fixture import make_task
 from lmrbench.authoring.record.amplify import leaf_values
+from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
@@ -108,6 +109,29 @@ def test_leaves_are_named_by_their_access_path():
     assert lmrbench_leaves.put(case, {}, "self.cfg.loss.gamma", 0.5)
     assert lmrbench_leaves.get(case, {}, "self.cfg.loss.gamma") == 0.5
     assert not lmrbench_leaves.put(case, {}, "self.cfg.loss.beta", 0.5)
+
+
+def test_the_body_and_its_helpers_read_paths_at_any_depth():
+    source = '''
+class KLReward:
+    def reward(self, scores, logprobs, ref_logprobs, warmup):
+        """Per-token reward: scores minus the KL penalty."""
+        kl = self._kl(logprobs, ref_logprobs)
+        ctl = self.kl_ctl
+        if warmup < self.cfg["warmup"]:
+            return scores
+        return scores - ctl.value * kl
+
+    def _kl(self, logprob, ref_logprob):
+        if self.config.kl_penalty == "abs":
+            return abs(logprob - ref_logprob)
+        return logprob - ref_logprob
+'''
+    reads = body_reads(source, "KLReward.reward", ["scores", "logprobs", "ref_logprobs", "warmup"])
+    # the alias `ctl` is read as the path it names; the helper's read of self.config counts as the body's
+    assert reads.paths == ['self.cfg["warmup"]', "self.kl_ctl.value", "self.config.kl_penalty"]
+    assert reads.literals == {"self.config.kl_penalty": ["abs"]}
+    assert reads.bounds["warmup"] == ['self.cfg["warmup"]']
 
 
 def test_a_nested_config_value_is_varied_and_named(focal):

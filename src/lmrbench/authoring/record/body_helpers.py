@@ -43,7 +43,7 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
-def _aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
     """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``)."""
     found: dict[str, ast.expr] = {}
     counts: dict[str, int] = {}
@@ -62,7 +62,7 @@ def _aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr
 
 def resolved(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef:
     """A copy of ``func`` with its aliases of access paths replaced by the paths."""
-    mapping = _aliases(func)
+    mapping = aliases(func)
     if not mapping:
         return func
     return _Rename(mapping).visit(copy.deepcopy(func))  # type: ignore[no-any-return]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
-from lmrbench.authoring.record.body_helpers import access_path, helpers, resolved
+from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, resolved
 
 
 @dataclass
@@ -48,12 +48,18 @@ def _paths(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str])
     out: list[str] = []
     for func in funcs:
         inner: set[int] = set()
+        named = aliases(func)
         for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id in named:
+                inner.add(id(node.value))  # an alias: read where it is used, as the path it names
             if isinstance(node, ast.Attribute | ast.Subscript) and access_path(node) is not None:
                 inner.add(id(node.value))
             if isinstance(node, ast.Call):
                 inner.add(id(node.func))
-        for node in ast.walk(func):
+        ordered = sorted((n for n in ast.walk(func) if isinstance(n, ast.Attribute | ast.Subscript)),
+                         key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        for node in ordered:
             if not isinstance(node, ast.Attribute | ast.Subscript) or id(node) in inner \
                     or not isinstance(node.ctx, ast.Load):
                 continue
