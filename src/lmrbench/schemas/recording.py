@@ -133,6 +133,25 @@ class MutantCatch(BaseModel):
     """The search for an input that kills it, when the kept cases did not (absent in older files)."""
 
 
+class SearchSummary(BaseModel):
+    """What the search for killing inputs did for one goal function while recording."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    searched: int
+    """Mutants that no recorded or added case killed, searched for."""
+    killed: int
+    """Of those, mutants a new case (an input the search found) kills."""
+    live: int
+    """Mutants no stable input separated, not shown equivalent."""
+    equivalent: int
+    """Mutants no input separated, random inputs of the recorded shapes included."""
+    inputs: int
+    """Inputs the search tried."""
+
+
 class RecordingIndex(BaseModel):
     """How one implementation's cases were recorded, and the cases."""
 
@@ -170,3 +189,5 @@ class RecordingIndex(BaseModel):
     """Goal functions whose recorded results require grad (``detach`` mutants apply to them)."""
     mutants: list[MutantCatch] = []
     """The mutants tried on the calls while recording (empty when not tried)."""
+    search: list[SearchSummary] = []
+    """Per goal function, what the search for inputs that kill the mutants the cases missed did."""
