@@ -159,7 +159,8 @@ def test_a_surviving_pinned_parameter_makes_tests_weak():
     assert weak_reasons(mutants, ["temperature"]) == ["no test varies temperature", "no test varies beta"]
     detached = mutant("detach", "line 9: detach 'losses' from the autograd graph", False)
     assert weak_reasons([detached], []) == [
-        "an answer that detaches its result passes (M1 detach: line 9: detach 'losses' from the autograd graph)"]
+        "M1 detach: line 9: detach 'losses' from the autograd graph passes; a case whose result requires grad "
+        "would kill it"]
     equivalent = mutants[0].model_copy(update={"equivalent": True})
     assert weak_reasons([equivalent], []) == []
     # the pinned parameter is a typed field; a result written before it (no ``pinned``) still names it
@@ -188,8 +189,8 @@ def test_an_equivalent_mistake_shaped_mutant_makes_tests_weak_and_says_what_woul
                catch("pin_parameter", "pin beta to 0.1 (its recorded value)", "a case with beta other than 0.1"),
                catch("flip_sign", "line 3: drop the minus of '-1'", "")]  # generic kinds name no mistake
     reasons = recorded_reasons(catches, ["beta"])  # beta is already named by `no test varies beta`
-    assert reasons == [f"drop_branch equivalent on every recorded input ({branch}): add a case where "
-                       "`precision + recall == 0` holds and changes the result"]
+    assert reasons == [f"drop_branch: {branch} passes on every recorded input; a case where "
+                       "`precision + recall == 0` holds and changes the result would kill it"]
     assert weak_reasons([], ["beta"], reasons) == ["no test varies beta", *reasons]
 
 

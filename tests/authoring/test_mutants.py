@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
 import pytest
 
 from lmrbench.authoring.mutants.mutants import MAX_MUTANTS, generate_mutants, sample_mutants
@@ -40,8 +41,9 @@ def test_each_kind_changes_the_body_as_described():
     assert mutant_of(mutants, "constant_return", "None").source == SOURCE.replace(body, "        return None")
     assert mutant_of(mutants, "constant_return", "zeros_like").source.count("return np.zeros_like(pi)") == 1
     assert mutant_of(mutants, "return_input", "ref").source.count("        return ref\n") == 1
-    assert "        z = beta * (pi)\n" in mutant_of(mutants, "drop_term", "drop 'ref'").source
-    assert "        z = beta * (ref)\n" in mutant_of(mutants, "drop_term", "drop 'pi'").source
+    assert "        z = beta * (pi)\n" in mutant_of(mutants, "drop_offset", "drop 'ref'").source
+    assert "        z = beta * (ref)\n" in mutant_of(mutants, "drop_offset", "drop 'pi'").source
+    assert "        return best\n" in mutant_of(mutants, "drop_term", "drop 'np.log1p").source
     assert "        z = beta * (pi + ref)\n" in mutant_of(mutants, "flip_sign", "flip + and -").source
     assert "        z += 1\n" in mutant_of(mutants, "flip_sign", "+=").source
     assert "return np.log(z[:, 0])" in mutant_of(mutants, "flip_sign", "drop the minus of '-np.log").source
@@ -53,7 +55,7 @@ def test_each_kind_changes_the_body_as_described():
     assert "if z.sum() >= 0:" in mutant_of(mutants, "compare").source
     assert "if z.mean() > 0:" in mutant_of(mutants, "swap_reduction", "z.sum()").source
     assert "np.log1p(np.exp(-z)).sum() + best" in mutant_of(mutants, "swap_reduction", ".mean()'").source
-    assert mutant_of(mutants, "drop_term").description.startswith("line 9: ")
+    assert mutant_of(mutants, "drop_offset").description.startswith("line 9: ")
 
 
 def test_only_the_function_body_changes_and_every_mutant_parses_and_differs():
@@ -193,3 +195,102 @@ def test_an_elif_chain_gets_its_other_mutants():
 '''
     mutants = generate_mutants(source, "pick", limit=100)
     assert len({mu.kind for mu in mutants}) >= 5 and all(ast.parse(mu.source) for mu in mutants)
+
+
+FOCAL = '''import numpy as np
+
+
+class FocalLoss:
+    def _weight(self, p):
+        return self.cfg.loss.alpha * p.transpose(1, 2)
+
+    def forward(self, logits, targets, labels=None, warmup=10, step=0):
+        """Doc."""
+        gamma = self.cfg.loss.gamma
+        num_fg = max((targets > 0).sum(), 1)
+        p = np.clip(logits, 1e-6, 1.0)
+        if labels is None:
+            labels = targets
+        if gamma >= 0:
+            p = p ** gamma
+        elif gamma < -1:
+            p = -p
+        if step < warmup:
+            p = p * step / warmup
+        progress = (step - warmup) / (self.cfg.total - warmup)
+        loss = self._weight(p).sum(axis=1) + np.maximum(labels, self.cfg.eps)
+        return loss.mean() / num_fg * progress
+'''
+NESTED = {"self.cfg.loss.gamma": [2.0], "self.cfg.loss.alpha": [np.float32(0.25)], "self.cfg.total": [200],
+          "self.cfg.unread": [1.0]}
+
+
+@pytest.fixture(scope="module")
+def focal():
+    return generate_mutants(FOCAL, "FocalLoss.forward", limit=300, nested=NESTED)
+
+
+@pytest.mark.parametrize(("kind", "needle", "before", "after"), [
+    ("pin_nested", "self.cfg.loss.gamma to 2.0", "gamma = self.cfg.loss.gamma", "gamma = 2.0"),
+    ("pin_nested", "self.cfg.total to 200", "(self.cfg.total - warmup)", "(200 - warmup)"),
+    ("drop_guard", "'1' of 'max(", "num_fg = max((targets > 0).sum(), 1)", "num_fg = (targets > 0).sum()"),
+    ("drop_guard", "clamp 'np.clip", "p = np.clip(logits, 1e-6, 1.0)", "p = logits"),
+    ("drop_guard", "'self.cfg.eps'", "+ np.maximum(labels, self.cfg.eps)", "+ labels"),
+    ("default_path", "labels=None always taken", "if labels is None:\n            labels", "labels"),
+    ("default_path", "labels=None never taken", "        if labels is None:\n            labels = targets\n", ""),
+    ("force_branch", "`if gamma >= 0` always", "if gamma >= 0:", "if True:"),
+    ("force_branch", "`if gamma >= 0` never", "if gamma >= 0:", "if False:"),
+    ("force_branch", "`if gamma < -1` never", "elif gamma < -1:", "elif False:"),
+    ("force_branch", "`if step < warmup` always", "if step < warmup:\n            p = p *", "p = p *"),
+    ("drop_offset", "drop 'warmup' from '(step - warmup)'", "(step - warmup) /", "(step) /"),
+    ("compare", "'< warmup'", "if step < warmup:", "if step <= warmup:"),
+    ("change_axis", "axis 1 becomes 0", ".sum(axis=1)", ".sum(axis=0)"),
+])
+def test_new_shapes_change_the_body_as_described(focal, kind, needle, before, after):
+    body = FOCAL.split('"""Doc."""\n')[1]
+    mutant = mutant_of(focal, kind, needle)
+    assert mutant.source.split('"""Doc."""\n')[1] == body.replace(before, after, 1), mutant.description
+
+
+def test_a_nested_value_read_by_a_helper_is_pinned_there(focal):
+    mutant = mutant_of(focal, "pin_nested", "self.cfg.loss.alpha")
+    assert mutant.description == "pin self.cfg.loss.alpha to 0.25 (its recorded value) in helper FocalLoss._weight"
+    assert mutant.pinned == "self.cfg.loss.alpha"
+    assert FOCAL.replace("return self.cfg.loss.alpha * p", "return 0.25 * p") == mutant.source
+    assert not [mu for mu in focal if "self.cfg.unread" in mu.description]
+
+
+def test_no_mutant_that_no_input_can_tell_or_that_a_kind_already_names(focal):
+    assert not [mu for mu in focal if mu.kind == "swap_args" and "transpose" in mu.description]
+    # `if labels is None` forced is the default path, not also a dropped branch or a forced one
+    assert not [mu for mu in focal if mu.kind in ("drop_branch", "force_branch") and "labels" in mu.description]
+    assert len({mu.source for mu in focal}) == len(focal)
+    assert not [mu for mu in generate_mutants(FOCAL, "FocalLoss.forward", limit=300) if mu.kind == "pin_nested"]
+
+
+def test_a_chain_read_further_or_assigned_is_not_pinned():
+    source = '''def update(self, x):
+    self.kl_ctl.value = x * self.kl_ctl.value.item() + self.kl_ctl.value
+    return self.kl_ctl.value
+'''
+    [mutant] = generate_mutants(source, "update", nested={"self.kl_ctl.value": [0.1]}, kinds=["pin_nested"])
+    assert mutant.source == source.replace("+ self.kl_ctl.value", "+ 0.1").replace("return self.kl_ctl.value",
+                                                                                   "return 0.1")
+
+
+@pytest.mark.parametrize(("kind", "needle", "hint"), [
+    ("pin_nested", "self.cfg.loss.gamma", "a case with self.cfg.loss.gamma other than 2.0"),
+    ("drop_guard", "'1' of 'max(", "a case where the guard '1' binds (a count of zero, a value past the bound)"),
+    ("drop_guard", "np.clip", "a case with values outside the clamp's bounds"),
+    ("default_path", "labels=None always", "a case that passes labels (not None)"),
+    ("default_path", "labels=None never", "a case that leaves labels at its default None"),
+    ("force_branch", "`if step < warmup` always", "a case where `step < warmup` does not hold"),
+    ("force_branch", "`if gamma < -1` never", "a case where `gamma < -1` holds and changes the result"),
+    ("drop_offset", "drop 'warmup' from '(step", "a case where 'warmup' is not zero and changes the result"),
+    ("compare", "'< warmup'", "a case where both sides of '< warmup' are equal"),
+])
+def test_each_live_mistake_says_what_input_would_kill_it(focal, kind, needle, hint):
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    mutant = mutant_of(focal, kind, needle)
+    assert kill_hint(mutant.kind, mutant.description) == hint

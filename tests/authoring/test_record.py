@@ -84,8 +84,10 @@ def test_method_records_the_instance_and_what_the_call_changed(tmp_path, local):
 def test_random_calls_keep_the_random_state_and_replay_exactly(tmp_path, local):
     task = make_task(tmp_path, "model/losses.py::dropout")
     result = record_tests(task, 1, TRAIN, sandbox=local, max_calls=2)
-    assert [c.random_state for c in result.cases] == [True, True]
-    assert result.test_file.read_text().count("case.restore_random_state()") == 2
+    assert [c.random_state for c in result.cases if not c.amplified] == [True, True]
+    # a case the search adds from a call that draws random numbers keeps its random state too
+    assert all(c.random_state for c in result.cases)
+    assert result.test_file.read_text().count("case.restore_random_state()") == len(result.cases)
     assert _outcomes(local, task, "golden")[0] == TestStatus.PASSED
 
 
@@ -277,8 +279,10 @@ def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
     assert {c.arguments["margin"] for c in recorded} == {"1.0", "0.25"}
     # reduce was always True: cases with reduce=False are added, the golden code giving their results, and
     # margin (combined with reduce in the body) varied with it
-    assert [c.amplified for c in result.cases if c.amplified] == [
+    assert [c.amplified for c in result.cases if c.amplified][:3] == [
         "reduce=False", "margin=0.5, reduce=False", "margin=2.0, reduce=False"]
+    found = [ln for ln in result.summary if ln.startswith("added a case the search found")]
+    assert len([c for c in result.cases if c.amplified]) == 3 + len(found)
     assert "reduce was always True in the recording; added 1 case(s) with reduce False" in result.summary
 
 
@@ -372,8 +376,9 @@ def test_cases_are_picked_to_cover_the_branches_the_objects_state_takes(tmp_path
     assert index.coverage == result.coverage
     steps = sorted(read_case_file(result.data_dir / c.file)[0]["self"]["items"][0][1] for c in result.cases)
     assert any(s % 5 == 4 for s in steps) and any(s < 2 for s in steps)
+    # with one call asked for, the later calls that reach `base / 10` are still sampled and kept for it
     one = record_tests(task, 1, "python run.py", sandbox=local, max_calls=1, force=True)
-    assert one.coverage[0].lines_covered < 6 and one.coverage[0].reached_not_kept != []
+    assert one.coverage[0].lines_covered == 6 and one.coverage[0].reached_not_kept == []
 
 
 PROMPTS = '''

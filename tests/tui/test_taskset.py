@@ -34,8 +34,11 @@ def rows(app) -> list[list[str]]:
 
 
 def write_result(bench: Path, task: Task, *, valid: bool, killed: int, total: int, weak: bool = False) -> None:
-    """A stored result about the task's files as they are now."""
+    """A stored result about the task's files as they are now; a weak one with the reasons validate gives."""
     res = ImplValidation(
+        min_kill_rate=0.75 if weak else 0.0,
+        weak_reasons=["M2 drop_guard: line 4: drop the guard '1' of 'max(n, 1)' passes; a case where the guard "
+                      "'1' binds (a count of zero, a value past the bound) would kill it"] if weak else [],
         task=task.name, impl=1, sandbox="local", fingerprint=task_fingerprint(task), repeat=3,
         golden_passes=3 if valid else 1, mutants_killed=killed, mutants_total=total, valid=valid, weak=weak,
         golden_runs=[TestReport(status=TestStatus.PASSED if k < (3 if valid else 1) else TestStatus.FAILED,
@@ -75,7 +78,10 @@ async def test_a_weak_task_is_not_shown_as_plainly_valid(new_task, bench: Path) 
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [r[:5] for r in rows(app)] == [[weak.name, "1", "valid but weak", "3/3", "1/6 (17%)"]]
-        assert "validbutweak:itstestskill1/6mutants" in shown_warnings(app)
+        assert "validbutweak:itstestskill1/6mutants(17%),belowthekillrate75%" in shown_warnings(app)
+        assert "validbutweak:M2drop_guard:line4:droptheguard'1'of'max(n,1)'passes;acasewheretheguard'1'binds" \
+            in shown_warnings(app)
+        assert "addteststhattell" not in shown_warnings(app)
         await pilot.press("slash", *"weak")
         await pilot.pause()
         assert [r[0] for r in rows(app)] == [weak.name]

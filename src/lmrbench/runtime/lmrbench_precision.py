@@ -104,6 +104,43 @@ def _array_scale(v: Any, stack: list[Any]) -> float:
     return 0.0
 
 
+def scalar_promotion(value: Any) -> str | None:
+    """The float dtype of the floating arrays inside ``value`` (a case's inputs) when a numpy floating scalar
+    among them is wider: ``self.kl_ctl.value``, a numpy float64 once a controller has updated it, times float32
+    log-probs gives float64 only through that scalar, and a correct ``float(self.kl_ctl.value)`` keeps float32.
+    A result wider than this dtype then compares at it (the checkers). None when the arrays have no single float
+    dtype or no scalar is wider."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    arrays: set[Any] = set()
+    scalars: set[Any] = set()
+    stack, seen = [value], 0
+    while stack and seen < 100_000:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, list | tuple | set | frozenset):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, np.ndarray):
+            if v.dtype.kind == "f":
+                (arrays if v.ndim else scalars).add(v.dtype)
+        elif isinstance(v, np.floating):
+            scalars.add(v.dtype)
+        elif not isinstance(v, type | str | bytes | int | float | complex):
+            fields = getattr(v, "__dict__", None)
+            if isinstance(fields, dict):
+                stack.extend(fields.values())
+            names = getattr(v, "__lmrbench_fields__", None)  # a dataclass decoded as a record, apart from its class
+            if isinstance(names, tuple):
+                stack.extend(getattr(v, n, None) for n in names)
+    if len(arrays) != 1:
+        return None
+    base = next(iter(arrays))
+    return str(base.name) if any(s.itemsize > base.itemsize for s in scalars) else None
+
+
 def upcast(value: Any) -> Any:
     """``value`` with its floating arrays, tensors and modules in float64 (for a probing re-run of the golden
     code); everything else as it is. Modules are changed in place."""
@@ -275,6 +312,9 @@ class Scale(float):
     grown: dict[str, Any] | None = None
     matmul: dict[str, Any] | None = None
     tied: list[Any] | None = None
+    promoted: str | None = None
+    """The inputs' array dtype when only a wider numpy scalar among them made the result wider
+    (``scalar_promotion``)."""
 
     def __new__(cls, value: float, **notes: Any) -> Scale:
         obj = super().__new__(cls, value)

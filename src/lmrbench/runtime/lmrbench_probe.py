@@ -9,19 +9,24 @@ The job is ``$LMRBENCH_HARNESS/probe/job.json``::
                   "cases": ["probe/t0-c0.npz", ...],
                   "amplify": [{"param": "beta", "variants": [{"set": {"beta": 0.05}}, ...]}, ...],
                   "max_added": 40,
-                  "mutants": [{"id": "ab12...", "source": "<whole mutated goal file>"}]}]}
+                  "mutants": [{"id": "ab12...", "source": "<whole mutated goal file>"}],
+                  "search": {"leaves": {"self.cfg.loss.gamma": [1.0, ...]}, "pairs": [...], "defaults": {...}}}]}
 
-Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its floating array
-inputs move one ulp is left out (``knife`` in the report). Amplification (``authoring.record.amplify_plans`` makes the
-plans): for each plan, the first recorded case (without random state or in-place changes) on which some of its
-variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
+Every comparison is the generated test's own (``lmrbench_search.same``: the task's checker, its RTOL/ATOL or the
+case's scale). Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its
+floating array inputs move one ulp is left out (``knife`` in the report). Amplification
+(``authoring.record.amplify_plans`` makes the plans): for each plan, the first recorded case (without random
+state; a call that changes its arguments or ``self`` is varied from the state recorded before it) on which some of
+its variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
 case per such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to
 ``$LMRBENCH_OUT``; at most ``max_added`` per target. A variant sets parameters or attributes of ``self``
 (``self.beta``), moves the entries of an array that hold an int parameter with it (``remap``), sets every such
-entry (``fill``), or fills masked-out entries with noise (``noise``). Then every case (recorded and new) is
-called on every mutant, fresh from its file, and compared as the generated test compares; a mutant that raises,
-times out or differs is killed by that case. ``$LMRBENCH_OUT/probe.json`` holds, per target, the new cases, the
-knife-edge cases, the mutants each case kills and notes.
+entry (``fill``), or fills masked-out entries with noise (``noise``). Then every case (recorded and new) is called
+on every mutant, fresh from its file, and compared as the generated test compares; a mutant that raises, times out
+or differs is killed by that case. An added case that a one-ulp move or a broken tie of its float inputs decides
+is not kept. Last, for the mutants no case kills, ``lmrbench_search.search`` looks for a stable input that does
+(the target's ``search`` plan) and adds it as a case. ``$LMRBENCH_OUT/probe.json`` holds, per target, the new
+cases, the knife-edge cases, the mutants each case kills and notes.
 """
 
 from __future__ import annotations
@@ -32,106 +37,31 @@ import os
 import signal
 import sys
 import time
-import types
 from typing import Any
 
 import lmrbench_checkers as lc
+import lmrbench_leaves as ll
 import lmrbench_protocol as lp
+import lmrbench_search as ls
 import lmrbench_values as lv
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise _Timeout()
-
-
-def _resolve(module: Any, qualname: str, binding: str) -> tuple[Any, Any]:
-    """(the plain function, its class or None) of ``qualname`` in ``module``."""
-    parts = qualname.split(".")
-    owner: Any = module
-    for part in parts[:-1]:
-        owner = getattr(owner, part)
-    raw = owner.__dict__[parts[-1]] if owner is not module else getattr(module, parts[-1])
-    func = raw.__func__ if isinstance(raw, staticmethod | classmethod) else raw
-    return func, (owner if owner is not module else None)
-
-
-def _mutant_module(name: str, path: str, source: str) -> Any:
-    """A fresh module ``name`` run from ``source`` (not put in ``sys.modules``)."""
-    module = types.ModuleType(name)
-    module.__file__ = path
-    module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
-    exec(compile(source, path, "exec"), module.__dict__)
-    return module
+from lmrbench_search import Timeout as _Timeout
+from lmrbench_search import same as _same
 
 
 def _call(func: Any, owner: Any, binding: str, factory: Any, case: dict[str, Any], arrays: dict[str, Any],
           timeout: float) -> tuple[Any, Any, Any]:
     """Call ``func`` on a fresh decoding of the case: (result, decoded case, instance)."""
-    decoded = lv.Case(case, arrays)
-    if decoded.random_state:
-        decoded.restore_random_state()
-    obj = None
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        if binding == "method":
-            obj = decoded.instance(owner, factory)
-            result = func(obj, *decoded.args, **decoded.kwargs)
-        elif binding == "classmethod":
-            result = func(owner, *decoded.args, **decoded.kwargs)
-        else:
-            result = func(*decoded.args, **decoded.kwargs)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    return result, decoded, obj
-
-
-def _same(checker: dict[str, Any], result: Any, decoded: Any, obj: Any, whole: bool = True) -> bool:
-    """True when the result (and what the reference changed) matches the case, as the generated test checks."""
-    kind = checker.get("kind", "numeric")
-    tol = {"rtol": checker.get("rtol", 1e-5), "atol": checker.get("atol", 1e-8)}
-    try:
-        if kind == "exact":
-            lc.assert_equal(result, decoded.expected)
-        elif kind == "unordered" and whole:
-            lc.assert_unordered(result, decoded.expected, **tol)
-        elif kind == "text" and whole:
-            lc.assert_similar_text(result, decoded.expected, threshold=checker.get("text_threshold", 0.9), **tol)
-        else:
-            lc.assert_close(result, decoded.expected, **tol)
-        for name, want in decoded.changed.items():
-            lc.assert_close(decoded.argument(name), want, where=f"argument `{name}`", **tol)
-        if decoded.state_after is not None and obj is not None:
-            lc.assert_close(decoded.attributes_of(obj), decoded.state_after, where="self", **tol)
-    except AssertionError:
-        return False
-    return True
+    return ls.Target(func, owner, binding, factory, timeout, {}).call(case, arrays)
 
 
 def _slot(case: dict[str, Any], name: str) -> list[Any] | None:
-    """The ``[name, value]`` pair of an argument, or of an attribute of ``self`` (``self.beta``); None if absent."""
-    if name.startswith("self."):
-        node = case.get("self")
-        items = node.get("items", []) if isinstance(node, dict) and node.get("$") == "dict" else []
-        return next((item for item in items if item[0] == name[5:]), None)
-    for a in case["arguments"]:
-        if a["name"] == name:
-            return [name, a["value"]]
-    return None
+    """``[name, node]`` of an argument or a leaf at any depth (``self.cfg.loss.gamma``); None if absent."""
+    found = ll.node(case, name)
+    return None if found is ll.MISSING else [name, found]
 
 
-def _put(case: dict[str, Any], name: str, value: Any) -> None:
-    if name.startswith("self."):
-        slot = _slot(case, name)
-        if slot is not None:
-            slot[1] = value
-        return
-    for a in case["arguments"]:
-        if a["name"] == name:
-            a["value"] = value
+def _put(case: dict[str, Any], name: str, value: Any, arrays: dict[str, Any] | None = None) -> None:
+    ll.put(case, {} if arrays is None else arrays, name, value)
 
 
 def _key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | None:
@@ -200,7 +130,7 @@ def _variant(case: dict[str, Any], arrays: dict[str, Any], plan: dict[str, Any],
     for name, value in variant.get("set", {}).items():
         if _slot(new, name) is None:
             return None
-        _put(new, name, value)
+        _put(new, name, value, inputs)
     value = variant.get("set", {}).get(param, old)
     for holder in remap:
         key = _key(new, holder, inputs)
@@ -229,11 +159,12 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             if plan.get("note", True):
                 notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
             continue
+        applied = 0
         for name, case, arrays in cases:
-            if case.get("random_state") or case.get("changed") or case.get("self_after") is not None:
+            if case.get("random_state"):
                 continue
             when = plan.get("when", {})
-            if any(_slot(case, k) is None or _slot(case, k)[1] != v for k, v in when.items()):  # type: ignore[index]
+            if any(ll.get(case, arrays, k) != v for k, v in when.items()):
                 continue  # a combination is made from a call that has the other parameter's value
             remap = [h for h in plan.get("remap", []) if _slot(case, h) is not None]
             slot = _slot(case, param)
@@ -248,14 +179,11 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                     continue
                 if built is None:
                     continue
-                new, arrays_k = built
+                applied += 1
                 what = ", ".join(f"{a}={b!r}" for a, b in variant.get("set", {}).items()) or variant.get("kind", "")
+                golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
                 try:
-                    result, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
-                    again, _, _ = _call(func, owner, t["binding"], factory, new, arrays_k, job["timeout"])
-                    enc = lv.Encoder("out")
-                    new["expected"] = enc.encode(result, "the return value")
-                    lc.assert_equal(again, result)
+                    result, new, arrays_k, _ = ls.golden_case(golden, *built)
                 except (Exception, _Timeout) as exc:  # noqa: BLE001 - any failure means no case
                     why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
                     continue
@@ -263,12 +191,16 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
                     if variant.get("kind") == "pair" else []
                 changes = set(variant.get("set", {})) != {param} or not remap
-                if not variant.get("keep") and changes and _same(job["checker"], result, base, None):
+                mine = lv.Case(new, arrays_k)
+                if not variant.get("keep") and changes and _unchanged(job["checker"], mine, base):
                     continue  # a value that changes nothing tells no wrong answer apart
+                shaky = ls.unstable(golden, new, arrays_k, result, mine)
+                if shaky:
+                    why = f"{what} makes a case on a knife edge ({shaky} changes its result)"
+                    continue
                 file = f"amp-{index}-{n}-{k}.npz"
-                inputs = {key: a for key, a in arrays_k.items() if not key.startswith("out")}
                 with open(os.path.join(out, file), "wb") as fh:
-                    fh.write(lv.write_case(new, {**inputs, **enc.arrays}))
+                    fh.write(lv.write_case(new, arrays_k))
                 kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
                              "set": variant.get("set", {}), "kind": variant.get("kind", "value"),
                              "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
@@ -278,17 +210,33 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
         made += kept
         if not kept and plan.get("note", True):
             tried = ", ".join(repr(v["set"][param]) for v in plan["variants"] if param in v.get("set", {}))
-            notes.append(f"{param}: no case could be made ({why}; tried {tried or 'nothing'})")
+            if not applied:
+                notes.append(f"{param}: not tried (no recorded call it applies to: each draws random numbers or "
+                             "lacks it)")
+            else:
+                notes.append(f"{param}: no case could be made ({why}; tried {tried or 'nothing'})")
     return made, notes
 
 
-def _agree(checker: dict[str, Any], got: Any, want: Any) -> bool:
-    """True when two results of the golden code match as the checker compares."""
+def _unchanged(checker: dict[str, Any], mine: Any, base: Any) -> bool:
+    """True when a varied call gives what its base call gave (result, arguments changed, ``self`` after), as the
+    test compares: the variant tells no wrong answer apart."""
+    pairs = [(mine.expected, base.expected), *((mine.changed.get(n), v) for n, v in base.changed.items())]
+    if base.state_after is not None and mine.state_after is not None:
+        before, set_ = base.state or {}, mine.state or {}
+        same_input = [k for k in base.state_after if k in before and k in set_
+                      and _agree(checker, set_[k], before[k], base)]  # not an attribute the variant set
+        pairs += [(mine.state_after.get(k), base.state_after[k]) for k in same_input]
+    return all(_agree(checker, got, want, base) for got, want in pairs)
+
+
+def _agree(checker: dict[str, Any], got: Any, want: Any, case: Any) -> bool:
+    """True when two results of the golden code on ``case`` match as the test compares."""
     try:
         if checker.get("kind") == "exact":
             lc.assert_equal(got, want)
         else:
-            lc.assert_close(got, want, rtol=checker.get("rtol", 1e-5), atol=checker.get("atol", 1e-8))
+            lc.assert_close(got, want, **ls.tolerance(checker, case))
     except AssertionError:
         return False
     return True
@@ -310,20 +258,9 @@ def _effective(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dic
         except (Exception, _Timeout):  # noqa: BLE001 - without it the call fails: it matters
             out.append(name)
             continue
-        if not _agree(job["checker"], alone, result):
+        if not _agree(job["checker"], alone, result, lv.Case(built[0], built[1])):
             out.append(name)
     return out
-
-
-def _nudged(array: Any, up: bool) -> Any:
-    """``array`` with every entry but 0, +-1 and non-finite ones moved one ulp, all the same way: equal entries
-    stay equal and the order stays (a tie is no knife edge)."""
-    import numpy as np
-
-    flat = array.ravel()
-    steady = (flat == 0) | (np.abs(flat) == 1) | ~np.isfinite(flat)
-    moved = np.nextafter(flat, np.array(np.inf if up else -np.inf, dtype=array.dtype))
-    return np.where(steady, flat, moved).reshape(array.shape).astype(array.dtype)
 
 
 def _knife_safe(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: dict[str, Any],
@@ -355,7 +292,7 @@ def _knife_edge(t: dict[str, Any], func: Any, owner: Any, factory: Any, case: di
     if not _same(job["checker"], as_recorded, base, None):
         return False  # the call differs from itself (the checker rejects it, or it draws random numbers)
     for up in (True, False):
-        nudged = {**arrays, **{k: _nudged(arrays[k], up) for k in keys}}
+        nudged = {**arrays, **{k: ls.nudged(arrays[k], up) for k in keys}}
         try:
             result, _, _ = _call(func, owner, t["binding"], factory, case, nudged, job["timeout"])
         except (Exception, _Timeout):  # noqa: BLE001 - a nudge that raises says nothing of the branch
@@ -393,8 +330,8 @@ def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, A
             untried.append(mutant["id"])
             continue
         try:
-            module = _mutant_module(t["module"], path, mutant["source"])
-            func, owner = _resolve(module, t["qualname"], t["binding"])
+            module = ls.mutant_module(t["module"], path, mutant["source"])
+            func, owner = ls.resolve(module, t["qualname"])
         except (Exception, _Timeout):  # noqa: BLE001 - a mutant that cannot load is killed by every case
             for name in kills:
                 kills[name].append(mutant["id"])
@@ -416,7 +353,7 @@ def main() -> int:
     out = os.environ.get(lp.ENV_OUT) or os.getcwd()
     with open(os.path.join(harness, "probe", "job.json"), encoding="utf-8") as fh:
         job = json.load(fh)
-    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGALRM, ls.on_alarm)
     deadline = time.monotonic() + float(job.get("budget", 300.0))
     report: list[dict[str, Any]] = []
     for index, t in enumerate(job["targets"]):
@@ -424,7 +361,7 @@ def main() -> int:
         if root not in sys.path:
             sys.path.insert(0, root)
         module = importlib.import_module(t["module"])
-        func, owner = _resolve(module, t["qualname"], t["binding"])
+        func, owner = ls.resolve(module, t["qualname"])
         factory = None
         if t.get("factory"):
             mod, _, qual = t["factory"].partition(":")
@@ -442,8 +379,17 @@ def main() -> int:
             case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
             cases.append((entry["file"], case, arrays))
         kills, untried = _kills(t, job, cases, factory, deadline)
+        every = {m for ids in kills.values() for m in ids}
+        alive = [m for m in t["mutants"] if m["id"] not in every and m["id"] not in untried]
+        golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
+        found = ls.search(golden, t, alive, cases, out, index, min(deadline, time.monotonic() + job.get(
+            "search_budget", 30.0)))
+        for entry in found["made"]:
+            kills[entry["file"]] = [m for m, f in found["killed"].items() if f == entry["file"]]
+        made += found.pop("made")
+        found["searched"] = len(alive)
         report.append({"target": t["target"], "amplified": made, "notes": notes, "kills": kills,
-                       "untried": untried, "knife": knife})
+                       "untried": untried, "knife": knife, "search": found})
     with open(os.path.join(out, "probe.json"), "w", encoding="utf-8") as fh:
         json.dump({"targets": report}, fh)
     return 0

@@ -59,6 +59,12 @@ _KINDS = {
 
 MAX_TRACED = 10_000
 """Calls traced per target after its cases are saved (only to report what the run reached)."""
+MAX_SAMPLED = 2_000
+"""Calls per target, after its first ``max_calls`` are saved, whose inputs are encoded to sample the rest of the
+run (a call that reaches new lines or moves a scalar far outside the saved range is saved too)."""
+SMALL_CASE = 200_000
+"""Largest saved case (bytes) of a target whose later calls are sampled: bigger inputs cost too much to encode
+at every call."""
 
 
 def _code_of(func: Any) -> Any:
@@ -120,6 +126,13 @@ class _State:
         """Calls of each target not kept as precision-sensitive: as many as ``max_calls`` end its recording."""
         self.reached: dict[str, set[tuple[int, int]]] = {}
         self.traced: dict[str, int] = {}
+        self.kept_arcs: dict[str, set[tuple[int, int]]] = {}
+        """The arcs of each target's saved calls: a later call that reaches others is saved."""
+        self.ranges: dict[str, dict[str, list[Any]]] = {}
+        """Per target, each scalar leaf's saved values (numbers: [low, high]; flags and text: every value)."""
+        self.largest: dict[str, int] = {}
+        self.sampled: dict[str, int] = {}
+        self.last_size = 0
         self.calls = 0
         self.done = False
         self.skipped: list[dict[str, str]] = []
@@ -241,6 +254,16 @@ def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> An
         active = getattr(state.local, "active", ())
         if state.done or target in active or (active and not state.nested) or getattr(state.local, "quiet", False):
             return func(*args, **kwargs)
+        if state.saved.get(target, 0) >= state.max_calls and state.dropped.get(target, 0) < state.max_calls \
+                and state.saved.get(target, 0) < 2 * state.max_calls and state.sampled.get(target, 0) < MAX_SAMPLED \
+                and state.largest.get(target, 0) <= SMALL_CASE:
+            state.sampled[target] = state.sampled.get(target, 0) + 1
+            with state.lock:
+                state.local.active = (*active, target)
+                try:
+                    return _Recorder(func, sig, binding, owner, target, state).call(args, kwargs, sample=True)
+                finally:
+                    state.local.active = active
         if state.saved.get(target, 0) >= state.max_calls or state.dropped.get(target, 0) >= state.max_calls:
             if state.traced.get(target, 0) >= MAX_TRACED:
                 return func(*args, **kwargs)
@@ -275,7 +298,9 @@ class _Recorder:
             self.state.reached.setdefault(self.target, set()).update(self.arcs)
         return result
 
-    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], sample: bool = False) -> Any:
+        """Record the call; with ``sample`` (the target's first calls are saved), save it only when it reaches
+        lines or branches no saved call reached, or moves a scalar far outside the saved values."""
         import lmrbench_values as lv
 
         state = self.state
@@ -308,12 +333,17 @@ class _Recorder:
         before = lv.get_random_state()
         result = self._run(args, kwargs)
         after = lv.get_random_state()
+        leaves = _numbers(arguments, self_node, enc.arrays)
+        if sample and not self._worth(leaves):
+            state.seen.add(digest)
+            return result
         quiet = getattr(state.local, "quiet", False)
         state.local.quiet = True  # the replay and the precision probes call the targets it calls again
         try:
             self._save(
                 lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest
             )
+            self._kept(leaves, state.last_size)
         except lv.UnencodableValue as exc:
             state.skip(self.target, f"{self.target}: {exc}")
         except Exception as exc:  # a recording problem must never change the program's behaviour
@@ -323,6 +353,42 @@ class _Recorder:
             state.local.quiet = quiet
             lv.set_random_state(after)
         return result
+
+    def _worth(self, leaves: dict[str, Any]) -> bool:
+        """True when this call reached arcs no saved call reached, or a scalar leaf lies beyond the saved ones by
+        more than their spread (so the saved calls spread over a long run: steps 0-11, then 22, 44, 88...), or a
+        flag or text leaf takes a new value."""
+        if self.arcs and not self.arcs <= self.state.kept_arcs.get(self.target, set()):
+            return True
+        ranges = self.state.ranges.get(self.target, {})
+        for name, value in leaves.items():
+            known = ranges.get(name)
+            if known is None:
+                continue
+            if type(value) in (bool, str):
+                if value not in known:
+                    return True
+                continue
+            low, high = known
+            spread = max(high - low, 1 if type(value) is int else abs(high) * 1e-3 or 1e-12)
+            if value > high + spread or value < low - spread:
+                return True
+        return False
+
+    def _kept(self, leaves: dict[str, Any], size: int) -> None:
+        """Note a saved call's arcs, scalar leaves and size."""
+        state = self.state
+        state.kept_arcs.setdefault(self.target, set()).update(self.arcs or ())
+        state.largest[self.target] = max(state.largest.get(self.target, 0), size)
+        ranges = state.ranges.setdefault(self.target, {})
+        for name, value in leaves.items():
+            if type(value) in (bool, str):
+                known = ranges.setdefault(name, [])
+                if value not in known:
+                    known.append(value)
+            else:
+                low, high = ranges.get(name, [value, value])
+                ranges[name] = [min(low, value), max(high, value)]
 
     def _hint(self, exc: Any) -> str:
         if exc.where.startswith("self.") and not self.state.spec.get("factory"):
@@ -414,6 +480,7 @@ class _Recorder:
             return
         state.saved[self.target] = number
         data = lv.write_case(case, arrays)
+        state.last_size = len(data)
         seq = sum(state.saved.values())
         name = f"case-{os.getpid()}-{seq}.npz"
         _write(os.path.join(state.out, name), data)
@@ -571,6 +638,13 @@ def _tolerance(checker: dict[str, Any], scale: float) -> dict[str, Any]:
     if checker.get("tolerance", "explicit") == "explicit":
         return {"rtol": checker.get("rtol", 1e-5), "atol": checker.get("atol", 1e-8)}
     return {"scale": scale}
+
+
+def _numbers(arguments: list[dict[str, Any]], self_node: Any, arrays: dict[str, Any]) -> dict[str, Any]:
+    """The scalar leaves of a call's encoded arguments and ``self`` (``lmrbench_leaves``)."""
+    import lmrbench_leaves as ll
+
+    return ll.leaves({"arguments": arguments, "self": self_node}, arrays)
 
 
 def _arg(bound: Any, param: Any) -> Any:

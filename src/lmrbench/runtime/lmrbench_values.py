@@ -426,8 +426,10 @@ class Case:
         """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
         the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``). A case that notes
         its precision or ties makes it a ``lmrbench_precision.Scale`` that carries them to the checkers."""
-        if case.get("precision") or case.get("ties"):
+        promoted = precision.scalar_promotion([self.args, self.kwargs, self.state])
+        if case.get("precision") or case.get("ties") or promoted:
             self.scale = self._noted_scale(precision, case, arrays)
+            self.scale.promoted = promoted
         if precision.probing():  # validate's float64 re-run of the golden code
             self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
             self.state = None if self.state is None else precision.upcast(self.state)

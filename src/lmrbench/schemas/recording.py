@@ -88,6 +88,24 @@ class AmplifiedParameter(BaseModel):
     """The added case files."""
 
 
+class MutantSearch(BaseModel):
+    """What the recording's search for a killing input found for one mutant the kept cases let live."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    outcome: Literal["killed", "live", "equivalent"]
+    """killed: an input was found and kept as a new case; live: none was found among those tried;
+    equivalent: random inputs of the recorded shapes did not separate it either."""
+    input: str = ""
+    """For killed: the input that kills it (``step=150, warmup_steps=10``)."""
+    case: str = ""
+    """For killed: the case file added with it."""
+    tried: list[str] = []
+    """What was varied, in words (``warmup_steps in 9, 10, 11``)."""
+    inputs: int = 0
+    """How many inputs were tried."""
+
+
 class MutantCatch(BaseModel):
     """One mutant of the golden body tried on the recorded calls while recording."""
 
@@ -111,6 +129,27 @@ class MutantCatch(BaseModel):
     hint: str = ""
     """For an equivalent mutant shaped like a real mistake: what case would kill it (the task is then valid but
     weak)."""
+    search: MutantSearch | None = None
+    """The search for an input that kills it, when the kept cases did not (absent in older files)."""
+
+
+class SearchSummary(BaseModel):
+    """What the search for killing inputs did for one goal function while recording."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    target: str
+    """The goal function, ``<goal file>::<qualname>``."""
+    searched: int
+    """Mutants that no recorded or added case killed, searched for."""
+    killed: int
+    """Of those, mutants a new case (an input the search found) kills."""
+    live: int
+    """Mutants no stable input separated, not shown equivalent."""
+    equivalent: int
+    """Mutants no input separated, random inputs of the recorded shapes included."""
+    inputs: int
+    """Inputs the search tried."""
 
 
 class RecordingIndex(BaseModel):
@@ -150,3 +189,5 @@ class RecordingIndex(BaseModel):
     """Goal functions whose recorded results require grad (``detach`` mutants apply to them)."""
     mutants: list[MutantCatch] = []
     """The mutants tried on the calls while recording (empty when not tried)."""
+    search: list[SearchSummary] = []
+    """Per goal function, what the search for inputs that kill the mutants the cases missed did."""

@@ -132,8 +132,12 @@ def _drop_mask_index(module: cst.Module, node: cst.Subscript) -> Iterator[Edit]:
 
 
 _SYMMETRIC = {"max", "min", "maximum", "minimum", "fmax", "fmin", "add", "multiply", "logaddexp", "hypot",
-              "logical_and", "logical_or", "array_equal", "allclose", "isclose"}
-"""Calls whose first two arguments commute: swapping them is no mistake (``max(n, 1)``)."""
+              "logical_and", "logical_or", "logical_xor", "array_equal", "allclose", "isclose", "equal",
+              "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm",
+              "transpose", "swapaxes", "swapdims"}  # fmt: skip
+"""Calls whose first two arguments commute (``max(n, 1)``, ``x.transpose(1, 2)``) or whose swap is no answer
+anyone writes (``np.swapaxes(x, 1, 2)`` as ``np.swapaxes(1, x, 2)``): no ``swap_args`` mutant, since no input
+could tell it or it teaches nothing."""
 
 
 def _swap_args(module: cst.Module, node: cst.Call) -> Iterator[Edit]:

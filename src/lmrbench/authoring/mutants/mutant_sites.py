@@ -1,7 +1,8 @@
 """The first mutant kinds, and what every kind shares: an edit, where it is, the body after the docstring.
 
 Whole-body edits (a constant return, an input returned unchanged) and single-site edits: a dropped term of a sum
-or difference, a flipped sign, an index or slice bound off by one, ``min``/``max`` swapped, a reduction swapped
+or difference (an offset, ``drop_offset``, when the term is a name or an attribute: ``x - w`` as ``x``), a
+flipped sign, an index or slice bound off by one, ``min``/``max`` swapped, a reduction swapped
 (``mean``/``sum``/``max``), a comparison loosened. Each rule takes a matched node and yields edits.
 """
 
@@ -43,6 +44,8 @@ _COMPARE = m.ComparisonTarget(
 _ARRAY_MODULES = ("numpy", "torch")
 _NEGATIVE_INTEGER = m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
 _INTEGER = m.Integer() | _NEGATIVE_INTEGER
+_OFFSET = m.Name(m.MatchIfTrue(lambda n: n not in ("True", "False", "None"))) | m.Attribute()
+"""A term whose drop is an offset dropped (``step - warmup`` as ``step``): a name or an attribute chain."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ def _flip_add_sub(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edi
     text = snippet(module, node)
     for keep, drop in ((node.left, node.right), (node.right, node.left)):
         description = f"drop {snippet(module, drop)!r} from {text!r}"
-        yield Edit("drop_term", description, node, with_parens(keep, node))
+        kind = "drop_offset" if m.matches(drop, _OFFSET) else "drop_term"
+        yield Edit(kind, description, node, with_parens(keep, node))
     op = cast(cst.Add | cst.Subtract, node.operator)
     flipped = (cst.Subtract if isinstance(op, cst.Add) else cst.Add)(
         whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after

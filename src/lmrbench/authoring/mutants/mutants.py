@@ -4,7 +4,9 @@ Each mutant changes one thing in the function's body (the docstring is kept). Th
 generic (``mutant_sites``: a constant return, an input returned, a dropped term, a flipped sign, an index off by
 one, ``min``/``max`` or a reduction swapped, a comparison loosened); the others look like the mistakes real
 wrong answers make (``mutant_mistakes``: a parameter pinned, an operator swapped, a condition negated, a mask
-dropped, arguments swapped, a constant scaled, a branch removed, a result detached). The order is
+dropped, arguments swapped, a constant scaled, a branch removed, a result detached) and, in ``mutant_shapes``,
+a branch forced, a guard dropped, an offset dropped, an optional argument's default path forced, a nested value
+pinned, an axis changed). The order is
 deterministic: the kinds take turns, and within a kind the sites come in source order; mutants are
 de-duplicated, differ from the source and all parse. ``sample_mutants`` picks a few of every kind.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -22,9 +24,10 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from lmrbench import pyparse
-from lmrbench.authoring.mutants import mutant_mistakes, mutant_sites
+from lmrbench.authoring.mutants import mutant_mistakes, mutant_shapes, mutant_sites
 from lmrbench.authoring.mutants.mutant_sites import Edit
 from lmrbench.core.source._cst import Located
+from lmrbench.errors import LmrError
 
 MAX_MUTANTS = 80
 """Most mutants generated per function (the kinds take turns, so every kind with a site is in)."""
@@ -34,10 +37,14 @@ LEGACY_KINDS = ("constant_return", "return_input", "drop_term", "flip_sign", "of
                 "swap_reduction", "compare")  # fmt: skip
 """The first kinds: generic changes."""
 MISTAKE_KINDS = ("pin_parameter", "arith_swap", "negate", "drop_mask", "swap_args", "scale_constant",
-                 "drop_branch", "detach")  # fmt: skip
+                 "drop_branch", "detach", "force_branch", "drop_guard", "drop_offset", "default_path", "pin_nested",
+                 "change_axis")  # fmt: skip
 """Kinds shaped like real wrong answers."""
 KINDS = (*LEGACY_KINDS, *MISTAKE_KINDS)
-_RULES = (*mutant_sites.RULES, *mutant_mistakes.RULES)
+_RULES = (*mutant_sites.RULES, *mutant_mistakes.RULES, *mutant_shapes.RULES)
+_PRECEDENCE = ("default_path", "pin_nested", "pin_parameter", "drop_guard", "drop_offset", "force_branch",
+               "change_axis")  # fmt: skip
+"""Where two kinds make the same file, the mutant takes the first of these kinds (the more telling name)."""
 _ANY_SITE = m.OneOf(*(matcher for matcher, _ in _RULES))
 
 
@@ -98,15 +105,25 @@ def generate_mutants(
     pins: dict[str, str] | None = None,
     grad: bool = False,
     kinds: Sequence[str] = KINDS,
+    nested: Mapping[str, Sequence[object]] | None = None,
 ) -> list[Mutant]:
     """Up to ``limit`` mutants of one function, each a whole-file source with one change in its body.
 
     ``pins``: recorded values of the parameters (source text) for ``pin_parameter``; ``grad``: the recording
-    saw a result that requires grad (only then are ``detach`` mutants made); ``kinds``: the kinds to make.
+    saw a result that requires grad (only then are ``detach`` mutants made); ``kinds``: the kinds to make;
+    ``nested``: recorded values of the chains the body or its helpers read, keyed by the path as written in the
+    source (``self.cfg.loss.gamma`` -> ``[2.0]``), for ``pin_nested``.
     LmrError (naming the file) for a syntax error or an unknown function.
     """
     located = Located(source, file, [qualname])
-    arrays = mutant_sites.array_modules(pyparse.parse(source))
+    tree = pyparse.parse(source)
+    helpers = mutant_shapes.helper_names(tree, qualname) if nested else []
+    if helpers:
+        try:
+            located = Located(source, file, [qualname, *helpers])
+        except LmrError:  # a helper LibCST names otherwise (a property's setter): its chains stay unpinned
+            helpers = []
+    arrays = mutant_sites.array_modules(tree)
     is_method = any(i.is_method for i in located.index if i.qualname == qualname)
     by_kind: dict[str, list[tuple[cst.FunctionDef, Edit]]] = {k: [] for k in kinds}
     for which, func in enumerate(located.defs(qualname)):
@@ -116,21 +133,36 @@ def generate_mutants(
         params = mutant_sites.params_of(func, is_method)
         found = mutant_sites.whole_body_edits(func, params, arrays)
         found["pin_parameter"] = mutant_mistakes.pin_edits(module, func, params, pins or {})
+        found["pin_nested"] = mutant_shapes.pin_chain_edits(module, func, "", nested or {})
         for kind, edits in found.items():
             if kind in by_kind:
                 by_kind[kind].extend((func, e) for e in edits)
         site = _site_edits(module, func, kinds)
+        site["default_path"] = mutant_shapes.default_path_edits(module, func,
+                                                                mutant_mistakes.literal_defaults(module, func))
         if grad and "detach" in by_kind:
             site["detach"] = mutant_mistakes.detach_edits(module, func)
         for kind, edits in site.items():
             for e in edits:
+                if kind not in by_kind:
+                    continue
                 line = positions[e.old].start.line + offset
                 by_kind[kind].append((func, replace(e, description=f"line {line}: {e.description}")))
-    seen = {source}
-    out: list[Mutant] = []
-    for func, edit in _round_robin(list(by_kind.values())):
-        if len(out) >= limit:
-            break
+    if "pin_nested" in by_kind:
+        for helper in helpers:
+            for which, func in enumerate(located.defs(helper)):
+                edits = mutant_shapes.pin_chain_edits(located.module_of(helper, which), func, f"helper {helper}",
+                                                      nested or {})
+                by_kind["pin_nested"].extend((func, e) for e in edits)
+    return _distinct(located, source, list(_round_robin(list(by_kind.values()))), limit)
+
+
+def _distinct(located: Located, source: str, edits: list[tuple[cst.FunctionDef, Edit]], limit: int) -> list[Mutant]:
+    """The first ``limit`` mutants of ``edits`` that parse and differ from the source and from each other;
+    where two edits make the same file, the one whose kind comes first in ``_PRECEDENCE`` names it."""
+    rank = {kind: k for k, kind in enumerate(_PRECEDENCE)}
+    made: dict[str, tuple[int, int, Edit]] = {}
+    for position, (func, edit) in enumerate(edits):
         try:  # libcst refuses some replacements (a branch flattened in place of an ``elif``): no such mutant
             new = edit.new if edit.old is func else func.visit(_Replace(edit.old, edit.new))
             new_func = cst.ensure_type(new, cst.FunctionDef)
@@ -138,10 +170,15 @@ def generate_mutants(
             pyparse.parse(text)
         except (SyntaxError, ValueError, TypeError, cst.CSTValidationError):
             continue
-        if text not in seen:
-            seen.add(text)
-            out.append(Mutant(kind=edit.kind, description=edit.description, source=text, pinned=edit.pinned))
-    return out
+        if text == source:
+            continue
+        held = made.get(text)
+        mine = rank.get(edit.kind, len(rank))
+        if held is None or mine < held[0]:
+            made[text] = (mine, held[1] if held else position, edit)
+    ordered = sorted(made.items(), key=lambda item: item[1][1])[:limit]
+    return [Mutant(kind=e.kind, description=e.description, source=text, pinned=e.pinned)
+            for text, (_, _, e) in ordered]
 
 
 def sample_mutants(mutants: Sequence[_T], limit: int, kind_of: object = None, seed: int = 0) -> list[_T]:

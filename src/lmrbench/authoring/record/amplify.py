@@ -7,13 +7,14 @@ recording then adds cases with the parameter varied (``lmrbench_probe`` runs the
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lmrbench.authoring.record.recorded_call import Scalar
+from lmrbench.authoring.record.recorded_call import RecordedCall, Scalar
+from lmrbench.runtime import lmrbench_leaves as ll
 from lmrbench.runtime.lmrbench_values import read_case_file
 
 MAX_VALUES = 4
@@ -26,22 +27,40 @@ def _scalar(node: Any) -> bool:
     return type(node) in (bool, int, float)
 
 
-def self_attributes(case: dict[str, Any]) -> dict[str, Any]:
-    """The recorded instance's attributes of a case (JSON nodes), as ``self.<name>``; empty for a function."""
-    node = case.get("self")
-    if not isinstance(node, dict) or node.get("$") != "dict":
-        return {}
-    return {f"self.{k}": v for k, v in node["items"] if isinstance(k, str)}
+def _under(path: str, reads: Collection[str]) -> bool:
+    """True when the body reads ``path`` or a path it lies under (``self.cfg`` passed whole)."""
+    return path in reads or any(path.startswith(r) and path[len(r)] in ".[" for r in reads if len(path) > len(r))
 
 
 def scalar_arguments(path: Path | str, also: Collection[str] = ()) -> dict[str, Scalar]:
-    """The arguments of a case file that are plain bools, ints or floats, by name; and those named in ``also``
-    that are text (a mode the body compares with literals) or attributes of ``self`` (``self.beta``)."""
-    case, _ = read_case_file(path)
-    out = {a["name"]: a["value"] for a in case["arguments"]
-           if _scalar(a["value"]) or (a["name"] in also and type(a["value"]) is str)}
-    out.update({k: v for k, v in self_attributes(case).items() if k in also and (_scalar(v) or type(v) is str)})
+    """The arguments of a case file that are plain bools, ints or floats, by name; the text ones named in
+    ``also`` (a mode the body compares with literals); and the leaves at any depth of the arguments and of
+    ``self`` that ``also`` reads (``self.beta``, ``self.cfg.loss.gamma``, ``cfg["beta"]``: ``lmrbench_leaves``)."""
+    case, arrays = read_case_file(path)
+    top = {a["name"] for a in case["arguments"]}
+    out: dict[str, Scalar] = {}
+    for name, value in ll.leaves(case, arrays).items():
+        if name in top:
+            if _scalar(value) or (name in also and type(value) is str):
+                out[name] = value
+        elif _under(name, also):
+            out[name] = value
     return out
+
+
+def leaf_values(calls: Sequence[RecordedCall | Path]) -> dict[str, list[Scalar]]:
+    """Every scalar, text and flag leaf of the calls' arguments and recorded ``self`` state, at any depth, by its
+    access path as written in Python (``gamma``, ``self.cfg.loss.gamma``, ``self.config["beta"]``), with its
+    distinct values over the calls in the order first seen: what mutants may pin and notes name (``calls``:
+    recorded calls, or their case files)."""
+    seen: dict[str, list[Scalar]] = {}
+    for call in calls:
+        case, arrays = read_case_file(call if isinstance(call, Path) else call.path)
+        for name, value in ll.leaves(case, arrays).items():
+            known = seen.setdefault(name, [])
+            if not any(type(v) is type(value) and v == value for v in known):
+                known.append(value)
+    return seen
 
 
 def parameter_values(paths: list[Path], also: Collection[str] = ()) -> dict[str, list[Scalar]]:

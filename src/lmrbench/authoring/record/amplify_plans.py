@@ -35,8 +35,8 @@ PAIR_VARIANTS = 2
 
 def extra_names(paths: list[Path], reads: BodyReads) -> list[str]:
     """Names ``amplify.scalar_arguments`` also reads: text parameters the body compares with literals and the
-    attributes of ``self`` it reads."""
-    return [*reads.literals, *reads.self_reads]
+    access paths below ``self`` or a parameter that the body and its helpers read."""
+    return list(dict.fromkeys([*reads.literals, *reads.paths]))
 
 
 def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
@@ -120,6 +120,8 @@ def _noise(noise: dict[str, str], modes: list[dict[str, amplify.Scalar]]) -> lis
 def made_text(made: Amplification) -> str:
     """What an added case changed: ``beta=0.2, label_smoothing=0.2``, ``every targets entry = ignore_index``,
     ``noise where attention_mask leaves entries out``."""
+    if made.kind == "search":
+        return made.param
     if made.kind == "all":
         return f"every {', '.join(made.fill)} entry = {made.param}"
     if made.kind == "noise":

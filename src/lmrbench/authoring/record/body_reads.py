@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
+from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, resolved
 
 
 @dataclass
@@ -25,18 +26,47 @@ class BodyReads:
     """Pairs of parameters (or ``self.attr``) the body combines, each once, in source order."""
     masks: list[str] = field(default_factory=list)
     """Parameters that may mask an operand: a factor of a product, the condition of a ``where``, an index."""
+    paths: list[str] = field(default_factory=list)
+    """The access paths below ``self`` or a parameter that the body and the helpers it calls read
+    (``self.cfg.loss.gamma``, ``self.config["kl_penalty"]``, ``cfg.beta``), in source order."""
+    bounds: dict[str, list[str]] = field(default_factory=dict)
+    """Parameter (or path) -> what the body compares it with: another parameter or path, or a number
+    (``step < warmup_steps``, ``alpha >= 0``); the search tries values on each side of the boundary."""
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
 
 
 def _name(node: ast.AST) -> str | None:
-    """``beta`` for a name, ``self.beta`` for an attribute of self, else None."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
-    return None
+    """``beta`` for a name, ``self.cfg.loss.gamma`` or ``cfg["beta"]`` for an access path, else None."""
+    return access_path(node)
+
+
+def _paths(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> list[str]:
+    """The access paths (``self.beta``, ``self.cfg.loss.gamma``, ``cfg["beta"]``) the functions read, rooted at
+    ``roots``, each as far as it is written (not its prefixes, not a method called on ``self``), in order."""
+    out: list[str] = []
+    for func in funcs:
+        inner: set[int] = set()
+        named = aliases(func)
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and node.targets[0].id in named:
+                inner.add(id(node.value))  # an alias: read where it is used, as the path it names
+            if isinstance(node, ast.Attribute | ast.Subscript) and access_path(node) is not None:
+                inner.add(id(node.value))
+            if isinstance(node, ast.Call):
+                inner.add(id(node.func))
+        ordered = sorted((n for n in ast.walk(func) if isinstance(n, ast.Attribute | ast.Subscript)),
+                         key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        for node in ordered:
+            if not isinstance(node, ast.Attribute | ast.Subscript) or id(node) in inner \
+                    or not isinstance(node.ctx, ast.Load):
+                continue
+            path = access_path(node)
+            if path is not None and path.split(".")[0].split("[")[0] in roots and path not in out:
+                out.append(path)
+    return out
 
 
 _COMBINING_CALLS = {"max", "min", "maximum", "minimum", "clip", "where", "fmax", "fmin", "clamp"}
@@ -208,17 +238,55 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     """What the body of ``qualname`` in ``source`` reads of ``params`` and of ``self``; empty when the source
     does not parse or has no such function."""
     try:
-        func = pyparse.find_def(pyparse.parse(source), qualname)
+        tree = pyparse.parse(source)
+        func = pyparse.find_def(tree, qualname)
     except SyntaxError:
         return BodyReads()
     if func is None:
         return BodyReads()
-    reads = list(dict.fromkeys(n for sub in ast.walk(func) if isinstance(sub, ast.Attribute)
-                               and isinstance(sub.ctx, ast.Load) and (n := _name(sub)) is not None))
-    known = set(params) | set(reads)
+    func = resolved(func)
+    called = helpers(tree, qualname, func, set(params))
+    roots = {"self", *params}
+    paths = _paths([func, *called], roots)
+    reads = [p for p in paths if p.startswith("self.")]
+    known = set(params) | set(paths)
     flow = _Flow(known)
     for stmt in func.body:
         flow.visit(stmt)
     literals = _literals(func, known)
+    for helper in called:
+        for name, texts in _literals(helper, known).items():
+            literals.setdefault(name, []).extend(t for t in texts if t not in literals.get(name, []))
     _documented(func, literals)
-    return BodyReads(literals, reads, flow.pairs, flow.masks, _signed(func, known))
+    bounds = _bounds([func, *called], known)
+    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known))
+
+
+def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
+    """What each known name is compared with (``<``, ``<=``, ``>``, ``>=``, ``==``): another known name, or a
+    number, as source text."""
+    out: dict[str, list[str]] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            for a, b in zip(sides, sides[1:], strict=False):
+                for x, y in ((a, b), (b, a)):
+                    name = _name(x)
+                    if name not in known:
+                        continue
+                    other = _name(y)
+                    text = other if other in known else _number(y)
+                    if text is not None and text not in out.setdefault(name, []):
+                        out[name].append(text)
+    return {k: v for k, v in out.items() if v}
+
+
+def _number(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, int | float) and not isinstance(node.operand.value, bool):
+        return repr(-node.operand.value)
+    return None

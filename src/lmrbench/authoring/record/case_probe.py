@@ -19,6 +19,7 @@ from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
+from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, search_plan
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
@@ -55,6 +56,8 @@ class TargetProbe:
     scalar parameters (``amplify.scalar_arguments``)."""
     knife: list[str] = field(default_factory=list)
     """Recorded case files whose result a one-ulp change of a float input changes: not kept."""
+    search: SearchReport = field(default_factory=SearchReport)
+    """What the search for inputs that kill the mutants no case killed found."""
 
     def added(self) -> list[tuple[RecordedCall, Amplification]]:
         """Each added case, with how the probe made it."""
@@ -123,9 +126,10 @@ def probe_calls(
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
             "mutants": [{"id": m.digest, "source": m.source} for m in mutants],
+            "search": search_plan(paths, reads, golden, qual, goal),
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),
-           "targets": job_targets}
+           "targets": job_targets, "search_budget": SEARCH_BUDGET}
     files["probe/job.json"] = json.dumps(job).encode("utf-8")
     out.mkdir(parents=True, exist_ok=True)
     result = sandbox.run(task, tree, ["python3", "-m", "lmrbench_probe"], timeout=PROBE_TIMEOUT, out_dir=out,
@@ -140,6 +144,7 @@ def probe_calls(
         probe.notes = list(entry["notes"])
         probe.untried = list(entry["untried"])
         probe.knife = list(entry.get("knife", []))
+        probe.search = SearchReport.from_json(entry.get("search"), report, entry["target"])
         for k, data in enumerate(entry["amplified"]):
             made = Amplification.from_json(data, report, f"{entry['target']}: added case {k + 1}")
             path = out / made.file

@@ -102,7 +102,14 @@ def select(
         caught |= kills[best]
     for param in amplify.parameter_values([c.path for c in calls], values.also):
         have = {repr(values.scalars(calls[i]).get(param)) for i in picked}
-        for i, c in enumerate(calls):
+        spread = _spread(calls, param, values)
+        if spread is not None:  # a number over a whole run: its two ends are kept
+            for i, end in zip(spread[:2], ("lowest", "highest"), strict=True):
+                if repr(values.scalars(calls[i]).get(param)) not in have:
+                    have.add(repr(values.scalars(calls[i]).get(param)))
+                    keep(i, f"the {end} {param} of the run")
+        for i in spread or range(len(calls)):
+            c = calls[i]
             value = values.scalars(c).get(param)
             if param in values.scalars(c) and repr(value) not in have and len(have) < MAX_VALUES_KEPT:
                 have.add(repr(value))
@@ -134,6 +141,19 @@ def select(
         kept.append(call)
     dropped = [c for i, c in enumerate(calls) if i not in picked]
     return Selection(kept, reasons, dropped, knife, values)
+
+
+def _spread(calls: list[RecordedCall], param: str, values: CallValues) -> list[int] | None:
+    """When a number takes more values than selection keeps (a schedule's ``step`` over a whole run): the calls'
+    indices, those holding its lowest, highest and middle values first; else None."""
+    held = [(i, float(v)) for i, c in enumerate(calls)
+            if isinstance(v := values.scalars(c).get(param), int | float) and not isinstance(v, bool)]
+    if len({v for _, v in held}) <= MAX_VALUES_KEPT:
+        return None
+    ranked = [i for i, _ in sorted(held, key=lambda iv: iv[1])]
+    n = len(ranked)
+    first = list(dict.fromkeys(ranked[k] for k in (0, n - 1, n // 2, n // 4, 3 * n // 4)))
+    return first + [i for i in range(len(calls)) if i not in first]
 
 
 def unvaried(kept: list[RecordedCall], also: list[str] | None = None) -> list[str]:
@@ -170,6 +190,8 @@ def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe:
             out.append(f"no recorded call combined {combination_text(made)}; added a case that does")
         elif made.kind == "value" and made.param in values_ and made.value is not None:
             by_param.setdefault(made.param, []).append(made.value)
+        elif made.kind == "search":
+            out.append(f"added a case the search found ({made_text(made)}): it kills a mutant no other case kills")
         else:
             out.append(f"added a case with {made_text(made)}")
     for param, new in by_param.items():
@@ -179,6 +201,7 @@ def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe:
     fixed = unvaried(sel.kept, probe.also)
     out += [f"no test varies {note}" for note in probe.notes if note.split(":")[0] in fixed]
     out.append(kill_text(probe, sel))
+    out += search_lines(target, probe)
     return out
 
 
@@ -190,7 +213,8 @@ def combination_text(made: Amplification) -> str:
 
 def kept_kills(probe: TargetProbe, sel: Selection) -> tuple[dict[str, tuple[int, int]], list[str]]:
     """Per kind, (mutants the kept cases kill, mutants some case kills); and the digests of the mutants no case
-    kills (equivalent on every recorded input, or not tried)."""
+    kills that are equivalent: on every recorded input when no search ran, else shown so by the search (random
+    inputs of the recorded shapes included). The search's live mutants are in neither."""
     every = set().union(*probe.kills.values()) if probe.kills else set()
     kept = set().union(*(probe.kills.get(c.file, set()) for c in sel.kept)) if sel.kept else set()
     counts: dict[str, list[int]] = {}
@@ -199,7 +223,8 @@ def kept_kills(probe: TargetProbe, sel: Selection) -> tuple[dict[str, tuple[int,
         if mu.digest in probe.untried:
             continue
         if mu.digest not in every:
-            equivalent.append(mu.digest)
+            if not probe.search.searched or mu.digest in probe.search.equivalent:
+                equivalent.append(mu.digest)
             continue
         c = counts.setdefault(mu.kind, [0, 0])
         c[0] += mu.digest in kept
@@ -215,8 +240,27 @@ def kill_text(probe: TargetProbe, sel: Selection) -> str:
     kinds = ", ".join(f"{kind} {k}/{t}" for kind, (k, t) in sorted(per_kind.items()))
     text = f"mutants: the kept cases kill {killed}/{total} ({kinds})"
     if equivalent:
+        where = "shown equivalent (no input separates it, random ones included)" if probe.search.searched \
+            else "equivalent on every recorded input"
         named = "; ".join(f"{m.kind}: {m.description}" for m in probe.mutants if m.digest in equivalent)
-        text += f"; {len(equivalent)} equivalent on every recorded input ({named})"
+        text += f"; {len(equivalent)} {where} ({named})"
+    if probe.search.live:
+        text += f"; {len(probe.search.live)} live"
     if probe.untried:
         text += f"; {len(probe.untried)} not tried (time budget)"
     return text
+
+
+def search_lines(target: str, probe: TargetProbe) -> list[str]:
+    """What the search for killing inputs did (``search: 4 mutant(s) no case killed; 3 killed by a new case, 1
+    live, 0 shown equivalent; 57 input(s) tried``) and a line per live mutant with what was tried."""
+    found = probe.search
+    if not found.searched:
+        return []
+    out = [f"search: {found.searched} mutant(s) no case killed; {len(found.killed)} killed by a new case, "
+           f"{len(found.live)} live, {len(found.equivalent)} shown equivalent; {found.inputs} input(s) tried"]
+    for m in probe.mutants:
+        if m.digest in found.live:
+            edge = " (only knife-edge inputs separate it)" if m.digest in found.edges else ""
+            out.append(f"live: {target}: {m.kind} ({m.description}){edge}; tried {found.tried_text()}")
+    return out

@@ -24,12 +24,13 @@ Arc = tuple[int, int]
 Replay = Literal["identical", "close", "raised", "checker", "different"]
 """What replaying a call from its recorded inputs gave: the same result exactly, within the tolerance, an
 exception, a result the implementation's checker rejects, or a different result."""
-AddedKind = Literal["value", "pair", "all", "noise"]
+AddedKind = Literal["value", "pair", "all", "noise", "search"]
 """How an added case varies its base call: parameters set (one, or a ``pair``), every entry of the arrays that
-hold an int parameter set to it (``all``), or masked-out entries filled with noise."""
+hold an int parameter set to it (``all``), masked-out entries filled with noise, or an input the search found
+that kills a mutant no other case killed (``search``)."""
 
 _REPLAYS: tuple[Replay, ...] = ("identical", "close", "raised", "checker", "different")
-_KINDS: tuple[AddedKind, ...] = ("value", "pair", "all", "noise")
+_KINDS: tuple[AddedKind, ...] = ("value", "pair", "all", "noise", "search")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,14 @@ from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_
 from lmrbench.progress import Progress
 from lmrbench.runtime import TEST_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_values import describe, read_case_file
-from lmrbench.schemas.recording import AmplifiedParameter, BodyCoverage, MutantCatch, RecordedCase, RecordingIndex
+from lmrbench.schemas.recording import (
+    AmplifiedParameter,
+    BodyCoverage,
+    MutantCatch,
+    RecordedCase,
+    RecordingIndex,
+    SearchSummary,
+)
 from lmrbench.schemas.task_info import CheckerSettings, Implementation, save_task_info
 
 
@@ -59,6 +66,7 @@ class CaseFacts:
     pins: dict[str, dict[str, str]] = field(default_factory=dict)
     grad: list[str] = field(default_factory=list)
     mutants: list[MutantCatch] = field(default_factory=list)
+    search: list[SearchSummary] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -184,6 +192,7 @@ def write_recording(
             pins=recording.facts.pins,
             grad=recording.facts.grad,
             mutants=recording.facts.mutants,
+            search=recording.facts.search,
         )
         atomic_write_json(stage / "index.json", index.model_dump(mode="json"))
         for name, data in runtime_files(TEST_RUNTIME).items():

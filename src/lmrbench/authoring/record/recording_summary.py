@@ -3,33 +3,19 @@ the test file's header, and the fields of index.json that ``validate`` and ``tas
 
 from __future__ import annotations
 
+from lmrbench.authoring.mutants.mutant_hints import kill_hint
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.case_probe import TargetProbe
 from lmrbench.authoring.record.case_selection import Selection, combination_text, kept_kills, summary_lines, unvaried
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.authoring.record.recorded_tests import CaseFacts
-from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch
+from lmrbench.authoring.record.search_plans import SearchReport
+from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch, MutantSearch, SearchSummary
 
-WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach")
+WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
+              "drop_offset", "default_path", "pin_nested", "compare")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
-
-
-def kill_hint(kind: str, description: str) -> str:
-    """What case would kill an equivalent mutant of a mistake kind (``a case with beta other than 0.1``)."""
-    text = description.split(": ", 1)[-1] if description.startswith("line ") else description
-    if kind == "pin_parameter":
-        param, _, value = text.removeprefix("pin ").partition(" to ")
-        return f"a case with {param} other than {value.split(' (')[0]}"
-    if kind == "drop_mask":
-        return "a case whose masked-out entries hold values that change the result (not zeros)"
-    if kind == "drop_branch":
-        test = text.split("`if ", 1)[-1].split("`", 1)[0]
-        return f"a case where `{test}` does not hold" if "always the if" in text else \
-            f"a case where `{test}` holds and changes the result"
-    if kind == "swap_args":
-        return "a case where the two arguments differ and their order changes the result"
-    return "a case whose result requires grad" if kind == "detach" else "a case that tells it from the golden code"
 
 
 def weak_lines(target: str, probe: TargetProbe, equivalent: list[str]) -> list[str]:
@@ -50,6 +36,7 @@ def describe_selection(
     notes: list[str] = []
     amplified: list[AmplifiedParameter] = []
     catches: list[MutantCatch] = []
+    searches: list[SearchSummary] = []
     never: list[str] = []
     several = len(pool) > 1
     for target, calls in pool.items():
@@ -66,6 +53,8 @@ def describe_selection(
                 notes.append(f"a case with {combination_text(made)}, which no recorded call combined")
             elif made.kind == "value" and made.param in first and made.value is not None:
                 by_param.setdefault(made.param, []).append((call, made))
+            elif made.kind == "search":
+                notes.append(f"a case the search found ({made_text(made)}), which kills a mutant no other case kills")
             else:
                 notes.append(f"a case with {made_text(made)}")
         for param, made_list in by_param.items():
@@ -78,14 +67,32 @@ def describe_selection(
                          f"{amplify.range_text([m.value for _, m in made_list if m.value is not None])}")
         kept_ids = set().union(*(probe.kills.get(c.file, set()) for c in sel.kept)) if sel.kept else set()
         _, equivalent = kept_kills(probe, sel)
+        live = set(probe.search.live)
         catches += [MutantCatch(target=target, digest=m.digest, kind=m.kind, description=m.description,
                                 pinned=m.pinned, killed=m.digest in kept_ids, equivalent=m.digest in equivalent
                                 and m.digest not in probe.untried,
-                                hint=kill_hint(m.kind, m.description) if m.digest in equivalent
-                                and m.kind in WEAK_KINDS else "")
+                                hint=kill_hint(m.kind, m.description) if (m.digest in equivalent or m.digest in live)
+                                and m.kind in WEAK_KINDS else "",
+                                search=_searched(m.digest, probe.search))
                     for m in probe.mutants]
+        if probe.search.searched:
+            found = probe.search
+            searches.append(SearchSummary(target=target, searched=found.searched, killed=len(found.killed),
+                                          live=len(found.live), equivalent=len(found.equivalent),
+                                          inputs=found.inputs))
         lines += weak_lines(target, probe, equivalent)
     lines += [f"no test varies {p}" for p in never if not any(ln.startswith(f"no test varies {p}") for ln in lines)]
     facts = CaseFacts(selection=lines, amplified=amplified, unvaried=never, pins={t: p.pins for t, p in probes.items()},
-                      grad=[t for t, p in probes.items() if p.grad], mutants=catches)
+                      grad=[t for t, p in probes.items() if p.grad], mutants=catches, search=searches)
     return lines, notes, facts
+
+
+def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
+    """What the search found for one mutant, or None when it was not searched (the kept cases kill it)."""
+    tried = list(found.tried[:8]) + ([f"and {len(found.tried) - 8} more"] if len(found.tried) > 8 else [])
+    if digest in found.killed:
+        return MutantSearch(outcome="killed", case=found.killed[digest], tried=tried, inputs=found.inputs)
+    for outcome, digests in (("equivalent", found.equivalent), ("live", found.live)):
+        if digest in digests:
+            return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs)  # type: ignore[arg-type]
+    return None

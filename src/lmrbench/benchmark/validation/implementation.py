@@ -95,7 +95,8 @@ class ImplCheck:
         self._not_run = static_not_run(self.task, self.impl)
         if self.mutants is None and self.opts.max_mutants > 0 and not self._stopped:
             self.mutants = plan_mutants(self.task, self.impl, self._facts)
-        self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants, self._facts.equivalent)
+        self._chosen = pick_mutants(self.mutants or [], self.opts.max_mutants, self._facts.equivalent,
+                                    self._facts.live)
 
     @property
     def label(self) -> str:
@@ -274,4 +275,4 @@ class ImplCheck:
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR and not m.equivalent]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
-        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried, self._facts.weak)
+        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried, self._facts.weak, self._facts.catches)

@@ -16,6 +16,7 @@ from lmrbench.schemas.task_info import Implementation
 
 if TYPE_CHECKING:
     from lmrbench.authoring.mutants.mutants import Mutant
+    from lmrbench.schemas.recording import MutantCatch
 
 
 @dataclass
@@ -68,7 +69,30 @@ class RecordedFacts:
     unvaried: list[str] = field(default_factory=list)
     """Scalar parameters no case varies."""
     weak: list[str] = field(default_factory=list)
-    """Equivalent mutants shaped like real mistakes, each with what would kill it (``weakness.recorded_reasons``)."""
+    """The mistake-shaped mutants no kept case kills, each with what would kill it
+    (``weakness.recorded_reasons``)."""
+    live: set[str] = field(default_factory=set)
+    """Digests of the mutants the recording's search left live (run first: validation decides their fate)."""
+    catches: dict[str, MutantCatch] = field(default_factory=dict)
+    """The recording's mutants by description, with what its search tried."""
+
+    def nested(self, target: str) -> dict[str, list[object]]:
+        """The recorded values of the chains a goal function reads (``self.cfg.loss.gamma`` -> ``[2.0]``): the
+        keys of its ``pins`` that are attribute or item paths, their source text read back as values."""
+        import ast
+
+        out: dict[str, list[object]] = {}
+        for path, text in self.pins.get(target, {}).items():
+            if "." in path or "[" in path:
+                try:
+                    out[path] = [ast.literal_eval(text)]
+                except (ValueError, SyntaxError):
+                    continue
+        return out
+
+    def plain_pins(self, target: str) -> dict[str, str]:
+        """The recorded values of a goal function's own parameters (``beta`` -> ``0.1``)."""
+        return {k: v for k, v in self.pins.get(target, {}).items() if "." not in k and "[" not in k}
 
 
 def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
@@ -85,20 +109,37 @@ def recorded_facts(task: Task, impl: Implementation) -> RecordedFacts:
         return RecordedFacts()
     from lmrbench.benchmark.validation.weakness import recorded_reasons
 
-    return RecordedFacts(index.pins, index.grad, {m.digest for m in index.mutants if m.equivalent},
-                         index.unvaried, recorded_reasons(index.mutants, index.unvaried))
+    equivalent = {m.digest for m in index.mutants
+                  if (m.search.outcome == "equivalent" if m.search is not None else m.equivalent)}
+    live = {m.digest for m in index.mutants if m.search is not None and m.search.outcome == "live"}
+    from lmrbench.authoring.check.taskdata import shape_tied
+
+    tied = shape_tied(task, impl, [p.rpartition(": ")[2] for p in index.unvaried])
+    unvaried = [p for p in index.unvaried if p.rpartition(": ")[2] not in tied]
+    return RecordedFacts(index.pins, index.grad, equivalent, unvaried,
+                         recorded_reasons(index.mutants, index.unvaried, index.pins), live,
+                         {m.description: m for m in index.mutants})
 
 
-def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] | None = None) -> list[PlannedMutant]:
-    """At most ``limit`` mutants, every kind in turn (``mutants.sample_mutants``, deterministic); those the
-    recording found equivalent on every recorded input only when nothing else is left."""
+def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] | None = None,
+                 live: set[str] | None = None) -> list[PlannedMutant]:
+    """At most ``limit`` mutants, deterministic: first those the recording's search left ``live`` (validation's
+    own run decides them), then the mistake kinds (``mutant_hints.TELLING_KINDS``) and then the others, every
+    kind in turn (``mutants.sample_mutants``); those the recording found ``equivalent`` only when nothing else
+    is left. The picks keep the planned order."""
+    from lmrbench.authoring.mutants.mutant_hints import TELLING_KINDS
     from lmrbench.authoring.mutants.mutants import sample_mutants
 
-    known = equivalent or set()
-    useful = [pm for pm in mutants if pm[2].digest not in known]
-    picked = sample_mutants(useful, limit, kind_of=lambda pm: pm[2].kind)
-    rest = [pm for pm in mutants if pm[2].digest in known]
-    return picked + sample_mutants(rest, limit - len(picked), kind_of=lambda pm: pm[2].kind)
+    known, first = equivalent or set(), live or set()
+    tiers = [[pm for pm in mutants if pm[2].digest in first and pm[2].digest not in known],
+             [pm for pm in mutants if pm[2].digest not in known | first and pm[2].kind in TELLING_KINDS],
+             [pm for pm in mutants if pm[2].digest not in known | first and pm[2].kind not in TELLING_KINDS],
+             [pm for pm in mutants if pm[2].digest in known]]
+    picked: list[PlannedMutant] = []
+    for tier in tiers:
+        picked += sample_mutants(tier, limit - len(picked), kind_of=lambda pm: pm[2].kind)
+    order = {id(pm): k for k, pm in enumerate(mutants)}
+    return sorted(picked, key=lambda pm: order[id(pm)])
 
 
 def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None = None) -> list[PlannedMutant]:
@@ -119,8 +160,8 @@ def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None =
         for q in names:
             try:
                 target = f"{goal}::{q}"
-                mutants = generate_mutants(source, q, file=goal, pins=facts.pins.get(target),
-                                           grad=target in facts.grad)
+                mutants = generate_mutants(source, q, file=goal, pins=facts.plain_pins(target),
+                                           grad=target in facts.grad, nested=facts.nested(target))
             except LmrError:
                 if len(impl.goal_files) > 1:
                     continue  # the function lives in another goal file

@@ -1,8 +1,10 @@
 """Weak tests: an implementation whose tests pass the golden code and fail the stub, but let mutants live.
 
 Such an implementation is valid but weak (kept apart from valid): its tests kill fewer than
-``DEFAULT_MIN_KILL_RATE`` of the mutants of the golden body. Each surviving mutant is named (``M3 flip_sign``)
-and carries the diff of its change, for the table, the JSON and the app.
+``DEFAULT_MIN_KILL_RATE`` of the mutants of the golden body, or let a mutant of a mistake kind live (one that
+validation ran and the tests let pass, or one the recording's search left live). Each surviving mutant is named
+(``M3 flip_sign``) and carries the diff of its change, for the table, the JSON and the app; each live mistake is
+named with the input that would kill it.
 
 The default was measured (docs/checks.md): the bundled examples' recorded tests kill 100% of their mutants,
 a weak recorded fixture (a test that checks only the shape of the result) 0-25%, and the hand-written fixture
@@ -16,8 +18,6 @@ import difflib
 from lmrbench.schemas.recording import MutantCatch
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
-_WRONG_ANSWERS = {"drop_mask": "an answer that ignores a mask", "detach": "an answer that detaches its result"}
-"""Mutant kinds whose survival means a plausible wrong answer passes (besides a pinned parameter)."""
 DEFAULT_MIN_KILL_RATE = 0.75
 """Below this share of killed mutants an implementation is valid but weak."""
 _DIFF_LINES = 12
@@ -50,31 +50,78 @@ def pinned_parameter(m: MutantCatch | MutantResult) -> str:
     return m.pinned or m.description.split("pin ", 1)[-1].split(" ", 1)[0]
 
 
-def recorded_reasons(catches: list[MutantCatch], unvaried: list[str]) -> list[str]:
-    """The recording's equivalent mutants shaped like real mistakes (those with a ``hint``), named with their
-    description and what would kill them; a pinned parameter already named by ``unvaried`` is left out."""
+def _search_text(catch: MutantCatch | None) -> str:
+    """What the recording's search tried for a live mutant (``... among 40 tried: step in 9, 10, 11``), or the
+    input it found for one the tests still let pass."""
+    search = catch.search if catch is not None else None
+    if search is not None and search.outcome == "killed" and search.input:
+        where = f" ({search.case})" if search.case else ""
+        return f"; the recording's search found {search.input}{where}, yet the tests let it pass"
+    if search is None or search.outcome != "live":
+        return ""
+    tried = f": {'; '.join(search.tried)}" if search.tried else ""
+    return f"; the recording's search found no such input among {search.inputs} tried{tried}"
+
+
+def live_reason(kind: str, description: str, name: str = "", catch: MutantCatch | None = None,
+                where: str = "") -> str:
+    """One live mistake-shaped mutant named, with the input that would kill it and what the search tried
+    (``where``: on what it passes, ``on every recorded input``)."""
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    who = f"{name}: " if name else f"{kind}: "
+    passes = f"passes {where}" if where else "passes"
+    return f"{who}{description} {passes}; {kill_hint(kind, description)} would kill it{_search_text(catch)}"
+
+
+def _dropped_parameter(m: MutantCatch, params: dict[str, str]) -> bool:
+    """A ``drop_term``/``drop_offset`` mutant that drops a parameter (``drop 'warmup_steps' from ...``)."""
+    dropped = m.description.split("drop '", 1)[-1].split("' from", 1)[0]
+    return m.kind in ("drop_term", "drop_offset") and dropped in params
+
+
+def recorded_reasons(catches: list[MutantCatch], unvaried: list[str],
+                     pins: dict[str, dict[str, str]] | None = None) -> list[str]:
+    """The recording's mistake-shaped mutants that no kept case kills, each named with the input that would kill
+    it: those its search left live; in a recording without a search, those equivalent on every recorded input
+    that it marked with a ``hint`` or that drop a parameter (as telling as a pinned one; ``pins``: the
+    parameters per goal function). A mutant the search showed equivalent (random inputs do not separate it) is
+    no weakness, and a pinned parameter already named by ``unvaried`` is left out."""
+    from lmrbench.authoring.mutants.mutant_hints import TELLING_KINDS
+
     out = []
     for m in catches:
-        if not (m.equivalent and m.hint):
+        if m.killed or m.kind not in TELLING_KINDS | {"drop_term"}:
             continue
-        if m.kind == "pin_parameter" and pinned_parameter(m) in unvaried:
+        if m.search is not None:
+            live = m.search.outcome == "live"
+        else:
+            live = m.equivalent and (bool(m.hint) or _dropped_parameter(m, (pins or {}).get(m.target, {})))
+        if not live or (m.kind == "pin_parameter" and pinned_parameter(m) in unvaried):
             continue
-        out.append(f"{m.kind} equivalent on every recorded input ({m.description}): add {m.hint}")
+        out.append(live_reason(m.kind, m.description, catch=m,
+                               where="" if m.search is not None else "on every recorded input"))
     return list(dict.fromkeys(out))
 
 
-def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: list[str] | None = None) -> list[str]:
+def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: list[str] | None = None,
+                 catches: dict[str, MutantCatch] | None = None) -> list[str]:
     """What lets a plausible wrong answer pass, besides the kill rate: each parameter no test varies (from the
-    recording), each surviving mutant that pins a parameter (a candidate ignoring it), drops a mask or detaches
-    the result from the autograd graph (training silently stops), and ``recorded``: the recording's equivalent
-    mutants shaped like real mistakes (``recorded_reasons``)."""
-    out = [f"no test varies {p}" for p in unvaried] + list(recorded or [])
+    recording), each surviving mutant of a mistake kind (``mutant_hints.TELLING_KINDS``: a parameter pinned, a
+    mask dropped, a branch forced...) named with the input that would kill it, and ``recorded``: the
+    recording's live mistake-shaped mutants (``recorded_reasons``). ``catches``: the recording's mutants by
+    description, for what its search tried."""
+    from lmrbench.authoring.mutants.mutant_hints import TELLING_KINDS
+
+    out = [f"no test varies {p}" for p in unvaried]
     for m in survivors(mutants):
         if m.kind == "pin_parameter":
             text = f"no test varies {pinned_parameter(m)}"
             out.append(text if text not in out else f"{text} ({m.name or m.kind} survives)")
-        elif m.kind in _WRONG_ANSWERS:
-            out.append(f"{_WRONG_ANSWERS[m.kind]} passes ({m.name or m.kind}: {m.description})")
+        elif m.kind in TELLING_KINDS:
+            out.append(live_reason(m.kind, m.description, m.name, (catches or {}).get(m.description)))
+    shown = {m.description for m in survivors(mutants)}
+    out += [r for r in recorded or [] if not any(f": {d} passes" in r for d in shown)]
     return list(dict.fromkeys(out))
 
 
@@ -83,6 +130,16 @@ def is_weak(result: ImplValidation, min_kill_rate: float) -> bool:
     let a plausible wrong answer pass (``weak_reasons``)."""
     rate = result.kill_rate
     return result.valid and ((rate is not None and rate < min_kill_rate) or bool(result.weak_reasons))
+
+
+def weak_notes(result: ImplValidation) -> list[str]:
+    """Why a valid result is weak, each reason as it was found: the kill rate when it is below the result's
+    ``min_kill_rate``, then its ``weak_reasons`` (each live mistake with the input that would kill it)."""
+    rate, floor = result.kill_rate, result.min_kill_rate
+    notes = [f"its tests kill {result.mutants_killed}/{result.mutants_total} mutants ({rate:.0%}), below the "
+             f"kill rate {floor:.0%}"] if rate is not None and floor is not None and rate < floor else []
+    notes += list(result.weak_reasons)
+    return notes or [f"its tests kill {result.mutants_killed}/{result.mutants_total} mutants"]
 
 
 def kinds_text(kinds: dict[str, tuple[int, int]] | dict[str, list[int]]) -> str:

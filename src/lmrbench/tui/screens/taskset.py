@@ -163,6 +163,7 @@ class TaskSetScreen(Screen[None]):
         from lmrbench.authoring.check.check import check_task
         from lmrbench.authoring.task.draft import leftover_drafts
         from lmrbench.benchmark.validation.task import ResultStatus, stored_results
+        from lmrbench.benchmark.validation.weakness import weak_notes
         from lmrbench.core.taskset import load_taskset
 
         tasks, problems = load_taskset(self.bench)
@@ -177,9 +178,7 @@ class TaskSetScreen(Screen[None]):
                 if res is not None and status is ResultStatus.INVALID:
                     snap.warnings.extend(f"{task.name}#{index}: {reason}" for reason in res.reasons)
                 elif res is not None and status is ResultStatus.WEAK:
-                    snap.warnings.append(f"{task.name}#{index}: valid but weak: its tests kill "
-                                         f"{res.mutants_killed}/{res.mutants_total} mutants; add tests that tell "
-                                         "the golden body from small changes of it")
+                    snap.warnings.extend(f"{task.name}#{index}: valid but weak: {note}" for note in weak_notes(res))
                 elif status is ResultStatus.STALE:
                     snap.warnings.append(f"{task.name}#{index}: changed since it was validated; validate again")
             snap.warnings.extend(check_task(task))

@@ -1,0 +1,58 @@
+"""What input would kill a mutant, read from its kind and description, and which kinds name a real mistake.
+
+A live mutant of a mistake kind means a plausible wrong answer passes; the hint says what case would tell it
+from the golden code (``a case where `step < warmup` does not hold``), so that a note can be acted on.
+"""
+
+from __future__ import annotations
+
+from lmrbench.authoring.mutants.mutants import MISTAKE_KINDS
+
+TELLING_KINDS = frozenset((*MISTAKE_KINDS, "compare"))
+"""Kinds whose live mutant is a plausible wrong answer: a valid task kills each or shows it equivalent."""
+
+
+def _between(text: str, left: str, right: str) -> str:
+    return text.split(left, 1)[-1].split(right, 1)[0]
+
+
+def kill_hint(kind: str, description: str) -> str:
+    """What case would kill a mutant of ``kind`` (``a case with beta other than 0.1``)."""
+    text = description.split(": ", 1)[-1] if description.startswith("line ") else description
+    if kind in ("pin_parameter", "pin_nested"):
+        param, _, value = text.removeprefix("pin ").partition(" to ")
+        return f"a case with {param} other than {value.split(' (')[0]}"
+    if kind == "drop_mask":
+        return "a case whose masked-out entries hold values that change the result (not zeros)"
+    if kind in ("drop_branch", "force_branch"):
+        test = _between(text, "`if ", "`")
+        never = "always the if" in text or "always taken" in text
+        return f"a case where `{test}` does not hold" if never else \
+            f"a case where `{test}` holds and changes the result"
+    if kind == "default_path":
+        name, _, default = _between(text, "default path of ", " ").partition("=")
+        return f"a case that passes {name} (not {default})" if "always taken" in text else \
+            f"a case that leaves {name} at its default {default}"
+    if kind == "drop_guard":
+        if "guard" not in text:
+            return "a case with values outside the clamp's bounds"
+        bound = _between(text, "drop the guard ", " of")
+        return f"a case where the guard {bound} binds (a count of zero, a value past the bound)"
+    if kind in ("drop_offset", "drop_term"):
+        return f"a case where {_between(text, 'drop ', ' from')} is not zero and changes the result"
+    if kind == "compare":
+        return f"a case where both sides of {_between(text, ' in ', '$')} are equal"
+    if kind == "change_axis":
+        return "a case whose arrays have different sizes along the axes, with values that differ along them"
+    if kind == "arith_swap":
+        return f"a case where the right operand in {_between(text, ' in ', '$')} is not 1 or -1"
+    if kind == "scale_constant":
+        if not text.startswith("scale "):
+            return f"a case where the constant {text.split(' becomes ', 1)[0]} changes the result beyond the tolerance"
+        return f"a case where {_between(text, 'scale ', ' by 2')} is not zero and changes the result"
+    if kind == "negate":
+        test = _between(text, " in ", "$") if " in " in text else _between(text, "condition ", "$")
+        return f"a case where {test} decides the result"
+    if kind == "swap_args":
+        return "a case where the two arguments differ and their order changes the result"
+    return "a case whose result requires grad" if kind == "detach" else "a case that tells it from the golden code"

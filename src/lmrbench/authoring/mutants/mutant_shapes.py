@@ -1,0 +1,308 @@
+"""Mutant kinds of control flow, guards and configuration: the mistakes that slip past tests of one call shape.
+
+A branch forced each way (``if alpha >= 0`` always or never taken, ``elif`` arms included), a guard or clamp
+dropped (``max(num_fg, 1)`` as ``num_fg``, ``np.clip(x, 0, 1)`` as ``x``), the default path of an optional
+argument taken always or never (``if labels is None``), the axis of a reduction changed (``sum(axis=1)`` as
+``sum(axis=0)``), and a nested value pinned to its recorded value (``self.cfg.loss.gamma`` as ``2.0``) in the body
+or in a helper the body calls. Each rule takes a matched node of the body and yields edits; ``default_path_edits``
+needs the function's defaults and ``pin_chain_edits`` the recorded values of the chains.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterator, Mapping, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from lmrbench.authoring.mutants.mutant_sites import Edit, Rule, body_statements, snippet, with_parens
+
+_IF = m.If()
+_GUARDS = {"max", "min", "maximum", "minimum", "fmax", "fmin"}
+"""Calls of two arguments that bound one by the other (``max(num_fg, 1)``)."""
+_CLAMPS = {"clip", "clamp", "clamp_min", "clamp_max", "clip_by_value"}
+_MODULE_NAMES = {"np", "numpy", "torch", "jnp", "jax", "tf", "F", "math", "scipy"}
+_BOUND_WORDS = ("eps", "tiny", "min", "max", "floor", "clip", "lo", "hi")
+_GUARD_CALL = m.Call(func=m.Name(m.MatchIfTrue(lambda n: n in _GUARDS | _CLAMPS))
+                     | m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _GUARDS | _CLAMPS))))
+_AXIS_REDUCTIONS = {"sum", "mean", "max", "min", "prod", "std", "var", "logsumexp", "softmax", "log_softmax",
+                    "argmax", "argmin", "cumsum", "cumprod", "norm", "any", "all", "nansum", "nanmean", "amax",
+                    "amin", "median", "count_nonzero", "cat", "concatenate", "stack"}  # fmt: skip
+_AXIS_CALL = m.Call(func=m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _AXIS_REDUCTIONS))))
+"""A reduction of an array module or method (``np.sum(x, 1)``, ``x.sum(axis=1)``; not the builtin ``max``)."""
+_INT = m.Integer() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer())
+_ATOM = m.Name() | m.Attribute() | m.Call() | m.Subscript() | m.Integer() | m.Float() | m.SimpleString()
+
+
+def _elif_arms(module: cst.Module) -> set[int]:
+    """Ids of the ``If`` nodes that are ``elif`` arms of another ``if``."""
+    arms: set[int] = set()
+    for node in m.findall(module, m.If(orelse=m.If())):
+        arms.add(id(cst.ensure_type(node, cst.If).orelse))
+    return arms
+
+
+def _forced(node: cst.If | cst.IfExp, holds: bool, arm: bool) -> cst.CSTNode:
+    """The node with its test forced to ``holds``, written as an answer without the test would be: the branch
+    taken (or the else) in its place, nothing for a branch never taken without an else; ``if True:`` only for
+    the arms of an ``elif`` chain, which cannot be flattened in place."""
+    if isinstance(node, cst.IfExp):
+        return with_parens(node.body if holds else node.orelse, node)
+    if arm or isinstance(node.orelse, cst.If):
+        return node.with_changes(test=cst.Name(str(holds)))
+    block = node.body if holds else node.orelse.body if node.orelse is not None else None
+    if block is None:
+        return cst.RemovalSentinel.REMOVE  # type: ignore[return-value]
+    statements = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+    return cst.FlattenSentinel(statements) if statements else node.with_changes(test=cst.Name(str(holds)))  # type: ignore[return-value]
+
+
+def _force_branch(module: cst.Module, node: cst.If) -> Iterator[Edit]:
+    """``if test:`` always or never taken where ``drop_branch`` does not make it: an ``if`` without ``else``
+    always taken (never taken is ``drop_branch``'s), the head of an ``elif`` chain and its arms each way."""
+    arm = id(node) in _elif_arms(module)
+    test = snippet(module, node.test)
+    ways = [(True, "always"), (False, "never")] if arm or isinstance(node.orelse, cst.If) else \
+        [(True, "always")] if node.orelse is None else []
+    for holds, how in ways:
+        yield Edit("force_branch", f"the branch `if {test}` {how} taken", node, _forced(node, holds, arm))
+
+
+def _is_bound(module: cst.Module, expr: cst.BaseExpression) -> bool:
+    """A value that bounds another: a number, or a name or attribute that reads like one (``eps``, ``min_n``)."""
+    if m.matches(expr, m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(),
+                                                                   expression=m.Integer() | m.Float())):
+        return True
+    if m.matches(expr, m.Name() | m.Attribute()):
+        last = module.code_for_node(expr).rsplit(".", 1)[-1].lower()
+        return any(word in last for word in _BOUND_WORDS)
+    return False
+
+
+def _grouped(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` in parentheses unless it is an atom, so that it can stand where a call stood."""
+    if m.matches(expr, _ATOM) or expr.lpar:
+        return expr
+    return cst.parse_expression(f"({module.code_for_node(expr)})")
+
+
+def _drop_guard(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """``max(num_fg, 1)`` as ``num_fg``; ``np.clip(x, lo, hi)``, ``x.clamp(min=0)`` as ``x``."""
+    func = node.func
+    name = func.value if isinstance(func, cst.Name) else cst.ensure_type(func, cst.Attribute).attr.value
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    text = snippet(module, node)
+    module_call = isinstance(func, cst.Name) or (isinstance(func, cst.Attribute)
+                                                  and m.matches(func.value, m.Name())
+                                                  and cst.ensure_type(func.value, cst.Name).value in _MODULE_NAMES)
+    if name in _CLAMPS:
+        if module_call and positional:
+            kept: cst.BaseExpression = positional[0].value
+        elif not module_call and isinstance(func, cst.Attribute):
+            kept = func.value
+        else:
+            return
+        yield Edit("drop_guard", f"drop the clamp {text!r}", node, _grouped(module, kept))
+        return
+    args = positional if module_call else []
+    if len(args) != 2 or len(node.args) != 2:
+        return
+    for bound, other in ((args[1].value, args[0].value), (args[0].value, args[1].value)):
+        if _is_bound(module, bound) and not _is_bound(module, other):
+            yield Edit("drop_guard", f"drop the guard {snippet(module, bound)!r} of {text!r}", node,
+                       _grouped(module, other))
+
+
+def _axis_arg(node: cst.Call) -> int | None:
+    """The index in ``node.args`` of the axis of a reduction: ``axis=``/``dim=``, or the first positional
+    argument of a method (``x.sum(1)``) or the second of a module function (``np.sum(x, 1)``)."""
+    for k, arg in enumerate(node.args):
+        if arg.keyword is not None and arg.keyword.value in ("axis", "dim"):
+            return k
+    func = node.func
+    module_call = isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and m.matches(func.value, m.Name())
+                                                  and cst.ensure_type(func.value, cst.Name).value in _MODULE_NAMES)
+    k = 1 if module_call else 0
+    if len(node.args) > k and node.args[k].keyword is None and not node.args[k].star:
+        return k
+    return None
+
+
+def _change_axis(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """The axis of a reduction changed where the body reduces: ``-1``/``1``/``2`` as ``0``, ``0`` as ``-1``."""
+    k = _axis_arg(node)
+    if k is None or not m.matches(node.args[k].value, _INT):
+        return
+    old = module.code_for_node(node.args[k].value)
+    new = "-1" if old.strip() == "0" else "0"
+    args = list(node.args)
+    args[k] = args[k].with_changes(value=cst.parse_expression(new))
+    yield Edit("change_axis", f"axis {old} becomes {new} in {snippet(module, node)!r}", node,
+               node.with_changes(args=args))
+
+
+RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
+    (_IF, _force_branch),
+    (_GUARD_CALL, _drop_guard),
+    (_AXIS_CALL, _change_axis),
+)
+"""(matcher, rule) of the single-site kinds of this module."""
+
+
+def _default_test(test: cst.BaseExpression, defaults: Mapping[str, str]) -> tuple[str, bool] | None:
+    """(parameter, whether the test holds on the default) for a test of an optional argument's default:
+    ``labels is None``, ``labels is not None``, ``not flag``, ``flag`` (``flag=False``)."""
+    if m.matches(test, m.Comparison(left=m.Name(), comparisons=[m.ComparisonTarget(comparator=m.Name("None"))])):
+        cmp = cst.ensure_type(test, cst.Comparison)
+        name = cst.ensure_type(cmp.left, cst.Name).value
+        op = cmp.comparisons[0].operator
+        if defaults.get(name) == "None" and isinstance(op, cst.Is | cst.IsNot):
+            return name, isinstance(op, cst.Is)
+        return None
+    negated = m.matches(test, m.UnaryOperation(operator=m.Not(), expression=m.Name()))
+    inner = cst.ensure_type(test, cst.UnaryOperation).expression if negated else test
+    if m.matches(inner, m.Name()):
+        name = cst.ensure_type(inner, cst.Name).value
+        if defaults.get(name) in ("None", "False", "True", "0", "0.0", "''", '""'):
+            truthy = defaults[name] == "True"
+            return name, truthy != negated
+    return None
+
+
+def default_path_edits(module: cst.Module, func: cst.FunctionDef, defaults: Mapping[str, str]) -> list[Edit]:
+    """For each ``if`` (or conditional expression) that tests an optional argument against its default
+    (``if labels is None:``), the default's path taken always and never: an answer that ignores the argument,
+    or one that never handles its default."""
+    edits: list[Edit] = []
+    arms = _elif_arms(module)
+    for stmt in body_statements(func):
+        for node in m.findall(stmt, m.If() | m.IfExp()):
+            assert isinstance(node, cst.If | cst.IfExp)
+            found = _default_test(node.test, defaults)
+            if found is None:
+                continue
+            name, holds = found
+            test = snippet(module, node.test)
+            arm = id(node) in arms
+            for forced, how in ((holds, "always"), (not holds, "never")):
+                what = f"the default path of {name}={defaults[name]} {how} taken (`{test}` forced {forced})"
+                edits.append(Edit("default_path", what, node, _forced(node, forced, arm)))
+    return edits
+
+
+def literal_text(value: object) -> str | None:
+    """Python source of a recorded scalar (``2.0``, ``'mean'``, ``True``); None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        number = float(value)  # type: ignore[arg-type]  # numpy scalars
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(number) or math.isinf(number):
+        return f"float({str(number)!r})"
+    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iub":
+        return str(int(number))
+    return repr(number)
+
+
+def _path(module: cst.Module, node: cst.CSTNode) -> str:
+    """A chain's text with spacing removed (``self.cfg["loss"].gamma``)."""
+    return "".join(module.code_for_node(node).split())
+
+
+class _Pin(cst.CSTTransformer):
+    """Every read of one chain replaced by a literal (assignment targets and longer chains left alone)."""
+
+    def __init__(self, module: cst.Module, path: str, literal: str) -> None:
+        self.module, self.path, self.literal = module, path, literal
+        self.targets: set[int] = set()
+        self.hits = 0
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.targets.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._descend(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        return self._descend(node)
+
+    def _descend(self, node: cst.Attribute | cst.Subscript) -> bool:
+        # the chain read as the base of a longer one (``self.kl_ctl.value.item()``) is left as it is
+        if _path(self.module, node.value) == self.path:
+            self.targets.add(id(node.value))
+        return True
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._swap(original_node, updated_node)
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        return self._swap(original_node, updated_node)
+
+    def _swap(self, original: cst.Attribute | cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if id(original) in self.targets or _path(self.module, original) != self.path:
+            return updated
+        self.hits += 1
+        return cst.parse_expression(self.literal).with_changes(lpar=original.lpar, rpar=original.rpar)
+
+
+def helper_names(tree: ast.Module, qualname: str) -> list[str]:
+    """Qualified names of the functions of the file that ``qualname``'s body calls on ``self``/``cls``
+    (``self._penalty(...)`` -> ``Class._penalty``) or by name (``helper(...)``), and those they call in turn."""
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            methods[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    methods[f"{node.name}.{item.name}"] = item
+    owner = qualname.rpartition(".")[0]
+    seen: list[str] = []
+    todo = [qualname]
+    while todo and len(seen) < 8:
+        current = methods.get(todo.pop(0))
+        if current is None:
+            continue
+        for call in (n for n in ast.walk(current) if isinstance(n, ast.Call)):
+            f = call.func
+            name = ""
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
+                name = f"{owner}.{f.attr}" if owner else ""
+            elif isinstance(f, ast.Name):
+                name = f.id
+            if name and name in methods and name != qualname and name not in seen:
+                seen.append(name)
+                todo.append(name)
+    return seen
+
+
+def pin_chain_edits(module: cst.Module, func: cst.FunctionDef, where: str,
+                    values: Mapping[str, Sequence[object]]) -> list[Edit]:
+    """One edit per chain of ``values`` (``self.cfg.loss.gamma`` -> recorded values) that ``func``'s body
+    reads: every read of it replaced by its first recorded value. ``where`` names the function when it is a
+    helper the goal body calls (``in helper Class._penalty``), else ""."""
+    edits: list[Edit] = []
+    wanted = {"".join(path.split()): (path, vs) for path, vs in values.items()}
+    statements = body_statements(func)
+    present = {_path(module, n) for s in statements for n in m.findall(s, m.Attribute() | m.Subscript())}
+    for key, (path, recorded) in wanted.items():
+        literal = next((t for t in map(literal_text, recorded) if t is not None), None)
+        if key not in present or literal is None:
+            continue
+        pin = _Pin(module, key, literal)
+        new = func.visit(pin)
+        if pin.hits:
+            suffix = f" in {where}" if where else ""
+            edits.append(Edit("pin_nested", f"pin {path} to {literal} (its recorded value){suffix}", func,
+                              cst.ensure_type(new, cst.FunctionDef), pinned=path))
+    return edits

@@ -1,0 +1,126 @@
+"""What a goal body reads through names: access paths as written (``self.cfg.loss.gamma``,
+``self.config["beta"]``), through local aliases (``loss_cfg = self.cfg.loss``), and in the helpers it calls
+on ``self`` or by name in the golden file, followed with their parameters renamed to the caller's arguments
+(``self._penalty(logprob)`` reads ``self.config.kl_penalty`` when ``_penalty`` does).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+
+MAX_DEPTH = 3
+"""How deep the calls of helpers are followed."""
+
+
+def access_path(node: ast.AST) -> str | None:
+    """``beta``, ``self.cfg.loss.gamma``, ``self.config["beta"]``, ``betas[0]``: a name followed by attributes
+    and constant subscripts, as written; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = access_path(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and type(node.slice.value) in (str, int):
+        inner = access_path(node.value)
+        key = node.slice.value
+        return None if inner is None else f"{inner}[{json.dumps(key)}]"  # as lmrbench_leaves.key_text writes it
+    return None
+
+
+class _Rename(ast.NodeTransformer):
+    """Names replaced by expressions (a helper's parameters by the caller's arguments; aliases by what they
+    alias)."""
+
+    def __init__(self, mapping: dict[str, ast.expr]) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.mapping and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(copy.deepcopy(self.mapping[node.id]), node)
+        return node
+
+
+def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``)."""
+    found: dict[str, ast.expr] = {}
+    counts: dict[str, int] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Name):
+                        counts[sub.id] = counts.get(sub.id, 0) + 1
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Attribute | ast.Subscript) and access_path(node.value):
+                found[node.targets[0].id] = node.value
+    return {k: v for k, v in found.items() if counts.get(k) == 1}
+
+
+def resolved(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """A copy of ``func`` with its aliases of access paths replaced by the paths."""
+    mapping = aliases(func)
+    if not mapping:
+        return func
+    return _Rename(mapping).visit(copy.deepcopy(func))  # type: ignore[no-any-return]
+
+
+def _defs(body: list[ast.stmt]) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {n.name: n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _bound(helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, skip_first: bool,
+           caller_params: set[str]) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """``helper`` with its parameters renamed to the call's arguments where those are access paths, and to
+    names no caller uses elsewhere."""
+    params = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+    if skip_first:
+        params = params[1:]
+    mapping: dict[str, ast.expr] = {}
+    for name, arg in zip(params, call.args, strict=False):
+        mapping[name] = arg if access_path(arg) is not None else ast.Name(id=f"_helper_{name}", ctx=ast.Load())
+    for kw in call.keywords:
+        if kw.arg is not None:
+            mapping[kw.arg] = kw.value if access_path(kw.value) is not None else \
+                ast.Name(id=f"_helper_{kw.arg}", ctx=ast.Load())
+    every = params + [a.arg for a in helper.args.kwonlyargs]
+    for name in every:
+        if name not in mapping and name in caller_params:
+            mapping[name] = ast.Name(id=f"_helper_{name}", ctx=ast.Load())
+    return _Rename(mapping).visit(copy.deepcopy(resolved(helper)))  # type: ignore[no-any-return]
+
+
+def helpers(tree: ast.Module, qualname: str, func: ast.FunctionDef | ast.AsyncFunctionDef,
+            params: set[str]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The helpers ``func`` calls (methods of its class on ``self``, functions of the module by name), each a
+    copy whose parameters read as the caller's arguments, followed ``MAX_DEPTH`` calls deep."""
+    module_defs = _defs(tree.body)
+    cls_name = qualname.rpartition(".")[0]
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
+    methods = _defs(cls.body) if cls is not None else {}
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    seen = {func.name}
+    todo = [(func, 0)]
+    while todo:
+        body, depth = todo.pop(0)
+        if depth >= MAX_DEPTH:
+            continue
+        for node in ast.walk(body):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+                    and f.attr in methods and f.attr not in seen:
+                seen.add(f.attr)
+                made = _bound(methods[f.attr], node, True, params)
+            elif isinstance(f, ast.Name) and f.id in module_defs and f.id not in seen:
+                seen.add(f.id)
+                made = _bound(module_defs[f.id], node, False, params)
+            else:
+                continue
+            out.append(made)
+            todo.append((made, depth + 1))
+    return out

@@ -1,0 +1,135 @@
+"""The plan of the search for inputs that kill the mutants the kept cases miss (``runtime/lmrbench_search.py``
+runs it), and what the search found, as the host reads it back.
+
+The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``), the values to try: first the
+boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
+``alpha >= 0`` gives -1, 0, 1), then ``amplify.varied_values`` (zero among an int's, so a count can become zero),
+then the text modes the body compares it with; the pairs of leaves the body combines; and the defaults of the
+arguments that no recorded call used (``labels=None``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmrbench.authoring.record import amplify
+from lmrbench.authoring.record.amplify_plans import extra_names
+from lmrbench.authoring.record.body_reads import BodyReads
+from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_values import read_case_file
+
+MAX_VALUES = 7
+"""Most values tried per leaf."""
+MAX_PAIRS = 4
+"""Most pairs of leaves tried together."""
+SEARCH_BUDGET = 20.0
+"""Seconds the search may take per goal function (within the probe's own limit)."""
+
+
+def _near(value: amplify.Scalar, like: amplify.Scalar) -> list[amplify.Scalar]:
+    """``w - 1, w, w + 1`` for an int boundary ``w`` (as the leaf's type), ``w/2, w, 3w/2`` for a float."""
+    if type(value) is bool or type(like) is bool or type(value) is str:
+        return []
+    if type(like) is int and float(value).is_integer():
+        return [int(value) - 1, int(value), int(value) + 1]
+    w = float(value)
+    return [w - 0.5, w, w + 0.5] if w == 0 else [w / 2, w, 1.5 * w]
+
+
+def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
+                seen: dict[str, list[amplify.Scalar]]) -> list[amplify.Scalar]:
+    out: list[amplify.Scalar] = []
+    for other in reads.bounds.get(name, []):
+        try:
+            value: amplify.Scalar = ast.literal_eval(other)
+        except (ValueError, SyntaxError):
+            if other not in seen:
+                continue
+            value = seen[other][0]
+        out += [v for v in _near(value, first) if v not in out]
+    return out
+
+
+def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any]) -> dict[str, Any]:
+    """Arguments whose default (a literal) no recorded call used: {name: default}."""
+    from lmrbench.authoring.record.testgen import read_signature
+
+    try:
+        sig = read_signature(golden, qualname, goal)
+    except LmrError:
+        return {}
+    recorded = {a["name"]: a["value"] for a in first_case["arguments"]}
+    out: dict[str, Any] = {}
+    for name, _, default in sig.params:
+        if default is None or name not in recorded:
+            continue
+        try:
+            value = ast.literal_eval(default)
+        except (ValueError, SyntaxError):
+            continue
+        if type(value) in (type(None), bool, int, float, str) and json.dumps(recorded[name]) != json.dumps(value):
+            out[name] = value
+    return out
+
+
+def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str, goal: str) -> dict[str, Any]:
+    """The search's plan for a function whose recorded calls are ``paths`` and whose body reads as ``reads``."""
+    seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    leaves: dict[str, list[amplify.Scalar]] = {}
+    for name, values in seen.items():
+        first = values[0]
+        tries: list[amplify.Scalar]
+        if type(first) is str:
+            tries = [x for x in reads.literals.get(name, []) if x not in values]
+        else:
+            tries = _boundaries(name, first, reads, seen) + amplify.varied_values(first)
+        tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
+        if tries:
+            leaves[name] = tries[:MAX_VALUES]
+    pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
+    case, _ = read_case_file(paths[0])
+    return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case)}
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    """What the search found for one goal function."""
+
+    searched: int = 0
+    """Mutants no recorded or added case killed, searched for."""
+    killed: dict[str, str] = field(default_factory=dict)
+    """Mutant digest -> the new case file that kills it."""
+    live: tuple[str, ...] = ()
+    """Digests of the mutants no stable input separated (random inputs not all tried, or only knife edges)."""
+    equivalent: tuple[str, ...] = ()
+    """Digests of the mutants no input separated, random inputs of the recorded shapes included."""
+    inputs: int = 0
+    """Inputs tried."""
+    tried: tuple[str, ...] = ()
+    """What the inputs set (``gamma=0.5``, ``labels=None``, ``random inputs of the recorded shapes``)."""
+    edges: tuple[str, ...] = ()
+    """Digests of mutants that only knife-edge inputs separated."""
+
+    @classmethod
+    def from_json(cls, data: object, source: Path, where: str) -> SearchReport:
+        """The ``search`` entry of a probe report, or LmrError naming the file."""
+        if data is None:
+            return cls()
+        try:
+            assert isinstance(data, dict)
+            return cls(searched=int(data["searched"]), killed={str(k): str(v) for k, v in data["killed"].items()},
+                       live=tuple(map(str, data["live"])), equivalent=tuple(map(str, data["equivalent"])),
+                       inputs=int(data["tried"]), tried=tuple(map(str, data["what"])),
+                       edges=tuple(map(str, data.get("edges", []))))
+        except (AssertionError, KeyError, TypeError, ValueError, AttributeError):
+            raise LmrError(f"{where}: the search's report does not read", source) from None
+
+    def tried_text(self, limit: int = 8) -> str:
+        """``gamma=0.5, gamma=4.0, labels=None and 12 more``: what the search tried."""
+        shown = ", ".join(self.tried[:limit])
+        more = f" and {len(self.tried) - limit} more" if len(self.tried) > limit else ""
+        return f"{self.inputs} input(s): {shown}{more}" if self.tried else "no input (none could be made)"

@@ -1,0 +1,366 @@
+"""Recorded tests that find their own blind spots: parameters at any depth (a focal loss reading
+``self.cfg.loss.gamma``), calls from the whole run (a schedule called once per step), a search for the input that
+kills a mutant (a guard the driver never trips), and ties that never fail a correct answer."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers.record_fixture import make_task
+from lmrbench.authoring.record.amplify import leaf_values
+from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.authoring.record.record import record_tests
+from lmrbench.benchmark.sandbox.running.local import LocalRunner
+from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.variant import evaluate_variant
+from lmrbench.runtime import lmrbench_leaves
+from lmrbench.schemas.recording import RecordingIndex
+from lmrbench.schemas.testrun import TestStatus
+
+sys.path.insert(0, str(Path(lmrbench_leaves.__file__).parent))  # the probe imports its siblings by shipped names
+import lmrbench_search as search  # noqa: E402
+import lmrbench_values as lv  # noqa: E402
+
+CONFIG = '''
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class LossConfig:
+        gamma: float = 2.0
+        alpha: float = 0.25
+
+
+    @dataclass
+    class Config:
+        loss: LossConfig = field(default_factory=LossConfig)
+        name: str = "focal"
+'''
+FOCAL_HEAD = '''import numpy as np
+
+
+class FocalLoss:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def loss(self, logits, targets):
+        """Binary focal loss, mean over entries: (1 - p_t) ** gamma weighting, alpha balancing when alpha >= 0."""
+'''
+FOCAL = '''        p = 1.0 / (1.0 + np.exp(-logits))
+        pt = np.where(targets == 1, p, 1.0 - p)
+        loss_cfg = self.cfg.loss
+        weight = (1.0 - pt) ** loss_cfg.gamma
+        if loss_cfg.alpha >= 0:
+            weight = weight * np.where(targets == 1, loss_cfg.alpha, 1.0 - loss_cfg.alpha)
+        return float(np.mean(-weight * np.log(np.clip(pt, 1e-12, 1.0))))
+'''
+FOCAL_PINNED = FOCAL.replace("** loss_cfg.gamma", "** 2.0")
+FOCAL_RIGHT = '''        gamma, alpha = self.cfg.loss.gamma, self.cfg.loss.alpha
+        prob = np.exp(-np.logaddexp(0.0, -logits))
+        p_t = prob * targets + (1 - prob) * (1 - targets)
+        a_t = alpha * targets + (1 - alpha) * (1 - targets) if alpha >= 0 else 1.0
+        return float((a_t * (1 - p_t) ** gamma * -np.log(np.maximum(p_t, 1e-12))).mean())
+'''
+FOCAL_DRIVER = '''
+    import numpy as np
+
+    from model.config import Config
+    from model.focal import FocalLoss
+
+    rng = np.random.default_rng(0)
+    criterion = FocalLoss(Config())
+    for _ in range(3):
+        print(criterion.loss(rng.normal(size=(4, 3)), (rng.random((4, 3)) < 0.3).astype(np.int64)))
+'''
+
+
+@pytest.fixture(scope="module")
+def local():
+    return Sandbox(LocalRunner())
+
+
+def grade(local, task, folder: Path, goal: str, source: str) -> TestStatus:
+    (folder / goal).parent.mkdir(parents=True, exist_ok=True)
+    (folder / goal).write_text(source)
+    return evaluate_variant(local, task, task.info.implementation(1), folder, timeout=300).status
+
+
+@pytest.fixture(scope="module")
+def focal(tmp_path_factory, local):
+    task = make_task(tmp_path_factory.mktemp("focal"), "model/focal.py::FocalLoss.loss",
+                     extra={"model/config.py": CONFIG, "model/focal.py": FOCAL_HEAD + FOCAL, "run.py": FOCAL_DRIVER})
+    return task, record_tests(task, 1, "python run.py", sandbox=local)
+
+
+def test_leaves_are_named_by_their_access_path():
+    case = {"arguments": [{"name": "beta", "kind": "positional_or_keyword", "value": 0.1},
+                          {"name": "cfg", "kind": "positional_or_keyword",
+                           "value": {"$": "dict", "items": [["mode", "sum"], ["betas", {"$": "tuple",
+                                                                                       "items": [0.9, 0.99]}]]}}],
+            "self": {"$": "dict", "items": [["cfg", {"$": "dataclass", "type": "m.C", "fields": {
+                "loss": {"$": "dataclass", "type": "m.L", "fields": {"gamma": 2.0}}}}]]}}
+    assert lmrbench_leaves.leaves(case, {}) == {"beta": 0.1, 'cfg["mode"]': "sum", 'cfg["betas"][0]': 0.9,
+                                                 'cfg["betas"][1]': 0.99, "self.cfg.loss.gamma": 2.0}
+    assert lmrbench_leaves.put(case, {}, "self.cfg.loss.gamma", 0.5)
+    assert lmrbench_leaves.get(case, {}, "self.cfg.loss.gamma") == 0.5
+    assert not lmrbench_leaves.put(case, {}, "self.cfg.loss.beta", 0.5)
+
+
+def test_the_body_and_its_helpers_read_paths_at_any_depth():
+    source = '''
+class KLReward:
+    def reward(self, scores, logprobs, ref_logprobs, warmup):
+        """Per-token reward: scores minus the KL penalty."""
+        kl = self._kl(logprobs, ref_logprobs)
+        ctl = self.kl_ctl
+        if warmup < self.cfg["warmup"]:
+            return scores
+        return scores - ctl.value * kl
+
+    def _kl(self, logprob, ref_logprob):
+        if self.config.kl_penalty == "abs":
+            return abs(logprob - ref_logprob)
+        return logprob - ref_logprob
+'''
+    reads = body_reads(source, "KLReward.reward", ["scores", "logprobs", "ref_logprobs", "warmup"])
+    # the alias `ctl` is read as the path it names; the helper's read of self.config counts as the body's
+    assert reads.paths == ['self.cfg["warmup"]', "self.kl_ctl.value", "self.config.kl_penalty"]
+    assert reads.literals == {"self.config.kl_penalty": ["abs"]}
+    assert reads.bounds["warmup"] == ['self.cfg["warmup"]']
+
+
+def test_a_nested_config_value_is_varied_and_named(focal):
+    task, result = focal
+    summary = "\n".join(result.summary)
+    assert "self.cfg.loss.gamma was always 2.0 in the recording; added" in summary
+    assert "self.cfg.loss.alpha was always 0.25 in the recording; added" in summary
+    # the mutants side reads every leaf of the recorded calls by its path
+    out = result.data_dir
+    index = RecordingIndex.model_validate_json((out / "index.json").read_text())
+    assert any(c.amplified.startswith("self.cfg.loss.gamma=") for c in index.cases)
+
+
+def test_leaf_values_of_the_recorded_calls(focal):
+    _, result = focal
+    leaves = leaf_values(sorted(result.data_dir.glob("case_*.npz")))
+    assert leaves["self.cfg.loss.gamma"][0] == 2.0 and leaves["self.cfg.name"] == ["focal"]
+    assert len(leaves["self.cfg.loss.gamma"]) > 1  # the added cases vary it
+
+
+def test_a_focal_loss_that_pins_the_nested_gamma_fails(focal, local, tmp_path):
+    task, _ = focal
+    assert grade(local, task, tmp_path, "model/focal.py", FOCAL_HEAD + FOCAL_PINNED) is TestStatus.FAILED
+
+
+def test_a_focal_loss_in_another_style_passes(focal, local, tmp_path):
+    task, _ = focal
+    assert grade(local, task, tmp_path, "model/focal.py", FOCAL_HEAD + FOCAL_RIGHT) is TestStatus.PASSED
+
+
+SCHEDULE = '''
+    import math
+
+
+    def lr_at(step, base_lr=0.001, warmup_steps=20, total_steps=200, min_lr=1e-05):
+        """Linear warmup over warmup_steps, then cosine decay to min_lr at total_steps."""
+        if step < warmup_steps:
+            return base_lr * (step + 1) / warmup_steps
+        progress = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+        return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + math.cos(math.pi * progress))
+'''
+SCHEDULE_FROM_ZERO = SCHEDULE.replace("(step - warmup_steps) / max(1, total_steps - warmup_steps)",
+                                      "step / total_steps")
+SCHEDULE_DRIVER = '''
+    from model.schedule import lr_at
+
+    print(sum(lr_at(step) for step in range(200)))
+'''
+
+
+def test_a_schedule_keeps_calls_from_its_decay_phase(tmp_path, local):
+    task = make_task(tmp_path, "model/schedule.py::lr_at",
+                     extra={"model/schedule.py": SCHEDULE, "run.py": SCHEDULE_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    recorded_steps = [int(c.arguments["step"]) for c in index.cases if not c.amplified]
+    assert any(step >= 20 for step in recorded_steps), recorded_steps
+    assert max(recorded_steps) > 100  # sampled across the run, not only its first calls
+    folder = tmp_path / "wrong"
+    source = SCHEDULE_FROM_ZERO.replace("\n    ", "\n").lstrip()
+    assert grade(local, task, folder, "model/schedule.py", source) is TestStatus.FAILED
+
+
+GUARD = '''
+    import numpy as np
+
+
+    def positive_mean(losses, labels):
+        """Mean loss over the entries whose label is positive; 0.0 when there is none."""
+        positive = labels > 0
+        count = positive.sum()
+        if count == 0:
+            return 0.0
+        return float((losses * positive).sum() / count)
+'''
+GUARD_DRIVER = '''
+    import numpy as np
+
+    from model.guard import positive_mean
+
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        labels = rng.integers(0, 3, size=8)
+        labels[0] = 1
+        print(positive_mean(rng.random(8), labels))
+'''
+GUARD_DROPPED = '''import numpy as np
+
+
+def positive_mean(losses, labels):
+    positive = labels > 0
+    return float((losses * positive).sum() / positive.sum())
+'''
+
+
+def test_a_guard_the_driver_never_trips_is_searched_and_killed(tmp_path, local):
+    task = make_task(tmp_path, "model/guard.py::positive_mean",
+                     extra={"model/guard.py": GUARD, "run.py": GUARD_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    summary = "\n".join(result.summary)
+    [line] = [ln for ln in result.summary if ln.startswith("search: ")]
+    assert "killed by a new case" in line and "0 killed by a new case" not in line, summary
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    [found] = index.search
+    assert found.killed >= 1 and found.inputs > 0
+    assert any(m.kind == "drop_branch" and m.killed for m in index.mutants)
+    assert grade(local, task, tmp_path / "wrong", "model/guard.py", GUARD_DROPPED) is TestStatus.FAILED
+
+
+TOP_P = '''
+    import numpy as np
+
+
+    def top_p_filter(logits, top_p=0.9):
+        """Keep the smallest set of highest logits whose probability reaches top_p; the rest become -inf."""
+        order = np.argsort(-logits, kind="stable")
+        ranked = logits[order]
+        probs = np.exp(ranked - ranked.max())
+        probs = probs / probs.sum()
+        before = np.cumsum(probs) - probs
+        out = np.full_like(logits, -np.inf)
+        keep = order[before < top_p]
+        out[keep] = logits[keep]
+        return out
+'''
+TOP_P_ASCENDING = '''import numpy as np
+
+
+def top_p_filter(logits, top_p=0.9):
+    order = np.argsort(logits, kind="stable")
+    ranked = logits[order]
+    probs = np.exp(ranked - ranked.max())
+    probs = probs / probs.sum()
+    cum = np.cumsum(probs)
+    drop = order[cum <= 1 - top_p]
+    out = logits.copy()
+    out[drop] = -np.inf
+    return out
+'''
+TOP_P_DRIVER = '''
+    import numpy as np
+
+    from model.nucleus import top_p_filter
+
+    print(top_p_filter(np.array([2.0, 1.0, 1.0, 1.0, 0.5, 0.5]), 0.9))
+    print(top_p_filter(np.array([3.0, 1.0, 0.25, 0.25, 0.25, -1.0]), 0.9))
+'''
+
+
+def _top_p_case(logits: list[float], top_p: float) -> tuple[dict, dict]:
+    enc = lv.Encoder("in")
+    node = enc.encode(np.array(logits), "logits")
+    return ({"arguments": [{"name": "logits", "kind": "positional_or_keyword", "value": node},
+                           {"name": "top_p", "kind": "positional_or_keyword", "value": top_p}],
+             "self": None, "expected": None, "changed": {}, "self_after": None, "random_state": None}, enc.arrays)
+
+
+def test_an_input_whose_result_a_tie_decides_is_no_case():
+    namespace: dict = {}
+    exec(textwrap.dedent(TOP_P), namespace)
+    golden = search.Target(namespace["top_p_filter"], None, "function", None, 5.0,
+                           {"kind": "numeric", "tolerance": "dtype"})
+    for logits, why in (([1.5] * 6, "breaking a tie among equal inputs"), ([2.0, 1.0, 0.5, 0.25, 0.0, -1.0], "")):
+        result, case, arrays, _ = search.golden_case(golden, *_top_p_case(logits, 0.5))
+        assert search.unstable(golden, case, arrays, result, lv.Case(case, arrays)) == why
+
+
+def test_a_tie_made_by_amplification_does_not_fail_a_correct_answer(tmp_path, local):
+    task = make_task(tmp_path, "model/nucleus.py::top_p_filter",
+                     extra={"model/nucleus.py": TOP_P, "run.py": TOP_P_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    assert any(c.amplified for c in result.cases)  # top_p is varied where no tie decides the result
+    assert grade(local, task, tmp_path / "right", "model/nucleus.py", TOP_P_ASCENDING) is TestStatus.PASSED
+
+
+MOMENTUM = '''
+    import numpy as np
+
+
+    class Momentum:
+        def __init__(self, lr=0.1, beta=0.9):
+            self.lr = lr
+            self.beta = beta
+            self.velocity = None
+            self.steps = 0
+
+        def step(self, params, grads):
+            """Heavy-ball update of params in place: velocity = beta * velocity + grads; params -= lr * velocity."""
+            if self.velocity is None:
+                self.velocity = np.zeros_like(params)
+            self.velocity = self.beta * self.velocity + grads
+            params -= self.lr * self.velocity
+            self.steps += 1
+'''
+MOMENTUM_DRIVER = '''
+    import numpy as np
+
+    from model.momentum import Momentum
+
+    rng = np.random.default_rng(2)
+    params = rng.normal(size=4)
+    opt = Momentum()
+    for _ in range(4):
+        opt.step(params, 2 * params)
+    print(params)
+'''
+MOMENTUM_PINNED = '''import numpy as np
+
+
+class Momentum:
+    def __init__(self, lr=0.1, beta=0.9):
+        self.lr = lr
+        self.beta = beta
+        self.velocity = None
+        self.steps = 0
+
+    def step(self, params, grads):
+        if self.velocity is None:
+            self.velocity = np.zeros_like(params)
+        self.velocity = 0.9 * self.velocity + grads
+        params -= self.lr * self.velocity
+        self.steps += 1
+'''
+
+
+def test_a_call_that_changes_self_is_amplified_from_the_state_before_it(tmp_path, local):
+    task = make_task(tmp_path, "model/momentum.py::Momentum.step",
+                     extra={"model/momentum.py": MOMENTUM, "run.py": MOMENTUM_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    summary = "\n".join(result.summary)
+    assert "self.beta was always 0.9 in the recording; added" in summary, summary
+    assert grade(local, task, tmp_path / "wrong", "model/momentum.py", MOMENTUM_PINNED) is TestStatus.FAILED
