@@ -84,6 +84,12 @@ def pins_of(paths: list[Path], also: list[str] | None = None) -> dict[str, str]:
     return {name: amplify.value_text(vs[0]) for name, vs in seen.items()}
 
 
+def nested_values(paths: list[Path]) -> dict[str, list[amplify.Scalar]]:
+    """The recorded values of the leaves reached through attributes or keys (``self.cfg.loss.gamma``,
+    ``self.config["beta"]``): what ``pin_nested`` mutants pin, kept in index.json's ``pins`` for validation."""
+    return {path: values for path, values in amplify.leaf_values(paths).items() if "." in path or "[" in path}
+
+
 def probe_calls(
     task: Task,
     impl: Implementation,
@@ -112,7 +118,9 @@ def probe_calls(
         reads = body_reads(golden, qual, params)
         also = extra_names(paths, reads)
         pins, grad = pins_of(paths, also), _grad(paths)
-        mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad)
+        nested = nested_values(paths)
+        pins |= {path: amplify.value_text(values[0]) for path, values in nested.items()}
+        mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad, nested=nested)
         probes[target] = TargetProbe(mutants, pins, grad, also=also)
         plans = probe_plans(paths, reads, params)
         names = []
