@@ -277,7 +277,9 @@ def _inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dic
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         out += [{"base": name, "arrays": how, "kind": "arrays"} for how in ("zeros", "same", "distinct")]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
-        out += [{"base": name, "fill": arg, "like": like, "kind": "fill"} for arg, like in _unset(case)]
+        for arg, like in _unset(case):  # with each default too (``labels=None`` where a mask replaces labels)
+            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s}
+                    for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
     for name, _, _ in bases:
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
@@ -334,7 +336,8 @@ def input_text(spec: dict[str, Any]) -> str:
     if "random" in spec:
         return "random inputs of the recorded shapes"
     if "fill" in spec:
-        return f"{spec['fill']} given (0/1 entries shaped like {spec['like']})"
+        also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
+        return f"{spec['fill']} given (0/1 entries shaped like {spec['like']}){also}"
     if "arrays" in spec:
         return {"zeros": "int and bool arrays all zero", "same": "int and bool arrays all equal",
                 "distinct": "int arrays all distinct"}[spec["arrays"]]
