@@ -271,17 +271,42 @@ def _inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dic
     random arrays; then pairs of leaves."""
     out: list[dict[str, Any]] = []
     leaves = plan.get("leaves", {})
-    for name, _, _ in bases:
+    for name, case, _ in bases:
         for path, values in leaves.items():
             out += [{"base": name, "set": {path: v}} for v in values]
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         out += [{"base": name, "arrays": how, "kind": "arrays"} for how in ("zeros", "same", "distinct")]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
+        for arg, like in _unset(case):  # with each default too (``labels=None`` where a mask replaces labels)
+            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s}
+                    for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
     for name, _, _ in bases:
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
                 out += [{"base": name, "set": {p: v, q: w}} for w in leaves.get(q, [])[:2]]
     return out
+
+
+def _unset(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """(argument recorded as None, an array argument whose shape to try for it): an optional array the driver
+    never passes (``mask=None``)."""
+    arrays = [a["name"] for a in case["arguments"] if isinstance(a["value"], dict)
+              and a["value"].get("$") == "ndarray"]
+    return [(a["name"], like) for a in case["arguments"] if a["value"] is None for like in [*arrays, "square"]]
+
+
+def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, seed: int = 0) -> bool:
+    """Give the None argument ``arg`` a random 0/1 array shaped like argument ``like`` (or square, as long as
+    the first array's first axis)."""
+    import numpy as np
+
+    shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
+    if not shapes or not shapes[0]:
+        return False
+    shape = (shapes[0][0], shapes[0][0]) if like == "square" else inputs[array_key(new, like, inputs) or ""].shape
+    key = f"fill{len(inputs)}"
+    inputs[key] = (np.random.default_rng(seed).random(shape) < 0.5).astype(np.float64)
+    return ll.put(new, inputs, arg, {"$": "ndarray", "key": key})
 
 
 def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -295,6 +320,9 @@ def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -
         if not filled:
             return None
         inputs.update(filled)
+    if "fill" in spec and (spec["like"] != "square" and array_key(new, spec["like"], inputs) is None
+                           or not _filled(new, inputs, spec["fill"], spec["like"])):
+        return None
     if "random" in spec:
         drawn = _random_arrays(new, inputs, int(spec["random"]))
         if not drawn:
@@ -307,6 +335,9 @@ def input_text(spec: dict[str, Any]) -> str:
     """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
     if "random" in spec:
         return "random inputs of the recorded shapes"
+    if "fill" in spec:
+        also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
+        return f"{spec['fill']} given (0/1 entries shaped like {spec['like']}){also}"
     if "arrays" in spec:
         return {"zeros": "int and bool arrays all zero", "same": "int and bool arrays all equal",
                 "distinct": "int arrays all distinct"}[spec["arrays"]]
@@ -400,7 +431,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             report["killed"][mid] = file
         left = [i for i in left if i not in killed]
     report["what"] = what
+    unset = any(_unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
     for mid in left:
-        equivalent = random_ok and mid not in report["edges"]
+        equivalent = random_ok and not unset and mid not in report["edges"]
         report["equivalent" if equivalent else "live"].append(mid)
     return report

@@ -258,9 +258,10 @@ def search_lines(target: str, probe: TargetProbe) -> list[str]:
     if not found.searched:
         return []
     out = [f"search: {found.searched} mutant(s) no case killed; {len(found.killed)} killed by a new case, "
-           f"{len(found.live)} live, {len(found.equivalent)} shown equivalent; {found.inputs} input(s) tried"]
+           f"{len(found.live)} live, {len(found.equivalent)} shown equivalent; {found.inputs} input(s) tried"
+           + (f" ({found.tried_text()})" if found.live else "")]
     for m in probe.mutants:
         if m.digest in found.live:
             edge = " (only knife-edge inputs separate it)" if m.digest in found.edges else ""
-            out.append(f"live: {target}: {m.kind} ({m.description}){edge}; tried {found.tried_text()}")
+            out.append(f"live: {target}: {m.kind} ({m.description}){edge}: no input tried kills it")
     return out
