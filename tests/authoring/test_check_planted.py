@@ -42,10 +42,16 @@ def _one(findings: list[Finding], task_suffix: str, code: str) -> Finding:
 
 def test_places_and_messages_name_what_was_found(planted: tuple[Path, dict[str, set[str]], list[Finding]]) -> None:
     root, _, findings = planted
-    sibling = _one(findings, "-sibling-copy", "L202")
+    sibling = _one(findings, "-sibling-copy", "L207")
     lines = (root / sibling.task / sibling.path).read_text().splitlines()
     assert lines[sibling.line - 1].strip() == "tokens = list(prompt)"  # the body, not the unrelated code above
     assert lines[sibling.line - 2].startswith("def sample_decode(")
+    assert sibling.severity.name == "WARNING" and sibling.message.endswith("lack what distinguishes it: no argmax")
+    missing = _one(findings, "-missing-data", "F118")
+    assert "reads outputs/expected.npy, which exists nowhere in the task" in missing.message
+    assert "the repository's .gitignore ignores them ('outputs/')" in missing.message
+    copy = _one(findings, "-copy-with-logging", "L202")
+    assert copy.severity.name == "ERROR" and copy.path.endswith("trace.py")
     golden_pyc = _one(findings, "-pyc-golden", "L203")
     assert "compiled golden file decoding_golden: holds greedy_decode" in golden_pyc.message
     test_pyc = _one(findings, "-pyc-test", "L204")

@@ -23,7 +23,7 @@ ARG GID
 ARG DIR
 WORKDIR /workspace
 COPY . .
-RUN pip install -r requirements.txt
+RUN pip install -r ${DIR}/requirements.txt
 """
 
 
@@ -37,7 +37,7 @@ def _task(root: Path, name: str = "3-Tiny") -> Path:
 def test_generated_dockerfile_takes_the_build_args_and_copies_no_task_file(tmp_path):
     task = _task(tmp_path)
     (task / "repo" / "requirements.txt").write_text("numpy\n")
-    text = write_dockerfile(task, "repo").read_text()
+    text = write_dockerfile(task, "repo")[0].read_text()
     assert "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE} AS install\n" in text
     assert "\nFROM ${BASE_IMAGE}\n" in text  # the image itself starts again from the parent
     declared = {w.split("=")[0] for ln in text.splitlines() if ln.startswith("ARG ") for w in ln.split()[1:]}
@@ -58,6 +58,7 @@ def test_an_official_dockerfile_is_kept_and_its_copy_of_the_task_folder_is_warne
     warnings = dockerfile_warnings(OFFICIAL, task / "Dockerfile")
     assert any("golden files" in w and str(task / "Dockerfile") in w for w in warnings)
     assert any("no ARG BASE_IMAGE" in w for w in warnings)
+    (task / "repo" / "requirements.txt").write_text("numpy\n")
     write_dockerfile(task, "repo", force=True)
     assert is_generated((task / "Dockerfile").read_text())
 

@@ -141,3 +141,51 @@ def test_only_a_function_that_yields_is_a_generator():
     lines = src.splitlines()
     found = {f.qualname: recordable(f, lines) for f in index_source(src, "m.py")}
     assert found == {"batches": "a generator", "loss": None, "loss.inner": "a nested function"}
+
+
+NESTED = '''\
+import numpy as np
+
+
+def preference_policy_margin(weights, chosen, rejected):
+    """The policy's margin between the chosen and the rejected responses."""
+    return float(weights @ chosen - weights @ rejected)
+
+
+def preference_policy_batches(weights, chosen, rejected, scales):
+    """The policy's preference margins, one per scale of the responses."""
+    return [preference_policy_margin(weights, chosen * s, rejected * s) for s in scales]
+'''
+NESTED_SCRIPT = '''\
+import numpy as np
+
+from mlkit.nested import preference_policy_batches
+
+print(preference_policy_batches(np.full(3, 2.0), np.ones(3), np.zeros(3), [1.0, 3.0]))
+'''
+
+
+def test_a_candidate_called_from_inside_another_candidate_counts_its_calls(pair, local):
+    repo, pdf = pair
+    (repo / "mlkit" / "nested.py").write_text(NESTED)
+    (repo / "run_nested.py").write_text(NESTED_SCRIPT)
+    result = suggest(repo, pdf, sandbox=local, top=60, commands=["python run_nested.py"])
+    by_ref = {c.function.ref: c for c in result.candidates}
+    outer = by_ref["mlkit/nested.py::preference_policy_batches"]
+    inner = by_ref["mlkit/nested.py::preference_policy_margin"]
+    assert outer.calls.calls == 1 and outer.caller == "python run_nested.py"
+    assert inner.calls.calls == 2 and inner.caller == "python run_nested.py" and inner.calls.codec == "yes"
+
+
+def test_a_requirement_that_cannot_install_ranks_without_calls_and_says_why(pair, local, tmp_path, monkeypatch):
+    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # an index with nothing on it: pip's own answer, offline
+    monkeypatch.setenv("PIP_FIND_LINKS", str((tmp_path / "empty").resolve()))
+    (tmp_path / "empty").mkdir()
+    repo, pdf = pair
+    (repo / "requirements.txt").write_text("lmrbench-absent-faiss==1.7.0\n")
+    result = suggest(repo, pdf, sandbox=local, top=10, commands=["python examples/train.py"])
+    assert result.candidates[0].function.ref == target_ref(DPO)  # ranked all the same
+    assert all(not c.calls.calls for c in result.candidates) and result.runs == []
+    assert result.no_calls.startswith("ranked without calls: the repository's environment cannot be had")
+    assert "lmrbench-absent-faiss" in result.no_calls

@@ -1,5 +1,7 @@
-"""tasks check (F116) and the grader take trusted files from one reader, ``core.trust.trusted_paths``: what F116
-says a candidate could read is exactly what the candidate's view holds, on every planted and example task."""
+"""tasks check (F116), the grader and export-agent take what the tests read from one reader, ``core.datareads``:
+the candidate's view withholds every file it finds, and F116 names exactly those info.json does not list, on every
+planted and example task; the name-chain spellings of lmrbench's own recorded tests are followed before any
+validate."""
 
 from __future__ import annotations
 
@@ -9,28 +11,32 @@ from pathlib import Path
 import pytest
 
 from helpers.planted_set import write_planted_set
-from lmrbench.authoring.check.datapaths import outside_data
 from lmrbench.authoring.check.taskdata import untrusted_data_findings, untrusted_reads
-from lmrbench.authoring.check.testlint import read_unit_tests
 from lmrbench.authoring.task.metadata import mark_trusted
+from lmrbench.core.datareads import outside_data
 from lmrbench.core.source.tree import candidate_view
 from lmrbench.core.taskset import Task, load_task, load_taskset
+from lmrbench.core.testfiles import read_unit_tests
+from lmrbench.core.trust import is_trusted, trusted_paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 
 
 def _agreement(task: Task) -> tuple[int, int]:
-    """Assert F116 and the candidate's view agree on every file the tests read; (flagged, trusted) counts."""
+    """Assert the candidate's view withholds every file the tests read, and F116 names exactly those info.json
+    does not list; (flagged, listed) counts."""
     view = candidate_view(task, None, "masked")
+    listed = trusted_paths(task)
     flagged = trusted = 0
     for impl in task.info.implementations:
         said = untrusted_reads(task, impl)
         for tf in read_unit_tests(task, impl):
             for rel in outside_data(task, impl, tf):
-                visible = not view.dropped(rel.rstrip("/"))
-                assert (rel in said.get(tf.where, [])) == visible, (task.name, rel)
-                flagged += visible
-                trusted += not visible
+                assert view.dropped(rel.rstrip("/")), (task.name, rel)
+                unlisted = not is_trusted(rel, listed)
+                assert (rel in said.get(tf.where, [])) == unlisted, (task.name, rel)
+                flagged += unlisted
+                trusted += not unlisted
     return flagged, trusted
 
 
@@ -65,3 +71,73 @@ def test_a_task_validate_marked_gets_no_f116(planted: Path, tmp_path: Path) -> N
         task = load_task(task.path)
         assert untrusted_data_findings(task, task.info.implementations[0]) == []
         assert all(candidate_view(task, None, "masked").dropped(p) for p in reads)
+
+
+CHAINED_TEST = '''"""Recorded cases, their data moved to tensors/."""
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path[:0] = [str(HERE), str(REPO)]
+
+from decoding import greedy_decode  # noqa: E402
+
+DATA = REPO / "tensors" / "impl_1"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARENT = Path(__file__).parent.parent
+KIND = "ref"
+NAME = "scores_" + KIND
+
+
+def lm(tokens):
+    return np.array([0.1, 0.5, 0.2, float(len(tokens) % 3)])
+
+
+def test_recorded():
+    case = np.load(DATA / "case_1.npz")
+    assert greedy_decode(lm, [0], 4, 3)[0].tolist() == case["expected"].tolist()
+
+
+def test_scores():
+    want = np.load(os.path.join(ROOT, "outputs", NAME + ".npy"))
+    assert greedy_decode(lm, [0], 4, 3)[1] == want[0]
+
+
+def test_more():
+    want = np.load(PARENT.joinpath("extra", f"{KIND}.npy"))
+    assert want.size
+'''
+
+
+def test_name_chains_get_f116_before_validate_and_are_withheld(planted: Path, tmp_path: Path) -> None:
+    from lmrbench.benchmark.pipeline.agent import export_agent
+
+    (src,) = [p for p in planted.iterdir() if p.name.endswith("-nested-data")]
+    dest = tmp_path / "set" / src.name
+    shutil.copytree(src, dest)
+    task = load_task(dest)
+    repo = task.repo_dir
+    (repo / task.info.implementations[0].unit_test_files[0]).write_text(CHAINED_TEST)
+    shutil.rmtree(repo / "tensors")
+    data = ["tensors/impl_1/case_1.npz", "outputs/scores_ref.npy", "extra/ref.npy"]
+    for rel in data:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(b"not read by this test")
+    (repo / "outputs" / "scores_other.npy").write_bytes(b"a file no test names")
+    task = load_task(dest)
+    impl = task.info.implementations[0]
+    (finding,) = untrusted_data_findings(task, impl)
+    assert finding.code == "F116"
+    assert all(p in finding.message for p in data)
+    view = candidate_view(task, None, "masked")
+    assert all(view.dropped(p) for p in data) and not view.dropped("outputs/scores_other.npy")
+    out = export_agent([task], tmp_path / "agent")
+    shipped = {p.relative_to(out / task.name / task.info.repo_folder_name).as_posix()
+               for p in (out / task.name / task.info.repo_folder_name).rglob("*") if p.is_file()}
+    assert not shipped & set(data)
+    assert "outputs/scores_other.npy" in shipped and "decoding.py" in shipped

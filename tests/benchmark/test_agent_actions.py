@@ -25,7 +25,14 @@ from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultS
     ("cat TASK.md", "read"),
     ("sed -n 1,40p dpo/trainers.py", "read"),
     ("python -c 'import dpo'", "run"),
-    ("cd dpo-numpy && PYTHONPATH=. python check.py > out.txt", "run"),
+    ("cd dpo-numpy && PYTHONPATH=. python check.py > out.txt", "edit"),
+    ("cd dpo-numpy && python3 - <<'EOF' > dpo/trainers.py\nprint('x > y')\nEOF", "edit"),
+    ("grep -n loss dpo/trainers.py && python3 gen.py >> dpo/trainers.py", "edit"),
+    ("python3 run.py 2>&1 | tee log.txt", "edit"),
+    ("python3 run.py &> log.txt", "edit"),
+    ("python -c 'print(1 > 0)'", "run"),
+    ("python check.py > /dev/null 2>&1; echo $?", "run"),
+    ("pytest -q 2>&1 | tail -5", "run"),
     ("pytest -q", "run"),
 ])
 def test_a_command_is_sorted_by_what_it_does(command: str, kind: str) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from helpers.llm_server import LLMServer, malformed, status
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig, LLMError
+from lmrbench.errors import LmrError
 from lmrbench.schemas.run import LLMParams
 
 
@@ -95,13 +96,62 @@ def test_endpoint_down_is_a_connect_error(tmp_path) -> None:
     assert err.value.kind == "connect"
 
 
-def test_slow_reply_times_out(server) -> None:
+def test_slow_reply_times_out_after_its_retries(server) -> None:
     from helpers.llm_server import reply
 
     server.on("q", reply("late", delay=1.5))
-    with make_client(server, None, timeout=0.3) as client, pytest.raises(LLMError) as err:
+    with make_client(server, None, timeout=0.3, max_retries=1) as client, pytest.raises(LLMError) as err:
         client.complete(ask("q"))
-    assert err.value.kind == "timeout"
+    assert err.value.kind == "timeout" and "after 2 attempts" in str(err.value)
+    assert len(server.requests) == 2
+
+
+def test_a_read_timeout_is_tried_again(server) -> None:
+    from helpers.llm_server import reply
+
+    server.on("q", reply("late", delay=1.5), "in time")
+    with make_client(server, None, timeout=0.3) as client:
+        out = client.complete(ask("q"))
+    assert out.text == "in time" and out.attempts == 2
+
+
+def _dead_url() -> str:
+    """The address of a port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_preflight_names_the_url_of_an_endpoint_that_does_not_answer(server) -> None:
+    from helpers.llm_server import reply
+
+    dead = LLMClient(LLMConfig(LLMParams(model="m", base_url=_dead_url()), backoff=0.01, cache_dir=None))
+    with dead, pytest.raises(LmrError) as err:
+        dead.preflight(budget=1.0)
+    assert f"the model endpoint {dead.url} does not answer: cannot connect" in str(err.value)
+    assert "\n" not in str(err.value)
+    server.default = reply("", delay=5)  # accepts the connection, never replies in time
+    with make_client(server, None) as silent, pytest.raises(LmrError) as err:
+        silent.preflight(budget=1.0)
+    assert "does not answer: no reply within" in str(err.value) and silent.url in str(err.value)
+
+
+def test_preflight_takes_any_answer_but_a_refused_key(server) -> None:
+    server.default = status(404)  # an unknown model is an answer: the tasks say so, one by one
+    with make_client(server, None) as client:
+        client.preflight()
+    assert server.requests[-1].body["max_tokens"] == 1
+    server.default = None
+    server.on("Reply with OK.", status(503), status(429, retry_after="0.1"), "OK")
+    with make_client(server, None) as client:
+        client.preflight()
+    assert [r.body["messages"] for r in server.requests].count(ask("Reply with OK.")) == 4  # the 404, then three
+    server.on("Reply with OK.", status(401))
+    with make_client(server, None) as client, pytest.raises(LmrError, match="refused the key"):
+        client.preflight()
 
 
 def test_concurrency_limit_holds_across_threads(server) -> None:

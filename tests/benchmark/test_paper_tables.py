@@ -9,8 +9,8 @@ from helpers.paper_results import write_paper_results
 from helpers.synthetic_runs import add_verdicts_and_labels, write_run
 from lmrbench.benchmark.labels.official import import_official
 from lmrbench.benchmark.report.files import render_markdown
-from lmrbench.benchmark.report.paper_figures import CITATION, PaperRow, paper_model, paper_row
-from lmrbench.benchmark.report.paper_table import against_paper
+from lmrbench.benchmark.report.paper_figures import CITATION, PAPER_TASKS, PaperRow, paper_model, paper_row
+from lmrbench.benchmark.report.paper_table import against_paper, off_paper_line
 from lmrbench.benchmark.report.scoreboard import build_report, settings_table
 from lmrbench.cli.main import app
 from lmrbench.schemas.run import JudgeCategory, LLMParams, OfficialSource, RunManifest
@@ -85,7 +85,7 @@ def test_runs_made_here_map_to_the_papers_rows_by_source_model_and_setting() -> 
 
 
 def test_table_3_has_the_judges_columns_per_setting_and_an_agent_run_is_set_beside_the_papers_row(tmp_path) -> None:
-    names = [f"{k}-T{k}" for k in range(1, 5)]
+    names = list(PAPER_TASKS)  # the paper's task set: its figures are comparable
     full = write_run(tmp_path / "full", "gpt-4.1", dict.fromkeys(names, True))
     only = write_run(tmp_path / "only", "gpt-4.1", {n: k == 0 for k, n in enumerate(names)}, context="paper-only")
     manifest = only.require_manifest()
@@ -98,14 +98,14 @@ def test_table_3_has_the_judges_columns_per_setting_and_an_agent_run_is_set_besi
     report = build_report([full.path, only.path])
     headers, rows = settings_table(report)  # type: ignore[misc]
     assert headers == ["Setting", "Model", "Judge", "Unit test acc. (%)", "CC (%)", "LC (%)", "LI (%)"]
-    assert rows == [["full", "gpt-4.1", "j", "100.0 (4/4)", "25.0", "25.0", "50.0"],
-                    ["paper-only", "openhands-gpt-4.1", "j", "25.0 (1/4)", "25.0", "25.0", "50.0"]]  # fmt: skip
+    assert rows == [["full", "gpt-4.1", "j", "100.0 (29/29)", "25.0", "25.0", "50.0"],
+                    ["paper-only", "openhands-gpt-4.1", "j", "3.4 (1/29)", "25.0", "25.0", "50.0"]]  # fmt: skip
     checks = {(c.table, c.column): c for c in against_paper(report)}
     assert {t for t, _ in checks} == {"Table 2", "Table 3"}  # full: standard GPT-4.1; paper-only: OpenHands GPT-4.1
     unit = checks[("Table 3", "unit")]
-    assert (unit.paper, unit.count, unit.row.name) == (32.1, (1, 4), "Paper-only OpenHands (GPT-4.1)")
-    assert unit.cause == ("the run's own count: the run has 1 of 4; the paper's 32.1% is no count of 4; the paper's "
-                          "figures are of 28")  # fmt: skip
+    assert (unit.paper, unit.count, unit.row.name) == (32.1, (1, 29), "Paper-only OpenHands (GPT-4.1)")
+    assert unit.cause == ("the run's own count: the run has 1 of 29; the paper's 32.1% is no count of 29; the "
+                          "paper's figures are of 28")  # fmt: skip
     assert "## Against the paper's Table 3" in render_markdown(report)
 
 
@@ -125,3 +125,17 @@ def test_the_appendix_i_table_is_a_report_of_its_own_beside_the_papers(runs, tmp
     assert "21.4% human CC for GPT-4.1; the run agrees with Table 2's o4-mini row" not in out
     assert "32.1% human CC for GPT-4.1; the run agrees with Table 2's o4-mini row" in out  # the swapped rows
     assert out.count("differs: ") == 5 and "…" not in out
+
+
+def test_a_run_of_another_task_set_is_not_set_beside_the_papers_figures_and_one_line_says_so(tmp_path) -> None:
+    names = [f"{k}-T{k}" for k in range(1, 4)]
+    run = write_run(tmp_path / "gpt", "gpt-4.1", {n: k == 0 for k, n in enumerate(names)})
+    report = build_report([run.path])
+    assert against_paper(report) == []
+    line = off_paper_line(report)
+    assert line is not None and line.startswith("not compared with the paper's tables: gpt-4.1 covers 3 tasks")
+    result = CliRunner().invoke(app, ["report", str(run.path), "--no-figures"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "differs:" not in result.output and result.output.count("not compared with the paper's tables") == 1
+    md = (run.path / "report.md").read_text()
+    assert "## Against the paper's" not in md and "Not compared with the paper's tables: gpt-4.1" in md

@@ -119,3 +119,41 @@ def test_a_pointer_the_tests_read_by_a_name_they_build_is_found_in_the_golden_ru
     assert "calc/unit_test/cases.pkl" in first.not_run.detail and summary.golden_ran == 1
     stored = latest_results(bench)[("1-Calc", 1)]
     assert len(stored.golden_runs) == 1 and stored.masked is None  # it ran, and stopped at the pointer
+
+
+MISSING_MODULE = TEST_ADD.replace("from calc import add", "import calc_plugins  # noqa: F401\nfrom calc import add")
+MISSING_DATA = TEST_SCALE + '''
+
+def test_scale_recorded():
+    import json
+
+    with open("tensors/expected_scale.json") as f:
+        assert scale([1, 2], 3) == json.load(f)
+'''
+
+
+def test_each_golden_failure_names_its_cause_from_the_run_and_a_wrong_golden_stays_invalid(tmp_path):
+    """An import that fails and a data file the repository's .gitignore kept out stop the golden run: "not run",
+    named from the run's output; a golden that runs and answers wrong is invalid, as before."""
+    bench = tmp_path / "bench"
+    task = write_task(bench, tests={"unit_test/unit_test_1.py": MISSING_MODULE,
+                                    "unit_test/unit_test_2.py": MISSING_DATA})
+    (task / "calc" / ".gitignore").write_text("*.pyc\ntensors/\n")
+    wrong = write_task(bench, "2-Wrong", tests={"unit_test/unit_test_1.py": TEST_ADD.replace("== 5", "== 6"),
+                                                "unit_test/unit_test_2.py": TEST_SCALE})
+    assert wrong.is_dir()
+    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS])
+    assert res.exit_code == 1, res.output  # 2-Wrong is invalid
+    summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
+    rows = {(r.task, r.impl): r for r in summary.rows}
+    imp, data = rows[("1-Calc", 1)].not_run, rows[("1-Calc", 2)].not_run
+    assert imp is not None and imp.cause == "import" and "cannot import module 'calc_plugins'" in imp.detail
+    assert "requirements" in imp.fix
+    assert data is not None and data.cause == "data"
+    assert data.detail == ("the tests read tensors/expected_scale.json, which is missing: it exists nowhere in the "
+                           "task; the repository's .gitignore ignores it ('tensors/'), so it was never committed")
+    bad = rows[("2-Wrong", 1)]
+    assert bad.not_run is None and bad.verdict == "no"
+    out = " ".join(res.output.split())
+    assert "1 imports that fail, 1 data files missing" in out
+    assert "not run 1-Calc#2: the tests read tensors/expected_scale.json" in out

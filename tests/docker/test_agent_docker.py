@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import socket
 import threading
@@ -36,6 +37,7 @@ pytest.importorskip("minisweagent")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 SUBMIT = "```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+ENV_CHECK = "python3 -c 'import numpy; print(\"numpy ok\")' && python3 -m pytest --version"
 
 
 def act(command: str, thought: str = "THOUGHT: next.") -> str:
@@ -67,25 +69,33 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
             impl = task.info.implementations[0]
             golden = task.golden_path(impl).read_text()
             goal = f"{task.info.repo_folder_name}/{impl.goal_file}"
+            module = impl.goal_file.removesuffix(".py").replace("/", ".")
             srv.on(impl.goal_functions[0],
+                   act(f"{ENV_CHECK} && cd {task.info.repo_folder_name} && python3 -c 'import {module}; "
+                       f"print(\"imported\", {module}.__name__)'", "THOUGHT: can I run its code?"),
                    act("ls", "THOUGHT: what is here?"),
                    act(f"cat <<'LMRBENCH_EOF' > {goal}\n{golden}\nLMRBENCH_EOF", "THOUGHT: implement it."),
                    SUBMIT)
         out = cli("agent", bench, "--agent", "mini-swe-agent", "--model", "scripted", "--base-url", srv.base_url,
                   "--out", run, "--step-limit", "10")
         assert "3 submitted" in out
-        assert len(srv.requests) == 9
+        assert len(srv.requests) == 13  # the pre-flight request, then four per task
         out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run)
-        assert "3 already done" in out and len(srv.requests) == 9
+        assert "3 already done" in out and len(srv.requests) == 13  # nothing to do: no pre-flight either
     finally:
         srv.close()
     for task in tasks:
         done = outcome(RunDir(run), task.name)
-        assert done is not None and done.status is AgentStatus.SUBMITTED and done.steps == 3
+        assert done is not None and done.status is AgentStatus.SUBMITTED and done.steps == 4
         assert done.usage.prompt_tokens > 0 and done.duration > 0
         trajectory = json.loads((run / "agent" / task.name / "trajectory.json").read_text())
         observed = [m for m in trajectory["messages"] if m["role"] == "user" and "returncode" in m.get("extra", {})]
-        assert task.info.repo_folder_name in observed[0]["content"]  # the output of `ls`, as the model saw it
+        # the image's own environment: its venv's numpy and pytest, and the repository's code importing them
+        env_check = observed[0]["extra"]
+        assert env_check["returncode"] == 0, observed[0]["content"]
+        assert "numpy ok" in env_check["raw_output"] and re.search(r"pytest \d", env_check["raw_output"])
+        assert "imported" in env_check["raw_output"]
+        assert task.info.repo_folder_name in observed[1]["content"]  # the output of `ls`, as the model saw it
         assert all("timestamp" in m["extra"] for m in trajectory["messages"] if m["role"] == "assistant")
 
     cli("evaluate", bench, run, "--timeout", "300")
@@ -94,7 +104,7 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
     report = tmp_path / "actions.json"
     out = cli("agent-report", run, "--json", report)
     counts = json.loads(report.read_text())["by_outcome"]["passed"]
-    assert counts == {"trajectories": 3, "counts": {"search": 3, "edit": 3, "submit": 3}}
+    assert counts == {"trajectories": 3, "counts": {"run": 3, "search": 3, "edit": 3, "submit": 3}}
     assert owned_containers(docker_engine) == []
 
 
@@ -168,13 +178,17 @@ def test_ctrl_c_leaves_no_container_and_no_outcome(tmp_path: Path, docker_engine
     bench, run = examples(tmp_path, "1-DPO"), tmp_path / "run"
     task = load_taskset(bench)[0][0]
     cancel = threading.Event()
-    with LLMClient(LLMConfig(LLMParams(model="m", base_url="http://127.0.0.1:9/v1"), cache_dir=None)) as client:
-        docker = DockerRunner()
-        try:
-            with pytest.raises(Cancelled):
-                run_agent([task], run, _Interrupted(), client, docker, cancel=cancel)
-        finally:
-            docker.close()
+    srv = LLMServer()  # answers the pre-flight request (a 404 is an answer); the adapter asks nothing
+    try:
+        with LLMClient(LLMConfig(LLMParams(model="m", base_url=srv.base_url), cache_dir=None)) as client:
+            docker = DockerRunner()
+            try:
+                with pytest.raises(Cancelled):
+                    run_agent([task], run, _Interrupted(), client, docker, cancel=cancel)
+            finally:
+                docker.close()
+    finally:
+        srv.close()
     assert owned_containers(docker_engine) == []
     assert outcome(RunDir(run), "1-DPO") is None
 
@@ -234,7 +248,7 @@ def test_ctrl_c_on_the_command_removes_its_container_at_once(tmp_path: Path, doc
                             text=True, env={**os.environ, "COLUMNS": "200"})
     try:
         deadline = time.monotonic() + 120
-        while not srv.requests:  # the agent asked the model: its container runs
+        while not srv.matching("preference_loss"):  # the agent asked the model: its container runs
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.2)
         assert len(owned_containers(docker_engine, pid=proc.pid)) == 1

@@ -98,7 +98,8 @@ def _fn(name: str, params: str, body: str, doc: str = "") -> str:
 
 SIG = "logits_fn, prompt, max_len, eos_id, temperature=1.0"
 
-# Each form of near-copy: (file in the repository, its text). The expected code is L202 unless exact (L201).
+# Each form of near-copy: (file in the repository, its text). The expected code is L202 unless exact (L201), or L207
+# for a sibling that lacks the body's distinguishing statement (it samples where the body takes the argmax).
 NEAR_COPIES: dict[str, tuple[str, str, str]] = {
     "upstream-extra-param": ("legacy/decode_v0.py", "L201", HEADER + _fn(
         "greedy_decode", SIG + ", verbose=False", BODY, "Upstream version: greedy search with a length penalty.")),
@@ -113,7 +114,7 @@ NEAR_COPIES: dict[str, tuple[str, str, str]] = {
     "in-notebook": ("explore.ipynb", "L201", json.dumps({"cells": [
         {"cell_type": "markdown", "source": ["# explore"]},
         {"cell_type": "code", "source": [ln + "\n" for ln in BODY.splitlines()]}]})),
-    "sibling-twin": ("sampling.py", "L202", HEADER + _fn("sample_decode", SIG + ", rng=None", _body_with(
+    "sibling-twin": ("sampling.py", "L207", HEADER + _fn("sample_decode", SIG + ", rng=None", _body_with(
         ("    tokens = list(prompt)\n", "    rng = rng or np.random.default_rng(0)\n    tokens = list(prompt)\n"),
         ("        best = int(np.argmax(probs))\n", "        best = int(rng.choice(len(probs), p=probs))\n"),
         ("    length_penalty = ((5.0 + len(scores)) / 6.0) ** 0.6\n", "    length_penalty = 1.0\n")))),

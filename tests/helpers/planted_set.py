@@ -267,11 +267,14 @@ def write_planted_set(root: Path) -> dict[str, set[str]]:
     task = new("generated-table", {"L205"})
     (task / REPO / "csrc").mkdir()
     (task / REPO / "csrc" / "lut.inc").write_text(",\n".join(f"{k * 0.001:.6f}" for k in range(3000)))
-    task = new("sibling-copy", {"L202"})
+    task = new("sibling-copy", {"L207"})  # samples where the body takes the argmax: lacks it
     (task / REPO / "beam.py").write_text(HEADER + "def unrelated(x):\n    return [v * 2 for v in x if v]\n\n\n"
                                          + _fn("sample_decode", SIG, BODY.replace("probs", "p").replace(
                                              "        best = int(np.argmax(p))\n",
                                              "        best = int(np.random.default_rng(0).choice(4, p=p))\n")))
+    task = new("copy-with-logging", {"L202"})  # every statement of the body, and a line more: the answer
+    (task / REPO / "trace.py").write_text(HEADER + _fn("traced_decode", SIG, BODY.replace(
+        "        tokens.append(best)\n", "        tokens.append(best)\n        print(step, best, flush=True)\n")))
     task = new("empty-submodule", {"F115"})
     shutil.rmtree(task / REPO)
     (task / REPO).mkdir()
@@ -352,6 +355,11 @@ def test_recorded():
     (task / REPO / "tensors" / "impl_1").mkdir(parents=True)
     np_save(task / REPO / "tensors" / "impl_1" / "expected.npy")
     _set_impl(task, trusted_files=["tensors"])
+    task = new("missing-data", {"F118"}, _test('''def test_recorded():
+    want = np.load("outputs/expected.npy")
+    assert greedy_decode(lm, [0], 4, 3)[0].tolist() == want.tolist()
+'''))
+    (task / REPO / ".gitignore").write_text("__pycache__/\noutputs/\n")  # made by a run, never committed
     task = new("shared-block", set())  # a sibling repeating one block of the body (29-Sophia's update_hessian)
     goal = task / REPO / "decoding.py"
     goal.write_text(goal.read_text() + SHARED_BLOCK)

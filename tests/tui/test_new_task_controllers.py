@@ -146,7 +146,11 @@ def test_a_validation_is_current_until_the_instruction_changes(tmp_path: Path) -
     choices.tick(["losses.py::preference_loss"])
     choices.valid_key = validated_key(form.spec(choices.bench))
     assert rules.validation() == "current" and rules.unproven() is None
-    assert rules.summary().splitlines()[1:] == ["functions: losses.py::preference_loss", "ready to save"]
+    assert rules.summary().splitlines()[1:] == [
+        "functions: losses.py::preference_loss",
+        "• step 6: no tests yet (record them, or write a scaffold); Save writes the task without them",
+        "ready to save, without tests",  # never a bare "ready to save" while the tests are missing
+    ]
     form.text = "Implement the DPO loss, with beta."
     assert rules.validation() == "stale" and "changed since it was validated" in (rules.unproven() or "")
     assert "the validation is stale" in rules.summary() and STALE.startswith("stale:")

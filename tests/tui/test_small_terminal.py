@@ -78,7 +78,8 @@ async def test_review_at_80x24_shows_every_key_the_whole_instruction_and_no_mode
         screen = await opened(app, pilot)
         shown = screen_text(app)
         for key in ("1 Wrong", "2 Logic ok", "3 Correct", "u Unsure", "s Skip", "x Clear", "z Undo", "c Note",
-                    "n Next", "p Prev", "i Instr", "a Filter", "q Queue", "esc Back", "f1 Help"):  # fmt: skip
+                    "n Next", "p Prev", "i Instr", "a Filter", "q Queue", "esc Back", "f1 Help",
+                    "j Down", "k Up", "m Agree"):  # fmt: skip
             assert key in shown, (key, shown)
         assert "do not reduce" not in shown  # two lines of it fit ...
         await pilot.press("i")  # ... and i shows it whole
@@ -149,3 +150,98 @@ async def test_a_repository_without_functions_is_no_done_source(tmp_path: Path, 
         assert screen.repo is not None and not screen.functions
         assert screen.query_one(StepList).mark("source") != "✔"
         assert ("source", "the repository has no Python function to mask: clone another") in screen.step_problems()
+
+
+async def test_back_to_metadata_the_focused_title_is_in_view_and_not_selected(fixture_repo: Path, bench: Path) -> None:
+    from lmrbench.tui.widgets.metadata_form import MetadataForm
+    from lmrbench.tui.widgets.step_list import StepList
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("metadata")
+        await pilot.pause()
+        title = screen.query_one("#md-paper_name", Input)
+        title.value = "zz"
+        form = screen.query_one(MetadataForm)
+        screen.query_one("#md-retrieval").focus()  # the author went down the form
+        await pilot.pause()
+        assert form.scroll_y > 0
+        screen.query_one(StepList).focus()
+        screen.go("function")
+        await pilot.pause()
+        screen.query_one(StepList).focus()
+        await pilot.pause()
+        screen.go("metadata")  # what Enter on the step list does
+        await pilot.pause()
+        await pilot.pause()
+        assert app.focused is title
+        assert title.selection.is_empty  # never arrives with its text selected
+        assert form.region.contains_region(title.region), (form.region, title.region)  # and is on screen
+        await pilot.press("x")
+        assert title.value == "zzx"  # the key is added where the cursor is, it replaces nothing
+
+
+async def test_text_typed_on_a_button_is_not_lost_in_silence(fixture_repo: Path, bench: Path) -> None:
+    from textual.widgets import Button
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("paper")
+        await pilot.pause()
+        await pilot.press("tab")  # from the PDF path to Load
+        assert isinstance(app.focused, Button)
+        await pilot.press("d")
+        await pilot.pause()
+        assert any("takes no text" in n.message for n in app._notifications)
+
+
+async def test_ctrl_f_on_the_log_fills_the_screen_at_80x24(fixture_repo: Path, bench: Path) -> None:
+    from textual.widgets import RichLog
+
+    from lmrbench.tui.widgets.work_panel import WorkPanel
+
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        log = screen.query_one(WorkPanel).query_one(RichLog)
+        for n in range(40):
+            log.write(f"recording line {n}")
+        await pilot.pause()
+        assert log.region.height <= 2  # below 36 rows the log yields to the step ...
+        log.focus()
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert screen.maximized is log
+        assert log.region.height >= 20, log.region  # ... and ctrl+f shows it on the whole screen
+        assert "recording line 39" in screen_text(app)
+
+
+async def test_below_80x24_the_app_says_so(bench: Path) -> None:
+    app = make_app(bench)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await pilot.pause()
+        assert any("70x20" in n.message and "80x24" in n.message for n in app._notifications)
+
+
+async def test_a_found_heading_opens_near_the_top_of_the_paper(fixture_repo: Path, bench: Path, tmp_path: Path) -> None:
+    from conftest import write_pdf
+
+    body = "\n".join(f"line {n} of the introduction" for n in range(40))
+    pdf = write_pdf(tmp_path / "long.pdf", [body + "\n3 Method in detail\nThe loss is computed per example."])
+    app = make_app(bench)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_and_clone(app, pilot, fixture_repo)
+        screen.go("paper")
+        screen.query_one("#pdf", Input).value = str(pdf)
+        await pilot.press("ctrl+g")
+        await wait_for_workers(app, pilot)
+        paper = screen.query_one(PaperView)
+        assert paper.find_next("Method in detail")
+        await pilot.pause()
+        await pilot.pause()
+        area = paper.query_one(TextArea)
+        row = area.selection.start[0]
+        assert row > area.scrollable_content_region.height  # the heading is below the first screenful ...
+        assert 0 <= row - area.scroll_offset.y <= 2, (row, area.scroll_offset.y)  # ... and shown at the top

@@ -110,12 +110,22 @@ def dockerfile(
     task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
     force: bool = typer.Option(False, "--force", help="Replace a Dockerfile that lmrbench did not write."),
 ) -> None:
-    """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; requirements only, no task files."""
+    """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; the environment only, no task files.
+    With --force, what the task's own Dockerfile installs is carried (each step said), or the step that cannot be
+    is named and nothing is written."""
     from lmrbench.authoring.check.dockerfile import write_dockerfile
     from lmrbench.core.taskset import load_task
+    from lmrbench.errors import LmrError
 
     t = load_task(task_dir)
-    typer.echo(f"wrote {write_dockerfile(t.path, t.info.repo_folder_name, force=force)}")
+    try:
+        path, said = write_dockerfile(t.path, t.info.repo_folder_name, force=force)
+    except LmrError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for line in said:
+        typer.echo(line)
+    typer.echo(f"wrote {path}")
 
 
 @images_app.command("prune")

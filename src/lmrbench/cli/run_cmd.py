@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -52,6 +53,8 @@ Cache = Annotated[
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
 Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
+DEFAULT_JOBS = 4
+"""Items in flight at once for generate, judge and evaluate alike."""
 Context = Annotated[
     str,
     typer.Option(
@@ -125,13 +128,16 @@ def generate_cmd(
     max_paper_chars: Annotated[
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
-    jobs: Jobs = 4,
+    jobs: Jobs = DEFAULT_JOBS,
     context: Context = "full",
     only: TaskFilter = None,
+    samples: Annotated[int, typer.Option(
+        "--samples", help="Samples per implementation, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
     from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
+    from lmrbench.benchmark.pipeline.samples import sample_path
     from lmrbench.cli.rich_progress import RichProgress
 
     setting = check_context(context)
@@ -139,12 +145,20 @@ def generate_cmd(
     opts = GenerateOptions(
         max_paper_chars=max_paper_chars, jobs=jobs, context=setting
     )
-    client = _client(
-        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
-    )
-    with client, RichProgress() as progress:
-        summary = generate(tasks, out, client, bench=str(bench), options=opts, progress=progress)
-    _finish(summary, "generate")
+    if samples < 1:
+        raise LmrError(f"--samples {samples}: give 1 or more")
+    if samples > 1 and (out / "run.json").is_file():
+        raise LmrError("holds a run of one sample; give --samples another --out", out / "run.json")
+    for sample in range(1, samples + 1):
+        client = _client(
+            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
+        )
+        if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
+            client.config = replace(client.config, cache_salt=f"sample {sample}")
+        folder = out if samples == 1 else sample_path(out, sample)
+        with client, RichProgress() as progress:
+            summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
+        _finish(summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})")
 
 
 def export_agent_cmd(
@@ -185,7 +199,8 @@ def evaluate_cmd(
     bench: Bench,
     run: Run,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Candidates tested at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
+        "--jobs", "-j", help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
+        "with --executor ray, the cluster's CPUs).")] = None,
     sandbox: SandboxOpt = None,
     executor: ExecutorOpt = None,
     address: AddressOpt = None,
@@ -200,15 +215,20 @@ def evaluate_cmd(
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
     from lmrbench.benchmark.execution.choose import executor_factory
     from lmrbench.benchmark.pipeline.evaluate import evaluate
+    from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
+        if jobs is None and executor != "ray":
+            jobs = DEFAULT_JOBS
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
                                 limits=limits, progress=progress, untrusted=True)
-        summary = evaluate(tasks, run, timeout=timeout, rebuild=rebuild, executor=make, progress=progress)
-    _finish(summary, "evaluate")
+        summaries = [(folder, evaluate(tasks, folder, timeout=timeout, rebuild=rebuild, executor=make,
+                                       progress=progress)) for folder in run_folders([run])]  # fmt: skip
+    for folder, summary in summaries:
+        _finish(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
     out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
                       markup=False, soft_wrap=True)
 
@@ -229,11 +249,12 @@ def judge_cmd(
     attempts: Annotated[
         int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
     ] = 3,
-    jobs: Jobs = 4,
+    jobs: Jobs = DEFAULT_JOBS,
     only: TaskFilter = None,
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.pipeline.judge import judge
+    from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
     tasks = _tasks(bench, only)
@@ -241,8 +262,10 @@ def judge_cmd(
         model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
     )
     with client, RichProgress() as progress:
-        summary = judge(tasks, run, client, jobs=jobs, max_attempts=attempts, progress=progress)
-    _finish(summary, "judge")
+        summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
+                     for folder in run_folders([run])]  # fmt: skip
+    for folder, summary in summaries:
+        _finish(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
 
 
 def report_cmd(
@@ -262,7 +285,9 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
-    from lmrbench.benchmark.report.files import write_report
+    from lmrbench.benchmark.report.files import BOARD_NOTE, write_report
+    from lmrbench.benchmark.report.leaderboard import leaderboard_table
+    from lmrbench.benchmark.report.results import build_results, run_folders, stage_table
     from lmrbench.benchmark.report.scoreboard import (
         HUMAN_HEADERS,
         SETTINGS_TITLE,
@@ -275,7 +300,10 @@ def report_cmd(
         table_rows,
     )
 
-    report = build_report(runs, judge=judge_name)
+    report = build_report(run_folders(runs), judge=judge_name)
+    results = build_results(runs, judge=judge_name)
+    print_rows(out_console, "Leaderboard", *leaderboard_table(results.board), left=2)
+    out_console.print(BOARD_NOTE, highlight=False, markup=False)
     table = Table(title="Unit tests and LLM judge")
     for h in TABLE_HEADERS:
         table.add_column(h, justify="left" if h in ("Run", "Context", "Judge") else "right")
@@ -298,11 +326,14 @@ def report_cmd(
     for row in rows:
         cats.add_row(*row)
     print_table(out_console, cats)
+    print_rows(out_console, "Tasks by run (passing/scored)", *results.matrix)
     settings = settings_table(report)
     if settings is not None:
         print_rows(out_console, SETTINGS_TITLE, *settings, left=3 if "Judge" in settings[0] else 2)
+    if results.stages:
+        print_rows(out_console, "Tokens and cost by stage", *stage_table(results.stages), left=3)
     _against_paper(report)
-    for path in write_report(report, out or runs[0]):
+    for path in write_report(report, out or runs[0], results):
         out_console.print(f"wrote {path}", highlight=False)
     if figures:
         _figures(report, runs, (out or runs[0]) / "figures", bench)
@@ -312,9 +343,17 @@ def _against_paper(report: Report) -> None:
     """Each cell of the paper's Table 2 and 3 that a run maps to, beside the run's own; every difference with its
     cause."""
     from lmrbench.benchmark.report.paper_figures import CITATION
-    from lmrbench.benchmark.report.paper_table import against_paper, comparison_table, difference_lines, summary_line
+    from lmrbench.benchmark.report.paper_table import (
+        against_paper,
+        comparison_table,
+        difference_lines,
+        off_paper_line,
+        summary_line,
+    )
 
     checks = against_paper(report)
+    if (line := off_paper_line(report)) is not None:
+        out_console.print(line, highlight=False, markup=False, soft_wrap=True)
     for name in ("Table 2", "Table 3"):
         table = comparison_table(checks, name)
         if table is None:

@@ -110,7 +110,7 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
         passage = f"{c.ranked.passage.label} ({', '.join(c.ranked.matched)})"
         table.add_row(
             str(c.rank), escape(f.ref), f"{c.ranked.score:.1f}", escape(passage), f"{f.lineno}-{f.end_lineno}",
-            escape(_calls(c)) if ran else "not run", escape(c.calls.codec or "-"),
+            escape(_calls(c)) if ran and not s.no_calls else "not run", escape(c.calls.codec or "-"),
             escape(", ".join(c.copies) or "none"), escape(c.task or "-"),
         )
     if console.width >= WIDE:
@@ -121,10 +121,14 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
             f = c.function
             console.print(f"{c.rank}. {f.ref}  score {c.ranked.score:.1f}  lines {f.lineno}-{f.end_lineno}\n"
                           f"   passage: {c.ranked.passage.label} ({', '.join(c.ranked.matched)})\n"
-                          f"   calls: {_calls(c) if ran else 'not run'}; codec: {c.calls.codec or '-'}; "
+                          f"   calls: {_calls(c) if ran and not s.no_calls else 'not run'}; "
+                          f"codec: {c.calls.codec or '-'}; "
                           f"copies: {', '.join(c.copies) or 'none'}; task: {c.task or '-'}",
                           highlight=False, markup=False, soft_wrap=True)
     if not ran:
+        return
+    if s.no_calls:
+        console.print(s.no_calls, highlight=False, markup=False, soft_wrap=True)
         return
     if not s.commands:
         console.print("no command given and no tests or example scripts found: nothing ran (give --command)",

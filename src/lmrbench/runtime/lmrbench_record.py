@@ -107,6 +107,10 @@ class _State:
         self.root = root
         self.out = out
         self.max_calls = int(spec.get("max_calls", 3))
+        self.nested = bool(spec.get("nested", False))
+        """Record a target called from inside another target's call (``task suggest``, counting every
+        candidate's calls); otherwise only the outermost call is recorded, and never a call of a target
+        from inside itself."""
         self.max_bytes = int(spec.get("max_bytes", 50_000_000))
         self.lock = threading.RLock()
         self.local = threading.local()
@@ -234,7 +238,8 @@ def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> An
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if state.done or getattr(state.local, "active", False):
+        active = getattr(state.local, "active", ())
+        if state.done or target in active or (active and not state.nested) or getattr(state.local, "quiet", False):
             return func(*args, **kwargs)
         if state.saved.get(target, 0) >= state.max_calls or state.dropped.get(target, 0) >= state.max_calls:
             if state.traced.get(target, 0) >= MAX_TRACED:
@@ -246,11 +251,11 @@ def _wrap(func: Any, binding: str, owner: Any, target: str, state: _State) -> An
                     state.reached.setdefault(target, set()).update(arcs)
             return result
         with state.lock:
-            state.local.active = True
+            state.local.active = (*active, target)
             try:
                 return _Recorder(func, sig, binding, owner, target, state).call(args, kwargs)
             finally:
-                state.local.active = False
+                state.local.active = active
 
     return wrapper
 
@@ -303,6 +308,8 @@ class _Recorder:
         before = lv.get_random_state()
         result = self._run(args, kwargs)
         after = lv.get_random_state()
+        quiet = getattr(state.local, "quiet", False)
+        state.local.quiet = True  # the replay and the precision probes call the targets it calls again
         try:
             self._save(
                 lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest
@@ -313,6 +320,7 @@ class _Recorder:
             number = state.saved.get(self.target, 0) + 1
             state.skip(self.target, f"{self.target}: recording call {number} failed: {type(exc).__name__}: {exc}")
         finally:
+            state.local.quiet = quiet
             lv.set_random_state(after)
         return result
 

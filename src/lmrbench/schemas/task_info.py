@@ -111,6 +111,9 @@ class Implementation(BaseModel):
     """The masked function's name (a method's name without its class)."""
     class_name: str = ""
     """The class of a masked method, or empty for a module-level function."""
+    goal_line: int | None = Field(default=None, ge=1)
+    """lmrbench: when the goal file defines the goal function's name more than once (in two branches of an
+    ``if``), the first line (in the golden file) of the one definition masked; absent: every definition."""
     golden_file: str | list[str] = ""
     """The whole unmasked goal file, relative to the task folder."""
     retrieval_context: list[str] = Field(

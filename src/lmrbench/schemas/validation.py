@@ -37,10 +37,13 @@ class _EnvironmentFromReasons(_Strict):
         return self
 
 
-NotRunCause = Literal["lfs", "empty_repo", "no_tests", "image", "requirement", "codec", "environment"]
+NotRunCause = Literal["lfs", "empty_repo", "no_tests", "image", "requirement", "codec", "environment", "import",
+                      "data", "gpu", "download"]
 """What stopped an implementation before its golden code ran: Git LFS pointers the tests or the golden code read,
 an empty or missing repository folder (a submodule never checked out), no unit tests, a FROM image that cannot be
-had, a requirement that cannot be resolved, a value the codec cannot carry, another environment error."""
+had, a requirement that cannot be resolved, a value the codec cannot carry, another environment error; or, read
+from a failed golden run's output: a module that cannot be imported, a data file that is missing, a GPU or a
+download the tests need."""
 
 NOT_RUN_LABELS: dict[str, str] = {
     "lfs": "LFS pointers the tests read",
@@ -50,6 +53,10 @@ NOT_RUN_LABELS: dict[str, str] = {
     "requirement": "requirements that cannot be resolved",
     "codec": "values the codec cannot carry",
     "environment": "other environment errors",
+    "import": "imports that fail",
+    "data": "data files missing",
+    "gpu": "GPUs the tests need",
+    "download": "downloads the tests need",
 }
 """How the summary line counts each cause (``23 LFS pointers the tests read``)."""
 

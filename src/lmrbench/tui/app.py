@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
+from textual._context import active_message_pump
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Button
 
 from lmrbench.errors import LmrError
 from lmrbench.tui.commands import ScreenActions
@@ -46,6 +49,8 @@ class LmrApp(App[None]):
     """Screen classes by the terminal's height: below 36 rows the new-task flow's log yields to what a step is for."""
     SCREENSHOTS = ".lmrbench/screenshots"
     """Where the palette's Screenshot saves, inside the task set folder."""
+    ERROR_LOG = ".lmrbench/app-errors.log"
+    """Where the whole traceback of an error that a screen or widget did not handle is kept, in the task set."""
 
     def __init__(
         self, bench_dir: Path, *, sandbox: SandboxKind | None = None, runs: list[Path] | None = None,
@@ -123,6 +128,57 @@ class LmrApp(App[None]):
         """Every notification of the app (a widget's ``notify`` ends here) shows its text as it is: the text holds
         paths, instructions and errors, where Textual's markup ate "[i]" and "[plots]" and raised on "[/]"."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """An error a screen or widget did not handle is a message, not the end of the session: its traceback goes
+        to ``ERROR_LOG``, the author reads one line, and a screen whose own handler failed is closed. Errors while
+        the app starts, or in the app itself, still end it (there is nothing to go back to)."""
+        pump = active_message_pump.get(None)
+        if pump is None or pump is self or not self.is_running or len(self.screen_stack) == 0:
+            super()._handle_exception(error)
+            return
+        where = type(pump).__name__
+        log = self.bench_dir / self.ERROR_LOG
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as fh:
+                fh.write(f"--- {where}\n" + "".join(traceback.format_exception(error)))
+            said = f"; the whole error is in {log}"
+        except OSError:
+            said = ""
+        closed = ""
+        if isinstance(pump, Screen) and pump is self.screen and len(self.screen_stack) > 1:
+            self.pop_screen()
+            closed = "; the screen was closed"
+        elif not isinstance(pump, Screen):
+            closed = f"; {where} stopped working (esc and open the screen again)"
+        self.notify(f"{where}: {type(error).__name__}: {error}{closed}{said}", title="Something went wrong",
+                    severity="error", timeout=30)
+        if self.is_headless and self._exception is None:
+            self._exception = error  # a test run still fails on it when the test ends
+
+    SMALLEST = (80, 24)
+    """The smallest terminal the screens are laid out for; below it the app says so."""
+    _too_small = False
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 80x24 say once (until the terminal is large enough again) that fields and keys will be cut."""
+        width, height = event.size
+        small = width < self.SMALLEST[0] or height < self.SMALLEST[1]
+        if small and not self._too_small:
+            self.notify(f"this terminal is {width}x{height}: lmrbench is laid out for {self.SMALLEST[0]}x"
+                        f"{self.SMALLEST[1]} or more, so fields and keys are cut here; enlarge the window",
+                        title="Terminal too small", severity="warning", timeout=20)
+        self._too_small = small
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed where no widget takes text (a button, a list) is never lost in silence: say where it went."""
+        focused = self.focused
+        if focused is None or not event.is_printable or event.character in (None, " "):
+            return
+        if isinstance(focused, Button):
+            self.notify(f"{event.character!r} went to the button {str(focused.label)!r}, which takes no text: "
+                        "tab (or shift+tab) to a field", title="Not typed", severity="warning", timeout=5)
 
     def action_help(self) -> None:
         """Show the keys of the current screen and what it is for."""

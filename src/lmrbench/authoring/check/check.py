@@ -53,9 +53,11 @@ def find_copies(task: Task, impl: Implementation) -> list[nearcopy.NearCopy]:
 
 def find_leaks(task: Task, impl: Implementation) -> list[str]:
     """Files of the task's repository that hold a copy or near-copy of a golden body of ``impl`` (in code, or in
-    the comments of a masked goal file)."""
+    the comments of a masked goal file) that carries the body's distinguishing statements (L201, L202, L206; a
+    near-copy lacking them is L207, a warning)."""
     scan = scan_task(task, [impl])
-    return sorted({c.path for c in [*scan.copies.get(impl.index, []), *scan.commented.get(impl.index, [])]})
+    return sorted({c.path for c in [*scan.copies.get(impl.index, []), *scan.commented.get(impl.index, [])]
+                   if not c.lacks})
 
 
 def escaping_symlinks(task_dir: Path) -> list[str]:
@@ -164,7 +166,8 @@ def _checker_text(c: object) -> str:
 
 
 def _leak_findings(task: Task, sel: Selection) -> list[Finding]:
-    """L201, L202 (copies and near-copies), L206 (copies in comments) and L205 (files not read) of every
+    """L201, L202 (copies and near-copies), L207 (near-copies lacking the distinguishing statements), L206
+    (copies in comments) and L205 (files not read) of every
     implementation at once."""
     out: list[Finding] = []
     repo = task.info.repo_folder_name
@@ -175,6 +178,11 @@ def _leak_findings(task: Task, sel: Selection) -> list[Finding]:
             if c.score >= 1.0:
                 msg = f"{tag}: holds the golden body of {c.qualname} (lines {c.start_line}-{c.end_line}, score 1.00)"
                 out.append(Finding("L201", task.name, f"{repo}/{c.path}", msg, c.start_line))
+            elif c.lacks:
+                out.append(Finding("L207", task.name, f"{repo}/{c.path}", f"{tag}: lines {c.start_line}-"
+                                   f"{c.end_line} repeat part of the golden body of {c.qualname} (score "
+                                   f"{c.score:.2f}) but lack what distinguishes it: no {', '.join(c.lacks)}",
+                                   c.start_line))
             else:
                 out.append(Finding("L202", task.name, f"{repo}/{c.path}", f"{tag}: lines {c.start_line}-"
                                    f"{c.end_line} repeat the golden body of {c.qualname} (score {c.score:.2f})",
@@ -273,7 +281,7 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
         out += taskdata.lfs_findings(task)
     if sel.wants("L203", "L204"):
         out += _compiled_findings(task)
-    if sel.wants("L201", "L202", "L205", "L206"):
+    if sel.wants("L201", "L202", "L205", "L206", "L207"):
         out += _leak_findings(task, sel)
     for impl in task.info.implementations:
         if sel.wants("F1"):
@@ -288,6 +296,8 @@ def task_findings(task: Task, sel: Selection = ALL) -> list[Finding]:
             out += goal_code_findings(task, impl)
         if sel.wants("F116"):
             out += taskdata.untrusted_data_findings(task, impl)
+        if sel.wants("F118"):
+            out += taskdata.missing_data_findings(task, impl)
         if sel.wants("T312"):
             out += taskdata.unvaried_findings(task, impl)
     return sel.keep(out)

@@ -155,27 +155,56 @@ def write_dockerfile(
     *,
     base_image: str = DEFAULT_BASE_IMAGE,
     force: bool = False,
-) -> Path:
-    """Write ``<task_dir>/Dockerfile``; an existing one that lmrbench did not write is kept unless ``force``.
+) -> tuple[Path, list[str]]:
+    """Write ``<task_dir>/Dockerfile``; an existing one that lmrbench did not write is kept unless ``force``,
+    which carries what it installs (``dockerfile_carry``: requirements into ``<task_dir>/requirements.txt``,
+    editable folders, shell steps and ENV into the new file) or raises LmrError naming the step it cannot carry,
+    writing nothing. Returns the path and one line per step carried.
 
     ``requirements`` is the requirements file relative to the task folder (default: requirements.txt of the
     task folder, else of the repo folder, else none).
     """
+    from lmrbench.authoring.check.dockerfile_carry import Carried, carried_instructions, read_original
+
     task_dir = Path(task_dir)
     if not (task_dir / repo_folder_name).is_dir():
         raise LmrError(f"repo folder {repo_folder_name!r} does not exist", task_dir)
+    path = task_dir / DOCKERFILE
+    original = path.read_text(errors="replace") if path.is_file() else ""
+    if path.exists() and not force and not is_generated(original):
+        raise LmrError("a Dockerfile not written by lmrbench exists; pass force to replace it", path)
+    carried = Carried()
+    if original and not is_generated(original):
+        try:
+            carried = read_original(original, task_dir, repo_folder_name)
+        except LmrError as exc:
+            raise LmrError(f"{exc.problem}; nothing was written", path) from None
+    req_text = None
+    if carried.requirements:
+        own = task_dir / "requirements.txt"
+        kept = [ln.strip() for ln in own.read_text(errors="replace").splitlines()] if own.is_file() else []
+        lines = list(dict.fromkeys([*carried.requirements, *(k for k in kept if k and not k.startswith("#"))]))
+        req_text = ("# What the task's original Dockerfile installed, carried by `lmrbench images dockerfile`.\n"
+                    + "\n".join(lines) + "\n")
+        requirements = "requirements.txt"
     if requirements is None:
         for cand in ("requirements.txt", f"{repo_folder_name}/requirements.txt"):
             if (task_dir / cand).is_file():
                 requirements = cand
                 break
-    elif not (task_dir / requirements).is_file():
+    elif req_text is None and not (task_dir / requirements).is_file():
         raise LmrError("requirements file does not exist", task_dir / requirements)
-    path = task_dir / DOCKERFILE
-    if path.exists() and not force and not is_generated(path.read_text(errors="replace")):
-        raise LmrError("a Dockerfile not written by lmrbench exists; pass force to replace it", path)
-    atomic_write_text(path, render_dockerfile(base_image=base_image, requirements=requirements))
-    return path
+    text = render_dockerfile(base_image=base_image, requirements=requirements)
+    extra = carried_instructions(carried)
+    if extra:
+        text = text.replace(_OWN_LINE, _OWN_LINE + "# Carried from the task's original Dockerfile:\n" + extra, 1)
+    if req_text is not None:
+        atomic_write_text(task_dir / "requirements.txt", req_text)
+    atomic_write_text(path, text)
+    return path, carried.said
+
+
+_OWN_LINE = "# An instruction of your own (an apt package, say) goes here, where it still runs as root.\n"
 
 
 def is_generated(text: str) -> bool:

@@ -59,6 +59,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
          "list the files in info.json's trusted_files (or move them under unit_test/)"),
     Rule("F117", _W, "the goal function is defined inside a test file (its tests run in the candidate's process)",
          "move the goal function into a module of its own and import it in the test"),
+    Rule("F118", _E, "a test reads data that exists nowhere in the task (named, with the .gitignore line that kept "
+         "it out of the repository)", "copy the files in from where they were made, or record the tests again"),
     Rule("L201", _E, "a copy of the golden body (up to names, literals, comments) is in the repository",
          "delete the copy from the repository"),
     Rule("L202", _E, "a near-copy of the golden body is elsewhere in the repository", "delete or mask the near-copy"),
@@ -67,6 +69,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("L205", _N, "files not scanned for copies (generated, data, installed packages)",
          "nothing, unless a copy could hide in them"),
     Rule("L206", _E, "the masked goal file keeps the golden body in comments", "delete the commented-out body"),
+    Rule("L207", _W, "a near-copy of the golden body lacks its distinguishing statements (named): a relative, "
+         "not the answer", "nothing, unless what it lacks is small; mask it when it gives the answer away"),
     Rule("T301", _E, "a test imports the golden code", "import the goal module, never golden_files"),
     Rule("T302", _E, "a test never calls the goal function", "call the goal function (or its module instance)"),
     Rule("T303", _E, "a test's expected value is computed by the goal function itself",

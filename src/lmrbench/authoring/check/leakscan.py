@@ -13,7 +13,7 @@ import ast
 import keyword
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lmrbench import pyparse
@@ -112,7 +112,8 @@ class LeakScan:
     copies: dict[int, list[nearcopy.NearCopy]] = field(default_factory=dict)
     """Copies and near-copies by implementation index, best first. A place inside a function that the golden
     body itself calls (29-Sophia's ``sophiag``, called by the golden ``step``) is the repository's own code,
-    which the golden code relies on, and is not counted."""
+    which the golden code relies on, and is not counted. A near-copy whose ``lacks`` is not empty is a relative
+    of the body without its distinguishing statements (L207, a warning), not the answer."""
     commented: dict[int, list[nearcopy.NearCopy]] = field(default_factory=dict)
     """Copies and near-copies kept in whole-line comments of a masked goal file, by implementation index."""
     skips: Skips = field(default_factory=Skips)
@@ -144,7 +145,7 @@ def scan_task(task: Task, impls: list[Implementation] | None = None) -> LeakScan
             text = _without_stubs(text, stubs[rel])
             for c in nearcopy.scan_text(rel, comment_text(text), list(bodies.values())):
                 index, q = c.qualname.split("\0", 1)
-                result.commented[int(index)].append(nearcopy.NearCopy(c.path, c.start_line, c.end_line, c.score, q))
+                result.commented[int(index)].append(replace(c, qualname=q))
         for c in nearcopy.scan_text(rel, text, list(bodies.values())):
             if rel.endswith(".py") and called[c.qualname]:
                 blanked = _blank_defs(text, called[c.qualname])
@@ -154,7 +155,7 @@ def scan_task(task: Task, impls: list[Implementation] | None = None) -> LeakScan
                         continue  # the copy lay in a function the golden body calls
                     c = again[0]
             index, q = c.qualname.split("\0", 1)
-            result.copies[int(index)].append(nearcopy.NearCopy(c.path, c.start_line, c.end_line, c.score, q))
+            result.copies[int(index)].append(replace(c, qualname=q))
     for found in [*result.copies.values(), *result.commented.values()]:
         found.sort(key=lambda c: (-c.score, c.path))
     return result

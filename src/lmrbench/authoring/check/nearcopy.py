@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmrbench import jsonsafe, pyparse
-from lmrbench.authoring.check.statementshare import MIN_STATEMENT_SHARE, Statement, statement_share, statements
+from lmrbench.authoring.check import statementshare as share
 
 K = 5
 """Tokens per hashed run (k-gram)."""
@@ -78,6 +78,8 @@ class NearCopy:
     """Share of the body's fingerprints found in the span (0-1)."""
     qualname: str
     """The goal function whose body it repeats."""
+    lacks: tuple[str, ...] = ()
+    """Names of the body's statements it does not repeat found nowhere in its file (empty: it has them all)."""
 
     @property
     def location(self) -> str:
@@ -265,9 +267,10 @@ class Body:
     inner: frozenset[int] = frozenset()
     """The fingerprints that lie inside one simple statement of the body (not a loop's or branch's header): a
     place must repeat one of them to be a near-copy (empty: the body is not Python; no such rule)."""
-    statements: tuple[Statement, ...] = ()
+    statements: tuple[share.Statement, ...] = ()
     """The body's simple statements (:mod:`lmrbench.authoring.check.statementshare`); a near-copy must repeat
     ``MIN_STATEMENT_SHARE`` of them."""
+    statement_names: tuple[frozenset[str], ...] = ()  # the kept names of each of ``statements``
 
     @property
     def needed(self) -> int:
@@ -296,7 +299,9 @@ def prepare(qualname: str, body: str, *, exact_ok: bool = True) -> Body | None:
     prints = winnow(hashes)
     if len(prints) >= MIN_FINGERPRINTS:
         return Body(qualname, frozenset(prints), len(words), tuple(words), kept_names(words), False,
-                    _inner_prints(tok, hashes, prints), statements(tok.text, tok.starts, tok.words, hashes, K))
+                    _inner_prints(tok, hashes, prints),
+                    share.statements(tok.text, tok.starts, tok.words, hashes, K),
+                    share.statement_names(tok.text, tok.starts, tok.words))
     if exact_ok and words:
         return Body(qualname, frozenset(), len(words), tuple(words), kept_names(words), True)
     return None
@@ -334,13 +339,14 @@ def scan_text(rel: str, text: str, bodies: list[Body], threshold: float = NEAR_C
             if defs is None:
                 defs = _def_spans(text) if rel.endswith(".py") else []
             first, last = _lines(tok, positions, defs)
+            lacks: tuple[str, ...] = ()
             if score < 1.0:
                 place = [p for p in positions if first <= tok.line(p) <= last] or positions
-                share = statement_share(b.statements, hashes[place[0] : place[-1] + 1],
-                                        tok.words[place[0] : place[-1] + K])
-                if share < min(threshold, MIN_STATEMENT_SHARE):
+                span = hashes[place[0] : place[-1] + 1], tok.words[place[0] : place[-1] + K]
+                kept, lacks = share.statement_gaps(b.statements, b.statement_names, *span, set(tok.words))
+                if kept < min(threshold, share.MIN_STATEMENT_SHARE):
                     continue  # one block of the body repeated (a shared initialisation), not the body
-            found.append(NearCopy(rel, first, last, round(score, 3), b.qualname))
+            found.append(NearCopy(rel, first, last, round(score, 3), b.qualname, lacks))
     return found
 
 

@@ -1,9 +1,12 @@
 """What a task's tests read and vary (F113, F116, T312), read from the files on disk.
 
 - F113: Git LFS pointer files stand where data should be (the repository was copied without ``git lfs pull``);
-- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that no trusted path
-  covers (``core.trust.trusted_paths``, which the grader reads too), so a candidate's code could read the expected
-  values (what they read is found by :mod:`lmrbench.authoring.check.datapaths`);
+- F116: tests read recorded data outside ``unit_test/`` (``tensors/``, the repository root) that info.json's
+  trusted paths do not cover (``core.trust.trusted_paths``); what they read is found by
+  :mod:`lmrbench.core.datareads`, the reader the grader's candidate view and ``export-agent`` withhold by too,
+  so the finding is about info.json, which other graders read;
+- F118: tests read data files (named whole) that exist nowhere in the task, with the ``.gitignore`` line that
+  kept them out of the repository (01-DPO's ``tensors/``);
 - T312: a parameter of the goal function that no test varies (every recorded case, or every call in the tests,
   leaves it at one value), so a candidate that ignores it passes.
 """
@@ -16,11 +19,11 @@ import re
 from pydantic import ValidationError
 
 from lmrbench import pyparse
-from lmrbench.authoring.check.datapaths import outside_data
 from lmrbench.authoring.check.findings import Finding
 from lmrbench.authoring.check.scanfiles import walk_files
-from lmrbench.authoring.check.testlint import UnitTestFile, call_name, read_unit_tests
+from lmrbench.core.datareads import git_ignored, missing_data, outside_data
 from lmrbench.core.taskset import Task
+from lmrbench.core.testfiles import UnitTestFile, call_name, read_unit_tests
 from lmrbench.core.trust import TRUSTED_KEY, is_trusted, trusted_paths
 from lmrbench.defaults import recording_folder
 from lmrbench.fsutil import is_lfs_pointer
@@ -65,9 +68,30 @@ def untrusted_data_findings(task: Task, impl: Implementation) -> list[Finding]:
     for where, found in untrusted_reads(task, impl).items():
         if found:
             out.append(Finding("F116", task.name, where, f"implementation {impl.index}: reads recorded data "
-                               f"outside unit_test/ ({_listing(found)}) that no trusted path covers: the "
-                               f"candidate's code could read it; list it in implementation {impl.index}'s "
-                               f"{TRUSTED_KEY} in info.json"))
+                               f"outside unit_test/ ({_listing(found)}) that info.json does not list as trusted: "
+                               "lmrbench's grader and export-agent withhold it (read here the same way), but a "
+                               "grader that reads info.json alone shows it to the candidate; list it in "
+                               f"implementation {impl.index}'s {TRUSTED_KEY} (validate does)"))
+    return out
+
+
+def missing_data_findings(task: Task, impl: Implementation) -> list[Finding]:
+    """F118: data files a test reads by a whole name that exist nowhere in the task (``core.datareads``), with
+    the ``.gitignore`` line that kept them out of the repository when there is one."""
+    out = []
+    for tf in read_unit_tests(task, impl):
+        missing = missing_data(task, impl, tf)
+        if not missing:
+            continue
+        ignored = {rel: line for rel in missing if (line := git_ignored(task.repo_dir, rel))}
+        why = ""
+        if ignored:
+            which = "them" if len(ignored) == len(missing) else _listing(sorted(ignored))
+            lines = ", ".join(repr(x) for x in sorted(set(ignored.values())))
+            why = f"; the repository's .gitignore ignores {which} ({lines}), so they were never committed"
+        out.append(Finding("F118", task.name, tf.where, f"implementation {impl.index}: reads {_listing(missing)}, "
+                           f"which exist{'s' if len(missing) == 1 else ''} nowhere in the task: the golden code "
+                           f"cannot pass{why}; copy them in from where they were made, or record the tests again"))
     return out
 
 

@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator
 
 from lmrbench.authoring.check.findings import Finding
-from lmrbench.authoring.check.testlint import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.core.taskset import Task
+from lmrbench.core.testfiles import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.schemas.task_info import Implementation
 
 _COMPARE_FUNCS = re.compile(r"^(assert\w*(Equal|Close|close|equal)\w*|allclose|isclose|array_equal|equal|"

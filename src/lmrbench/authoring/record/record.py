@@ -25,6 +25,7 @@ from lmrbench.authoring.record.captured_calls import (
 )
 from lmrbench.authoring.record.case_probe import probe_calls
 from lmrbench.authoring.record.case_selection import Selection, select
+from lmrbench.authoring.record.command_check import command_problem
 from lmrbench.authoring.record.generated_file import check_replaceable
 from lmrbench.authoring.record.recorded_tests import (
     Recording,
@@ -101,6 +102,8 @@ def record_tests(
         raise LmrError("--max-calls must be at least 1")
     if self_factory is not None and ":" not in self_factory:
         raise LmrError(f"--self-factory {self_factory!r} must look like module:function")
+    if (bad := command_problem(command, task.repo_dir)) is not None:  # before minutes of environment build
+        raise LmrError(bad, task.repo_dir)
     test_path = test_file_path(task, impl)
     check_replaceable(test_path, force)
     imports = {f: testgen.goal_import(task.repo_dir, f) for f, _ in targets}

@@ -67,6 +67,8 @@ class Suggestion:
     """Passages of the paper."""
     commands: list[str]
     """The commands run (given, or found in the repository)."""
+    no_calls: str = ""
+    """Why no calls were counted though commands were to run (the repository's requirements cannot install)."""
 
 
 def copies_elsewhere(root: Path, functions: list[FunctionInfo]) -> dict[str, list[str]]:
@@ -145,4 +147,6 @@ def suggest(
         c.calls = report.calls.get(c.function.ref, Calls())
         c.caller = c.calls.caller(report.runs)
     ranked_count = sum(1 for f in index.functions if rankable(f))
-    return Suggestion(candidates, report.runs, ranked_count, len(passages), chosen)
+    no_calls = f"ranked without calls: the repository's environment cannot be had ({report.unavailable})" \
+        if report.unavailable else ""
+    return Suggestion(candidates, report.runs, ranked_count, len(passages), chosen, no_calls)

@@ -3,7 +3,9 @@ example scripts) under the recorder, within a time budget, and count the distinc
 
 The commands run in a sandbox as ``task record`` runs them, with the recorder on (``runtime/lmrbench_record.py``)
 and every candidate as a target, on the repository as it is (a provisional task around it gives the sandbox the
-repository's requirements). The recorder saves up to ``max_calls`` distinct calls per target and process; a call
+repository's requirements; when they cannot be installed, nothing runs and the report says why). Every target is
+recorded wherever it is called, inside another target's call too. The recorder saves up to ``max_calls``
+distinct calls per target and process; a call
 whose values the codec cannot carry is noted with the reason, and a saved call is replayed from its recorded
 inputs, so a candidate whose replay differs is said to be non-deterministic.
 """
@@ -28,6 +30,7 @@ from lmrbench.core.source.index import FunctionInfo, python_files
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
+from lmrbench.errors import EnvironmentUnavailable
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
@@ -94,6 +97,9 @@ class CallerReport:
 
     runs: list[CommandRun]
     calls: dict[str, Calls]
+    unavailable: str = ""
+    """Why nothing ran: the repository's environment cannot be had (a requirement that cannot install); the
+    candidates are ranked without calls."""
 
 
 def _is_generator(source: str) -> bool:
@@ -171,7 +177,11 @@ def find_callers(
     with tempfile.TemporaryDirectory(prefix="lmrbench-suggest-") as tmp:
         task = probe_task(root, Path(tmp) / f"suggest-{root.name}")
         progress.start("environment of the repository", None)
-        sandbox.prepare(task, progress=progress, cancel=cancel)
+        try:
+            sandbox.prepare(task, progress=progress, cancel=cancel)
+        except EnvironmentUnavailable as exc:
+            report.unavailable = exc.problem
+            return report
         deadline = time.monotonic() + budget
         runs = 0
         for command in commands:
@@ -188,7 +198,7 @@ def find_callers(
                 out.mkdir()
                 spec = {"targets": [{"file": t.file, "qualname": t.qualname} for t in wanted],
                         "max_calls": max_calls, "max_bytes": 20_000_000, "factory": None,
-                        "checker": {"kind": "numeric"}}
+                        "checker": {"kind": "numeric"}, "nested": True}
                 result = sandbox.run(
                     task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
                     env={ENV_RECORD_SPEC: json.dumps(spec)}, out_dir=out,

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from lmrbench.authoring.task.mask import MaskStyle, mask_source
 from lmrbench.authoring.task.metadata import canonical_category
 from lmrbench.authoring.task.task_spec import FunctionRef
-from lmrbench.core.source.index import index_source
+from lmrbench.core.source.index import index_source, split_line
 from lmrbench.core.source.splice import extract_function
 from lmrbench.core.source.tree import read_source
 from lmrbench.core.taskset import Task, load_task
@@ -63,7 +63,8 @@ def _golden_of(info: TaskInfo, goal_file: str) -> str | None:
 
 def _names_in(info: TaskInfo, goal_file: str) -> list[str]:
     """The qualified names masked in ``goal_file`` by the task's implementations."""
-    return [q for impl in info.implementations if goal_file in impl.goal_files for q in impl.qualnames]
+    return [q + (f"@{impl.goal_line}" if impl.goal_line is not None else "")
+            for impl in info.implementations if goal_file in impl.goal_files for q in impl.qualnames]
 
 
 def _is_stub(source: str, qualname: str, file: str) -> bool:
@@ -86,14 +87,15 @@ def add_implementation(
     if not is_within(task.repo_dir, Path(ref.file)):
         raise LmrError("goal file leaves the repository", ref.file)
     info = task.info
-    for impl in info.implementations:
-        if ref.file in impl.goal_files and ref.qualname in impl.qualnames:
-            raise LmrError(f"{ref.qualname} is already implementation {impl.index}", shown)
     taken = _names_in(info, ref.file)
-    if any(ref.qualname.startswith(q + ".") for q in taken):
+    for impl in info.implementations:
+        if ref.file in impl.goal_files and ref.qualname in impl.qualnames and (
+                ref.line is None or impl.goal_line is None or ref.line == impl.goal_line):
+            raise LmrError(f"{ref.masked_name} is already implementation {impl.index}", shown)
+    if any(ref.qualname.startswith(split_line(q)[0] + ".") for q in taken):
         raise LmrError(f"{ref.qualname} is already masked (inside a masked function)", shown)
     current = read_goal_source(task.repo_dir / ref.file, shown)
-    masked = mask_source(current, [ref.qualname], MaskStyle(mask_style), file=shown)
+    masked = mask_source(current, [ref.masked_name], MaskStyle(mask_style), file=shown)
     golden = _golden_of(info, ref.file)
     golden_bytes: bytes | None = None
     if golden is None:
@@ -106,8 +108,8 @@ def add_implementation(
         original = read_goal_source(task.path / golden, golden)
         if extract_function(original, ref.qualname, file=golden) != extract_function(current, ref.qualname, file=shown):
             raise LmrError(f"{ref.qualname} is already masked (it differs from {golden})", shown)
-    if _is_stub(current, ref.qualname, shown):
-        raise LmrError(f"{ref.qualname} is already masked", shown)
+    if _is_stub(current, ref.masked_name, shown):
+        raise LmrError(f"{ref.masked_name} is already masked", shown)
     index = max((i.index for i in info.implementations), default=0) + 1
     function, class_name = goal_names(current, shown, ref)
     impl = Implementation(
@@ -117,6 +119,7 @@ def add_implementation(
         goal_file=ref.file,
         goal_function=function,
         class_name=class_name,
+        **({"goal_line": ref.line} if ref.line is not None else {}),  # absent, not null, when unset
         golden_file=golden,
         unit_test_file=unit_test_file(index),
     )

@@ -14,6 +14,7 @@ import libcst.matchers as m
 
 from lmrbench.authoring.task.mask_style import MaskStyle
 from lmrbench.core.source._cst import Located, outermost
+from lmrbench.core.source.index import split_line
 
 TODO_COMMENT = "# TODO: Implement this function"
 
@@ -67,11 +68,17 @@ def mask_source(
     """The source with each named function's body masked (overload stubs are left alone).
 
     A name is ``func``, ``Class.method``, ``outer.inner``, ``Class.prop`` (a property getter) or
-    ``Class.prop.setter``; a name defined several times (conditional definitions) masks every definition;
-    a name inside another named function is covered by it.
-    LmrError naming the file for a syntax error or an unknown name (with the closest names).
+    ``Class.prop.setter``; a name defined several times (conditional definitions) masks every definition, and
+    ``name@147`` only the one whose first line is 147; a name inside another named function is covered by it.
+    LmrError naming the file for a syntax error, an unknown name (with the closest names) or a wrong line.
     """
-    names = outermost(qualnames)
+    wanted = [split_line(q) for q in qualnames]
+    names = outermost([q for q, _ in wanted])
     located = Located(source, file, names)
-    replace = {id(node): mask_def(node, MaskStyle(style)) for q in names for node in located.defs(q)}
+    replace: dict[int, cst.FunctionDef] = {}
+    for q in names:
+        lines = [line for name, line in wanted if name == q]
+        at = sorted({line for line in lines if line is not None})
+        nodes = located.defs(q) if None in lines else [located.def_at(q, line) for line in at]
+        replace.update({id(node): mask_def(node, MaskStyle(style)) for node in nodes})
     return located.rebuild(replace)

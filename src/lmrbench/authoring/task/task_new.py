@@ -66,7 +66,7 @@ def create_task(
             src_path = cloned.path / file
             original = read_goal_source(src_path, file)
             names.update({r: goal_names(original, file, r) for r in refs})
-            masked = mask_source(original, [r.qualname for r in refs], spec.mask_style, file=file)
+            masked = mask_source(original, [r.masked_name for r in refs], spec.mask_style, file=file)
             golden = golden_name(file, {PurePosixPath(g).name for g in goldens.values()})
             goldens[file] = golden
             atomic_write_bytes(tmp / golden, original.encode("utf-8"))
@@ -93,6 +93,7 @@ def create_task(
                     goal_file=ref.file,
                     goal_function=names[ref][0],
                     class_name=names[ref][1],
+                    **({"goal_line": ref.line} if ref.line is not None else {}),  # absent, not null, when unset
                     golden_file=goldens[ref.file],
                     retrieval_content=list(spec.retrieval_context),
                     unit_test_file=unit_test_file(k),

@@ -20,6 +20,7 @@ from lmrbench.authoring.task.metadata import (
     paper_url_problem,
     year_problem,
 )
+from lmrbench.core.source.index import split_line
 from lmrbench.core.taskset import task_dirs
 from lmrbench.errors import LmrError
 from lmrbench.schemas.task_info import load_task_info
@@ -27,21 +28,34 @@ from lmrbench.schemas.task_info import load_task_info
 
 @dataclass(frozen=True)
 class FunctionRef:
-    """A goal function: ``file`` relative to the repository root and its qualified name (``Class.method``)."""
+    """A goal function: ``file`` relative to the repository root, its qualified name (``Class.method``) and, for a
+    name the file defines more than once (in two branches), the first line of the one meant."""
 
     file: str
     qualname: str
+    line: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> FunctionRef:
-        """Parse ``FILE::[Class.]name``."""
+        """Parse ``FILE::[Class.]name`` or ``FILE::[Class.]name@LINE``."""
         file, sep, qual = text.partition("::")
         if not sep or not file.strip() or not qual.strip():
-            raise LmrError(f"function {text!r} must look like FILE::name or FILE::Class.name")
+            raise LmrError(f"function {text!r} must look like FILE::name, FILE::Class.name or FILE::Class.name@LINE")
         posix = PurePosixPath(file.strip().replace("\\", "/"))
         if posix.is_absolute() or ".." in posix.parts or re.match(r"^[A-Za-z]:", posix.as_posix()):
             raise LmrError(f"function {text!r}: FILE leaves the repository (give a path relative to it, without '..')")
-        return cls(file=posix.as_posix(), qualname=qual.strip())
+        qualname, line = split_line(qual.strip())
+        if not qualname or "@" in qualname or line == 0:
+            raise LmrError(f"function {text!r}: after the name, give @ and the line its definition starts at (@147)")
+        return cls(file=posix.as_posix(), qualname=qualname, line=line)
+
+    @property
+    def masked_name(self) -> str:
+        """The name as the masker takes it: ``Class.method``, or ``Class.method@147`` for one definition."""
+        return self.qualname if self.line is None else f"{self.qualname}@{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.file}::{self.masked_name}"
 
     @property
     def name(self) -> str:
@@ -102,9 +116,9 @@ def check_spec(spec: TaskSpec) -> None:
         raise LmrError("the instruction is empty")
     seen = set()
     for ref in spec.functions:
-        key = (ref.file, ref.qualname)
+        key = (ref.file, ref.masked_name)
         if key in seen:
-            raise LmrError(f"function {ref.file}::{ref.qualname} is given twice")
+            raise LmrError(f"function {ref} is given twice")
         seen.add(key)
     if spec.category and (bad := category_problem(spec.category)):
         raise LmrError(bad)
@@ -130,7 +144,8 @@ def check_spec(spec: TaskSpec) -> None:
 
 def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> dict[tuple[str, str], str]:
     """(goal file, qualified name) -> ``<task folder> (implementation N)`` for every function that a task of the
-    set ``bench`` masks in a repository whose repo_url is one of ``urls`` (tasks that do not load are ignored)."""
+    set ``bench`` masks in a repository whose repo_url is one of ``urls`` (tasks that do not load are ignored); a
+    task that masks one definition of a name defined more than once is keyed ``name@line``."""
     found: dict[tuple[str, str], str] = {}
     for folder in task_dirs(bench) if Path(bench).is_dir() else []:
         if skip is not None and folder.resolve() == skip.resolve():
@@ -142,9 +157,10 @@ def masked_functions(bench: Path, urls: set[str], skip: Path | None = None) -> d
         if info.repo_url not in urls:
             continue
         for impl in info.implementations:
+            at = f"@{impl.goal_line}" if impl.goal_line is not None else ""
             for file in impl.goal_files:
                 for q in impl.qualnames:
-                    found.setdefault((file, q), f"{folder.name} (implementation {impl.index})")
+                    found.setdefault((file, q + at), f"{folder.name} (implementation {impl.index})")
     return found
 
 
@@ -156,9 +172,10 @@ def refuse_duplicate(spec: TaskSpec, final: Path, hint: str = "--force makes ano
     urls = {spec.repo_url or source_url(spec.source), spec.source}
     masked = masked_functions(spec.bench, urls, skip=final)
     for r in spec.functions:
-        if (r.file, r.qualname) in masked:
+        clash = [key for key in masked if key[0] == r.file and (
+            key[1] in (r.qualname, r.masked_name) or (r.line is None and split_line(key[1])[0] == r.qualname))]
+        if clash:
             raise LmrError(
-                f"{r.file}::{r.qualname} of this repository is already task {masked[(r.file, r.qualname)]}"
-                + (f"; {hint}" if hint else ""),
+                f"{r} of this repository is already task {masked[clash[0]]}" + (f"; {hint}" if hint else ""),
                 spec.bench,
             )

@@ -122,13 +122,16 @@ class AgentContainer:
 
     def exec(self, command: str, *, cwd: str = WORKSPACE, timeout: float = 120.0,
              env: dict[str, str] | None = None) -> ExecResult:
-        """Run ``command`` with bash in the container as the agent's user, killed after ``timeout`` seconds."""
+        """Run ``command`` with bash in the container as the agent's user, killed after ``timeout`` seconds.
+
+        ``bash -c``, not a login shell: a login shell reads /etc/profile, which resets PATH and so loses the
+        image's venv; exec keeps the image's own environment (its ENV lines), as ``docker exec`` does."""
         import docker
         import requests
 
         if self.container is None:
             raise ContainerError("the container is not started", self.name)
-        argv = ["timeout", "-k", "5", str(max(1, int(timeout))), "bash", "-lc", command]
+        argv = ["timeout", "-k", "5", str(max(1, int(timeout))), "bash", "-c", command]
         t0 = time.monotonic()
         try:
             exec_id = self.client.api.exec_create(self.container.id, argv, user=self.user, workdir=cwd,

@@ -6,9 +6,11 @@ RUN/agent/<task>/outcome.json      AgentOutcome: how the agent's run ended, step
 RUN/agent/<task>/trajectory.json   the agent's trajectory (every model message and action with its output)
 RUN/candidates/<task>/<impl>/      the goal files it left, as import-agent makes them
 ```
-A re-run skips the tasks whose outcome is not an infrastructure error; an infrastructure error (the container,
-the image, the model's endpoint) is tried again at once (``retries``) and by the next run, and never becomes a
-candidate. Ctrl-C (the cancel event) removes the running containers.
+Before the first container, one request asks whether the model's endpoint answers (``LLMClient.preflight``):
+one that does not ends the run within seconds. A re-run skips the tasks whose outcome is not an infrastructure
+error; an infrastructure error (the container, the image, the model's endpoint) is tried again at once
+(``retries``) and by the next run, and never becomes a candidate. Ctrl-C (the cancel event) removes the running
+containers.
 """
 
 from __future__ import annotations
@@ -225,6 +227,8 @@ def run_agent(
             summary.problems.append(f"{task.name}: not run: {problem}")
         else:
             todo.append(task)
+    if todo:
+        client.preflight()  # an endpoint that does not answer ends the run here, before any container starts
     runner = AgentRunner(adapter, client, docker, run, options, progress, cancel)
 
     def work(task: Task) -> tuple[str, Usage]:

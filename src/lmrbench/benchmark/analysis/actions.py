@@ -30,20 +30,21 @@ SUBMIT_WORD = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 _SEARCH = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "locate", "ls", "tree", "pwd", "which", "fd"}
 _READ = {"cat", "head", "tail", "less", "more", "nl", "wc", "file", "stat", "pdftotext", "diff", "od", "xxd", "strings"}
 _EDIT = {"tee", "patch", "cp", "mv", "rm", "mkdir", "touch", "ed", "truncate", "ln"}
-_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&|/dev/null)[^\s|;&]+")
+_INTO_FILE = {">", ">>", ">|", "&>", "&>>"}
+"""Redirections whose target is a file (``>&`` duplicates a descriptor instead)."""
 _OPENHANDS: dict[str, ActionKind] = {
     "read": "read", "edit": "edit", "write": "edit", "run": "run", "run_ipython": "run", "think": "think",
     "message": "think", "finish": "submit", "browse": "search", "browse_interactive": "search"}  # fmt: skip
 
 
 def classify_command(command: str) -> ActionKind:
-    """The kind of one shell command: submit, edit (sed -i, a redirect into a file, tee, patch, cp, mv...),
+    """The kind of one shell command: submit, edit (sed -i, any redirect into a file, tee, patch, cp, mv...),
     search (grep, find, ls...), read (cat, head, sed -n, nl...), or run (anything else: python, pytest, pip)."""
     text = command.strip()
     if SUBMIT_WORD in text.split("\n", 1)[0]:
         return "submit"
     firsts = _command_heads(_words(text))
-    if _REDIRECT.search(text.split("\n", 1)[0]) and (not firsts or firsts[0][0] in ("cat", "echo", "printf")):
+    if _writes_a_file(text):
         return "edit"
     for head, rest in firsts:
         if head in _EDIT or (head in ("sed", "perl") and any(w.startswith("-i") for w in rest)):
@@ -56,6 +57,24 @@ def classify_command(command: str) -> ActionKind:
     if head in _READ or (head == "sed" and "-n" in rest) or head == "awk":
         return "read"
     return "run"
+
+
+def _writes_a_file(text: str) -> bool:
+    """Whether a redirection anywhere in the command (outside quotes, before a here-document's body) writes a
+    file other than /dev/null."""
+    for line in text.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.commenters = "#"
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            tokens = line.split()
+        for op, target in zip(tokens, [*tokens[1:], ""], strict=True):
+            if op in _INTO_FILE and target and target != "/dev/null":
+                return True
+        if "<<" in tokens or "<<-" in tokens:
+            return False  # what follows is the here-document's body, not commands
+    return False
 
 
 def _words(text: str) -> list[str]:

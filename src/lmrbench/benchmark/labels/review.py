@@ -60,6 +60,9 @@ class ReviewItem:
     loaded: bool = False
     """True once the goal functions were read (they are read when the item is first shown)."""
     source: Task | None = field(default=None, repr=False)
+    others: list[HumanLabel] = field(default_factory=list)
+    """Every annotator's label, read only for a run without candidate code (an imported one), which is shown
+    and never labelled."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -103,6 +106,9 @@ class ReviewSession:
     notes: dict[tuple[str, int], str] = field(default_factory=dict)
     undo_stack: list[tuple[ReviewItem, HumanLabel | None, bool]] = field(default_factory=list)
     """(item, its label before, skipped before) of every change, the last one last."""
+    read_only: bool = False
+    """The run holds no candidate code (``labels import-official``): its labels, verdicts and test outcomes are
+    shown, nothing is labelled."""
 
     def label_of(self, item: ReviewItem) -> HumanLabel | None:
         """This annotator's current label of an item (a label of an older candidate does not count)."""
@@ -267,7 +273,20 @@ def open_session(
     keys = [(q.task, q.impl) for q in queue.items] if queue else reviewable(run)
     shared = {(q.task, q.impl) for q in queue.items if q.shared} if queue else set()
     if not keys:
-        raise LmrError(f"nothing to review for {name}: no candidate with code and no queue", run.path)
+        held = held_items(run, chosen)
+        if not held:
+            raise LmrError(f"nothing to review for {name}: no candidate with code, no queue, and no labels, "
+                           "verdicts or test results to show", run.path)
+        tasks = _task_map(Path(bench), [k[0] for k in held])
+        model = manifest.label or run.path.name
+        items = [load_item(run, tasks.get(k[0]), k, model, chosen) for k in held]
+        every = sorted(run.labels(), key=lambda lab: lab.annotator)
+        for it in items:
+            it.others = [lab for lab in every if (lab.task, lab.impl) == it.key]
+            it.source_error = it.source_error or "this run holds no candidate code (imported results): nothing to label"
+            it.loaded = True
+        return ReviewSession(run=run, annotator=name, items=items, store=LabelStore(run, name), blind=False,
+                             judge=chosen, read_only=True)
     store = LabelStore(run, name)
     reassigned = [k for k in store.all() if k not in set(keys)] if queue else []
     tasks = _task_map(Path(bench), [k[0] for k in keys + reassigned])
@@ -277,6 +296,24 @@ def open_session(
         it.shared = it.key in shared
         it.reassigned = it.key in reassigned
     return ReviewSession(run=run, annotator=name, items=items, store=store, blind=blind, judge=chosen)
+
+
+def held_items(run: RunDir, judge: str) -> list[tuple[str, int]]:
+    """(task, impl) of everything a run without candidate code holds (every annotator's labels, the judge's
+    verdicts, the tests' results), sorted: what an imported official run is made of."""
+    keys = {(lab.task, lab.impl) for lab in run.labels()}
+    keys |= {(r.task, r.impl) for r in run.results()}
+    if judge:
+        keys |= {(v.task, v.impl) for v in run.verdicts(judge)}
+    return sorted(keys)
+
+
+def labels_text(item: ReviewItem) -> str:
+    """Every annotator's label of an item, one per line (a read-only review of an imported run)."""
+    if not item.others:
+        return "no labels"
+    return "\n".join(f"{lab.annotator}: {lab.label.score} {SCALE[lab.label.score]}"
+                     + (f" · {lab.note}" if lab.note else "") for lab in item.others)
 
 
 def verdict_text(item: ReviewItem) -> tuple[str, list[str]]:

@@ -21,16 +21,16 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
-from lmrbench.authoring.check.taskdata import untrusted_reads
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
 from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary
+from lmrbench.core.datareads import read_data
 from lmrbench.core.source.candidate_splice import merge_notes, splice_candidate
 from lmrbench.core.source.index import index_source
 from lmrbench.core.source.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
 from lmrbench.core.taskset import Task
-from lmrbench.core.trust import trusted_paths
+from lmrbench.core.trust import is_trusted, trusted_paths
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -49,19 +49,21 @@ def _goal_files(task: Task) -> set[PurePosixPath]:
 
 
 def unmarked_test_data(task: Task) -> list[str]:
-    """Data files outside ``unit_test/`` that the task's tests read (read statically, as ``tasks check`` F116
-    does) and that no trusted path covers: ``validate`` marks what the tests read as trusted, so a task not
-    validated since its tests changed can have some. Repository-relative; for a folder, its data files."""
+    """Data files outside ``unit_test/`` that the task's tests read (``core.datareads``, the reader of F116
+    and the grader's candidate view) and that info.json's trusted paths do not cover: ``validate`` lists what
+    the tests read, so a task not validated since its tests changed can have some. Repository-relative; for a
+    folder, its data files."""
+    listed = trusted_paths(task)
     out: set[str] = set()
-    for impl in task.info.implementations:
-        for found in untrusted_reads(task, impl).values():
-            for rel in found:
-                if not rel.endswith("/"):
-                    out.add(rel)
-                    continue
-                folder = task.repo_dir / rel
-                out |= {p.relative_to(task.repo_dir).as_posix() for p in folder.iterdir()
-                        if p.is_file() and p.suffix != ".py"}
+    for rel in read_data(task):
+        if is_trusted(rel, listed):
+            continue
+        path = task.repo_dir / rel
+        if path.is_dir():
+            out |= {p.relative_to(task.repo_dir).as_posix() for p in path.iterdir()
+                    if p.is_file() and p.suffix != ".py"}
+        else:
+            out.add(rel)
     return sorted(out)
 
 

@@ -1,7 +1,9 @@
 """A client for any OpenAI-compatible chat endpoint: transient-error retries, a disk cache, a concurrency cap.
 
-Transient errors (connection failures, HTTP 429 and 5xx) are retried with exponential backoff, honouring
-``Retry-After``; anything else fails at once with an :class:`LLMError` whose ``kind`` says what went wrong.
+Transient errors (connection failures, read timeouts, HTTP 429 and 5xx) are retried with exponential backoff,
+honouring ``Retry-After``; anything else (a 4xx, a malformed reply) is an answer: it fails at once with an
+:class:`LLMError` whose ``kind`` says what went wrong. ``preflight`` asks once, within seconds, whether the endpoint
+answers at all, before a stage spends minutes on it.
 Replies are cached on disk under a sha256 of the model, the messages and the sampling parameters (not the base
 URL, so the same model behind another address hits the same entries); errors are never cached. With a
 temperature above 0 a cached reply is one sample, reused: pass ``--no-cache`` to draw new ones.
@@ -33,6 +35,8 @@ Message = dict[str, str]
 T = TypeVar("T")
 
 DEFAULT_CACHE = cache_root() / "llm"
+PREFLIGHT_SECONDS = 10.0
+"""How long ``LLMClient.preflight`` tries before it says the endpoint does not answer."""
 
 
 class LLMError(LmrError):
@@ -64,6 +68,8 @@ class LLMConfig:
     """Requests in flight at once, across threads."""
     cache_dir: Path | None = DEFAULT_CACHE
     """Where replies are cached; None disables the cache."""
+    cache_salt: str = ""
+    """Mixed into every cache key when set: one repeated sample's replies are never another's."""
 
 
 @dataclass
@@ -80,14 +86,17 @@ class LLMReply:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def cache_key(params: LLMParams, messages: list[Message]) -> str:
-    """sha256 of everything that determines a reply: model, sampling parameters and messages."""
-    body = {
+def cache_key(params: LLMParams, messages: list[Message], salt: str = "") -> str:
+    """sha256 of everything that determines a reply: model, sampling parameters and messages (and ``salt``,
+    the repeated sample it is for, when not empty)."""
+    body: dict[str, Any] = {
         "model": params.model,
         "temperature": params.temperature,
         "max_tokens": params.max_tokens,
         "messages": messages,
     }
+    if salt:
+        body["salt"] = salt
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -189,7 +198,7 @@ class LLMClient:
     # -- requests ------------------------------------------------------------------------------------------
     def complete(self, messages: list[Message], *, use_cache: bool = True) -> LLMReply:
         """Send a chat completion and return the first choice's text; LLMError when it cannot."""
-        key = cache_key(self.params, messages)
+        key = cache_key(self.params, messages, self.config.cache_salt)
         if use_cache:
             hit = self._cache_get(key)
             if hit is not None:
@@ -223,6 +232,32 @@ class LLMClient:
             raise LLMError("malformed", "reply is not a JSON object", url)
         return data
 
+    def preflight(self, budget: float = PREFLIGHT_SECONDS) -> None:
+        """One tiny request, retried while ``budget`` seconds last: LmrError naming the URL when nothing answers
+        (no connection, no reply in time, 5xx throughout) or the key is refused. Any other answer, a 4xx
+        included, means the endpoint is there."""
+        body = {"model": self.params.model, "messages": [{"role": "user", "content": "Reply with OK."}],
+                "max_tokens": 1, "temperature": 0.0}  # fmt: skip
+        deadline = time.monotonic() + budget
+        attempt = 0
+        while True:
+            attempt += 1
+            left = deadline - time.monotonic()
+            try:
+                with self._gate:
+                    self._send(self.url, body, timeout=max(0.5, left))
+                return
+            except LLMError as exc:
+                if exc.kind != "auth":
+                    return
+                raise LmrError(f"the model endpoint {self.url} refused the key: {exc}") from None
+            except _Transient as exc:
+                wait = self._wait(attempt, exc)
+                if time.monotonic() + wait >= deadline:
+                    raise LmrError(f"the model endpoint {self.url} does not answer: {exc.problem} "
+                                   f"({attempt} attempts in {budget:g} s)") from None  # fmt: skip
+                time.sleep(wait)
+
     def _retrying(self, call: Callable[[], T]) -> tuple[T, int]:
         """``call()`` under the concurrency gate, retried after transient errors; (result, attempts)."""
         attempt = 0
@@ -234,19 +269,25 @@ class LLMClient:
             except _Transient as exc:
                 if attempt > self.config.max_retries:
                     raise LLMError(exc.kind, f"{exc.problem} (after {attempt} attempts)", exc.url) from None
-                wait = self.config.backoff * (2 ** (attempt - 1))
-                if exc.retry_after is not None:
-                    wait = max(wait, exc.retry_after)
-                time.sleep(min(wait, self.config.max_backoff))
+                time.sleep(self._wait(attempt, exc))
+
+    def _wait(self, attempt: int, exc: _Transient) -> float:
+        """Seconds before the next attempt: the backoff doubled at each, or Retry-After when longer; capped."""
+        wait = self.config.backoff * (2 ** (attempt - 1))
+        if exc.retry_after is not None:
+            wait = max(wait, exc.retry_after)
+        return min(wait, self.config.max_backoff)
 
     def _count(self, usage: Usage) -> None:
         with self._lock:
             self.usage = self.usage.add(usage)
 
-    def _send(self, url: str, body: dict[str, Any]) -> httpx.Response:
-        """One POST; _Transient for errors worth retrying, LLMError for the others."""
+    def _send(self, url: str, body: dict[str, Any], timeout: float | None = None) -> httpx.Response:
+        """One POST (``timeout``: seconds for the whole request instead of the configured read timeout);
+        _Transient for errors worth retrying, LLMError for the others."""
+        limit = httpx.Timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT
         try:
-            resp = self._http.post(url, json=body)
+            resp = self._http.post(url, json=body, timeout=limit)
         except httpx.ConnectError as exc:
             raise _Transient("connect", f"cannot connect: {exc}", url=url) from None
         except httpx.ConnectTimeout:
@@ -254,7 +295,8 @@ class LLMClient:
         except httpx.PoolTimeout:
             raise _Transient("connect", "no free connection", url=url) from None
         except httpx.TimeoutException:
-            raise LLMError("timeout", f"no reply within {self.config.timeout:g} s", url) from None
+            waited = self.config.timeout if timeout is None else timeout
+            raise _Transient("timeout", f"no reply within {waited:g} s", url=url) from None
         except httpx.HTTPError as exc:
             raise _Transient("connect", f"{type(exc).__name__}: {exc}", url=url) from None
         if resp.status_code == 429:

@@ -9,14 +9,18 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from lmrbench.benchmark.report.leaderboard import leaderboard_table
 from lmrbench.benchmark.report.paper_figures import CITATION
 from lmrbench.benchmark.report.paper_table import (
     CellCheck,
     against_paper,
     comparison_table,
     difference_lines,
+    off_paper_line,
     summary_line,
 )
+from lmrbench.benchmark.report.results import Results, stage_table
+from lmrbench.benchmark.report.samples import write_samples
 from lmrbench.benchmark.report.scoreboard import (
     HUMAN_HEADERS,
     SETTINGS_TITLE,
@@ -32,6 +36,9 @@ from lmrbench.benchmark.report.scoreboard import (
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.schemas.run import RunManifest
 
+BOARD_NOTE = ("Ranked by unit-test accuracy (pass@1: with several samples, the mean over samples); 95% CI: Wilson's "
+              "for one sample, a bootstrap over implementations for several; pass@k: the unbiased estimator.")
+
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
@@ -39,9 +46,15 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(report: Report) -> str:
-    """The report as Markdown: Table 2, the category breakdown, and what produced each run."""
-    parts = ["# Results", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
+def render_markdown(report: Report, results: Results | None = None) -> str:
+    """The report as Markdown: the leaderboard, Table 2, the task x run matrix, the breakdowns, the cost of each
+    stage, and what produced each run."""
+    parts = ["# Results", ""]
+    if results is not None and results.board:
+        parts += ["## Leaderboard", "", _md_table(*leaderboard_table(results.board)), "", BOARD_NOTE, ""]
+    parts += ["## Unit tests and LLM judge", "", _md_table(TABLE_HEADERS, table_rows(report)), "", WEAKER_NOTE, ""]
+    if results is not None and results.matrix[1]:
+        parts += ["## Tasks by run (passing/scored)", "", _md_table(*results.matrix), ""]
     if human_table(report):
         parts += ["## Human evaluation and the judge (%)", "", _md_table(HUMAN_HEADERS, human_table(report)), ""]
     headers, rows = category_table(report)
@@ -49,7 +62,11 @@ def render_markdown(report: Report) -> str:
     settings = settings_table(report)
     if settings is not None:
         parts += [f"## {SETTINGS_TITLE}", "", _md_table(*settings), ""]
+    if results is not None and results.stages:
+        parts += ["## Tokens and cost by stage", "", _md_table(*stage_table(results.stages)), ""]
     parts += paper_sections(against_paper(report))
+    if (line := off_paper_line(report)) is not None:
+        parts += [line[0].upper() + line[1:] + ".", ""]
     parts += ["## Runs", ""]
     for label, m in report.manifests.items():
         parts.append(f"- **{label}**: {_describe(m)}")
@@ -116,12 +133,12 @@ def render_json(report: Report) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_report(report: Report, out: Path) -> list[Path]:
-    """Write report.md, report.csv and report.json into ``out``."""
+def write_report(report: Report, out: Path, results: Results | None = None) -> list[Path]:
+    """Write report.md, report.csv and report.json into ``out`` (and, with ``results``, the per-sample table)."""
     out = Path(out)
-    written = []
+    written = write_samples(results.samples, out) if results is not None else []
     for name, text in (
-        ("report.md", render_markdown(report)),
+        ("report.md", render_markdown(report, results)),
         ("report.csv", render_csv(report)),
         ("report.json", render_json(report)),
     ):

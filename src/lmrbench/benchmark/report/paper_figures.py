@@ -8,6 +8,7 @@ input setting (``paper_row``).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +31,53 @@ TABLE2_COLUMNS = ("unit", "cc", "lc", "li", "h_cc", "h_lc", "h_li")
 TABLE3_COLUMNS = ("unit", "cc", "lc", "li")
 N_PER_RUN = 28
 """Implementations per model in the paper (28 tasks' functions)."""
+PAPER_TASKS = (
+    "01-DPO",
+    "02-HITs",
+    "03-DoLa",
+    "04-CD",
+    "05-SimPO",
+    "06-RepE",
+    "07-bertscore",
+    "08-StepLength",
+    "09-GDPZero",
+    "10-TimeDistill",
+    "11-moverscore",
+    "13-DecBound",
+    "14-EmojiCrypt",
+    "15-EmpathyBias",
+    "16-KnowProb",
+    "18-MassActiv",
+    "19-Native-Sparse-Attention",
+    "20-CAD",
+    "21-TimeMixer",
+    "22-TokenDPO",
+    "23-SimCLR",
+    "24-DeViEnt",
+    "25-AdaLora",
+    "26-Hyena",
+    "27-Lion",
+    "28-SPIN",
+    "29-Sophia",
+    "30-ERGO",
+    "31-Syn-Chain",
+)
+"""The official task set's folders (LMR-Bench at commit 2198c422): the tasks the paper's figures are of."""
+
+
+def taskset_digest(names: list[str] | tuple[str, ...]) -> str:
+    """sha256 of a task set's sorted folder names: the same set of tasks gives the same digest, whatever the
+    files hold (a checkout without its large files included)."""
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+
+
+PAPER_TASKSET_DIGEST = taskset_digest(PAPER_TASKS)
+
+
+def on_paper_taskset(manifest: RunManifest) -> bool:
+    """Whether a run's figures are of the paper's task set: an import of the official results, or a run whose
+    task set's digest is the official set's."""
+    return manifest.official is not None or taskset_digest([t.name for t in manifest.tasks]) == PAPER_TASKSET_DIGEST
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,14 @@ from dataclasses import dataclass
 
 from lmrbench.benchmark.report.paper_figures import (
     N_PER_RUN,
+    PAPER_TASKS,
     SHORT_CITATION,
     TABLE2,
     TABLE3,
     PaperRow,
+    on_paper_taskset,
     paper_row,
+    taskset_digest,
 )
 from lmrbench.benchmark.report.scoreboard import Report, RunRow
 
@@ -94,7 +97,7 @@ def against_paper(report: Report) -> list[CellCheck]:
     for r in report.rows:
         manifest = report.manifests[r.run]
         row = paper_row(manifest)
-        if row is None:
+        if row is None or not on_paper_taskset(manifest):
             continue
         table, published = ("Table 2", TABLE2) if row.context == "full" else ("Table 3", TABLE3)
         if row not in published:
@@ -242,3 +245,16 @@ def summary_line(checks: list[CellCheck], table: str) -> str:
         f"{table} ({SHORT_CITATION}): {len(mine)} cells of {runs} runs: {agree} agree, "
         f"{len(mine) - agree - missing} differ, {missing} have no data"
     )
+
+
+def off_paper_line(report: Report) -> str | None:
+    """One line naming the runs that map to a row of the paper but are of another task set (so are not set
+    beside the paper's figures); None when there are none."""
+    off = [label for label, m in report.manifests.items() if paper_row(m) is not None and not on_paper_taskset(m)]
+    if not off:
+        return None
+    sizes = sorted({len(report.manifests[label].tasks) for label in off})
+    digest = taskset_digest([t.name for t in report.manifests[off[0]].tasks])[:12]
+    return (f"not compared with the paper's tables: {', '.join(off)} cover{'s' if len(off) == 1 else ''} "
+            f"{'/'.join(map(str, sizes))} tasks, not the paper's {len(PAPER_TASKS)} (task set {digest}, the "
+            f"paper's {taskset_digest(PAPER_TASKS)[:12]})")

@@ -3,7 +3,8 @@
 Such an implementation is "not run": neither valid nor invalid, and left out of the golden pass rate. The causes:
 Git LFS pointers that a test or the golden code reads, an empty or missing repository folder (a git submodule
 never checked out), no unit tests, a FROM image that cannot be had, a requirement that cannot be resolved, and a
-value the codec cannot carry across a split run.
+value the codec cannot carry across a split run; and, read from a failed golden run's output
+(``validation.stopped``), an import that fails, a data file that is missing, a GPU or a download the tests need.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from lmrbench.benchmark.validation.stopped import run_stopped
 from lmrbench.core.taskset import STATE_DIRS, Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.fsutil import holds_no_file, lfs_pointers
@@ -107,7 +109,8 @@ def environment_not_run(message: str, cause: str) -> NotRun:
 
 def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) -> NotRun | None:
     """A failed golden run that never reached the golden code: a value the codec cannot carry across a split run,
-    or a Git LFS pointer the tests read in place of data; None for a real failure."""
+    a Git LFS pointer the tests read in place of data, or what :func:`run_stopped` reads in its output (an
+    import, a data file, a GPU, a download); None for a real failure (the golden code ran and answered wrong)."""
     failed = [r for r in reports if not r.passed]
     if not failed:
         return None
@@ -124,7 +127,7 @@ def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) 
         if pointers:
             return NotRun(cause="lfs", detail=f"the tests read a Git LFS pointer file in place of data "
                           f"({len(pointers)} in the task: {', '.join(pointers[:3])})", fix=_LFS_FIX)
-    return None
+    return run_stopped(task, texts)
 
 
 def not_run_counts(rows: list[SummaryRow]) -> str:

@@ -193,6 +193,15 @@ class Located:
         """The defs of ``qualname`` (overload stubs excluded), in source order."""
         return [node for _, node in self._defs[qualname]]
 
+    def def_at(self, qualname: str, line: int) -> cst.FunctionDef:
+        """The def of ``qualname`` whose first line (its first decorator's) is ``line``; LmrError naming the lines
+        it is defined at when none starts there."""
+        lines = [i.lineno for i in self.index if i.qualname == qualname and not i.is_overload]
+        if line not in lines:
+            at = ", ".join(str(n) for n in lines)
+            raise LmrError(f"no definition of {qualname!r} starts at line {line} (it starts at line {at})", self.file)
+        return self._defs[qualname][lines.index(line)][1]
+
     def redefined(self, qualname: str) -> bool:
         """Whether ``qualname`` is defined more than once, every time in the same block (a module's or a
         class's body, not if/else branches): Python keeps the last."""

@@ -9,7 +9,9 @@ Naming rules, shared with masking and splicing (``core/source/_cst.py``):
   ``Class.prop.setter`` and ``Class.prop.deleter``;
 - ``typing.overload`` stubs share the implementation's name and are flagged ``is_overload``; masking and
   splicing address the implementation and leave the stubs alone;
-- ``lineno`` is the first line of the definition (its first decorator, if any), ``end_lineno`` its last line.
+- ``lineno`` is the first line of the definition (its first decorator, if any), ``end_lineno`` its last line;
+- a name defined more than once in a file (in two branches of an ``if``) is told apart by that line:
+  ``Class.method@147`` (``function_refs``, ``split_line``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import ast
 import contextlib
 import gc
 import os
+import re
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +65,25 @@ class FunctionInfo:
     def ref(self) -> str:
         """``file::qualname``, the form the command line takes."""
         return f"{self.file}::{self.qualname}"
+
+
+_AT_LINE = re.compile(r"^(?P<name>.*?)\s*@\s*(?P<line>\d+)$")
+
+
+def split_line(name: str) -> tuple[str, int | None]:
+    """``("Class.method", 147)`` for ``Class.method@147``; ``(name, None)`` for a name without a line."""
+    m = _AT_LINE.match(name)
+    if m is None:
+        return name, None
+    return m["name"], int(m["line"])
+
+
+def function_refs(functions: Sequence[FunctionInfo]) -> list[str]:
+    """The reference of each function, in order: ``file::qualname``, with ``@line`` added when the file defines
+    that name more than once (not counting ``typing.overload`` stubs, which stand for their implementation)."""
+    counts = Counter((f.file, f.qualname) for f in functions if not f.is_overload)
+    return [f"{f.ref}@{f.lineno}" if not f.is_overload and counts[(f.file, f.qualname)] > 1 else f.ref
+            for f in functions]
 
 
 @dataclass

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from lmrbench.core.datareads import withheld_paths
 from lmrbench.core.source.candidate_splice import splice_candidate
 from lmrbench.core.source.index import index_source
 from lmrbench.core.source.splice import splice_bodies
@@ -209,14 +210,15 @@ def _overlay_trusted(task: Task, dest: Path, goal_files: set[str]) -> None:
 
 def candidate_view(task: Task, impl_indexes: list[int] | None, variant: Variant) -> TreeView:
     """The candidate's view of a split run: the task's repository with ``variant``'s goal functions spliced
-    in (as ``build_tree``) and without any trusted path (tests, recorded data, their checkers), so that nothing
-    the tests compare with is there to read. Read in place: nothing is copied."""
+    in (as ``build_tree``) and without any trusted path (tests, recorded data, their checkers) nor any data
+    the tests read (``core.datareads.withheld_paths``, listed in info.json or not), so that nothing the tests
+    compare with is there to read. Read in place: nothing is copied."""
     check_contained(task)
     impls = task.info.implementations
     chosen = impls if impl_indexes is None else [task.info.implementation(i) for i in impl_indexes]
     files = _spliced_goals(task, chosen, variant)
     goal_files = {PurePosixPath(g).as_posix() for i in impls for g in i.goal_files}
-    return TreeView(task.repo_dir, drop=frozenset(set(trusted_paths(task)) - goal_files), files=files)
+    return TreeView(task.repo_dir, drop=frozenset(set(withheld_paths(task)) - goal_files), files=files)
 
 
 def trusted_view(task: Task) -> TreeView:

@@ -27,7 +27,8 @@ class CommentDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text, markup=False)
-            yield Input(self.text, placeholder="comment (enter saves, escape cancels)", id="comment")
+            yield Input(self.text, placeholder="comment (enter saves, escape cancels)", id="comment",
+                        select_on_focus=False)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -28,8 +28,8 @@ class OpenReviewDialog(ModalScreen[tuple[Path, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Review the candidates of a run")
-            yield Input(placeholder="run folder", id="run")
-            yield Input(self.annotator, placeholder="annotator", id="annotator")
+            yield Input(placeholder="run folder", id="run", select_on_focus=False)
+            yield Input(self.annotator, placeholder="annotator", id="annotator", select_on_focus=False)
 
     @on(Input.Submitted, "#run")
     def _next(self) -> None:

@@ -99,6 +99,7 @@ class EditTaskScreen(Screen[str | None]):
     @saved.setter
     def saved(self, saved: bool) -> None:
         self.edits.saved = saved
+        self._validated_here = False  # the task changed on disk (a save, a recording, a mask)
 
     @property
     def running_workers(self) -> list[Worker[object]]:
@@ -132,8 +133,9 @@ class EditTaskScreen(Screen[str | None]):
                     " its golden file is the goal file's existing one, or the file as it is now.",
                     classes="hint",
                 )
-                yield Input(placeholder="FILE::[Class.]name", id="add-function")
-                yield Input(placeholder="instruction for the new implementation", id="add-instruction")
+                yield Input(placeholder="FILE::[Class.]name", id="add-function", select_on_focus=False)
+                yield Input(placeholder="instruction for the new implementation", id="add-instruction",
+                            select_on_focus=False)
                 with Horizontal(classes="row"):
                     yield Select[str](
                         [(s.value, s.value) for s in MaskStyle], value=MaskStyle.TODO_RAISE.value,
@@ -151,7 +153,13 @@ class EditTaskScreen(Screen[str | None]):
 
     def on_mount(self) -> None:
         """Load the task in a thread."""
-        self.query_one("#md-name", Input).disabled = True
+        name = self.query_one("#md-name", Input)
+        name.disabled = True
+        name.tooltip = "Fixed while editing: runs, labels and results name the task by its folder"
+        # a disabled field is barely dimmer than an enabled one: say in words that it cannot change here
+        form = self.query_one(MetadataForm)
+        form.name_note = "fixed here: runs, labels and results name the task by its folder"
+        self.query_one("#md-name-error", Label).update(form.name_note)
         self.work.load()
 
     # ---- the form ---------------------------------------------------------------------------------
@@ -279,15 +287,23 @@ class EditTaskScreen(Screen[str | None]):
             self.work.read_files(self.edited, self.impl_index)
 
     def action_validate(self) -> None:
-        """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set)."""
+        """Validate the task (results go where `lmrbench validate` keeps them, shown in the task set). An unchanged
+        implementation keeps the result stored for it (the task set's V made it, say); ctrl+g again runs anew."""
         if self.edited is not None:
             self.query_one(TabbedContent).active = "tab-validate"
-            self.work.validate(self.edited)
+            force, self._validated_here = self._validated_here, False
+            self.work.validate(self.edited, force=force)
+
+    _validated_here = False
+    """The last validation shown was this screen's and nothing changed since: ctrl+g runs anew."""
 
     @on(TaskWork.Validated)
     def _validated(self, message: TaskWork.Validated) -> None:
         self.query_one(ValidationTable).show(message.results)
         self.saved = True
+        self._validated_here = True
+        self.notify("an implementation unchanged since its stored result keeps it; ctrl+g again runs it anew",
+                    title="Validated")
 
     @on(Button.Pressed, "#add-impl")
     def action_add_implementation(self) -> None:

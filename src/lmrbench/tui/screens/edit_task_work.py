@@ -98,9 +98,10 @@ class TaskWork:
         """Write a scaffold test for implementation ``impl`` (refuses to replace an edited test file)."""
         self._run(self._scaffold, "tests", task, impl)
 
-    def validate(self, task: Task) -> None:
-        """Build and validate the task as it is on disk now (live log)."""
-        self._run(self._validate, "validate", task)
+    def validate(self, task: Task, *, force: bool = False) -> None:
+        """Build and validate the task as it is on disk now (live log); an implementation unchanged since its stored
+        result keeps it unless ``force``."""
+        self._run(self._validate, "validate", task, force)
 
     def add_impl(self, task: Task, function: str, instruction: str, category: str, style: MaskStyle) -> None:
         """Mask one more function (``FILE::[Class.]name``) as a new implementation."""
@@ -142,13 +143,13 @@ class TaskWork:
         panel.progress().log(f"scaffold written: {path} (fill in the LMRBENCH-TODO values)")
         self.screen.post_message(self.Loaded(load_task(task.path), python_files(task.repo_dir), impl))
 
-    def _validate(self, panel: WorkPanel, task: Task) -> None:
+    def _validate(self, panel: WorkPanel, task: Task, force: bool) -> None:
         """Build and validate the task as it is on disk now (live log)."""
         from lmrbench.benchmark.validation.plan import ValidateOptions
         from lmrbench.benchmark.validation.task import validate_task
 
         results = validate_task(
-            task.path, sandbox=self.sandbox_kind, options=ValidateOptions(force=True),
+            task.path, sandbox=self.sandbox_kind, options=ValidateOptions(force=force),
             progress=panel.progress(), cancel=get_current_worker().cancelled_event,
         )
         self.screen.post_message(self.Validated(results))

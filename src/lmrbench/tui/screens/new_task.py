@@ -187,7 +187,11 @@ class NewTaskScreen(Screen[str | None]):
             self.notify(f"kept as typed; fix before saving: {text}", title="Metadata", severity="warning")
         self.steps.enter(step)
         self.query_one(StepPanes).current = f"step-{step}"
-        self.query_one(FOCUS[step]).focus()
+        field = self.query_one(FOCUS[step])
+        field.focus()
+        # the pane was hidden until now: once it is laid out, scroll the field into view (a form scrolled down
+        # earlier would otherwise leave the focused field off screen, taking keys the author cannot see)
+        self.call_after_refresh(field.scroll_visible, animate=False, immediate=True)
         if step == "mask":
             self.remask()
         elif step == "metadata":

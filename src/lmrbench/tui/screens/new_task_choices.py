@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lmrbench.authoring.task.draft import repo_folder_name
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec, next_task_name
+from lmrbench.core.source.index import function_refs
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class TaskChoices:
         self.repo: ClonedRepo | None = None
         self.functions: list[FunctionInfo] = []
         self.selected: list[str] = []
-        """The functions ticked (``file::qualname``)."""
+        """The functions ticked (``file::qualname``, ``@line`` added for a name the file defines twice)."""
         self.masked = False
         """Whether the mask step has masked the ticked functions."""
         self.pages: dict[str, str] = {}
@@ -43,7 +44,8 @@ class TaskChoices:
 
     def take_clone(self, repo: ClonedRepo, functions: list[FunctionInfo]) -> int:
         """Use a new clone, keeping the ticked functions it has too; how many ticked functions it lacks."""
-        kept = {key for key in self.selected if any(f"{f.file}::{f.qualname}" == key for f in functions)}
+        refs = set(function_refs(functions))
+        kept = {key for key in self.selected if key in refs}
         lost = len(self.selected) - len(kept)
         self.repo = repo
         self.functions = functions
@@ -51,12 +53,17 @@ class TaskChoices:
         return lost
 
     def tick_pick(self) -> str | None:
-        """Tick Suggest's function when nothing is ticked yet and the clone has it; its ``file::qualname``."""
-        refs = {f"{f.file}::{f.qualname}" for f in self.functions}
-        if self.pick is None or self.selected or self.pick.ref not in refs:
+        """Tick Suggest's function when nothing is ticked yet and the clone has it; its reference
+        (``file::qualname``, with ``@line`` when the file defines the name twice)."""
+        if self.pick is None or self.selected:
             return None
-        self.selected = [self.pick.ref]
-        return self.pick.ref
+        refs = function_refs(self.functions)
+        at_line = [f"{f.ref}@{f.lineno}" for f in self.functions]  # Suggest names a row by its line
+        for known in (at_line, refs):
+            if self.pick.ref in known:
+                self.selected = [refs[known.index(self.pick.ref)]]
+                return self.selected[0]
+        return None
 
     def files(self) -> list[str]:
         """The clone's files that hold a function, sorted."""

@@ -126,7 +126,12 @@ class SaveRules:
         lines = [f"task set: {self.choices.bench}"]
         if self.choices.selected:
             lines.append("functions: " + ", ".join(self.choices.selected))
-        lines += [f"• {p}" for p in problems] or ["ready to save"]
+        lines += [f"• {p}" for p in problems]
+        untested = not tests_written(self.form.draft_task)
+        if untested:  # Save does not need them, but a task without tests is not done: never "ready" in silence
+            lines.append("• step 6: no tests yet (record them, or write a scaffold); Save writes the task without them")
+        if not problems:
+            lines.append("ready to save" + (", without tests" if untested else ""))
         if self.validation() == "stale":
             lines.append("• the validation is stale (changed since): validate again (step 7), or the task set will "
                          "list the task as stale")

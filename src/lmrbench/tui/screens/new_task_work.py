@@ -198,7 +198,7 @@ class DraftWork:
         by_file: dict[str, list[str]] = {}
         for key in selected:
             ref = FunctionRef.parse(key)
-            by_file.setdefault(ref.file, []).append(ref.qualname)
+            by_file.setdefault(ref.file, []).append(ref.masked_name)
         pairs = []
         for file, names in by_file.items():
             before = (root / file).read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ item is labelled; after a label the screen stays on the item and shows them, unt
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,13 +57,13 @@ class ReviewScreen(Screen[None]):
         Binding("c", "comment", "Note", id="review.comment", tooltip="Add or edit a comment on this item"),
         Binding("n", "move(1)", "Next", id="review.next", tooltip="Next item (of the filter)"),
         Binding("p", "move(-1)", "Prev", id="review.prev", tooltip="Previous item (of the filter)"),
-        Binding("pagedown", "scroll_diff(1)", "Diff", id="review.diff_down", priority=True,
+        Binding("pagedown", "scroll_diff(1)", "Diff", id="review.diff_down", priority=True, show=False,
                 tooltip="Scroll the code down a page (j: a few lines)"),
         Binding("pageup", "scroll_diff(-1)", "Diff up", id="review.diff_up", priority=True, show=False,
                 tooltip="Scroll the code up a page (k: a few lines)"),
-        Binding("j", "scroll_lines(3)", "Code down", id="review.lines_down", show=False,
+        Binding("j", "scroll_lines(3)", "Down", id="review.lines_down",
                 tooltip="Scroll the code down a few lines"),
-        Binding("k", "scroll_lines(-3)", "Code up", id="review.lines_up", show=False,
+        Binding("k", "scroll_lines(-3)", "Up", id="review.lines_up",
                 tooltip="Scroll the code up a few lines"),
         Binding("i", "instruction", "Instr", id="review.instruction",
                 tooltip="Read the whole instruction the model was given"),
@@ -70,7 +71,7 @@ class ReviewScreen(Screen[None]):
                 tooltip="Show all, unlabelled, skipped, unsure, disagreeing with the judge or with the tests"),
         Binding("q", "toggle_queue", "Queue", id="review.queue", tooltip="Show or hide the queue beside the code"),
         Binding("escape", "leave", "Back", id="review.back", tooltip="Back to the task set"),
-        Binding("m", "agreement", "Agreement", id="review.agreement", show=False,
+        Binding("m", "agreement", "Agree", id="review.agreement",
                 tooltip="This run's labels against the judge, the tests and the other annotators"),
     ]  # fmt: skip
 
@@ -141,9 +142,19 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import Filter
 
         self.session = message.session
+        if self.session.read_only:
+            self.sub_title = "review (imported run: labels, verdicts, tests)"
         self.filter = Filter.ALL
         self.pos = self.session.first_unlabelled()
+        self.refresh_bindings()  # a read-only session has no label keys
         await self._show()
+
+    LABELLING = frozenset({"label", "unsure", "skip", "clear", "undo", "comment", "cycle_filter"})
+    """The actions that label; a run without candidate code (imported) has none of them."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the labelling keys on a read-only review: no key in the footer that does nothing."""
+        return not (action in self.LABELLING and self.session is not None and self.session.read_only)
 
     # what is shown
 
@@ -156,6 +167,9 @@ class ReviewScreen(Screen[None]):
 
     def _progress(self) -> str:
         assert self.session is not None and self.filter is not None
+        if self.session.read_only:
+            where = f"item {self.pos + 1} of {len(self.session.items)}"
+            return f"{where} · imported run, nothing to label · m: agreement"
         done, skipped, total = self.session.progress()
         mode = "blind" if self.session.blind else "outcomes shown"
         visible = self._visible()
@@ -171,6 +185,8 @@ class ReviewScreen(Screen[None]):
 
     def _row(self, item: ReviewItem) -> Row:
         assert self.session is not None
+        if self.session.read_only:
+            return (item.task, str(item.impl), f"{len(item.others)} lab", "")
         lab = self.session.label_of(item)
         mark = "skip" if self.session.skipped(item) else "·"
         if lab is not None:
@@ -229,6 +245,11 @@ class ReviewScreen(Screen[None]):
             tests.append("\n" + line, style="red")
         self.query_one(ReviewFacts).show(tests, self._judge_text(item), self._label_text(item))
 
+    def _labels_text(self, item: ReviewItem) -> Text:
+        from lmrbench.benchmark.labels.review import labels_text
+
+        return Text.assemble(("Labels: ", "bold"), "\n" if item.others else "", labels_text(item))
+
     def _judge_text(self, item: ReviewItem) -> Text:
         from lmrbench.benchmark.labels.review import verdict_text
 
@@ -242,6 +263,8 @@ class ReviewScreen(Screen[None]):
         from lmrbench.benchmark.labels.review import SCALE
 
         assert self.session is not None
+        if self.session.read_only:
+            return self._labels_text(item)
         lab = self.session.label_of(item)
         note = self.session.note_of(item)
         text = Text.assemble(("Your label: ", "bold"))
@@ -373,7 +396,7 @@ class ReviewScreen(Screen[None]):
         if self.session is None:
             return
         done, _, total = self.session.progress()
-        if self.session.blind and done < total:
+        if self.session.blind and done < total and not self.session.read_only:
             self.notify(f"{done}/{total} labelled: a blind review shows agreement once every item is labelled",
                         title="Agreement", severity="warning")
             return
@@ -382,7 +405,13 @@ class ReviewScreen(Screen[None]):
         except LmrError as exc:
             self.notify(str(exc), title="Agreement", severity="error")
             return
-        self.app.push_screen(TextDialog(f"Agreement: {self.run_path.name}", render_markdown(report), markdown=True))
+        text = render_markdown(report)
+        if self.session.blind:  # a blind review names no run (its label is often the model's), here neither
+            names = {*report.judges, *(item.model for item in self.session.items)}  # the run's label
+            for name in sorted(filter(None, names), key=len, reverse=True):
+                text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", "this run", text)
+        title = "Agreement" if self.session.blind else f"Agreement: {self.run_path.name}"
+        self.app.push_screen(TextDialog(title, text, markdown=True))
 
     def action_leave(self) -> None:
         """Back to the previous screen (labels are already on disk)."""

@@ -26,7 +26,7 @@ COLUMNS = ("rank", "function", "score", "task", "copies", "codec", "calls", "lin
 
 @dataclass(frozen=True)
 class Suggested:
-    """What the screen returns: the repository, the chosen function (``file::qualname``), the paper and where in it
+    """What the screen returns: the repository, the chosen function (``file::qualname@line``), the paper and where in it
     the function's passage is (the new-task flow opens with the function ticked and the paper at the passage)."""
 
     repo: str
@@ -63,8 +63,8 @@ class SuggestScreen(Screen[Suggested | None]):
         yield Header()
         with Vertical():
             with Horizontal(id="suggest-form"):
-                yield Input(placeholder="repository folder", id="suggest-repo")
-                yield Input(placeholder="paper PDF", id="suggest-paper")
+                yield Input(placeholder="repository folder", id="suggest-repo", select_on_focus=False)
+                yield Input(placeholder="paper PDF", id="suggest-paper", select_on_focus=False)
                 yield Checkbox("run tests and examples", id="suggest-run",
                                tooltip="Find the calls of each candidate (runs the repository's code)")
             yield DataTable(id="suggest-table", cursor_type="row")
@@ -117,7 +117,7 @@ class SuggestScreen(Screen[Suggested | None]):
                      else f"{c.calls.count_text} by {c.caller}" if c.calls.calls else "none")
             table.add_row(str(c.rank), f.ref, f"{c.ranked.score:.1f}", c.task or "-", ", ".join(c.copies) or "none",
                           c.calls.codec or "-", calls, f"{f.lineno}-{f.end_lineno}", c.ranked.passage.label,
-                          key=f.ref)
+                          key=f"{f.ref}@{f.lineno}")  # a name defined twice is two rows
         self._status(f"{result.functions} functions ranked against {result.passages} passages of the paper; "
                      "Enter on a row makes a task of it")
         table.focus()
@@ -135,7 +135,8 @@ class SuggestScreen(Screen[Suggested | None]):
         if self.result is None or not event.row_key.value:
             return
         ref = str(event.row_key.value)
-        passage = next((c.ranked.passage for c in self.result.candidates if c.function.ref == ref), None)
+        passage = next((c.ranked.passage for c in self.result.candidates
+                        if f"{c.function.ref}@{c.function.lineno}" == ref), None)
         paper = self.query_one("#suggest-paper", Input).value.strip()
         self.dismiss(Suggested(self.repo, ref, paper, passage.page if passage else 0,
                                passage.title if passage else ""))

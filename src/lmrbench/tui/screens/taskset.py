@@ -144,7 +144,7 @@ class TaskSetScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(classes="row"):
-            yield Input(placeholder="filter: task, category, status…", id="filter")
+            yield Input(placeholder="filter: task, category, status…", id="filter", select_on_focus=False)
             yield Label("", id="count", markup=False)
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
         yield Label("Warnings (tasks check)", classes="pane-title")

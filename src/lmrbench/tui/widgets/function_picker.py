@@ -14,14 +14,9 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, OptionList, Tree
 from textual.widgets.option_list import Option
 
-from lmrbench.core.source.index import FunctionInfo
+from lmrbench.core.source.index import FunctionInfo, function_refs
 
 SHOWN = 100  # rows in the list at once; the count says how many more matched
-
-
-def key_of(fn: FunctionInfo) -> str:
-    """The task spec's spelling of a function: ``file::Class.name``."""
-    return f"{fn.file}::{fn.qualname}"
 
 
 def _pattern(query: str) -> re.Pattern[str]:
@@ -37,8 +32,12 @@ class FuzzyIndex:
 
     def __init__(self, functions: list[FunctionInfo]) -> None:
         self.functions = functions
+        self.refs = function_refs(functions)
+        """The task spec's spelling of each function: ``file::Class.name``, ``@line`` added for a name defined
+        twice in its file."""
+        self.ref_of = {id(f): ref for f, ref in zip(functions, self.refs, strict=True)}
         self._names = [f.qualname.lower() for f in functions]
-        self._keys = [key_of(f).lower() for f in functions]
+        self._keys = [ref.lower() for ref in self.refs]
         self._last: tuple[str, str | None, list[int]] = ("", None, list(range(len(functions))))
 
     def search(self, query: str, file: str | None = None) -> list[FunctionInfo]:
@@ -78,7 +77,7 @@ class FunctionPicker(Widget):
     FunctionPicker Tree { width: 26; border-right: solid $primary-darken-2; }
     FunctionPicker #fp-right { width: 1fr; }
     FunctionPicker OptionList { height: 1fr; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
-    FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; }
+    FunctionPicker #fp-count { color: $text-muted; height: 1; margin: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     @dataclass
@@ -106,7 +105,7 @@ class FunctionPicker(Widget):
         with Horizontal():
             yield Tree("repository", id="fp-tree")
             with Vertical(id="fp-right"):
-                yield Input(placeholder="fuzzy search: file::Class.name", id="fp-search")
+                yield Input(placeholder="fuzzy search: file::Class.name", id="fp-search", select_on_focus=False)
                 yield OptionList(id="fp-list")
                 yield Label("", id="fp-count", markup=False)
 
@@ -132,9 +131,13 @@ class FunctionPicker(Widget):
         tree.root.expand()
         self.refilter()
 
+    def key_of(self, fn: FunctionInfo) -> str:
+        """The reference of a listed function (``file::qualname``, or ``file::qualname@line``)."""
+        return self.index.ref_of[id(fn)]
+
     def highlight(self, key: str) -> None:
-        """Put the list's cursor on a shown function (``file::qualname``): its code shows beside it."""
-        shown = [key_of(fn) for fn in self._shown]
+        """Put the list's cursor on a shown function (its reference): its code shows beside it."""
+        shown = [self.key_of(fn) for fn in self._shown]
         if key in shown:
             self.query_one(OptionList).highlighted = shown.index(key)
 
@@ -145,14 +148,14 @@ class FunctionPicker(Widget):
         self._shown = found[:SHOWN]
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(self._prompt(fn), id=key_of(fn)) for fn in self._shown])
+        options.add_options([Option(self._prompt(fn)) for fn in self._shown])  # ids: a name may be defined twice
         where = f" in {self.file_filter}" if self.file_filter else ""
         more = f" (first {SHOWN} shown)" if len(found) > SHOWN else ""
         self._status = f"{len(found)} of {len(self.functions)} functions{where}{more}"
         self._show_count()
 
     def _prompt(self, fn: FunctionInfo) -> Text:
-        mark = "✔ " if key_of(fn) in self.selected else "  "
+        mark = "✔ " if self.key_of(fn) in self.selected else "  "
         text = Text(mark, style="bold green")
         text.append(fn.qualname, style="bold")
         text.append(f"  {fn.file}:{fn.lineno}", style="dim")
@@ -184,7 +187,7 @@ class FunctionPicker(Widget):
     def _toggle(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         fn = self._shown[event.option_index]
-        key = key_of(fn)
+        key = self.key_of(fn)
         if key in self.selected:
             self.selected.remove(key)
         else:

@@ -47,11 +47,13 @@ class MetadataForm(VerticalScroll):
     def __init__(self, *, taken: set[str] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.taken = taken or set()
+        self.name_note = ""
+        """Said under the task folder field when it has no problem (why it cannot change, where it cannot)."""
 
     def compose(self) -> ComposeResult:
         for key, label, hint in FIELDS:
             yield Label(label, classes="field-label")
-            yield Input(placeholder=hint, id=f"md-{key}")
+            yield Input(placeholder=hint, id=f"md-{key}", select_on_focus=False)
             yield Label("", id=f"md-{key}-error", classes="field-error", markup=False)
         yield Label("Category", classes="field-label")
         choices = [(c.value, c.value) for c in Category]
@@ -106,7 +108,8 @@ class MetadataForm(VerticalScroll):
         """Show each field's problem under it; return them."""
         found = self.problems()
         for key in [k for k, _, _ in FIELDS] + ["category"]:
-            self.query_one(f"#md-{key}-error", Label).update(found.get(key, ""))
+            note = self.name_note if key == "name" else ""
+            self.query_one(f"#md-{key}-error", Label).update(found.get(key, "") or note)
         return found
 
     @on(Input.Changed)

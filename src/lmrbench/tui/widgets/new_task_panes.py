@@ -30,8 +30,8 @@ class SourcePane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Repository: a git URL or a local folder", classes="pane-title")
-        yield Input(self.source, placeholder="https://… or /path/to/repo", id="source")
-        yield Input(placeholder="commit (default: HEAD)", id="commit")
+        yield Input(self.source, placeholder="https://… or /path/to/repo", id="source", select_on_focus=False)
+        yield Input(placeholder="commit (default: HEAD)", id="commit", select_on_focus=False)
         with Horizontal(classes="row"):
             yield Button("Clone and index (ctrl+g)", id="clone", variant="primary")
         yield Label("", id="source-status", classes="hint", markup=False)
@@ -67,7 +67,7 @@ class PaperPane(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="row"):
-            yield Input(placeholder="paper PDF path (optional)", id="pdf")
+            yield Input(placeholder="paper PDF path (optional)", id="pdf", select_on_focus=False)
             yield Button("Load", id="load-pdf")
         with Horizontal(id="paper-split"):
             yield PaperView(id="paper")

@@ -35,8 +35,8 @@ class PaperView(Widget):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="paper-bar"):
-            yield Input(placeholder="search the paper (enter: next)", id="paper-search")
-            yield Input(placeholder="page", id="paper-page", type="integer")
+            yield Input(placeholder="search the paper (enter: next)", id="paper-search", select_on_focus=False)
+            yield Input(placeholder="page", id="paper-page", type="integer", select_on_focus=False)
         yield Label("no paper attached", id="paper-where", markup=False)
         yield TextArea("", id="paper-text", read_only=True, soft_wrap=True, show_line_numbers=False)
 
@@ -71,8 +71,11 @@ class PaperView(Widget):
             if at >= 0:
                 if p != self.page:
                     self.show_page(p)
-                area.selection = Selection(_location(text, at), _location(text, at + len(needle)))
-                area.scroll_cursor_visible(center=True, animate=False)
+                found = _location(text, at)
+                area.selection = Selection(found, _location(text, at + len(needle)))
+                # the match near the top, with what follows it below (a heading opens its passage); after the
+                # refresh, since a page just shown is not laid out yet
+                self.call_after_refresh(area.scroll_to, y=max(0, found[0] - 1), animate=False, immediate=True)
                 self.query_one("#paper-where", Label).update(
                     f"page {self.page + 1} of {len(self.pages)} · found {needle!r}"
                 )

@@ -40,7 +40,7 @@ class TaskTests(Vertical):
             classes="hint",
         )
         with Horizontal(classes="row"):
-            yield Input(placeholder="recording command", id="tests-cmd")
+            yield Input(placeholder="recording command", id="tests-cmd", select_on_focus=False)
             yield Button(
                 "Record", id="record", variant="primary",
                 tooltip="Run the command on the golden code and write the tests",

@@ -26,7 +26,7 @@ class WorkPanel(Widget):
         border-top: solid $primary-darken-2;
     }
     WorkPanel #work-head { height: 1; }
-    WorkPanel #work-label { width: 1fr; margin: 0 1; }
+    WorkPanel #work-label { width: 1fr; margin: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     WorkPanel ProgressBar { width: auto; }
     WorkPanel RichLog { height: 4; background: $surface; }
     WorkPanel.-quiet ProgressBar { display: none; }

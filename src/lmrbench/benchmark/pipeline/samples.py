@@ -1,0 +1,42 @@
+"""Repeated samples of one run: ``generate --samples k`` writes ``RUN/samples/<s>/`` for s = 1..k, each a run
+folder of its own (its own run.json, candidates, results and verdicts), so that evaluate, judge and regrade treat
+each sample as they treat any run, and the report reads them back as one run with k samples (pass@1, pass@k).
+
+Sample 1 asks the model exactly as a run without samples does (the same cache entries); sample s > 1 salts the
+cache key with its number, so a cached reply is never reused as another sample.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SAMPLES_DIR = "samples"
+
+
+def sample_path(run: Path, sample: int) -> Path:
+    """The folder of one sample of the run at ``run``."""
+    return Path(run) / SAMPLES_DIR / str(sample)
+
+
+def sample_runs(run: Path) -> list[Path]:
+    """The sample folders of ``run`` in order (each holding a run.json), or [] when it is no run of samples."""
+    folder = Path(run) / SAMPLES_DIR
+    if (Path(run) / "run.json").is_file() or not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.name.isdigit() and (p / "run.json").is_file()]
+    return sorted(found, key=lambda p: int(p.name))
+
+
+def expand_runs(runs: list[Path]) -> list[tuple[Path, int, Path]]:
+    """Each run folder as (the run as named, sample number, the run folder to read): a run of samples gives one
+    entry per sample, any other run one entry of sample 1."""
+    out: list[tuple[Path, int, Path]] = []
+    for run in runs:
+        samples = sample_runs(run)
+        out += [(Path(run), int(p.name), p) for p in samples] or [(Path(run), 1, Path(run))]
+    return out
+
+
+def run_folders(runs: list[Path]) -> list[Path]:
+    """The run folders to read or work on for ``runs``: each sample of a run of samples, any other run as it is."""
+    return [folder for _, _, folder in expand_runs(runs)]
