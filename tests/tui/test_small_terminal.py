@@ -226,7 +226,15 @@ async def test_below_80x24_the_app_says_so(bench: Path) -> None:
 
 
 async def test_a_found_heading_opens_near_the_top_of_the_paper(fixture_repo: Path, bench: Path, tmp_path: Path) -> None:
-    from conftest import write_pdf
+    import pymupdf
+
+    def write_pdf(path: Path, pages: list[str]) -> Path:
+        doc = pymupdf.open()
+        for text in pages:
+            doc.new_page().insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=11)
+        doc.save(path)
+        doc.close()
+        return path
 
     body = "\n".join(f"line {n} of the introduction" for n in range(40))
     pdf = write_pdf(tmp_path / "long.pdf", [body + "\n3 Method in detail\nThe loss is computed per example."])
