@@ -158,6 +158,8 @@ class FunctionPicker(Widget):
         mark = "✔ " if self.key_of(fn) in self.selected else "  "
         text = Text(mark, style="bold green")
         text.append(fn.qualname, style="bold")
+        if self.key_of(fn).endswith(f"@{fn.lineno}"):  # a name defined twice in its file: its line tells them apart
+            text.append(f"@{fn.lineno}", style="bold yellow")
         text.append(f"  {fn.file}:{fn.lineno}", style="dim")
         return text
 
