@@ -88,7 +88,7 @@ def evaluate_variant(
                 tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lmrbench-tree-"))
                 tree = build_tree(task, [impl.index], variant, Path(tmp) / "shared" / folder)
         except LmrError as exc:
-            if not isinstance(variant, Path):
+            if trusted or variant in ("golden", "masked"):  # the task's own code: a broken task, not an answer
                 raise
             return rejected_report(str(exc), sandbox.name, files)
         run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}

@@ -1,0 +1,72 @@
+"""Every score is earned: a candidate that no longer splices is a wrong answer (never an infrastructure error
+that leaves the denominator), the digest covers what the grader reads, and a library caller of ``evaluate`` gets
+the refusal the CLI gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers.run_task import GOAL, REPO, write_taskset
+from lmrbench.benchmark.execution.sandboxes import get_sandbox
+from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
+from lmrbench.benchmark.pipeline.evaluate import evaluate
+from lmrbench.benchmark.pipeline.rundir import RunDir
+from lmrbench.core.taskset import load_taskset
+from lmrbench.errors import LmrError
+from lmrbench.harness.variant import evaluate_variant
+from lmrbench.schemas.testrun import TestStatus
+
+BROKEN = {
+    "function gone": lambda text: text.replace("async def total(", "async def not_total("),
+    "syntax error": lambda text: text.replace("return sum(xs)", "return sum(xs"),
+}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    return get_sandbox("local", untrusted=True)
+
+
+def summing_run(tmp_path: Path) -> RunDir:
+    """Task 2-Async, whose agent wrote a right ``total``, imported as a run."""
+    bench = write_taskset(tmp_path / "bench")
+    tasks, _ = load_taskset(bench, only=["2"])
+    out = export_agent(tasks, tmp_path / "agent")
+    goal = out / "2-Async" / REPO / GOAL
+    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
+    import_agent(tasks, out, tmp_path / "run")
+    return RunDir(tmp_path / "run")
+
+
+@pytest.mark.parametrize("how", sorted(BROKEN))
+def test_a_candidate_made_unsplicable_after_a_pass_fails_and_is_not_run_again(tmp_path, sandbox, how) -> None:
+    run = summing_run(tmp_path)
+    tasks, _ = load_taskset(tmp_path / "bench", only=["2"])
+    assert evaluate(tasks, run.path, sandbox, timeout=120).statuses == {"passed": 1}
+    graded = run.candidate_dir("2-Async", 1) / REPO / GOAL
+    graded.write_text(BROKEN[how](graded.read_text()))
+    again = evaluate(tasks, run.path, sandbox, timeout=120)
+    assert again.statuses == {"failed": 1} and not again.problems
+    result = run.result("2-Async", 1)
+    assert result is not None and result.reason.startswith("variant rejected")
+    third = evaluate(tasks, run.path, sandbox, timeout=120)
+    assert third.skipped == 1 and not third.statuses
+
+
+@pytest.mark.parametrize("how", sorted(BROKEN))
+def test_folder_and_file_map_candidates_that_do_not_splice_are_both_wrong_answers(tmp_path, sandbox, how) -> None:
+    run = summing_run(tmp_path)
+    task = load_taskset(tmp_path / "bench", only=["2"])[0][0]
+    impl = task.info.implementation(1)
+    folder = run.candidate_dir("2-Async", 1)
+    graded = folder / REPO / GOAL
+    graded.write_text(BROKEN[how](graded.read_text()))
+    as_folder = evaluate_variant(sandbox, task, impl, folder, timeout=60)
+    as_map = evaluate_variant(sandbox, task, impl, {GOAL: graded.read_text()}, timeout=60)
+    for report in (as_folder, as_map):
+        assert report.status is TestStatus.ERROR and report.detail.startswith("variant rejected")
+    with pytest.raises(LmrError):  # the task's own code that does not splice is a broken task, not an answer
+        evaluate_variant(sandbox, task, impl, {GOAL: graded.read_text()}, timeout=60, trusted=True)
