@@ -70,3 +70,43 @@ def test_folder_and_file_map_candidates_that_do_not_splice_are_both_wrong_answer
         assert report.status is TestStatus.ERROR and report.detail.startswith("variant rejected")
     with pytest.raises(LmrError):  # the task's own code that does not splice is a broken task, not an answer
         evaluate_variant(sandbox, task, impl, {GOAL: graded.read_text()}, timeout=60, trusted=True)
+
+
+def _edit_candidate_json(run: RunDir, **changes: object) -> None:
+    path = run.candidate_dir("2-Async", 1) / "candidate.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, **changes}))
+
+
+def _wrong_answer(run: RunDir) -> None:
+    graded = run.candidate_dir("2-Async", 1) / REPO / GOAL
+    graded.write_text(graded.read_text().replace("return sum(xs)", "return 0"))
+
+
+ATTACKS = {
+    "goal_files emptied": lambda run: _edit_candidate_json(run, goal_files=[]),
+    "goal_files named elsewhere": lambda run: _edit_candidate_json(run, goal_files=["toy/other.py"]),
+    "status made no_function": lambda run: _edit_candidate_json(run, status="no_function"),
+    "repository folder renamed": lambda run: (run.candidate_dir("2-Async", 1) / REPO).rename(
+        run.candidate_dir("2-Async", 1) / "renamed_repo"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_pass_is_not_kept_for_a_candidate_whose_record_or_folder_was_edited(tmp_path, sandbox, attack) -> None:
+    run = summing_run(tmp_path)
+    tasks, _ = load_taskset(tmp_path / "bench", only=["2"])
+    assert evaluate(tasks, run.path, sandbox, timeout=120).statuses == {"passed": 1}
+    _wrong_answer(run)
+    ATTACKS[attack](run)
+    again = evaluate(tasks, run.path, sandbox, timeout=120)
+    assert again.skipped == 0 and again.statuses == {"failed": 1}, again
+
+
+def test_evaluate_called_as_a_library_refuses_the_silent_local_fallback(tmp_path, monkeypatch) -> None:
+    run = summing_run(tmp_path)
+    tasks, _ = load_taskset(tmp_path / "bench", only=["2"])
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")  # no Docker engine answers here
+    with pytest.raises(LmrError, match="pass --sandbox local"):
+        evaluate(tasks, run.path, timeout=120)
+    assert run.result("2-Async", 1) is None

@@ -132,7 +132,7 @@ def evaluate(
     todo: list[tuple[Task, Implementation, Candidate]] = []
     for task in tasks:
         for impl in task.info.implementations:
-            cand = run.candidate(task.name, impl.index)
+            cand = run.candidate(task.name, impl.index, graded=(task.info.repo_folder_name, impl.goal_files))
             if cand is None:
                 continue
             if is_current(unless_broken(run.result, task.name, impl.index), cand):
@@ -166,7 +166,7 @@ def evaluate(
             continue
         try:
             folder = run.candidate_dir(task.name, impl.index)
-            candidate_repo(folder, cand.goal_files, task.info.repo_folder_name)
+            candidate_repo(folder, impl.goal_files, task.info.repo_folder_name)
             files = goal_files_of(task, impl.index, folder)
         except LmrError as exc:  # a stray file, a link, a missing or oversized goal file: the candidate's failure
             report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
@@ -187,7 +187,8 @@ def evaluate(
     if not units:
         check_cancel(cancel)
         return summary
-    make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel)
+    make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel,
+                                        untrusted=True)  # candidates: never a silent fallback to the local runner
     pool = make({str(t.path): t for t, _, _ in by_key.values()})
     try:
         run_units(pool, units, on_done, cancel=cancel)
