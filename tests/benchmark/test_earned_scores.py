@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.run_task import GOAL, REPO, write_taskset
+from helpers.run_task import GOAL, REPO, summing_agent_run
 from lmrbench.benchmark.execution.sandboxes import get_sandbox
-from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
 from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import load_taskset
@@ -32,13 +31,7 @@ def sandbox():
 
 def summing_run(tmp_path: Path) -> RunDir:
     """Task 2-Async, whose agent wrote a right ``total``, imported as a run."""
-    bench = write_taskset(tmp_path / "bench")
-    tasks, _ = load_taskset(bench, only=["2"])
-    out = export_agent(tasks, tmp_path / "agent")
-    goal = out / "2-Async" / REPO / GOAL
-    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
-    import_agent(tasks, out, tmp_path / "run")
-    return RunDir(tmp_path / "run")
+    return RunDir(summing_agent_run(tmp_path))
 
 
 @pytest.mark.parametrize("how", sorted(BROKEN))

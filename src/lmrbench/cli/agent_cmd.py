@@ -15,6 +15,7 @@ from lmrbench.cli.limit_options import Cpus, HfCache, Memory, TaskFilter
 from lmrbench.cli.run_cmd import (
     BaseUrl,
     Bench,
+    Force,
     KeyEnv,
     MaxTokens,
     Model,
@@ -57,6 +58,7 @@ def agent_cmd(
     memory: Memory = None,
     cpus: Cpus = None,
     hf_cache: HfCache = None,
+    force: Force = False,
 ) -> None:
     """Run an agent on every task in a container of the task's own image (no network; the model is called from
     here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
@@ -74,7 +76,7 @@ def agent_cmd(
     tasks = _tasks(bench, only)
     limits = AgentLimits(step_limit=step_limit, cost_limit=cost_limit, wall_time=wall_time,
                          command_timeout=command_timeout)  # fmt: skip
-    options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild)
+    options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild, force=force)
     client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, max(4, jobs),
                      None, True)  # fmt: skip
     docker = DockerRunner(memory=memory, cpus=cpus, hf_cache=hf_cache)
@@ -84,9 +86,9 @@ def agent_cmd(
                                 progress=progress)  # fmt: skip
     finally:
         docker.close()
-    _finish(summary, "agent")
     out_console.print(f"trajectories: {out / 'agent'}/<task>/trajectory.json; grade with: lmrbench evaluate "
                       f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    _finish(summary, "agent")
 
 
 def agent_report_cmd(

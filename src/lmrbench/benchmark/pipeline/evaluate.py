@@ -16,6 +16,7 @@ from pathlib import Path
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
+from lmrbench.benchmark.pipeline.manifest import finish_manifest
 from lmrbench.benchmark.pipeline.rundir import RunDir, candidate_repo, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary
 from lmrbench.core.taskset import Task
@@ -185,6 +186,7 @@ def evaluate(
         return []
 
     if not units:
+        finish_manifest(run)
         check_cancel(cancel)
         return summary
     make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel,
@@ -195,6 +197,7 @@ def evaluate(
     finally:
         pool.close()
         _record_environments(run, pool.sandbox_name, envs)
+        finish_manifest(run)
     return summary
 
 
