@@ -31,6 +31,7 @@ from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec  # noqa: E40
 from lmrbench.benchmark.sandbox.running.local import LocalRunner  # noqa: E402
 from lmrbench.core.taskset import Task  # noqa: E402
 from lmrbench.harness.sandbox import Sandbox  # noqa: E402
+from lmrbench.harness.spec import Candidate  # noqa: E402
 from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 
@@ -53,7 +54,7 @@ def grade(box: LocalRunner, task: Task, goal: str, source: str, folder: Path) ->
     """The status of one candidate goal file, graded as ``evaluate`` grades it."""
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
-    return evaluate_variant(box, task, task.info.implementation(1), folder, timeout=300).status
+    return evaluate_variant(box, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
 
 
 def main() -> int:

@@ -15,6 +15,7 @@ from lmrbench.benchmark.pipeline.evaluate import evaluate
 from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
+from lmrbench.harness.spec import Candidate, Mutant
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -57,12 +58,12 @@ def test_folder_and_file_map_candidates_that_do_not_splice_are_both_wrong_answer
     folder = run.candidate_dir("2-Async", 1)
     graded = folder / REPO / GOAL
     graded.write_text(BROKEN[how](graded.read_text()))
-    as_folder = evaluate_variant(sandbox, task, impl, folder, timeout=60)
-    as_map = evaluate_variant(sandbox, task, impl, {GOAL: graded.read_text()}, timeout=60)
+    as_folder = evaluate_variant(sandbox, task, impl, Candidate(folder=folder), timeout=60)
+    as_map = evaluate_variant(sandbox, task, impl, Candidate({GOAL: graded.read_text()}), timeout=60)
     for report in (as_folder, as_map):
         assert report.status is TestStatus.ERROR and report.detail.startswith("variant rejected")
     with pytest.raises(LmrError):  # the task's own code that does not splice is a broken task, not an answer
-        evaluate_variant(sandbox, task, impl, {GOAL: graded.read_text()}, timeout=60, trusted=True)
+        evaluate_variant(sandbox, task, impl, Mutant({GOAL: graded.read_text()}), timeout=60)
 
 
 def _edit_candidate_json(run: RunDir, **changes: object) -> None:

@@ -90,3 +90,12 @@ def test_an_auditor_checks_with_a_copy_of_the_machines_key(failing_run: RunDir, 
     assert not (tmp_path / "auditor" / "seal.key").exists()  # checking makes no key
     code, out = regrade(failing_run, "--seal-key", str(handed))
     assert code == 0 and "every verdict is the same, and all of its evidence is sealed" in out
+
+
+def test_a_pass_written_into_a_result_without_evidence_is_named(failing_run: RunDir) -> None:
+    shutil.rmtree(failing_run.evidence_dir("2-Async", 1))
+    result = failing_run.result_path("2-Async", 1)
+    data = json.loads(result.read_text())
+    result.write_text(json.dumps({**data, "status": "passed", "test_status": "", "reason": ""}))  # "never ran"
+    code, out = regrade(failing_run)
+    assert code == 1 and "not regraded: 2-Async#1: no evidence kept" in out

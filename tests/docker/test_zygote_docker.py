@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import write_candidate, write_task
+from helpers.tasks import tagged
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness import variant
 from lmrbench.harness.sandbox import Sandbox
@@ -138,7 +139,7 @@ def frameworks(monkeypatch):
 
 
 def run(sandbox, task: Task, impl: int, cand: Path) -> TestReport:
-    return evaluate_variant(sandbox, task, task.info.implementation(impl), cand, timeout=120)
+    return evaluate_variant(sandbox, task, task.info.implementation(impl), tagged(cand), timeout=120)
 
 
 def test_both_sides_inherit_the_preloaded_module(sandbox, task, frameworks, tmp_path):

@@ -25,6 +25,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.harness.evidence import remove_units, unit_record, write_unit
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate as CandidateVariant
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
@@ -175,8 +176,8 @@ def evaluate(
             continue
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
-        units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index, variant=files,
-                             purpose="candidate", timeout=timeout, rebuild=rebuild))
+        units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index,
+                             variant=CandidateVariant(files), purpose="candidate", timeout=timeout, rebuild=rebuild))
 
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]

@@ -17,7 +17,7 @@ from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.errors import LmrError
 from lmrbench.harness.evidence import UNIT_FILE, read_unit, unsealed
 from lmrbench.harness.regrade import decide_unit
-from lmrbench.schemas.run import EvalResult
+from lmrbench.schemas.run import EvalResult, ResultStatus
 
 
 @dataclass
@@ -56,7 +56,7 @@ def regrade_run(run_path: Path) -> RunRegrade:
         out.stored.append(old)
         folder = run.evidence_dir(old.task, old.impl)
         if not (folder / UNIT_FILE).exists():
-            if old.test_status:  # its code was tested, and what decided it is not here
+            if old.test_status or old.status is ResultStatus.PASSED:  # tested (a pass always is): its evidence is gone
                 out.not_regraded.append(f"{old.task}#{old.impl}: no evidence kept: evaluate it again to keep it")
             else:
                 out.without_run += 1
