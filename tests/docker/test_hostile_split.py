@@ -22,7 +22,7 @@ from helpers.small_task import tree_hash, write_task
 from helpers.tasks import copy_example, tagged
 from lmrbench.core.source.splice import splice_bodies
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.harness import variant
+from lmrbench.harness import spec
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
@@ -67,7 +67,7 @@ def goldens(sandbox, tasks) -> dict[str, TestReport]:
 def boot(request, monkeypatch) -> str:
     """How the boot starts the two sides of every split run of the test."""
     names = ["numpy"] if request.param == "zygote" else []
-    monkeypatch.setattr(variant, "framework_modules", lambda task, impl: list(names))
+    monkeypatch.setattr(spec, "framework_modules", lambda task, impl: list(names))
     return str(request.param)
 
 

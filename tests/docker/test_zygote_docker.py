@@ -16,7 +16,7 @@ import pytest
 from helpers.small_task import write_candidate, write_task
 from helpers.tasks import tagged
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.harness import variant
+from lmrbench.harness import spec
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -133,7 +133,7 @@ def frameworks(monkeypatch):
     """Set the modules the boot imports before the fork, for every split run of the test."""
 
     def use(names: list[str]) -> None:
-        monkeypatch.setattr(variant, "framework_modules", lambda task, impl: list(names))
+        monkeypatch.setattr(spec, "framework_modules", lambda task, impl: list(names))
 
     return use
 
