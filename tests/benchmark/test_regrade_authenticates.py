@@ -59,6 +59,7 @@ def test_an_edited_junit_of_a_failing_run_is_named(failing_run: RunDir) -> None:
     junit.write_bytes(_passing_junit(junit.read_bytes()))
     code, out = regrade(failing_run)
     assert code == 1 and "not sealed: 2-Async#1: run-1/junit.xml" in out
+    assert "regraded 0/1 results" in out  # named, and not derived again
     assert "every verdict is the same" not in out
 
 

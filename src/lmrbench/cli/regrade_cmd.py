@@ -74,7 +74,7 @@ def _regrade_run(console: Console, run: Path) -> bool:
     from lmrbench.benchmark.pipeline.regrade import RunRegrade, regrade_run
 
     out = regrade_run(run)
-    n = len(out.stored) - len(out.not_regraded) - out.without_run
+    n = len(out.stored) - len(out.not_regraded) - len(out.unsealed) - out.without_run
     console.print(f"regraded {n}/{len(out.stored)} results from their evidence (nothing run; "
                   f"{out.without_run} decided without a test run stand as stored)", highlight=False)
     console.print(f"stored: {RunRegrade.counts(out.stored)}", highlight=False)
