@@ -46,7 +46,7 @@ DPO_NO_SMOOTHING_WITHOUT_REFERENCE = DPO_RIGHT.replace(
 def docker(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 def grade(sandbox, task, variant):

@@ -32,7 +32,7 @@ AS_DATACLASS = REWRITE.replace(
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 @pytest.fixture(scope="module")
