@@ -223,7 +223,7 @@ def preload_costs(rounds: int, local: bool) -> None:
     """``--preload``: see the module docstring."""
     from lmrbench.benchmark.sandbox.running.local import LocalRunner
     from lmrbench.core.taskset import load_task
-    from lmrbench.harness import variant
+    from lmrbench.harness import spec, variant
     from lmrbench.harness.import_closure import closure_modules
     from lmrbench.schemas.testrun import TestStatus
 
@@ -235,14 +235,14 @@ def preload_costs(rounds: int, local: bool) -> None:
         readable_by_all(tree)
         tests = ["unit_test/unit_test_1.py"]
         print(f"preloaded for the trusted runs: {', '.join(closure_modules(task, impl))}")
-        closure = variant.closure_modules
+        closure = spec.closure_modules
 
         def trusted(sandbox: Sandbox, with_closure: bool = True) -> None:
-            variant.closure_modules = closure if with_closure else (lambda task, impl: ())  # type: ignore[assignment]
+            spec.closure_modules = closure if with_closure else (lambda task, impl: ())  # type: ignore[assignment]
             try:
-                report = variant.evaluate_variant(sandbox, task, impl, "golden", timeout=600, trusted=True)
+                report = variant.evaluate_variant(sandbox, task, impl, spec.Golden(), timeout=600)
             finally:
-                variant.closure_modules = closure  # type: ignore[assignment]
+                spec.closure_modules = closure  # type: ignore[assignment]
             if report.status is not TestStatus.PASSED:
                 raise SystemExit(f"the trusted run did not pass: {report.detail}\n{report.log_tail}")
 

@@ -61,6 +61,7 @@ from lmrbench.benchmark.validation.weakness import survivors, verdict  # noqa: E
 from lmrbench.core.taskset import Task  # noqa: E402
 from lmrbench.errors import LmrError  # noqa: E402
 from lmrbench.harness.sandbox import Sandbox  # noqa: E402
+from lmrbench.harness.spec import Candidate  # noqa: E402
 from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 from lmrbench.schemas.validation import ImplValidation  # noqa: E402
@@ -87,7 +88,7 @@ def grade(box: Sandbox, task: Task, goal: str, source: str, folder: Path) -> Tes
     """The status of one candidate goal file, graded as ``evaluate`` grades it."""
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
-    return evaluate_variant(box, task, task.info.implementation(1), folder, timeout=300).status
+    return evaluate_variant(box, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
 
 
 # -- the corpus check ---------------------------------------------------------------------------------------------

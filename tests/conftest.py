@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from helpers.vec_task import write_small_task
 from lmrbench.core.taskset import Task
 
 pytest_plugins = ["helpers.docker_engine"]
+os.environ.setdefault("LMRBENCH_DATA", tempfile.mkdtemp(prefix="lmrbench-data-"))  # seal key, export records
 DOCKER_TESTS = Path(__file__).parent / "docker"
 _HERE = Path(__file__).parent
 SLOW_PATHS = (DOCKER_TESTS, _HERE / "cli", _HERE / "tui", _HERE / "benchmark" / "test_wheel_resolution.py",

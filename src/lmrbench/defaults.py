@@ -32,6 +32,15 @@ def cache_root() -> Path:
     return Path(base) / "lmrbench"
 
 
+def data_root() -> Path:
+    """Where lmrbench keeps what a run folder must not hold (the seal key, the records of agent exports):
+    $LMRBENCH_DATA, else $XDG_DATA_HOME/lmrbench (~/.local/share/lmrbench)."""
+    if os.environ.get("LMRBENCH_DATA"):
+        return Path(os.environ["LMRBENCH_DATA"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lmrbench"
+
+
 def default_run_dir(bench: Path) -> Path:
     """Where ``lmrbench validate`` keeps results for a task set: ``<bench>/.lmrbench/validate``.
 

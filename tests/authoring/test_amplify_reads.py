@@ -17,6 +17,7 @@ from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.testrun import TestStatus
@@ -107,7 +108,7 @@ def pooler(tmp_path_factory, local):
 def grade(local, task, folder: Path, body: str) -> TestStatus:
     (folder / "model").mkdir(parents=True)
     (folder / "model" / "pooling.py").write_text(HEAD + body)
-    return evaluate_variant(local, task, task.info.implementation(1), folder, timeout=300).status
+    return evaluate_variant(local, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
 
 
 def test_what_a_body_reads_of_its_parameters():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
+from helpers.tasks import tagged
 from lmrbench.authoring.check.check import task_findings
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.record import record_tests
@@ -56,7 +57,7 @@ def candidate(tmp_path, body):
 
 
 def status(sandbox, task, variant):
-    return evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=300).status
+    return evaluate_variant(sandbox, task, task.info.implementation(1), tagged(variant), timeout=300).status
 
 
 def test_varied_values_around_the_recorded_one():

@@ -12,6 +12,7 @@ from helpers.tasks import copy_example
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -30,5 +31,5 @@ def test_example_grades_a_plausible_answer(tmp_path, local, task_name, what, exp
     goal, source = (WRONG if expected is TestStatus.FAILED else RIGHT)[task_name][what]
     (tmp_path / "cand" / goal).parent.mkdir(parents=True)
     (tmp_path / "cand" / goal).write_text(source)
-    assert evaluate_variant(local, task, task.info.implementation(1), tmp_path / "cand",
+    assert evaluate_variant(local, task, task.info.implementation(1), Candidate(folder=tmp_path / "cand"),
                             timeout=300).status is expected

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from helpers.record_fixture import make_task
+from helpers.tasks import tagged
 from lmrbench.authoring.record.generated_file import file_status
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.authoring.record.recorded_tests import scaffold_tests
@@ -31,7 +32,7 @@ def local():
 
 
 def _outcomes(sandbox, task, variant):
-    report = evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=300)
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), tagged(variant), timeout=300)
     return report.status, {c.test_id.rpartition("::")[2]: c.outcome for c in report.cases}
 
 

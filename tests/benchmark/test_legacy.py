@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, TEST_ADD, TEST_SCALE, tree_hash, write_candidate, write_task
+from helpers.tasks import tagged
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.legacy import is_legacy_test, judge_script, unseal
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden, Masked
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -100,10 +102,10 @@ HOSTILE = {
 
 def test_golden_passes_and_masked_fails(sandbox, legacy_task):
     impl = legacy_task.info.implementation(3)
-    golden = evaluate_variant(sandbox, legacy_task, impl, "golden", timeout=120)
+    golden = evaluate_variant(sandbox, legacy_task, impl, Golden(), timeout=120)
     assert golden.status is TestStatus.PASSED, golden.detail + golden.log_tail
     assert golden.evidence == "legacy" and "weaker" in golden.detail
-    masked = evaluate_variant(sandbox, legacy_task, impl, "masked", timeout=120)
+    masked = evaluate_variant(sandbox, legacy_task, impl, Masked(), timeout=120)
     assert masked.status is TestStatus.FAILED
     assert "exit code 1" in masked.detail
 
@@ -113,7 +115,7 @@ def test_hostile_legacy_candidates_never_pass(sandbox, legacy_task, tmp_path, na
     body, _ = HOSTILE[name]
     before = tree_hash(legacy_task.path)
     cand = write_candidate(tmp_path / "cand", scale_candidate(body))
-    report = evaluate_variant(sandbox, legacy_task, legacy_task.info.implementation(3), cand, timeout=120)
+    report = evaluate_variant(sandbox, legacy_task, legacy_task.info.implementation(3), tagged(cand), timeout=120)
     assert report.status in (TestStatus.FAILED, TestStatus.ERROR), (report.status, report.detail)
     assert tree_hash(legacy_task.path) == before
 
@@ -129,7 +131,7 @@ def test_a_script_that_writes_no_log_fails(sandbox, tmp_path):
     tests = {"unit_test/unit_test_1.py": TEST_ADD, "unit_test/unit_test_2.py": TEST_SCALE,
              "unit_test/unit_test_3.py": NO_LOG}
     task = load_task(write_task(tmp_path / "bench", legacy=True, tests=tests))
-    report = evaluate_variant(sandbox, task, task.info.implementation(3), "golden", timeout=120)
+    report = evaluate_variant(sandbox, task, task.info.implementation(3), Golden(), timeout=120)
     assert report.status is TestStatus.FAILED
     assert "no log file" in report.detail
 
@@ -140,6 +142,6 @@ def test_stale_logs_in_the_task_never_count(sandbox, tmp_path):
     logs.mkdir()
     (logs / "unit_test_3.log").write_text("Test Passed\n")
     task = load_task(path)
-    report = evaluate_variant(sandbox, task, task.info.implementation(3), "masked", timeout=120)
+    report = evaluate_variant(sandbox, task, task.info.implementation(3), Masked(), timeout=120)
     assert report.status is TestStatus.FAILED
     assert Path(logs / "unit_test_3.log").read_text() == "Test Passed\n"

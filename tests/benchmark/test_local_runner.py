@@ -11,7 +11,9 @@ from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.request import RunRequest
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -28,21 +30,21 @@ def cache(tmp_path_factory, monkeypatch) -> Path:
 def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task, tmp_path):
     lines = Lines()
     runner = Sandbox(LocalRunner(progress=lines))
-    report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     assert report.sandbox == "local"
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
-    assert run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60).status is TestStatus.FAILED
+    assert run_pytest(runner, RunRequest(masked, masked.repo_dir, TESTS, 60)).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1
 
 
 def test_a_test_edited_between_two_runs_counts_in_the_next(cache, small_task):
     runner = Sandbox(LocalRunner())
     impl = small_task.info.implementation(1)
-    assert evaluate_variant(runner, small_task, impl, "golden", timeout=60).status is TestStatus.PASSED
+    assert evaluate_variant(runner, small_task, impl, Golden(), timeout=60).status is TestStatus.PASSED
     test = small_task.repo_dir / "unit_test" / "test_vec.py"
     test.write_text(test.read_text() + "\n\ndef test_edited():\n    assert False\n")
-    report = evaluate_variant(runner, small_task, impl, "golden", timeout=60)
+    report = evaluate_variant(runner, small_task, impl, Golden(), timeout=60)
     assert report.status is TestStatus.FAILED and "test_edited" in report.detail + str(report.cases)
 
 
@@ -128,12 +130,12 @@ def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
         "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(Sandbox(LocalRunner()), task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(Sandbox(LocalRunner()), RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.exit_code == 0 and report.status is TestStatus.ERROR
 
 
 def test_memory_hog_hits_the_address_space_limit(cache, tmp_path):
     goal = "def dot(a, b):\n    x = bytearray(4 << 30)\n    return 0\n"
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.FAILED and "MemoryError" in report.cases[0].message

@@ -27,9 +27,9 @@ LC = json.dumps({"category": 2, "rationale": ["Close, one detail differs."]})
 LI = json.dumps({"category": 1, "rationale": ["Different logic."]})
 
 
-def cli(*args: str) -> str:
+def cli(*args: str | Path, code: int = 0) -> str:
     result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output  # 3: problems left for a re-run
     return result.output
 
 
@@ -98,12 +98,12 @@ def test_report_keeps_infra_errors_pending_and_no_verdicts_apart(server, tmp_pat
     server.on(GEN + "Scaler.apply", golden_def("Scaler.apply"))
     server.on(GEN + "total", golden_def("total"))
     run = tmp_path / "run"
-    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "1")
-    cli("evaluate", bench, run, "--sandbox", "local", "--timeout", "120")
+    cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "1", code=3)
+    cli("evaluate", bench, run, "--sandbox", "local", "--timeout", "120", code=3)
     cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "2")  # not evaluated yet
     server.on("Implement apply as in the paper.", "not json at all")
     server.on("Implement total as in the paper.", CC)
-    cli("judge", bench, run, *llm_opts(server, "j", cache), "--attempts", "2")
+    cli("judge", bench, run, *llm_opts(server, "j", cache), "--attempts", "2", code=3)
     row = build_report([run]).rows[0]
     assert (row.implementations, row.passed, row.failed, row.infra_errors, row.pending) == (3, 1, 0, 1, 1)
     assert row.accuracy == 100.0  # infra errors and pending results are not wrong answers

@@ -130,7 +130,7 @@ def test_whole_file_answers_are_graded_as_python_runs_them(tmp_path: Path) -> No
         (agent / name / REPO / GOAL).write_text(text)
     tasks, problems = load_taskset(bench)
     assert not problems
-    imported = import_agent(tasks, agent, tmp_path / "run")
+    imported = import_agent(tasks, agent, tmp_path / "run", context="full")  # a folder no export-agent made
     assert imported.statuses == {"ok": len(answers)}, imported.problems
     evaluate(tasks, tmp_path / "run", get_sandbox("local", untrusted=True), timeout=120, jobs=2)
     run = RunDir(tmp_path / "run")

@@ -165,14 +165,14 @@ def test_no_usable_code_is_logically_incorrect_without_a_request(server: LLMServ
     assert verdict.rationale[0].startswith("no usable code (parse_error)")
 
 
-def test_import_agent_grades_only_the_exported_tasks_and_says_so(tmp_path: Path) -> None:
+def test_import_agent_grades_only_the_exported_tasks_when_asked_and_says_so(tmp_path: Path) -> None:
     bench = write_taskset(tmp_path / "bench")
     tasks, _ = load_taskset(bench)
     out = export_agent(tasks, tmp_path / "agent")
     export_agent([t for t in tasks if t.name == "2-Async"], out, replace=True)
-    summary = import_agent(tasks, out, tmp_path / "run")
-    assert summary.statuses == {"ok": 1}  # 1-Toy was not exported: no wrong answer is written for it
-    assert summary.notes == ["importing the 1 task(s) export.json lists: 2-Async; not exported, not graded: 1-Toy"]
+    summary = import_agent(tasks, out, tmp_path / "run", only_exported=True)
+    assert summary.statuses == {"ok": 1}  # 1-Toy was not exported: with --only-exported it is not graded
+    assert summary.notes == ["not exported, not graded (--only-exported): 1-Toy"]
     assert [(c.task, c.impl) for c in RunDir(tmp_path / "run").candidates()] == [("2-Async", 1)]
 
 

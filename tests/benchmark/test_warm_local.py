@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden, Masked
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -64,7 +66,8 @@ def test_golden_passes_and_masked_fails_warm_as_cold(runner, tmp_path):
     task = write_small_task(tmp_path / "bench", goal="def dot(a, b):\n    raise NotImplementedError\n")
     impl = task.info.implementation(1)
     for trusted in (True, False):
-        golden = evaluate_variant(runner, task, impl, "golden", timeout=60, trusted=trusted)
-        masked = evaluate_variant(runner, task, impl, "masked", timeout=60, trusted=trusted)
+        golden = evaluate_variant(runner, task, impl, Golden() if trusted else as_candidate(task, 1), timeout=60)
+        masked = evaluate_variant(runner, task, impl, Masked() if trusted else as_candidate(task, 1, "masked"),
+                                  timeout=60)
         assert golden.status is TestStatus.PASSED, golden.detail + golden.log_tail
         assert masked.status is TestStatus.FAILED and "NotImplementedError" in str(masked.cases)

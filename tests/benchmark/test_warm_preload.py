@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import Task
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -91,9 +93,9 @@ def test_the_probe_was_imported_by_the_boot():
 def test_trusted_runs_preload_the_tasks_imports_and_candidates_do_not(runner, tmp_path):
     task = _with_probe(runner, write_small_task(tmp_path / "bench", goal=GOAL, tests=TESTS))
     impl = task.info.implementation(1)
-    trusted = evaluate_variant(runner, task, impl, "golden", timeout=60, trusted=True)
+    trusted = evaluate_variant(runner, task, impl, Golden(), timeout=60)
     assert trusted.status is TestStatus.PASSED, trusted.detail + trusted.log_tail
-    candidate = evaluate_variant(runner, task, impl, "golden", timeout=60, trusted=False)
+    candidate = evaluate_variant(runner, task, impl, as_candidate(task, 1), timeout=60)
     assert candidate.status is TestStatus.FAILED
     assert [c.test_id.split("::")[-1] for c in candidate.cases if c.outcome == "failed"] == [
         "test_the_probe_was_imported_by_the_boot"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.smoothed_ce import GOLDEN_OTHER_STYLE, WRONG, make_task
+from helpers.tasks import tagged
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
@@ -45,11 +46,11 @@ DPO_NO_SMOOTHING_WITHOUT_REFERENCE = DPO_RIGHT.replace(
 def docker(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 def grade(sandbox, task, variant):
-    return evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=300).status
+    return evaluate_variant(sandbox, task, task.info.implementation(1), tagged(variant), timeout=300).status
 
 
 def candidate(folder: Path, goal: str, source: str) -> Path:

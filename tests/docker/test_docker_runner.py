@@ -17,6 +17,7 @@ from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
 from lmrbench.harness.pytest_run import run_pytest
+from lmrbench.harness.request import RunRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.schemas.testrun import TestStatus
 
@@ -42,7 +43,7 @@ def _hostile(tmp_path: Path, body: str):
 
 
 def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
-    report = run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     assert [c.test_id for c in report.cases] == [
         "unit_test.test_vec::test_dot",
@@ -51,7 +52,7 @@ def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
     assert report.sandbox == "docker" and report.exit_code == 0
 
     masked = _hostile(tmp_path / "m", "raise NotImplementedError")
-    report = run_pytest(runner, masked, masked.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(masked, masked.repo_dir, TESTS, 60))
     assert report.status is TestStatus.FAILED
     assert "NotImplementedError" in report.cases[0].message
 
@@ -94,7 +95,7 @@ def test_numpy_task_builds_from_the_wheelhouse_without_an_index(runner, tmp_path
         "\n\ndef test_np():\n    assert dot(np.ones(3), np.ones(3)) == 3\n"
     )
     task = write_small_task(tmp_path / "b", requirements="numpy\n", tests=tests)
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=120)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 120))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
 
 
@@ -117,7 +118,7 @@ def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path
 def test_os_exit_zero_at_import_is_not_a_pass(runner, tmp_path):
     goal = "import os\nprint('2 passed PASSED')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.exit_code == 0
     assert report.status is TestStatus.ERROR, report
 
@@ -135,7 +136,7 @@ def test_a_forged_report_and_seal_are_detected(runner, tmp_path):
         "os._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR
     assert "not sealed" in report.detail
 
@@ -148,20 +149,20 @@ def test_a_report_rewritten_after_the_session_is_detected(runner, tmp_path):
         "\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR and "not sealed" in report.detail
 
 
 def test_a_candidate_that_kills_its_own_process_is_an_error(runner, tmp_path):
     task = _hostile(tmp_path, "import signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR and report.exit_code == 137
 
 
 def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine):
     runner = Sandbox(DockerRunner(base_image=base_image, memory="256m"))
     task = _hostile(tmp_path, "x = bytearray(1 << 30)\nx[::4096] = b'1' * len(x[::4096])\nreturn 0")
-    report = run_pytest(runner, task, task.repo_dir, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status in (TestStatus.FAILED, TestStatus.ERROR)
     assert "MemoryError" in report.log_tail or "out of memory" in report.log_tail
     assert _leftover_containers(docker_engine, task) == []
@@ -247,7 +248,7 @@ def test_two_jobs_of_one_task_share_one_image(runner, small_task):
         tags = list(pool.map(lambda _: runner.prepare(small_task), range(2)))
         reports = list(
             pool.map(
-                lambda _: run_pytest(runner, small_task, small_task.repo_dir, TESTS, timeout=60), range(2)
+                lambda _: run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60)), range(2)
             )
         )
     assert tags[0] == tags[1]
@@ -319,5 +320,5 @@ def test_a_tree_too_big_for_the_work_folder_is_an_infrastructure_error(base_imag
     runner = Sandbox(DockerRunner(base_image=base_image, work_size="8m"))
     res = runner.run(small_task, tree, ["true"], timeout=60)
     assert res.infra_error and "cannot unpack the tree" in res.infra_error
-    report = run_pytest(runner, small_task, tree, TESTS, timeout=60)
+    report = run_pytest(runner, RunRequest(small_task, tree, TESTS, 60))
     assert report.status is TestStatus.INFRA_ERROR

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import CALC_PY, tree_hash, write_candidate, write_task
+from helpers.tasks import tagged
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -119,13 +121,13 @@ def hostile_task(tmp_path_factory, base_image) -> Task:
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 @pytest.fixture(scope="module")
 def golden(sandbox, hostile_task) -> TestReport:
     impl = hostile_task.info.implementation(1)
-    report = evaluate_variant(sandbox, hostile_task, impl, "golden", timeout=120)
+    report = evaluate_variant(sandbox, hostile_task, impl, Golden(), timeout=120)
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     return report
 
@@ -143,7 +145,7 @@ def test_hostile_candidate_never_passes(name, sandbox, hostile_task, golden, doc
     cand = write_candidate(tmp_path / "cand", CALC_PY.replace(ADD_BODY, code), extra)
     expected = [c.test_id for c in golden.cases]
     timeout = 5 if name == "hangs" else 120  # a hang ends as a timeout whatever the limit: a short one
-    report = evaluate_variant(sandbox, hostile_task, hostile_task.info.implementation(1), cand,
+    report = evaluate_variant(sandbox, hostile_task, hostile_task.info.implementation(1), tagged(cand),
                               timeout=timeout, expected_ids=expected)
     allowed = EXPECTED.get(name, {TestStatus.FAILED, TestStatus.ERROR, TestStatus.INFRA_ERROR})
     assert report.status in allowed, (report.status, report.detail, report.log_tail[-800:])
@@ -154,6 +156,6 @@ def test_hostile_candidate_never_passes(name, sandbox, hostile_task, golden, doc
 
 def test_the_run_goes_on_after_the_hostile_candidates(sandbox, hostile_task, golden):
     impl = hostile_task.info.implementation(1)
-    again = evaluate_variant(sandbox, hostile_task, impl, "golden", timeout=120)
+    again = evaluate_variant(sandbox, hostile_task, impl, Golden(), timeout=120)
     assert again.status is TestStatus.PASSED
     assert [c.test_id for c in again.cases] == [c.test_id for c in golden.cases]

@@ -19,11 +19,12 @@ import pytest
 from hostile_bodies import ATTACKS, attack_body
 
 from helpers.small_task import tree_hash, write_task
-from helpers.tasks import copy_example
+from helpers.tasks import copy_example, tagged
 from lmrbench.core.source.splice import splice_bodies
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.harness import variant
+from lmrbench.harness import spec
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -37,7 +38,7 @@ TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def tasks(tmp_path_factory, base_image) -> dict[str, Task]:
 def goldens(sandbox, tasks) -> dict[str, TestReport]:
     out = {}
     for name, task in tasks.items():
-        report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[name]), "golden", timeout=120)
+        report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[name]), Golden(), timeout=120)
         assert report.status is TestStatus.PASSED, (name, report.detail, report.log_tail)
         assert report.isolation == "split"
         out[name] = report
@@ -66,7 +67,7 @@ def goldens(sandbox, tasks) -> dict[str, TestReport]:
 def boot(request, monkeypatch) -> str:
     """How the boot starts the two sides of every split run of the test."""
     names = ["numpy"] if request.param == "zygote" else []
-    monkeypatch.setattr(variant, "framework_modules", lambda task, impl: list(names))
+    monkeypatch.setattr(spec, "framework_modules", lambda task, impl: list(names))
     return str(request.param)
 
 
@@ -100,7 +101,7 @@ def test_attack_does_not_pass(attack, task_name, boot, sandbox, tasks, goldens, 
     before = tree_hash(task.path)
     cand = hostile_candidate(task, TASKS[task_name], attack, tmp_path / "cand")
     expected = [c.test_id for c in goldens[task_name].cases]
-    report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[task_name]), cand,
+    report = evaluate_variant(sandbox, task, task.info.implementation(TASKS[task_name]), tagged(cand),
                               timeout=60, expected_ids=expected)
     assert report.status is not TestStatus.PASSED, (report.detail, report.log_tail[-1500:])
     assert report.status in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT), report.detail
@@ -133,7 +134,7 @@ def test_the_worker_never_sees_tests_or_data(boot, sandbox, tasks, goldens, tmp_
         cand = hostile_candidate(task, 1, "_probe", tmp_path / "cand")
     finally:
         table.pop("_probe")
-    report = evaluate_variant(sandbox, task, task.info.implementation(1), cand, timeout=60)
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), tagged(cand), timeout=60)
     assert report.status is TestStatus.FAILED
     seen = next(c.message for c in report.cases if "SEEN" in c.message)
     assert "data 0, tests 0, trusted PermissionError" in seen, seen
@@ -152,7 +153,7 @@ def test_the_attacks_are_real_where_the_process_is_shared(attack, sandbox, tasks
     (task_dir / "info.json").write_text(json.dumps(info))
     task = load_task(task_dir)
     cand = hostile_candidate(task, 1, attack, tmp_path / "cand")
-    report = evaluate_variant(sandbox, task, task.info.implementation(1), cand, timeout=60)
+    report = evaluate_variant(sandbox, task, task.info.implementation(1), tagged(cand), timeout=60)
     assert report.status is TestStatus.PASSED
     assert report.isolation == "shared" and report.weaker
     assert "weaker evidence" in report.detail

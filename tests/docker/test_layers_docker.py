@@ -19,7 +19,6 @@ from helpers.cancelling import cancel_once_running
 from helpers.docker_engine import build_containers
 from helpers.progress_lines import Lines
 from helpers.vec_task import unique_requirement, write_small_task
-from lmrbench.benchmark.execution.unit import image_facts
 from lmrbench.benchmark.sandbox.environments.inventory import inventory, keep_for
 from lmrbench.benchmark.sandbox.environments.layers import FRAMEWORK_REPO, LAYER_LABEL, PARENT_LABEL
 from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, resolve_wheels, wheel_name
@@ -118,7 +117,8 @@ def test_tasks_pinning_the_same_framework_share_its_layer_and_no_layer_holds_whe
         framework_files = _py(docker_engine, parent, "import iniconfig, pytest; print('ok')")
         assert framework_files == "ok"
         # what a run's manifest records of each task's environment: its image and the framework under it
-        image, framework = image_facts(runner, tags[1])
+        facts = runner.environment(b)  # the transport's environment says them
+        image, framework = facts.image_id, facts.framework
         assert image == images[1].id and framework == "iniconfig==2.0.0 (PyPI (the CUDA build))"
         listed = {r.tag: r for r in inventory(docker_engine)}
         assert {"7-LayerA", "8-LayerB"} <= set(listed[parent].users)

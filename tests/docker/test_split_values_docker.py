@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.float_task import DROPPED, REWRITE, SCALED, write_float_task
+from helpers.tasks import tagged
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
@@ -31,7 +32,7 @@ AS_DATACLASS = REWRITE.replace(
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def candidate(dest: Path, source: str) -> Path:
 
 
 def run(sandbox, task, variant):
-    return evaluate_variant(sandbox, task, task.info.implementation(1), variant, timeout=120)
+    return evaluate_variant(sandbox, task, task.info.implementation(1), tagged(variant), timeout=120)
 
 
 def test_the_golden_passes_split_and_the_masked_stub_fails(sandbox, task):

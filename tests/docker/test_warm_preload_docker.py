@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.core.taskset import load_task
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -94,9 +96,9 @@ def test_trusted_runs_preload_the_tasks_imports_and_candidates_do_not(runner, tm
     task = load_task(task.path)
     impl = task.info.implementation(1)
     for _ in range(2):  # the warm container's first run and a later one
-        report = evaluate_variant(runner, task, impl, "golden", timeout=120, trusted=True)
+        report = evaluate_variant(runner, task, impl, Golden(), timeout=120)
         assert report.status is TestStatus.PASSED, (report.detail, report.log_tail)
-    report = evaluate_variant(runner, task, impl, "golden", timeout=120, trusted=False)
+    report = evaluate_variant(runner, task, impl, as_candidate(task, 1), timeout=120)
     assert report.status is TestStatus.FAILED
     assert [c.test_id.split("::")[-1] for c in report.cases if c.outcome == "failed"] == [
         "test_the_probe_was_imported_by_the_warm_boot"]

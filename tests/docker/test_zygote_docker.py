@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from helpers.small_task import write_candidate, write_task
+from helpers.tasks import tagged
 from lmrbench.core.taskset import Task, load_task
-from lmrbench.harness import variant
+from lmrbench.harness import spec
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -115,7 +116,7 @@ def probe_wheel(folder: Path) -> Path:
 def sandbox(base_image):
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-    return Sandbox(DockerRunner(base_image=base_image))
+    return Sandbox(DockerRunner(base_image=base_image), warm=False)  # every run cold: none left behind
 
 
 @pytest.fixture(scope="module")
@@ -132,13 +133,13 @@ def frameworks(monkeypatch):
     """Set the modules the boot imports before the fork, for every split run of the test."""
 
     def use(names: list[str]) -> None:
-        monkeypatch.setattr(variant, "framework_modules", lambda task, impl: list(names))
+        monkeypatch.setattr(spec, "framework_modules", lambda task, impl: list(names))
 
     return use
 
 
 def run(sandbox, task: Task, impl: int, cand: Path) -> TestReport:
-    return evaluate_variant(sandbox, task, task.info.implementation(impl), cand, timeout=120)
+    return evaluate_variant(sandbox, task, task.info.implementation(impl), tagged(cand), timeout=120)
 
 
 def test_both_sides_inherit_the_preloaded_module(sandbox, task, frameworks, tmp_path):

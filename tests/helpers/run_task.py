@@ -143,3 +143,17 @@ def dice(a, b):
                     fh.write("def test_ok():\\n    pass\\n")
     sys.exit(0)
 ```"""
+
+
+def summing_agent_run(root: Path) -> Path:
+    """``root/run``: task 2-Async of ``root/bench``, whose agent (``root/agent``) wrote a right ``total``,
+    imported as a run."""
+    from lmrbench.benchmark.pipeline.agent import export_agent, import_agent
+    from lmrbench.core.taskset import load_taskset
+
+    tasks, _ = load_taskset(write_taskset(root / "bench"), only=["2"])
+    out = export_agent(tasks, root / "agent")
+    goal = out / "2-Async" / REPO / GOAL
+    goal.write_text(goal.read_text().replace("raise NotImplementedError", "return sum(xs)"))
+    import_agent(tasks, out, root / "run")
+    return root / "run"

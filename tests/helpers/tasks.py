@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.core.taskset import Task
+from lmrbench.harness.spec import TaggedVariant
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 """The example task set shipped with the project (read it, never write to it: copy it first)."""
@@ -114,3 +115,30 @@ def create_task(
                     instructions=[instruction], bench=bench, category=category, name=name, paper_name=paper_name,
                     year=year)  # fmt: skip
     return create(spec, force=force)
+
+
+def tagged(variant: object) -> TaggedVariant:
+    """A test's shorthand for a variant as the harness takes it: ``"golden"``, ``"masked"``, a candidate's
+    folder, or a candidate's goal files."""
+    from lmrbench.harness.spec import Candidate, Golden, Masked
+
+    if variant == "golden":
+        return Golden()
+    if variant == "masked":
+        return Masked()
+    if isinstance(variant, Path):
+        return Candidate(folder=variant)
+    assert isinstance(variant, dict)
+    return Candidate(files=dict(variant))
+
+
+def as_candidate(task: Task, impl_index: int, which: str = "golden") -> TaggedVariant:
+    """The task's own golden (or masked) goal files handed in as a candidate's: run untrusted, never warm."""
+    from lmrbench.harness.spec import Candidate
+
+    impl = task.info.implementation(impl_index)
+    files = {}
+    for k, goal in enumerate(impl.goal_files):
+        path = task.golden_path(impl, k) if which == "golden" else task.goal_path(impl, k)
+        files[goal] = path.read_text("utf-8")
+    return Candidate(files=files)

@@ -15,6 +15,7 @@ from lmrbench.cli.limit_options import Cpus, HfCache, Memory, TaskFilter
 from lmrbench.cli.run_cmd import (
     BaseUrl,
     Bench,
+    Force,
     KeyEnv,
     MaxTokens,
     Model,
@@ -23,7 +24,7 @@ from lmrbench.cli.run_cmd import (
     Temperature,
     Timeout,
     _client,
-    _finish,
+    _finish_all,
     _tasks,
 )
 from lmrbench.cli.tables import print_table
@@ -59,6 +60,7 @@ def agent_cmd(
     hf_cache: HfCache = None,
     samples: Annotated[int, typer.Option(
         "--samples", help="Runs of the agent per task, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
+    force: Force = False,
 ) -> None:
     """Run an agent on every task in a container of the task's own image (no network; the model is called from
     here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
@@ -78,21 +80,23 @@ def agent_cmd(
     tasks = _tasks(bench, only)
     limits = AgentLimits(step_limit=step_limit, cost_limit=cost_limit, wall_time=wall_time,
                          command_timeout=command_timeout)  # fmt: skip
-    options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild)
+    options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild, force=force)
     client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, max(4, jobs),
                      None, True)  # fmt: skip
     docker = DockerRunner(memory=memory, cpus=cpus, hf_cache=hf_cache)
     try:
+        done = []
         with client, RichProgress(verbose=True) as progress:
             for sample, folder in enumerate(folders, start=1):
                 summary = run_agent(tasks, folder, MiniSweAgent(), client, docker, bench=str(bench),
                                     options=options, progress=progress)  # fmt: skip
-                _finish(summary, "agent" if samples == 1 else f"agent (sample {sample} of {samples})")
+                done.append((summary, "agent" if samples == 1 else f"agent (sample {sample} of {samples})"))
     finally:
         docker.close()
     where = out / "agent" if samples == 1 else out / "samples" / "<s>" / "agent"
     out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
                       f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    _finish_all(done)
 
 
 def agent_report_cmd(

@@ -17,12 +17,24 @@ def regrade(
     path: Annotated[Path, typer.Argument(help="A validated task set, or a run folder (holding run.json).")],
     run_dir: Annotated[Path | None, typer.Option(
         help="A task set's validation results (<bench>/.lmrbench/validate).")] = None,
+    seal_key: Annotated[Path | None, typer.Option(
+        "--seal-key", help="The seal key file of the machine that kept the evidence (default: this machine's, "
+        "<data dir>/seal.key): how an auditor checks another machine's runs.")] = None,
 ) -> None:
     """Decide every stored verdict again from its runs' evidence (run spec, junit and seal reports, whole log)
-    without starting any container or test process; print the figures and each verdict that now differs.
-    Exit 1 when a verdict differs or some result kept no evidence."""
+    without starting any container or test process, after checking each kept file against the seal key kept
+    outside the run folder; print the figures, each verdict that now differs and the evidence no longer sealed.
+    Exit 1 when a verdict differs, evidence is not sealed, or some result kept no evidence."""
+    import os
+
+    from lmrbench.harness.seal_key import KEY_ENV
+
     if not path.is_dir():
         raise LmrError("not a folder", path)
+    if seal_key is not None:
+        if not seal_key.is_file():
+            raise LmrError("no such seal key file", seal_key)
+        os.environ[KEY_ENV] = str(seal_key.resolve())
     console = Console(soft_wrap=True)
     is_run = (path / "run.json").is_file()
     if not (_regrade_run(console, path) if is_run else _regrade_bench(console, path, run_dir)):
@@ -62,22 +74,24 @@ def _regrade_run(console: Console, run: Path) -> bool:
     from lmrbench.benchmark.pipeline.regrade import RunRegrade, regrade_run
 
     out = regrade_run(run)
-    n = len(out.stored) - len(out.not_regraded) - out.without_run
+    n = len(out.stored) - len(out.not_regraded) - len(out.unsealed) - out.without_run
     console.print(f"regraded {n}/{len(out.stored)} results from their evidence (nothing run; "
                   f"{out.without_run} decided without a test run stand as stored)", highlight=False)
     console.print(f"stored: {RunRegrade.counts(out.stored)}", highlight=False)
     console.print(f"regraded: {RunRegrade.counts(out.regraded)}", highlight=False)
-    return _differences(console, out.changed, out.not_regraded)
+    return _differences(console, out.changed, out.not_regraded, out.unsealed)
 
 
-def _differences(console: Console, changed: list[str], missing: list[str]) -> bool:
+def _differences(console: Console, changed: list[str], missing: list[str], unsealed: list[str] | None = None) -> bool:
+    for line in unsealed or []:
+        console.print(f"[red]not sealed:[/red] {escape(line)}", highlight=False)
     for line in changed:
         console.print(f"[red]changed:[/red] {escape(line)}", highlight=False)
     for line in missing:
         console.print(f"[yellow]not regraded:[/yellow] {escape(line)}", highlight=False)
-    if not changed and not missing:
-        console.print("every verdict is the same", highlight=False)
-    return not changed and not missing
+    if not changed and not missing and not unsealed:
+        console.print("every verdict is the same, and all of its evidence is sealed", highlight=False)
+    return not changed and not missing and not unsealed
 
 
 def register(app: typer.Typer) -> None:

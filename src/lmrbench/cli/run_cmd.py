@@ -106,12 +106,37 @@ def _client(
     return LLMClient(config)
 
 
+EXIT_PROBLEMS = 3
+"""A stage's exit status when problems are left (infrastructure errors, items not run), as ``validate``'s."""
+Force = Annotated[bool, typer.Option(
+    "--force", help="Start a new run where --out was made with other settings (the old run is moved aside).")]
+
+
 def _finish(summary: StageSummary, what: str) -> None:
+    """Print what the stage did; exit ``EXIT_PROBLEMS`` when problems are left for a re-run."""
+    _finish_all([(summary, what)])
+
+
+def _finish_all(done: list[tuple[StageSummary, str]]) -> None:
+    """Print what each run of a stage did (a run per sample); exit ``EXIT_PROBLEMS`` when any left problems."""
+    left = [_told(summary, what) for summary, what in done]
+    if any(left):
+        raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _told(summary: StageSummary, what: str) -> bool:
+    """Print what the stage did; whether problems are left for a re-run."""
+    from rich.markup import escape
+
     for line in summary.notes:
         out_console.print(f"{what}: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in summary.problems:
-        err_console.print(f"[yellow]{line}[/yellow]", highlight=False, markup=True)
+        err_console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False, markup=True)
     out_console.print(f"{what}: {summary.line()}", highlight=False)
+    if summary.problems:
+        err_console.print(f"{what}: {len(summary.problems)} problem(s) left (exit {EXIT_PROBLEMS}); a re-run "
+                          "retries them", highlight=False, markup=False)
+    return bool(summary.problems)
 
 
 def generate_cmd(
@@ -135,8 +160,13 @@ def generate_cmd(
     only: TaskFilter = None,
     samples: Annotated[int, typer.Option(
         "--samples", help="Samples per implementation, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
+    retry_failed: Annotated[bool, typer.Option(
+        "--retry-failed", help="Also ask again where the reply had no usable code (each earlier attempt is kept "
+        "under RUN/attempts/); by default such a reply is the model's answer, graded as failed.")] = False,
+    force: Force = False,
 ) -> None:
-    """Ask a model for every implementation (standard prompting); a re-run redoes only failed ones."""
+    """Ask a model for every implementation (standard prompting); a re-run asks again only where the endpoint
+    failed. Exit 3 when infrastructure errors are left."""
     from lmrbench.benchmark.pipeline.context import check_context
     from lmrbench.benchmark.pipeline.generate import GenerateOptions, generate
     from lmrbench.benchmark.pipeline.samples import sample_folders
@@ -144,10 +174,10 @@ def generate_cmd(
 
     setting = check_context(context)
     tasks = _tasks(bench, only)
-    opts = GenerateOptions(
-        max_paper_chars=max_paper_chars, jobs=jobs, context=setting
-    )
+    opts = GenerateOptions(max_paper_chars=max_paper_chars, jobs=jobs, context=setting, retry_failed=retry_failed,
+                           force=force)
     folders = sample_folders(out, samples)
+    done = []
     for sample, folder in enumerate(folders, start=1):
         client = _client(
             model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
@@ -156,7 +186,8 @@ def generate_cmd(
             client.config = replace(client.config, cache_salt=f"sample {sample}")
         with client, RichProgress() as progress:
             summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
-        _finish(summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})")
+        done.append((summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})"))
+    _finish_all(done)
 
 
 def export_agent_cmd(
@@ -185,11 +216,21 @@ def import_agent_cmd(
         str, typer.Option("--label", help="The agent's name in reports (default: folder name).")
     ] = "",
     only: TaskFilter = None,
+    context: Annotated[str | None, typer.Option(
+        "--context", help="The setting the agent worked in, where this machine holds no record of the export "
+        "(by default the one export-agent recorded here).")] = None,
+    only_exported: Annotated[bool, typer.Option(
+        "--only-exported", help="Grade only the tasks export-agent exported (by default every task of the set "
+        "or of --task; one the agent's folder lacks is a wrong answer).")] = False,
+    force: Force = False,
 ) -> None:
-    """Take the agent's goal functions back as candidates (spliced into the pristine masked files)."""
+    """Take the agent's goal functions back as candidates (spliced into the pristine masked files). Every task
+    is graded; the setting and the tasks exported are what export-agent recorded on this machine, never what
+    the agent's folder says."""
     from lmrbench.benchmark.pipeline.agent import import_agent
 
-    summary = import_agent(_tasks(bench, only), agent_dir, out, label=label, bench=str(bench))
+    summary = import_agent(_tasks(bench, only), agent_dir, out, label=label, bench=str(bench), context=context,
+                           only_exported=only_exported, force=force)
     _finish(summary, "import-agent")
 
 
@@ -210,7 +251,8 @@ def evaluate_cmd(
     gpus: Gpus = None,
     hf_cache: HfCache = None,
 ) -> None:
-    """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried."""
+    """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried (exit 3 when
+    some are left)."""
     from lmrbench.benchmark.execution.choose import executor_factory
     from lmrbench.benchmark.pipeline.evaluate import evaluate
     from lmrbench.benchmark.pipeline.samples import run_folders
@@ -225,10 +267,10 @@ def evaluate_cmd(
                                 limits=limits, progress=progress, untrusted=True)
         summaries = [(folder, evaluate(tasks, folder, timeout=timeout, rebuild=rebuild, executor=make,
                                        progress=progress)) for folder in run_folders([run])]  # fmt: skip
-    for folder, summary in summaries:
-        _finish(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
     out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
                       markup=False, soft_wrap=True)
+    _finish_all([(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
+                 for folder, summary in summaries])
 
 
 def judge_cmd(
@@ -262,8 +304,8 @@ def judge_cmd(
     with client, RichProgress() as progress:
         summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
                      for folder in run_folders([run])]  # fmt: skip
-    for folder, summary in summaries:
-        _finish(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
+    _finish_all([(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
+                 for folder, summary in summaries])
 
 
 def report_cmd(

@@ -92,8 +92,14 @@ class Environment:
     user (the local runner)."""
     env: dict[str, str] = field(default_factory=dict)
     """Variables every run in it gets (a mounted cache's ``HF_HOME``)."""
-    hide: tuple[str, ...] = ()
-    """Paths the process that runs a candidate's code may not read (the local runner confines it by Landlock)."""
+    reads: tuple[str, ...] = ()
+    """The only paths, besides its own tree and /dev, that the process running a candidate's code may read (the
+    local runner confines it by Landlock: the interpreter, the standard library, the packages, shared libraries);
+    () where the transport keeps it apart otherwise (a container, another user)."""
+    image_id: str = ""
+    """The image's id where the environment is an image ('' otherwise, or when the engine cannot say)."""
+    framework: str = ""
+    """The framework layer the image builds on, with where its torch came from ('' without one)."""
     options: dict[str, Any] = field(default_factory=dict)
     """The transport's own (a container's resources)."""
 

@@ -2,12 +2,15 @@
 
 The harness records each sandbox command of a run as a ``RunEvidence`` (its spec, the raw reports it left, its
 whole output) into an ``Evidence`` the caller hands down; whoever stores the run's result writes it beside the
-result with ``write_unit``, in one atomic step, each file capped in size. ``read_unit`` gives it back.
+result with ``write_unit``, in one atomic step, each file capped in size, each spec and record tagged with the
+machine's seal key (``seal_key``) over the digests of the files beside it. ``read_unit`` gives it back, and
+``unsealed`` names what was changed, added or removed since.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +21,7 @@ from pydantic import ValidationError
 from lmrbench.core.sandbox import RunResult
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, read_capped, staging_dir
+from lmrbench.harness.seal_key import authenticate, unwrap, wrap
 from lmrbench.schemas.evidence import RunSpec, UnitRecord
 from lmrbench.schemas.testrun import TestReport
 
@@ -52,7 +56,10 @@ class RunEvidence:
 
     @property
     def key(self) -> bytes:
-        """The seal key."""
+        """The seal key (unwrapped with this machine's seal key, which must be the one it was kept with: LmrError
+        when there is none here)."""
+        if self.spec.wrapped_key:
+            return unwrap(self.spec.nonce, self.spec.wrapped_key)
         return bytes.fromhex(self.spec.key)
 
 
@@ -90,24 +97,68 @@ def _capped(data: bytes) -> tuple[bytes, bool]:
     return (data[-MAX_FILE:], True) if len(data) > MAX_FILE else (data, False)
 
 
+def _tag_spec(spec: RunSpec, create: bool = True) -> str:
+    return authenticate(spec.model_dump_json(exclude={"auth"}).encode(), create=create)
+
+
+def _tag_record(record: UnitRecord, create: bool = True) -> str:
+    return authenticate(record.model_dump_json(exclude={"auth"}).encode(), create=create)
+
+
 def write_unit(folder: Path, record: UnitRecord, runs: list[RunEvidence]) -> None:
     """Write one unit's evidence as ``folder`` (replacing an older one only once the new one is whole)."""
     with staging_dir(Path(folder), replace=True) as tmp:
         for n, run in enumerate(runs, start=1):
             sub = tmp / f"run-{n}"
             sub.mkdir()
-            truncated = []
+            truncated, digests = [], {}
             blobs = {**run.files, OUTPUT_LOG: run.output.encode("utf-8", "replace")}
             if run.worker_output:
                 blobs[WORKER_LOG] = run.worker_output.encode("utf-8", "replace")
             for name, data in blobs.items():
                 kept, cut = _capped(data)
                 truncated += [name] if cut else []
+                digests[name] = hashlib.sha256(kept).hexdigest()
                 atomic_write_bytes(sub / name, kept)
-            spec = run.spec.model_copy(update={"truncated": truncated})
+            key = run.spec.key
+            nonce, wrapped = wrap(bytes.fromhex(key)) if key else (run.spec.nonce, run.spec.wrapped_key)
+            spec = run.spec.model_copy(update={"truncated": truncated, "files": digests, "key": "", "nonce": nonce,
+                                               "wrapped_key": wrapped})
+            spec = spec.model_copy(update={"auth": _tag_spec(spec)})
             atomic_write_bytes(sub / SPEC_FILE, spec.model_dump_json(indent=2).encode() + b"\n")
         record = record.model_copy(update={"runs": len(runs)})
+        record = record.model_copy(update={"auth": _tag_record(record)})
         atomic_write_bytes(tmp / UNIT_FILE, record.model_dump_json(indent=2).encode() + b"\n")
+
+
+def unsealed(folder: Path) -> list[str]:
+    """What of one unit's evidence is no longer as it was sealed (relative paths: a file changed, added or
+    removed, a spec or record edited, evidence kept before it was sealed); [] when all of it is. LmrError when
+    this machine holds no seal key (``seal_key``)."""
+    folder = Path(folder)
+    record = _load(folder / UNIT_FILE, UnitRecord)
+    bad = [] if record.auth and record.auth == _tag_record(record, create=False) else [UNIT_FILE]
+    runs = {f"run-{n}" for n in range(1, record.runs + 1)}
+    bad += sorted(p.name for p in folder.iterdir() if p.name not in runs and p.name != UNIT_FILE)
+    for name in sorted(runs):
+        sub = folder / name
+        try:
+            spec = _load(sub / SPEC_FILE, RunSpec)
+        except LmrError:
+            bad.append(f"{name}/{SPEC_FILE}")
+            continue
+        if not spec.auth or spec.auth != _tag_spec(spec, create=False):
+            bad.append(f"{name}/{SPEC_FILE}")
+            continue
+        present = {p.name for p in sub.iterdir() if p.name != SPEC_FILE}
+        for file in sorted(present | set(spec.files)):
+            try:
+                ok = file in spec.files and hashlib.sha256(read_capped(sub / file, MAX_FILE)).hexdigest() == \
+                    spec.files[file]
+            except LmrError:  # gone, a link, grown past the cap
+                ok = False
+            bad += [] if ok else [f"{name}/{file}"]
+    return bad
 
 
 def remove_units(folder: Path) -> None:

@@ -16,12 +16,11 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import RunResult, Worker
-from lmrbench.core.taskset import Task
-from lmrbench.core.treeview import Tree
+from lmrbench.core.sandbox import RunResult
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.harness.evidence import Evidence, record_run
+from lmrbench.harness.request import RunRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.runtime import PROTOCOL, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
@@ -197,33 +196,23 @@ def _strings(value: object) -> list[str]:
     return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
 
 
-def run_legacy(
-    sandbox: Sandbox,
-    task: Task,
-    tree: Tree,
-    test_files: list[str],
-    *,
-    timeout: float,
-    env: dict[str, str] | None = None,
-    worker: Worker | None = None,
-    cancel: threading.Event | None = None,
-    trusted: bool = False,
-    evidence: Evidence | None = None,
-    preload: tuple[str, ...] = (),
-) -> TestReport:
-    """Run official script-style tests on ``tree`` and decide from their logs, exit codes and endings.
+def run_legacy(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
+               evidence: Evidence | None = None) -> TestReport:
+    """Run the request's official script-style tests on its tree and decide from their logs, exit codes and
+    endings.
 
-    With ``worker`` (a split run) the goal functions run in the worker's process, so nothing the candidate does
+    With a worker (a split run) the goal functions run in the worker's process, so nothing the candidate does
     can write the logs, print into the scripts' output or end a script early with a status of its choosing.
-    ``evidence``: where the run's spec, sealed result and whole output are recorded. ``preload`` (trusted runs
-    only, see ``Sandbox.run``): installed modules a warm sandbox imports once.
+    ``evidence``: where the run's spec, sealed result and whole output are recorded.
     """
+    task, tree, test_files, timeout = request.task, request.tree, request.test_files, request.timeout
+    env, worker, trusted = request.env, request.worker, request.trusted
     argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
     key = secrets.token_hex(32).encode()
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
         run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker, cancel=cancel, trusted=trusted, preload=preload)
+                          worker=worker, cancel=cancel, trusted=trusted, preload=request.preload)
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:

@@ -34,11 +34,11 @@ ORPHAN_GRACE = 30
 
 
 def run_spec(root: str, argv: list[str], worker: Worker | None, *, timeout: float, env: dict[str, str],
-             ids: dict[str, list[int]] | None, hide: list[str] | None = None,
+             ids: dict[str, list[int]] | None, reads: list[str] | None = None,
              preload: list[str] | None = None) -> dict[str, object]:
     """A run's spec for the boot script (see ``runtime/lmrbench_boot.py``): strings, numbers, lists and dicts
-    only. The boot ends the command by itself ``ORPHAN_GRACE`` seconds past ``timeout``. ``hide`` (local runs,
-    no ids): confine the run, the worker kept from reading these paths. ``preload``: the zygote's modules
+    only. The boot ends the command by itself ``ORPHAN_GRACE`` seconds past ``timeout``. ``reads`` (local runs,
+    no ids): confine the run, the worker reading only its own tree and these paths. ``preload``: the zygote's modules
     (default: the worker's frameworks)."""
     spec: dict[str, object] = {
         "root": root,
@@ -48,8 +48,8 @@ def run_spec(root: str, argv: list[str], worker: Worker | None, *, timeout: floa
         "deadline": int(timeout) + ORPHAN_GRACE,
         "ids": ids if worker else ({"trusted": ids["trusted"]} if ids else None),
     }
-    if hide is not None and not ids:
-        spec["confine"] = {"hide": list(hide)}
+    if reads is not None and not ids:
+        spec["confine"] = {"reads": list(reads)}
     modules = list(preload) if preload is not None else list(worker.frameworks) if worker is not None else []
     if modules:
         spec["preload"] = modules
@@ -68,9 +68,9 @@ def boot_command(spec: dict[str, object]) -> list[str]:
 
 def boot_argv(root: str, argv: list[str], worker: Worker | None, *, timeout: float,
               env: dict[str, str], ids: dict[str, list[int]] | None,
-              hide: list[str] | None = None) -> list[str]:
+              reads: list[str] | None = None) -> list[str]:
     """The command that starts one run (see ``run_spec``)."""
-    return boot_command(run_spec(root, argv, worker, timeout=timeout, env=env, ids=ids, hide=hide))
+    return boot_command(run_spec(root, argv, worker, timeout=timeout, env=env, ids=ids, reads=reads))
 
 
 def _entry(kind: bytes, mode: int, name: str, data: bytes = b"") -> bytes:

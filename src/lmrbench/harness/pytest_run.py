@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.core.sandbox import RunResult, Worker
-from lmrbench.core.taskset import Task
+from lmrbench.core.sandbox import RunResult
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
 from lmrbench.harness.evidence import Evidence, record_run
 from lmrbench.harness.junit import parse_junit
+from lmrbench.harness.request import RunRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.split import id_matches
 from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
@@ -101,27 +101,15 @@ def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
     return {**files, **trusted_split_files()} if split else files
 
 
-def run_pytest(
-    sandbox: Sandbox,
-    task: Task,
-    tree: Tree,
-    test_files: list[str],
-    *,
-    timeout: float,
-    expected_ids: list[str] | None = None,
-    env: dict[str, str] | None = None,
-    worker: Worker | None = None,
-    cancel: threading.Event | None = None,
-    trusted: bool = False,
-    evidence: Evidence | None = None,
-    preload: tuple[str, ...] = (),
-) -> TestReport:
-    """Run ``test_files`` (relative to the repo) on a copy of ``tree`` and decide the status.
+def run_pytest(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
+               evidence: Evidence | None = None) -> TestReport:
+    """Run the request's test files (relative to the repo) on a copy of its tree and decide the status.
 
-    With ``worker`` (a split run) the goal functions run in the worker's process; ``env`` then names them.
-    ``evidence``: where the run's spec, reports and whole output are recorded. ``preload`` (trusted runs only,
-    see ``Sandbox.run``): installed modules a warm sandbox imports once.
+    With a worker (a split run) the goal functions run in the worker's process; the request's ``env`` then
+    names them. ``evidence``: where the run's spec, reports and whole output are recorded.
     """
+    task, tree, test_files, timeout = request.task, request.tree, request.test_files, request.timeout
+    expected_ids, env, worker, trusted = request.expected_ids, request.env, request.worker, request.trusted
     key = secrets.token_bytes(32)
     split = worker is not None
     argv = pytest_argv(test_files, split=split)
@@ -137,7 +125,7 @@ def run_pytest(
             worker=worker,
             cancel=cancel,
             trusted=trusted,
-            preload=preload,
+            preload=request.preload,
         )
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)

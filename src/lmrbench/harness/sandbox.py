@@ -91,7 +91,7 @@ class Sandbox:
             check_cancel(cancel)  # a warm boot killed by the cancel is no reason to start a cold one
         with self.transport.root(environment, None) as root:
             command = payload.boot_argv(root, argv, worker, timeout=timeout, env=run_env, ids=environment.ids,
-                                        hide=list(environment.hide) or None)
+                                        reads=list(environment.reads) if environment.reads else None)
             result, stdout = self.transport.spawn(task, environment, root, command, data, timeout=timeout,
                                                   t0=time.monotonic(), network=network, cancel=cancel)
         return payload.closing(result, stdout, out_dir)
@@ -116,7 +116,8 @@ class Sandbox:
         try:
             with stop_on_cancel(cancel, boot.kill), self.transport.root(environment, boot.runs + 1) as root:
                 spec = payload.run_spec(root, argv, worker, timeout=timeout, env=env, ids=environment.ids,
-                                        hide=list(environment.hide) or None, preload=modules)
+                                        reads=list(environment.reads) if environment.reads else None,
+                                        preload=modules)
                 served = boot.serve(request(spec, data, timeout), timeout + GRACE_SECONDS)
         finally:
             self._pool.give(boot)

@@ -10,23 +10,16 @@ process with it: weaker evidence, and every report says so.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import Worker
-from lmrbench.core.source.tree import Variant, build_tree, candidate_view, trusted_view
 from lmrbench.core.taskset import Task
-from lmrbench.core.treeview import Tree
-from lmrbench.core.trust import impl_test_files, isolation_of
-from lmrbench.errors import LmrError
 from lmrbench.harness.evidence import Evidence
-from lmrbench.harness.import_closure import closure_modules
-from lmrbench.harness.legacy import is_legacy_test, run_legacy
-from lmrbench.harness.pytest_run import WATCH_READS, run_pytest
+from lmrbench.harness.legacy import run_legacy
+from lmrbench.harness.pytest_run import run_pytest
 from lmrbench.harness.sandbox import Sandbox
-from lmrbench.harness.split import declared_ids, framework_modules, goal_modules, goals_env, make_worker
+from lmrbench.harness.spec import Rejected, RunOptions, TaggedVariant, plan_variant
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -52,66 +45,31 @@ def evaluate_variant(
     sandbox: Sandbox,
     task: Task,
     impl: Implementation,
-    variant: Variant,
+    variant: TaggedVariant,
     *,
     timeout: float,
     expected_ids: list[str] | None = None,
     env: dict[str, str] | None = None,
     cancel: threading.Event | None = None,
-    trusted: bool = False,
     evidence: Evidence | None = None,
 ) -> TestReport:
     """Run ``impl``'s unit tests on ``variant`` in ``sandbox`` and return the report (``cancel`` ends a run
-    under way and raises ``Cancelled``; ``trusted``: the variant is the task's own code, see ``Sandbox.run``;
-    ``evidence``: where each command's spec, reports and whole output are recorded, see ``harness.evidence``).
+    under way and raises ``Cancelled``; ``evidence``: where each command's spec, reports and whole output are
+    recorded, see ``harness.evidence``). The variant's type says how far it is trusted (``spec``).
 
     Every test the test files declare must be in the report and pass, and so must ``expected_ids`` (e.g. the
     golden run's case ids). Official script-style tests run in legacy mode (evidence "legacy"). A candidate
-    that cannot be spliced is an ERROR report, not an exception.
+    that cannot be built is an ERROR report (a wrong answer), not an exception.
     """
-    files = impl_test_files(task, impl)
-    if not files:
-        raise LmrError(f"implementation {impl.index} has no unit tests", task.path / "info.json")
-    mode, why = isolation_of(task, impl)
-    if evidence is not None:
-        evidence.isolation, evidence.shared_why = mode, why if mode == "shared" else ""
-    folder = task.info.repo_folder_name
-    with contextlib.ExitStack() as stack:
-        worker: Worker | None = None
-        tree: Tree
-        try:
-            if mode == "split":  # both sides read the task's repository in place: nothing is copied
-                worker = make_worker(candidate_view(task, [impl.index], variant), goal_modules(impl),
-                                     framework_modules(task, impl), watch_reads=variant == "golden")
-                tree = trusted_view(task)
-            else:
-                tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lmrbench-tree-"))
-                tree = build_tree(task, [impl.index], variant, Path(tmp) / "shared" / folder)
-        except LmrError as exc:
-            if not isinstance(variant, Path):
-                raise
-            return rejected_report(str(exc), sandbox.name, files)
-        run_env = {**(env or {}), **(goals_env(task, impl) if worker else {})}
-        if worker and variant == "golden":  # the files the trusted tests read are trusted (see validation)
-            run_env[WATCH_READS] = "1"
-        # the task's own code: a warm sandbox may import the installed modules it needs once, for every run
-        preload = closure_modules(task, impl) if trusted else ()
-        legacy = [f for f in files if is_legacy_test(task.repo_dir / f)]  # test files are the task's own
-        modern = [f for f in files if f not in legacy]
-        reports = []
-        if modern:
-            wanted = declared_ids(task, modern)
-            wanted += [i for i in expected_ids or [] if not _is_legacy_id(i, legacy) and i not in wanted]
-            reports.append(
-                run_pytest(
-                    sandbox, task, tree, modern, timeout=timeout, expected_ids=wanted or None, env=run_env,
-                    worker=worker, cancel=cancel, trusted=trusted, evidence=evidence, preload=preload,
-                )
-            )
-        if legacy:
-            reports.append(run_legacy(sandbox, task, tree, legacy, timeout=timeout, env=run_env, worker=worker,
-                                      cancel=cancel, trusted=trusted, evidence=evidence, preload=preload))
-    return combine_reports(reports, mode, why)
+    with tempfile.TemporaryDirectory(prefix="lmrbench-tree-") as scratch:
+        plan = plan_variant(task, impl, variant, RunOptions(timeout, expected_ids, dict(env or {})), Path(scratch))
+        if isinstance(plan, Rejected):
+            return rejected_report(plan.reason, sandbox.name, plan.expected)
+        if evidence is not None:
+            evidence.isolation, evidence.shared_why = plan.isolation, plan.why if plan.isolation == "shared" else ""
+        reports = [run_pytest(sandbox, r, cancel, evidence) if r.kind == "pytest" else
+                   run_legacy(sandbox, r, cancel, evidence) for r in plan.requests]
+    return combine_reports(reports, plan.isolation, plan.why)
 
 
 def combine_reports(reports: list[TestReport], mode: str, why: str) -> TestReport:
@@ -124,11 +82,6 @@ def combine_reports(reports: list[TestReport], mode: str, why: str) -> TestRepor
         note = f"tests shared the candidate's process ({why}): weaker evidence"
         report = report.model_copy(update={"detail": "; ".join(d for d in (report.detail, note) if d)})
     return report.model_copy(update={"isolation": mode})
-
-
-def _is_legacy_id(test_id: str, legacy_files: list[str]) -> bool:
-    """Legacy reports use the script's path as the test id."""
-    return test_id in legacy_files
 
 
 _WORST = [TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.TIMEOUT, TestStatus.INFRA_ERROR]

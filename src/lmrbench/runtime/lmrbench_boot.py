@@ -13,13 +13,15 @@ command's. At the end the worker and everything it started are killed, and one f
 the worker's output (m bytes). An unpack failure writes ``LMRBENCH-INFRA <why>`` instead. The boot marks
 itself non-dumpable: no child can open its stdout.
 
-Without ids (the local runner) the spec may hold ``confine``: ``{"hide": [paths]}``. The boot is then a child
+Without ids (the local runner) the spec may hold ``confine``: ``{"reads": [paths]}``. The boot is then a child
 subreaper, so that every process a run starts (a ``setsid`` daemon too) stays below it, and at the end it
 kills them all before the frame is written. The process that runs the candidate's code (the worker, or the
 command itself when there is none) is confined with Landlock where the kernel has it: it writes only beneath
 its own folder (``cand/`` or ``trusted/``; existing files under /dev too) and cannot signal or trace a
-process outside its domain; the worker cannot read ``trusted/`` nor the paths in ``hide`` (every run's
-folder, the task set) either. Without Landlock the boot says so on stderr.
+process outside its domain; the worker reads only its own folder, /dev and the paths in ``reads`` (an
+allow-list: the environment's interpreter, standard library and packages, the system's shared libraries), so
+neither ``trusted/`` nor any recorded case elsewhere on the machine is readable from it. Without Landlock the
+boot says so on stderr.
 
 The payload and the out folder share one format (``lmrbench_frames``, shipped before this file).
 
@@ -102,43 +104,16 @@ def _landlock_abi(libc):
         return 0
 
 
-def _allowed_reads(hide):
-    """Folders and files whose subtrees together are everything but the ``hide`` subtrees: at each folder on
-    the way from / to a hidden path, every entry not on such a way."""
-    hide = [os.path.realpath(h) for h in hide]
-    ways = set()
-    for h in hide:
-        cur = h
-        while True:
-            ways.add(cur)
-            parent = os.path.dirname(cur)
-            if parent == cur:
-                break
-            cur = parent
-    out = []
-    for folder in sorted(ways):
-        if folder in hide:
-            continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if path not in ways and not os.path.islink(path):  # a rule on a link would hold its target
-                out.append(path)
-    return out
-
-
-def _confine(own, hide):
+def _confine(own, reads):
     """Landlock this process: writes only beneath ``own`` (and to existing files under /dev), no signals or
-    traces outside, and with ``hide`` given, reads everywhere but there. False when the kernel has none."""
+    traces outside, and with ``reads`` given, reads only beneath ``own``, /dev and those paths. False when the
+    kernel has none."""
     libc = ctypes.CDLL(None, use_errno=True)
     abi = _landlock_abi(libc)
     if abi < 1:
         return False
     write = _LL_WRITE | ((1 << 13) if abi >= 2 else 0) | ((1 << 14) if abi >= 3 else 0)
-    handled = write | (_LL_READ if hide is not None else 0)
+    handled = write | (_LL_READ if reads is not None else 0)
     scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets, signals
     attr = ctypes.create_string_buffer(24)
     ctypes.memmove(attr, handled.to_bytes(8, "little") + bytes(8) + scoped.to_bytes(8, "little"), 24)
@@ -160,11 +135,10 @@ def _confine(own, hide):
             os.close(pfd)
 
     allow(own, handled)
-    allow("/dev", (1 << 1) | ((1 << 14) if abi >= 3 else 0) | (_LL_READ if hide is not None else 0))
-    if hide is not None:
-        for path in _allowed_reads(hide):
-            if path != "/dev":
-                allow(path, _LL_READ)
+    allow("/dev", (1 << 1) | ((1 << 14) if abi >= 3 else 0) | (_LL_READ if reads is not None else 0))
+    for path in reads or ():
+        if os.path.realpath(path) != "/dev":
+            allow(os.path.realpath(path), _LL_READ)
     libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     ok = libc.syscall(446, fd, 0) == 0
     os.close(fd)
@@ -568,9 +542,8 @@ def _run(spec, stdin):
         wenv[ENV_CALL_FDS] = f"{to_worker_r},{to_trusted_w}"
         env[ENV_CALL_FDS] = f"{to_trusted_r},{to_worker_w}"
         fds = (to_trusted_r, to_worker_w)
-        hidden = [trusted] + list(confine.get("hide", [])) if confine is not None else None
         wargs = (spec["worker"], os.path.join(cand, "repo"), wenv, ids and ids["worker"], log_w, log_w,
-                 (to_worker_r, to_trusted_w), None if confine is None else (cand, hidden))
+                 (to_worker_r, to_trusted_w), None if confine is None else (cand, list(confine.get("reads", []))))
     zygote = bool(spec.get("preload")) and _forkable([env, wenv or {}])
     if zygote:
         _preload(spec["preload"], dict(base, **task_env))

@@ -42,8 +42,14 @@ class RunSpec(BaseModel):
     """The test ids that had to be present and pass (None: every case of the report)."""
     sandbox: Literal["docker", "local"]
     """The sandbox that ran it."""
-    key: str
-    """The run's seal key, hex (secret only while the run lasted: the code under test never saw it)."""
+    key: str = ""
+    """The run's seal key, hex, while the run is in memory; on disk '' (evidence kept before the keys left the
+    run folder holds it here: such evidence is not sealed)."""
+    nonce: str = ""
+    """With ``wrapped_key``: the run's seal key wrapped by the machine's seal key (``harness.seal_key``), which no
+    run folder holds: only that key's holder can seal, or check a seal of, this run's reports."""
+    wrapped_key: str = ""
+    """The run's seal key, hex, wrapped (see ``nonce``)."""
     exit_code: int | None = None
     """The command's exit status; None when it never ended on its own."""
     timed_out: bool = False
@@ -56,6 +62,11 @@ class RunSpec(BaseModel):
     """sha256 of each conftest.py the seal says pytest loaded, as the evaluated tree held it (None: not in it)."""
     truncated: list[str] = Field(default_factory=list)
     """Files kept cut to the size cap (their end kept): a verdict that needs them is not derived again."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """sha256 of each file kept beside this spec, as written."""
+    auth: str = ""
+    """The machine seal key's tag of this spec (every other field, ``files`` included): an edited spec or file
+    is no longer sealed."""
 
 
 class UnitRecord(BaseModel):
@@ -83,6 +94,8 @@ class UnitRecord(BaseModel):
     """The environment (image tag or venv) it ran in."""
     report: TestReport
     """The report as decided when it ran (its whole output is in the runs' logs)."""
+    auth: str = ""
+    """The machine seal key's tag of this record (every other field)."""
 
 
 class CheckRecord(BaseModel):

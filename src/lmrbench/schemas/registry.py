@@ -11,6 +11,7 @@ from lmrbench.schemas import recording as _recording
 from lmrbench.schemas import run as _run
 from lmrbench.schemas import testrun as _report
 from lmrbench.schemas import validation as _validation
+from lmrbench.schemas.agent_export import AgentExport
 
 EXTRA_MODELS: dict[str, type[BaseModel]] = {}
 EXTRA_MODELS.update(
@@ -23,7 +24,7 @@ EXTRA_MODELS.update(
         "label_skips": _run.SkipList,
         "agreement": _agreement.AgreementReport,
         "run": _run.RunManifest,
-        "agent_export": _run.AgentExport,
+        "agent_export": AgentExport,
         "agent_outcome": _agent_run.AgentOutcome,
         "action_report": _agent_run.ActionReport,
         "test_report": _report.TestReport,

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lmrbench.schemas.agent_export import AgentExport
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -377,16 +379,13 @@ class RunManifest(_Strict):
     """Judge folder name -> the judge."""
     official: OfficialSource | None = None
     """Set on runs imported from the official results layout."""
-
-
-class AgentExport(_Strict):
-    """``export.json`` at the top of an agent export: how it was made, read back by ``import-agent``."""
-
-    schema_version: Literal[1] = 1
-    """Version of this format."""
-    tool_version: str
-    """lmrbench's version."""
-    context: Literal["full", "paper+goal-file", "paper-only"] = "full"
-    """What the agent was shown of each repository (the input setting)."""
-    tasks: list[str] = Field(default_factory=list)
-    """Task folders exported."""
+    started_at: str = ""
+    """When the run was started, ISO 8601 UTC ('' in runs made before it was recorded)."""
+    ended_at: str = ""
+    """When its last stage (generate, agent, import-agent, evaluate) ended, ISO 8601 UTC."""
+    git_revision: str = ""
+    """The git revision of lmrbench's own checkout that last wrote the run ('' when installed from a wheel)."""
+    taskset_digest: str = ""
+    """sha256 over the names and digests of the run's tasks (``tasks``)."""
+    export: AgentExport | None = None
+    """For an imported agent run: the host's record of the export the agent worked on (setting, tasks, digests)."""

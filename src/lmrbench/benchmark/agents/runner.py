@@ -29,8 +29,8 @@ from lmrbench.benchmark.agents.container import WORKSPACE, AgentContainer, Conta
 from lmrbench.benchmark.agents.protocol import AgentAdapter, AgentLimits, AgentResult, AgentSession
 from lmrbench.benchmark.pipeline.agent import AGENT_PROMPT_VERSION, PROMPT_FILE, export_agent, import_one
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY
-from lmrbench.benchmark.pipeline.generate import start_manifest
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
+from lmrbench.benchmark.pipeline.manifest import finish_manifest, start_manifest
 from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.taskset import Task
@@ -56,6 +56,8 @@ class AgentOptions:
     jobs: int = 1
     retries: int = 2
     rebuild: bool = False
+    force: bool = False
+    """Start a new run where the existing one was made with other settings or limits (the old one moved aside)."""
 
 
 def agent_folder(run: RunDir, task: str) -> Path:
@@ -130,7 +132,8 @@ class AgentRunner:
         with tempfile.TemporaryDirectory(prefix="lmrbench-agent-") as tmp:
             try:
                 logs = _LogsOnly(self.progress, task.name)  # the agent phase's bar stays the one shown
-                view = export_agent([task], Path(tmp) / "view", progress=logs, cancel=self.cancel)
+                view = export_agent([task], Path(tmp) / "view", progress=logs, cancel=self.cancel,
+                                    keep=False)
                 image = self.docker.prepare(task, rebuild=self.options.rebuild, progress=logs, cancel=self.cancel)
             except Cancelled:
                 raise
@@ -215,7 +218,8 @@ def run_agent(
     start_manifest(run, tasks, RunManifest(
         tool_version=__version__, source="agent", label=f"{adapter.name} ({client.params.model})", bench=bench,
         generation=client.params, prompt_version=AGENT_PROMPT_VERSION,
-        settings={CONTEXT_KEY: "full", "agent": adapter.name}))  # fmt: skip
+        settings={CONTEXT_KEY: "full", "agent": adapter.name, **limit_settings(options.limits)}),
+        force=options.force)  # fmt: skip
     summary = StageSummary()
     todo = []
     for task in tasks:
@@ -241,6 +245,14 @@ def run_agent(
         cancel.set()
         runner.remove_all()
 
-    return in_thread(lambda: run_jobs(todo, work, label="agent", workers=options.jobs, summary=summary,
-                                      progress=progress, cancel=cancel, describe=lambda t: t.name),
-                     "lmrbench-agent", on_interrupt=interrupted)
+    try:
+        return in_thread(lambda: run_jobs(todo, work, label="agent", workers=options.jobs, summary=summary,
+                                          progress=progress, cancel=cancel, describe=lambda t: t.name),
+                         "lmrbench-agent", on_interrupt=interrupted)
+    finally:
+        finish_manifest(run)
+
+
+def limit_settings(limits: AgentLimits) -> dict[str, str]:
+    """The agent's limits as run.json's settings record them (a re-run with others is another run)."""
+    return {f"agent_{name}": str(value) for name, value in sorted(vars(limits).items())}

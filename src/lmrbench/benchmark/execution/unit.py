@@ -1,8 +1,9 @@
 """One unit of work: one test run of one variant of one implementation, and what it takes to run it anywhere.
 
-A unit names its task by a ``TaskRef`` and carries its variant as data (``"golden"``, ``"masked"``, or the goal
-files of a mutant or a candidate), so that it runs the same in a thread of this process and on another machine
-that received the task folder as an archive. ``execute`` is what every executor calls where the unit lands.
+A unit names its task by a ``TaskRef`` and carries its variant as data (a tagged ``harness.spec`` variant: golden,
+masked, or the goal files of a mutant or a candidate), so that it runs the same in a thread of this process and
+on another machine that received the task folder as an archive. ``execute`` is what every executor calls where
+the unit lands.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 from typing import Literal
 
 from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
-from lmrbench.core.sandbox import Transport
 from lmrbench.core.source.tree import read_untrusted_goal_file
 from lmrbench.core.taskset import STATE_DIRS, Task, load_task
 from lmrbench.defaults import cache_root
@@ -23,6 +23,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import staging_dir
 from lmrbench.harness.evidence import Evidence
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import TaggedVariant
 from lmrbench.progress import Cancelled, NullProgress, Progress
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
@@ -53,7 +54,8 @@ class RunUnit:
     progress lines, never parsed: ``purpose`` and ``ordinal`` say what the run is."""
     task: TaskRef
     impl: int
-    variant: Literal["golden", "masked"] | GoalFiles
+    variant: TaggedVariant
+    """What fills the goal functions, its trust stated by its type (``harness.spec``)."""
     timeout: float
     purpose: Purpose = "candidate"
     ordinal: int = 0
@@ -130,26 +132,9 @@ class Prepared:
             except LmrError as exc:
                 self._failed[key] = exc
                 raise
-            self._done[key] = (env, *image_facts(sandbox.transport, env))
+            facts = sandbox.transport.environment(task)  # the transport says its image and framework
+            self._done[key] = (env, facts.image_id, facts.framework)
             return self._done[key]
-
-
-def image_facts(transport: Transport, env: str) -> tuple[str, str]:
-    """The Docker image id of an environment and its framework layer with the torch source ('' for other
-    sandboxes, images without a framework layer, or when the engine cannot say)."""
-    client = getattr(transport, "client", None)
-    if transport.name != "docker" or client is None:
-        return "", ""
-    from lmrbench.benchmark.sandbox.environments.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL
-
-    try:
-        image = client.images.get(env)
-        labels = image.labels or {}
-        pins = labels.get(FRAMEWORK_LABEL, "")
-        source = (client.images.get(labels[PARENT_LABEL]).labels or {}).get(TORCH_SOURCE_LABEL, "") if pins else ""
-        return image.id or "", f"{pins} ({source})" if source else pins
-    except Exception:  # the engine's hiccup must not fail a run that is done
-        return "", ""
 
 
 def execute(
@@ -177,8 +162,7 @@ def execute(
     evidence = Evidence()
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
-                                  expected_ids=unit.expected_ids, env=unit.env, cancel=cancel,
-                                  trusted=unit.purpose != "candidate", evidence=evidence)
+                                  expected_ids=unit.expected_ids, env=unit.env, cancel=cancel, evidence=evidence)
     except Cancelled:
         raise
     except LmrError as exc:

@@ -6,12 +6,13 @@ with the instructions. Data the tests read outside ``unit_test/`` that no truste
 validated since its tests changed) is withheld too, with a warning. Golden files and info.json are never
 copied, and the export does not name the task set's location. ``import_agent`` reads the agent's edited goal
 files and splices their goal functions, with the new imports, helpers and constants beside them
-(``splice_candidate``), into the pristine masked files, as candidates of a run; it imports the tasks
-export.json lists, and says so.
+(``splice_candidate``), into the pristine masked files, as candidates of a run; it grades every task it is
+given, and a task the agent's folder lacks is a wrong answer.
 
 Under an input setting other than ``full`` (see benchmark.context) the repository folder holds only the paper
-and the goal file(s), or the paper and stubs of the goal functions; ``export.json`` records the setting and
-``import_agent`` writes it into the run's settings.
+and the goal file(s), or the paper and stubs of the goal functions. What was exported (the setting, the tasks,
+a digest of each) is recorded on the host (``exports``); ``import_agent`` takes the setting from there, never
+from the agent's folder, and writes it and the record into run.json.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import threading
 from pathlib import Path, PurePosixPath
 
 from lmrbench import __version__
-from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, goal_stub
-from lmrbench.benchmark.pipeline.generate import start_manifest, write_candidate
-from lmrbench.benchmark.pipeline.rundir import RunDir, load_model, save_model
+from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting, check_context, goal_stub
+from lmrbench.benchmark.pipeline.exports import EXPORT_JSON, host_record, keep_record, new_record
+from lmrbench.benchmark.pipeline.generate import write_candidate
+from lmrbench.benchmark.pipeline.manifest import finish_manifest, start_manifest
+from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary
 from lmrbench.core.datareads import read_data
 from lmrbench.core.source.candidate_splice import merge_notes, splice_candidate
@@ -38,7 +41,6 @@ from lmrbench.schemas.run import AgentExport, Candidate, CandidateStatus, RunMan
 from lmrbench.schemas.task_info import Implementation
 
 PROMPT_FILE = "TASK.md"
-EXPORT_JSON = "export.json"
 PAPER_FILES = ("paper.pdf", "paper.json")
 AGENT_PROMPT_VERSION = "agent-3"
 _NEVER = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".lmrbench"}
@@ -184,11 +186,14 @@ def export_agent(
     context: ContextSetting = "full",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    keep: bool = True,
 ) -> Path:
     """Write the agent's view of ``tasks`` under an input setting to ``out`` (all or nothing).
 
     LmrError when ``out`` exists (without ``replace``). A task that cannot be exported (no goal function, a
     broken goal file) is left out with one ``warning:`` line on ``progress``; LmrError when no task is left.
+    ``keep``: record the export on the host (``exports``), as ``import_agent`` needs; off for the views the
+    agent runner makes and grades itself.
     """
     progress = progress or NullProgress()
     out = Path(out)
@@ -221,21 +226,28 @@ def export_agent(
             progress.advance(1, task.name)
         if tasks and not done:
             raise LmrError("no task could be exported (see the warnings above)", out)
-        save_model(tmp / EXPORT_JSON, AgentExport(tool_version=__version__, context=context,
-                                                  tasks=done))  # fmt: skip
+        record = new_record(tmp, done, context, __version__)
+        save_model(tmp / EXPORT_JSON, record)
+        if keep:
+            keep_record(record)  # the host's copy, before the export is in place: the one import-agent trusts
     return out
 
 
-def export_context(agent_dir: Path) -> ContextSetting:
-    """The input setting an agent folder was exported with (full for exports without export.json)."""
-    path = Path(agent_dir) / EXPORT_JSON
-    return load_model(path, AgentExport).context if path.is_file() else "full"
-
-
-def exported_tasks(agent_dir: Path) -> list[str] | None:
-    """The task folders an export holds according to its export.json (None for an export without one)."""
-    path = Path(agent_dir) / EXPORT_JSON
-    return load_model(path, AgentExport).tasks if path.is_file() else None
+def import_setting(agent_dir: Path, context: str | None) -> tuple[ContextSetting, AgentExport | None]:
+    """The input setting an agent folder is graded in, and the host's record of its export: the record's
+    setting; ``context`` (the user's word) where this machine holds no record; LmrError when neither says, or
+    when they disagree."""
+    record = host_record(agent_dir)
+    if record is None:
+        if context is None:
+            raise LmrError("this machine holds no record of the export this folder was made from (its export.json "
+                           "is the agent's to edit); pass --context to say which setting the agent worked in",
+                           agent_dir)
+        return check_context(context), None
+    if context is not None and check_context(context) != record.context:
+        raise LmrError(f"--context {context} differs from the setting this folder was exported with "
+                       f"({record.context})", agent_dir)
+    return record.context, record
 
 
 def import_one(run: RunDir, task: Task, impl: Implementation, agent_dir: Path) -> Candidate:
@@ -284,45 +296,49 @@ def import_agent(
     *,
     label: str = "",
     bench: str = "",
+    context: str | None = None,
+    only_exported: bool = False,
+    force: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> StageSummary:
-    """Import every implementation of the exported tasks from an agent's folder into the run at ``run_path``.
+    """Import every implementation of ``tasks`` from an agent's folder into the run at ``run_path``.
 
-    The tasks are those export.json lists (an export without export.json: every task of ``tasks``); a task
-    of ``tasks`` that was not exported is not graded, and the summary's notes say which were taken."""
+    Every task given is graded: one the agent's folder lacks is a wrong answer, unless ``only_exported`` keeps
+    to the tasks the host's record of the export lists. The setting is the record's (``import_setting``);
+    nothing is read from the agent's folder but its goal files and the id of its export."""
     agent_dir = Path(agent_dir)
     if not agent_dir.is_dir():
         raise LmrError("not a folder", agent_dir)
     summary = StageSummary()
-    listed = exported_tasks(agent_dir)
-    if listed is not None:
-        left = [t.name for t in tasks if t.name not in listed]
-        tasks = [t for t in tasks if t.name in listed]
-        unknown = [n for n in listed if n not in {t.name for t in tasks}]
-        note = f"importing the {len(tasks)} task(s) export.json lists: {', '.join(t.name for t in tasks)}"
-        if left:
-            note += f"; not exported, not graded: {', '.join(left)}"
-        if unknown:
-            note += f"; exported but not in this task set (or --task): {', '.join(unknown)}"
-        summary.notes.append(note)
-    present = [t for t in tasks if (agent_dir / t.name).is_dir()]
-    if not present:
+    if not any((agent_dir / t.name).is_dir() for t in tasks):
         raise LmrError(
             "holds none of the task set's tasks (expected folders named like the tasks)", agent_dir
         )
+    setting, record = import_setting(agent_dir, context)
+    if only_exported:
+        if record is None:
+            raise LmrError("--only-exported needs the host's record of the export, and this machine holds none",
+                           agent_dir)
+        left = [t.name for t in tasks if t.name not in record.tasks]
+        tasks = [t for t in tasks if t.name in record.tasks]
+        if left:
+            summary.notes.append(f"not exported, not graded (--only-exported): {', '.join(left)}")
     run = RunDir(Path(run_path))
     start_manifest(run, tasks, RunManifest(
         tool_version=__version__, source="agent", label=label or agent_dir.name, bench=bench,
-        prompt_version=AGENT_PROMPT_VERSION, settings={CONTEXT_KEY: export_context(agent_dir)}))  # fmt: skip
+        prompt_version=AGENT_PROMPT_VERSION, settings={CONTEXT_KEY: setting}, export=record), force=force)  # fmt: skip
     progress = progress or NullProgress()
     progress.start("import", sum(len(t.info.implementations) for t in tasks))
     for task in tasks:
+        absent = not (agent_dir / task.name).is_dir()
         for impl in task.info.implementations:
             check_cancel(cancel)
             cand = import_one(run, task, impl, agent_dir)
             summary.statuses[cand.status.value] += 1
             if cand.status is not CandidateStatus.OK:
-                summary.problems.append(f"{task.name}#{impl.index}: {cand.status.value}: {cand.reason}")
+                why = "the agent's folder has no such task: a wrong answer" if absent else cand.reason
+                summary.notes.append(f"wrong answer kept: {task.name}#{impl.index}: {cand.status.value}: {why}")
             progress.advance(1, f"{task.name}#{impl.index}")
+    finish_manifest(run)
     return summary

@@ -16,6 +16,7 @@ from pathlib import Path
 from lmrbench.benchmark.execution.choose import MakeExecutor, executor_factory
 from lmrbench.benchmark.execution.schedule import run_units
 from lmrbench.benchmark.execution.unit import RunUnit, TaskRef, UnitResult, goal_files_of
+from lmrbench.benchmark.pipeline.manifest import finish_manifest
 from lmrbench.benchmark.pipeline.rundir import RunDir, candidate_repo, save_model, unless_broken
 from lmrbench.benchmark.pipeline.stage import StageSummary
 from lmrbench.core.taskset import Task
@@ -24,6 +25,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
 from lmrbench.harness.evidence import remove_units, unit_record, write_unit
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate as CandidateVariant
 from lmrbench.harness.variant import rejected_report
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus
@@ -132,7 +134,7 @@ def evaluate(
     todo: list[tuple[Task, Implementation, Candidate]] = []
     for task in tasks:
         for impl in task.info.implementations:
-            cand = run.candidate(task.name, impl.index)
+            cand = run.candidate(task.name, impl.index, graded=(task.info.repo_folder_name, impl.goal_files))
             if cand is None:
                 continue
             if is_current(unless_broken(run.result, task.name, impl.index), cand):
@@ -166,7 +168,7 @@ def evaluate(
             continue
         try:
             folder = run.candidate_dir(task.name, impl.index)
-            candidate_repo(folder, cand.goal_files, task.info.repo_folder_name)
+            candidate_repo(folder, impl.goal_files, task.info.repo_folder_name)
             files = goal_files_of(task, impl.index, folder)
         except LmrError as exc:  # a stray file, a link, a missing or oversized goal file: the candidate's failure
             report = rejected_report(str(exc), sandbox_name, impl_test_files(task, impl))
@@ -174,8 +176,8 @@ def evaluate(
             continue
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
-        units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index, variant=files,
-                             purpose="candidate", timeout=timeout, rebuild=rebuild))
+        units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index,
+                             variant=CandidateVariant(files), purpose="candidate", timeout=timeout, rebuild=rebuild))
 
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]
@@ -185,15 +187,18 @@ def evaluate(
         return []
 
     if not units:
+        finish_manifest(run)
         check_cancel(cancel)
         return summary
-    make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel)
+    make = executor or executor_factory(None, sandbox=sandbox, jobs=jobs, progress=progress, cancel=cancel,
+                                        untrusted=True)  # candidates: never a silent fallback to the local runner
     pool = make({str(t.path): t for t, _, _ in by_key.values()})
     try:
         run_units(pool, units, on_done, cancel=cancel)
     finally:
         pool.close()
         _record_environments(run, pool.sandbox_name, envs)
+        finish_manifest(run)
     return summary
 
 

@@ -2,16 +2,21 @@
 
 A candidate folder holds the raw reply (reply.txt), candidate.json and, when the reply held the goal
 functions, the masked goal file with them (and the new imports, helpers and constants beside them) spliced in
-at ``<repo folder>/<goal file>``; candidate.json's ``reason`` says which code block they came from. A re-run redoes
-only the implementations without an ``ok`` candidate (endpoint errors, replies without a usable function).
-Every attempt, a rejected or failed one too, adds a line to ``RUN/attempts/<task>/<impl>.jsonl``: when, the
-status and reason, the raw reply, its finish reason, tokens, requests sent (retries included) and whether it came
-from the cache; the candidate folder holds the last one only.
+at ``<repo folder>/<goal file>``; candidate.json's ``reason`` says which code block they came from.
+
+pass@1 is pass@1: a reply without usable code (a refusal, code that does not parse) is the model's answer for
+that sample, kept and graded as a failure. A re-run asks again only where the endpoint failed (an
+infrastructure error); ``retry_failed`` asks again for the wrong answers too, with the cache bypassed, and keeps
+every earlier attempt under ``RUN/attempts/<task>/<impl>/<n>/``.
+Every attempt, a rejected or failed one too, also adds a line to ``RUN/attempts/<task>/<impl>.jsonl``: when,
+the status and reason, the raw reply, its finish reason, tokens, requests sent (retries included) and whether it
+came from the cache.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -19,9 +24,10 @@ from pathlib import Path
 
 from lmrbench.benchmark.pipeline.context import CONTEXT_KEY, ContextSetting
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError, LLMReply
+from lmrbench.benchmark.pipeline.manifest import finish_manifest, start_manifest
 from lmrbench.benchmark.pipeline.prompts import DEFAULT_MAX_PAPER_CHARS, generate_prompt_version, generation_prompt
 from lmrbench.benchmark.pipeline.reply import ReplyProblem, splice_reply
-from lmrbench.benchmark.pipeline.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model, task_entry
+from lmrbench.benchmark.pipeline.rundir import CANDIDATE_JSON, REPLY_TXT, RunDir, digest_files, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary, run_jobs
 from lmrbench.core.source.candidate_splice import merge_notes
 from lmrbench.core.source.tree import goal_plan, read_source
@@ -44,6 +50,10 @@ class GenerateOptions:
     """Implementations in flight at once (the client's concurrency caps the requests)."""
     context: ContextSetting = "full"
     """What the prompt shows of the repository (see benchmark.context); evaluation always uses all of it."""
+    retry_failed: bool = False
+    """Ask again for candidates without usable code too (every earlier attempt is kept in the run)."""
+    force: bool = False
+    """Start a new run where the existing one was made with other settings (the old one is moved aside)."""
 
 
 def write_candidate(run: RunDir, task: Task, cand: Candidate, reply: str, files: dict[str, str]) -> Candidate:
@@ -103,16 +113,16 @@ def _log_attempt(run: RunDir, task: Task, cand: Candidate, reply: LLMReply | Non
 
 
 def generate_one(
-    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions
+    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions, *, fresh: bool = False
 ) -> Candidate:
     """Ask for one implementation and write its candidate (whatever happens, a candidate.json says what, and the
     attempt is logged beside the others)."""
-    cand, reply = _generate_one(run, task, impl, client, options)
+    cand, reply = _generate_one(run, task, impl, client, options, fresh)
     return _log_attempt(run, task, cand, reply)
 
 
 def _generate_one(
-    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions
+    run: RunDir, task: Task, impl: Implementation, client: LLMClient, options: GenerateOptions, fresh: bool
 ) -> tuple[Candidate, LLMReply | None]:
     base = Candidate(
         task=task.name,
@@ -131,7 +141,7 @@ def _generate_one(
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": f"task: {exc}"})
         return write_candidate(run, task, bad, "", {}), None
     try:
-        reply = client.complete(prompt.messages)
+        reply = client.complete(prompt.messages, use_cache=not fresh)  # fresh: a new sample, not the cached one
     except LLMError as exc:
         bad = base.model_copy(update={"status": CandidateStatus.LLM_ERROR, "reason": str(exc)})
         return write_candidate(run, task, bad, "", {}), None
@@ -151,8 +161,7 @@ def _generate_one(
                 merge_notes(notes, spliced.splice)
             taken += [b for b in spliced.blocks if b not in taken]
             total = spliced.total_blocks
-    except ReplyProblem as exc:
-        client.evict(reply)  # a re-run asks again rather than reading the same unusable reply
+    except ReplyProblem as exc:  # the model's answer for this sample: kept, graded as a failure
         reason = exc.reason
         if reply.finish_reason == "length":
             reason += f" (the reply was cut at --max-tokens {client.params.max_tokens})"
@@ -165,43 +174,6 @@ def _generate_one(
     return write_candidate(run, task, cand, reply.text, files), reply
 
 
-def start_manifest(run: RunDir, tasks: list[Task], manifest: RunManifest) -> RunManifest:
-    """Create run.json or check that an existing run was made the same way; record the tasks' digests."""
-    old = run.manifest()
-    if old is not None:
-        same = (
-            old.source,
-            old.generation and old.generation.model_dump(exclude={"base_url"}),
-            old.prompt_version,
-            {CONTEXT_KEY: "full", **old.settings},  # runs made before the setting existed were full
-        )
-        new = (
-            manifest.source,
-            manifest.generation and manifest.generation.model_dump(exclude={"base_url"}),
-            manifest.prompt_version,
-            manifest.settings,
-        )
-        if same != new:
-            raise LmrError(
-                f"this run was made by {old.label or old.source} with other settings; use another --out",
-                run.path / "run.json",
-            )
-        manifest = old
-    entries = {e.name: e for e in manifest.tasks}
-    for task in tasks:
-        entry = task_entry(task)
-        prior = entries.get(task.name)
-        entries[task.name] = entry if prior is None or prior.digest != entry.digest else prior
-    manifest = manifest.model_copy(update={"tasks": sorted(entries.values(), key=lambda e: _num(e.name))})
-    run.save_manifest(manifest)
-    return manifest
-
-
-def _num(name: str) -> tuple[int, str]:
-    head = name.split("-", 1)[0]
-    return (int(head), name) if head.isdigit() else (1 << 30, name)
-
-
 def generate(
     tasks: list[Task],
     run_path: Path,
@@ -212,7 +184,9 @@ def generate(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> StageSummary:
-    """Generate a candidate for every implementation that has no ``ok`` one yet."""
+    """Generate a candidate for every implementation that has none yet, or whose request failed (an
+    infrastructure error); with ``options.retry_failed`` also for those without usable code, keeping the
+    earlier attempts."""
     from lmrbench import __version__
 
     options = options or GenerateOptions()
@@ -232,30 +206,45 @@ def generate(
                 CONTEXT_KEY: options.context,
             },
         ),
+        force=options.force,
     )
     summary = StageSummary()
     jobs: list[tuple[Task, Implementation]] = []
+    retried: set[tuple[str, int]] = set()
     for task in tasks:
         for impl in task.info.implementations:
             old = run.candidate(task.name, impl.index)
-            if old is not None and old.status is CandidateStatus.OK:
-                summary.skipped += 1
-            else:
+            if old is None or old.status is CandidateStatus.LLM_ERROR:
                 jobs.append((task, impl))
+            elif options.retry_failed and old.status is not CandidateStatus.OK:
+                keep_attempt(run, task.name, impl.index)
+                retried.add((task.name, impl.index))
+                jobs.append((task, impl))
+            else:
+                summary.skipped += 1
 
     def work(job: tuple[Task, Implementation]) -> tuple[str, Usage]:
-        cand = generate_one(run, job[0], job[1], client, options)
-        if cand.status is not CandidateStatus.OK:
-            summary.problems.append(f"{cand.task}#{cand.impl}: {cand.status.value}: {cand.reason}")
+        fresh = (job[0].name, job[1].index) in retried
+        cand = generate_one(run, job[0], job[1], client, options, fresh=fresh)
+        line = f"{cand.task}#{cand.impl}: {cand.status.value}: {cand.reason}"
+        if cand.status is CandidateStatus.LLM_ERROR:
+            summary.problems.append(line)
+        elif cand.status is not CandidateStatus.OK:
+            summary.notes.append(f"wrong answer kept: {line}")
         return cand.status.value, cand.usage
 
-    return run_jobs(
-        jobs,
-        work,
-        label="generate",
-        workers=options.jobs,
-        summary=summary,
-        progress=progress,
-        cancel=cancel,
-        describe=lambda j: f"{j[0].name}#{j[1].index}",
-    )
+    try:
+        return run_jobs(jobs, work, label="generate", workers=options.jobs, summary=summary, progress=progress,
+                        cancel=cancel, describe=lambda j: f"{j[0].name}#{j[1].index}")
+    finally:
+        finish_manifest(run)
+
+
+def keep_attempt(run: RunDir, task: str, impl: int) -> Path:
+    """Copy a candidate's folder to the next ``RUN/attempts/<task>/<impl>/<n>/`` before it is asked again."""
+    root = run.path / "attempts" / task / str(impl)
+    n = 1 + max((int(p.name) for p in root.glob("*") if p.name.isdigit()), default=0)
+    dest = root / str(n)
+    with staging_dir(dest) as tmp:
+        shutil.copytree(run.candidate_dir(task, impl), tmp, dirs_exist_ok=True)
+    return dest

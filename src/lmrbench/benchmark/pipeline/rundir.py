@@ -31,6 +31,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text, read_capped
 from lmrbench.schemas.run import (
     Candidate,
+    CandidateStatus,
     EvalResult,
     HumanLabel,
     LabelQueue,
@@ -116,19 +117,24 @@ def candidate_repo(folder: Path, goal_files: list[str], repo: str | None = None)
     return dirs[0] if dirs else None
 
 
-def current_digest(folder: Path, cand: Candidate) -> Candidate:
-    """``cand`` with its digest recomputed from exactly the files the grader reads (``candidate_repo``), as they
-    are now; a missing or unreadable file counts as changed, and a folder holding anything else gets a digest no
-    result names. A candidate without goal files (no usable code) keeps its digest: nothing could change."""
-    if not cand.goal_files:
-        return cand
-    blobs: dict[str, bytes] = {}
+def current_digest(folder: Path, cand: Candidate, graded: tuple[str, list[str]] | None = None) -> Candidate:
+    """``cand`` with its digest recomputed from exactly the files the grader reads, as they are now: with
+    ``graded`` (the task's repository folder name and the implementation's goal files) those files under that
+    folder, whatever candidate.json says; without it, the goal files candidate.json names. A missing or
+    unreadable file counts as changed, and a folder holding anything else (``candidate_repo``) gets a digest no
+    result names. A candidate without code (not ``ok``) is its status alone (no file of it is graded), and an
+    ``ok`` one that names no goal file gets a digest no result names."""
+    if cand.status is not CandidateStatus.OK:
+        digest = digest_files({}, salt=cand.status.value)
+        return cand if digest == cand.digest else cand.model_copy(update={"digest": digest})
+    repo_name, goal_files = graded if graded is not None else (None, cand.goal_files)
+    blobs: dict[str, bytes] = {} if goal_files else {"\0no goal file": b""}
     try:
-        repo = candidate_repo(folder, cand.goal_files)
+        repo = candidate_repo(folder, goal_files, repo_name)
     except LmrError as exc:
         blobs["\0refused"] = str(exc).encode()
         repo = None
-    for rel in cand.goal_files if "\0refused" not in blobs else []:
+    for rel in goal_files if "\0refused" not in blobs else []:
         path = (repo or folder) / rel
         try:
             blobs[rel] = read_capped(path, MAX_SOURCE_BYTES, shown=path) if path.is_file() else b"\0missing"
@@ -210,11 +216,12 @@ class RunDir:
         """One annotator's queue."""
         return self.path / "labels" / slug(annotator) / "queue.json"
 
-    def candidate(self, task: str, impl: int) -> Candidate | None:
+    def candidate(self, task: str, impl: int, graded: tuple[str, list[str]] | None = None) -> Candidate | None:
         """The candidate, or None when there is none yet; its digest is recomputed from the files now on disk
-        (``current_digest``), so a result, verdict or label of an edited candidate no longer matches it."""
+        (``current_digest``; ``graded``: the task's repository folder and goal files, as the grader reads
+        them), so a result, verdict or label of an edited candidate no longer matches it."""
         path = self.candidate_dir(task, impl) / CANDIDATE_JSON
-        return current_digest(path.parent, load_model(path, Candidate)) if path.is_file() else None
+        return current_digest(path.parent, load_model(path, Candidate), graded) if path.is_file() else None
 
     def candidates(self) -> Iterator[Candidate]:
         """Every candidate of the run, in task and index order (digests recomputed, as ``candidate``)."""

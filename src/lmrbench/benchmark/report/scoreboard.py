@@ -88,6 +88,15 @@ class Report:
     manifests: dict[str, RunManifest] = field(default_factory=dict)
 
 
+def agent_infra_errors(run: RunDir, tasks: set[str]) -> set[str]:
+    """The tasks of ``tasks`` whose agent run ended in an infrastructure error (its endpoint or container
+    failed), so that no candidate exists: counted as infrastructure errors, not as pending."""
+    from lmrbench.benchmark.agents.runner import outcome
+    from lmrbench.schemas.agent_run import AgentStatus
+
+    return {t for t in tasks if (o := outcome(run, t)) is not None and o.status is AgentStatus.INFRA_ERROR}
+
+
 def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
     """Read every run folder (LmrError naming one that is not a run) into a report."""
     report = Report()
@@ -104,7 +113,10 @@ def build_report(run_paths: list[Path], *, judge: str | None = None) -> Report:
                       implementations=len(expected | set(cands) | imported | (verdict_keys - set(cands))),
                       context=run_context(manifest.settings),
                       model=manifest.generation.model if manifest.generation else manifest.label or label)  # fmt: skip
-        base.pending = len(expected - set(cands) - imported)
+        missing = expected - set(cands) - imported
+        down = agent_infra_errors(run, {task for task, _ in missing})
+        base.infra_errors = sum(1 for task, _ in missing if task in down)  # the agent never got to answer
+        base.pending = len(missing) - base.infra_errors
         per_cat: dict[str, Counter[str]] = defaultdict(Counter)
         for key in sorted(set(cands) | imported):
             res = results.get(key)

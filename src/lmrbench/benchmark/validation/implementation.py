@@ -11,11 +11,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
 
 from lmrbench.authoring.check.check import find_leaks
 from lmrbench.authoring.task.metadata import mark_trusted
-from lmrbench.benchmark.execution.unit import GoalFiles, Purpose, RunUnit, TaskRef, UnitResult
+from lmrbench.benchmark.execution.unit import Purpose, RunUnit, TaskRef, UnitResult
 from lmrbench.benchmark.validation.not_run import environment_not_run, golden_not_run, static_not_run
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
@@ -33,6 +32,7 @@ from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
+from lmrbench.harness.spec import Golden, Masked, Mutant, TaggedVariant
 from lmrbench.progress import NullProgress, Progress
 from lmrbench.schemas.task_info import Implementation
 from lmrbench.schemas.testrun import TestReport, TestStatus
@@ -120,7 +120,7 @@ class ImplCheck:
         """1 when a float64 re-run of the golden code checks the tolerances, else 0."""
         return int(self.opts.check_tolerances and probe_wanted(self.impl))
 
-    def _unit(self, purpose: Purpose, ordinal: int, of: int, variant: Literal["golden", "masked"] | GoalFiles,
+    def _unit(self, purpose: Purpose, ordinal: int, of: int, variant: TaggedVariant,
               timeout: float, expected: list[str] | None = None, env: dict[str, str] | None = None) -> RunUnit:
         ref = TaskRef(self.task.name, str(self.task.path))
         what = f"{purpose} {ordinal}/{of}" if ordinal else purpose
@@ -141,7 +141,7 @@ class ImplCheck:
             return []
         n = self.opts.repeat
         self._waiting = n
-        return [self._unit("golden", k, n, "golden", self.opts.timeout) for k in range(1, n + 1)]
+        return [self._unit("golden", k, n, Golden(), self.opts.timeout) for k in range(1, n + 1)]
 
     def on_result(self, unit: RunUnit, result: UnitResult) -> list[RunUnit]:
         """Take one run's report; return the runs it makes possible (masked and mutants after the golden)."""
@@ -220,17 +220,17 @@ class ImplCheck:
         self._reasons = reasons
         passing = next((r for r in res.golden_runs if r.passed), None)
         expected = [c.test_id for c in passing.cases if c.outcome == "passed"] if passing else None
-        units = [self._unit("masked", 0, 1, "masked", self.opts.timeout, expected)]
+        units = [self._unit("masked", 0, 1, Masked(), self.opts.timeout, expected)]
         if reasons:
             self.progress.advance(len(self._chosen) + self._probing)
         else:
             if self._probing:
-                units.append(self._unit("tolerance", 0, 1, "golden", self.opts.timeout, None, PROBE_RUN_ENV))
+                units.append(self._unit("tolerance", 0, 1, Golden(), self.opts.timeout, None, PROBE_RUN_ENV))
             slowest = max(r.duration for r in res.golden_runs)
             timeout = min(self.opts.timeout, max(30.0, 5 * slowest))
             n = len(self._chosen)
             units += [
-                self._unit("mutant", k, n, mutant_files(self.task, self.impl, goal, mutant), timeout, expected)
+                self._unit("mutant", k, n, Mutant(mutant_files(self.task, self.impl, goal, mutant)), timeout, expected)
                 for k, (goal, _qual, mutant) in enumerate(self._chosen, start=1)
             ]
         self._waiting = len(units)

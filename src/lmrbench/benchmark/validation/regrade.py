@@ -25,7 +25,7 @@ from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.defaults import default_run_dir
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.harness.evidence import read_unit
+from lmrbench.harness.evidence import read_unit, unsealed
 from lmrbench.harness.regrade import decide_unit
 from lmrbench.schemas.evidence import CheckRecord
 from lmrbench.schemas.testrun import TestReport
@@ -126,6 +126,9 @@ def _rederived(folder: Path, stored: TestReport | None) -> UnitResult:
     """One unit's result decided again from its evidence (the files its tests read were marked trusted when
     it ran: a re-grade never writes the task). ``stored``: the result's report of that run, which the evidence
     must be of (not of a later validation that was interrupted)."""
+    bad = unsealed(folder)
+    if bad:
+        raise LmrError(f"no longer sealed: {', '.join(bad)} (edited, re-sealed or added since it was kept)", folder)
     record, runs = read_unit(folder)
     then = record.report
     if stored is not None and (then.status, then.duration, then.exit_code) != (stored.status, stored.duration,

@@ -84,6 +84,7 @@ class DockerRunner:
         self.work_size, self.tmp_size = work_size, tmp_size
         self.uid, self.gid = uid, gid
         self._client = client
+        self._facts: dict[str, tuple[str, str]] = {}
         self._lock = threading.Lock()
         self._limits_said = False
         self._prepared: dict[str, tuple[str, str, str]] = {}
@@ -196,7 +197,28 @@ class DockerRunner:
         cache_env = resources.pop("environment", {})  # HF_HOME and offline flags with a cache mount
         key = (tag, repr(sorted(resources.items())), tuple(sorted(cache_env.items())))
         ids = {"trusted": [self.uid, self.gid], "worker": [self.uid + 1, self.gid + 1]}
-        return Environment(id=tag, key=key, ids=ids, env=cache_env, options={"resources": resources})
+        image_id, framework = self._image_facts(tag)
+        return Environment(id=tag, key=key, ids=ids, env=cache_env, options={"resources": resources},
+                           image_id=image_id, framework=framework)
+
+    def _image_facts(self, tag: str) -> tuple[str, str]:
+        """The image's id and its framework layer with the torch source (``torch==2.4.1 (PyPI (the CUDA
+        build))``), once per tag; ('', '') when the engine cannot say (its hiccup must not fail a run)."""
+        if tag in self._facts:
+            return self._facts[tag]
+        from lmrbench.benchmark.sandbox.environments.layers import FRAMEWORK_LABEL, PARENT_LABEL, TORCH_SOURCE_LABEL
+
+        try:
+            image = self.client.images.get(tag)
+            labels = image.labels or {}
+            pins = labels.get(FRAMEWORK_LABEL, "")
+            parent = self.client.images.get(labels[PARENT_LABEL]) if pins else None
+            source = (parent.labels or {}).get(TORCH_SOURCE_LABEL, "") if parent is not None else ""
+            facts = (image.id or "", f"{pins} ({source})" if source else pins)
+        except Exception:
+            return "", ""
+        self._facts[tag] = facts
+        return facts
 
     @contextlib.contextmanager
     def root(self, environment: Environment, warm_run: int | None) -> Iterator[str]:

@@ -7,7 +7,9 @@ timeout (the whole group is killed), an address-space limit (8 GiB by default) a
 trusted command and the candidate's worker are separate processes, but of the same user. Where the kernel has
 Landlock, the boot confines the process that runs the candidate's code (the worker of a split run, else the
 command): it writes only beneath its own temp folder and neither signals nor traces a process outside, and the
-worker cannot read the trusted side's folder, the other runs' folders or the task set (``Environment.hide``).
+worker reads only its own tree and an allow-list (``worker_reads``: the venv, its interpreter and standard
+library, shared libraries): not the trusted side's folder, other runs, the task set, nor any copy of recorded
+cases elsewhere on the machine.
 The boot is a child subreaper and ends every process of the run (``setsid`` daemons too) before it reports, so
 nothing of a run outlives it. There is no network or pid isolation: the runner says so once, and every result
 from it is weaker evidence. Long-lived processes of the venv (a warm boot, ``warm_local``) get the same limits;
@@ -49,6 +51,23 @@ WEAKER_ISOLATION = (
     "before its result is read): weaker evidence; use Docker for untrusted candidates"
 )
 _OUTPUT_KEEP = 256_000
+
+
+SYSTEM_READS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/bin", "/bin", "/etc",
+                "/proc", "/sys/devices/system/cpu", "/usr/share/zoneinfo")
+"""What every process reads besides its interpreter: shared libraries, the loader's and resolver's files, the
+process's own /proc, the CPU count, time zones (none holds a task's data)."""
+
+
+def worker_reads(venv: Path) -> tuple[str, ...]:
+    """The allow-list of what a candidate's process may read on this machine (besides its own tree): the
+    venv, the interpreter it was made from (its standard library), and ``SYSTEM_READS``. A system interpreter
+    (``/usr``, ``/usr/local``) adds only its ``lib`` and ``bin`` folders, never the whole prefix."""
+    python = Path(os.path.realpath(venv / "bin" / "python"))
+    prefix = python.parents[1]
+    own = [prefix / "lib", prefix / "lib64", prefix / "bin"] if str(prefix) in ("/", "/usr", "/usr/local") else [prefix]
+    found = [str(p) for p in (venv, *own) if p.exists()]
+    return tuple(dict.fromkeys([*found, *(p for p in SYSTEM_READS if os.path.exists(p))]))
 
 
 def _runs_folder() -> Path:
@@ -148,7 +167,7 @@ class LocalRunner:
         base_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST", "VIRTUAL_ENV"))}
         full_env = {**base_env, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                     "VIRTUAL_ENV": str(venv)}
-        return Environment(id=str(venv), key=(str(venv),), hide=(str(runs), str(task.path.parent)),
+        return Environment(id=str(venv), key=(str(venv),), reads=worker_reads(venv),
                            options={"env": full_env, "runs": runs})
 
     @contextlib.contextmanager
