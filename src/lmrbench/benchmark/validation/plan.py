@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.record.testgen import TODO_MARK
-from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
+from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE, is_no_op
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.defaults import recording_folder
@@ -96,9 +96,13 @@ def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] 
 
     known = equivalent or set()
     useful = [pm for pm in mutants if pm[2].digest not in known]
-    picked = sample_mutants(useful, limit, kind_of=lambda pm: pm[2].kind)
+    nothing = [pm for pm in useful if is_no_op(pm[2])][:limit]  # always run: it finds tests blind to the function
+    picked = nothing + sample_mutants([pm for pm in useful if pm not in nothing], limit - len(nothing),
+                                      kind_of=lambda pm: pm[2].kind)
+    picked.sort(key=useful.index)
     rest = [pm for pm in mutants if pm[2].digest in known]
     return picked + sample_mutants(rest, limit - len(picked), kind_of=lambda pm: pm[2].kind)
+
 
 
 def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None = None) -> list[PlannedMutant]:

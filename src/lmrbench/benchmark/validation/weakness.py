@@ -12,9 +12,14 @@ tests of the validation suite 50% (one of two behaviours checked) to 100%. 0.75 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from lmrbench.schemas.recording import MutantCatch
 from lmrbench.schemas.validation import ImplValidation, MutantResult
+
+if TYPE_CHECKING:
+    from lmrbench.schemas.testrun import TestReport
 
 _WRONG_ANSWERS = {"drop_mask": "an answer that ignores a mask", "detach": "an answer that detaches its result"}
 """Mutant kinds whose survival means a plausible wrong answer passes (besides a pinned parameter)."""
@@ -76,6 +81,34 @@ def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: lis
         elif m.kind in _WRONG_ANSWERS:
             out.append(f"{_WRONG_ANSWERS[m.kind]} passes ({m.name or m.kind}: {m.description})")
     return list(dict.fromkeys(out))
+
+
+NO_OP = "return None instead of the body"
+"""The description of the mutant whose body does nothing (``constant_return`` of None)."""
+
+
+def is_no_op(mutant: Any) -> bool:
+    """Whether ``mutant``'s body does nothing: a test it passes measures nothing the function does, or less than
+    its tolerance."""
+    return bool(mutant.kind == "constant_return" and mutant.description == NO_OP)
+
+
+def blind_tests(chosen: Sequence[tuple[str, str, Any]], reports: dict[int, TestReport]) -> list[str]:
+    """The tests a body that does nothing passes (``is_no_op``; ``chosen`` the mutants run, ``reports``
+    theirs by number from 1), named by function: a tolerance wider than the effect the test measures (an
+    optimiser step of 5e-4 under atol 1e-3), or a test that checks nothing the function does."""
+    from lmrbench.schemas.testrun import TestStatus
+
+    out = []
+    for k, (_goal, qual, mutant) in enumerate(chosen, start=1):
+        report = reports.get(k)
+        if not is_no_op(mutant) or report is None or report.status is TestStatus.INFRA_ERROR:
+            continue
+        passed = [c.test_id.rpartition("::")[2] for c in report.cases if c.outcome == "passed"]
+        if passed:
+            out.append(f"a {qual} that does nothing passes {', '.join(passed)} ({mutant_name(k, mutant.kind)}): "
+                       "the tolerance is wider than the effect measured, or nothing the function does is checked")
+    return out
 
 
 def is_weak(result: ImplValidation, min_kill_rate: float) -> bool:
