@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cancelling import cancel_once_running
-from helpers.stateful_task import MECHANISMS, write_stateful_task, wrong_candidate
+from helpers.stateful_task import MECHANISMS, TORCH_MECHANISMS, write_stateful_task, write_torch_task, wrong_candidate
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Worker
 from lmrbench.core.treeview import TreeView
 from lmrbench.harness.sandbox import Sandbox
@@ -208,3 +208,24 @@ def test_stateful_code_grades_split_as_it_runs_in_one_process(runner, stateful_t
     wrong = evaluate_variant(runner.sandbox, stateful_task, impl, wrong_candidate(tmp_path / "cand", mechanism),
                              timeout=120)
     assert wrong.status is TestStatus.FAILED, (wrong.detail, wrong.log_tail[-3000:])
+
+
+@pytest.mark.parametrize("mechanism", list(TORCH_MECHANISMS))
+def test_torch_stateful_code_grades_split_as_it_runs_in_one_process(mechanism, tmp_path_factory, monkeypatch):
+    """The same with torch, on the local runner: an ``Optimizer`` subclass whose ``step`` moves a model's own
+    parameters (state keyed by them, gradients from ``backward``, a closure that recomputes them), and a module
+    whose buffers a call moves in place. Skipped where torch is not installed on this machine (CI); its venv is
+    the task's requirements' (torch from PyPI)."""
+    pytest.importorskip("torch")
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
+    from lmrbench.core.taskset import load_task
+
+    task = load_task(write_torch_task(tmp_path_factory.mktemp("torch-stateful")))
+    impl = task.info.implementation(list(TORCH_MECHANISMS).index(mechanism) + 1)
+    sandbox = Sandbox(LocalRunner())
+    try:
+        report = evaluate_variant(sandbox, task, impl, "golden", timeout=300)
+    finally:
+        sandbox.close()
+    assert report.isolation == "split", report.detail
+    assert report.status is TestStatus.PASSED, (report.detail, report.log_tail[-3000:])

@@ -292,3 +292,156 @@ def wrong_candidate(dest: Path, mechanism: str) -> Path:
     (dest / GOAL).parent.mkdir(parents=True)
     (dest / GOAL).write_text(MECH_PY.replace(old, new))
     return dest
+
+
+TORCH_REPO = "torch_repo"
+TORCH_GOAL = "tstate/optim.py"
+TORCH_PY = '''"""A sign-momentum optimiser and a statistics update, in torch."""
+
+import torch
+from torch.optim.optimizer import Optimizer
+
+
+class SignMomentum(Optimizer):
+    """Steps by the sign of a momentum interpolated with the gradient, with decoupled weight decay."""
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__(params, {"lr": lr, "betas": betas, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """One step of every parameter with a gradient; ``closure`` recomputes the loss and the gradients."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["exp_avg"] = torch.zeros_like(p)
+                m = state["exp_avg"]
+                p.mul_(1 - group["lr"] * group["weight_decay"])
+                p.add_(torch.sign(m * beta1 + p.grad * (1 - beta1)), alpha=-group["lr"])
+                m.mul_(beta2).add_(p.grad, alpha=1 - beta2)
+        return loss
+
+
+def update_stats(norm, x):
+    """Run a normalisation layer in training mode over ``x``: its running statistics move."""
+    norm.train()
+    return norm(x)
+'''
+
+TORCH_COMMON = '''import copy
+
+import torch
+from torch import nn
+
+from tstate.optim import SignMomentum
+
+
+def data():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+    return model, torch.randn(16, 4), torch.randint(0, 2, (16,))
+
+
+def reference(model, x, y, steps, lr, betas, wd):
+    """The same training written again, with a momentum per parameter of our own."""
+    model = copy.deepcopy(model)
+    moms = [torch.zeros_like(p) for p in model.parameters()]
+    for _ in range(steps):
+        model.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        with torch.no_grad():
+            for p, m in zip(model.parameters(), moms):
+                p.mul_(1 - lr * wd)
+                p.sub_(lr * torch.sign(m * betas[0] + p.grad * (1 - betas[0])))
+                m.mul_(betas[1]).add_((1 - betas[1]) * p.grad)
+    return model
+'''
+
+TEST_TORCH_OPTIM = TORCH_COMMON + '''
+
+def test_the_optimiser_moves_the_models_own_parameters():
+    model, x, y = data()
+    want = reference(model, x, y, 5, 1e-2, (0.9, 0.99), 0.1)
+    opt = SignMomentum(model.parameters(), lr=1e-2, betas=(0.9, 0.99), weight_decay=0.1)
+    for _ in range(5):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    assert all(p in opt.state for p in model.parameters())
+    assert opt.param_groups[0]["params"][0] is next(model.parameters())
+    for got, ref in zip(model.parameters(), want.parameters()):
+        torch.testing.assert_close(got, ref, rtol=0, atol=1e-6)
+'''
+
+TEST_TORCH_CLOSURE = TORCH_COMMON + '''
+
+def test_the_closure_computes_the_gradients_the_step_reads():
+    model, x, y = data()
+    want = reference(model, x, y, 4, 1e-2, (0.9, 0.99), 0.1)
+    opt = SignMomentum(model.parameters(), lr=1e-2, betas=(0.9, 0.99), weight_decay=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    losses = [float(opt.step(closure)) for _ in range(4)]
+    assert losses[-1] < losses[0]
+    for got, ref in zip(model.parameters(), want.parameters()):
+        torch.testing.assert_close(got, ref, rtol=0, atol=1e-6)
+'''
+
+TEST_TORCH_BUFFERS = '''import copy
+
+import torch
+from torch import nn
+
+from tstate.optim import update_stats
+
+
+def test_a_modules_buffers_move_in_place():
+    torch.manual_seed(1)
+    norm, x = nn.BatchNorm1d(3), torch.randn(8, 3) * 2 + 1
+    twin = copy.deepcopy(norm)
+    mean = norm.running_mean
+    norm.eval()
+    out = update_stats(norm, x)
+    update_stats(norm, x + 1)
+    twin.train()
+    want = twin(x)
+    twin(x + 1)
+    assert norm.training and norm.running_mean is mean and int(norm.num_batches_tracked) == 2
+    torch.testing.assert_close(norm.running_mean, twin.running_mean)
+    torch.testing.assert_close(norm.running_var, twin.running_var)
+    torch.testing.assert_close(out, want)
+'''
+
+TORCH_MECHANISMS = {
+    "torch-optimiser": (["SignMomentum.step"], TEST_TORCH_OPTIM),
+    "torch-closure": (["SignMomentum.step"], TEST_TORCH_CLOSURE),
+    "torch-buffers": (["update_stats"], TEST_TORCH_BUFFERS),
+}
+"""The same mechanisms with torch: an ``Optimizer`` subclass over a model's parameters (state keyed by them,
+gradients from ``backward``), its closure, and a module whose buffers a call moves."""
+
+
+def write_torch_task(bench: Path) -> Path:
+    """The task folder ``bench/2-TorchStateful`` (requirements: torch), one implementation per
+    ``TORCH_MECHANISMS`` entry."""
+    impls, files = [], {"tstate/__init__.py": "", "requirements.txt": "torch"}
+    for k, (name, (goals, test)) in enumerate(TORCH_MECHANISMS.items(), start=1):
+        files[f"unit_test/unit_test_{k}.py"] = test
+        impls.append(Impl(goals[0], f"unit_test/unit_test_{k}.py", f"Implement {', '.join(goals)} ({name}).",
+                          extra={"goal_function": goals}))
+    masked = mask_source(TORCH_PY, ["SignMomentum.step", "update_stats"], file=TORCH_GOAL)
+    return write_task(bench, "2-TorchStateful", repo=TORCH_REPO, goal_file=TORCH_GOAL, goal=masked, golden=TORCH_PY,
+                      impls=impls, files=files, dockerfile=True)

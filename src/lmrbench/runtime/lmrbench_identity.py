@@ -147,9 +147,9 @@ def merge(original: Any, fresh: Any) -> None:
         original[:] = fresh
     elif isinstance(original, dict):
         _same_kind(original, fresh, dict)
-        if isinstance(original, collections.defaultdict) and isinstance(fresh, collections.defaultdict):
-            if fresh.default_factory is not None:
-                original.default_factory = fresh.default_factory
+        if (isinstance(original, collections.defaultdict) and isinstance(fresh, collections.defaultdict)
+                and fresh.default_factory is not None):
+            original.default_factory = fresh.default_factory
         items = [(k, _live(original.get(k), v, torch)) for k, v in fresh.items()]
         original.clear()
         original.update(items)
@@ -245,7 +245,7 @@ def _merge_module(torch: Any, original: Any, fresh: Any) -> None:
 # ---------------------------------------------------------------------------------------------- a call's state
 
 
-def encode_state(enc: Any, unencodable: type, args: Any, kwargs: dict[str, Any], instance: Any, *,
+def encode_state(enc: Any, unencodable: type[Exception], args: Any, kwargs: dict[str, Any], instance: Any, *,
                  strict: bool = False, strict_self: bool = False) -> dict[str, Any]:
     """What a message carries of the call's state: its arguments, the instance's attributes and every other
     object of the call (``detached``: one the call no longer reaches may still be held by the caller), each

@@ -48,8 +48,10 @@ class _Channel:
         self.lock = threading.RLock()  # a closure the worker calls back may call a goal function again
         self.broken = ""
 
-    def call(self, request: dict[str, Any], arrays: dict[str, Any], call: _Call) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Send ``request`` and wait for its reply, answering the closures of ``call`` the worker calls on the way."""
+    def call(self, request: dict[str, Any], arrays: dict[str, Any],
+             call: _Call) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Send ``request`` and wait for its reply, answering the closures of ``call`` the worker calls on the
+        way."""
         with self.lock:
             if self.broken:
                 raise CandidateGone(self.broken)
@@ -273,7 +275,8 @@ class _Call:
             if type(number) is not int or not 0 <= number < len(self.ids.callbacks):
                 raise ValueError(f"no function {number!r} was sent")
             values = self._read(message, arrays, [*message["args"], *dict(message["kwargs"]).values()])
-            fargs, fkwargs = values[:len(values) - len(names)], dict(zip(names, values[len(values) - len(names):]))
+            split = len(values) - len(names)
+            fargs, fkwargs = values[:split], dict(zip(names, values[split:], strict=True))
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise CandidateGone(f"the candidate's call of a function cannot be read: {type(exc).__name__}: "
                                 f"{exc}") from None

@@ -312,7 +312,8 @@ class Reader:
         return DataRecord(type_path, {k: self.read(v) for k, v in fields.items()})
 
     def k_module(self, node: dict[str, Any]) -> ModuleRecord:
-        attrs = self.read(node["attrs"]) if "attrs" in node else {}
+        raw = node.get("attrs")
+        attrs = {} if raw is None or raw == {} else self.read(raw)
         if type(attrs) is not dict or not all(type(k) is str and k.isidentifier() for k in attrs):
             raise ValueError("a module's attributes must be named by identifiers")
         state: dict[str, Any] = {}
