@@ -121,6 +121,16 @@ def test_module_or_class_state_is_refused_split_before_any_run(tmp_path, qual, w
     assert reason.endswith("which a split run keeps in the candidate's process")
 
 
+def test_tasks_check_says_so_before_any_run(tmp_path):
+    from lmrbench.authoring.check.check import task_findings
+    from lmrbench.authoring.check.findings import Selection
+
+    task = load_task(counter_task(tmp_path / "bench", {"step": ("step", TEST_COUNTER)}))
+    found = [f for f in task_findings(task, Selection(["F117"])) if f.code == "F117"]
+    assert len(found) == 1 and "rebinds the module global STEPS" in found[0].message, found
+    assert found[0].path == "golden_files/step_golden.py"
+
+
 def test_a_function_that_changes_only_its_arguments_stays_split(tmp_path):
     task = load_task(counter_task(tmp_path / "bench", {"scale_": ("scale_", TEST_SCALE)}))
     assert isolation_of(task, task.info.implementation(1)) == ("split", "")
