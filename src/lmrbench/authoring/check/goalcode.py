@@ -16,8 +16,8 @@ from lmrbench import pyparse
 from lmrbench.authoring.check.findings import Finding
 from lmrbench.authoring.check.testlint import read_unit_tests
 from lmrbench.authoring.check.testsmells import gpu_need, seeds, unseeded_random
-from lmrbench.core.taskset import Task
 from lmrbench.core.split_limits import split_obstacle
+from lmrbench.core.taskset import Task
 from lmrbench.core.trust import goal_files_in_tests
 from lmrbench.schemas.task_info import Implementation, as_list
 
