@@ -267,6 +267,8 @@ class Encoder:
             return self._encode_module(value, where)
         if not isinstance(value, torch.Tensor):
             return None
+        if np is None:
+            raise UnencodableValue(where, "tensor", "a tensor is saved as a numpy array, and numpy is not installed")
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
             raise UnencodableValue(where, _type_name(value), "tensor subclasses are not supported")
         again = self._again(value)
