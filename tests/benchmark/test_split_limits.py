@@ -97,6 +97,47 @@ def test_large_steps():
     np.testing.assert_allclose(run(1e-3), [0.495, -0.245], atol=1e-3)
 '''
 
+# The same as an official script (unittest, "Test Passed" / "Test Failed" in its log, as the Lion task's).
+LEGACY_WEAK_TOLERANCE = '''import logging
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+from counter.step import step
+
+log_dir = Path(__file__).resolve().parent / "logs"
+log_dir.mkdir(parents=True, exist_ok=True)
+logging.basicConfig(filename=log_dir / "unit_test_1.log", filemode="w", level=logging.INFO)
+
+
+def run(lr):
+    p = [np.array([0.5, -0.25])]
+    for _ in range(5):
+        step(p, [np.array([1.0, -1.0])], lr)
+    return p[0]
+
+
+class TestSteps(unittest.TestCase):
+    def check(self, lr, want):
+        try:
+            np.testing.assert_allclose(run(lr), want, atol=1e-3)
+            logging.info(f"Test Passed: {self._testMethodName}")
+        except AssertionError:
+            logging.error(f"Test Failed: {self._testMethodName}")
+            raise
+
+    def test_small_steps(self):
+        self.check(1e-4, [0.4995, -0.2495])
+
+    def test_large_steps(self):
+        self.check(1e-3, [0.495, -0.245])
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
 
 def counter_task(bench: Path, tests: dict[str, tuple[str, str]], golden: str = COUNTER_PY) -> Path:
     impls, files, quals = [], {"counter/__init__.py": "", "requirements.txt": "numpy\n"}, []
@@ -149,10 +190,11 @@ def test_a_module_global_graded_shared_passes_with_its_reason_in_the_report(tmp_
     assert report.isolation == "shared" and "rebinds the module global STEPS" in report.detail, report.detail
 
 
-def test_validate_names_the_test_a_step_that_does_nothing_passes(tmp_path, tmp_path_factory, monkeypatch):
+@pytest.mark.parametrize("test", [TEST_WEAK_TOLERANCE, LEGACY_WEAK_TOLERANCE], ids=["pytest", "official-script"])
+def test_validate_names_the_test_a_step_that_does_nothing_passes(tmp_path, tmp_path_factory, monkeypatch, test):
     monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
     golden = COUNTER_PY.replace("    global STEPS\n", "").replace("    STEPS += 1\n", "")
-    counter_task(tmp_path / "bench", {"step": ("step", TEST_WEAK_TOLERANCE)}, golden=golden)
+    counter_task(tmp_path / "bench", {"step": ("step", test)}, golden=golden)
     summary = validate_taskset(tmp_path / "bench", sandbox="local",
                                options=ValidateOptions(repeat=1, max_mutants=2, timeout=120))
     row = summary.rows[0]

@@ -271,7 +271,7 @@ class ImplCheck:
                 equivalent=not killed and report.status is not TestStatus.INFRA_ERROR
                 and mutant.digest in self._facts.equivalent,
             ))
-        blind = blind_tests(self._chosen, self._mutants)
+        blind = blind_tests(self._chosen, self._mutants, self.task.repo_dir)
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR and not m.equivalent]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
