@@ -295,7 +295,11 @@ def _set_attribute(obj: Any, attr: str, value: Any) -> None:
     """Give ``obj`` the attribute the candidate left; a module the worker made in place of one (a record: the
     trusted side never builds the worker's classes) is loaded into the trusted side's module."""
     current = vars(obj).get(attr)
-    if isinstance(value, lmrbench_reply.ModuleRecord) and current is not None:
+    Record = lmrbench_reply.ModuleRecord
+    if isinstance(value, Record) and current is not None:
+        identity.merge(current, value)
+    elif (isinstance(value, dict) and isinstance(current, dict) and value is not current
+          and any(isinstance(v, Record) for v in value.values())):  # a module's _modules
         identity.merge(current, value)
     else:
         object.__setattr__(obj, attr, value)
