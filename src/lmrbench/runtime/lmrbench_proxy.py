@@ -296,8 +296,9 @@ def _set_attribute(obj: Any, attr: str, value: Any) -> None:
     trusted side never builds the worker's classes) is loaded into the trusted side's module."""
     current = vars(obj).get(attr)
     Record = lmrbench_reply.ModuleRecord
-    if isinstance(value, Record) and current is not None or (isinstance(value, dict) and isinstance(current, dict) and value is not current
-          and any(isinstance(v, Record) for v in value.values())):
+    records = isinstance(value, dict) and any(isinstance(v, Record) for v in value.values())  # a module's _modules
+    if (isinstance(value, Record) and current is not None) or (records and isinstance(current, dict)
+                                                               and value is not current):
         identity.merge(current, value)
     else:
         object.__setattr__(obj, attr, value)
