@@ -5,8 +5,11 @@ when ``LMRBENCH_CALL_FDS`` and ``LMRBENCH_GOALS`` are set. An import hook recogn
 whatever name it is imported under, lets the (pristine, masked) module run, then puts a proxy in place of each
 goal function. A call of the proxy sends the arguments (and, for a method, the instance's attributes and the
 random generators' state) to the worker, which runs the candidate's body; the reply's result is decoded
-strictly and returned, the arguments the candidate changed are changed here in place, and the instance gets
-the attributes the candidate left. The candidate's exceptions come back as exceptions; a reply that cannot
+strictly and returned, every object the call shares with its caller (the arguments, what they and the
+instance hold) is changed here in place as the candidate left it (``lmrbench_identity``), and the instance
+gets the attributes the candidate left. A function among them (a closure) runs here when the candidate's code
+calls it, on this side's objects as the candidate left them so far (``_Call.answer``). The candidate's
+exceptions come back as exceptions; a reply that cannot
 be read, or a worker that is gone, is an exception too. The tests, the expected values, the checkers and the
 report never leave this process.
 """

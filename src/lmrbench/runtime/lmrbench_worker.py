@@ -3,9 +3,11 @@
 Started by the boot script in the candidate's repository (its working directory), as a user of its own, with
 ``LMRBENCH_CALL_FDS=<read>,<write>``. For each request it imports the goal module from the candidate's
 repository, calls the goal function with the arguments it was sent, and replies with the result, the
-arguments the call changed, the instance's attributes after a method call, and the random generators'
-state. It holds the candidate's code and the call's arguments, nothing else: no test, no expected value,
-no checker, no report. Whatever it replies is only data, which the trusted side decodes strictly.
+arguments, the instance's attributes after a method call and every other object of the call, each named by
+its origin (``lmrbench_identity``: the trusted side changes its own objects in place), and the random
+generators' state. A function it was sent is called back on the trusted side (``_Call.call_back``). It holds
+the candidate's code and the call's arguments, nothing else: no test, no expected value, no checker, no
+report. Whatever it replies is only data, which the trusted side decodes strictly.
 """
 
 from __future__ import annotations
