@@ -135,9 +135,7 @@ def test_seeded_torch_random_state_crosses_and_resumes():
 COPY_BACK = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import torch, lmrbench_values, lmrbench_reply
-sys.modules["lmrbench_codec"] = lmrbench_values
-import lmrbench_proxy  # the trusted side of a split run (idle without its environment)
+import torch, lmrbench_values, lmrbench_reply, lmrbench_identity
 
 def make():
     torch.manual_seed(0)
@@ -150,7 +148,7 @@ with torch.no_grad():
 theirs.eval()
 enc = lmrbench_values.Encoder("r")
 node = json.loads(json.dumps(enc.encode(theirs, "model")))
-lmrbench_proxy._copy_into(mine, lmrbench_reply.decode_reply(node, enc.arrays))
+lmrbench_identity.merge(mine, lmrbench_reply.decode_reply(node, enc.arrays))  # a module the worker made
 same = all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(), theirs.state_dict().values()))
 print(json.dumps({"same": same, "training": mine.training, "kept": type(mine[0]).__name__}))
 """
@@ -221,9 +219,10 @@ trusted, worker = Net(), Net()
 worker.step()
 enc = lmrbench_values.Encoder("r")
 after = {k: enc.encode(v, k) for k, v in vars(worker).items()}
-reply = json.loads(json.dumps({"result": None, "self_after": after, "changed": {}}))
+state = {"args": [], "kwargs": {}, "self": after, "dropped": [], "detached": []}
+reply = json.loads(json.dumps({"result": None, "state": state}))
 head = trusted.head
-lmrbench_proxy._apply(reply, enc.arrays, trusted, (), {}, "method")
+lmrbench_proxy._Call("method", trusted, (), {}).finish(reply, enc.arrays)
 print(json.dumps({"same_head": trusted.head is head, "zeroed": bool((trusted.head.weight == 0).all()),
                   "steps": trusted.steps, "forward": list(trusted(torch.ones(1, 3)).shape)}))
 """

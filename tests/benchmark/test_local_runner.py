@@ -139,3 +139,12 @@ def test_memory_hog_hits_the_address_space_limit(cache, tmp_path):
     task = write_small_task(tmp_path / "bench", goal=goal)
     report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), RunRequest(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.FAILED and "MemoryError" in report.cases[0].message
+
+
+def test_a_torch_requirement_brings_numpy_for_the_split_codec():
+    """A split run carries tensors as numpy arrays: the local venv of a torch task without numpy gets it, as a
+    Docker task layer does (without it every tensor argument failed to cross)."""
+    from lmrbench.benchmark.sandbox.environments.layers import named_companions
+
+    assert named_companions(["torch>=2.1"]) == ["numpy"] and named_companions(["Torch"]) == ["numpy"]
+    assert named_companions(["torch", "numpy<2"]) == [] and named_companions(["scipy"]) == []

@@ -16,11 +16,14 @@ from pathlib import Path
 import pytest
 
 from helpers.cancelling import cancel_once_running
+from helpers.stateful_task import MECHANISMS, TORCH_MECHANISMS, write_stateful_task, write_torch_task, wrong_candidate
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Worker
 from lmrbench.core.treeview import TreeView
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.variant import evaluate_variant
 from lmrbench.progress import Cancelled
 from lmrbench.runtime.lmrbench_protocol import OUT_LIMIT
+from lmrbench.schemas.testrun import TestStatus
 
 RUNNERS = [
     pytest.param(("local", False), id="local"),
@@ -55,6 +58,13 @@ def runner(request, tmp_path_factory, monkeypatch) -> Iterator[Runner]:
     sandbox = Sandbox(transport, warm=warm)
     yield Runner(sandbox, warm)
     sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def stateful_task(tmp_path_factory):
+    from lmrbench.core.taskset import load_task
+
+    return load_task(write_stateful_task(tmp_path_factory.mktemp("stateful")))
 
 
 def py(code: str) -> list[str]:
@@ -183,3 +193,39 @@ def test_the_candidates_process_is_kept_from_the_trusted_side(runner, small_task
         assert worker_uid == trusted_uid  # one user, unconfined: the weaker evidence the runner says it gives
     else:
         assert worker_uid == trusted_uid and seen == "PermissionError", res.output
+
+
+@pytest.mark.parametrize("mechanism", list(MECHANISMS))
+def test_stateful_code_grades_split_as_it_runs_in_one_process(runner, stateful_task, mechanism, tmp_path):
+    """A goal function that changes in place what its caller holds (an optimiser's parameters, param groups and
+    per-parameter state over several steps; arrays inside a list argument; one array passed twice; a closure
+    that reads what the function changed and refills what it reads next; an array kept by one call and changed
+    by the next) passes split as in one process, and a plausible wrong edit of it fails."""
+    impl = stateful_task.info.implementation(list(MECHANISMS).index(mechanism) + 1)
+    golden = evaluate_variant(runner.sandbox, stateful_task, impl, "golden", timeout=120, trusted=runner.warm)
+    assert golden.isolation == "split", golden.detail
+    assert golden.status is TestStatus.PASSED, (golden.detail, golden.log_tail[-3000:])
+    wrong = evaluate_variant(runner.sandbox, stateful_task, impl, wrong_candidate(tmp_path / "cand", mechanism),
+                             timeout=120)
+    assert wrong.status is TestStatus.FAILED, (wrong.detail, wrong.log_tail[-3000:])
+
+
+@pytest.mark.parametrize("mechanism", list(TORCH_MECHANISMS))
+def test_torch_stateful_code_grades_split_as_it_runs_in_one_process(mechanism, tmp_path_factory, monkeypatch):
+    """The same with torch, on the local runner: an ``Optimizer`` subclass whose ``step`` moves a model's own
+    parameters (state keyed by them, gradients from ``backward``, a closure that recomputes them), and a module
+    whose buffers a call moves in place. Skipped where torch is not installed on this machine (CI); its venv is
+    the task's requirements' (torch from PyPI)."""
+    pytest.importorskip("torch")
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
+    from lmrbench.core.taskset import load_task
+
+    task = load_task(write_torch_task(tmp_path_factory.mktemp("torch-stateful")))
+    impl = task.info.implementation(list(TORCH_MECHANISMS).index(mechanism) + 1)
+    sandbox = Sandbox(LocalRunner())
+    try:
+        report = evaluate_variant(sandbox, task, impl, "golden", timeout=300)
+    finally:
+        sandbox.close()
+    assert report.isolation == "split", report.detail
+    assert report.status is TestStatus.PASSED, (report.detail, report.log_tail[-3000:])

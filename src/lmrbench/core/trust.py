@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
+from lmrbench.core.split_limits import split_obstacle
 from lmrbench.core.taskset import Task
 from lmrbench.defaults import UNIT_TEST_DIR, unit_test_file
 from lmrbench.schemas.task_info import Implementation, as_list
@@ -81,4 +82,7 @@ def isolation_of(task: Task, impl: Implementation) -> tuple[Isolation, str]:
         return "shared", f"the goal function is inside the test file {inside[0]}"
     if impl.isolation == "shared":
         return "shared", 'info.json asks for "isolation": "shared"'
+    obstacle = split_obstacle(task, impl)
+    if obstacle:
+        return "shared", obstacle
     return "split", ""

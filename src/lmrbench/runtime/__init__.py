@@ -33,11 +33,12 @@ RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_leaves.py", "lmrb
 PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_leaves.py", "lmrbench_search.py", "lmrbench_probe.py", PROTOCOL)
 """The program run after a recording, on the golden tree: cases added where a parameter never varied, and the
 mutants each case kills (``python3 -m lmrbench_probe``)."""
-WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", "lmrbench_reply.py", PROTOCOL)
+WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", "lmrbench_reply.py", "lmrbench_identity.py", PROTOCOL)
 """The candidate's worker (plus the codec, as ``CODEC_SHIPPED_AS``): nothing else reaches its harness folder."""
 PROXY_PLUGIN = "lmrbench_proxy"
 """The module the trusted side of a split run loads first (a pytest plugin, or imported by the legacy driver)."""
-TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py", "lmrbench_reply.py", PROTOCOL)
+TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py", "lmrbench_reply.py",
+                   "lmrbench_identity.py", PROTOCOL)
 """The trusted side's harness for a split run (plus the codec, as ``CODEC_SHIPPED_AS``); ``lmrbench_reply`` is
 the allow-list decoder of the worker's replies."""
 SEAL_PLUGIN = "lmrbench_seal"

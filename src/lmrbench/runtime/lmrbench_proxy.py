@@ -5,8 +5,11 @@ when ``LMRBENCH_CALL_FDS`` and ``LMRBENCH_GOALS`` are set. An import hook recogn
 whatever name it is imported under, lets the (pristine, masked) module run, then puts a proxy in place of each
 goal function. A call of the proxy sends the arguments (and, for a method, the instance's attributes and the
 random generators' state) to the worker, which runs the candidate's body; the reply's result is decoded
-strictly and returned, the arguments the candidate changed are changed here in place, and the instance gets
-the attributes the candidate left. The candidate's exceptions come back as exceptions; a reply that cannot
+strictly and returned, every object the call shares with its caller (the arguments, what they and the
+instance hold) is changed here in place as the candidate left it (``lmrbench_identity``), and the instance
+gets the attributes the candidate left. A function among them (a closure) runs here when the candidate's code
+calls it, on this side's objects as the candidate left them so far (``_Call.answer``). The candidate's
+exceptions come back as exceptions; a reply that cannot
 be read, or a worker that is gone, is an exception too. The tests, the expected values, the checkers and the
 report never leave this process.
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 import lmrbench_codec as codec
 import lmrbench_hook
+import lmrbench_identity as identity
 import lmrbench_protocol as protocol
 import lmrbench_reply
 import lmrbench_wire as wire
@@ -44,10 +48,13 @@ class CandidateGone(Exception):
 class _Channel:
     def __init__(self, rfd: int, wfd: int) -> None:
         self.rfd, self.wfd = rfd, wfd
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # a closure the worker calls back may call a goal function again
         self.broken = ""
 
-    def call(self, request: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def call(self, request: dict[str, Any], arrays: dict[str, Any],
+             call: _Call) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Send ``request`` and wait for its reply, answering the closures of ``call`` the worker calls on the
+        way."""
         with self.lock:
             if self.broken:
                 raise CandidateGone(self.broken)
@@ -56,9 +63,14 @@ class _Channel:
                 wire.send(self.wfd, request, arrays)
                 while True:
                     reply, out = wire.recv(self.rfd, MAX_REPLY)
-                    if reply.get("id") == request["id"]:
-                        _note_goal_reads(reply.get("reads"))
+                    if reply.get("id") != request["id"]:
+                        continue
+                    _note_goal_reads(reply.get("reads"))
+                    if reply.get("kind") != "callback":
                         return reply, out
+                    answer, answer_arrays = call.answer(reply, out)
+                    answer["id"] = request["id"]
+                    wire.send(self.wfd, answer, answer_arrays)
             except wire.WireError as exc:
                 self.broken = f"the candidate's process: {exc}"
                 raise CandidateGone(self.broken) from None
@@ -183,142 +195,116 @@ def _proxy(func: Any, base: dict[str, Any], *, bound: bool) -> Any:
 def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if _CHANNEL is None:
         raise CandidateGone("no candidate process")
-    enc = codec.Encoder("a")
+    call = _Call(base["binding"], first, args, kwargs)
+    enc = codec.Encoder("a", call.ids, callables=True)
     request = dict(base)
     try:
-        request["args"] = [enc.encode(a, f"argument {i}") for i, a in enumerate(args)]
-        request["kwargs"] = {k: enc.encode(v, k) for k, v in kwargs.items()}
+        instance = first if base["binding"] == "method" else None
+        state = identity.encode_state(enc, codec.UnencodableValue, args, kwargs, instance, strict=True,
+                                      strict_self=base.get("factory") is None)
+        request.update(kind="call", state=state)
         if base["binding"] == "method":
-            request["self"], request["self_skipped"] = _encode_attributes(enc, first, base.get("factory"))
             request["self_type"] = codec.type_path(type(first))
         elif base["binding"] == "classmethod":
             request["self_type"] = codec.type_path(first)
-        request["random"] = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
+        request["random"], arrays = _random_node(enc.arrays)
     except codec.UnencodableValue as exc:
         raise TypeError(
             f"{exc}: this call {protocol.UNCARRIED}; the implementation needs "
             '"isolation": "shared" in its entry of info.json\'s implementations (weaker evidence)'
         ) from None
-    reply, arrays = _CHANNEL.call(request, enc.arrays)
+    reply, arrays = _CHANNEL.call(request, arrays, call)
     if not reply.get("ok"):
-        raised, message = str(reply.get("raised", "")), str(reply.get("message", ""))[:4000]
-        cls = _BUILTIN_ERRORS.get(raised)
-        if cls is not None:
-            try:
-                error: Exception = cls(f"(in the candidate's code) {message}")
-            except Exception:
-                error = CandidateError(message)
-            raise error
-        raise CandidateError(f"{message or raised} (raised in the candidate's code)")
+        raise _candidate_error(reply)
     try:
-        return _apply(reply, arrays, first, args, kwargs, base["binding"])
+        return call.finish(reply, arrays)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise CandidateGone(f"the candidate's reply cannot be read: {type(exc).__name__}: {exc}") from None
 
 
-def _encode_attributes(enc: Any, obj: Any, factory: str | None) -> tuple[Any, list[str]]:
-    """The instance's attributes; with a factory, those that cannot be encoded are left for it to make."""
-    if factory is None:
-        return enc.encode(dict(vars(obj)), "self"), []
-    kept, skipped = {}, []
-    for name, value in vars(obj).items():
-        probe = codec.Encoder("p")
+def _candidate_error(reply: dict[str, Any]) -> Exception:
+    """The exception the candidate's code raised, as it comes back."""
+    raised, message = str(reply.get("raised", "")), str(reply.get("message", ""))[:4000]
+    cls = _BUILTIN_ERRORS.get(raised)
+    if cls is not None:
         try:
-            probe.encode(value, f"self.{name}")
-        except codec.UnencodableValue:
-            skipped.append(name)
-            continue
-        kept[name] = value
-    return enc.encode(kept, "self"), skipped
+            return cls(f"(in the candidate's code) {message}")
+        except Exception:
+            return CandidateError(message)
+    return CandidateError(f"{message or raised} (raised in the candidate's code)")
 
 
-def _apply(
-    reply: dict[str, Any], arrays: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-    binding: str,
-) -> Any:
-    def dec(node: Any) -> Any:
-        return lmrbench_reply.decode_reply(node, arrays)
+def _random_node(arrays: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The random generators' state, as a node of its own, and the message's arrays with its arrays."""
+    enc = codec.Encoder("s")
+    node = enc.encode(codec.get_random_state(loaded_only=True), "the random state")
+    return node, {**arrays, **enc.arrays}
 
-    result = dec(reply["result"])
-    for key, node in dict(reply.get("changed") or {}).items():
-        original = args[int(key)] if key.isdigit() else kwargs[key]
-        _copy_into(original, dec(node))
-    if binding == "method" and isinstance(reply.get("self_after"), dict):
-        after = {str(k): dec(v) for k, v in reply["self_after"].items()}
-        dropped = {str(d) for d in reply.get("dropped") or []}
-        for attr in [a for a in vars(first) if a not in after and a not in dropped]:
-            delattr(first, attr)
-        for attr, value in after.items():
-            _set_attribute(first, attr, value)
-    if reply.get("random") is not None:
-        state = dec(reply["random"])
+
+def _set_random(node: Any, arrays: dict[str, Any]) -> None:
+    if node is not None:
+        state = lmrbench_reply.decode_reply(node, arrays)
         loaded = {"random": "random", "numpy": "numpy.random", "torch": "torch"}
         codec.set_random_state({k: v for k, v in dict(state).items() if loaded.get(k) in sys.modules})
-    return result
+
+
+class _Call:
+    """One goal call on the trusted side: its objects (``lmrbench_identity``), which every message of the call
+    brings up to what the worker left, and the closures the worker calls back."""
+
+    def __init__(self, binding: str, first: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.ids = identity.Identities(identity.TRUSTED)
+        self.instance = first if binding == "method" else None
+        self.args, self.kwargs = args, kwargs
+
+    def _read(self, message: dict[str, Any], arrays: dict[str, Any], lead: list[Any]) -> list[Any]:
+        """The values of ``lead`` (nodes the worker wrote before the state), after which the call's objects are
+        brought to the message's state."""
+        reader = lmrbench_reply.Reader(arrays, self.ids)
+        values = [reader.read(n) for n in lead]
+        identity.apply_state(reader.read, dict(message.get("state") or {}), self.instance, _set_attribute)
+        _set_random(message.get("random"), arrays)
+        return values
+
+    def finish(self, reply: dict[str, Any], arrays: dict[str, Any]) -> Any:
+        """The result of the call, every object of it changed as the worker left it."""
+        return self._read(reply, arrays, [reply["result"]])[0]
+
+    def answer(self, message: dict[str, Any], arrays: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Call the closure the worker called, on this side's objects as the worker left them; the answer holds
+        its result (or error) and this side's objects as the closure left them."""
+        try:
+            number, names = message["callback"], [str(k) for k in dict(message["kwargs"])]
+            if type(number) is not int or not 0 <= number < len(self.ids.callbacks):
+                raise ValueError(f"no function {number!r} was sent")
+            values = self._read(message, arrays, [*message["args"], *dict(message["kwargs"]).values()])
+            split = len(values) - len(names)
+            fargs, fkwargs = values[:split], dict(zip(names, values[split:], strict=True))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise CandidateGone(f"the candidate's call of a function cannot be read: {type(exc).__name__}: "
+                                f"{exc}") from None
+        enc = codec.Encoder("t", self.ids, callables=True)
+        answer: dict[str, Any] = {"kind": "answer", "ok": True}
+        try:
+            answer["result"] = enc.encode(self.ids.callbacks[number](*fargs, **fkwargs), "the function's result")
+        except Exception as exc:  # the test's own function raised, or its result cannot cross
+            answer = {"kind": "answer", "ok": False, "raised": type(exc).__name__, "message": str(exc)[:4000]}
+        answer["state"] = identity.encode_state(enc, codec.UnencodableValue, self.args, self.kwargs, self.instance)
+        answer["random"], out = _random_node(enc.arrays)
+        return answer, out
 
 
 def _set_attribute(obj: Any, attr: str, value: Any) -> None:
-    """Give ``obj`` the attribute the candidate left; a submodule (alone, or in a module's ``_modules``) stays the
-    trusted side's object and gets the new state."""
+    """Give ``obj`` the attribute the candidate left; a module the worker made in place of one (a record: the
+    trusted side never builds the worker's classes) is loaded into the trusted side's module."""
     current = vars(obj).get(attr)
     Record = lmrbench_reply.ModuleRecord
-    if isinstance(value, Record) and current is not None:
-        _copy_into(current, value)
-    elif isinstance(value, dict) and isinstance(current, dict) and any(isinstance(v, Record) for v in value.values()):
-        for key, item in value.items():
-            if isinstance(item, Record) and current.get(key) is not None:
-                _copy_into(current[key], item)
-            else:
-                current[key] = item
+    records = isinstance(value, dict) and any(isinstance(v, Record) for v in value.values())  # a module's _modules
+    if (isinstance(value, Record) and current is not None) or (records and isinstance(current, dict)
+                                                               and value is not current):
+        identity.merge(current, value)
     else:
         object.__setattr__(obj, attr, value)
-
-
-def _copy_into(original: Any, new: Any) -> None:
-    """Change ``original`` in place to hold ``new`` (an argument the candidate changed)."""
-    import numpy as np
-
-    if isinstance(original, np.ndarray):
-        if not isinstance(new, np.ndarray) or new.shape != original.shape:
-            raise ValueError("the candidate changed an array argument's shape or type")
-        np.copyto(original, new, casting="unsafe")
-    elif isinstance(original, list):
-        original[:] = list(new)
-    elif isinstance(original, dict):
-        original.clear()
-        original.update(dict(new))
-    elif isinstance(original, set):
-        original.clear()
-        original.update(set(new))
-    elif isinstance(new, lmrbench_reply.ModuleRecord):
-        _load_module_state(original, new)
-    elif type(original).__module__.startswith("torch") and hasattr(original, "copy_"):
-        import torch
-
-        with torch.no_grad():
-            original.copy_(new)
-    elif hasattr(original, "__dict__") and hasattr(new, "__dict__"):
-        vars(original).clear()
-        vars(original).update(vars(new))
-
-
-def _load_module_state(module: Any, record: Any) -> None:
-    """Give the trusted side's ``nn.Module`` the parameters and buffers the candidate left (same names, shapes
-    and dtypes, or the reply cannot be read)."""
-    import torch
-
-    if not isinstance(module, torch.nn.Module):
-        raise ValueError("the candidate replaced an argument with a module")
-    mine = module.state_dict(keep_vars=True)
-    if list(mine) != list(record.state):
-        raise ValueError("the candidate changed a module's parameters or buffers by name")
-    with torch.no_grad():
-        for name, value in record.state.items():
-            target = mine[name]
-            if not isinstance(value, torch.Tensor) or value.shape != target.shape or value.dtype != target.dtype:
-                raise ValueError(f"the candidate changed {name}'s shape or dtype")
-            target.copy_(value)
-    module.train(record.training)
 
 
 install()

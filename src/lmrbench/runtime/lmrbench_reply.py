@@ -42,7 +42,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["DataRecord", "ModuleRecord", "decode_reply", "namedtuple_record"]
+__all__ = ["DataRecord", "ModuleRecord", "Reader", "decode_reply", "namedtuple_record"]
 
 TORCH_DTYPES = frozenset(
     [
@@ -140,12 +140,14 @@ class ModuleRecord:
     """An ``nn.Module`` sent by untrusted code: its type's name, ``training`` flag and ``state`` (its
     state_dict, name -> tensor). Compared with a module by its state_dict."""
 
-    __slots__ = ("state", "training", "type_path")
+    __slots__ = ("attrs", "state", "training", "type_path")
 
-    def __init__(self, type_path: str, state: dict[str, Any], training: bool) -> None:
+    def __init__(self, type_path: str, state: dict[str, Any], training: bool,
+                 attrs: dict[str, Any] | None = None) -> None:
         self.type_path = str(type_path)
         self.state = state
         self.training = bool(training)
+        self.attrs = dict(attrs or {})
 
     def state_dict(self) -> dict[str, Any]:
         """The parameters and buffers by name, as ``nn.Module.state_dict`` gives them."""
@@ -176,15 +178,20 @@ def fields_of(value: Any) -> tuple[str, tuple[str, ...]] | None:
 
 def decode_reply(node: Any, arrays: dict[str, Any]) -> Any:
     """The value of an untrusted node (ValueError, TypeError or KeyError for anything off the allow-list)."""
-    return _Reader(arrays).read(node)
+    return Reader(arrays).read(node)
 
 
 _FACTORIES: dict[str, type] = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
 
 
-class _Reader:
-    def __init__(self, arrays: dict[str, Any]) -> None:
+class Reader:
+    """Reads the nodes of one untrusted message. With ``identities`` (a split run's call:
+    ``lmrbench_identity.Identities``) a node with an origin number is the trusted side's own object of that
+    number, changed in place to hold what the worker left, and refs reach across the whole message."""
+
+    def __init__(self, arrays: dict[str, Any], identities: Any = None) -> None:
         self.arrays = arrays
+        self.identities = identities
         self.made: dict[int, Any] = {}
 
     def read(self, node: Any) -> Any:
@@ -198,6 +205,8 @@ class _Reader:
         if method is None:
             raise ValueError(f"{node['$']!r} is not a value kind a reply may hold")
         value = method(self, node)
+        if self.identities is not None and "origin" in node:
+            value = self.identities.resolve(node["origin"], value)
         if "id" in node and node["$"] != "ref":
             if type(node["id"]) is not int or node["id"] in self.made:
                 raise ValueError("a node's id must be a new integer")
@@ -303,9 +312,13 @@ class _Reader:
         return DataRecord(type_path, {k: self.read(v) for k, v in fields.items()})
 
     def k_module(self, node: dict[str, Any]) -> ModuleRecord:
+        raw = node.get("attrs")
+        attrs = {} if raw is None or raw == {} else self.read(raw)
+        if type(attrs) is not dict or not all(type(k) is str and k.isidentifier() for k in attrs):
+            raise ValueError("a module's attributes must be named by identifiers")
         state: dict[str, Any] = {}
         self.flatten(node, "", state)
-        return ModuleRecord(self.text(node, "type"), state, node.get("training") is True)
+        return ModuleRecord(self.text(node, "type"), state, node.get("training") is True, attrs)
 
     def flatten(self, node: Any, prefix: str, state: dict[str, Any]) -> None:
         """A module node's parameters and persistent buffers, then its children's, named as in a state_dict."""
@@ -340,7 +353,12 @@ class _Reader:
         return pathlib.__dict__[name](self.text(node, "value"))
 
     def k_ndarray(self, node: dict[str, Any]) -> Any:
-        return self.array(node).copy()
+        if node.get("same") is True and self.identities is not None:
+            return self.identities.kept_array(node.get("origin"))
+        array = self.array(node)
+        if self.identities is not None and "origin" in node:
+            self.identities.agree(node["origin"], array)
+        return array.copy()
 
     def k_npscalar(self, node: dict[str, Any]) -> Any:
         array = self.array(node)
@@ -374,8 +392,15 @@ class _Reader:
 
     def k_tensor(self, node: dict[str, Any]) -> Any:
         torch = _need("torch")
+        if node.get("same") is True and self.identities is not None:
+            grad = self.read(node["grad"]) if "grad" in node else None
+            if grad is not None and type(grad) not in (torch.Tensor, torch.nn.Parameter):
+                raise ValueError("a tensor's grad is a tensor")
+            return self.identities.kept_tensor(node.get("origin"), node.get("requires_grad") is True, grad)
         dtype = _torch_dtype(torch, self.text(node, "dtype"))
         array = self.array(node)
+        if self.identities is not None and "origin" in node:
+            self.identities.agree(node["origin"], array)
         device = self.text(node, "device") if "device" in node else "cpu"
         tensor = on_device(torch, torch.from_numpy(array.copy()).to(dtype), device)
         if node.get("parameter") is True:
@@ -441,7 +466,7 @@ class _Reader:
         return pd.Index(self.column(node["data"]), name=name)
 
 
-_KINDS = {name[2:]: method for name, method in vars(_Reader).items() if name.startswith("k_")}
+_KINDS = {name[2:]: method for name, method in vars(Reader).items() if name.startswith("k_")}
 _KINDS.pop("index_any")
 
 

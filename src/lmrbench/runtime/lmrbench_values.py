@@ -29,7 +29,13 @@ strings and lists; everything else is an object with a ``"$"`` key naming its ki
                  parameters and buffers, plain attributes, and child modules as module nodes)
 ``enum``         ``{"type": "module:QualName", "name": member}``
 ``np_dtype``/``torch_dtype``/``torch_device``/``np_generator``/``slice``/``path``  small objects named so
+``callback``     ``{"ref": n, "name": ...}``: a split run's message only: the caller's function number ``n``, which
+                 the worker calls back through the channel
 ===============  ==============================================================================
+
+In a split run's messages (``lmrbench_identity``) a mutable object's node also carries ``"origin": n`` (a list is
+then ``{"$": "list", "items": [...]}``), and an array or tensor whose bytes did not change carries ``"same": true``
+instead of its ``key``.
 
 A recorded call is one ``.npz`` file (``load_case``): its arrays plus ``__case__``, the call as UTF-8 JSON.
 """
@@ -132,16 +138,21 @@ def digest(node: Any, arrays: dict[str, np.ndarray]) -> str:
 class Decoder:
     """Turns JSON nodes back into values, reading arrays from ``arrays``."""
 
-    def __init__(self, arrays: Any) -> None:
+    def __init__(self, arrays: Any, identities: Any = None, callback: Any = None) -> None:
         self.arrays = arrays
         """Values from trusted data (recorded cases, a split run's requests): named types are imported. Values
         from untrusted code are read by ``lmrbench_reply.decode_reply`` instead, which imports nothing."""
+        self.identities = identities
+        """A split run's message (``lmrbench_identity.Identities``): a node with an origin is that object of the
+        call, changed in place, and refs reach across the whole message."""
+        self.callback = callback
+        """Makes the stand-in of a ``callback`` node: ``callback(number, name)``."""
         self._depth = 0
         self._made: dict[Any, Any] = {}
 
     def decode(self, node: Any) -> Any:
         """The value a node encodes (fresh objects on every call; one object where the value held one twice)."""
-        if self._depth == 0:
+        if self._depth == 0 and self.identities is None:
             self._made = {}
         self._depth += 1
         try:
@@ -159,12 +170,19 @@ class Decoder:
         if method is None:
             raise ValueError(f"unknown value kind {kind!r} in a recorded case")
         value = method(node)
+        if self.identities is not None and "origin" in node:
+            value = self.identities.resolve(node["origin"], value)
         if "id" in node and kind != "ref":
             self._made[node["id"]] = value
         return value
 
     def _d_ref(self, node: Any) -> Any:
         return self._made[node["id"]]
+
+    def _d_callback(self, node: Any) -> Any:
+        if self.callback is None:
+            raise ValueError("a function of the caller's cannot be read here")
+        return self.callback(node["ref"], node.get("name", "a function"))
 
     def _d_defaultdict(self, node: Any) -> Any:
         name = node.get("factory")
@@ -244,17 +262,21 @@ class Decoder:
         torch.nn.Module.__init__(module)
         for name, value in self.decode(node["attrs"]).items():
             object.__setattr__(module, name, value)
-        for name, child in node["children"].items():
-            module._modules[name] = self.decode(child)
-        for name, value in node["params"].items():
+        for name, value in node["params"].items():  # the encoder's order: a ref follows its first node
             module._parameters[name] = self.decode(value)
         for name, value in node["buffers"].items():
             module._buffers[name] = self.decode(value)
+        for name, child in node["children"].items():
+            module._modules[name] = self.decode(child)
         module._non_persistent_buffers_set.update(node.get("non_persistent", []))
         object.__setattr__(module, "training", bool(node["training"]))
         return module
 
     def _d_ndarray(self, node: Any) -> np.ndarray:
+        if node.get("same"):
+            return self.identities.kept_array(node["origin"])
+        if self.identities is not None and "origin" in node:
+            self.identities.agree(node["origin"], self.arrays[node["key"]])
         return np.array(self.arrays[node["key"]], copy=True)
 
     def _d_npscalar(self, node: Any) -> Any:
@@ -282,6 +304,11 @@ class Decoder:
     def _d_tensor(self, node: Any) -> Any:
         import torch
 
+        if node.get("same"):
+            grad = self.decode(node["grad"]) if "grad" in node else None
+            return self.identities.kept_tensor(node["origin"], bool(node["requires_grad"]), grad)
+        if self.identities is not None and "origin" in node:
+            self.identities.agree(node["origin"], self.arrays[node["key"]])
         dtype = _reply()._torch_dtype(torch, node["dtype"])
         tensor = torch.from_numpy(np.array(self.arrays[node["key"]], copy=True)).to(dtype)
         tensor = _reply().on_device(torch, tensor, node.get("device", "cpu"))

@@ -74,30 +74,71 @@ def _pandas() -> Any:
 
 
 class Encoder:
-    """Encodes values into JSON nodes, collecting arrays under keys that start with ``prefix``."""
+    """Encodes values into JSON nodes, collecting arrays under keys that start with ``prefix``.
 
-    def __init__(self, prefix: str = "a") -> None:
+    With ``identities`` (a split run's message: ``lmrbench_identity.Identities``) every mutable object carries
+    its origin number, an object met twice anywhere in the message is a ``ref`` the second time, and an array
+    or tensor whose bytes did not change since the last message is ``"same"``; with ``callables`` as well (the
+    trusted side), a function is a ``callback`` node the other side calls back through the channel."""
+
+    def __init__(self, prefix: str = "a", identities: Any = None, *, callables: bool = False) -> None:
         self.prefix = prefix
         self.arrays: dict[str, np.ndarray] = {}
+        self.identities = identities
+        self.callables = callables
         self._depth = 0
         self._seen: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._ids = 0
+        self._keys = 0
 
     def _store(self, array: np.ndarray) -> str:
-        key = f"{self.prefix}{len(self.arrays)}"
+        key = f"{self.prefix}{self._keys}"
+        self._keys += 1
         self.arrays[key] = array
         return key
 
     def encode(self, value: Any, where: str) -> Any:
         """The JSON node of ``value``; UnencodableValue names ``where`` (or the part inside) when it fails. An
-        array or tensor met twice within one value is a ``ref`` to its first node the second time."""
+        array or tensor met twice within one value (within the message, with ``identities``) is a ``ref`` to its
+        first node the second time."""
         if self._depth == 0:
-            self._seen = {}
+            if self.identities is None:
+                self._seen = {}
+            known = set(self._seen)
         self._depth += 1
         try:
             return self._encode(value, where)
+        except UnencodableValue:
+            if self._depth == 1:  # nothing of a value left out may be a ref's target later in the message
+                for k in set(self._seen) - known:
+                    del self._seen[k]
+            raise
         finally:
             self._depth -= 1
+
+    def met(self, value: Any) -> bool:
+        """Whether ``value`` has a node in this message already."""
+        known = self._seen.get(id(value))
+        return known is not None and known[0] is value
+
+    def _tracked(self, value: Any, where: str) -> Any:
+        """The node of a mutable object of a split run's message, with its origin number (see the class)."""
+        again = self._again(value)
+        if again is not None:
+            return again
+        node = self._plain(value, where)
+        if type(node) is list:
+            node = {"$": "list", "items": node}
+        n = self.identities.number(value)
+        node["origin"] = n
+        if node.get("$") in ("ndarray", "tensor"):
+            array = self.arrays[node["key"]]
+            if self.identities.unchanged(n, array):
+                del self.arrays[node.pop("key")]
+                node["same"] = True
+            else:
+                self.identities.agree(n, array)
+        return self._remember(value, node)
 
     def _again(self, value: Any) -> Any:
         """A ``ref`` node when ``value`` was met before in this value (its first node gets the id), else None."""
@@ -115,6 +156,11 @@ class Encoder:
         return node
 
     def _encode(self, value: Any, where: str) -> Any:
+        if self.identities is not None and self.identities.trackable(value):
+            return self._tracked(value, where)
+        return self._plain(value, where)
+
+    def _plain(self, value: Any, where: str) -> Any:
         if value is None or type(value) in (bool, str):
             return value
         if type(value) is int:
@@ -175,6 +221,9 @@ class Encoder:
         node = self._encode_pandas(value, where)
         if node is not None:
             return node
+        if self.callables and callable(value) and not isinstance(value, type):
+            name = getattr(value, "__qualname__", None) or _type_name(value)
+            return {"$": "callback", "ref": self.identities.callback(value), "name": str(name)[:200]}
         raise UnencodableValue(where, _type_name(value))
 
     def _encode_numpy(self, value: Any, where: str) -> Any:
@@ -218,6 +267,8 @@ class Encoder:
             return self._encode_module(value, where)
         if not isinstance(value, torch.Tensor):
             return None
+        if np is None:
+            raise UnencodableValue(where, "tensor", "a tensor is saved as a numpy array, and numpy is not installed")
         if type(value) not in (torch.Tensor, torch.nn.Parameter):
             raise UnencodableValue(where, _type_name(value), "tensor subclasses are not supported")
         again = self._again(value)

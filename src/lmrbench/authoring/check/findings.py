@@ -57,8 +57,9 @@ RULES: dict[str, Rule] = {r.code: r for r in (
          "run `git submodule update --init` and copy the repository in"),
     Rule("F116", _W, "tests read data outside unit_test/ that trusted_files does not list",
          "list the files in info.json's trusted_files (or move them under unit_test/)"),
-    Rule("F117", _W, "the goal function is defined inside a test file (its tests run in the candidate's process)",
-         "move the goal function into a module of its own and import it in the test"),
+    Rule("F117", _W, "the goal function's tests run in the candidate's process (it is defined inside a test file, or "
+         "changes module or class state a split run cannot carry)",
+         "move the goal function into a module of its own; keep its state in its arguments or instance"),
     Rule("F118", _E, "a test reads data that exists nowhere in the task (named, with the .gitignore line that kept "
          "it out of the repository)", "copy the files in from where they were made, or record the tests again"),
     Rule("L201", _E, "a copy of the golden body (up to names, literals, comments) is in the repository",

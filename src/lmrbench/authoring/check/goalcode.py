@@ -1,7 +1,8 @@
 """Checks of the goal code itself, read statically from the golden file (F117, T313, T314).
 
-- F117: the goal function is defined inside a test file (the official 03, 06 and 20), so its tests can only run
-  in the candidate's own process (``core.trust.isolation_of`` says shared): weaker evidence;
+- F117: the goal function is defined inside a test file (the official 03, 06 and 20), or changes module or class
+  state a split run cannot carry (``core.split_limits``), so its tests can only run in the candidate's own process
+  (``core.trust.isolation_of`` says shared): weaker evidence;
 - T313: the golden body draws random numbers and neither it nor any test seeds a generator, so the golden code
   itself gives another answer on every run and the recorded expectation is one draw among many;
 - T314: the golden body needs a GPU (``.cuda()``, device ``"cuda"``) with no CPU path.
@@ -14,6 +15,7 @@ import ast
 from lmrbench import pyparse
 from lmrbench.authoring.check.findings import Finding
 from lmrbench.authoring.check.testsmells import gpu_need, seeds, unseeded_random
+from lmrbench.core.split_limits import split_obstacle
 from lmrbench.core.taskset import Task
 from lmrbench.core.testfiles import read_unit_tests
 from lmrbench.core.trust import goal_files_in_tests
@@ -57,6 +59,11 @@ def goal_code_findings(task: Task, impl: Implementation) -> list[Finding]:
                            f"is defined in the test file {test}: its tests run in the candidate's own process "
                            "(weaker evidence, and the candidate sees the tests); move the function to a module of "
                            "its own", _def_line(task, impl, test)))
+    obstacle = split_obstacle(task, impl)
+    if obstacle:
+        rel = as_list(impl.golden_file)[0]
+        out.append(Finding("F117", task.name, rel, f"{tag}: {obstacle}: its tests run in the candidate's own process "
+                           "(weaker evidence); keep that state in the function's arguments or instance"))
     tests_seed = None
     for rel, q, node in golden_defs(task, impl):
         line = unseeded_random(node)

@@ -28,7 +28,7 @@ from lmrbench.benchmark.validation.plan import (
 )
 from lmrbench.benchmark.validation.store import log_file, task_fingerprint
 from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, precision_sensitive, probe_wanted, read_margins
-from lmrbench.benchmark.validation.weakness import is_weak, mutant_diff, mutant_name, weak_reasons
+from lmrbench.benchmark.validation.weakness import blind_tests, is_weak, mutant_diff, mutant_name, weak_reasons
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
@@ -272,7 +272,9 @@ class ImplCheck:
                 equivalent=not killed and report.status is not TestStatus.INFRA_ERROR
                 and mutant.digest in self._facts.equivalent,
             ))
+        blind = blind_tests(self._chosen, self._mutants, self.task.repo_dir)
         counted = [m for m in res.mutants if m.status is not TestStatus.INFRA_ERROR and not m.equivalent]
         res.mutants_total = len(counted)
         res.mutants_killed = sum(m.killed for m in counted)
-        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried, self._facts.weak, self._facts.catches)
+        res.weak_reasons = weak_reasons(res.mutants, self._facts.unvaried, self._facts.weak, self._facts.catches) \
+            + blind

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lmrbench.authoring.record.testgen import TODO_MARK
-from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE
+from lmrbench.benchmark.validation.weakness import DEFAULT_MIN_KILL_RATE, is_no_op
 from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.defaults import recording_folder
@@ -131,15 +131,20 @@ def pick_mutants(mutants: list[PlannedMutant], limit: int, equivalent: set[str] 
     from lmrbench.authoring.mutants.mutants import sample_mutants
 
     known, first = equivalent or set(), live or set()
-    tiers = [[pm for pm in mutants if pm[2].digest in first and pm[2].digest not in known],
-             [pm for pm in mutants if pm[2].digest not in known | first and pm[2].kind in TELLING_KINDS],
-             [pm for pm in mutants if pm[2].digest not in known | first and pm[2].kind not in TELLING_KINDS],
-             [pm for pm in mutants if pm[2].digest in known]]
+    # the no-op mutant always runs: it finds tests blind to the function
+    nothing = [pm for pm in mutants if pm[2].digest not in known and is_no_op(pm[2])][:limit]
+    rest = [pm for pm in mutants if pm not in nothing]
+    tiers = [nothing,
+             [pm for pm in rest if pm[2].digest in first and pm[2].digest not in known],
+             [pm for pm in rest if pm[2].digest not in known | first and pm[2].kind in TELLING_KINDS],
+             [pm for pm in rest if pm[2].digest not in known | first and pm[2].kind not in TELLING_KINDS],
+             [pm for pm in rest if pm[2].digest in known]]
     picked: list[PlannedMutant] = []
     for tier in tiers:
         picked += sample_mutants(tier, limit - len(picked), kind_of=lambda pm: pm[2].kind)
     order = {id(pm): k for k, pm in enumerate(mutants)}
     return sorted(picked, key=lambda pm: order[id(pm)])
+
 
 
 def plan_mutants(task: Task, impl: Implementation, facts: RecordedFacts | None = None) -> list[PlannedMutant]:

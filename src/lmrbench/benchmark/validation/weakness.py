@@ -13,10 +13,19 @@ tests of the validation suite 50% (one of two behaviours checked) to 100%. 0.75 
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from lmrbench import pyparse
 from lmrbench.schemas.recording import MutantCatch
 from lmrbench.schemas.validation import ImplValidation, MutantResult
+
+if TYPE_CHECKING:
+    from lmrbench.schemas.testrun import TestReport
 
 DEFAULT_MIN_KILL_RATE = 0.75
 """Below this share of killed mutants an implementation is valid but weak."""
@@ -123,6 +132,54 @@ def weak_reasons(mutants: list[MutantResult], unvaried: list[str], recorded: lis
     shown = {m.description for m in survivors(mutants)}
     out += [r for r in recorded or [] if not any(f": {d} passes" in r for d in shown)]
     return list(dict.fromkeys(out))
+
+
+NO_OP = "return None instead of the body"
+"""The description of the mutant whose body does nothing (``constant_return`` of None)."""
+
+
+def is_no_op(mutant: Any) -> bool:
+    """Whether ``mutant``'s body does nothing: a test it passes measures nothing the function does, or less than
+    its tolerance."""
+    return bool(mutant.kind == "constant_return" and mutant.description == NO_OP)
+
+
+def blind_tests(chosen: Sequence[tuple[str, str, Any]], reports: dict[int, TestReport], repo: Path) -> list[str]:
+    """The tests a body that does nothing passes (``is_no_op``; ``chosen`` the mutants run, ``reports``
+    theirs by number from 1; ``repo`` the repository, whose official scripts' test methods are read), named by
+    function: a tolerance wider than the effect the test measures (an optimiser step of 5e-4 under atol 1e-3),
+    or a test that checks nothing the function does."""
+    from lmrbench.schemas.testrun import TestStatus
+
+    out = []
+    for k, (_goal, qual, mutant) in enumerate(chosen, start=1):
+        report = reports.get(k)
+        if not is_no_op(mutant) or report is None or report.status is TestStatus.INFRA_ERROR:
+            continue
+        passed = [c.test_id.rpartition("::")[2] for c in report.cases if c.outcome == "passed"]
+        passed += [name for c in report.cases if c.outcome != "passed" and c.test_id.endswith(".py")
+                   for name in _script_passes(repo / c.test_id, report.log_tail)]
+        if passed:
+            out.append(f"a {qual} that does nothing passes {', '.join(passed)} ({mutant_name(k, mutant.kind)}): "
+                       "the tolerance is wider than the effect measured, or nothing the function does is checked")
+    return out
+
+
+_UNITTEST_FAILED = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.M)
+
+
+def _script_passes(script: Path, output: str) -> list[str]:
+    """The test methods of an official unittest script that passed, from its output (unittest names only the
+    ones that failed, under ``FAIL:`` or ``ERROR:``; nothing when the run never reached its summary)."""
+    if not re.search(r"^Ran \d+ tests? in ", output, re.M):
+        return []
+    try:
+        tree = pyparse.parse(script.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    failed = set(_UNITTEST_FAILED.findall(output))
+    return [n for n in dict.fromkeys(names) if n not in failed]
 
 
 def is_weak(result: ImplValidation, min_kill_rate: float) -> bool:

@@ -96,6 +96,14 @@ class LayerPlan:
         return f"{FRAMEWORK_REPO}:{slug}-{digest}"
 
 
+def named_companions(lines: list[str]) -> list[str]:
+    """``COMPANIONS`` of the projects ``lines`` name plainly that ``lines`` do not name (for an environment made
+    without a resolution of its own, the local runner's venv: torch without numpy cannot cross a split run)."""
+    named = {re.sub(r"[-_.]+", "-", m.group(1)).lower() for m in
+             (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line) for line in lines) if m}
+    return sorted({c for n in named & set(COMPANIONS) for c in COMPANIONS[n] if c not in named})
+
+
 def plan_layers(
     lines: list[str],
     target: WheelTarget,

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from lmrbench.benchmark.sandbox.environments.layers import named_companions
 from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.environments.wheelhouse import (
     HOST,
@@ -116,7 +117,7 @@ class LocalRunner:
         reqs = read_task_requirements(task)  # requirements.txt, else environment.yml's pip section
         for warning in reqs.warnings:
             progress.log(f"warning: {warning}")
-        lines = reqs.lines
+        lines = [*reqs.lines, *named_companions(reqs.lines)]
         final = cache_root() / "venvs" / requirements_hash(lines, HOST)
         with self._lock:
             if (final / "bin" / "python").exists() and not rebuild:
