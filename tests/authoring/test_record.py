@@ -45,11 +45,17 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     task = make_task(tmp_path)
     result = record_tests(task, 1, TRAIN, sandbox=local)
 
-    # two calls of each value of the flag reduce, then a case with margin varied together with reduce
-    assert [c.test for c in result.cases] == [f"test_case_{n}" for n in range(1, 6)]
-    assert [c.amplified for c in result.cases] == ["", "", "", "", "margin=2.0, reduce=False"]
+    # two calls of each value of the flag reduce, then a case with margin varied together with reduce, then the
+    # input the search found for the mutant no recorded call kills (the clamp at 0 dropped: every recorded margin
+    # term is positive)
+    assert [c.test for c in result.cases] == [f"test_case_{n}" for n in range(1, 7)]
+    assert [c.amplified for c in result.cases] == ["", "", "", "", "margin=2.0, reduce=False",
+                                                   "random inputs of the recorded shapes"]
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
-    assert index.command == TRAIN and [c.file for c in index.cases] == [f"case_{n}.npz" for n in range(1, 6)]
+    assert index.command == TRAIN and [c.file for c in index.cases] == [f"case_{n}.npz" for n in range(1, 7)]
+    guard = next(m for m in index.mutants if m.kind == "drop_guard")
+    assert guard.killed and guard.search is not None and guard.search.outcome == "killed"
+    assert [(s.searched, s.killed, s.live) for s in index.search] == [(1, 1, 0)]
     # the second call passed margin positionally and reduce=False: bound by name, per-example result kept
     case, arrays = read_case_file(result.data_dir / "case_2.npz")
     assert [(a["name"], a["kind"]) for a in case["arguments"]] == [
@@ -65,7 +71,7 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     assert file_status(result.test_file) == "generated"
 
     status, cases = _outcomes(local, task, "golden")
-    assert status == TestStatus.PASSED and cases == dict.fromkeys([f"test_case_{n}" for n in range(1, 6)], "passed")
+    assert status == TestStatus.PASSED and cases == dict.fromkeys([f"test_case_{n}" for n in range(1, 7)], "passed")
     status, cases = _outcomes(local, task, "masked")
     assert status == TestStatus.FAILED and set(cases.values()) == {"failed"}
 

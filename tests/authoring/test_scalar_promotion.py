@@ -14,6 +14,7 @@ from helpers.tasks import create_task
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.runtime import lmrbench_precision as precision
 from lmrbench.runtime.lmrbench_values import load_case
@@ -87,7 +88,7 @@ def grade(recorded, tmp_path: Path, body: str) -> TestStatus:
     task, box = recorded
     (tmp_path / "rl").mkdir()
     (tmp_path / "rl" / "rewards.py").write_text(HEAD + body)
-    return evaluate_variant(box, task, task.info.implementation(1), tmp_path, timeout=300).status
+    return evaluate_variant(box, task, task.info.implementation(1), Candidate(folder=tmp_path), timeout=300).status
 
 
 def test_the_recording_holds_float32_and_promoted_float64_results(recorded):

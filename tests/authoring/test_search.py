@@ -17,6 +17,7 @@ from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.runtime import lmrbench_leaves
 from lmrbench.schemas.recording import RecordingIndex
@@ -87,7 +88,7 @@ def local():
 def grade(local, task, folder: Path, goal: str, source: str) -> TestStatus:
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
-    return evaluate_variant(local, task, task.info.implementation(1), folder, timeout=300).status
+    return evaluate_variant(local, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
 
 
 @pytest.fixture(scope="module")

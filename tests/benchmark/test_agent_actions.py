@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lmrbench.benchmark.analysis.actions import action_report, classify_command
+from lmrbench.benchmark.pipeline.rundir import current_digest
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import Candidate, CandidateStatus, EvalResult, ResultStatus, RunManifest, TaskEntry
 
@@ -49,11 +50,12 @@ def _run_with(tmp_path: Path, outcomes: dict[str, ResultStatus | None]) -> Path:
     for name, status in outcomes.items():
         folder = run / "candidates" / name / "1"
         folder.mkdir(parents=True)
-        cand = Candidate(task=name, impl=1, source="agent", status=CandidateStatus.NO_FUNCTION, digest="x")
+        cand = current_digest(folder, Candidate(task=name, impl=1, source="agent",
+                                                status=CandidateStatus.NO_FUNCTION))  # the digest evaluate gives it
         (folder / "candidate.json").write_text(cand.model_dump_json())
         if status is not None:
             (run / "results" / name).mkdir(parents=True)
-            res = EvalResult(task=name, impl=1, status=status, candidate_digest="x")
+            res = EvalResult(task=name, impl=1, status=status, candidate_digest=cand.digest)
             (run / "results" / name / "1.json").write_text(res.model_dump_json())
     return run
 

@@ -39,7 +39,8 @@ def test_each_sample_is_a_row_and_runs_are_ranked_with_wilson_intervals_in_80_co
     weak = write_run(tmp_path / "weak", "a-local-model-with-a-rather-long-name", {n: n == "1-T1" for n in NAMES})
     strong = write_run(tmp_path / "strong", "gpt-4o", {n: n != "4-T4" for n in NAMES})
     save_model(strong.result_path("4-T4", 1), EvalResult(
-        task="4-T4", impl=1, status=ResultStatus.FAILED, candidate_digest="4-T4-gpt-4o", duration=2.5,
+        task="4-T4", impl=1, status=ResultStatus.FAILED, duration=2.5,
+        candidate_digest=strong.candidate("4-T4", 1).digest,  # type: ignore[union-attr]
         failures={"unit_test/test_f.py::test_case_2": "assert 1 == 2", "unit_test/test_f.py::test_case_1": "x"}))
     for task in NAMES:
         _spend(strong, task, "gpt-4o", 1000, 100)

@@ -17,9 +17,11 @@ import pytest
 
 from helpers.cancelling import cancel_once_running
 from helpers.stateful_task import MECHANISMS, TORCH_MECHANISMS, write_stateful_task, write_torch_task, wrong_candidate
+from helpers.tasks import as_candidate, tagged
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Worker
 from lmrbench.core.treeview import TreeView
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.progress import Cancelled
 from lmrbench.runtime.lmrbench_protocol import OUT_LIMIT
@@ -202,10 +204,11 @@ def test_stateful_code_grades_split_as_it_runs_in_one_process(runner, stateful_t
     that reads what the function changed and refills what it reads next; an array kept by one call and changed
     by the next) passes split as in one process, and a plausible wrong edit of it fails."""
     impl = stateful_task.info.implementation(list(MECHANISMS).index(mechanism) + 1)
-    golden = evaluate_variant(runner.sandbox, stateful_task, impl, "golden", timeout=120, trusted=runner.warm)
+    golden = evaluate_variant(runner.sandbox, stateful_task, impl,
+                              Golden() if runner.warm else as_candidate(stateful_task, impl.index), timeout=120)
     assert golden.isolation == "split", golden.detail
     assert golden.status is TestStatus.PASSED, (golden.detail, golden.log_tail[-3000:])
-    wrong = evaluate_variant(runner.sandbox, stateful_task, impl, wrong_candidate(tmp_path / "cand", mechanism),
+    wrong = evaluate_variant(runner.sandbox, stateful_task, impl, tagged(wrong_candidate(tmp_path / "cand", mechanism)),
                              timeout=120)
     assert wrong.status is TestStatus.FAILED, (wrong.detail, wrong.log_tail[-3000:])
 
@@ -224,7 +227,7 @@ def test_torch_stateful_code_grades_split_as_it_runs_in_one_process(mechanism, t
     impl = task.info.implementation(list(TORCH_MECHANISMS).index(mechanism) + 1)
     sandbox = Sandbox(LocalRunner())
     try:
-        report = evaluate_variant(sandbox, task, impl, "golden", timeout=300)
+        report = evaluate_variant(sandbox, task, impl, Golden(), timeout=300)
     finally:
         sandbox.close()
     assert report.isolation == "split", report.detail

@@ -16,6 +16,7 @@ from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.core.taskset import load_task
 from lmrbench.core.trust import isolation_of
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
@@ -183,7 +184,7 @@ def test_a_module_global_graded_shared_passes_with_its_reason_in_the_report(tmp_
     task = load_task(counter_task(tmp_path / "bench", {"step": ("step", TEST_COUNTER)}))
     sandbox = Sandbox(LocalRunner())
     try:
-        report = evaluate_variant(sandbox, task, task.info.implementation(1), "golden", timeout=120)
+        report = evaluate_variant(sandbox, task, task.info.implementation(1), Golden(), timeout=120)
     finally:
         sandbox.close()
     assert report.status is TestStatus.PASSED, (report.detail, report.log_tail[-2000:])

@@ -80,7 +80,7 @@ def test_the_agent_s_goal_files_pass_evaluate_and_a_rerun_skips_finished_tasks(
                   "--out", run, "--step-limit", "10")
         assert "3 submitted" in out
         assert len(srv.requests) == 13  # the pre-flight request, then four per task
-        out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run)
+        out = cli("agent", bench, "--model", "scripted", "--base-url", srv.base_url, "--out", run, "--step-limit", "10")
         assert "3 already done" in out and len(srv.requests) == 13  # nothing to do: no pre-flight either
     finally:
         srv.close()
@@ -236,10 +236,11 @@ def test_an_endpoint_failure_is_kept_apart_and_tried_again_and_a_step_limit_ends
         with LLMClient(LLMConfig(params, cache_dir=None, max_retries=0)) as client:
             docker = DockerRunner()
             try:
-                first = run_agent([task], run, _mini(), client, docker, options=AgentOptions(retries=1))
+                limits = AgentLimits(step_limit=3)  # one run, one set of limits (run.json refuses another)
+                first = run_agent([task], run, _mini(), client, docker,
+                                  options=AgentOptions(retries=1, limits=limits))
                 kept_apart = (outcome(RunDir(run), "1-DPO"), RunDir(run).candidate("1-DPO", 1))
                 srv.on("preference_loss", act("ls"), act("cat TASK.md"), "no action in this reply")
-                limits = AgentLimits(step_limit=3)
                 second = run_agent([task], run, _mini(), client, docker, options=AgentOptions(limits=limits))
             finally:
                 docker.close()

@@ -102,7 +102,9 @@ def test_agent_style_candidates_and_recorded_data_outside_unit_test(tmp_path: Pa
     tasks, _ = load_taskset(bench)
     cheat = _agent_run(bench, tmp_path, "cheat-before", READS_THE_ANSWER)
     evaluate(tasks, cheat, sandbox, timeout=120)
-    assert _status(cheat) == "passed"  # nothing marks tensors/ trusted yet: the false positive of the issue
+    # before validate marks tensors/ trusted, the grader already withholds what the tests read (one reader of the
+    # data tests read, which follows the test's name chains): a cheat that reads the answer fails from the start
+    assert _status(cheat) == "failed"
 
     summary = validate_taskset(bench, sandbox=sandbox, options=ValidateOptions(repeat=1, max_mutants=0, timeout=120))
     assert summary.rows[0].valid, summary.rows

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.tasks import Impl, write_task
 from lmrbench.authoring.task.mask import mask_source
-from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
+from lmrbench.benchmark.pipeline.rundir import RunDir, current_digest, save_model
 from lmrbench.schemas.run import (
     Candidate,
     CandidateStatus,
@@ -59,9 +59,13 @@ def write_run(path: Path, model: str, outcomes: dict[str, bool], *, bench: Path 
                                   generation=LLMParams(model=model, base_url="http://127.0.0.1:1/v1"),
                                   settings={"context": context}, tasks=entries))  # fmt: skip
     for name, ok in outcomes.items():
-        digest = f"{name}-{model}"
-        cand = Candidate(task=name, impl=1, source="generate", status=CandidateStatus.OK, digest=digest, model=model)
-        save_model(run.candidate_dir(name, 1) / "candidate.json", cand)
+        folder = run.candidate_dir(name, 1)
+        (folder / "repo").mkdir(parents=True, exist_ok=True)
+        (folder / "repo" / "goal.py").write_text(f"# {name} by {model}\n")
+        cand = current_digest(folder, Candidate(task=name, impl=1, source="generate", status=CandidateStatus.OK,
+                                                goal_files=["goal.py"], model=model))  # fmt: skip
+        digest = cand.digest
+        save_model(folder / "candidate.json", cand)
         status = ResultStatus.PASSED if ok else ResultStatus.FAILED
         save_model(run.result_path(name, 1), EvalResult(task=name, impl=1, category=category, status=status,
                                                         candidate_digest=digest))  # fmt: skip

@@ -247,7 +247,9 @@ def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str) -> di
 
 
 def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The float array arguments drawn anew (normal, at their recorded scale), bool ones at random."""
+    """The float array arguments drawn anew (normal, at their recorded scale and wider; a float mask of 0s and 1s
+    stays one: a mask of other weights would fail correct answers that rely on what every caller gives), bool
+    ones at random."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -259,8 +261,12 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
             continue
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
+            if finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all()):  # a float mask stays a mask
+                out[key] = (rng.random(arr.shape) < 0.5).astype(arr.dtype)
+                continue
             scale = float(np.abs(finite).max()) if finite.size else 1.0
-            out[key] = np.asarray(rng.normal(size=arr.shape) * (scale or 1.0)).astype(arr.dtype)
+            wider = (1.0, 4.0, 16.0)[seed % 3]  # past the recorded range too: where a clamp or a bound binds
+            out[key] = np.asarray(rng.normal(size=arr.shape) * (scale or 1.0) * wider).astype(arr.dtype)
         elif arr.dtype == np.bool_:
             out[key] = rng.random(arr.shape) < 0.5
     return out
