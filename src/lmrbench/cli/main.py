@@ -50,6 +50,9 @@ def _register() -> None:
     from lmrbench.cli import run_cmd
 
     run_cmd.register(app)
+    from lmrbench.cli import report_cmd
+
+    report_cmd.register(app)
     from lmrbench.cli import predictions_cmd
 
     predictions_cmd.register(app)

@@ -337,9 +337,20 @@ def read_data(task: Task) -> list[str]:
 def withheld_paths(task: Task) -> list[str]:
     """What the candidate's view and an agent export leave out: the trusted paths info.json names
     (``core.trust.trusted_paths``) and every data path the tests read (:func:`read_data`), before any
-    ``validate`` has listed it."""
+    ``validate`` has listed it, except a file whose name a goal file spells (the goal code reads it itself:
+    hidden, the golden code would fail; ``validate`` decides it)."""
     listed = trusted_paths(task)
-    return listed + [p for p in read_data(task) if not is_trusted(p, listed)]
+    goal_text = "\n".join(_goal_sources(task))
+    return listed + [p for p in read_data(task) if not is_trusted(p, listed) and PurePosixPath(p).name not in goal_text]
+
+
+def _goal_sources(task: Task) -> Iterator[str]:
+    """The masked goal files' text, as the repository holds them."""
+    for impl in task.info.implementations:
+        for goal in impl.goal_files:
+            path = task.repo_dir / goal
+            if path.is_file() and not path.is_symlink():
+                yield path.read_text(encoding="utf-8", errors="replace")
 
 
 __all__ = ["git_ignored", "missing_data", "outside_data", "read_data", "withheld_paths"]

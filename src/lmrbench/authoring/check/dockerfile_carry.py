@@ -31,6 +31,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from lmrbench import pyparse
 from lmrbench.errors import LmrError
 
 EDITABLE_ENV = "LMRBENCH_EDITABLE"
@@ -249,7 +250,7 @@ def package_requirements(folder: Path) -> list[str]:
     setup = folder / "setup.py"
     if setup.is_file():
         try:
-            tree = ast.parse(setup.read_text(errors="replace"))
+            tree = pyparse.parse(setup.read_text(errors="replace"))
         except SyntaxError as exc:
             raise LmrError(f"cannot read its install_requires: {exc}", setup) from None
         for node in ast.walk(tree):

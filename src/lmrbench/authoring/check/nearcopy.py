@@ -209,7 +209,7 @@ def _def_spans(text: str) -> list[tuple[int, int]]:
     import ast
 
     try:
-        tree = ast.parse(text)
+        tree = pyparse.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
     return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)

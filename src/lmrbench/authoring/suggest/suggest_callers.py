@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lmrbench import pyparse
 from lmrbench.authoring.record.captured_calls import read_calls, read_errors, read_summaries
 from lmrbench.authoring.record.record import RECORD_PRELUDE
 from lmrbench.authoring.task.metadata import is_test_file
@@ -105,7 +106,7 @@ class CallerReport:
 def _is_generator(source: str) -> bool:
     """True when the function whose source this is yields (in its own body, not in a nested function)."""
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = pyparse.parse(textwrap.dedent(source))
     except SyntaxError:
         return False  # the recorder itself says so, and the candidate is left out (see find_callers)
     stack: list[ast.AST] = [node for f in tree.body if isinstance(f, ast.FunctionDef) for node in f.body]

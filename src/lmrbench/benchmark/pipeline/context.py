@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Literal, cast
 
+from lmrbench import pyparse
 from lmrbench.core.source.splice import extract_function
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
@@ -39,7 +40,7 @@ def run_context(settings: dict[str, str]) -> ContextSetting:
 
 def _class_header(source: str, cls: str) -> str:
     """The ``class`` line(s) of a top-level class, with its docstring, as written in ``source``."""
-    tree = ast.parse(source)
+    tree = pyparse.parse(source)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == cls:
             lines = source.splitlines()
@@ -61,7 +62,8 @@ def goal_stub(masked: str, qualnames: list[str], *, file: str) -> str:
     groups: dict[str, list[str]] = {}
     for qual in qualnames:
         head = qual.split(".", 1)[0]
-        is_class = "." in qual and any(isinstance(n, ast.ClassDef) and n.name == head for n in ast.parse(masked).body)
+        is_class = "." in qual and any(isinstance(n, ast.ClassDef) and n.name == head
+                                       for n in pyparse.parse(masked).body)
         text = extract_function(masked, qual, file=file).rstrip()
         if is_class:
             indented = "\n".join(("    " + line) if line else line for line in text.splitlines())

@@ -14,16 +14,13 @@ from __future__ import annotations
 import importlib.util
 import os
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
-from lmrbench.benchmark.pipeline.llm import LLMError, LLMReply, Message, Transient, retry_after
+from lmrbench.benchmark.pipeline.llm_types import LLMConfig, LLMError, LLMReply, Message, Transient, retry_after
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import LLMParams, Usage
-
-if TYPE_CHECKING:
-    from lmrbench.benchmark.pipeline.llm import LLMConfig
 
 OPENAI_COMPATIBLE = "openai"
 INSTALL_HINT = "pip install 'lmrbench[agents]'"

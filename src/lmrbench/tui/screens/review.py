@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from lmrbench.errors import LmrError
 from lmrbench.tui.dialogs.comment import CommentDialog
 from lmrbench.tui.dialogs.text_view import TextDialog
+from lmrbench.tui.screens.review_text import judge_text, label_text
 from lmrbench.tui.widgets.code_diff import CodeDiff
 from lmrbench.tui.widgets.keys_footer import KeysFooter
 from lmrbench.tui.widgets.review_facts import ReviewFacts
@@ -237,46 +238,14 @@ class ReviewScreen(Screen[None]):
             hidden = Text.assemble(
                 ("Unit tests and judge: ", "bold"), ("hidden until you label this item (blind review)", "dim")
             )
-            self.query_one(ReviewFacts).show(hidden, Text(""), self._label_text(item))
+            self.query_one(ReviewFacts).show(hidden, Text(""), label_text(self.session, item, self.pinned == self.pos))
             return
         head, failures = tests_text(item)
         tests = Text.assemble(("Unit tests: ", "bold"), head)
         for line in failures:
             tests.append("\n" + line, style="red")
-        self.query_one(ReviewFacts).show(tests, self._judge_text(item), self._label_text(item))
-
-    def _labels_text(self, item: ReviewItem) -> Text:
-        from lmrbench.benchmark.labels.review import labels_text
-
-        return Text.assemble(("Labels: ", "bold"), "\n" if item.others else "", labels_text(item))
-
-    def _judge_text(self, item: ReviewItem) -> Text:
-        from lmrbench.benchmark.labels.review import verdict_text
-
-        head, bullets = verdict_text(item)
-        text = Text.assemble(("Judge: ", "bold"), head)
-        for b in bullets:
-            text.append(f"\n  - {b}")
-        return text
-
-    def _label_text(self, item: ReviewItem) -> Text:
-        from lmrbench.benchmark.labels.review import SCALE
-
-        assert self.session is not None
-        if self.session.read_only:
-            return self._labels_text(item)
-        lab = self.session.label_of(item)
-        note = self.session.note_of(item)
-        text = Text.assemble(("Your label: ", "bold"))
-        if lab is not None:
-            text.append(f"{lab.label.score} {SCALE[lab.label.score]}" + (" (unsure)" if lab.unsure else ""))
-            if self.pinned == self.pos:
-                text.append("  · n: next item, z: undo", style="dim")
-        else:
-            text.append("skipped (1, 2 or 3 labels it)" if self.session.skipped(item) else "none yet (1, 2 or 3)")
-        if note:
-            text.append(f"\nComment: {note}" + ("" if lab else " (saved with the label)"))
-        return text
+        mine = label_text(self.session, item, self.pinned == self.pos)
+        self.query_one(ReviewFacts).show(tests, judge_text(item), mine)
 
     # actions
 
