@@ -15,7 +15,12 @@ from datetime import UTC, datetime
 from lmrbench.authoring.check.check import find_leaks
 from lmrbench.authoring.task.metadata import mark_trusted
 from lmrbench.benchmark.execution.unit import Purpose, RunUnit, TaskRef, UnitResult
-from lmrbench.benchmark.validation.not_run import environment_not_run, golden_not_run, static_not_run
+from lmrbench.benchmark.validation.not_run import (
+    environment_not_run,
+    golden_not_run,
+    static_not_run,
+    with_missing_data,
+)
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
     RecordedFacts,
@@ -200,7 +205,8 @@ class ImplCheck:
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self.result.environment_error = self._environment_error
-            self.result.not_run = environment_not_run(self._environment_error, self._environment_cause)
+            self.result.not_run = with_missing_data(
+                self.task, self.impl, environment_not_run(self._environment_error, self._environment_cause))
             self._finish([f"not run: its environment could not be prepared: {self._environment_error}"])
             return []
         stopped = golden_not_run(self.task, self.impl, res.golden_runs)
