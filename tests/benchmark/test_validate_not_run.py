@@ -104,6 +104,8 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     (task / "calc" / "requirements.txt").write_text("lmrbench-absent-project==1.0\n")
     (task / "calc" / "unit_test" / "unit_test_1.py").write_text(TEST_ADD + READS_UNCOMMITTED)
     (task / "calc" / ".gitignore").write_text("outputs/\n")
+    (task / "calc" / "copied.py").write_text(  # scale's golden body, left in another file: a leak
+        "def times(xs, k):\n    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n")
     res = CliRunner().invoke(app, ["validate", str(bench), *ARGS, "-v"])
     assert res.exit_code == 3, res.output
     assert "pip: ERROR: Could not find a version that satisfies the requirement" in res.output  # -v: all of it
@@ -116,6 +118,10 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     assert first.detail.endswith("; and the tests read outputs/expected.txt, which exist nowhere in the task "
                                  "(the repository's .gitignore ignores 'outputs/': never committed)"), first.detail
     assert "(`tasks check` F118)" in first.fix and "outputs/" not in second.detail
+    # ... and so does a leak, which no environment fixes (26-Hyena's hyena.py, before its image can be had)
+    assert second.detail.endswith("; and, whatever runs, invalid: the golden body is still in the repository "
+                                  "(copied.py)"), second.detail
+    assert "golden body" not in first.detail
     assert "2 requirements that cannot be resolved" in res.output
 
 

@@ -251,9 +251,13 @@ class ImplCheck:
             reasons.append(f"masked run: infrastructure error: {masked.detail}"[:300])
         if not reasons:
             self._record_mutants()
-        leaks = find_leaks(self.task, self.impl) if res.not_run is None else []
-        if leaks:
+        leaks = find_leaks(self.task, self.impl)
+        if leaks and res.not_run is None:
             reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
+        elif leaks and res.not_run is not None:  # what no environment fixes is said before anyone builds one
+            res.not_run = res.not_run.model_copy(update={
+                "detail": f"{res.not_run.detail}; and, whatever runs, invalid: the golden body is still in the "
+                          f"repository ({', '.join(leaks[:5])})"})
         res.reasons = reasons
         res.valid = not reasons and res.not_run is None
         res.min_kill_rate = self.opts.min_kill_rate
