@@ -1,7 +1,7 @@
-"""Per-test costs, for keeping the suite inside CI's time: ``PYTHONPATH=tests pytest -p helpers.costs`` appends one JSON line per
-test (node id, wall seconds, CPU seconds of the test's process and of the children it waited for) to the file
-named by $LMRBENCH_TEST_COSTS (default ``test-costs.jsonl``). CPU seconds hold on a busy machine where wall seconds
-do not; a container's CPU is the engine's and shows only in wall seconds."""
+"""Per-test costs, for keeping the suite inside CI's time: ``PYTHONPATH=tests pytest -p helpers.costs``
+appends one JSON line per test (node id, wall seconds, CPU seconds of the test's process and of the children it
+waited for) to the file named by $LMRBENCH_TEST_COSTS (default ``test-costs.jsonl``). CPU seconds hold on a busy
+machine where wall seconds do not; a container's CPU is the engine's and shows only in wall seconds."""
 
 from __future__ import annotations
 
