@@ -69,6 +69,7 @@ if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the prot
         DONE_MARK,
         ENDED_MARK,
         ENV_CALL_FDS,
+        ENV_EDITABLE,
         ENV_HARNESS,
         ENV_OUT,
         ENV_PREFIX,
@@ -506,7 +507,7 @@ def main():
 
 
 def _base_env():
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ", ENV_EDITABLE)}
     base["PYTHONDONTWRITEBYTECODE"] = "1"
     return base
 
