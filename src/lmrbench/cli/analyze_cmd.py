@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
 from lmrbench.cli.tables import print_rows, print_table
 from lmrbench.errors import LmrError
@@ -25,6 +26,7 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 analyze_app = typer.Typer(
+    cls=LmrGroup,
     help="Repository structure and the regression (the paper's Table 5); familiarity (lmrbench's own).",
     no_args_is_help=True,
 )

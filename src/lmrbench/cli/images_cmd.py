@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
 
-images_app = typer.Typer(help="Docker images of task environments.", no_args_is_help=True)
+images_app = typer.Typer(cls=LmrGroup, help="Docker images of task environments.", no_args_is_help=True)
 
 
 @images_app.command("bootstrap")
@@ -185,4 +186,4 @@ def try_cmd(
 
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
-    app.add_typer(images_app, name="images")
+    app.add_typer(images_app, name="image")

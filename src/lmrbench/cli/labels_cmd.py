@@ -10,12 +10,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.tables import print_table
 
 out_console = Console()
 err_console = Console(stderr=True)
 
 labels_app = typer.Typer(
+    cls=LmrGroup,
     help="Human-evaluation labels: assign, import/export the official files, agreement, the binary table."
 )
 Runs = Annotated[list[Path], typer.Argument(help="Run folders.")]
@@ -171,4 +173,4 @@ def binary_cmd(
 
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
-    app.add_typer(labels_app, name="labels")
+    app.add_typer(labels_app, name="label")

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import Verbose
 from lmrbench.cli.tables import print_table
 from lmrbench.errors import LmrError
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from lmrbench.authoring.task.mask_style import MaskStyle
     from lmrbench.core.taskset import Task
 
-task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
-tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
+task_app = typer.Typer(cls=LmrGroup, help="Author one task (new, add, remask, record, export, suggest) or look at a "
+                       "task set (list, check).", no_args_is_help=True)
 # Piped output (files, grep) gets long lines rather than ellipsised columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
 
@@ -165,7 +166,7 @@ def task_export(
     console.print(f"exported {res.path}{scripts}", highlight=False, markup=False)
 
 
-@tasks_app.command("list")
+@task_app.command("list")
 def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
     """One row per implementation: task, index, category, goal file and function, tests."""
     from lmrbench.core.taskset import load_taskset
@@ -187,7 +188,7 @@ def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or
         raise typer.Exit(1)
 
 
-@tasks_app.command("check")
+@task_app.command("check")
 def tasks_check(
     bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
     select: Annotated[str | None, typer.Option("--select", help="Only these codes or prefixes (L,T301).")] = None,
@@ -266,4 +267,3 @@ def _print_findings(names: list[str], items: list[Finding]) -> None:
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
     app.add_typer(task_app, name="task")
-    app.add_typer(tasks_app, name="tasks")
