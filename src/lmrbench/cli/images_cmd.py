@@ -19,13 +19,12 @@ def bootstrap(
     tag: str = typer.Option(None, "--tag", help="Tag of the base image (default lmrbench-base:bookworm)."),
     force: bool = typer.Option(False, "--force", help="Rebuild even when the image exists."),
     mirror: str = typer.Option(None, "--mirror", help="Debian mirror URL (default: the tool's own)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build log."),
 ) -> None:
     """Build the base image from Debian packages (mmdebstrap or debootstrap), or reuse it when present."""
     from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG, bootstrap_base_image
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         res = bootstrap_base_image(tag or BASE_IMAGE_TAG, force=force, mirror=mirror, progress=progress)
     short = res.image_id.removeprefix("sha256:")[:12]
     if res.created:
@@ -35,13 +34,13 @@ def bootstrap(
 
 
 @images_app.command("base")
-def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the pull or bootstrap log.")) -> None:
+def base_cmd() -> None:
     """Find the base image task images build on: present, else pulled, else bootstrapped; say which."""
     from lmrbench.benchmark.sandbox.environments.base_image import obtain_base_image
     from lmrbench.benchmark.sandbox.environments.images import docker_client
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         choice = obtain_base_image(docker_client(timeout=600), progress=progress)
     typer.echo(choice.line().removeprefix("note: "))
 
@@ -82,7 +81,6 @@ def build(
     torch_index: Annotated[str | None, typer.Option(
         "--torch-index", help="An extra index to take torch from, e.g. https://download.pytorch.org/whl/cpu "
         "(also $LMRBENCH_TORCH_INDEX).")] = None,
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build logs."),
 ) -> None:
     """Build (or find) each task's image: a framework layer (torch) shared by the tasks that pin it, then the
     task's own layer; tagged by a hash of what each is built from."""
@@ -97,7 +95,7 @@ def build(
     env = TorchSource.from_env()
     source = TorchSource(torch_wheels or env.wheels, torch_index or env.index)
     runner = DockerRunner(base_image=base, torch=source)
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         for t in tasks:
             t0 = time.monotonic()
             tag = runner.prepare(t, rebuild=rebuild, progress=progress)
@@ -108,7 +106,7 @@ def build(
 
 @images_app.command("dockerfile")
 def dockerfile(
-    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    task_dir: Annotated[Path, typer.Argument(metavar="TASK", help="The task folder.")],
     force: bool = typer.Option(False, "--force", help="Replace a Dockerfile that lmrbench did not write."),
 ) -> None:
     """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; the environment only, no task files.
@@ -156,13 +154,12 @@ def prune(
 
 @images_app.command("try")
 def try_cmd(
-    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    task_dir: Annotated[Path, typer.Argument(metavar="TASK", help="The task folder.")],
     requirements: Annotated[list[str], typer.Argument(help="Requirement lines to try, e.g. 'peft==0.10.0'.")],
-    run: str = typer.Option("", "--run", help="A command to run after the install, as the image's user, in the "
+    command: str = typer.Option("", "--command", help="A command to run after the install, as the image's user, in the "
                             "task's masked repository (read-only; e.g. \"python -c 'import trl, model'\")."),
     write: bool = typer.Option(False, "--write", help="When it works, save the change into the task's "
                                "requirements.txt."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show pip's output."),
 ) -> None:
     """Try a requirement change in a throwaway container of the task's last built image, in seconds (only new
     wheels are downloaded; nothing is kept). A full build is `lmrbench images build`."""
@@ -172,9 +169,9 @@ def try_cmd(
     from lmrbench.core.taskset import load_task
 
     t = load_task(task_dir)
-    with RichProgress(verbose=verbose) as progress:
-        res = try_requirements(DockerRunner(), t, requirements, command=run, progress=progress)
-    if verbose or not res.ok:
+    with RichProgress() as progress:
+        res = try_requirements(DockerRunner(), t, requirements, command=command, progress=progress)
+    if progress.verbose or not res.ok:
         typer.echo(res.output.rstrip()[-4000:])
     if not res.ok:
         typer.echo(f"error: {res.headline} ({res.seconds:.1f} s, in {res.image})", err=True)

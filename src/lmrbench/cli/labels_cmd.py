@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmrbench.cli.grammar import LmrGroup
+from lmrbench.cli.output import Format, OldJsonFile, emit, result_format
 from lmrbench.cli.tables import print_table
 
 out_console = Console()
@@ -111,12 +112,20 @@ def agreement_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for agreement.md/.csv/.json (default: the first run).")
     ] = None,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the JSON report to this file.")] = None,
+    fmt: Format = "text",
+    json_file: OldJsonFile = None,
     judge: JudgeOpt = None,
 ) -> None:
     """Human vs judge vs unit tests, and between annotators; per model and per category."""
+    with result_format(fmt, out_console):
+        _agreement(runs, out, fmt, json_file, judge)
+
+
+def _agreement(runs: list[Path], out: Path | None, fmt: str, json_file: Path | None, judge: str | None) -> None:
+    import json
+
     from lmrbench.benchmark.labels.agreement import agreement
-    from lmrbench.benchmark.labels.render import HEADERS, overall_rows, pair_rows, write_agreement
+    from lmrbench.benchmark.labels.render import HEADERS, overall_rows, pair_rows, render_json, write_agreement
 
     report = agreement(runs, judge=judge)
     table = Table(title=f"Agreement: {report.items} items, {report.labels} labels")
@@ -132,24 +141,28 @@ def agreement_cmd(
         highlight=False,
     )
     out_console.print(f"method: {report.method}", highlight=False)
-    for path in write_agreement(report, out or runs[0], json_file):
+    for path in write_agreement(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
+    emit(fmt, json.loads(render_json(report)), json_file, "label agreement")
 
 
 @labels_app.command("binary")
 def binary_cmd(
     runs: Runs,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the rows as JSON to this file.")] = None,
+    fmt: Format = "text",
+    json_file: OldJsonFile = None,
 ) -> None:
     """Human labels collapsed to Completely Correct or not, per run, beside the paper's Appendix I table."""
-    import json
+    with result_format(fmt, out_console):
+        _binary(runs, fmt, json_file)
 
+
+def _binary(runs: list[Path], fmt: str, json_file: Path | None) -> None:
     from rich.text import Text
 
     from lmrbench.benchmark.report.binary import HEADERS, binary_rows, binary_table
     from lmrbench.benchmark.report.paper_figures import CITATION
     from lmrbench.benchmark.report.scoreboard import build_report
-    from lmrbench.fsutil import atomic_write_text
 
     rows = binary_rows(build_report(runs))
     table = Table(title="Completely Correct or not, by human label (Appendix I, %; * differs)")
@@ -165,10 +178,7 @@ def binary_cmd(
         if b.paper is not None and not b.agrees:
             out_console.print(f"differs: {b.run} ({b.paper_row}): {b.cause}", highlight=False, markup=False,
                               soft_wrap=True)  # fmt: skip
-    if json_file is not None:
-        text = json.dumps({"rows": [b.as_dict() for b in rows], "paper": CITATION}, indent=2)
-        atomic_write_text(json_file, text + "\n")
-        out_console.print(f"wrote {json_file}", highlight=False, markup=False)
+    emit(fmt, {"rows": [b.as_dict() for b in rows], "paper": CITATION}, json_file, "label binary")
 
 
 def register(app: typer.Typer) -> None:

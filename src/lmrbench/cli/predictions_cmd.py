@@ -31,7 +31,7 @@ def import_predictions_cmd(
 def export_predictions_cmd(
     bench: Bench,
     run: Run,
-    out: Annotated[Path, typer.Option("--out", help="The predictions JSONL to write.")],
+    out: Annotated[Path, typer.Argument(metavar="PREDICTIONS", help="The predictions JSONL to write.")],
     model: Annotated[str, typer.Option("--model-name", help="model_name_or_path (default: the run's label).")] = "",
     only: TaskFilter = None,
 ) -> None:

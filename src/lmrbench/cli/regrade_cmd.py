@@ -14,9 +14,11 @@ from lmrbench.schemas.validation import ImplValidation
 
 
 def regrade(
-    path: Annotated[Path, typer.Argument(help="A validated task set, or a run folder (holding run.json).")],
+    path: Annotated[Path, typer.Argument(
+        metavar="BENCH|RUN", help="A validated task set, or a run folder (holding run.json).")],
     run_dir: Annotated[Path | None, typer.Option(
-        help="A task set's validation results (<bench>/.lmrbench/validate).")] = None,
+        "--validation", help="A task set's validation results (validate's --out; default "
+        "<BENCH>/.lmrbench/validate).")] = None,
     seal_key: Annotated[Path | None, typer.Option(
         "--seal-key", help="The seal key file of the machine that kept the evidence (default: this machine's, "
         "<data dir>/seal.key): how an auditor checks another machine's runs.")] = None,

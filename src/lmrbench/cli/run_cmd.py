@@ -33,24 +33,26 @@ err_console = Console(stderr=True)
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 Run = Annotated[Path, typer.Argument(help="The run folder.")]
 Out = Annotated[Path, typer.Option("--out", help="The run folder to write candidates into.")]
-Model = Annotated[str, typer.Option("--model", help="anthropic/..., gemini/..., openai/... (any provider litellm "
-                                    "knows), or the model id an OpenAI-compatible --base-url serves.")]  # fmt: skip
+Model = Annotated[str, typer.Option(
+    "--model", envvar="LMRBENCH_MODEL", help="anthropic/..., gemini/..., openai/... (any provider litellm knows), "
+    "or the model id an OpenAI-compatible --base-url serves.")]  # fmt: skip
 BaseUrl = Annotated[
     str | None,
-    typer.Option("--base-url", help="Base URL of the endpoint: OpenAI-compatible, or the named provider's "
+    typer.Option("--base-url", envvar="LMRBENCH_BASE_URL",
+                 help="Base URL of the endpoint: OpenAI-compatible, or the named provider's "
                  "(default: the provider's own; $OPENAI_BASE_URL or OpenAI's for other models)."),
 ]
 KeyEnv = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Maximum tokens per reply.")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")]
+Timeout = Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for one reply of the model.")]
 Retries = Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")]
-Concurrency = Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")]
-Cache = Annotated[
-    Path | None, typer.Option("--cache", help="Response cache folder (default: ~/.cache/lmrbench/llm).")
+Cache = Annotated[bool, typer.Option("--cache/--no-cache", help="Read and write the response cache.")]
+CacheDir = Annotated[
+    Path | None, typer.Option("--cache-dir", help="Response cache folder (default: ~/.cache/lmrbench/llm).")
 ]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
-Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
+Jobs = Annotated[int, typer.Option("--jobs", "-j", envvar="LMRBENCH_JOBS", help="Items (and requests) in flight "
+                                   "at once.")]
 DEFAULT_JOBS = 4
 """Items in flight at once for generate, judge and evaluate alike."""
 Context = Annotated[
@@ -83,8 +85,8 @@ def _client(
     timeout: float,
     retries: int,
     concurrency: int,
-    cache: Path | None,
-    no_cache: bool,
+    cache_dir: Path | None,
+    cache: bool,
 ) -> LLMClient:
     from lmrbench.benchmark.pipeline.llm import DEFAULT_CACHE, LLMClient, LLMConfig
     from lmrbench.benchmark.pipeline.providers import base_url_for
@@ -98,7 +100,7 @@ def _client(
         timeout=timeout,
         max_retries=retries,
         concurrency=concurrency,
-        cache_dir=None if no_cache else (cache or DEFAULT_CACHE),
+        cache_dir=(cache_dir or DEFAULT_CACHE) if cache else None,
     )
     return LLMClient(config)
 
@@ -146,9 +148,8 @@ def generate_cmd(
     max_tokens: MaxTokens = 4096,
     timeout: Timeout = 300.0,
     retries: Retries = 4,
-    concurrency: Concurrency = 4,
-    cache: Cache = None,
-    no_cache: NoCache = False,
+    cache: Cache = True,
+    cache_dir: CacheDir = None,
     max_paper_chars: Annotated[
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
@@ -177,7 +178,7 @@ def generate_cmd(
     done = []
     for sample, folder in enumerate(folders, start=1):
         client = _client(
-            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
+            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir, cache
         )
         if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
             client.config = replace(client.config, cache_salt=f"sample {sample}")
@@ -235,12 +236,13 @@ def evaluate_cmd(
     bench: Bench,
     run: Run,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
+        "--jobs", "-j", envvar="LMRBENCH_JOBS",
+        help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
         "with --executor ray, the cluster's CPUs).")] = None,
     sandbox: SandboxOpt = None,
     executor: ExecutorOpt = None,
     address: AddressOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 600.0,
+    timeout: Annotated[float, typer.Option("--test-timeout", help="Seconds one test run may take.")] = 600.0,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the environments.")] = False,
     only: TaskFilter = None,
     memory: Memory = None,
@@ -280,9 +282,8 @@ def judge_cmd(
     max_tokens: MaxTokens = 1024,
     timeout: Timeout = 300.0,
     retries: Retries = 4,
-    concurrency: Concurrency = 4,
-    cache: Cache = None,
-    no_cache: NoCache = False,
+    cache: Cache = True,
+    cache_dir: CacheDir = None,
     attempts: Annotated[
         int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
     ] = 3,
@@ -296,7 +297,7 @@ def judge_cmd(
 
     tasks = _tasks(bench, only)
     client = _client(
-        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
+        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir, cache
     )
     with client, RichProgress() as progress:
         summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))

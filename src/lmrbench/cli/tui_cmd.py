@@ -1,4 +1,4 @@
-"""``lmrbench tui [BENCH_DIR]``: the authoring app."""
+"""``lmrbench tui [BENCH]``: the authoring app."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import typer
 
 BenchArg = Annotated[Path, typer.Argument(help="The task set folder (created when missing).")]
 SandboxOpt = Annotated[
-    str | None, typer.Option(help="Where tasks build and validate: docker or local (default: docker if up)")
+    str | None, typer.Option("--sandbox", envvar="LMRBENCH_SANDBOX",
+                              help="Where tasks build and validate: docker or local (default: docker if up)")
 ]
 
 
@@ -30,7 +31,7 @@ OutcomesOpt = Annotated[
 
 
 def tui(
-    bench_dir: BenchArg = Path("."),
+    bench: BenchArg = Path("."),
     sandbox: SandboxOpt = None,
     run: RunOpt = None,
     review: ReviewOpt = None,
@@ -51,7 +52,7 @@ def tui(
         RunDir(review).require_manifest()
         if annotator is not None:
             check_annotator(annotator)
-    make_app(bench_dir, sandbox=kind, runs=run, review=review, annotator=annotator, blind=not show_outcomes).run()
+    make_app(bench, sandbox=kind, runs=run, review=review, annotator=annotator, blind=not show_outcomes).run()
 
 
 def register(app: typer.Typer) -> None:
