@@ -24,16 +24,16 @@ VERBOSE, QUIET = "lmrbench.verbose", "lmrbench.quiet"
 
 @dataclass(frozen=True)
 class Moved:
-    """An old option's new spelling. ``to``: the new option, ``""`` for the command's positional argument, or
+    """An old option's new spelling. ``to``: the new option, the positional argument's name (``positional``), or
     ``"lmrbench --verbose"`` for a flag that moved to the root; ``valued``: rewrite only when a value follows
     (``--cache PATH`` is now ``--cache-dir PATH``, while ``--cache`` alone is the new flag)."""
 
     to: str
     valued: bool = False
+    positional: bool = False
 
 
 ROOT_VERBOSE = Moved("lmrbench --verbose")
-POSITIONAL = Moved("")
 
 OLD_COMMANDS: dict[tuple[str, ...], str] = {
     ("tasks",): "task",  # ``tasks list|check`` are ``task list|check``
@@ -54,8 +54,8 @@ OLD_OPTIONS: dict[tuple[str, ...], dict[str, Moved]] = {
     ("evaluate",): {"--timeout": Moved("--test-timeout")},
     ("validate",): {"--timeout": Moved("--test-timeout"), "--run-dir": Moved("--out"), **_VERBOSE},
     ("regrade",): {"--run-dir": Moved("--validation")},
-    ("export-predictions",): {"--out": POSITIONAL},
-    ("task", "new"): {"--out": POSITIONAL},
+    ("export-predictions",): {"--out": Moved("PREDICTIONS", positional=True)},
+    ("task", "new"): {"--out": Moved("BENCH", positional=True)},
     ("task", "export"): _VERBOSE,
     ("task", "record"): {"--timeout": Moved("--command-timeout"), **_VERBOSE},
     ("task", "suggest"): {"--tasks": Moved("--bench"), "--out": Moved("--bench"), **_VERBOSE},
@@ -112,8 +112,9 @@ def rewrite(path: tuple[str, ...], args: list[str], meta: dict[str, Any]) -> lis
         if not eq and i + 1 < len(args):
             i += 1
             value, eq = args[i], "="
-        note_old(name, rule.to or "the positional argument", where)
-        if rule is POSITIONAL:
+        note_old(f"{name} {rule.to}" if rule.positional else name,
+                 f"{rule.to} (the positional argument)" if rule.positional else rule.to, where)
+        if rule.positional:
             moved += [value] if eq else []
         else:
             out.append(f"{rule.to}={value}" if eq else rule.to)
