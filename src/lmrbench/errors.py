@@ -24,3 +24,8 @@ class EnvironmentUnavailable(LmrError):
         super().__init__(problem, path)
         self.cause = cause
         self.output = output
+
+
+class UsageError(LmrError):
+    """A bad value or combination of a command's options (``--sandbox podman``, ``--function bad``): the command
+    line exits 2 as click's own usage errors do, where any other LmrError exits 1."""

@@ -28,7 +28,7 @@ from lmrbench.cli.run_cmd import (
     _tasks,
 )
 from lmrbench.cli.tables import print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 out_console = Console()
 
@@ -73,9 +73,9 @@ def agent_cmd(
     from lmrbench.cli.rich_progress import RichProgress
 
     if agent not in AGENTS:
-        raise LmrError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
+        raise UsageError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
     if tries < 1 or jobs < 1:
-        raise LmrError("--tries and --jobs take 1 or more")
+        raise UsageError("--tries and --jobs take 1 or more")
     check_installed()
     folders = sample_folders(out, samples)
     tasks = _tasks(bench, only)

@@ -15,7 +15,7 @@ from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
 from lmrbench.cli.output import Format, OldJsonFile, check_format, emit, result_format
 from lmrbench.cli.tables import print_rows, print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.analysis.familiarity import FamiliarityReport
@@ -47,7 +47,7 @@ def _goal_lines(value: str) -> GoalLines:
     from lmrbench.benchmark.analysis.structure import GOAL_LINES
 
     if value not in GOAL_LINES:
-        raise LmrError(f"unknown --goal-lines {value!r}; use {' or '.join(GOAL_LINES)}")
+        raise UsageError(f"unknown --goal-lines {value!r}; use {' or '.join(GOAL_LINES)}")
     return value  # type: ignore[return-value]
 
 
@@ -145,9 +145,9 @@ def _regression(runs: list[Path], bench: Path | None, outcome: str, fmt: str, js
     from lmrbench.benchmark.report.paper_figures import CITATION
 
     if outcome not in ("tests", "human"):
-        raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
+        raise UsageError(f"unknown --outcome {outcome!r}; use tests or human")
     if scale not in SCALES:
-        raise LmrError(f"unknown --scale {scale!r}; use {' or '.join(SCALES)}")
+        raise UsageError(f"unknown --scale {scale!r}; use {' or '.join(SCALES)}")
     how = _goal_lines(goal_lines)
     rows, problems = structure(_tasks(_bench_of(runs, bench), None), how)
     for problem in problems:

@@ -12,11 +12,12 @@ from rich.markup import escape
 
 from lmrbench import __version__
 from lmrbench.cli.grammar import QUIET, VERBOSE, LmrGroup
-from lmrbench.errors import EnvironmentUnavailable, LmrError
+from lmrbench.errors import EnvironmentUnavailable, LmrError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 """Every command's exit status: 0 ok; 1 a runtime error (an ``LmrError``) or a negative result (a task invalid,
-a check failed); 2 a usage error; 3 could not run (an environment unavailable) or problems left for a re-run."""
+a check failed); 2 a usage error (click's, or a ``UsageError``: a bad option value); 3 could not run (an
+environment unavailable) or problems left for a re-run."""
 
 app = typer.Typer(
     name="lmrbench",
@@ -146,16 +147,23 @@ def _terminate_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
+def exit_status(exc: LmrError) -> int:
+    """2 for a bad option value, 3 for an environment that cannot be had, else 1."""
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
+    return EXIT_NOT_RUN if isinstance(exc, EnvironmentUnavailable) else EXIT_FAILED
+
+
 def main() -> None:
-    """Run the CLI; an LmrError becomes one red line on stderr and exit status 1 (3 for an environment that
-    cannot be had), a usage error one line plus the help hint and exit status 2."""
+    """Run the CLI; an LmrError becomes one red line on stderr and its ``exit_status``, a usage error of click one
+    line plus the help hint and exit status 2."""
     usage, exits, aborts = _click_kinds()
     _terminate_as_interrupt()
     try:
         rv = app(standalone_mode=False)
     except LmrError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
-        sys.exit(EXIT_NOT_RUN if isinstance(exc, EnvironmentUnavailable) else EXIT_FAILED)
+        sys.exit(exit_status(exc))
     except KeyboardInterrupt:
         err_console.print("[red]interrupted[/red]")
         sys.exit(130)

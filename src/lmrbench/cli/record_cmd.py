@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 console = Console()
 
@@ -54,11 +54,11 @@ def task_record(
         )
         return
     if not command.strip():
-        raise LmrError(
+        raise UsageError(
             "give the --command that runs the reference code (or --scaffold to write cases by hand)"
         )
     if sandbox not in (None, "docker", "local"):
-        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown sandbox {sandbox!r}; use docker or local")
     from lmrbench.benchmark.execution.sandboxes import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.suggest.suggest import Suggestion
@@ -50,13 +50,13 @@ def task_suggest(
 ) -> None:
     """Rank the functions that carry the paper's method, with the passage each matches and what calls it."""
     if create and bench is None:
-        raise LmrError("--create needs --bench BENCH, the task set to write the tasks into")
+        raise UsageError("--create needs --bench BENCH, the task set to write the tasks into")
     if create and no_run:
-        raise LmrError("--create records the tasks' tests: it cannot go with --no-run")
+        raise UsageError("--create records the tasks' tests: it cannot go with --no-run")
     if (base_url is None) != (model is None):
-        raise LmrError("give --base-url and --model together")
+        raise UsageError("give --base-url and --model together")
     if sandbox not in (None, "docker", "local"):
-        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown sandbox {sandbox!r}; use docker or local")
     from lmrbench.authoring.suggest.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
     from lmrbench.cli.rich_progress import RichProgress
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.cli.tables import print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.check.findings import Finding
@@ -97,7 +97,7 @@ def _mask_style(text: str) -> MaskStyle:
     try:
         return MaskStyle(text)
     except ValueError:
-        raise LmrError(f"unknown --mask-style {text!r}; use todo_raise, raise or pass") from None
+        raise UsageError(f"unknown --mask-style {text!r}; use todo_raise, raise or pass") from None
 
 
 @task_app.command("add")
@@ -155,7 +155,7 @@ def task_export(
     from lmrbench.core.taskset import load_task
 
     if not official:
-        raise LmrError("task export writes the official layout only: pass --official")
+        raise UsageError("task export writes the official layout only: pass --official")
     with RichProgress() as progress:
         res = export_official(load_task(task), out, base_image=base_image or DEFAULT_BASE_IMAGE,
                               wheels=not no_wheels, force=force, progress=progress)
@@ -220,7 +220,7 @@ def tasks_check(
     try:
         threshold = Severity[fail_on.upper()]
     except KeyError:
-        raise LmrError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
+        raise UsageError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     with RichProgress() as progress:
         names, findings = taskset_findings(bench, Selection(sel, ign), jobs=jobs, progress=progress)

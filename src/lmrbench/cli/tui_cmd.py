@@ -39,11 +39,11 @@ def tui(
     show_outcomes: OutcomesOpt = False,
 ) -> None:
     """Open the terminal app: browse the task set, author and edit tasks, review a run's candidates."""
-    from lmrbench.errors import LmrError
+    from lmrbench.errors import UsageError
     from lmrbench.tui.app import make_app
 
     if sandbox is not None and sandbox not in ("docker", "local"):
-        raise LmrError(f"unknown --sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown --sandbox {sandbox!r}; use docker or local")
     kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
     if review is not None:
         from lmrbench.benchmark.labels.store import check_annotator

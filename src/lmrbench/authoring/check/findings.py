@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 
 class Severity(enum.IntEnum):
@@ -157,7 +157,7 @@ def parse_codes(text: str | None, option: str) -> list[str]:
     out = [c.strip().upper() for c in text.split(",") if c.strip()]
     for c in out:
         if c != "ALL" and not any(code.startswith(c) for code in RULES):
-            raise LmrError(f"{option} {c!r} matches no rule; codes are {', '.join(RULES)}")
+            raise UsageError(f"{option} {c!r} matches no rule; codes are {', '.join(RULES)}")
     return out
 
 
