@@ -112,7 +112,7 @@ def test_table_3_has_the_judges_columns_per_setting_and_an_agent_run_is_set_besi
 def test_the_appendix_i_table_is_a_report_of_its_own_beside_the_papers(runs, tmp_path) -> None:
     import json
 
-    result = CliRunner().invoke(app, ["labels", "binary", *map(str, runs), "--json", str(tmp_path / "b.json")],
+    result = CliRunner().invoke(app, ["label", "binary", *map(str, runs), "--json", str(tmp_path / "b.json")],
                                 env={"COLUMNS": "80"})  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = {r["run"]: r for r in json.loads((tmp_path / "b.json").read_text())["rows"]}

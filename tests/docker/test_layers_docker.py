@@ -223,7 +223,7 @@ def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base
     # a requirement line of its own (a marker that always holds): an image no other test (nor an earlier run) has
     task = write_small_task(tmp_path / "bench", name="7-Twice", requirements=unique_requirement("iniconfig==2.0.0"))
     exe = str(Path(sys.executable).with_name("lmrbench"))
-    procs = [subprocess.Popen([exe, "images", "build", str(task.path.parent), "-v"], stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([exe, "--verbose", "image", "build", str(task.path.parent)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
