@@ -117,4 +117,4 @@ def test_piped_check_reports_progress_on_stderr_and_findings_on_stdout(defects: 
     root, _ = defects
     out = lmrbench("task", "check", str(root), "--select", "F1", "--format", "json")
     assert json.loads(out.stdout)["findings"]  # stdout stays pure JSON
-    assert out.stderr.splitlines()[-1].startswith("tasks check: 30/30 done after ")
+    assert out.stderr.splitlines()[-1].startswith("task check: 30/30 done after ")

@@ -173,7 +173,7 @@ def test_an_official_dockerfile_whose_from_cannot_be_had_is_one_environment_erro
     assert res.exit_code == 3  # could not run, not invalid
     env_lines = [line for line in res.output.splitlines() if line.startswith("not run 7-Official#1:")]
     assert len(env_lines) == 1, res.output
-    assert "cannot be pulled" in env_lines[0] and "lmrbench images dockerfile" in env_lines[0]
+    assert "cannot be pulled" in env_lines[0] and "lmrbench image dockerfile" in env_lines[0]
     assert "0/3" not in res.output and "0.0%" not in res.output
     assert "golden pass rate: 0/0 that ran; 1 not run: 1 FROM images that cannot be had" in res.output
     assert "Step " not in res.output

@@ -36,7 +36,7 @@ class Moved:
 ROOT_VERBOSE = Moved("lmrbench --verbose")
 
 OLD_COMMANDS: dict[tuple[str, ...], str] = {
-    ("tasks",): "task",  # ``tasks list|check`` are ``task list|check``
+    ("tasks",): "task",  # ``tasks list|check`` are now ``task list|check``
     ("images",): "image",
     ("labels",): "label",
 }

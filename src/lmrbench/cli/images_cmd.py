@@ -1,4 +1,4 @@
-"""``lmrbench images bootstrap|build|dockerfile|list|prune``: base and task images."""
+"""``lmrbench image bootstrap|build|dockerfile|list|prune``: base and task images."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def list_cmd() -> None:
 
     rows = inventory(docker_client())
     if not rows:
-        typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
+        typer.echo("no lmrbench images; `lmrbench image bootstrap` makes the base")
     for r in rows:
         line = f"{r.kind:<9} {r.tag:<60} {r.short_id:<12} {r.size / 1e6:9,.0f} MB"
         if r.parent:
@@ -162,7 +162,7 @@ def try_cmd(
                                "requirements.txt."),
 ) -> None:
     """Try a requirement change in a throwaway container of the task's last built image, in seconds (only new
-    wheels are downloaded; nothing is kept). A full build is `lmrbench images build`."""
+    wheels are downloaded; nothing is kept). A full build is `lmrbench image build`."""
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.benchmark.sandbox.running.try_requirements import try_requirements, write_requirements
     from lmrbench.cli.rich_progress import RichProgress

@@ -1,4 +1,4 @@
-"""``lmrbench labels assign | import-official | export-official | agreement | binary``: human-evaluation labels."""
+"""``lmrbench label assign | import-official | export-official | agreement | binary``: human-evaluation labels."""
 
 from __future__ import annotations
 

@@ -12,12 +12,12 @@ from rich.markup import escape
 
 from lmrbench import __version__
 from lmrbench.cli.grammar import QUIET, VERBOSE, LmrGroup
-from lmrbench.errors import EnvironmentUnavailable, LmrError, UsageError
+from lmrbench.errors import LmrError, NotRun, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 """Every command's exit status: 0 ok; 1 a runtime error (an ``LmrError``) or a negative result (a task invalid,
-a check failed); 2 a usage error (click's, or a ``UsageError``: a bad option value); 3 could not run (an
-environment unavailable) or problems left for a re-run."""
+a check failed); 2 a usage error (click's, or a ``UsageError``: a bad option value); 3 could not run (a ``NotRun``:
+an endpoint or an environment unavailable) or problems left for a re-run."""
 
 app = typer.Typer(
     name="lmrbench",
@@ -148,10 +148,10 @@ def _terminate_as_interrupt() -> None:
 
 
 def exit_status(exc: LmrError) -> int:
-    """2 for a bad option value, 3 for an environment that cannot be had, else 1."""
+    """2 for a bad option value, 3 for what could not run (an endpoint, an environment), else 1."""
     if isinstance(exc, UsageError):
         return EXIT_USAGE
-    return EXIT_NOT_RUN if isinstance(exc, EnvironmentUnavailable) else EXIT_FAILED
+    return EXIT_NOT_RUN if isinstance(exc, NotRun) else EXIT_FAILED
 
 
 def main() -> None:

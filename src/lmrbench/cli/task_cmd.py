@@ -1,4 +1,4 @@
-"""``lmrbench task new|add|remask`` and ``lmrbench tasks list|check``."""
+"""``lmrbench task new|add|remask`` and ``lmrbench task list|check``."""
 
 from __future__ import annotations
 

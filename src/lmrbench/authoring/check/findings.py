@@ -1,4 +1,4 @@
-"""Findings of ``lmrbench tasks check``: a code, a severity, a place and one line of text.
+"""Findings of ``lmrbench task check``: a code, a severity, a place and one line of text.
 
 Codes follow ruff's style: a letter for the family and three digits; ``--select``/``--ignore`` take codes or
 prefixes (``L``, ``T3``). Identical findings of many tasks are grouped for reading (:func:`group`).
@@ -15,7 +15,7 @@ from lmrbench.errors import UsageError
 
 
 class Severity(enum.IntEnum):
-    """How bad a finding is; the exit status of ``tasks check`` follows the worst one."""
+    """How bad a finding is; the exit status of ``task check`` follows the worst one."""
 
     NOTE = 1
     WARNING = 2
