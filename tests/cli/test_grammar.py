@@ -29,7 +29,7 @@ ENV = {"--model": "LMRBENCH_MODEL", "--base-url": "LMRBENCH_BASE_URL", "--sandbo
 ENV_EXEMPT = {("task", "suggest")}
 """suggest's --model and --base-url are an optional pair that improves its drafts, not the model under test."""
 RESULTS_PRINTED = {("validate",), ("report",), ("agent-report",), ("task", "list"), ("task", "check"),
-                   ("analyze", "structure"), ("analyze", "regression"), ("analyze", "familiarity"),
+                   ("image", "list"), ("analyze", "structure"), ("analyze", "regression"), ("analyze", "familiarity"),
                    ("label", "agreement"), ("label", "binary")}
 """Commands whose output is a result (a table of figures), so ``--format json`` prints it on stdout."""
 

@@ -10,6 +10,7 @@ import typer
 
 from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
+from lmrbench.cli.output import Format, check_format, emit
 
 images_app = typer.Typer(cls=LmrGroup, help="Docker images of task environments.", no_args_is_help=True)
 
@@ -46,13 +47,19 @@ def base_cmd() -> None:
 
 
 @images_app.command("list")
-def list_cmd() -> None:
+def list_cmd(fmt: Format = "text") -> None:
     """List lmrbench's images: the base, the framework layers (and the tasks that share each), the task images
     (and the bytes each adds to its parent)."""
+    from dataclasses import asdict
+
     from lmrbench.benchmark.sandbox.environments.images import docker_client
     from lmrbench.benchmark.sandbox.environments.inventory import inventory
 
+    check_format(fmt)
     rows = inventory(docker_client())
+    if fmt == "json":
+        emit(fmt, {"images": [asdict(r) for r in rows]})
+        return
     if not rows:
         typer.echo("no lmrbench images; `lmrbench image bootstrap` makes the base")
     for r in rows:
