@@ -65,6 +65,8 @@ def _problems(path: tuple[str, ...], cmd: Any) -> list[str]:
     for name, var in ENV.items():
         if name in shown and shown[name].envvar != var and path not in ENV_EXEMPT:
             bad.append(f"{where}: {name} does not read ${var}")
+    if "--memory" in shown and not {"--cpus", "--gpus", "--hf-cache"} <= shown.keys():
+        bad.append(f"{where}: --memory without the other limits (--cpus, --gpus, --hf-cache)")
     if path in RESULTS_PRINTED and "--format" not in shown:
         bad.append(f"{where}: prints a result without --format")
     if "--format" in shown and "json" not in (shown["--format"].help or ""):
@@ -121,8 +123,8 @@ def test_old_spellings_work_with_a_note_and_exit_codes_agree(
     assert not listed.err
     assert _main(monkeypatch, "task", "list", "--format", "yaml", str(empty)) == 2  # usage
     assert "'yaml' is not one of text, json" in capsys.readouterr().err
-    assert _main(monkeypatch, "analyze", "structure", str(tmp_path / "missing")) == 1  # an LmrError: runtime
-    assert "error:" in capsys.readouterr().err
-    code = _main(monkeypatch, "regrade", str(empty), "--run-dir", str(tmp_path / "none"))
-    err = capsys.readouterr().err
-    assert "note: --run-dir is now --validation (lmrbench regrade)" in err and code in (0, 1), err
+    code = _main(monkeypatch, "regrade", str(tmp_path / "missing"), "--run-dir", str(tmp_path / "none"))
+    assert code == 1  # an LmrError: a runtime error, not a usage error
+    assert capsys.readouterr().err.splitlines() == [
+        "note: --run-dir is now --validation (lmrbench regrade); the old spelling goes in the next release",
+        f"error: {tmp_path / 'missing'}: not a folder"]
