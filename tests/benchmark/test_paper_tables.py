@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -139,3 +141,6 @@ def test_a_run_of_another_task_set_is_not_set_beside_the_papers_figures_and_one_
     assert "differs:" not in result.output and result.output.count("not compared with the paper's tables") == 1
     md = (run.path / "report.md").read_text()
     assert "## Against the paper's" not in md and "Not compared with the paper's tables: gpt-4.1" in md
+    as_json = CliRunner().invoke(app, ["report", str(run.path), "--no-figures", "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output  # the report alone on stdout, as report.json holds it
+    assert json.loads(as_json.stdout) == json.loads((run.path / "report.json").read_text())
