@@ -3,6 +3,7 @@ taken with a note naming the new one; exit codes the same on every command."""
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import sys
@@ -12,9 +13,11 @@ from typing import Any
 
 import pytest
 import typer
+from rich.console import Console
 
-from lmrbench.cli.grammar import OLD_COMMANDS, OLD_OPTIONS, ROOT_VERBOSE
+from lmrbench.cli.grammar import OLD_COMMANDS, OLD_OPTIONS, QUIET, ROOT_VERBOSE, VERBOSE
 from lmrbench.cli.main import app, main
+from lmrbench.cli.rich_progress import RichProgress
 
 GROUPS = {"task", "image", "label", "analyze", "schema"}
 ARGUMENTS = {"BENCH", "RUN", "RUNS", "TASK", "BENCH|RUN", "REPO", "RESULTS", "PREDICTIONS", "REQUIREMENTS", "SOURCE",
@@ -128,3 +131,25 @@ def test_old_spellings_work_with_a_note_and_exit_codes_agree(
     assert capsys.readouterr().err.splitlines() == [
         "note: --run-dir is now --validation (lmrbench regrade); the old spelling goes in the next release",
         f"error: {tmp_path / 'missing'}: not a folder"]
+
+
+def _progress_lines(key: str | None) -> list[str]:
+    """What a phase and two log lines print off a terminal, inside an invocation with the root option ``key``."""
+    out = io.StringIO()
+    command = typer.core.TyperCommand("lmrbench")
+    ctx = command.context_class(command)
+    if key:
+        ctx.meta[key] = True
+    with ctx, RichProgress(Console(file=out, force_terminal=False, width=200), every=3600, quiet_under=0) as bar:
+        bar.start("validate", 1)
+        bar.advance(1, "1-DPO")
+        bar.log("pip: Collecting torch")
+        bar.log("warning: disk almost full")
+    return out.getvalue().splitlines()
+
+
+def test_root_verbose_and_quiet_reach_every_progress_display() -> None:
+    assert _progress_lines(QUIET) == ["warning: disk almost full"]
+    plain, loud = _progress_lines(None), _progress_lines(VERBOSE)
+    assert plain[0] == "warning: disk almost full" and plain[1].startswith("validate: 1/1 done") and len(plain) == 2
+    assert loud[:2] == ["pip: Collecting torch", "warning: disk almost full"] and loud[2:] == plain[1:]
