@@ -83,7 +83,7 @@ def agent_cmd(
                          command_timeout=command_timeout)  # fmt: skip
     options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild, force=force)
     client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, max(4, jobs),
-                     None, False)  # fmt: skip
+                     cache_dir=None, cache=False)  # fmt: skip
     docker = DockerRunner(memory=memory, cpus=cpus, gpus=gpus, hf_cache=hf_cache)
     try:
         done = []

@@ -241,7 +241,8 @@ def familiarity_cmd(
     from lmrbench.cli.run_cmd import _client
 
     tasks = _tasks(bench, only)
-    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, None, True)
+    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, cache_dir=None,
+                     cache=False)
     with client, RichProgress() as progress:
         report = familiarity(client, tasks, run or [], progress=progress)
     with result_format(fmt, out_console):

@@ -85,9 +85,11 @@ def _client(
     timeout: float,
     retries: int,
     concurrency: int,
+    *,
     cache_dir: Path | None,
     cache: bool,
 ) -> LLMClient:
+    """A client of the model; its replies cached under ``cache_dir`` (default ~/.cache/lmrbench/llm) when ``cache``."""
     from lmrbench.benchmark.pipeline.llm import DEFAULT_CACHE, LLMClient, LLMConfig
     from lmrbench.benchmark.pipeline.providers import base_url_for
     from lmrbench.schemas.run import LLMParams
@@ -177,9 +179,8 @@ def generate_cmd(
     folders = sample_folders(out, samples)
     done = []
     for sample, folder in enumerate(folders, start=1):
-        client = _client(
-            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir, cache
-        )
+        client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs,
+                         cache_dir=cache_dir, cache=cache)
         if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
             client.config = replace(client.config, cache_salt=f"sample {sample}")
         with client, RichProgress() as progress:
@@ -297,7 +298,7 @@ def judge_cmd(
 
     tasks = _tasks(bench, only)
     client = _client(
-        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir, cache
+        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir=cache_dir, cache=cache
     )
     with client, RichProgress() as progress:
         summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
