@@ -15,7 +15,7 @@ import pytest
 import typer
 from rich.console import Console
 
-from lmrbench.cli.grammar import OLD_COMMANDS, OLD_OPTIONS, QUIET, ROOT_VERBOSE, VERBOSE
+from lmrbench.cli.grammar import OLD_COMMANDS, OLD_OPTIONS, QUIET, ROOT_VERBOSE, VERBOSE, rewrite
 from lmrbench.cli.main import app, main
 from lmrbench.cli.rich_progress import RichProgress
 
@@ -153,3 +153,20 @@ def test_root_verbose_and_quiet_reach_every_progress_display() -> None:
     plain, loud = _progress_lines(None), _progress_lines(VERBOSE)
     assert plain[0] == "warning: disk almost full" and plain[1].startswith("validate: 1/1 done") and len(plain) == 2
     assert loud[:2] == ["pip: Collecting torch", "warning: disk almost full"] and loud[2:] == plain[1:]
+
+
+def test_old_options_are_rewritten_to_the_new_before_parsing(capsys: pytest.CaptureFixture[str]) -> None:
+    meta: dict[str, Any] = {}
+    old = ["B", "--out", "R", "--timeout", "5", "--concurrency=3", "--cache", "/c", "--task", "1"]
+    assert rewrite(("generate",), old, meta) == ["B", "--out", "R", "--request-timeout=5", "--jobs=3",
+                                                 "--cache-dir=/c", "--task", "1"]
+    assert rewrite(("generate",), ["B", "--cache", "--out", "R"], meta) == ["B", "--cache", "--out", "R"]  # the flag
+    assert rewrite(("task", "new"), ["--out", "my-bench", "--repo", "r"], meta) == ["--repo", "r", "my-bench"]
+    assert rewrite(("validate",), ["B", "-v", "--", "--timeout"], meta) == ["B", "--", "--timeout"]
+    assert meta == {VERBOSE: True}
+    notes = capsys.readouterr().err.splitlines()
+    assert notes[0] == "note: --timeout is now --request-timeout (lmrbench generate); the old spelling goes in the " \
+                       "next release"
+    assert "note: --out BENCH is now BENCH, the positional argument (lmrbench task new); the old spelling goes in " \
+           "the next release" in notes
+    assert len(notes) == 5

@@ -113,7 +113,7 @@ def rewrite(path: tuple[str, ...], args: list[str], meta: dict[str, Any]) -> lis
             i += 1
             value, eq = args[i], "="
         note_old(f"{name} {rule.to}" if rule.positional else name,
-                 f"{rule.to} (the positional argument)" if rule.positional else rule.to, where)
+                 f"{rule.to}, the positional argument" if rule.positional else rule.to, where)
         if rule.positional:
             moved += [value] if eq else []
         else:
