@@ -33,7 +33,8 @@ ENV_EXEMPT = {("task", "suggest")}
 """suggest's --model and --base-url are an optional pair that improves its drafts, not the model under test."""
 RESULTS_PRINTED = {("validate",), ("report",), ("agent-report",), ("task", "list"), ("task", "check"),
                    ("image", "list"), ("analyze", "structure"), ("analyze", "regression"), ("analyze", "familiarity"),
-                   ("label", "agreement"), ("label", "binary")}
+                   ("label", "agreement"), ("label", "binary"), ("generate",), ("evaluate",), ("judge",), ("agent",),
+                   ("import-agent",), ("import-predictions",)}
 """Commands whose output is a result (a table of figures), so ``--format json`` prints it on stdout."""
 
 

@@ -62,6 +62,7 @@ def agent_cmd(
     samples: Annotated[int, typer.Option(
         "--samples", help="Runs of the agent per task, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Run an agent on every task in a container of the task's own image (no network; the model is called from
     here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
@@ -72,6 +73,7 @@ def agent_cmd(
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     if agent not in AGENTS:
         raise UsageError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
     if tries < 1 or jobs < 1:
@@ -95,9 +97,10 @@ def agent_cmd(
     finally:
         docker.close()
     where = out / "agent" if samples == 1 else out / "samples" / "<s>" / "agent"
-    out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
-                      f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
-    _finish_all(done)
+    if fmt == "text":
+        out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
+                          f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    _finish_all(done, fmt)
 
 
 def agent_report_cmd(

@@ -20,6 +20,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -113,16 +114,28 @@ Force = Annotated[bool, typer.Option(
     "--force", help="Start a new run where --out was made with other settings (the old run is moved aside).")]
 
 
-def _finish(summary: StageSummary, what: str) -> None:
+def _finish(summary: StageSummary, what: str, fmt: str = "text") -> None:
     """Print what the stage did; exit ``EXIT_PROBLEMS`` when problems are left for a re-run."""
-    _finish_all([(summary, what)])
+    _finish_all([(summary, what)], fmt)
 
 
-def _finish_all(done: list[tuple[StageSummary, str]]) -> None:
-    """Print what each run of a stage did (a run per sample); exit ``EXIT_PROBLEMS`` when any left problems."""
-    left = [_told(summary, what) for summary, what in done]
+def _finish_all(done: list[tuple[StageSummary, str]], fmt: str = "text") -> None:
+    """Print what each run of a stage did (a run per sample), as text or one JSON document; exit
+    ``EXIT_PROBLEMS`` when any left problems."""
+    if fmt == "json":
+        emit(fmt, {"stages": [_as_dict(summary, what) for summary, what in done]})
+        left = [bool(summary.problems) for summary, _ in done]
+    else:
+        left = [_told(summary, what) for summary, what in done]
     if any(left):
         raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _as_dict(summary: StageSummary, what: str) -> dict[str, object]:
+    """What a stage did, for ``--format json``."""
+    return {"stage": what, "summary": summary.line(), "statuses": dict(summary.statuses), "skipped": summary.skipped,
+            "weaker": summary.weaker, "usage": summary.usage.model_dump(mode="json"), "notes": summary.notes,
+            "problems": summary.problems}
 
 
 def _told(summary: StageSummary, what: str) -> bool:
@@ -164,6 +177,7 @@ def generate_cmd(
         "--retry-failed", help="Also ask again where the reply had no usable code (each earlier attempt is kept "
         "under RUN/attempts/); by default such a reply is the model's answer, graded as failed.")] = False,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run asks again only where the endpoint
     failed. Exit 3 when infrastructure errors are left."""
@@ -172,6 +186,7 @@ def generate_cmd(
     from lmrbench.benchmark.pipeline.samples import sample_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     setting = check_context(context)
     tasks = _tasks(bench, only)
     opts = GenerateOptions(max_paper_chars=max_paper_chars, jobs=jobs, context=setting, retry_failed=retry_failed,
@@ -186,7 +201,7 @@ def generate_cmd(
         with client, RichProgress() as progress:
             summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
         done.append((summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})"))
-    _finish_all(done)
+    _finish_all(done, fmt)
 
 
 def export_agent_cmd(
@@ -222,15 +237,17 @@ def import_agent_cmd(
         "--only-exported", help="Grade only the tasks export-agent exported (by default every task of the set "
         "or of --task; one the agent's folder lacks is a wrong answer).")] = False,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Take the agent's goal functions back as candidates (spliced into the pristine masked files). Every task
     is graded; the setting and the tasks exported are what export-agent recorded on this machine, never what
     the agent's folder says."""
     from lmrbench.benchmark.pipeline.agent import import_agent
 
+    check_format(fmt)
     summary = import_agent(_tasks(bench, only), agent_dir, out, label=label, bench=str(bench), context=context,
                            only_exported=only_exported, force=force)
-    _finish(summary, "import-agent")
+    _finish(summary, "import-agent", fmt)
 
 
 def evaluate_cmd(
@@ -250,6 +267,7 @@ def evaluate_cmd(
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
+    fmt: Format = "text",
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried (exit 3 when
     some are left)."""
@@ -258,6 +276,7 @@ def evaluate_cmd(
     from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
@@ -267,10 +286,11 @@ def evaluate_cmd(
                                 limits=limits, progress=progress, untrusted=True)
         summaries = [(folder, evaluate(tasks, folder, timeout=timeout, rebuild=rebuild, executor=make,
                                        progress=progress)) for folder in run_folders([run])]  # fmt: skip
-    out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
-                      markup=False, soft_wrap=True)
+    if fmt == "text":
+        out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log",
+                          highlight=False, markup=False, soft_wrap=True)
     _finish_all([(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
-                 for folder, summary in summaries])
+                 for folder, summary in summaries], fmt)
 
 
 def judge_cmd(
@@ -290,12 +310,14 @@ def judge_cmd(
     ] = 3,
     jobs: Jobs = DEFAULT_JOBS,
     only: TaskFilter = None,
+    fmt: Format = "text",
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.pipeline.judge import judge
     from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     tasks = _tasks(bench, only)
     client = _client(
         model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir=cache_dir, cache=cache
@@ -304,7 +326,7 @@ def judge_cmd(
         summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
                      for folder in run_folders([run])]  # fmt: skip
     _finish_all([(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
-                 for folder, summary in summaries])
+                 for folder, summary in summaries], fmt)
 
 
 def register(app: typer.Typer) -> None:
