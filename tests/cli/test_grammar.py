@@ -34,7 +34,7 @@ ENV_EXEMPT = {("task", "suggest")}
 RESULTS_PRINTED = {("validate",), ("report",), ("agent-report",), ("task", "list"), ("task", "check"),
                    ("image", "list"), ("analyze", "structure"), ("analyze", "regression"), ("analyze", "familiarity"),
                    ("label", "agreement"), ("label", "binary"), ("generate",), ("evaluate",), ("judge",), ("agent",),
-                   ("import-agent",), ("import-predictions",)}
+                   ("import-agent",), ("import-predictions",), ("regrade",), ("label", "assign")}
 """Commands whose output is a result (a table of figures), so ``--format json`` prints it on stdout."""
 
 

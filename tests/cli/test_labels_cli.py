@@ -31,8 +31,10 @@ def test_assign_label_agreement_and_report(tmp_path) -> None:
     out = lmrbench("label", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
     assert "3 items, 1 labelled twice (seed 7)" in out.stdout
     first = queue_bytes(run)
-    lmrbench("label", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
+    again = json.loads(lmrbench("label", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed",
+                                "7", "--format", "json").stdout)
     assert queue_bytes(run) == first  # same seed, same queues
+    assert (again["items"], again["shared"], [a["name"] for a in again["annotators"]]) == (3, 1, ["alice", "bob"])
     queues = {name: RunDir(run).queue(name) for name in ("alice", "bob")}
     items = {n: {(i.task, i.impl) for i in q.items} for n, q in queues.items() if q}
     shared = items["alice"] & items["bob"]

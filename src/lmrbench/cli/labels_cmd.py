@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmrbench.cli.grammar import LmrGroup
-from lmrbench.cli.output import Format, OldJsonFile, emit, result_format
+from lmrbench.cli.output import Format, OldJsonFile, check_format, emit, result_format
 from lmrbench.cli.tables import print_table
 
 out_console = Console()
@@ -31,10 +31,12 @@ def assign_cmd(
     annotators: Annotated[str, typer.Option("--annotators", help="Comma-separated names, e.g. a,b,c.")],
     overlap: Annotated[float, typer.Option("--overlap", help="Share of items labelled by two annotators.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw: same seed, same queues.")] = 0,
+    fmt: Format = "text",
 ) -> None:
     """Write each annotator's queue (RUN/labels/<annotator>/queue.json), a share of items given to two people."""
     from lmrbench.benchmark.labels.assign import assign, write_assignment
 
+    check_format(fmt)
     result = assign(runs, annotators.split(","), overlap=overlap, seed=seed)
     write_assignment(result)
     table = Table()
@@ -45,7 +47,12 @@ def assign_cmd(
     for per_run in result.queues.values():
         for name, queue in per_run.items():
             shared[name] = shared.get(name, 0) + sum(1 for i in queue.items if i.shared)
-    for name, n in result.load().items():
+    load = result.load()
+    if fmt == "json":
+        emit(fmt, {"items": result.items, "shared": result.shared, "seed": seed,
+                   "annotators": [{"name": k, "items": n, "shared": shared.get(k, 0)} for k, n in load.items()]})
+        return
+    for name, n in load.items():
         table.add_row(name, str(n), str(shared.get(name, 0)))
     print_table(out_console, table)
     out_console.print(
