@@ -46,10 +46,10 @@ _READ = ('f=$1; if [ -d "$f" ]; then exit 21; fi; if [ ! -e "$f" ]; then exit 2;
 """Shell programs (run as the sandbox's user, so its permissions hold) whose exit status names the error."""
 
 
-class LmrbenchConfig(BaseModel, frozen=True):
+class LmrbenchConfig(BaseModel):
     """The ``lmrbench`` sandbox of a sample: which task's image and agent view."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     task: str
     """The lmrbench task folder (its image is built when missing, as ``lmrbench agent`` builds it)."""

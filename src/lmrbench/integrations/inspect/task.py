@@ -60,8 +60,8 @@ def samples(bench: Path, only: list[str] | None = None, lifetime: float = 7200.0
         logger.warning("not loaded: %s", problem)
     out = []
     for t in tasks:
-        if (problem := image_exposes(t)) is not None:
-            logger.warning("%s: not run: %s", t.name, problem)
+        if (exposed := image_exposes(t)) is not None:
+            logger.warning("%s: not run: %s", t.name, exposed)
             continue
         spec = SandboxEnvironmentSpec("lmrbench", LmrbenchConfig(task=str(t.path.resolve()), lifetime=lifetime))
         for impl in t.info.implementations:
