@@ -11,6 +11,7 @@ which resets PATH; a profile drop-in puts the image's PATH back, so the agent ru
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import shlex
 import tarfile
@@ -115,6 +116,11 @@ class LmrbenchSandbox(SandboxEnvironment):
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:  # noqa: D102
         return LmrbenchConfig(**config)
+
+    @classmethod
+    def default_concurrency(cls) -> int | None:
+        """Containers at once by default: two per core, as Inspect's own docker provider allows."""
+        return 2 * (os.cpu_count() or 1)
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
