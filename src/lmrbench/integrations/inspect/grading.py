@@ -51,16 +51,21 @@ class Graded:
         return self.result.status is ResultStatus.PASSED
 
 
-def grade_goal_files(task: Task, impl_index: int, files: dict[str, bytes | None], *,
+def grade_goal_files(task: Task, impl_index: int, files: dict[str, bytes | str], *,
                      timeout: float = DEFAULT_TIMEOUT, evidence_dir: Path | None = None) -> Graded:  # fmt: skip
-    """Grade goal files (repository-relative path -> bytes; None: not found in the sandbox) of one implementation.
+    """Grade goal files of one implementation: repository-relative path -> its bytes, or why it could not be read
+    from the sandbox.
 
-    A missing, linked, oversized or undecodable goal file, or one that does not splice, is a failure with its
-    reason; ``InfrastructureError`` when no test could run for reasons not the candidate's."""
+    An unreadable, missing, linked, oversized or undecodable goal file, or one that does not splice, is a failure
+    with its reason; ``InfrastructureError`` when no test could run for reasons not the candidate's."""
     impl = task.info.implementation(impl_index)
-    blobs = {rel: data for rel, data in files.items() if data is not None}
+    blobs = {rel: data for rel, data in files.items() if isinstance(data, bytes)}
     cand = Candidate(task=task.name, impl=impl.index, source="agent", status=CandidateStatus.OK,
                      goal_files=sorted(blobs), digest=digest_files(blobs, salt=CandidateStatus.OK.value))  # fmt: skip
+    unread = [f"{rel}: {why}" for rel, why in files.items() if isinstance(why, str)]
+    if unread:
+        res = UnitResult(rejected_report("; ".join(unread), "docker", impl_test_files(task, impl)))
+        return _graded(cand, task, res, evidence_dir)
     with tempfile.TemporaryDirectory(prefix="lmrbench-inspect-grade-") as tmp:
         repo = Path(tmp) / task.info.repo_folder_name
         for rel, data in blobs.items():

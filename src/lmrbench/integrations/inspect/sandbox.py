@@ -42,9 +42,12 @@ PROFILE = "/etc/profile.d/lmrbench-path.sh"
 _WRITE = ('f=$1; case "$f" in */*) mkdir -p -- "${f%/*}" || exit 1;; esac; if [ -d "$f" ]; then exit 21; fi; '
           'if [ -e "$f" ] && [ ! -w "$f" ]; then exit 13; fi; cat > "$f"')  # fmt: skip
 _READ = ('f=$1; if [ -d "$f" ]; then exit 21; fi; if [ ! -e "$f" ]; then exit 2; fi; '
-         'if [ ! -r "$f" ]; then exit 13; fi; if [ "$(stat -L -c %s -- "$f")" -gt "$2" ]; then exit 27; fi; '
-         'exec cat -- "$f"')  # fmt: skip
-"""Shell programs (run as the sandbox's user, so its permissions hold) whose exit status names the error."""
+         'if [ ! -f "$f" ]; then exit 22; fi; if [ ! -r "$f" ]; then exit 13; fi; '
+         'if [ "$(stat -L -c %s -- "$f")" -gt "$2" ]; then exit 27; fi; exec cat -- "$f"')  # fmt: skip
+"""Shell programs (run as the sandbox's user, so its permissions hold) whose exit status names the error; a
+read refuses what is not a regular file (a FIFO the agent left would block it)."""
+FILE_TIMEOUT = 600.0
+"""Seconds a file's write or read may take."""
 
 
 class LmrbenchConfig(BaseModel):
@@ -172,7 +175,9 @@ class LmrbenchSandbox(SandboxEnvironment):
     async def write_file(self, file: str, contents: str | bytes) -> None:
         """Write ``file`` as the sandbox's user, making its folders (see ``SandboxEnvironment.write_file``)."""
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        raw = await self._run(["/bin/sh", "-c", _WRITE, "sh", file], stdin=data)
+        raw = await self._run(["/bin/sh", "-c", _WRITE, "sh", file], stdin=data, timeout=FILE_TIMEOUT)
+        if raw.timed_out:
+            raise TimeoutError(f"writing {file} took over {FILE_TIMEOUT:g} s")
         if raw.returncode != 0:
             raise _file_error(file, raw)
 
@@ -185,7 +190,9 @@ class LmrbenchSandbox(SandboxEnvironment):
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
         """Read ``file`` as the sandbox's user (see ``SandboxEnvironment.read_file``)."""
         limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
-        raw = await self._run(["/bin/sh", "-c", _READ, "sh", file, str(limit)], limit=limit)
+        raw = await self._run(["/bin/sh", "-c", _READ, "sh", file, str(limit)], limit=limit, timeout=FILE_TIMEOUT)
+        if raw.timed_out:
+            raise TimeoutError(f"reading {file} took over {FILE_TIMEOUT:g} s")
         if raw.returncode == 27 or (raw.returncode == 0 and raw.over_limit):
             raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
         if raw.returncode != 0:
@@ -208,6 +215,8 @@ def _file_error(file: str, raw: RawExec) -> OSError:
         return IsADirectoryError(f"is a directory: {file}")
     if raw.returncode == 2:
         return FileNotFoundError(f"no such file: {file}")
+    if raw.returncode == 22:
+        return OSError(f"not a regular file: {file}")
     if raw.returncode == 13 or "permission denied" in said.lower():
         return PermissionError(f"permission denied: {file}")
     return OSError(f"{file}: {said or f'exit status {raw.returncode}'}")

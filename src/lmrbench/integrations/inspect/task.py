@@ -21,11 +21,13 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Solver, TaskState, basic_agent, system_message
 from inspect_ai.tool import bash
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironmentSpec, sandbox
+from inspect_ai.util._sandbox.limits import override_max_read_file_size
 
 from lmrbench.benchmark.agents.container import WORKSPACE
 from lmrbench.benchmark.agents.runner import image_exposes
 from lmrbench.benchmark.pipeline.agent import PROMPT_FILE, agent_prompt
 from lmrbench.benchmark.pipeline.evaluate import DEFAULT_TIMEOUT, category_of
+from lmrbench.core.source.tree import MAX_SOURCE_BYTES
 from lmrbench.core.taskset import Task as LmrTask
 from lmrbench.core.taskset import load_task, load_taskset
 from lmrbench.errors import LmrError
@@ -84,13 +86,16 @@ def lmr_grade(timeout: float = DEFAULT_TIMEOUT, evidence: str = "") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         lmr = load_task(Path(str(state.metadata["task_path"])))
         impl = lmr.info.implementation(int(state.metadata["impl"]))
-        files: dict[str, bytes | None] = {}
+        files: dict[str, bytes | str] = {}
         for rel in impl.goal_files:
             path = posixpath.join(WORKSPACE, lmr.info.repo_folder_name, rel)
             try:
-                files[rel] = await sandbox().read_file(path, text=False)
-            except (FileNotFoundError, IsADirectoryError, PermissionError, OutputLimitExceededError):
-                files[rel] = None  # graded as missing: the candidate's failure
+                with override_max_read_file_size(MAX_SOURCE_BYTES):
+                    files[rel] = await sandbox().read_file(path, text=False)
+            except OutputLimitExceededError:
+                files[rel] = f"over the size cap of {MAX_SOURCE_BYTES} bytes"
+            except (OSError, TimeoutError) as exc:  # not found, a folder, unreadable, not a regular file
+                files[rel] = str(exc)
         grade = partial(grade_goal_files, lmr, impl.index, files, timeout=timeout,
                         evidence_dir=Path(evidence) if evidence else None)
         graded = await anyio.to_thread.run_sync(grade)
