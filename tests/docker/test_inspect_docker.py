@@ -18,22 +18,23 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anyio
 import httpx
 import pytest
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, ChatMessageTool, GenerateConfig, ModelOutput, ModelUsage, get_model
-from inspect_ai.tool import ToolChoice, ToolInfo
-from inspect_ai.util import SandboxEnvironment
-from inspect_ai.util._sandbox import self_check
 
 from helpers.docker_engine import owned_containers
 from lmrbench.core.taskset import load_taskset
-from lmrbench.integrations.inspect.engine import engine
-from lmrbench.integrations.inspect.sandbox import LmrbenchConfig, LmrbenchSandbox
-from lmrbench.integrations.inspect.task import lmr_bench
+
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+    from inspect_ai.tool import ToolChoice, ToolInfo
+    from inspect_ai.util import SandboxEnvironment
+
+    Outputs = Callable[[list[ChatMessage], list[ToolInfo], ToolChoice, GenerateConfig], ModelOutput]
+
+# Inspect AI takes seconds to import: the tests import it, not the module, so collecting it (in every worker, in
+# the quick tier too) costs nothing.
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 KNOWN_FAILURES = {
@@ -60,6 +61,12 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_lmrbench_sandbox_passes_inspect_s_conformance_suite(bench: Path, base_image: str) -> None:
+    import anyio
+    from inspect_ai.util._sandbox import self_check
+
+    from lmrbench.integrations.inspect.engine import engine
+    from lmrbench.integrations.inspect.sandbox import LmrbenchConfig, LmrbenchSandbox
+
     checks: dict[str, Callable[[SandboxEnvironment], Awaitable[None]]] = {
         name: getattr(self_check, name) for name in self_check.__all__}  # fmt: skip
     assert len(checks) == 44, sorted(checks)
@@ -96,11 +103,10 @@ def test_the_lmrbench_sandbox_passes_inspect_s_conformance_suite(bench: Path, ba
     assert owned_containers(engine().runner.client) == []
 
 
-Outputs = Callable[[list[ChatMessage], list[ToolInfo], ToolChoice, GenerateConfig], ModelOutput]
-
-
 def _said(output: ModelOutput) -> ModelOutput:
     """An output with its token usage stated (without it Inspect counts tokens with tiktoken, which downloads)."""
+    from inspect_ai.model import ModelUsage
+
     output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
     return output
 
@@ -108,6 +114,8 @@ def _said(output: ModelOutput) -> ModelOutput:
 def golden_answers(bench: Path) -> Outputs:
     """A model that, seeing a sample's instruction, writes the golden file over the goal file with bash, then
     submits; it knows the sample from the goal file's path the instruction names."""
+    from inspect_ai.model import ChatMessageTool, ModelOutput
+
     writes = {}
     for task in load_taskset(bench)[0]:
         impl = task.info.implementations[0]
@@ -129,12 +137,21 @@ def golden_answers(bench: Path) -> Outputs:
 def stub_answers(messages: list[ChatMessage], tools: list[ToolInfo], choice: ToolChoice,
                  config: GenerateConfig) -> ModelOutput:  # fmt: skip
     """A model that submits at once, leaving the masked stub as it is."""
+    from inspect_ai.model import ModelOutput
+
     return _said(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}))
 
 
 def test_lmr_bench_scores_the_golden_code_1_and_the_masked_stub_0_and_the_log_opens_in_inspect_view(
     bench: Path, base_image: str, tmp_path: Path
 ) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model import get_model
+
+    from lmrbench.integrations.inspect.engine import engine
+    from lmrbench.integrations.inspect.task import lmr_bench
+
     golden = get_model("mockllm/model", custom_outputs=golden_answers(bench), memoize=False)
     stub = get_model("mockllm/model", custom_outputs=stub_answers, memoize=False)
     logs = inspect_eval(lmr_bench(bench=str(bench), evidence=str(tmp_path / "evidence")), model=[golden, stub],

@@ -8,13 +8,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from inspect_ai._util.registry import registry_lookup
-from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
 
 from lmrbench.core.taskset import load_taskset
 from lmrbench.errors import LmrError
-from lmrbench.integrations.inspect.sandbox import LmrbenchConfig, LmrbenchSandbox
-from lmrbench.integrations.inspect.task import samples
+
+# Inspect AI takes seconds to import: the tests import it, so collecting this module costs nothing.
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 
@@ -22,6 +20,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 def test_each_implementation_is_a_sample_in_its_task_s_sandbox_told_its_instruction_never_its_golden_code(
     tmp_path: Path,
 ) -> None:
+    from lmrbench.integrations.inspect.sandbox import LmrbenchConfig
+    from lmrbench.integrations.inspect.task import samples
+
     bench = tmp_path / "tasks"
     shutil.copytree(EXAMPLES, bench, ignore=shutil.ignore_patterns(".lmrbench"))
     (bench / "2-BERTScore" / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY . .\n")  # golden files inside
@@ -44,6 +45,11 @@ def test_each_implementation_is_a_sample_in_its_task_s_sandbox_told_its_instruct
 
 
 def test_inspect_finds_the_task_and_the_sandbox_through_the_entry_point() -> None:
+    from inspect_ai._util.registry import registry_lookup
+    from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
+
+    from lmrbench.integrations.inspect.sandbox import LmrbenchSandbox
+
     found = [ep for ep in entry_points(group="inspect_ai") if ep.name == "lmrbench"]
     assert len(found) == 1, "pyproject.toml's [project.entry-points.inspect_ai] (reinstall with pip install -e .)"
     assert found[0].load().LmrbenchSandbox is LmrbenchSandbox
