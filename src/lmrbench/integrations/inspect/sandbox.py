@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from lmrbench.benchmark.agents.container import WORKSPACE, AgentContainer, RawExec
 from lmrbench.benchmark.agents.runner import image_exposes
 from lmrbench.benchmark.pipeline.agent import export_agent
+from lmrbench.benchmark.sandbox.environments.containers import remove_stale_containers
 from lmrbench.core.taskset import Task, load_task
 from lmrbench.errors import LmrError
 from lmrbench.integrations.inspect.engine import engine
@@ -146,6 +147,12 @@ class LmrbenchSandbox(SandboxEnvironment):
         for env in environments.values():
             if isinstance(env, LmrbenchSandbox):
                 await anyio.to_thread.run_sync(env.box.remove)
+
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:
+        """``inspect sandbox cleanup lmrbench``: remove the containers lmrbench processes of this host left behind
+        (the same sweep every lmrbench command makes at its start); an ``id`` is not needed."""
+        await anyio.to_thread.run_sync(remove_stale_containers, engine().runner.client)
 
     async def exec(
         self,
