@@ -47,6 +47,12 @@ _READ = ('f=$1; if [ -d "$f" ]; then exit 21; fi; if [ ! -e "$f" ]; then exit 2;
          'if [ "$(stat -L -c %s -- "$f")" -gt "$2" ]; then exit 27; fi; exec cat -- "$f"')  # fmt: skip
 """Shell programs (run as the sandbox's user, so its permissions hold) whose exit status names the error; a
 read refuses what is not a regular file (a FIFO the agent left would block it)."""
+_WHY_NOT_STARTED = ('u=$1; c=$2; if [ -n "$u" ] && ! id -u -- "$u" >/dev/null 2>&1; then '
+                    'echo "unable to find user $u: no matching entries in passwd file"; exit 1; fi; '
+                    'p=$(command -v -- "$c") || exit 0; if [ -d "$p" ] || [ ! -x "$p" ]; then '
+                    'echo "exec: $c: permission denied"; exit 2; fi')  # fmt: skip
+"""Why docker could not start a command (status 126): the engine's own message is lost when several execs start at
+once (Docker 20.10), so it is found again: a user the image lacks, or a file that is not executable."""
 FILE_TIMEOUT = 600.0
 """Seconds a file's write or read may take."""
 
@@ -173,6 +179,10 @@ class LmrbenchSandbox(SandboxEnvironment):
             raise TimeoutError(f"the command timed out after {timeout} s: {shlex.join(cmd)[:200]}")
         stdout = raw.stdout.decode("utf-8", errors="replace")
         stderr = raw.stderr.decode("utf-8", errors="replace")
+        if raw.returncode == 126 and not stdout and not stderr and cmd:
+            why = await self._run(["/bin/sh", "-c", _WHY_NOT_STARTED, "sh", user or "", cmd[0]], cwd=cwd, env=env,
+                                  timeout=FILE_TIMEOUT)  # fmt: skip
+            stderr = why.stdout.decode("utf-8", errors="replace")
         if raw.returncode == 126 and "permission denied" in (stdout + stderr).lower():
             raise PermissionError(f"permission denied: {cmd[0] if cmd else ''}: {(stderr or stdout).strip()}")
         if raw.over_limit:
