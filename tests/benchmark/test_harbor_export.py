@@ -43,7 +43,7 @@ def test_each_implementation_is_a_harbor_task_whose_environment_leaks_nothing(ex
 
     tasks, res = exported
     assert res.tasks == ["1-dpo-1", "2-bertscore-1", "3-contrastivedecoding-1"]
-    assert sorted(p.name for p in res.path.iterdir()) == res.tasks
+    assert sorted(p.name for p in res.path.iterdir()) == [*res.tasks, "lmrbench_harbor_docker.py"]
     for task, name in zip(tasks, res.tasks, strict=True):
         impl = task.info.implementations[0]
         folder = res.path / name
@@ -100,3 +100,44 @@ def test_the_cli_writes_one_format(tmp_path):
                                    "--official", "--harbor"])
     assert isinstance(out.exception, LmrError) and "one format" in str(out.exception)
     assert not (tmp_path / "x").exists()
+
+
+def _junit(outcomes: dict[str, str]) -> bytes:
+    cases = "".join(
+        f'<testcase classname="unit_test.unit_test_1" name="{name}">'
+        + {"passed": "", "failed": "<failure message='x'/>", "error": "<error message='x'/>",
+           "skipped": "<skipped message='x'/>"}[outcome] + "</testcase>"
+        for name, outcome in outcomes.items())
+    return f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>'.encode()
+
+
+@pytest.mark.parametrize(("outcomes", "exitstatus", "key", "conftests", "want"), [
+    ({"test_a": "passed", "test_b": "passed"}, 0, "run", {}, "passed"),
+    ({"test_a": "passed", "test_b": "failed"}, 1, "run", {}, "failed"),
+    ({"test_a": "passed"}, 0, "run", {}, "error"),  # test_b missing
+    ({"test_a": "passed", "test_b": "skipped"}, 0, "run", {}, "failed"),
+    ({"test_a": "passed", "test_b": "error"}, 1, "run", {}, "error"),
+    ({"test_a": "passed", "test_b": "passed"}, 0, "forged", {}, "error"),  # sealed with another key
+    ({"test_a": "passed", "test_b": "passed"}, 0, "run", {"conftest.py": "0" * 64}, "error"),  # not the task's
+])
+def test_the_verifier_decides_as_lmrbench_evaluate_does(outcomes, exitstatus, key, conftests, want):
+    """The grader shipped into tests/ and ``harness.pytest_run.decide`` give the same status on the same run."""
+    import sys
+
+    from lmrbench.core.sandbox import RunResult
+    from lmrbench.harness.pytest_run import decide
+    from lmrbench.runtime import RUNTIME_DIR
+    from lmrbench.runtime.lmrbench_protocol import seal_digest
+
+    sys.path.insert(0, str(RUNTIME_DIR))  # as in the verifier: the grader beside the protocol
+    import lmrbench_harbor
+
+    run_key, junit = b"k" * 32, _junit(outcomes)
+    sealing = run_key if key == "run" else b"f" * 32
+    seal = json.dumps({"exitstatus": exitstatus, "conftests": conftests,
+                       "hmac": seal_digest(sealing, junit, exitstatus, conftests)}).encode()
+    expected = ["unit_test.unit_test_1::test_a", "unit_test.unit_test_1::test_b"]
+    ours = decide(RunResult(exitstatus, False, "", 1.0), junit, seal, run_key, expected, sandbox="docker", held={})
+    plan = {"key": run_key.hex(), "conftests": {}, "expected_ids": expected}
+    status, _, _ = lmrbench_harbor.decide(exitstatus, {"out/junit.xml": junit, "out/seal.json": seal}, plan)
+    assert (status, ours.status.value) == (want, want)

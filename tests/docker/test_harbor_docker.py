@@ -58,7 +58,7 @@ def harbor_env(venv: Path, tmp: Path) -> dict[str, str]:
     (config / "cli-plugins").mkdir(parents=True)
     (config / "cli-plugins" / "docker-compose").symlink_to(venv / "bin" / "docker-compose")
     env = {**os.environ, "DOCKER_CONFIG": str(config), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PYTHONPATH": str(AGENTS), "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+           "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
     version = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, env=env, timeout=60)
     if version.returncode != 0 or " v2" not in version.stdout:
         pytest.fail(f"`docker compose version` is not v2 with the plugin: {version.stdout} {version.stderr}")
@@ -78,7 +78,7 @@ def _wrong_answers(dataset: Path) -> dict[str, str]:
     from lmrbench.authoring.mutants.mutants import generate_mutants
 
     answers = {}
-    for folder in sorted(dataset.iterdir()):
+    for folder in sorted(p for p in dataset.iterdir() if p.is_dir()):
         config = tomllib.loads((folder / "task.toml").read_text())
         golden = (folder / "solution" / "golden_0.py").read_text()
         mutant = generate_mutants(golden, config["metadata"]["goal_functions"][0], limit=1)[0]
@@ -86,52 +86,63 @@ def _wrong_answers(dataset: Path) -> dict[str, str]:
     return answers
 
 
-def _harbor_run(venv: Path, env: dict[str, str], dataset: Path, jobs: Path, name: str, *agent: str) -> dict:
-    """One job of every task of ``dataset``; its trials' rewards by task (None: the trial had no reward)."""
-    cmd = [str(venv / "bin" / "harbor"), "run", "-p", str(dataset), *agent, "-n", "4", "--jobs-dir", str(jobs),
-           "--job-name", name, "-q", "-y", "--no-delete"]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
-    results = sorted((jobs / name).glob("*/result.json"))
+def _harbor_job(venv: Path, env: dict[str, str], dataset: Path, jobs: Path, answers: Path) -> dict:
+    """One Harbor job: the oracle, nop and wrong-answer agents on every task of ``dataset``, four trials at once;
+    the rewards by (agent, task) (a trial without a reward: its exception instead)."""
+    config = {
+        "job_name": "all", "jobs_dir": str(jobs), "n_concurrent_trials": 4, "quiet": True,
+        # the images stay between trials (each trial's compose project builds its own from the layer cache)
+        "environment": {"import_path": "lmrbench_harbor_docker:OfflineDocker", "delete": False},
+        "agents": [{"name": "oracle"}, {"name": "nop"},
+                   {"import_path": "harbor_agents:WrongAnswer", "kwargs": {"answers": str(answers)}}],
+        "datasets": [{"path": str(dataset)}],
+    }
+    (jobs.parent / "job.json").write_text(json.dumps(config))
+    env = {**env, "PYTHONPATH": f"{dataset}:{AGENTS}"}  # the exported environment class, the wrong-answer agent
+    cmd = [str(venv / "bin" / "harbor"), "run", "-c", str(jobs.parent / "job.json"), "-y"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=2400)
+    results = sorted((jobs / "all").glob("*/result.json"))
     assert results, f"harbor wrote no trial result (exit {done.returncode}): {done.stdout[-3000:]}{done.stderr[-3000:]}"
     rewards = {}
     for path in results:
         trial = json.loads(path.read_text())
-        verifier = trial.get("verifier_result") or {}
-        rewards[trial["task_name"]] = (verifier.get("rewards") or {}).get("reward")
-        if rewards[trial["task_name"]] is None:
-            rewards[trial["task_name"]] = trial.get("exception_info")
+        agent = trial["config"]["agent"]
+        key = (agent.get("name") or agent.get("import_path"), trial["task_name"])
+        reward = ((trial.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+        rewards[key] = reward if reward is not None else trial.get("exception_info")
     return rewards
 
 
 @pytest.mark.long
 @pytest.mark.timeout(3000)
 def test_harbor_scores_the_oracle_1_and_nop_and_a_wrong_answer_0(tmp_path, base_image, docker_engine):
+    from lmrbench.benchmark.pipeline.harbor_export import export_harbor
+    from lmrbench.benchmark.pipeline.official_export import export_official
+    from lmrbench.core.taskset import load_task
+
     venv = harbor_venv()
     env = harbor_env(venv, tmp_path)
     dataset, official = tmp_path / "dataset", tmp_path / "official"
     _lmrbench("task", "export", str(EXAMPLES), "--harbor", "--out", str(dataset), "--base-image", base_image)
-    _lmrbench("task", "export", str(EXAMPLES / "1-DPO"), "--official", "--out", str(official), "--base-image",
-              base_image)
-    _lmrbench("task", "export", str(official / "1-DPO"), "--harbor", "--out", str(tmp_path / "official-harbor"),
-              "--base-image", base_image)
+    export_official(load_task(EXAMPLES / "1-DPO"), official, base_image=base_image)  # the CLI's own calls
+    export_harbor([load_task(official / "1-DPO")], tmp_path / "official-harbor", base_image=base_image)
     shutil.move(tmp_path / "official-harbor" / "1-dpo-1", dataset / "official-1-dpo-1")
-    names = sorted(p.name for p in dataset.iterdir())
+    names = sorted(p.name for p in dataset.iterdir() if p.is_dir())
     assert names == ["1-dpo-1", "2-bertscore-1", "3-contrastivedecoding-1", "official-1-dpo-1"]
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(_wrong_answers(dataset)))
     jobs = tmp_path / "jobs"
     try:
-        oracle = _harbor_run(venv, env, dataset, jobs, "oracle", "-a", "oracle")
-        assert oracle == dict.fromkeys(names, 1.0)
-        nop = _harbor_run(venv, env, dataset, jobs, "nop", "-a", "nop")
-        assert nop == dict.fromkeys(names, 0.0)
-        wrong = _harbor_run(venv, env, dataset, jobs, "wrong", "--agent-import-path", "harbor_agents:WrongAnswer",
-                            "--ak", f"answers={answers}")
-        assert wrong == dict.fromkeys(names, 0.0)
-        verdict = json.loads(next((jobs / "wrong").glob("1-dpo-1*/verifier/verdict.json")).read_text())
-        assert verdict["status"] == "failed" and verdict["cases"] > 0
-    finally:
+        rewards = _harbor_job(venv, env, dataset, jobs, answers)
+        wrong = "harbor_agents:WrongAnswer"
+        assert rewards == {**{("oracle", n): 1.0 for n in names}, **{("nop", n): 0.0 for n in names},
+                           **{(wrong, n): 0.0 for n in names}}
+        trial = next(p.parent for p in (jobs / "all").glob("1-dpo-1__*/result.json")
+                     if json.loads(p.read_text())["config"]["agent"].get("import_path") == wrong)
+        verdict = json.loads((trial / "verifier" / "verdict.json").read_text())
+        assert verdict["status"] == "failed" and verdict["cases"] > verdict["passed"]
+    finally:  # the images of this test's trials (<trial>__env-main, <trial>__verifier__trial-main)
+        trials = {p.name.lower() for p in jobs.glob("*/*__*") if p.is_dir()}
         for image in docker_engine.images.list():
-            if any(tag.startswith(("hb__", "1-dpo-1", "2-bertscore-1", "3-contrastivedecoding-1", "official-1-dpo-1"))
-                   for tag in image.tags):
+            if any(tag.split(":")[0].startswith(tuple(f"{t}__" for t in trials)) for tag in image.tags):
                 docker_engine.images.remove(image.id, force=True)

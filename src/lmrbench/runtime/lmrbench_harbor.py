@@ -80,8 +80,11 @@ def out_files(frame):
         end = data.find(b"\n", pos)
         if end < 0 or data[pos:end + 1] == END:
             break
-        kind, _mode, n_text, size_text = data[pos:end].split()
-        n, size = int(n_text), int(size_text)
+        try:
+            kind, _mode, n_text, size_text = data[pos:end].split()
+            n, size = int(n_text), int(size_text)
+        except ValueError:
+            raise Infra("the out folder cannot be read") from None
         name, body = data[end + 1:end + 1 + n].decode("utf-8", "replace"), data[end + 1 + n:end + 1 + n + size]
         pos = end + 1 + n + size
         if kind == b"f":
@@ -154,8 +157,9 @@ def decide(code, files, plan):
     return "passed", "", cases
 
 
-def run(tests, plan):
-    """Run the boot on the payload with the agent's goal files; (status, detail, cases, output)."""
+def run(tests, plan, digests):
+    """Run the boot on the payload with the agent's goal files (their sha256 into ``digests``); (status, detail,
+    cases, output)."""
     parts = [open(os.path.join(tests, "payload.bin"), "rb").read()]  # noqa: SIM115
     for arcname, source in sorted(plan["goals"].items()):
         try:
@@ -164,6 +168,7 @@ def run(tests, plan):
             return "failed", f"the goal file cannot be read: {exc}", [], ""
         if data is None:
             return "failed", f"the goal file {source} is missing", [], ""
+        digests[source] = hashlib.sha256(data).hexdigest()
         parts.append(_entry(b"f", 0o644, arcname, data))
     parts.append(END)
     spec = plan["spec"]
@@ -181,9 +186,9 @@ def run(tests, plan):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     output = done.stderr.decode("utf-8", "replace")
-    if done.returncode == 124:
-        return "timeout", f"the tests ran past their {plan['timeout']:.0f} s timeout", [], output
     code, files = out_files(done.stdout)
+    if code == 124 and JUNIT not in files:  # the boot's own deadline
+        return "timeout", f"the tests ran past their {plan['timeout']:.0f} s timeout", [], output
     status, detail, cases = decide(code, files, plan)
     return status, detail, cases, output
 
@@ -201,8 +206,9 @@ def main(argv):
     os.chmod(verifier, 0o755)  # the run's two users cannot write the reward
     with open(os.path.join(tests, "run.json"), encoding="utf-8") as fh:
         plan = json.load(fh)
+    digests = {}
     try:
-        status, detail, cases, output = run(tests, plan)
+        status, detail, cases, output = run(tests, plan, digests)
     except (Infra, OSError) as exc:
         status, detail, cases, output = "infra_error", str(exc), [], ""
     for name in ("reward.json", "reward.txt"):  # whatever a run's process left there is not the verdict
@@ -215,8 +221,7 @@ def main(argv):
     verdict = {"status": status, "detail": detail, "passed": passed, "cases": len(cases),
                "fraction": passed / len(cases) if cases else 0.0, "task": plan["task"],
                "implementation": plan["implementation"], "case_outcomes": dict(cases),
-               "goal_sha256": {a: hashlib.sha256(goal_bytes(s) or b"").hexdigest() for a, s in plan["goals"].items()
-                               if os.path.isfile(s) and not os.path.islink(s)}}
+               "goal_sha256": digests}
     _write(os.path.join(verifier, "verdict.json"), json.dumps(verdict, indent=2) + "\n")
     _write(os.path.join(verifier, "run.log"), output)
     print(f"lmrbench: {status}: {detail or 'every declared test passed'} ({passed} of {len(cases)} cases passed)")
