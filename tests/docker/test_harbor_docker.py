@@ -25,12 +25,14 @@ AGENTS = ROOT / "tests" / "helpers"
 
 
 def _python312() -> str | None:
-    """A Python 3.12 (or later) interpreter: on PATH, else pyenv's."""
-    for name in ("python3.12", "python3.13"):
-        if found := shutil.which(name):
-            return found
-    pyenv = sorted((Path.home() / ".pyenv" / "versions").glob("3.1[23]*/bin/python3"))
-    return str(pyenv[-1]) if pyenv else None
+    """A Python 3.12 (or later) interpreter that runs: on PATH (a pyenv shim may name one it will not run), else
+    pyenv's."""
+    found = [shutil.which(name) for name in ("python3.12", "python3.13")]
+    found += [str(p) for p in sorted((Path.home() / ".pyenv" / "versions").glob("3.1[23]*/bin/python3"))]
+    for cand in filter(None, found):
+        if subprocess.run([cand, "--version"], capture_output=True, timeout=60).returncode == 0:
+            return cand
+    return None
 
 
 def harbor_venv() -> Path:
