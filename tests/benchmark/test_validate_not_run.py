@@ -106,7 +106,7 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     (task / "calc" / ".gitignore").write_text("outputs/\n")
     (task / "calc" / "copied.py").write_text(  # scale's golden body, left in another file: a leak
         "def times(xs, k):\n    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n")
-    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS, "-v"])
+    res = CliRunner().invoke(app, ["--verbose", "validate", str(bench), *ARGS])
     assert res.exit_code == 3, res.output
     assert "pip: ERROR: Could not find a version that satisfies the requirement" in res.output  # -v: all of it
     summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
@@ -117,7 +117,7 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     # whatever the environment, data the tests read that exists nowhere stops the golden too: said before a build
     assert first.detail.endswith("; and the tests read outputs/expected.txt, which exist nowhere in the task "
                                  "(the repository's .gitignore ignores 'outputs/': never committed)"), first.detail
-    assert "(`tasks check` F118)" in first.fix and "outputs/" not in second.detail
+    assert "(`task check` F118)" in first.fix and "outputs/" not in second.detail
     # ... and so does a leak, which no environment fixes (26-Hyena's hyena.py, before its image can be had)
     assert second.detail.endswith("; and, whatever runs, invalid: the golden body is still in the repository "
                                   "(copied.py)"), second.detail

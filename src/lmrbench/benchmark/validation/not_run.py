@@ -103,7 +103,7 @@ def environment_not_run(message: str, cause: str) -> NotRun:
     kind = cause if cause in ("image", "requirement") else "environment"
     text, _, fix = message.partition("; fix: ")
     if not fix:
-        fix = {"image": "pull the image where a registry answers, or `lmrbench images dockerfile TASK --force`",
+        fix = {"image": "pull the image where a registry answers, or `lmrbench image dockerfile TASK --force`",
                "requirement": "pin a version that exists for the image's Python in the task's requirements "
                               "(`lmrbench task record -v` shows pip's whole output)"}.get(kind, "")
     return NotRun(cause=kind, detail=text, fix=fix)  # type: ignore[arg-type]
@@ -111,7 +111,7 @@ def environment_not_run(message: str, cause: str) -> NotRun:
 
 def with_missing_data(task: Task, impl: Implementation, not_run: NotRun) -> NotRun:
     """``not_run`` (an environment that could not be had) with the data its tests read by a whole name that exist
-    nowhere in the task (``core.datareads.missing_data``, `tasks check` F118) added: whatever the environment,
+    nowhere in the task (``core.datareads.missing_data``, `task check` F118) added: whatever the environment,
     those stop the golden code too, and the row says so before anyone builds an image to find out."""
     missing = sorted({rel for tf in read_unit_tests(task, impl) for rel in missing_data(task, impl, tf)})
     if not missing:
@@ -121,7 +121,7 @@ def with_missing_data(task: Task, impl: Implementation, not_run: NotRun) -> NotR
     why = f" (the repository's .gitignore ignores {', '.join(map(repr, ignored))}: never committed)" if ignored else ""
     return NotRun(cause=not_run.cause, detail=f"{not_run.detail}; and the tests read {shown}, which exist nowhere "
                   f"in the task{why}", fix=f"{not_run.fix}; and copy the missing data into the task from where it "
-                  "was made, or record the tests again (`tasks check` F118)")
+                  "was made, or record the tests again (`task check` F118)")
 
 
 def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) -> NotRun | None:
