@@ -77,7 +77,8 @@ def test_an_editable_folder_carried_from_the_original_dockerfile_grades_split(tm
 
     bench = tmp_path / "bench"
     task = write_task(bench, "5-Editable", repo="repo", goal_file="adapters/adapters/ops.py", goal=MASKED,
-                      golden=GOLDEN, impls=[Impl("scale", "unit_test/unit_test_1.py"), Impl("scale", "unit_test/unit_test_2.py")],
+                      golden=GOLDEN,
+                      impls=[Impl("scale", "unit_test/unit_test_1.py"), Impl("scale", "unit_test/unit_test_2.py")],
                       files={"unit_test/unit_test_1.py": TEST, "unit_test/unit_test_2.py": LEGACY,
                              "adapters/adapters/__init__.py": "",
                              "adapters/setup.py": "import setuptools\n\nsetuptools.setup(name='adapters', "
