@@ -35,6 +35,9 @@ class BodyReads:
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
+    guarded: bool = False
+    """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
+    author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -259,7 +262,29 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
             literals.setdefault(name, []).extend(t for t in texts if t not in literals.get(name, []))
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
-    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known))
+    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
+                     _guarded([func, *called]))
+
+
+_GUARD_CALLS = {"max", "min", "maximum", "minimum", "fmax", "fmin", "clip", "clamp", "clamp_min", "clamp_max"}
+
+
+def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
+    """True when a function bounds a value by a number (``max(count, 1.0)``, ``x.clamp(min=eps)``) or compares
+    a name with zero (``np.where(std > 0, ...)``, ``if count == 0``; not ``masks > 0``, which reads a mask)."""
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                called = node.func.id if isinstance(node.func, ast.Name) else \
+                    node.func.attr if isinstance(node.func, ast.Attribute) else ""
+                values = [*node.args, *(k.value for k in node.keywords)]
+                if called in _GUARD_CALLS and any(_number(v) is not None for v in values):
+                    return True
+            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+            if len(sides) == 2 and any(_number(s) in ("0", "0.0") for s in sides) \
+                    and any(isinstance(s, ast.Name) for s in sides):
+                return True
+    return False
 
 
 def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:

@@ -3,9 +3,11 @@ runs it), and what the search found, as the host reads it back.
 
 The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``), the values to try: first the
 boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
-``alpha >= 0`` gives -1, 0, 1), then ``amplify.varied_values`` (zero among an int's, so a count can become zero),
-then the text modes the body compares it with; the pairs of leaves the body combines; and the defaults of the
-arguments that no recorded call used (``labels=None``).
+``alpha >= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near
+``total_steps``: a call past the last step), then ``amplify.varied_values`` (zero among an int's, so a count can
+become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text modes the body compares it with; the pairs of leaves the body combines; and the defaults of the
+arguments that no recorded call used (``labels=None``); and whether the body guards a value (``guarded``: the
+search may then make a count or a spread zero, inputs the guard says the function expects).
 """
 
 from __future__ import annotations
@@ -54,6 +56,22 @@ def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
     return out
 
 
+def _partners(name: str, first: amplify.Scalar, reads: BodyReads,
+              seen: dict[str, list[amplify.Scalar]]) -> list[amplify.Scalar]:
+    """For an int leaf, the values around each int leaf the body combines it with (``step`` with
+    ``total_steps`` in ``(step - warmup) / (total_steps - warmup)`` gives 199, 200, 201): a call past the last
+    step, an index at a length, where a clamp of their ratio binds."""
+    if type(first) is not int:
+        return []
+    out: list[amplify.Scalar] = []
+    for p, q in reads.pairs:
+        other = q if p == name else p if q == name else None
+        if other is None or other not in seen or type(seen[other][0]) is not int:
+            continue
+        out += [v for v in _near(seen[other][0], first) if v not in out]
+    return out
+
+
 def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any]) -> dict[str, Any]:
     """Arguments whose default (a literal) no recorded call used: {name: default}."""
     from lmrbench.authoring.record.testgen import read_signature
@@ -86,13 +104,15 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if type(first) is str:
             tries = [x for x in reads.literals.get(name, []) if x not in values]
         else:
-            tries = _boundaries(name, first, reads, seen) + amplify.varied_values(first)
+            tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) \
+                + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
         if tries:
             leaves[name] = tries[:MAX_VALUES]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
-    return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case)}
+    return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
+            "guarded": reads.guarded}
 
 
 @dataclass(frozen=True)
