@@ -107,6 +107,8 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) \
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
+        if type(first) is int and min(v for v in values if type(v) is int) >= 0 and name not in reads.signed:
+            tries = [x for x in tries if type(x) is not int or x >= 0]  # a step or a count stays one
         if tries:
             leaves[name] = tries[:MAX_VALUES]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
