@@ -237,7 +237,8 @@ def _is_mask(arr: Any) -> bool:
 def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool) -> dict[str, Any]:
     """Int and bool array arguments made all zero, all equal to their first entry, or all distinct; where the
     body guards a value (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array
-    all equal (a spread of zero) or within a millionth of its first entry (a spread below an ``eps``)."""
+    all equal (a spread of zero) or within a millionth of its first entry (a spread below an ``eps``), its first
+    row zero (a norm of zero)."""
     import numpy as np
 
     out = {}
@@ -257,6 +258,9 @@ def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guard
             first = arr.ravel()[0]
             if how == "zeros" and _is_mask(arr):
                 out[key] = np.zeros_like(arr)
+            elif how == "zeros":  # one row of zeros: a norm of zero
+                out[key] = arr.copy()
+                out[key][0] = 0
             elif how == "same":
                 out[key] = np.full_like(arr, first)
             elif how == "close" and not _is_mask(arr):
@@ -344,7 +348,7 @@ def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -
     new = json.loads(json.dumps(case))
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
     for path, value in spec.get("set", {}).items():
-        if ll.node(new, path) is ll.MISSING or not ll.put(new, inputs, path, value):
+        if not ll.put(new, inputs, path, value):
             return None
     if "arrays" in spec:
         filled = _arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")))
@@ -371,7 +375,7 @@ def input_text(spec: dict[str, Any]) -> str:
         entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
         return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"
     if "arrays" in spec:
-        return {"zeros": "int, bool and 0/1 arrays all zero", "same": "arrays all equal",
+        return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                 "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "
                 "entry"}[spec["arrays"]] + also
     return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())

@@ -7,6 +7,7 @@ on one that uses the other). Amplification varies what the recording left out by
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -35,6 +36,9 @@ class BodyReads:
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
+    gets: dict[str, object] = field(default_factory=dict)
+    """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
+    would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
     guarded: bool = False
     """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
     author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
@@ -263,7 +267,28 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
-                     _guarded([func, *called]))
+                     _gets([func, *called], roots), _guarded([func, *called]))
+
+
+def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, object]:
+    """``base.get("key", default)`` with a literal key and default, on an access path rooted at ``roots``:
+    {``base["key"]``: default}."""
+    out: dict[str, object] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
+                    and type(node.args[0].value) in (str, int)):
+                continue
+            base = access_path(node.func.value)
+            try:
+                default = ast.literal_eval(node.args[1])
+            except ValueError:
+                continue
+            if base is not None and base.split(".")[0].split("[")[0] in roots \
+                    and type(default) in (bool, int, float, str):
+                out[f"{base}[{json.dumps(node.args[0].value)}]"] = default
+    return out
 
 
 _GUARD_CALLS = {"max", "min", "maximum", "minimum", "fmax", "fmin", "clip", "clamp", "clamp_min", "clamp_max"}

@@ -111,6 +111,9 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             tries = [x for x in tries if type(x) is not int or x >= 0]  # a step or a count stays one
         if tries:
             leaves[name] = tries[:MAX_VALUES]
+    for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
+        if path not in seen and type(default) is not str:
+            leaves[path] = amplify.varied_values(default)[:MAX_VALUES]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
