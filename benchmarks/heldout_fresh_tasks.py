@@ -142,10 +142,11 @@ RP_BODY = '''    out = np.array(logits, dtype=np.float64)
         out = np.where(out < kth, -np.inf, out)
     return out
 '''
-RP_DOC = '''    """Next-token logits (batch, vocab) made ready for sampling: the CTRL repetition penalty (Keskar et al. 2019)
-    on each token id that occurs in its row of ``prev_tokens`` (batch, steps), once however often it occurred (a
-    positive logit divided by ``penalty``, a negative one multiplied by it); then divided by ``temperature``;
-    then, when ``top_k > 0``, every logit below its row's ``top_k``-th largest set to -inf. Returns a new array."""
+RP_DOC = '''    """Next-token logits (batch, vocab) made ready for sampling: the CTRL repetition penalty
+    (Keskar et al. 2019) on each token id that occurs in its row of ``prev_tokens`` (batch, steps), once
+    however often it occurred (a positive logit divided by ``penalty``, a negative one multiplied by it); then
+    divided by ``temperature``; then, when ``top_k > 0``, every logit below its row's ``top_k``-th largest set
+    to -inf. Returns a new array."""
 '''
 RP_GOLDEN = "\n\n" + RP_SIG + RP_DOC + RP_BODY
 RP_DRIVER = '''"""Sample short continuations from a toy bigram model: python generate.py"""
@@ -247,8 +248,8 @@ CG_BODY = '''    if norm_type == float("inf"):
             g *= coef
     return total
 '''
-CG_DOC = '''    """Clip gradients by their global norm (Pascanu et al. 2013): ``grads`` is a list of float arrays, changed in
-    place. ``total`` is the ``norm_type``-norm of all their entries together (the largest absolute entry for
+CG_DOC = '''    """Clip gradients by their global norm (Pascanu et al. 2013): ``grads`` is a list of float arrays,
+    changed in place. ``total`` is the ``norm_type``-norm of all their entries together (the largest absolute entry for
     ``norm_type=inf``); when ``max_norm / (total + eps)`` is below 1, every array is multiplied by it. Returns
     ``total``, the norm before clipping."""
 '''
@@ -288,7 +289,8 @@ def _cg(old: str, new: str) -> str:
 
 
 CG_WRONG = {
-    "each array clipped alone": CG_SIG + '''    total = float(sum((np.abs(g) ** norm_type).sum() for g in grads) ** (1.0 / norm_type))
+    "each array clipped alone": CG_SIG + '''    total = float(sum((np.abs(g) ** norm_type).sum() for g in grads)
+                  ** (1.0 / norm_type))
     for g in grads:
         own = float((np.abs(g) ** norm_type).sum() ** (1.0 / norm_type))
         coef = max_norm / (own + eps)

@@ -4,10 +4,11 @@ hyperparameters only, as real drivers do: ``main`` (``wrong_answer_tasks.py``: a
 filtering, rotary embeddings, a beam scorer's length penalty, generalized advantage estimation with done flags, a
 supervised contrastive loss, a focal loss method reading a nested config, a warmup-cosine schedule called once per
 step, a PPO per-token KL reward) and ``heldout`` (``heldout_tasks.py`` and ``heldout_fresh_tasks.py``, kept out
-of every test fixture so that it stays a held-out measure; ``fresh`` is the second file alone). Each task is authored as ``lmrbench task new`` does and recorded with ``task record``
-from its driver; every plausible wrong answer and every correct answer in another style is then graded as
-``lmrbench evaluate`` grades a candidate (local sandbox), and the task is validated as ``lmrbench validate``
-validates it (the library's ``validate_task``, local sandbox, one golden run: repeats only look for flakiness).
+of every test fixture so that it stays a held-out measure; ``fresh`` is the second file alone). Each task is
+authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
+answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate
+(local sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's
+``validate_task``, local sandbox, one golden run: repeats only look for flakiness).
 
 Prints, per task and in all: wrong answers rejected, correct answers passed, validate's verdict, and "weak notes
 named K of the W wrong answers that passed". A passing wrong answer counts as named when one of validate's notes

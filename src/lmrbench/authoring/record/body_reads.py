@@ -36,7 +36,7 @@ class BodyReads:
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
-    gets: dict[str, object] = field(default_factory=dict)
+    gets: dict[str, bool | int | float | str] = field(default_factory=dict)
     """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
     would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
     guarded: bool = False
@@ -267,13 +267,13 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
-                     _gets([func, *called], roots), _guarded([func, *called]))
+                     _gets([func, *called], roots), _guarded([func, *called], known))
 
 
-def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, object]:
+def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, bool | int | float | str]:
     """``base.get("key", default)`` with a literal key and default, on an access path rooted at ``roots``:
     {``base["key"]``: default}."""
-    out: dict[str, object] = {}
+    out: dict[str, bool | int | float | str] = {}
     for func in funcs:
         for node in ast.walk(func):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
@@ -294,9 +294,10 @@ def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) 
 _GUARD_CALLS = {"max", "min", "maximum", "minimum", "fmax", "fmin", "clip", "clamp", "clamp_min", "clamp_max"}
 
 
-def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
+def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> bool:
     """True when a function bounds a value by a number (``max(count, 1.0)``, ``x.clamp(min=eps)``) or compares
-    a name with zero (``np.where(std > 0, ...)``, ``if count == 0``; not ``masks > 0``, which reads a mask)."""
+    a local it computed with zero (``np.where(std > 0, ...)``, ``if count == 0``; not ``masks > 0`` of an
+    argument, which reads a mask or a sign)."""
     for func in funcs:
         for node in ast.walk(func):
             if isinstance(node, ast.Call):
@@ -307,7 +308,7 @@ def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
                     return True
             sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
             if len(sides) == 2 and any(_number(s) in ("0", "0.0") for s in sides) \
-                    and any(isinstance(s, ast.Name) for s in sides):
+                    and any(isinstance(s, ast.Name) and s.id not in known for s in sides):
                 return True
     return False
 

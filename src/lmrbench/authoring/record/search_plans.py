@@ -5,9 +5,12 @@ The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``
 boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
 ``alpha >= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near
 ``total_steps``: a call past the last step), then ``amplify.varied_values`` (zero among an int's, so a count can
-become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text modes the body compares it with; the pairs of leaves the body combines; and the defaults of the
-arguments that no recorded call used (``labels=None``); and whether the body guards a value (``guarded``: the
-search may then make a count or a spread zero, inputs the guard says the function expects).
+become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text modes the body
+compares it with; an int never recorded negative stays non-negative unless the body tests its sign. Also: the
+keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs of
+leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
+whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the
+guard says the function expects).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from lmrbench.authoring.record.amplify_plans import extra_names
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
+from lmrbench.schemas.recording import tried_text
 
 MAX_VALUES = 7
 """Most values tried per leaf."""
@@ -112,7 +116,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if tries:
             leaves[name] = tries[:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
-        if path not in seen and type(default) is not str:
+        if path not in seen and type(default) in (bool, int, float):
             leaves[path] = amplify.varied_values(default)[:MAX_VALUES]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
@@ -154,7 +158,5 @@ class SearchReport:
             raise LmrError(f"{where}: the search's report does not read", source) from None
 
     def tried_text(self, limit: int = 8) -> str:
-        """``gamma=0.5, gamma=4.0, labels=None and 12 more``: what the search tried."""
-        shown = ", ".join(self.tried[:limit])
-        more = f" and {len(self.tried) - limit} more" if len(self.tried) > limit else ""
-        return f"{self.inputs} input(s): {shown}{more}" if self.tried else "no input (none could be made)"
+        """``12 input(s): gamma=0.5, gamma=4.0, labels=None and 9 more``: what the search tried."""
+        return tried_text(self.tried, self.inputs, limit)
