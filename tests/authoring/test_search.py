@@ -146,6 +146,10 @@ class KLReward:
     assert reads.gets == {'self.cfg["loss"]["clip"]': False}
     assert reads.guarded
     assert not body_reads("def f(x, masks):\n    return x[masks > 0].sum()\n", "f", ["x", "masks"]).guarded
+    # a local compared with a number: what it depends on is tried far on both sides; an infinite bound as such
+    clip = body_reads('def f(g, m, p):\n    if p == float("inf"):\n        return g\n    c = m / abs(g)\n'
+                      '    return g * c if c < 1.0 else g\n', "f", ["g", "m", "p"])
+    assert clip.scaled == ["g", "m"] and clip.bounds["p"] == ["inf"]
 
 
 def test_a_nested_config_value_is_varied_and_named(focal):

@@ -40,6 +40,9 @@ class BodyReads:
     """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
     would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
     guarded: bool = False
+    scaled: list[str] = field(default_factory=list)
+    """Leaves that a local the body compares with a number depends on (``coef = max_norm / (total + eps)`` in
+    ``if coef < 1.0``): the search tries them ten times larger and smaller, to reach the other side."""
     """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
     author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
 
@@ -267,7 +270,20 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
-                     _gets([func, *called], roots), _guarded([func, *called], known))
+                     _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known))
+
+
+def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
+    """The known names that a local compared with a number depends on."""
+    out: list[str] = []
+    for node in ast.walk(func):
+        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        if len(sides) != 2 or not any(_number(s) is not None for s in sides):
+            continue
+        for side in sides:
+            if isinstance(side, ast.Name) and side.id not in known:
+                out += [d for d in sorted(flow.deps.get(side.id, set())) if d in known and d not in out]
+    return out
 
 
 def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, bool | int | float | str]:
@@ -334,7 +350,24 @@ def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]
     return {k: v for k, v in out.items() if v}
 
 
+def _infinity(node: ast.AST) -> str | None:
+    """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
+    sign = ""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = "-", node.operand
+    if isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name):
+        return f"{sign}inf"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in ("inf", "-inf", "infinity"):
+        text = str(node.args[0].value).replace("infinity", "inf")
+        return text if not sign else text.lstrip("-") if text.startswith("-") else f"-{text}"
+    return None
+
+
 def _number(node: ast.AST) -> str | None:
+    infinite = _infinity(node)
+    if infinite is not None:
+        return infinite
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return repr(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \

@@ -4,10 +4,11 @@ runs it), and what the search found, as the host reads it back.
 The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``), the values to try: first the
 boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
 ``alpha >= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near
-``total_steps``: a call past the last step), then ``amplify.varied_values`` (zero among an int's, so a count can
-become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text modes the body
-compares it with; an int never recorded negative stays non-negative unless the body tests its sign. Also: the
-keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs of
+``total_steps``: a call past the last step), ten times larger and smaller for a float that a local compared with
+a number depends on (``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then
+``amplify.varied_values`` (zero among an int's, so a count can become zero) and, where the body guards a value,
+zero for a float (``eps=0``), then the text modes the body compares it with; an int never recorded negative
+stays non-negative unless the body tests its sign. Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs of
 leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the
 guard says the function expects).
@@ -50,6 +51,9 @@ def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
                 seen: dict[str, list[amplify.Scalar]]) -> list[amplify.Scalar]:
     out: list[amplify.Scalar] = []
     for other in reads.bounds.get(name, []):
+        if other in ("inf", "-inf"):  # norm_type == float("inf")
+            out += [float(other)] if type(first) is float and float(other) not in out else []
+            continue
         try:
             value: amplify.Scalar = ast.literal_eval(other)
         except (ValueError, SyntaxError):
@@ -108,7 +112,8 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if type(first) is str:
             tries = [x for x in reads.literals.get(name, []) if x not in values]
         else:
-            tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) \
+            wide = [first * 10.0, first / 10.0] if type(first) is float and first and name in reads.scaled else []
+            tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) + wide \
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
         if type(first) is int and min(v for v in values if type(v) is int) >= 0 and name not in reads.signed:
