@@ -2,16 +2,16 @@
 runs it), and what the search found, as the host reads it back.
 
 The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``), the values to try: first the
-boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
-``alpha >= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near
-``total_steps``: a call past the last step), ten times larger and smaller for a float that a local compared with
-a number depends on (``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then
-``amplify.varied_values`` (zero among an int's, so a count can become zero) and, where the body guards a value,
-zero for a float (``eps=0``), then the text modes the body compares it with; an int never recorded negative
-stays non-negative unless the body tests its sign. Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs of
-leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
-whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the
-guard says the function expects).
+boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11; ``alpha
+>= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near ``total_steps``:
+a call past the last step), ten times larger and smaller for a float that a local compared with a number depends on
+(``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then ``amplify.varied_values`` (zero among an
+int's, so a count can become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text
+modes the body compares it with; an int never recorded negative stays non-negative unless the body tests its sign.
+Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
+pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
+whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard
+says the function expects).
 """
 
 from __future__ import annotations
