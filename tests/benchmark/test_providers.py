@@ -87,3 +87,19 @@ def test_a_provider_without_litellm_is_one_line_naming_the_extra(monkeypatch: py
     assert "lmrbench[agents]" in str(err.value) and "\n" not in str(err.value)
     assert providers.base_url_for("anthropic/claude-x", "http://127.0.0.1:1/v1") == "http://127.0.0.1:1/v1"
     assert providers.provider_of("anthropic/claude-x") == "openai"  # sent as it is to the OpenAI-compatible URL
+
+
+def test_only_a_providers_spelling_pays_for_litellm() -> None:
+    """The provider list is read from litellm's source, not its 8-second import, and equals what it exports."""
+    import subprocess
+    import sys
+
+    from lmrbench.benchmark.pipeline import providers
+
+    probe = ("import sys; from lmrbench.benchmark.pipeline import providers as p; "
+             "print([p.through_litellm(m) for m in ('m', 'Qwen/Qwen2.5-7B', 'openai/gpt-4o', 'anthropic/c')], "
+             "'litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[False, False, True, True] False"
+    litellm = providers._litellm()
+    assert providers.known_providers() == {str(getattr(p, "value", p)) for p in litellm.provider_list}

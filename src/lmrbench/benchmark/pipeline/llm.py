@@ -81,7 +81,8 @@ class LLMClient:
         )
         from lmrbench.benchmark.pipeline import providers  # it imports this module's errors
 
-        self._litellm = config.via == "auto" and providers.available()
+        self._litellm = config.via == "litellm" or (config.via == "auto" and providers.through_litellm(
+            config.params.model))
         self.url = (
             providers.endpoint(config.params)
             if self._litellm
