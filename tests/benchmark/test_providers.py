@@ -50,7 +50,8 @@ def test_generate_and_judge_reach_either_protocol_with_the_providers_spelling(
     bench, run = write_taskset(tmp_path / "bench"), tmp_path / "run"
     # an OpenAI-compatible base URL ends in /v1; Anthropic's is the server's root
     url = server.base_url if path.endswith("completions") else server.base_url.removesuffix("/v1")
-    common = ["--base-url", url, "--api-key-env", "TEST_PROVIDER_KEY", "--cache", tmp_path / "cache", "--retries", "2"]
+    common = ["--base-url", url, "--api-key-env", "TEST_PROVIDER_KEY", "--cache-dir", tmp_path / "cache",
+              "--retries", "2"]
     lmrbench("generate", bench, "--out", run, "--model", gen, *common)
     asked = len(server.requests)
     server.on("Implement", status(503), status(503), CC)  # the judge's prompts, newest rule first

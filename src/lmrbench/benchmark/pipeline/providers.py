@@ -22,6 +22,7 @@ import httpx
 
 from lmrbench.benchmark.pipeline.llm_types import LLMConfig, LLMError, LLMReply, Message, Transient, retry_after
 from lmrbench.errors import LmrError
+from lmrbench.pyparse import parse
 from lmrbench.schemas.run import LLMParams, Usage
 
 OPENAI_COMPATIBLE = "openai"
@@ -54,7 +55,7 @@ def known_providers() -> frozenset[str]:
         return frozenset()
     for folder in spec.submodule_search_locations or []:
         try:
-            tree = ast.parse((Path(folder) / "types" / "utils.py").read_text(encoding="utf-8"))
+            tree = parse((Path(folder) / "types" / "utils.py").read_text(encoding="utf-8"))  # under the lock
         except (OSError, SyntaxError, ValueError):
             continue
         for node in tree.body:
