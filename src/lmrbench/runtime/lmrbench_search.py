@@ -284,7 +284,7 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
             if _is_mask(arr):  # a float mask stays a mask
-                out[key] = (rng.random(arr.shape) < 0.5).astype(arr.dtype)
+                out[key] = np.asarray(rng.random(arr.shape) < 0.5).astype(arr.dtype)
                 continue
             scale = float(np.abs(finite).max()) if finite.size else 1.0
             wider = (1.0, 4.0, 16.0)[seed % 3]  # past the recorded range too: where a clamp or a bound binds
