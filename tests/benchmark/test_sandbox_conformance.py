@@ -45,21 +45,24 @@ class Runner:
         return self.sandbox.run(task, task.repo_dir, argv, trusted=self.warm, **kw)
 
 
-@pytest.fixture(params=RUNNERS)
-def runner(request, tmp_path_factory, monkeypatch) -> Iterator[Runner]:
+@pytest.fixture(params=RUNNERS, scope="module")
+def runner(request, tmp_path_factory) -> Iterator[Runner]:
+    """One sandbox per runner for the module's tests, as one lmrbench process keeps one for all its runs (a warm
+    runner's boot is started once, not once per test)."""
     kind, warm = request.param
-    if kind == "local":
-        from lmrbench.benchmark.sandbox.running.local import LocalRunner
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        if kind == "local":
+            from lmrbench.benchmark.sandbox.running.local import LocalRunner
 
-        monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
-        transport = LocalRunner()
-    else:
-        from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+            monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+            transport = LocalRunner()
+        else:
+            from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 
-        transport = DockerRunner(base_image=request.getfixturevalue("base_image"))
-    sandbox = Sandbox(transport, warm=warm)
-    yield Runner(sandbox, warm)
-    sandbox.close()
+            transport = DockerRunner(base_image=request.getfixturevalue("base_image"))
+        sandbox = Sandbox(transport, warm=warm)
+        yield Runner(sandbox, warm)
+        sandbox.close()
 
 
 @pytest.fixture(scope="module")
