@@ -145,3 +145,33 @@ def test_a_torch_requirement_brings_numpy_for_the_split_codec():
 
     assert named_companions(["torch>=2.1"]) == ["numpy"] and named_companions(["Torch"]) == ["numpy"]
     assert named_companions(["torch", "numpy<2"]) == [] and named_companions(["scipy"]) == []
+
+
+def test_a_cancelled_run_leaves_the_spec_it_was_started_with(cache, small_task, tmp_path):
+    """The spec is written before the command starts and its result added after: a unit cancelled under way
+    still says what it ran (its argv, its trees, its variant), and no key."""
+    from helpers.cancelling import cancel_once_running
+    from helpers.vec_task import GOAL
+    from lmrbench.benchmark.execution.unit import Prepared, RunUnit, TaskRef, execute
+    from lmrbench.harness.spec import Candidate
+    from lmrbench.progress import Cancelled
+    from lmrbench.schemas.evidence import RunSpec
+
+    journal = tmp_path / "started"
+    spec_file = journal / "run-1" / "spec.json"
+    stuck = GOAL.replace("    return sum", "    import time\n    time.sleep(600)\n    return sum")
+    unit = RunUnit(key="7-Vec#1", task=TaskRef(small_task.name, str(small_task.path)), impl=1,
+                   variant=Candidate(files={"vec.py": stuck}), timeout=900, journal=str(journal))
+    sandbox = Sandbox(LocalRunner())
+    try:
+        ended = cancel_once_running(lambda cancel: execute(unit, small_task, sandbox, Prepared(), cancel=cancel),
+                                    spec_file.is_file)
+    finally:
+        sandbox.close()
+    assert isinstance(ended, Cancelled), ended
+    spec = RunSpec.model_validate_json(spec_file.read_text())
+    assert not spec.ended and spec.exit_code is None and spec.key == ""
+    assert spec.variant == "candidate" and not spec.trusted and spec.split
+    assert spec.argv[:3] == ["python", "-m", "pytest"] and spec.argv[-1] == TESTS[0]
+    assert spec.tree.startswith(str(small_task.repo_dir))
+    assert spec.worker_tree.startswith(str(small_task.repo_dir)) and spec.worker_tree.endswith("vec.py")
