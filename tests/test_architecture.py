@@ -182,3 +182,13 @@ def test_a_run_is_executed_from_one_request_built_before_it_starts() -> None:
                 if "Path" in kinds or ("dict" in kinds and "variant" in ast.unparse(node.args[0])):
                     guessed.append(f"{path.name}:{node.lineno}")
     assert flagged == [] and guessed == [], (flagged, guessed)
+
+
+def test_the_executors_of_units_ask_a_transport_and_never_reach_into_its_client() -> None:
+    """execution/ learns an environment's image and framework, and the base image, from the transport's own
+    methods (``Transport.environment``): no ``.client`` (an engine connection) is touched there."""
+    execution = Path(lmrbench.__file__).parent / "benchmark" / "execution"
+    reached = [f"{p.name}:{n.lineno}" for p in sorted(execution.glob("*.py"))
+               for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(n, ast.Attribute) and n.attr in ("client", "_client")]
+    assert reached == []

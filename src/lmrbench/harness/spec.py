@@ -1,12 +1,13 @@
-"""The run as a spec, built first: a tagged variant that carries its trust, and one planning step that turns a
-task, an implementation and a variant into the commands of its run, or the reason it cannot be run.
+"""The run as a spec, built first: a tagged variant that carries its trust, and one planning step that turns a task,
+an implementation and a variant into the commands of its run, or the reason it cannot be run.
 
 ``plan_variant`` decides everything a run needs before anything starts (SWE-bench's ``make_test_spec`` before
 ``run_instance``): split or shared, the trees each side reads, the candidate's worker, the test files of each
-command (pytest, then the official scripts), the ids they must report, the environment and the modules a warm
-boot may preload. A candidate that cannot be built (a goal function gone, a syntax error, a file the folder
-lacks) is ``Rejected``, with its reason: a wrong answer. The task's own code that cannot be built is a broken
-task, an ``LmrError``.
+command (pytest, then the official scripts), their argv, harness files and seal keys, the ids they must report, the
+environment and the modules a warm boot may preload: one ``request.RunRequest`` per command, which the executors
+(``pytest_run.run_pytest``, ``legacy.run_legacy``) write down as its spec before it starts. A candidate that cannot
+be built (a goal function gone, a syntax error, a file the folder lacks) is ``Rejected``, with its reason: a wrong
+answer. The task's own code that cannot be built is a broken task, an ``LmrError``.
 """
 
 from __future__ import annotations
