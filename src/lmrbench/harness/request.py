@@ -51,8 +51,3 @@ class RunRequest:
     """The test ids that must be present and pass (None: every case of the report)."""
     key: bytes = b""
     """The key the command's report is sealed with (in ``command.harness_files``, read once by the sealer)."""
-
-    @property
-    def task(self) -> Task:
-        """The task whose tests run."""
-        return self.command.task
