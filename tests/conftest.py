@@ -25,6 +25,18 @@ SLOW_PATHS = (DOCKER_TESTS, _HERE / "cli", _HERE / "tui", _HERE / "benchmark" / 
               _HERE / "benchmark" / "test_warm_preload.py")
 """Left out of the quick tier: the Docker tests, the installed console script run as a user runs it, the app,
 wheels downloaded from PyPI and the local runner's venvs."""
+REAL_RUN_FILES = tuple(_HERE / f for f in (
+    "authoring/test_record.py", "authoring/test_catching.py", "authoring/test_search.py",
+    "authoring/test_amplify_reads.py", "authoring/test_scalar_promotion.py", "authoring/test_example_answers.py",
+    "authoring/test_check_planted.py", "benchmark/test_evaluate.py", "benchmark/test_figures.py",
+    "benchmark/test_pytest_run.py", "benchmark/test_context.py", "benchmark/test_results_tables.py",
+    "benchmark/test_regrade.py", "benchmark/test_earned_scores.py", "benchmark/test_familiarity.py",
+    "benchmark/test_requirements_source.py", "benchmark/test_predictions.py", "benchmark/test_regrade_authenticates.py",
+    "benchmark/test_local_reads.py", "benchmark/test_base_image.py", "benchmark/test_contained_cli.py",
+))
+"""Also left out of the quick tier: files whose tests record a driver's calls, validate or grade for real in
+subprocesses (seconds of CPU each; measured with ``helpers.costs``). The quick tier keeps every test of their
+modules' logic that runs in-process."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -45,7 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first: tests marked ``long``, then the Docker folder, then the rest. xdist hands tests out in
     collection order, so a two-minute test collected last keeps one worker busy while the others have finished.
-    The sort is stable: each file keeps its order. Every other test is marked ``quick`` (``pytest -m quick``)."""
+    The sort is stable: each file keeps its order. Every other test, but those of REAL_RUN_FILES, is marked
+    ``quick`` (``pytest -m quick``)."""
 
     def rank(item: pytest.Item) -> int:
         if item.get_closest_marker("long"):
@@ -55,7 +68,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
     for item in items:
         if not (any(item.get_closest_marker(m) for m in ("docker", "long", "network"))
-                or any(p == item.path or p in item.path.parents for p in SLOW_PATHS)):
+                or any(p == item.path or p in item.path.parents for p in SLOW_PATHS)
+                or item.path in REAL_RUN_FILES):
             item.add_marker(pytest.mark.quick)
 
 GIT_ENV = {

@@ -19,8 +19,8 @@ IMPORTED_RUNTIME = {"lmrbench.runtime.lmrbench_values", "lmrbench.runtime.lmrben
 def _core_modules() -> list[str]:
     names = []
     for mod in pkgutil.walk_packages(lmrbench.__path__, "lmrbench."):
-        if mod.name.startswith(("lmrbench.tui", "lmrbench.cli")):
-            continue
+        if mod.name.startswith(("lmrbench.tui", "lmrbench.cli", "lmrbench.integrations")):
+            continue  # front ends (Inspect AI, which the integrations import, has a Textual display of its own)
         if mod.name.startswith("lmrbench.runtime.") and mod.name not in IMPORTED_RUNTIME:
             continue  # sandbox-side files, shipped as files: they import each other by their sandbox names
         names.append(mod.name)

@@ -25,6 +25,6 @@ def test_a_deeply_nested_info_json_is_one_line_from_the_installed_script(tmp_pat
     (task / "repo").mkdir(parents=True)
     (task / "info.json").write_text('{"instance_id": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
     exe = Path(sys.executable).parent / "lmrbench"
-    proc = subprocess.run([str(exe), "tasks", "check", str(tmp_path / "bench")], capture_output=True, text=True)
+    proc = subprocess.run([str(exe), "task", "check", str(tmp_path / "bench")], capture_output=True, text=True)
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "nested deeper than 100 levels" in proc.stdout + proc.stderr

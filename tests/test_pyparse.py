@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from lmrbench.pyparse import parse
 
@@ -28,3 +29,14 @@ def test_imported_modules_are_the_top_level_names_of_absolute_imports() -> None:
         "    from sklearn import metrics\n"
     )
     assert imported_modules(tree) == {"numpy", "torch", "scipy", "pandas", "sklearn"}
+
+
+def test_every_parse_of_lmrbench_goes_through_the_lock() -> None:
+    """An unlocked ``ast.parse`` in any thread breaks a locked one in another (seen: litellm's provider list read
+    while a generate thread spliced a reply)."""
+    import lmrbench
+
+    root = Path(lmrbench.__file__).parent
+    unlocked = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                if p.name != "pyparse.py" and "ast.parse(" in p.read_text(encoding="utf-8")]
+    assert unlocked == []

@@ -14,7 +14,12 @@ class LmrError(Exception):
         super().__init__(f"{self.path}: {self.problem}" if self.path else self.problem)
 
 
-class EnvironmentUnavailable(LmrError):
+class NotRun(LmrError):
+    """The command could not run what it was asked to (an endpoint that does not answer, an environment that cannot
+    be had): the command line exits 3, as for problems left to a re-run."""
+
+
+class EnvironmentUnavailable(NotRun):
     """A task's environment cannot be had, so no test of it can run. ``cause``: ``image`` (a FROM that is not here
     and cannot be pulled), ``requirement`` (a requirement pip cannot resolve or install) or ``environment``
     (anything else); ``output``: the tool's whole output, when one failed."""
@@ -24,3 +29,8 @@ class EnvironmentUnavailable(LmrError):
         super().__init__(problem, path)
         self.cause = cause
         self.output = output
+
+
+class UsageError(LmrError):
+    """A bad value or combination of a command's options (``--sandbox podman``, ``--function bad``): the command
+    line exits 2 as click's own usage errors do, where any other LmrError exits 1."""

@@ -61,7 +61,7 @@ def _task(root: Path, dockerfile: str) -> Path:
 
 def test_force_carries_every_install_step_and_says_each(tmp_path):
     task = _task(tmp_path, ORIGINAL)
-    res = CliRunner().invoke(app, ["images", "dockerfile", str(task), "--force"])
+    res = CliRunner().invoke(app, ["image", "dockerfile", str(task), "--force"])
     assert res.exit_code == 0, res.output
     text = (task / "Dockerfile").read_text()
     assert is_generated(text) and edited(text)  # built as written, carried steps included
@@ -93,7 +93,7 @@ def test_a_step_that_cannot_be_carried_is_named_and_nothing_is_written(tmp_path,
     text = str(exc.value)
     assert named in text and "nothing was written" in text, text
     assert (task / "Dockerfile").read_text() == original and not (task / "requirements.txt").exists()
-    res = CliRunner().invoke(app, ["images", "dockerfile", str(task), "--force"])
+    res = CliRunner().invoke(app, ["image", "dockerfile", str(task), "--force"])
     assert res.exit_code != 0 and "cannot carry the step" in str(res.exception)
 
 

@@ -32,7 +32,7 @@ def _new(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("name", ["DPO", "7 DPO", "7-", "7-DPO loss"])
 def test_the_cli_refuses_the_names_the_app_refuses(fixture_repo: Path, tmp_path: Path, name: str) -> None:
     assert "name" in metadata_problems(name=name, paper_url="", year="", category="Evaluation Metrics")
-    out = _new(fixture_repo, "--name", name, "--out", str(tmp_path / "b"))
+    out = _new(fixture_repo, "--name", name, str(tmp_path / "b"))
     assert out.returncode == 2
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and repr(name) in lines[0] and "N-Name" in lines[0]
@@ -41,13 +41,13 @@ def test_the_cli_refuses_the_names_the_app_refuses(fixture_repo: Path, tmp_path:
 
 def test_the_cli_accepts_a_name_the_app_accepts(fixture_repo: Path, tmp_path: Path) -> None:
     assert metadata_problems(name="7-DPO_v2.1", paper_url="", year="2023", category="Evaluation Metrics") == {}
-    out = _new(fixture_repo, "--name", "7-DPO_v2.1", "--out", str(tmp_path / "b"))
+    out = _new(fixture_repo, "--name", "7-DPO_v2.1", str(tmp_path / "b"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "b" / "7-DPO_v2.1" / "info.json").is_file()
 
 
 def test_the_cli_refuses_a_paper_url_that_is_not_http(fixture_repo: Path, tmp_path: Path) -> None:
-    out = _new(fixture_repo, "--paper-url", "papers/dpo.txt", "--out", str(tmp_path / "b"))
+    out = _new(fixture_repo, "--paper-url", "papers/dpo.txt", str(tmp_path / "b"))
     assert out.returncode == 2 and "http(s) URL" in out.stderr
 
 

@@ -50,5 +50,5 @@ def test_an_image_built_from_the_task_folder_is_refused(tmp_path: Path, dockerfi
         with LLMClient(LLMConfig(LLMParams(model="m", base_url="http://127.0.0.1:9/v1"), cache_dir=None)) as client:
             summary = run_agent([task], tmp_path / "run", _Never(), client, DockerRunner())
         assert dict(summary.statuses) == {"refused": 1}
-        assert "lmrbench images dockerfile" in summary.problems[0] and "golden files and tests" in summary.problems[0]
+        assert "lmrbench image dockerfile" in summary.problems[0] and "golden files and tests" in summary.problems[0]
         assert not (tmp_path / "run" / "agent").exists()

@@ -129,7 +129,7 @@ def _big_bench(root: Path, copies: int) -> Path:
 
 def _evaluate_cli(bench: Path, run: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [LMRBENCH, "evaluate", str(bench), str(run), "--sandbox", "local", "--jobs", "1", "--timeout", "120"],
+        [LMRBENCH, "evaluate", str(bench), str(run), "--sandbox", "local", "--jobs", "1", "--test-timeout", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "COLUMNS": "200"},

@@ -60,9 +60,9 @@ def test_mean_token_probability_and_correlation(server, bench, tmp_path) -> None
 def test_an_endpoint_without_prompt_logprobs_is_refused_in_one_line(server, bench) -> None:
     server.on("import math", "just text")  # a completion with no logprobs at all
     out = analyze(str(bench), "--model", "m", "--base-url", server.base_url)
-    assert out.returncode == 2 and "the endpoint returned no logprobs" in out.stderr
+    assert out.returncode == 1 and "the endpoint returned no logprobs" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     server.on("import math", logprobs([("import", None), (" math", -0.1)], generated_only=True))
     out = analyze(str(bench), "--model", "m", "--base-url", server.base_url)
-    assert out.returncode == 2 and "logprobs for the generated tokens only" in out.stderr
+    assert out.returncode == 1 and "logprobs for the generated tokens only" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1

@@ -23,7 +23,7 @@ def via(request, monkeypatch) -> str:
     if request.param == "litellm":
         assert providers.available(), "litellm is part of the dev install"
     monkeypatch.setattr(
-        sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via="auto" if request.param == "litellm" else "http")
+        sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via="litellm" if request.param == "litellm" else "http")
     )
     return str(request.param)
 

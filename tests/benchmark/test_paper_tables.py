@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -112,7 +114,7 @@ def test_table_3_has_the_judges_columns_per_setting_and_an_agent_run_is_set_besi
 def test_the_appendix_i_table_is_a_report_of_its_own_beside_the_papers(runs, tmp_path) -> None:
     import json
 
-    result = CliRunner().invoke(app, ["labels", "binary", *map(str, runs), "--json", str(tmp_path / "b.json")],
+    result = CliRunner().invoke(app, ["label", "binary", *map(str, runs), "--json", str(tmp_path / "b.json")],
                                 env={"COLUMNS": "80"})  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = {r["run"]: r for r in json.loads((tmp_path / "b.json").read_text())["rows"]}
@@ -139,3 +141,6 @@ def test_a_run_of_another_task_set_is_not_set_beside_the_papers_figures_and_one_
     assert "differs:" not in result.output and result.output.count("not compared with the paper's tables") == 1
     md = (run.path / "report.md").read_text()
     assert "## Against the paper's" not in md and "Not compared with the paper's tables: gpt-4.1" in md
+    as_json = CliRunner().invoke(app, ["report", str(run.path), "--no-figures", "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output  # the report alone on stdout, as report.json holds it
+    assert json.loads(as_json.stdout) == json.loads((run.path / "report.json").read_text())

@@ -55,7 +55,7 @@ def test_exported_predictions_apply_to_the_masked_repository_and_import_to_the_s
     assert {k: v[0] for k, v in before.items()} == {("1-Toy", 1): "failed", ("1-Toy", 2): "passed",
                                                     ("2-Async", 1): "passed"}  # fmt: skip
 
-    out = lmrbench("export-predictions", bench, tmp_path / "run", "--out", tmp_path / "preds.jsonl")
+    out = lmrbench("export-predictions", bench, tmp_path / "run", tmp_path / "preds.jsonl")
     assert "3 prediction(s)" in out
     rows = [json.loads(line) for line in (tmp_path / "preds.jsonl").read_text().splitlines()]
     assert [r["instance_id"] for r in rows] == ["1-Toy__1", "1-Toy__2", "2-Async__1"]
@@ -70,8 +70,11 @@ def test_exported_predictions_apply_to_the_masked_repository_and_import_to_the_s
         assert row["model_patch"].startswith(f"diff --git a/{GOAL} b/{GOAL}\n")
     assert "+    return 0.5" in rows[0]["model_patch"]
 
-    out = lmrbench("import-predictions", bench, tmp_path / "preds.jsonl", "--out", tmp_path / "back")
-    assert "import-predictions: 3 ok" in out
+    res = CliRunner().invoke(app, ["import-predictions", str(bench), str(tmp_path / "preds.jsonl"), "--out",
+                                   str(tmp_path / "back"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    [stage] = json.loads(res.stdout)["stages"]  # what the stage did, alone on stdout
+    assert (stage["stage"], stage["statuses"], stage["problems"]) == ("import-predictions", {"ok": 3}, [])
     back = RunDir(tmp_path / "back")
     assert back.require_manifest().label == "gen-m"
     assert [c.status for c in back.candidates()] == [CandidateStatus.OK] * 3

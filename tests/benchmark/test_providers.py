@@ -50,7 +50,8 @@ def test_generate_and_judge_reach_either_protocol_with_the_providers_spelling(
     bench, run = write_taskset(tmp_path / "bench"), tmp_path / "run"
     # an OpenAI-compatible base URL ends in /v1; Anthropic's is the server's root
     url = server.base_url if path.endswith("completions") else server.base_url.removesuffix("/v1")
-    common = ["--base-url", url, "--api-key-env", "TEST_PROVIDER_KEY", "--cache", tmp_path / "cache", "--retries", "2"]
+    common = ["--base-url", url, "--api-key-env", "TEST_PROVIDER_KEY", "--cache-dir", tmp_path / "cache",
+              "--retries", "2"]
     lmrbench("generate", bench, "--out", run, "--model", gen, *common)
     asked = len(server.requests)
     server.on("Implement", status(503), status(503), CC)  # the judge's prompts, newest rule first
@@ -87,3 +88,19 @@ def test_a_provider_without_litellm_is_one_line_naming_the_extra(monkeypatch: py
     assert "lmrbench[agents]" in str(err.value) and "\n" not in str(err.value)
     assert providers.base_url_for("anthropic/claude-x", "http://127.0.0.1:1/v1") == "http://127.0.0.1:1/v1"
     assert providers.provider_of("anthropic/claude-x") == "openai"  # sent as it is to the OpenAI-compatible URL
+
+
+def test_only_a_providers_spelling_pays_for_litellm() -> None:
+    """The provider list is read from litellm's source, not its 8-second import, and equals what it exports."""
+    import subprocess
+    import sys
+
+    from lmrbench.benchmark.pipeline import providers
+
+    probe = ("import sys; from lmrbench.benchmark.pipeline import providers as p; "
+             "print([p.through_litellm(m) for m in ('m', 'Qwen/Qwen2.5-7B', 'openai/gpt-4o', 'anthropic/c')], "
+             "'litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[False, False, True, True] False"
+    litellm = providers._litellm()
+    assert providers.known_providers() == {str(getattr(p, "value", p)) for p in litellm.provider_list}

@@ -75,6 +75,10 @@ def test_every_run_keeps_its_evidence_and_regrade_gives_the_same_figures(validat
     assert "golden pass rate: stored 3/3 that ran (100.0%), regraded 3/3 that ran (100.0%)" in out
     assert f"mutants killed: stored {kills}/{total}, regraded {kills}/{total}" in out
     assert "every verdict is the same" in out
+    as_json = CliRunner().invoke(app, ["regrade", str(bench), "--format", "json"])
+    figures = json.loads(as_json.stdout)  # the same figures, alone on stdout
+    assert as_json.exit_code == 0 and figures["same"] and figures["regraded_rate"] == 1.0
+    assert sum(r["mutants_killed"] for r in figures["regraded"]) == kills and figures["changed"] == []
 
 
 def test_an_implementation_that_never_ran_counts_in_no_rate(validated, tmp_path, monkeypatch) -> None:

@@ -98,11 +98,11 @@ def test_cli_on_synthetic_run_folders(tmp_path) -> None:
     few = tmp_path / "few"
     write_run(few, "m", {"1-T1": True, "2-T2": False}, bench=bench)
     bad = subprocess.run([EXE, "analyze", "regression", str(few)], capture_output=True, text=True)
-    assert bad.returncode == 2 and "too few data: 1 successes and 1 failures" in bad.stderr
+    assert bad.returncode == 1 and "too few data: 1 successes and 1 failures" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
     human = subprocess.run([EXE, "analyze", "regression", str(few), "--outcome", "human"], capture_output=True,
                            text=True)  # fmt: skip
-    assert human.returncode == 2 and f"give the fit no outcome: {few} (m) holds no human label" in human.stderr
+    assert human.returncode == 1 and f"give the fit no outcome: {few} (m) holds no human label" in human.stderr
 
 
 def test_human_outcome_is_a_majority_of_completely_correct_labels_of_the_current_candidate(tmp_path) -> None:

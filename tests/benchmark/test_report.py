@@ -34,7 +34,7 @@ def cli(*args: str | Path, code: int = 0) -> str:
 
 
 def llm_opts(server: LLMServer, model: str, cache: Path) -> list[str]:
-    return ["--model", model, "--base-url", server.base_url, "--cache", str(cache), "--retries", "0"]
+    return ["--model", model, "--base-url", server.base_url, "--cache-dir", str(cache), "--retries", "0"]
 
 
 def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
@@ -49,7 +49,7 @@ def test_generate_evaluate_judge_report_end_to_end(server, tmp_path) -> None:
     cli("generate", bench, "--out", tmp_path / "bad", *llm_opts(server, "bad", cache))
 
     for run in ("gold", "bad"):
-        out = cli("evaluate", bench, tmp_path / run, "--sandbox", "local", "--timeout", "120")
+        out = cli("evaluate", bench, tmp_path / run, "--sandbox", "local", "--test-timeout", "120")
         assert "evaluate:" in out
     # a scripted judge: Completely Correct for the golden code, otherwise by what it sees
     server.on("Implement dice as in the paper.", CC)
@@ -99,7 +99,7 @@ def test_report_keeps_infra_errors_pending_and_no_verdicts_apart(server, tmp_pat
     server.on(GEN + "total", golden_def("total"))
     run = tmp_path / "run"
     cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "1", code=3)
-    cli("evaluate", bench, run, "--sandbox", "local", "--timeout", "120", code=3)
+    cli("evaluate", bench, run, "--sandbox", "local", "--test-timeout", "120", code=3)
     cli("generate", bench, "--out", run, *llm_opts(server, "m", cache), "--task", "2")  # not evaluated yet
     server.on("Implement apply as in the paper.", "not json at all")
     server.on("Implement total as in the paper.", CC)
@@ -119,7 +119,7 @@ def test_report_of_a_folder_that_is_not_a_run_is_one_line(tmp_path) -> None:
     exe = str(Path(sys.executable).with_name("lmrbench"))
     env = {**os.environ, "COLUMNS": "400"}
     proc = subprocess.run([exe, "report", str(tmp_path)], capture_output=True, text=True, env=env)
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     expected = f"error: {tmp_path}: not a run folder (no run.json); make one with generate or import-agent"
     assert proc.stderr.strip().splitlines() == [expected]
 

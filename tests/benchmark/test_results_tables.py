@@ -104,10 +104,10 @@ def test_generate_with_samples_keeps_each_and_the_report_gives_pass_at_1_and_pas
     server.on(gen + "Scaler.apply", golden_def("Scaler.apply"))
     server.on(gen + "total", "```python\nasync def total(xs):\n    return sum(xs) + 1\n```")
     run = tmp_path / "run"
-    opts = ["--model", "m", "--base-url", server.base_url, "--cache", str(tmp_path / "cache"), "--retries", "0",
+    opts = ["--model", "m", "--base-url", server.base_url, "--cache-dir", str(tmp_path / "cache"), "--retries", "0",
             "--temperature", "0.8"]  # fmt: skip
     for args in (["generate", bench, "--out", run, *opts, "--samples", "3"],
-                 ["evaluate", bench, run, "--sandbox", "local", "--timeout", "120"]):  # fmt: skip
+                 ["evaluate", bench, run, "--sandbox", "local", "--test-timeout", "120"]):  # fmt: skip
         result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
         assert result.exit_code == 0, result.output
     assert len(server.matching(gen + "dice")) == 3  # no sample reused another's cached reply

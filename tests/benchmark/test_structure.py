@@ -81,12 +81,12 @@ def test_task_set_rows_and_the_cli(tmp_path) -> None:
     assert "1-Toy" in out.stdout and "1.75" in out.stdout
     data = json.loads((tmp_path / "s.json").read_text())
     assert [r["goal_lines"] for r in data["rows"]] == [21, 21, 21] and data["goal_lines"] == "file-sloc"
-    out = subprocess.run([EXE, "analyze", "structure", str(bench), "--goal-lines", "function-lines", "--json",
-                          str(tmp_path / "f.json")], capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run([EXE, "analyze", "structure", str(bench), "--goal-lines", "function-lines", "--format",
+                          "json"], capture_output=True, text=True)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert [r["goal_lines"] for r in json.loads((tmp_path / "f.json").read_text())["rows"]] == [6, 4, 3]
+    assert [r["goal_lines"] for r in json.loads(out.stdout)["rows"]] == [6, 4, 3]  # the JSON alone on stdout
     bad = subprocess.run([EXE, "analyze", "structure", str(tmp_path / "nowhere")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "error:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.returncode == 1 and "error:" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_source_lines_leave_out_blank_and_comment_lines_only() -> None:

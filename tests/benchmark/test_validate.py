@@ -185,7 +185,7 @@ def test_cli_prints_the_table_and_exits_non_zero_on_an_invalid_task(tmp_path):
     assert res.exit_code == 1, res.output
     for text in ("golden", "masked", "mutants", "1-Calc", "golden pass rate: 1/2 that ran (50.0%); 0 not run"):
         assert text in res.output
-    other = ["--run-dir", str(tmp_path / "other")]
+    other = ["--out", str(tmp_path / "other")]
     ok = runner.invoke(app, ["validate", str(bench), "--task", "1", *args, *other])
     assert ok.exit_code == 1  # same task, new run folder: validated again, still invalid
     assert json.loads((tmp_path / "other" / SUMMARY_FILE).read_text())["rows"][0]["valid"] is True
@@ -209,7 +209,7 @@ def test_ctrl_c_with_the_local_runner_kills_the_running_tests(tmp_path):
     write_task(bench, "6-Hang", tests={"unit_test/unit_test_1.py": hang, "unit_test/unit_test_2.py": hang})
     code = "from lmrbench.cli.main import main; main()"
     argv = [sys.executable, "-c", code, "validate", str(bench), "--sandbox", "local", "--jobs", "2",
-            "--max-mutants", "0", "--timeout", "300"]
+            "--max-mutants", "0", "--test-timeout", "300"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:

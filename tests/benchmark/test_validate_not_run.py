@@ -93,7 +93,7 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     bench = tmp_path / "bench"
     task = write_task(bench)
     (task / "calc" / "requirements.txt").write_text("lmrbench-absent-project==1.0\n")
-    res = CliRunner().invoke(app, ["validate", str(bench), *ARGS, "-v"])
+    res = CliRunner().invoke(app, ["--verbose", "validate", str(bench), *ARGS])
     assert res.exit_code == 3, res.output
     assert "pip: ERROR: Could not find a version that satisfies the requirement" in res.output  # -v: all of it
     summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))

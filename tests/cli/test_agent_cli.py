@@ -40,7 +40,7 @@ def test_an_endpoint_that_does_not_answer_ends_the_run_before_any_task(tmp_path:
     proc = subprocess.run([str(script), "agent", str(bench), "--model", "m", "--base-url", url,
                            "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "COLUMNS": "200"})  # fmt: skip
-    assert proc.returncode != 0
+    assert proc.returncode == 3  # could not run
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and f"the model endpoint {url}/chat/completions does not answer" in lines[0], proc.stderr
     assert not (tmp_path / "run" / "agent").exists()

@@ -28,11 +28,13 @@ def queue_bytes(run: Path) -> dict[str, bytes]:
 
 def test_assign_label_agreement_and_report(tmp_path) -> None:
     bench, run = write_review_run(tmp_path)
-    out = lmrbench("labels", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
+    out = lmrbench("label", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
     assert "3 items, 1 labelled twice (seed 7)" in out.stdout
     first = queue_bytes(run)
-    lmrbench("labels", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed", "7")
+    again = json.loads(lmrbench("label", "assign", run, "--annotators", "alice,bob", "--overlap", "0.34", "--seed",
+                                "7", "--format", "json").stdout)
     assert queue_bytes(run) == first  # same seed, same queues
+    assert (again["items"], again["shared"], [a["name"] for a in again["annotators"]]) == (3, 1, ["alice", "bob"])
     queues = {name: RunDir(run).queue(name) for name in ("alice", "bob")}
     items = {n: {(i.task, i.impl) for i in q.items} for n, q in queues.items() if q}
     shared = items["alice"] & items["bob"]
@@ -48,7 +50,7 @@ def test_assign_label_agreement_and_report(tmp_path) -> None:
             store.save(*key, score, candidate_digest=digests[key])
 
     report_file = tmp_path / "agreement.json"
-    out = lmrbench("labels", "agreement", run, "--out", tmp_path / "agr", "--json", report_file)
+    out = lmrbench("label", "agreement", run, "--out", tmp_path / "agr", "--json", report_file)
     assert "Human vs judge" in out.stdout and "Krippendorff" in out.stdout
     data = json.loads(report_file.read_text())
     hj = data["human_vs_judge"]
@@ -68,14 +70,14 @@ def test_assign_label_agreement_and_report(tmp_path) -> None:
 
 def test_import_and_export_official_through_the_cli(tmp_path) -> None:
     results = write_official(tmp_path / "results")
-    out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs")
+    out = lmrbench("label", "import-official", results, "--out", tmp_path / "runs")
     assert "'dave'" in out.stderr and "shifted to 1-3" in out.stderr
     assert "8 judge analyses, 8 labels of 4 annotators" in " ".join(out.stdout.split())
     runs = sorted((tmp_path / "runs").iterdir())
-    lmrbench("labels", "agreement", *runs, "--json", tmp_path / "a.json")
+    lmrbench("label", "agreement", *runs, "--json", tmp_path / "a.json")
     hj = json.loads((tmp_path / "a.json").read_text())["human_vs_judge"]
     assert hj["n"] == EXPECTED["n"] and hj["exact"] == EXPECTED["exact"] and hj["binary"] == EXPECTED["binary"]
-    lmrbench("labels", "export-official", *runs, "--out", tmp_path / "back")
+    lmrbench("label", "export-official", *runs, "--out", tmp_path / "back")
     assert len(list((tmp_path / "back" / "human_evaluation").glob("*.json"))) == 4
 
     bad = tmp_path / "bad"
@@ -83,8 +85,8 @@ def test_import_and_export_official_through_the_cli(tmp_path) -> None:
     (bad / "human_evaluation" / "eve.json").write_text(json.dumps([{
         "annotator": "eve", "agent_type": "no_agent", "model_name": "m", "paper_index": 1, "function_index": 0,
         "human_judge_result": 5, "comment": ""}]))  # fmt: skip
-    proc = lmrbench("labels", "import-official", bad, "--out", tmp_path / "runs2", ok=False)
-    assert proc.returncode == 2
+    proc = lmrbench("label", "import-official", bad, "--out", tmp_path / "runs2", ok=False)
+    assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "eve.json" in proc.stderr and "record 0" in proc.stderr
 
 
@@ -93,7 +95,7 @@ def test_import_official_says_what_it_skipped_and_left_out_then_report_and_regre
 
     bench = write_quirky_bench(tmp_path / "bench")
     results = write_quirky_results(tmp_path / "results")
-    out = lmrbench("labels", "import-official", results, "--out", tmp_path / "runs", "--bench", bench)
+    out = lmrbench("label", "import-official", results, "--out", tmp_path / "runs", "--bench", bench)
     err = out.stderr.splitlines()
     assert sum(line.startswith("skipped task:") and "05-Broken" in line for line in err) == 1
     assert any(line.startswith("not imported:") and "logs/ (1 files)" in line for line in err)
@@ -106,5 +108,5 @@ def test_import_official_says_what_it_skipped_and_left_out_then_report_and_regre
     reg = lmrbench("analyze", "regression", tmp_path / "runs" / "openhands_agent-m1", ok=False)
     # rich wraps long lines at the terminal's width, where the temporary folder's name falls: compare without spaces
     flat = "".join(reg.stderr.split())
-    assert reg.returncode == 2 and "skipped:" in flat and "04-Sub/sub:therepositoryfolderholdsnofile" in flat
+    assert reg.returncode == 1 and "skipped:" in flat and "04-Sub/sub:therepositoryfolderholdsnofile" in flat
     assert "error:toofewdata:2successesand2failures" in flat  # 4 observations: it reached the fit

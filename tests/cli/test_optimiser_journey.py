@@ -65,7 +65,7 @@ def test_a_numpy_optimiser_with_defaultdict_state_records_and_validates_split(tm
     runner = CliRunner()
     bench = tmp_path / "bench"
     made = runner.invoke(app, ["task", "new", "--repo", str(src), "--function", "lion/optim.py::Lion.step",
-                               "--instruction", "Implement Lion's step.", "--out", str(bench), "--name", "1-Lion",
+                               "--instruction", "Implement Lion's step.", str(bench), "--name", "1-Lion",
                                "--category", "Training Objectives & Optimization"])
     assert made.exit_code == 0, made.output
     recorded = runner.invoke(app, ["task", "record", str(bench / "1-Lion"), "--impl", "1", "--command",

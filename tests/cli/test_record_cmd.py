@@ -51,7 +51,7 @@ def test_scaffold_needs_no_command(tmp_path: Path) -> None:
     assert "LMRBENCH-TODO" in (task.repo_dir / "unit_test" / "unit_test_1.py").read_text()
 
 
-def test_a_failing_command_is_one_line_on_stderr_with_exit_2(tmp_path: Path) -> None:
+def test_a_failing_command_is_one_line_on_stderr_with_exit_1(tmp_path: Path) -> None:
     task = make_task(tmp_path)
     out = subprocess.run(
         [
@@ -71,7 +71,7 @@ def test_a_failing_command_is_one_line_on_stderr_with_exit_2(tmp_path: Path) -> 
         capture_output=True,
         text=True,
     )
-    assert out.returncode == 2
+    assert out.returncode == 1  # a runtime error, not a usage error
     message = " ".join(out.stderr.split())
     assert (
         message

@@ -50,8 +50,8 @@ def test_the_commands_run_and_the_callers_are_shown(pair) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--create", "1"], "--create needs --out BENCH"),
-    (["--create", "1", "--out", "b", "--no-run"], "cannot go with --no-run"),
+    (["--create", "1"], "--create needs --bench BENCH"),
+    (["--create", "1", "--bench", "b", "--no-run"], "cannot go with --no-run"),
     (["--base-url", "http://127.0.0.1:9/v1"], "give --base-url and --model together"),
     (["--top", "0", "--no-run"], "--top must be at least 1"),
 ])

@@ -30,7 +30,7 @@ def defects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 def test_json_names_every_defect_class_in_its_own_task(defects: tuple[Path, dict[str, str]]) -> None:
     root, expected = defects
-    out = lmrbench("tasks", "check", str(root), "--format", "json")
+    out = lmrbench("task", "check", str(root), "--format", "json")
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)
     assert len(doc["tasks"]) == 30
@@ -49,7 +49,7 @@ def test_json_names_every_defect_class_in_its_own_task(defects: tuple[Path, dict
 
 def test_grouped_text_fits_one_screen_and_groups_the_convention_note(defects: tuple[Path, dict[str, str]]) -> None:
     root, _ = defects
-    out = lmrbench("tasks", "check", str(root))
+    out = lmrbench("task", "check", str(root))
     lines = out.stdout.splitlines()
     assert len(lines) <= SCREEN_LINES, out.stdout
     assert sum("D403" in ln for ln in lines) == 1
@@ -59,21 +59,21 @@ def test_grouped_text_fits_one_screen_and_groups_the_convention_note(defects: tu
 
 def test_select_ignore_and_exit_status_by_severity(defects: tuple[Path, dict[str, str]]) -> None:
     root, _ = defects
-    notes = lmrbench("tasks", "check", str(root), "--select", "D")
+    notes = lmrbench("task", "check", str(root), "--select", "D")
     assert notes.returncode == 0 and "D403" in notes.stdout  # notes alone do not fail
-    assert lmrbench("tasks", "check", str(root), "--select", "D", "--fail-on", "note").returncode == 1
-    warn = lmrbench("tasks", "check", str(root), "--select", "T3", "--ignore", "T301,T302,T303,T304")
+    assert lmrbench("task", "check", str(root), "--select", "D", "--fail-on", "note").returncode == 1
+    warn = lmrbench("task", "check", str(root), "--select", "T3", "--ignore", "T301,T302,T303,T304")
     assert warn.returncode == 0 and "T305" in warn.stdout
-    assert lmrbench("tasks", "check", str(root), "--select", "T305", "--fail-on", "warning").returncode == 1
-    more_specific = lmrbench("tasks", "check", str(root), "--ignore", "L", "--select", "L203", "--format", "json")
+    assert lmrbench("task", "check", str(root), "--select", "T305", "--fail-on", "warning").returncode == 1
+    more_specific = lmrbench("task", "check", str(root), "--ignore", "L", "--select", "L203", "--format", "json")
     assert {f["code"] for f in json.loads(more_specific.stdout)["findings"]} == {"L203"}
-    bad = lmrbench("tasks", "check", str(root), "--select", "Q9")
+    bad = lmrbench("task", "check", str(root), "--select", "Q9")
     assert bad.returncode == 2 and "--select 'Q9' matches no rule" in bad.stderr
 
 
 def test_sarif_locates_each_result(defects: tuple[Path, dict[str, str]]) -> None:
     root, _ = defects
-    doc = json.loads(lmrbench("tasks", "check", str(root), "--format", "sarif", "--select", "L202").stdout)
+    doc = json.loads(lmrbench("task", "check", str(root), "--format", "sarif", "--select", "L202").stdout)
     run = doc["runs"][0]
     assert run["originalUriBaseIds"] == {"TASKSET": {"uri": root.resolve().as_uri() + "/"}}
     assert doc["version"] == "2.1.0" and [r["id"] for r in run["tool"]["driver"]["rules"]] == ["L202"]
@@ -84,7 +84,7 @@ def test_sarif_locates_each_result(defects: tuple[Path, dict[str, str]]) -> None
 
 
 def test_bundled_examples_raise_nothing() -> None:
-    out = lmrbench("tasks", "check", str(EXAMPLES), "--fail-on", "note", "--format", "json")
+    out = lmrbench("task", "check", str(EXAMPLES), "--fail-on", "note", "--format", "json")
     # not even T312: the recording varied beta (amplified cases), so a candidate that hard-codes it fails
     assert out.returncode == 0, out.stdout
     assert json.loads(out.stdout)["findings"] == []
@@ -96,7 +96,7 @@ def test_task_new_warns_about_a_near_copy_left_in_the_repository(fixture_repo: P
     for cmd in (["add", "scratch.md"], ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "notes"]):
         subprocess.run(["git", *cmd], cwd=fixture_repo, check=True)
     out = lmrbench("task", "new", "--repo", str(fixture_repo), "--function", "losses.py::preference_loss",
-                   "--instruction", "x", "--out", str(tmp_path / "b"))
+                   "--instruction", "x", str(tmp_path / "b"))
     assert out.returncode == 0, out.stderr
     assert "warning L201 src-repo/scratch.md" in out.stdout.replace("\n", " ")
 
@@ -107,7 +107,7 @@ def test_tasks_list_prints_broken_tasks_on_stderr(defects: tuple[Path, dict[str,
     shutil.copytree(root / "1-Clean", bench / "1-Clean")
     (bench / "2-Broken").mkdir()
     (bench / "2-Broken" / "info.json").write_text("{not json")
-    out = lmrbench("tasks", "list", str(bench))
+    out = lmrbench("task", "list", str(bench))
     assert out.returncode == 1
     assert "2-Broken/info.json" in out.stderr and "invalid JSON" in out.stderr
     assert "2-Broken" not in out.stdout and "1 task(s) loaded, 1 broken" in out.stdout
@@ -115,6 +115,6 @@ def test_tasks_list_prints_broken_tasks_on_stderr(defects: tuple[Path, dict[str,
 
 def test_piped_check_reports_progress_on_stderr_and_findings_on_stdout(defects: tuple[Path, dict[str, str]]) -> None:
     root, _ = defects
-    out = lmrbench("tasks", "check", str(root), "--select", "F1", "--format", "json")
+    out = lmrbench("task", "check", str(root), "--select", "F1", "--format", "json")
     assert json.loads(out.stdout)["findings"]  # stdout stays pure JSON
-    assert out.stderr.splitlines()[-1].startswith("tasks check: 30/30 done after ")
+    assert out.stderr.splitlines()[-1].startswith("task check: 30/30 done after ")

@@ -57,7 +57,7 @@ def test_wrong_options_of_task_new_are_refused_before_the_parsers_load(args: lis
         "import sys\n"
         "from lmrbench.cli.main import main\n"
         f"sys.argv = ['lmrbench', 'task', 'new', '--repo', '/nonexistent', *{args!r}, '--instruction', 'x',"
-        " '--out', '/nonexistent-out']\n"
+        " '/nonexistent-out']\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'pymupdf', 'fitz', 'libcst', 'git'})\n"
         "print(code, heavy)\n"

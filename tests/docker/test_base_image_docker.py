@@ -48,5 +48,5 @@ def test_no_registry_and_no_bootstrap_tool_says_both_reasons(docker_engine, tmp_
 
 @pytest.mark.docker
 def test_images_base_says_which_base_and_how(base_image):
-    out = subprocess.run([str(SCRIPT), "images", "base"], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([str(SCRIPT), "image", "base"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == f"base image {base_image}: present locally", out.stderr

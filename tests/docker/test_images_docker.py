@@ -34,9 +34,9 @@ def test_bootstrap_reuses_the_existing_image(base_image, docker_engine):
 
 @pytest.mark.docker
 def test_images_cli_says_what_it_did(base_image):
-    res = CliRunner().invoke(app, ["images", "bootstrap", "--tag", base_image])
+    res = CliRunner().invoke(app, ["image", "bootstrap", "--tag", base_image])
     assert res.exit_code == 0 and f"reused {base_image}" in res.output
-    res = CliRunner().invoke(app, ["images", "list"])
+    res = CliRunner().invoke(app, ["image", "list"])
     assert res.exit_code == 0 and base_image in res.output
 
 
@@ -88,12 +88,12 @@ def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tm
 
     task = write_small_task(tmp_path, dockerfile=False)
     (task.path / "Dockerfile").write_text("FROM pytorch/pytorch:2.1.0\nCOPY . .\n")
-    res = CliRunner().invoke(app, ["images", "dockerfile", str(task.path)])
+    res = CliRunner().invoke(app, ["image", "dockerfile", str(task.path)])
     assert res.exit_code != 0 and "not written by lmrbench" in str(res.exception)
-    res = CliRunner().invoke(app, ["images", "dockerfile", str(task.path), "--force"])
+    res = CliRunner().invoke(app, ["image", "dockerfile", str(task.path), "--force"])
     assert res.exit_code == 0 and "wrote" in res.output
     assert "COPY . ." not in (task.path / "Dockerfile").read_text()
-    res = CliRunner().invoke(app, ["images", "build", str(tmp_path), "--base", base_image])
+    res = CliRunner().invoke(app, ["image", "build", str(tmp_path), "--base", base_image])
     assert res.exit_code == 0, res.output
     assert "7-Vec: lmrbench-task-7-vec:" in res.output
 

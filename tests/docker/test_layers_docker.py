@@ -173,7 +173,7 @@ def test_an_official_dockerfile_whose_from_cannot_be_had_is_one_environment_erro
     assert res.exit_code == 3  # could not run, not invalid
     env_lines = [line for line in res.output.splitlines() if line.startswith("not run 7-Official#1:")]
     assert len(env_lines) == 1, res.output
-    assert "cannot be pulled" in env_lines[0] and "lmrbench images dockerfile" in env_lines[0]
+    assert "cannot be pulled" in env_lines[0] and "lmrbench image dockerfile" in env_lines[0]
     assert "0/3" not in res.output and "0.0%" not in res.output
     assert "golden pass rate: 0/0 that ran; 1 not run: 1 FROM images that cannot be had" in res.output
     assert "Step " not in res.output
@@ -223,7 +223,7 @@ def test_two_processes_that_need_the_same_new_image_build_it_once(tmp_path, base
     # a requirement line of its own (a marker that always holds): an image no other test (nor an earlier run) has
     task = write_small_task(tmp_path / "bench", name="7-Twice", requirements=unique_requirement("iniconfig==2.0.0"))
     exe = str(Path(sys.executable).with_name("lmrbench"))
-    procs = [subprocess.Popen([exe, "images", "build", str(task.path.parent), "-v"], stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([exe, "--verbose", "image", "build", str(task.path.parent)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs

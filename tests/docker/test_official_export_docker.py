@@ -28,7 +28,7 @@ def test_recorded_task_passes_the_official_loop_with_its_golden_code(fixture_rep
                                                                      docker_engine):
     bench, exported = tmp_path / "bench", tmp_path / "exported"
     _lmrbench("task", "new", "--repo", str(fixture_repo), "--function", "losses.py::preference_loss",
-              "--instruction", "Implement the DPO loss.", "--category", "loss", "--out", str(bench),
+              "--instruction", "Implement the DPO loss.", "--category", "loss", str(bench),
               "--name", "1-Toy")
     _lmrbench("task", "record", str(bench / "1-Toy"), "--impl", "1", "--command", "python train.py")
     out = _lmrbench("task", "export", str(bench / "1-Toy"), "--official", "--out", str(exported),

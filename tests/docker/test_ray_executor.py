@@ -68,8 +68,8 @@ def decided(res: ImplValidation) -> tuple:
 
 def test_validate_and_evaluate_on_the_cluster_match_the_local_executor(cluster, tmp_path) -> None:
     bench = examples(tmp_path)
-    lmrbench("validate", bench, *QUICK, "--run-dir", tmp_path / "local")
-    out = lmrbench("validate", bench, *QUICK, "--run-dir", tmp_path / "ray", "--executor", "ray",
+    lmrbench("validate", bench, *QUICK, "--out", tmp_path / "local")
+    out = lmrbench("validate", bench, *QUICK, "--out", tmp_path / "ray", "--executor", "ray",
                    "--address", cluster.address).stdout
     local, ray = results(tmp_path / "local"), results(tmp_path / "ray")
     assert len(local) == 3 and all(r.valid for r in local.values())
@@ -123,7 +123,7 @@ def start_validate_on(cluster: LocalCluster, tmp_path: Path,
                       only: str | None = None) -> tuple[Path, Path, subprocess.Popen[str]]:
     """A copy of the examples, its run folder, and `lmrbench validate` on the cluster started on them."""
     bench, run_dir = examples(tmp_path, only), tmp_path / "ray"
-    argv = [LMRBENCH, "validate", str(bench), *QUICK, "--run-dir", str(run_dir), "--executor", "ray",
+    argv = [LMRBENCH, "validate", str(bench), *QUICK, "--out", str(run_dir), "--executor", "ray",
             "--address", cluster.address]
     return bench, run_dir, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -142,7 +142,7 @@ def test_driver_killed_mid_run_then_resumed_loses_and_duplicates_nothing(cluster
     first = {k: decided(r) for k, r in results(run_dir).items()}
     assert 1 <= len(first) < 3, "the driver was to be killed mid-run"
 
-    proc = lmrbench("validate", bench, *QUICK, "--run-dir", run_dir, "--executor", "ray",
+    proc = lmrbench("validate", bench, *QUICK, "--out", run_dir, "--executor", "ray",
                     "--address", cluster.address)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [r["skipped"] for r in summary["rows"]].count(True) == len(first)
@@ -192,7 +192,7 @@ def test_ray_asked_for_without_ray_installed_is_a_one_line_error(tmp_path) -> No
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
     proc = subprocess.run([LMRBENCH, "validate", str(EXAMPLES), "--executor", "ray"], capture_output=True,
                           text=True, env=env, timeout=120)
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         "error: --executor ray needs Ray on this machine: pip install 'lmrbench[ray]'"
     ]
@@ -204,6 +204,6 @@ def test_an_address_where_no_cluster_answers_is_a_one_line_error_at_once(tmp_pat
     address = f"127.0.0.1:{free_port()}"
     bench = examples(tmp_path)
     proc = lmrbench("validate", bench, "--executor", "ray", "--address", address, check=False)
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [f"error: no Ray cluster answers at {address}: Connection refused"]
     assert not (bench / ".lmrbench").exists()

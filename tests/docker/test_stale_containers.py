@@ -75,9 +75,9 @@ def test_a_build_killed_mid_install_leaves_a_container_that_the_next_command_swe
     bench = tmp_path / "bench"
     write_small_task(bench, requirements="numpy\n")
     exe = str(Path(sys.executable).parent / "lmrbench")
-    pid = _killed_once_it_has([exe, "images", "build", str(bench), "--rebuild"],
+    pid = _killed_once_it_has([exe, "image", "build", str(bench), "--rebuild"],
                               lambda pid: build_containers(docker_engine, pid), pause=True)
     assert build_containers(docker_engine, pid), "the killed build left nothing to sweep"
-    out = subprocess.run([exe, "images", "build", str(bench)], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([exe, "image", "build", str(bench)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert build_containers(docker_engine, pid) == []

@@ -29,7 +29,7 @@ def test_suggest_then_create_leaves_a_valid_task(tmp_path: Path, base_image: str
     bench = tmp_path / "bench"
     out = subprocess.run(
         [str(exe), "task", "suggest", str(repo), "--paper", str(pdf), "--sandbox", "docker", "--top", "5",
-         "--create", "1", "--out", str(bench)],
+         "--create", "1", "--bench", str(bench)],
         capture_output=True, text=True, timeout=1400, env={**os.environ, "COLUMNS": "220"},
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

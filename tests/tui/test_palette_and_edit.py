@@ -83,7 +83,7 @@ def test_cli_refuses_a_file_as_the_task_set(tmp_path: Path) -> None:
     target.write_text("x")
     cli = Path(sys.executable).with_name("lmrbench")
     out = subprocess.run([str(cli), "tui", str(target)], capture_output=True, text=True)
-    assert out.returncode == 2
+    assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [f"error: {target}: not a folder"]
 
 

@@ -20,7 +20,7 @@ from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.pipeline.llm import LLMClient, LLMConfig
 from lmrbench.benchmark.validation.task import validate_task
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.schemas.validation import ImplValidation
@@ -93,7 +93,7 @@ def create_tasks(
     called the function, validated. A step that fails is kept in ``Created.error`` and the next candidate goes."""
     progress = progress or NullProgress()
     if count < 1:
-        raise LmrError("--create must be at least 1")
+        raise UsageError("--create must be at least 1")
     chosen = [c for c in suggestion.candidates if eligible(c) is None][:count]
     title = paper_title(paper)
     made: list[Created] = []

@@ -3,7 +3,6 @@ actions by kind, or those of OpenHands logs)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lmrbench.cli.limit_options import Cpus, HfCache, Memory, TaskFilter
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, TaskFilter
+from lmrbench.cli.output import Format, OldJsonFile, check_format, emit
 from lmrbench.cli.run_cmd import (
     BaseUrl,
     Bench,
@@ -28,7 +28,7 @@ from lmrbench.cli.run_cmd import (
     _tasks,
 )
 from lmrbench.cli.tables import print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 out_console = Console()
 
@@ -46,7 +46,7 @@ def agent_cmd(
     max_tokens: MaxTokens = 4096,
     timeout: Timeout = 300.0,
     retries: Retries = 4,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks worked on at once.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", envvar="LMRBENCH_JOBS", help="Tasks worked on at once.")] = 1,
     step_limit: Annotated[int, typer.Option("--step-limit", help="Model calls per task at most (0: none).")] = 50,
     cost_limit: Annotated[float, typer.Option(
         "--cost-limit", help="Dollars per task at most, where litellm's price table knows the model (0: none).")] = 3.0,
@@ -57,10 +57,12 @@ def agent_cmd(
     only: TaskFilter = None,
     memory: Memory = None,
     cpus: Cpus = None,
+    gpus: Gpus = None,
     hf_cache: HfCache = None,
     samples: Annotated[int, typer.Option(
         "--samples", help="Runs of the agent per task, each kept as OUT/samples/<s>/ (report: pass@1, pass@k).")] = 1,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Run an agent on every task in a container of the task's own image (no network; the model is called from
     here); its goal files become the run's candidates. Resumable: a finished task is not run again."""
@@ -71,10 +73,11 @@ def agent_cmd(
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     if agent not in AGENTS:
-        raise LmrError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
+        raise UsageError(f"--agent {agent}: unknown; known: {', '.join(AGENTS)}")
     if tries < 1 or jobs < 1:
-        raise LmrError("--tries and --jobs take 1 or more")
+        raise UsageError("--tries and --jobs take 1 or more")
     check_installed()
     folders = sample_folders(out, samples)
     tasks = _tasks(bench, only)
@@ -82,8 +85,8 @@ def agent_cmd(
                          command_timeout=command_timeout)  # fmt: skip
     options = AgentOptions(limits=limits, jobs=jobs, retries=tries - 1, rebuild=rebuild, force=force)
     client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, max(4, jobs),
-                     None, True)  # fmt: skip
-    docker = DockerRunner(memory=memory, cpus=cpus, hf_cache=hf_cache)
+                     cache_dir=None, cache=False)  # fmt: skip
+    docker = DockerRunner(memory=memory, cpus=cpus, gpus=gpus, hf_cache=hf_cache)
     try:
         done = []
         with client, RichProgress(verbose=True) as progress:
@@ -94,32 +97,35 @@ def agent_cmd(
     finally:
         docker.close()
     where = out / "agent" if samples == 1 else out / "samples" / "<s>" / "agent"
-    out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
-                      f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
-    _finish_all(done)
+    if fmt == "text":
+        out_console.print(f"trajectories: {where}/<task>/trajectory.json; grade with: lmrbench evaluate "
+                          f"{bench} {out}", highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    _finish_all(done, fmt)
 
 
 def agent_report_cmd(
     source: Annotated[Path, typer.Argument(help="A run folder of lmrbench agent, or an OpenHands output.jsonl.")],
     results: Annotated[Path | None, typer.Option(
-        "--results", help="The run folder whose unit-test results split the trajectories by outcome "
+        "--run", help="The run folder whose unit-test results split the trajectories by outcome "
         "(default: SOURCE when it is a run).")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report as JSON here.")] = None,
+    fmt: Format = "text",
+    json_out: OldJsonFile = None,
 ) -> None:
     """The agent's actions by kind (read, edit, run, search, think, submit), over all and split by outcome."""
     from lmrbench.benchmark.analysis.actions import action_report
-    from lmrbench.fsutil import atomic_write_text
     from lmrbench.schemas.agent_run import ACTION_KINDS
 
+    check_format(fmt)
     report = action_report(source, results)
+    emit(fmt, report.model_dump(mode="json"), json_out, "agent-report")
+    if fmt == "json":
+        return
     table = Table(title=f"actions of {report.agent}: {source}")
     for column in ("outcome", "trajectories", *ACTION_KINDS):
         table.add_column(column, justify="left" if column == "outcome" else "right")
     for name, counts in [("all", report.all), *sorted(report.by_outcome.items())]:
         table.add_row(name, str(counts.trajectories), *(str(counts.counts.get(k, 0)) for k in ACTION_KINDS))
     print_table(out_console, table)
-    if json_out is not None:
-        atomic_write_text(json_out, json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:

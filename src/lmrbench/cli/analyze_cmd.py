@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,11 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
+from lmrbench.cli.output import Format, OldJsonFile, check_format, emit, result_format
 from lmrbench.cli.tables import print_rows, print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 
 if TYPE_CHECKING:
+    from lmrbench.benchmark.analysis.familiarity import FamiliarityReport
     from lmrbench.benchmark.analysis.regression import Contribution
     from lmrbench.benchmark.analysis.structure import GoalLines
     from lmrbench.core.taskset import Task
@@ -25,12 +27,12 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 analyze_app = typer.Typer(
+    cls=LmrGroup,
     help="Repository structure and the regression (the paper's Table 5); familiarity (lmrbench's own).",
     no_args_is_help=True,
 )
 
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
-JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON to this file.")]
 GoalLinesOpt = Annotated[
     str,
     typer.Option(
@@ -45,7 +47,7 @@ def _goal_lines(value: str) -> GoalLines:
     from lmrbench.benchmark.analysis.structure import GOAL_LINES
 
     if value not in GOAL_LINES:
-        raise LmrError(f"unknown --goal-lines {value!r}; use {' or '.join(GOAL_LINES)}")
+        raise UsageError(f"unknown --goal-lines {value!r}; use {' or '.join(GOAL_LINES)}")
     return value  # type: ignore[return-value]
 
 
@@ -55,20 +57,17 @@ def _tasks(bench: Path, only: list[str] | None) -> list[Task]:
     return load(bench, only)
 
 
-def _write_json(path: Path | None, data: object) -> None:
-    if path is None:
-        return
-    from lmrbench.fsutil import atomic_write_text
-
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    out_console.print(f"wrote {path}", highlight=False)
-
-
 @analyze_app.command("structure")
 def structure_cmd(
-    bench: Bench, json_out: JsonOut = None, only: TaskFilter = None, goal_lines: GoalLinesOpt = "file-sloc"
+    bench: Bench, fmt: Format = "text", json_out: OldJsonFile = None, only: TaskFilter = None,
+    goal_lines: GoalLinesOpt = "file-sloc",
 ) -> None:
     """Per implementation: average directory depth, branch factor, imbalance, goal lines (the paper's Table 5)."""
+    with result_format(fmt, out_console):
+        _structure(bench, fmt, json_out, only, goal_lines)
+
+
+def _structure(bench: Path, fmt: str, json_out: Path | None, only: list[str] | None, goal_lines: str) -> None:
     from lmrbench.benchmark.analysis.structure import structure
 
     how = _goal_lines(goal_lines)
@@ -77,7 +76,7 @@ def structure_cmd(
         err_console.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False)
     if not rows:
         raise LmrError("no implementation could be measured", bench)
-    table = Table(title="Repository structure per implementation (all fields in --json)")
+    table = Table(title="Repository structure per implementation (all fields with --format json)")
     table.add_column("Task", no_wrap=True)
     for h in ("Impl", "Depth", "Branch", "Imbal.", "Lines", "Files"):
         table.add_column(h, justify="right", no_wrap=True, min_width=len(h))
@@ -86,7 +85,8 @@ def structure_cmd(
                       str(r.goal_lines), str(r.files))  # fmt: skip
     print_table(out_console, table)
     out_console.print(f"goal lines: {how}", highlight=False)
-    _write_json(json_out, {"bench": str(bench), "goal_lines": how, "rows": [r.as_dict() for r in rows]})
+    emit(fmt, {"bench": str(bench), "goal_lines": how, "rows": [r.as_dict() for r in rows]}, json_out,
+         "analyze structure")
 
 
 def _bench_of(runs: list[Path], bench: Path | None) -> Path:
@@ -111,7 +111,8 @@ def regression_cmd(
     outcome: Annotated[
         str, typer.Option("--outcome", help="tests: all unit tests pass; human: labelled Completely Correct.")
     ] = "tests",
-    json_out: JsonOut = None,
+    fmt: Format = "text",
+    json_out: OldJsonFile = None,
     goal_lines: GoalLinesOpt = "file-sloc",
     reference: Annotated[
         str | None,
@@ -126,6 +127,12 @@ def regression_cmd(
     ] = False,
 ) -> None:
     """Logistic regression of success on structure predictors plus model indicators, beside the paper's Table 5."""
+    with result_format(fmt, out_console):
+        _regression(runs, bench, outcome, fmt, json_out, goal_lines, reference, scale, drop_empty)
+
+
+def _regression(runs: list[Path], bench: Path | None, outcome: str, fmt: str, json_out: Path | None,  # noqa: PLR0913
+                goal_lines: str, reference: str | None, scale: str, drop_empty: bool) -> None:
     from lmrbench.benchmark.analysis.paper_regression import (
         Setup,
         beside_paper,
@@ -138,9 +145,9 @@ def regression_cmd(
     from lmrbench.benchmark.report.paper_figures import CITATION
 
     if outcome not in ("tests", "human"):
-        raise LmrError(f"unknown --outcome {outcome!r}; use tests or human")
+        raise UsageError(f"unknown --outcome {outcome!r}; use tests or human")
     if scale not in SCALES:
-        raise LmrError(f"unknown --scale {scale!r}; use {' or '.join(SCALES)}")
+        raise UsageError(f"unknown --scale {scale!r}; use {' or '.join(SCALES)}")
     how = _goal_lines(goal_lines)
     rows, problems = structure(_tasks(_bench_of(runs, bench), None), how)
     for problem in problems:
@@ -168,8 +175,9 @@ def regression_cmd(
         out_console.print(f"rows: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in why:
         out_console.print(f"may differ: {line}", highlight=False, markup=False, soft_wrap=True)
-    _write_json(json_out, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes,
-                           "paper": {"citation": CITATION, "beside": side[1], "rows": evidence, "reasons": why}})
+    emit(fmt, {"runs": [str(r) for r in runs], **result.as_dict(), "notes": notes + result.notes,
+               "paper": {"citation": CITATION, "beside": side[1], "rows": evidence, "reasons": why}}, json_out,
+         "analyze regression")
 
 
 def _contribution_notes(parts: list[Contribution], outcome: str, drop_empty: bool) -> list[str]:
@@ -208,10 +216,11 @@ def _reference(parts: list[Contribution], wanted: str | None) -> str | None:
 @analyze_app.command("familiarity")
 def familiarity_cmd(
     bench: Bench,
-    model: Annotated[str, typer.Option("--model", help="Model id sent to the endpoint.")],
+    model: Annotated[str, typer.Option("--model", envvar="LMRBENCH_MODEL", help="Model id sent to the endpoint.")],
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="OpenAI-compatible base URL with /completions, echo and logprobs."),
+        typer.Option("--base-url", envvar="LMRBENCH_BASE_URL",
+                     help="OpenAI-compatible base URL with /completions, echo and logprobs."),
     ] = None,
     api_key_env: Annotated[
         str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
@@ -219,20 +228,29 @@ def familiarity_cmd(
     run: Annotated[
         list[Path] | None, typer.Option("--run", help="A run folder whose unit-test results to correlate with.")
     ] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")] = 300.0,
+    timeout: Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for one reply.")] = 300.0,
     retries: Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")] = 4,
-    json_out: JsonOut = None,
+    fmt: Format = "text",
+    json_out: OldJsonFile = None,
     only: TaskFilter = None,
 ) -> None:
     """Per task, the mean probability the model gives each token of the golden file; --run adds success."""
+    check_format(fmt)
     from lmrbench.benchmark.analysis.familiarity import familiarity
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.cli.run_cmd import _client
 
     tasks = _tasks(bench, only)
-    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, None, True)
+    client = _client(model, base_url, api_key_env, 0.0, 1, timeout, retries, 1, cache_dir=None,
+                     cache=False)
     with client, RichProgress() as progress:
         report = familiarity(client, tasks, run or [], progress=progress)
+    with result_format(fmt, out_console):
+        _familiarity_text(model, report)
+    emit(fmt, report.as_dict(), json_out, "analyze familiarity")
+
+
+def _familiarity_text(model: str, report: FamiliarityReport) -> None:
     table = Table(title=f"Familiarity of {model} with the golden goal files")
     for h in ("Task", "Tokens", "Mean prob.", "Mean logprob", "Success", "Problem"):
         table.add_column(h, justify="left" if h in ("Task", "Problem") else "right")
@@ -254,7 +272,6 @@ def familiarity_cmd(
                 highlight=False,
                 soft_wrap=True,
             )
-    _write_json(json_out, report.as_dict())
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""``lmrbench images bootstrap|build|dockerfile|list|prune``: base and task images."""
+"""``lmrbench image bootstrap|build|dockerfile|list|prune``: base and task images."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Annotated
 
 import typer
 
+from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.limit_options import TaskFilter
+from lmrbench.cli.output import Format, check_format, emit
 
-images_app = typer.Typer(help="Docker images of task environments.", no_args_is_help=True)
+images_app = typer.Typer(cls=LmrGroup, help="Docker images of task environments.", no_args_is_help=True)
 
 
 @images_app.command("bootstrap")
@@ -18,13 +20,12 @@ def bootstrap(
     tag: str = typer.Option(None, "--tag", help="Tag of the base image (default lmrbench-base:bookworm)."),
     force: bool = typer.Option(False, "--force", help="Rebuild even when the image exists."),
     mirror: str = typer.Option(None, "--mirror", help="Debian mirror URL (default: the tool's own)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build log."),
 ) -> None:
     """Build the base image from Debian packages (mmdebstrap or debootstrap), or reuse it when present."""
     from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG, bootstrap_base_image
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         res = bootstrap_base_image(tag or BASE_IMAGE_TAG, force=force, mirror=mirror, progress=progress)
     short = res.image_id.removeprefix("sha256:")[:12]
     if res.created:
@@ -34,27 +35,33 @@ def bootstrap(
 
 
 @images_app.command("base")
-def base_cmd(verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the pull or bootstrap log.")) -> None:
+def base_cmd() -> None:
     """Find the base image task images build on: present, else pulled, else bootstrapped; say which."""
     from lmrbench.benchmark.sandbox.environments.base_image import obtain_base_image
     from lmrbench.benchmark.sandbox.environments.images import docker_client
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         choice = obtain_base_image(docker_client(timeout=600), progress=progress)
     typer.echo(choice.line().removeprefix("note: "))
 
 
 @images_app.command("list")
-def list_cmd() -> None:
+def list_cmd(fmt: Format = "text") -> None:
     """List lmrbench's images: the base, the framework layers (and the tasks that share each), the task images
     (and the bytes each adds to its parent)."""
+    from dataclasses import asdict
+
     from lmrbench.benchmark.sandbox.environments.images import docker_client
     from lmrbench.benchmark.sandbox.environments.inventory import inventory
 
+    check_format(fmt)
     rows = inventory(docker_client())
+    if fmt == "json":
+        emit(fmt, {"images": [asdict(r) for r in rows]})
+        return
     if not rows:
-        typer.echo("no lmrbench images; `lmrbench images bootstrap` makes the base")
+        typer.echo("no lmrbench images; `lmrbench image bootstrap` makes the base")
     for r in rows:
         line = f"{r.kind:<9} {r.tag:<60} {r.short_id:<12} {r.size / 1e6:9,.0f} MB"
         if r.parent:
@@ -81,7 +88,6 @@ def build(
     torch_index: Annotated[str | None, typer.Option(
         "--torch-index", help="An extra index to take torch from, e.g. https://download.pytorch.org/whl/cpu "
         "(also $LMRBENCH_TORCH_INDEX).")] = None,
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show the build logs."),
 ) -> None:
     """Build (or find) each task's image: a framework layer (torch) shared by the tasks that pin it, then the
     task's own layer; tagged by a hash of what each is built from."""
@@ -96,7 +102,7 @@ def build(
     env = TorchSource.from_env()
     source = TorchSource(torch_wheels or env.wheels, torch_index or env.index)
     runner = DockerRunner(base_image=base, torch=source)
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         for t in tasks:
             t0 = time.monotonic()
             tag = runner.prepare(t, rebuild=rebuild, progress=progress)
@@ -107,7 +113,7 @@ def build(
 
 @images_app.command("dockerfile")
 def dockerfile(
-    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    task_dir: Annotated[Path, typer.Argument(metavar="TASK", help="The task folder.")],
     force: bool = typer.Option(False, "--force", help="Replace a Dockerfile that lmrbench did not write."),
 ) -> None:
     """Write the task's Dockerfile: build args UID, GID, DIR, BASE_IMAGE; the environment only, no task files.
@@ -155,25 +161,24 @@ def prune(
 
 @images_app.command("try")
 def try_cmd(
-    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    task_dir: Annotated[Path, typer.Argument(metavar="TASK", help="The task folder.")],
     requirements: Annotated[list[str], typer.Argument(help="Requirement lines to try, e.g. 'peft==0.10.0'.")],
-    run: str = typer.Option("", "--run", help="A command to run after the install, as the image's user, in the "
+    command: str = typer.Option("", "--command", help="A command to run after the install, as the image's user, in the "
                             "task's masked repository (read-only; e.g. \"python -c 'import trl, model'\")."),
     write: bool = typer.Option(False, "--write", help="When it works, save the change into the task's "
                                "requirements.txt."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show pip's output."),
 ) -> None:
     """Try a requirement change in a throwaway container of the task's last built image, in seconds (only new
-    wheels are downloaded; nothing is kept). A full build is `lmrbench images build`."""
+    wheels are downloaded; nothing is kept). A full build is `lmrbench image build`."""
     from lmrbench.benchmark.sandbox.running.docker import DockerRunner
     from lmrbench.benchmark.sandbox.running.try_requirements import try_requirements, write_requirements
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_task
 
     t = load_task(task_dir)
-    with RichProgress(verbose=verbose) as progress:
-        res = try_requirements(DockerRunner(), t, requirements, command=run, progress=progress)
-    if verbose or not res.ok:
+    with RichProgress() as progress:
+        res = try_requirements(DockerRunner(), t, requirements, command=command, progress=progress)
+    if progress.verbose or not res.ok:
         typer.echo(res.output.rstrip()[-4000:])
     if not res.ok:
         typer.echo(f"error: {res.headline} ({res.seconds:.1f} s, in {res.image})", err=True)
@@ -185,4 +190,4 @@ def try_cmd(
 
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
-    app.add_typer(images_app, name="images")
+    app.add_typer(images_app, name="image")

@@ -1,4 +1,4 @@
-"""``lmrbench labels assign | import-official | export-official | agreement | binary``: human-evaluation labels."""
+"""``lmrbench label assign | import-official | export-official | agreement | binary``: human-evaluation labels."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmrbench.cli.grammar import LmrGroup
+from lmrbench.cli.output import Format, OldJsonFile, check_format, emit, result_format
 from lmrbench.cli.tables import print_table
 
 out_console = Console()
 err_console = Console(stderr=True)
 
 labels_app = typer.Typer(
+    cls=LmrGroup,
     help="Human-evaluation labels: assign, import/export the official files, agreement, the binary table."
 )
 Runs = Annotated[list[Path], typer.Argument(help="Run folders.")]
@@ -28,10 +31,12 @@ def assign_cmd(
     annotators: Annotated[str, typer.Option("--annotators", help="Comma-separated names, e.g. a,b,c.")],
     overlap: Annotated[float, typer.Option("--overlap", help="Share of items labelled by two annotators.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw: same seed, same queues.")] = 0,
+    fmt: Format = "text",
 ) -> None:
     """Write each annotator's queue (RUN/labels/<annotator>/queue.json), a share of items given to two people."""
     from lmrbench.benchmark.labels.assign import assign, write_assignment
 
+    check_format(fmt)
     result = assign(runs, annotators.split(","), overlap=overlap, seed=seed)
     write_assignment(result)
     table = Table()
@@ -42,7 +47,12 @@ def assign_cmd(
     for per_run in result.queues.values():
         for name, queue in per_run.items():
             shared[name] = shared.get(name, 0) + sum(1 for i in queue.items if i.shared)
-    for name, n in result.load().items():
+    load = result.load()
+    if fmt == "json":
+        emit(fmt, {"items": result.items, "shared": result.shared, "seed": seed,
+                   "annotators": [{"name": k, "items": n, "shared": shared.get(k, 0)} for k, n in load.items()]})
+        return
+    for name, n in load.items():
         table.add_row(name, str(n), str(shared.get(name, 0)))
     print_table(out_console, table)
     out_console.print(
@@ -109,12 +119,20 @@ def agreement_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for agreement.md/.csv/.json (default: the first run).")
     ] = None,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the JSON report to this file.")] = None,
+    fmt: Format = "text",
+    json_file: OldJsonFile = None,
     judge: JudgeOpt = None,
 ) -> None:
     """Human vs judge vs unit tests, and between annotators; per model and per category."""
+    with result_format(fmt, out_console):
+        _agreement(runs, out, fmt, json_file, judge)
+
+
+def _agreement(runs: list[Path], out: Path | None, fmt: str, json_file: Path | None, judge: str | None) -> None:
+    import json
+
     from lmrbench.benchmark.labels.agreement import agreement
-    from lmrbench.benchmark.labels.render import HEADERS, overall_rows, pair_rows, write_agreement
+    from lmrbench.benchmark.labels.render import HEADERS, overall_rows, pair_rows, render_json, write_agreement
 
     report = agreement(runs, judge=judge)
     table = Table(title=f"Agreement: {report.items} items, {report.labels} labels")
@@ -130,24 +148,28 @@ def agreement_cmd(
         highlight=False,
     )
     out_console.print(f"method: {report.method}", highlight=False)
-    for path in write_agreement(report, out or runs[0], json_file):
+    for path in write_agreement(report, out or runs[0]):
         out_console.print(f"wrote {path}", highlight=False)
+    emit(fmt, json.loads(render_json(report)), json_file, "label agreement")
 
 
 @labels_app.command("binary")
 def binary_cmd(
     runs: Runs,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Also write the rows as JSON to this file.")] = None,
+    fmt: Format = "text",
+    json_file: OldJsonFile = None,
 ) -> None:
     """Human labels collapsed to Completely Correct or not, per run, beside the paper's Appendix I table."""
-    import json
+    with result_format(fmt, out_console):
+        _binary(runs, fmt, json_file)
 
+
+def _binary(runs: list[Path], fmt: str, json_file: Path | None) -> None:
     from rich.text import Text
 
     from lmrbench.benchmark.report.binary import HEADERS, binary_rows, binary_table
     from lmrbench.benchmark.report.paper_figures import CITATION
     from lmrbench.benchmark.report.scoreboard import build_report
-    from lmrbench.fsutil import atomic_write_text
 
     rows = binary_rows(build_report(runs))
     table = Table(title="Completely Correct or not, by human label (Appendix I, %; * differs)")
@@ -163,12 +185,9 @@ def binary_cmd(
         if b.paper is not None and not b.agrees:
             out_console.print(f"differs: {b.run} ({b.paper_row}): {b.cause}", highlight=False, markup=False,
                               soft_wrap=True)  # fmt: skip
-    if json_file is not None:
-        text = json.dumps({"rows": [b.as_dict() for b in rows], "paper": CITATION}, indent=2)
-        atomic_write_text(json_file, text + "\n")
-        out_console.print(f"wrote {json_file}", highlight=False, markup=False)
+    emit(fmt, {"rows": [b.as_dict() for b in rows], "paper": CITATION}, json_file, "label binary")
 
 
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
-    app.add_typer(labels_app, name="labels")
+    app.add_typer(labels_app, name="label")

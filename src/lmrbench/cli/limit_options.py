@@ -20,14 +20,13 @@ HfCache = Annotated[Path | None, typer.Option(
     "--hf-cache", help="Hugging Face cache folder, mounted read-only at /hf-cache (HF_HOME; offline).")]
 
 SandboxOpt = Annotated[str | None, typer.Option(
-    "--sandbox", help="docker or local (default: docker if its engine answers, else local, saying why).")]
+    "--sandbox", envvar="LMRBENCH_SANDBOX",
+    help="docker or local (default: docker if its engine answers, else local, saying why).")]
 ExecutorOpt = Annotated[str | None, typer.Option(
     "--executor", help="local (default: threads of this machine) or ray (the nodes of a Ray cluster).")]
 AddressOpt = Annotated[str | None, typer.Option(
     "--address", help="With --executor ray: auto (default: $RAY_ADDRESS or the cluster of this machine), "
     "host:port of the head, or ray://host:10001.")]
-Verbose = Annotated[bool, typer.Option(
-    "--verbose", "-v", help="Print log lines above the bars: pip's and the image build's whole output.")]
 TaskFilter = Annotated[list[str] | None, typer.Option(
     "--task", "-t", help="Only this task (folder name or number; repeatable).")]
 

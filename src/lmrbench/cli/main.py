@@ -11,11 +11,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from lmrbench import __version__
-from lmrbench.errors import LmrError
+from lmrbench.cli.grammar import QUIET, VERBOSE, LmrGroup
+from lmrbench.errors import LmrError, NotRun, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+"""Every command's exit status: 0 ok; 1 a runtime error (an ``LmrError``) or a negative result (a task invalid,
+a check failed); 2 a usage error (click's, or a ``UsageError``: a bad option value); 3 could not run (a ``NotRun``:
+an endpoint or an environment unavailable) or problems left for a re-run."""
 
 app = typer.Typer(
     name="lmrbench",
-    help="Author, validate and run research-code reproduction benchmarks (LMR-Bench format).",
+    cls=LmrGroup,
+    help="Author, validate and run research-code reproduction benchmarks (LMR-Bench format).\n\n"
+    "Exit status: 0 ok; 1 a runtime error or a negative result; 2 a usage error; 3 could not run, or problems "
+    "left for a re-run.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -24,7 +33,20 @@ err_console = Console(stderr=True)
 
 
 @app.callback(invoke_without_command=True)
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+def _root(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print log lines above the progress bars (pip's "
+                                 "and the image builds' whole output)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars, status or log lines; results, "
+                               "warnings and errors only."),
+) -> None:
+    if verbose and quiet:
+        raise typer.BadParameter("--verbose and --quiet exclude each other")
+    if verbose:
+        ctx.meta[VERBOSE] = True
+    if quiet:
+        ctx.meta[QUIET] = True
     if version:
         typer.echo(__version__)
         raise typer.Exit()
@@ -125,16 +147,23 @@ def _terminate_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
+def exit_status(exc: LmrError) -> int:
+    """2 for a bad option value, 3 for what could not run (an endpoint, an environment), else 1."""
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
+    return EXIT_NOT_RUN if isinstance(exc, NotRun) else EXIT_FAILED
+
+
 def main() -> None:
-    """Run the CLI; an LmrError becomes one red line on stderr and exit status 2, a usage error one line
-    plus the help hint."""
+    """Run the CLI; an LmrError becomes one red line on stderr and its ``exit_status``, a usage error of click one
+    line plus the help hint and exit status 2."""
     usage, exits, aborts = _click_kinds()
     _terminate_as_interrupt()
     try:
         rv = app(standalone_mode=False)
     except LmrError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
-        sys.exit(2)
+        sys.exit(exit_status(exc))
     except KeyboardInterrupt:
         err_console.print("[red]interrupted[/red]")
         sys.exit(130)
@@ -145,7 +174,7 @@ def main() -> None:
                 print(text, file=sys.stderr)
         else:
             print(usage_error_text(exc), file=sys.stderr)
-        sys.exit(int(getattr(exc, "exit_code", 2) or 2))
+        sys.exit(int(getattr(exc, "exit_code", EXIT_USAGE) or EXIT_USAGE))
     except exits as exc:
         sys.exit(int(getattr(exc, "exit_code", 0)))
     except aborts:

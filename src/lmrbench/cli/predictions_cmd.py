@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from lmrbench.cli.limit_options import TaskFilter
+from lmrbench.cli.output import Format, check_format
 from lmrbench.cli.run_cmd import Bench, Out, Run, _finish, _tasks, out_console
 
 Predictions = Annotated[Path, typer.Argument(help="The predictions JSONL (instance_id, model_name_or_path, "
@@ -20,18 +21,20 @@ def import_predictions_cmd(
     out: Out,
     label: Annotated[str, typer.Option("--label", help="The name in reports (default: model_name_or_path).")] = "",
     only: TaskFilter = None,
+    fmt: Format = "text",
 ) -> None:
     """Take an agent's patches (unified diffs against the masked repositories) as candidates of a run."""
     from lmrbench.benchmark.pipeline.predictions import import_predictions
 
+    check_format(fmt)
     summary = import_predictions(_tasks(bench, only), predictions, out, label=label, bench=str(bench))
-    _finish(summary, "import-predictions")
+    _finish(summary, "import-predictions", fmt)
 
 
 def export_predictions_cmd(
     bench: Bench,
     run: Run,
-    out: Annotated[Path, typer.Option("--out", help="The predictions JSONL to write.")],
+    out: Annotated[Path, typer.Argument(metavar="PREDICTIONS", help="The predictions JSONL to write.")],
     model: Annotated[str, typer.Option("--model-name", help="model_name_or_path (default: the run's label).")] = "",
     only: TaskFilter = None,
 ) -> None:

@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, Verbose, run_limits
-from lmrbench.errors import LmrError
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
+from lmrbench.errors import UsageError
 
 console = Console()
 
 
 def task_record(
-    task_dir: Annotated[Path, typer.Argument(help="The task folder.")],
+    task_dir: Annotated[Path, typer.Argument(metavar="TASK", help="The task folder.")],
     impl: Annotated[int, typer.Option("--impl", help="The implementation's index in info.json.")],
     command: Annotated[
         str, typer.Option(help="Shell command running the reference code, from the repo root.")
@@ -28,7 +28,7 @@ def task_record(
         str | None, typer.Option(help="module:function building the object a goal method is called on.")
     ] = None,
     sandbox: SandboxOpt = None,
-    timeout: Annotated[float, typer.Option(help="Seconds the command may run.")] = 1800.0,
+    timeout: Annotated[float, typer.Option("--command-timeout", help="Seconds the command may run.")] = 1800.0,
     scaffold: Annotated[
         bool, typer.Option("--scaffold", help="Write a test file with TODO values instead.")
     ] = False,
@@ -39,7 +39,6 @@ def task_record(
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
-    verbose: Verbose = False,
 ) -> None:
     """Record the goal function's first distinct calls; write unit_test/unit_test_<k>.py and its data."""
     from lmrbench.authoring.record.record import record_tests
@@ -55,15 +54,15 @@ def task_record(
         )
         return
     if not command.strip():
-        raise LmrError(
+        raise UsageError(
             "give the --command that runs the reference code (or --scaffold to write cases by hand)"
         )
     if sandbox not in (None, "docker", "local"):
-        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown sandbox {sandbox!r}; use docker or local")
     from lmrbench.benchmark.execution.sandboxes import get_sandbox
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
         box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = record_tests(

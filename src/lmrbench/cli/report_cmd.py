@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from lmrbench.cli.output import Format, emit, result_format
 from lmrbench.cli.run_cmd import err_console, out_console
 from lmrbench.cli.tables import print_rows, print_table
 
@@ -30,8 +31,18 @@ def report_cmd(
         Path | None,
         typer.Option("--bench", help="The task set, for the success-vs-structure figure (default: run.json's)."),
     ] = None,
+    fmt: Format = "text",
 ) -> None:
     """Print the paper's Table 2 for the runs and a per-category breakdown; write Markdown, CSV, JSON, figures."""
+    import json
+
+    folder = out or runs[0]
+    with result_format(fmt, out_console):
+        _report(runs, folder, judge_name, figures, bench)
+    emit(fmt, json.loads((folder / "report.json").read_text(encoding="utf-8")) if fmt == "json" else None)
+
+
+def _report(runs: list[Path], folder: Path, judge_name: str | None, figures: bool, bench: Path | None) -> None:
     from lmrbench.benchmark.report.files import BOARD_NOTE, write_report
     from lmrbench.benchmark.report.leaderboard import leaderboard_table
     from lmrbench.benchmark.report.results import build_results, run_folders, stage_table
@@ -80,10 +91,10 @@ def report_cmd(
     if results.stages:
         print_rows(out_console, "Tokens and cost by stage", *stage_table(results.stages), left=3)
     _against_paper(report)
-    for path in write_report(report, out or runs[0], results):
+    for path in write_report(report, folder, results):
         out_console.print(f"wrote {path}", highlight=False)
     if figures:
-        _figures(report, runs, (out or runs[0]) / "figures", bench)
+        _figures(report, runs, folder / "figures", bench)
 
 
 def _against_paper(report: Report) -> None:

@@ -19,6 +19,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from lmrbench.cli import grammar
+
 ALWAYS_SHOWN = ("warning:", "note:")
 """Log lines that start so are printed without --verbose: what the user must know about a run."""
 
@@ -37,8 +39,9 @@ class RichProgress:
     def __init__(self, console: Console | None = None, *, verbose: bool = False, every: float = EVERY_SECONDS,
                  quiet_under: float = QUIET_UNDER_SECONDS) -> None:
         self.console = console or Console(stderr=True)
-        self.verbose = verbose
-        self.every, self.quiet_under = every, quiet_under
+        self.quiet = grammar.quiet()  # lmrbench --quiet: no bars, no status or log lines but warnings and notes
+        self.verbose = (verbose or grammar.verbose()) and not self.quiet
+        self.every, self.quiet_under = (0.0 if self.quiet else every), quiet_under
         self._lock = threading.Lock()
         self._bar = Progress(
             SpinnerColumn(),
@@ -49,7 +52,7 @@ class RichProgress:
             TextColumn("{task.fields[detail]}", style="dim"),
             console=self.console,
             transient=False,
-            disable=not self.console.is_terminal,
+            disable=self.quiet or not self.console.is_terminal,
         )
         self._task: TaskID | None = None
         self._label, self._done, self._detail = "", 0, ""
@@ -61,8 +64,8 @@ class RichProgress:
 
     @property
     def lines(self) -> bool:
-        """True off a terminal: status lines instead of bars."""
-        return not self.console.is_terminal
+        """True off a terminal: status lines instead of bars (neither with --quiet)."""
+        return not self.quiet and not self.console.is_terminal
 
     def __enter__(self) -> RichProgress:
         self._start = self._phase_start = time.monotonic()

@@ -20,6 +20,7 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.errors import LmrError
 
 if TYPE_CHECKING:
@@ -33,24 +34,26 @@ err_console = Console(stderr=True)
 Bench = Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")]
 Run = Annotated[Path, typer.Argument(help="The run folder.")]
 Out = Annotated[Path, typer.Option("--out", help="The run folder to write candidates into.")]
-Model = Annotated[str, typer.Option("--model", help="anthropic/..., gemini/..., openai/... (any provider litellm "
-                                    "knows), or the model id an OpenAI-compatible --base-url serves.")]  # fmt: skip
+Model = Annotated[str, typer.Option(
+    "--model", envvar="LMRBENCH_MODEL", help="anthropic/..., gemini/..., openai/... (any provider litellm knows), "
+    "or the model id an OpenAI-compatible --base-url serves.")]  # fmt: skip
 BaseUrl = Annotated[
     str | None,
-    typer.Option("--base-url", help="Base URL of the endpoint: OpenAI-compatible, or the named provider's "
+    typer.Option("--base-url", envvar="LMRBENCH_BASE_URL",
+                 help="Base URL of the endpoint: OpenAI-compatible, or the named provider's "
                  "(default: the provider's own; $OPENAI_BASE_URL or OpenAI's for other models)."),
 ]
 KeyEnv = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Maximum tokens per reply.")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for one reply.")]
+Timeout = Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for one reply of the model.")]
 Retries = Annotated[int, typer.Option("--retries", help="Retries after connection errors, 429 and 5xx.")]
-Concurrency = Annotated[int, typer.Option("--concurrency", help="Requests in flight at once.")]
-Cache = Annotated[
-    Path | None, typer.Option("--cache", help="Response cache folder (default: ~/.cache/lmrbench/llm).")
+Cache = Annotated[bool, typer.Option("--cache/--no-cache", help="Read and write the response cache.")]
+CacheDir = Annotated[
+    Path | None, typer.Option("--cache-dir", help="Response cache folder (default: ~/.cache/lmrbench/llm).")
 ]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
-Jobs = Annotated[int, typer.Option("--jobs", help="Items in flight at once.")]
+Jobs = Annotated[int, typer.Option("--jobs", "-j", envvar="LMRBENCH_JOBS", help="Items (and requests) in flight "
+                                   "at once.")]
 DEFAULT_JOBS = 4
 """Items in flight at once for generate, judge and evaluate alike."""
 Context = Annotated[
@@ -83,9 +86,11 @@ def _client(
     timeout: float,
     retries: int,
     concurrency: int,
-    cache: Path | None,
-    no_cache: bool,
+    *,
+    cache_dir: Path | None,
+    cache: bool,
 ) -> LLMClient:
+    """A client of the model; its replies cached under ``cache_dir`` (default ~/.cache/lmrbench/llm) when ``cache``."""
     from lmrbench.benchmark.pipeline.llm import DEFAULT_CACHE, LLMClient, LLMConfig
     from lmrbench.benchmark.pipeline.providers import base_url_for
     from lmrbench.schemas.run import LLMParams
@@ -98,7 +103,7 @@ def _client(
         timeout=timeout,
         max_retries=retries,
         concurrency=concurrency,
-        cache_dir=None if no_cache else (cache or DEFAULT_CACHE),
+        cache_dir=(cache_dir or DEFAULT_CACHE) if cache else None,
     )
     return LLMClient(config)
 
@@ -109,16 +114,28 @@ Force = Annotated[bool, typer.Option(
     "--force", help="Start a new run where --out was made with other settings (the old run is moved aside).")]
 
 
-def _finish(summary: StageSummary, what: str) -> None:
+def _finish(summary: StageSummary, what: str, fmt: str = "text") -> None:
     """Print what the stage did; exit ``EXIT_PROBLEMS`` when problems are left for a re-run."""
-    _finish_all([(summary, what)])
+    _finish_all([(summary, what)], fmt)
 
 
-def _finish_all(done: list[tuple[StageSummary, str]]) -> None:
-    """Print what each run of a stage did (a run per sample); exit ``EXIT_PROBLEMS`` when any left problems."""
-    left = [_told(summary, what) for summary, what in done]
+def _finish_all(done: list[tuple[StageSummary, str]], fmt: str = "text") -> None:
+    """Print what each run of a stage did (a run per sample), as text or one JSON document; exit
+    ``EXIT_PROBLEMS`` when any left problems."""
+    if fmt == "json":
+        emit(fmt, {"stages": [_as_dict(summary, what) for summary, what in done]})
+        left = [bool(summary.problems) for summary, _ in done]
+    else:
+        left = [_told(summary, what) for summary, what in done]
     if any(left):
         raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _as_dict(summary: StageSummary, what: str) -> dict[str, object]:
+    """What a stage did, for ``--format json``."""
+    return {"stage": what, "summary": summary.line(), "statuses": dict(summary.statuses), "skipped": summary.skipped,
+            "weaker": summary.weaker, "usage": summary.usage.model_dump(mode="json"), "notes": summary.notes,
+            "problems": summary.problems}
 
 
 def _told(summary: StageSummary, what: str) -> bool:
@@ -146,9 +163,8 @@ def generate_cmd(
     max_tokens: MaxTokens = 4096,
     timeout: Timeout = 300.0,
     retries: Retries = 4,
-    concurrency: Concurrency = 4,
-    cache: Cache = None,
-    no_cache: NoCache = False,
+    cache: Cache = True,
+    cache_dir: CacheDir = None,
     max_paper_chars: Annotated[
         int, typer.Option("--max-paper-chars", help="Paper text budget per prompt.")
     ] = 100_000,
@@ -161,6 +177,7 @@ def generate_cmd(
         "--retry-failed", help="Also ask again where the reply had no usable code (each earlier attempt is kept "
         "under RUN/attempts/); by default such a reply is the model's answer, graded as failed.")] = False,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Ask a model for every implementation (standard prompting); a re-run asks again only where the endpoint
     failed. Exit 3 when infrastructure errors are left."""
@@ -169,6 +186,7 @@ def generate_cmd(
     from lmrbench.benchmark.pipeline.samples import sample_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     setting = check_context(context)
     tasks = _tasks(bench, only)
     opts = GenerateOptions(max_paper_chars=max_paper_chars, jobs=jobs, context=setting, retry_failed=retry_failed,
@@ -176,15 +194,14 @@ def generate_cmd(
     folders = sample_folders(out, samples)
     done = []
     for sample, folder in enumerate(folders, start=1):
-        client = _client(
-            model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
-        )
+        client = _client(model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs,
+                         cache_dir=cache_dir, cache=cache)
         if sample > 1:  # sample 1 shares the cache with a run without samples; the others never reuse a reply
             client.config = replace(client.config, cache_salt=f"sample {sample}")
         with client, RichProgress() as progress:
             summary = generate(tasks, folder, client, bench=str(bench), options=opts, progress=progress)
         done.append((summary, "generate" if samples == 1 else f"generate (sample {sample} of {samples})"))
-    _finish_all(done)
+    _finish_all(done, fmt)
 
 
 def export_agent_cmd(
@@ -220,33 +237,37 @@ def import_agent_cmd(
         "--only-exported", help="Grade only the tasks export-agent exported (by default every task of the set "
         "or of --task; one the agent's folder lacks is a wrong answer).")] = False,
     force: Force = False,
+    fmt: Format = "text",
 ) -> None:
     """Take the agent's goal functions back as candidates (spliced into the pristine masked files). Every task
     is graded; the setting and the tasks exported are what export-agent recorded on this machine, never what
     the agent's folder says."""
     from lmrbench.benchmark.pipeline.agent import import_agent
 
+    check_format(fmt)
     summary = import_agent(_tasks(bench, only), agent_dir, out, label=label, bench=str(bench), context=context,
                            only_exported=only_exported, force=force)
-    _finish(summary, "import-agent")
+    _finish(summary, "import-agent", fmt)
 
 
 def evaluate_cmd(
     bench: Bench,
     run: Run,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
+        "--jobs", "-j", envvar="LMRBENCH_JOBS",
+        help=f"Candidates tested at once (default {DEFAULT_JOBS}, as for generate and judge; "
         "with --executor ray, the cluster's CPUs).")] = None,
     sandbox: SandboxOpt = None,
     executor: ExecutorOpt = None,
     address: AddressOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 600.0,
+    timeout: Annotated[float, typer.Option("--test-timeout", help="Seconds one test run may take.")] = 600.0,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild the environments.")] = False,
     only: TaskFilter = None,
     memory: Memory = None,
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
+    fmt: Format = "text",
 ) -> None:
     """Run every candidate's unit tests; resumable, infrastructure errors kept apart and retried (exit 3 when
     some are left)."""
@@ -255,6 +276,7 @@ def evaluate_cmd(
     from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     tasks = _tasks(bench, only)
     with RichProgress(verbose=True) as progress:
         limits = run_limits(memory, cpus, gpus, hf_cache)
@@ -264,10 +286,11 @@ def evaluate_cmd(
                                 limits=limits, progress=progress, untrusted=True)
         summaries = [(folder, evaluate(tasks, folder, timeout=timeout, rebuild=rebuild, executor=make,
                                        progress=progress)) for folder in run_folders([run])]  # fmt: skip
-    out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log", highlight=False,
-                      markup=False, soft_wrap=True)
+    if fmt == "text":
+        out_console.print(f"the whole test output of each candidate: {run / 'results'}/<task>/<impl>.log",
+                          highlight=False, markup=False, soft_wrap=True)
     _finish_all([(summary, "evaluate" if folder == run else f"evaluate ({folder.relative_to(run)})")
-                 for folder, summary in summaries])
+                 for folder, summary in summaries], fmt)
 
 
 def judge_cmd(
@@ -280,29 +303,30 @@ def judge_cmd(
     max_tokens: MaxTokens = 1024,
     timeout: Timeout = 300.0,
     retries: Retries = 4,
-    concurrency: Concurrency = 4,
-    cache: Cache = None,
-    no_cache: NoCache = False,
+    cache: Cache = True,
+    cache_dir: CacheDir = None,
     attempts: Annotated[
         int, typer.Option("--attempts", help="Requests per candidate if replies are malformed.")
     ] = 3,
     jobs: Jobs = DEFAULT_JOBS,
     only: TaskFilter = None,
+    fmt: Format = "text",
 ) -> None:
     """Ask an LLM judge to classify each candidate (Completely / Logically Correct, Logically Incorrect)."""
     from lmrbench.benchmark.pipeline.judge import judge
     from lmrbench.benchmark.pipeline.samples import run_folders
     from lmrbench.cli.rich_progress import RichProgress
 
+    check_format(fmt)
     tasks = _tasks(bench, only)
     client = _client(
-        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, concurrency, cache, no_cache
+        model, base_url, api_key_env, temperature, max_tokens, timeout, retries, jobs, cache_dir=cache_dir, cache=cache
     )
     with client, RichProgress() as progress:
         summaries = [(folder, judge(tasks, folder, client, jobs=jobs, max_attempts=attempts, progress=progress))
                      for folder in run_folders([run])]  # fmt: skip
     _finish_all([(summary, "judge" if folder == run else f"judge ({folder.relative_to(run)})")
-                 for folder, summary in summaries])
+                 for folder, summary in summaries], fmt)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-schema_app = typer.Typer(help="JSON Schema files of lmrbench's on-disk formats.", no_args_is_help=True)
+from lmrbench.cli.grammar import LmrGroup
+
+schema_app = typer.Typer(cls=LmrGroup, help="JSON Schema files of lmrbench's on-disk formats.", no_args_is_help=True)
 
 DEFAULT_DIR = Path("schema")
 

@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, Verbose, run_limits
+from lmrbench.cli.limit_options import Cpus, Gpus, HfCache, Memory, SandboxOpt, run_limits
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.suggest.suggest import Suggestion
@@ -35,10 +35,9 @@ def task_suggest(
     budget: Annotated[float, typer.Option("--budget", help="Seconds all the commands together may run.")]
     = DEFAULT_BUDGET,
     no_run: Annotated[bool, typer.Option("--no-run", help="Rank only: run nothing, count no calls.")] = False,
-    tasks: Annotated[Path | None, typer.Option(
-        "--tasks", help="A task set: say which candidates it already masks (default: --out).")] = None,
+    bench: Annotated[Path | None, typer.Option(
+        "--bench", help="The task set: which candidates it already masks, and where --create writes.")] = None,
     create: Annotated[int, typer.Option("--create", help="Make tasks of the best N candidates.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="The task set --create writes into.")] = None,
     repo_url: Annotated[str | None, typer.Option("--repo-url", help="repo_url the tasks record.")] = None,
     base_url: Annotated[str | None, typer.Option(
         "--base-url", help="OpenAI-compatible endpoint that improves the draft instructions.")] = None,
@@ -48,21 +47,20 @@ def task_suggest(
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
-    verbose: Verbose = False,
 ) -> None:
     """Rank the functions that carry the paper's method, with the passage each matches and what calls it."""
-    if create and out is None:
-        raise LmrError("--create needs --out BENCH, the task set to write the tasks into")
+    if create and bench is None:
+        raise UsageError("--create needs --bench BENCH, the task set to write the tasks into")
     if create and no_run:
-        raise LmrError("--create records the tasks' tests: it cannot go with --no-run")
+        raise UsageError("--create records the tasks' tests: it cannot go with --no-run")
     if (base_url is None) != (model is None):
-        raise LmrError("give --base-url and --model together")
+        raise UsageError("give --base-url and --model together")
     if sandbox not in (None, "docker", "local"):
-        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown sandbox {sandbox!r}; use docker or local")
     from lmrbench.authoring.suggest.suggest import suggest  # PyMuPDF, LibCST: after the options are known to be right
     from lmrbench.cli.rich_progress import RichProgress
 
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         box = None
         if not no_run:
             from lmrbench.benchmark.execution.sandboxes import get_sandbox
@@ -70,17 +68,17 @@ def task_suggest(
             limits = run_limits(memory, cpus, gpus, hf_cache)
             box = get_sandbox(sandbox, progress=progress, limits=limits)  # type: ignore[arg-type]
         result = suggest(repo, paper, commands=command, sandbox=box, top=top, budget=budget,
-                         bench=tasks or out, repo_url=repo_url, progress=progress)
+                         bench=bench, repo_url=repo_url, progress=progress)
     print_suggestion(result, ran=box is not None)
     made: list[Created] = []
-    if create and box is not None and out is not None:
+    if create and box is not None and bench is not None:
         from lmrbench.benchmark.pipeline.llm import LLMConfig
         from lmrbench.benchmark.suggest_create import create_tasks
         from lmrbench.schemas.run import LLMParams
 
         llm = LLMConfig(LLMParams(model=model, base_url=base_url)) if model and base_url else None
-        with RichProgress(verbose=verbose) as progress:
-            made = create_tasks(result, repo, paper, out, create, sandbox=box, llm=llm, repo_url=repo_url,
+        with RichProgress() as progress:
+            made = create_tasks(result, repo, paper, bench, create, sandbox=box, llm=llm, repo_url=repo_url,
                                 progress=progress)
     if create:
         print_created(made, create, result)

@@ -1,37 +1,38 @@
-"""``lmrbench task new|add|remask`` and ``lmrbench tasks list|check``."""
+"""``lmrbench task new|add|remask`` and ``lmrbench task list|check``."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmrbench.cli.limit_options import Verbose
+from lmrbench.cli.grammar import LmrGroup
+from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.cli.tables import print_table
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.check.findings import Finding
     from lmrbench.authoring.task.mask_style import MaskStyle
     from lmrbench.core.taskset import Task
 
-task_app = typer.Typer(help="Author one task.", no_args_is_help=True)
-tasks_app = typer.Typer(help="Inspect a task set.", no_args_is_help=True)
+task_app = typer.Typer(cls=LmrGroup, help="Author one task (new, add, remask, record, export, suggest) or look at a "
+                       "task set (list, check).", no_args_is_help=True)
 # Piped output (files, grep) gets long lines rather than ellipsised columns.
 console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 @task_app.command("new")
 def task_new(
+    out: Annotated[Path, typer.Argument(metavar="BENCH", help="The task set folder to create the task in.")],
     repo: Annotated[str, typer.Option("--repo", help="Git URL, local git repository or folder to take the code from.")],
     function: Annotated[list[str], typer.Option("--function", help="FILE::[Class.]name to mask; repeat for more.")],
     instruction: Annotated[list[str], typer.Option("--instruction", help="What to implement; once, or per function.")],
-    out: Annotated[Path, typer.Option("--out", help="The task set folder (BENCH_DIR) to create the task in.")],
     category: Annotated[str, typer.Option("--category", help="One of the paper's nine categories.")] = "",
     paper: Annotated[Path | None, typer.Option("--paper", help="The paper's PDF.")] = None,
     paper_url: Annotated[str, typer.Option("--paper-url", help="Where the paper is published.")] = "",
@@ -96,7 +97,7 @@ def _mask_style(text: str) -> MaskStyle:
     try:
         return MaskStyle(text)
     except ValueError:
-        raise LmrError(f"unknown --mask-style {text!r}; use todo_raise, raise or pass") from None
+        raise UsageError(f"unknown --mask-style {text!r}; use todo_raise, raise or pass") from None
 
 
 @task_app.command("add")
@@ -146,7 +147,6 @@ def task_export(
     no_wheels: Annotated[bool, typer.Option(
         "--no-wheels", help="Install requirements from the index at build time instead of a wheels/ folder.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier export.")] = False,
-    verbose: Verbose = False,
 ) -> None:
     """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
     from lmrbench.authoring.check.dockerfile import DEFAULT_BASE_IMAGE
@@ -155,8 +155,8 @@ def task_export(
     from lmrbench.core.taskset import load_task
 
     if not official:
-        raise LmrError("task export writes the official layout only: pass --official")
-    with RichProgress(verbose=verbose) as progress:
+        raise UsageError("task export writes the official layout only: pass --official")
+    with RichProgress() as progress:
         res = export_official(load_task(task), out, base_image=base_image or DEFAULT_BASE_IMAGE,
                               wheels=not no_wheels, force=force, progress=progress)
     for note in res.notes:
@@ -165,38 +165,47 @@ def task_export(
     console.print(f"exported {res.path}{scripts}", highlight=False, markup=False)
 
 
-@tasks_app.command("list")
-def tasks_list(bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")]) -> None:
+@task_app.command("list")
+def tasks_list(bench: Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")],
+               fmt: Format = "text") -> None:
     """One row per implementation: task, index, category, goal file and function, tests."""
     from lmrbench.core.taskset import load_taskset
 
+    check_format(fmt)
     tasks, problems = load_taskset(bench)
-    table = Table("task", "impl", "category", "goal", "tests")
+    rows: list[dict[str, Any]] = []
     for task in tasks:
         for impl in task.info.implementations:
             cat = impl.category_normalized
             qual = ".".join(p for p in (impl.class_name, ", ".join(impl.goal_functions)) if p)
-            table.add_row(task.name, str(impl.index), cat.value if cat else f"? {impl.category or ''}".strip(),
-                          f"{', '.join(impl.goal_files)}::{qual}", ", ".join(impl.unit_test_files))
-    print_table(console, table)
+            rows.append({"task": task.name, "impl": impl.index,
+                         "category": cat.value if cat else f"? {impl.category or ''}".strip(),
+                         "goal": f"{', '.join(impl.goal_files)}::{qual}", "tests": list(impl.unit_test_files)})
     errors = Console(stderr=True)
     for p in problems:
         errors.print(f"[red]error:[/red] {escape(str(p))}", highlight=False, soft_wrap=True)
-    console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")
+    if fmt == "json":
+        emit(fmt, {"bench": str(bench), "implementations": rows, "problems": [str(p) for p in problems]})
+    else:
+        table = Table("task", "impl", "category", "goal", "tests")
+        for row in rows:
+            table.add_row(row["task"], str(row["impl"]), row["category"], row["goal"], ", ".join(row["tests"]))
+        print_table(console, table)
+        console.print(f"{len(tasks)} task(s) loaded, {len(problems)} broken")
     if problems:
         raise typer.Exit(1)
 
 
-@tasks_app.command("check")
+@task_app.command("check")
 def tasks_check(
     bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
     select: Annotated[str | None, typer.Option("--select", help="Only these codes or prefixes (L,T301).")] = None,
     ignore: Annotated[str | None, typer.Option("--ignore", help="Leave out these codes or prefixes (D403).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text, json or sarif.")] = "text",
+    fmt: Annotated[str, typer.Option("--format", help="text, json or sarif (on stdout).")] = "text",
     fail_on: Annotated[str, typer.Option("--fail-on", help="Exit 1 on findings this severe: error, warning, note.")]
     = "error",
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Tasks checked at once (default: CPUs).")]
-    = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, envvar="LMRBENCH_JOBS",
+                                             help="Tasks checked at once (default: CPUs).")] = None,
 ) -> None:
     """Check every task statically: files, goal functions, leaked or near-copied golden code, tests that cannot
     test the candidate, Dockerfiles. Identical findings of many tasks are shown once."""
@@ -207,12 +216,11 @@ def tasks_check(
     from lmrbench.authoring.check.findings import Selection, Severity, as_json, as_sarif, exit_status, parse_codes
     from lmrbench.cli.rich_progress import RichProgress
 
-    if fmt not in ("text", "json", "sarif"):
-        raise LmrError(f"unknown --format {fmt!r}; use text, json or sarif")
+    check_format(fmt, ("text", "json", "sarif"))
     try:
         threshold = Severity[fail_on.upper()]
     except KeyError:
-        raise LmrError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
+        raise UsageError(f"unknown --fail-on {fail_on!r}; use error, warning or note") from None
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     with RichProgress() as progress:
         names, findings = taskset_findings(bench, Selection(sel, ign), jobs=jobs, progress=progress)
@@ -266,4 +274,3 @@ def _print_findings(names: list[str], items: list[Finding]) -> None:
 def register(app: typer.Typer) -> None:
     """Attach to the root app."""
     app.add_typer(task_app, name="task")
-    app.add_typer(tasks_app, name="tasks")

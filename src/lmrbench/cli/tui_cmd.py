@@ -1,4 +1,4 @@
-"""``lmrbench tui [BENCH_DIR]``: the authoring app."""
+"""``lmrbench tui [BENCH]``: the authoring app."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import typer
 
 BenchArg = Annotated[Path, typer.Argument(help="The task set folder (created when missing).")]
 SandboxOpt = Annotated[
-    str | None, typer.Option(help="Where tasks build and validate: docker or local (default: docker if up)")
+    str | None, typer.Option("--sandbox", envvar="LMRBENCH_SANDBOX",
+                              help="Where tasks build and validate: docker or local (default: docker if up)")
 ]
 
 
@@ -30,7 +31,7 @@ OutcomesOpt = Annotated[
 
 
 def tui(
-    bench_dir: BenchArg = Path("."),
+    bench: BenchArg = Path("."),
     sandbox: SandboxOpt = None,
     run: RunOpt = None,
     review: ReviewOpt = None,
@@ -38,11 +39,11 @@ def tui(
     show_outcomes: OutcomesOpt = False,
 ) -> None:
     """Open the terminal app: browse the task set, author and edit tasks, review a run's candidates."""
-    from lmrbench.errors import LmrError
+    from lmrbench.errors import UsageError
     from lmrbench.tui.app import make_app
 
     if sandbox is not None and sandbox not in ("docker", "local"):
-        raise LmrError(f"unknown --sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown --sandbox {sandbox!r}; use docker or local")
     kind: Literal["docker", "local"] | None = "docker" if sandbox == "docker" else ("local" if sandbox else None)
     if review is not None:
         from lmrbench.benchmark.labels.store import check_annotator
@@ -51,7 +52,7 @@ def tui(
         RunDir(review).require_manifest()
         if annotator is not None:
             check_annotator(annotator)
-    make_app(bench_dir, sandbox=kind, runs=run, review=review, annotator=annotator, blind=not show_outcomes).run()
+    make_app(bench, sandbox=kind, runs=run, review=review, annotator=annotator, blind=not show_outcomes).run()
 
 
 def register(app: typer.Typer) -> None:

@@ -22,31 +22,34 @@ from lmrbench.cli.limit_options import (
     TaskFilter,
     run_limits,
 )
+from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.cli.tables import print_table
 from lmrbench.schemas.validation import NOT_RUN_LABELS, ValidationSummary, verdict_of
 
 
 def validate(
-    bench: Annotated[Path, typer.Argument(help="A task set folder (or one task folder).")],
+    bench: Annotated[Path, typer.Argument(help="The task set folder (or one task folder).")],
     task: TaskFilter = None,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Test runs at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
+        "--jobs", "-j", envvar="LMRBENCH_JOBS",
+        help="Test runs at once (default 1; with --executor ray, the cluster's CPUs).")] = None,
     repeat: Annotated[int, typer.Option("--repeat", "-k", help="Golden runs per implementation.")] = 3,
     sandbox: SandboxOpt = None,
     executor: ExecutorOpt = None,
     address: AddressOpt = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild every task's environment.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Ignore earlier results.")] = False,
-    run_dir: Annotated[Path | None, typer.Option(help="Results (<bench>/.lmrbench/validate).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds one test run may take.")] = 600.0,
+    run_dir: Annotated[Path | None, typer.Option(
+        "--out", help="The folder to write the results into (default <BENCH>/.lmrbench/validate).")] = None,
+    timeout: Annotated[float, typer.Option("--test-timeout", help="Seconds one test run may take.")] = 600.0,
     max_mutants: Annotated[int, typer.Option(help="Most mutants run per implementation.")] = 12,
     min_kill_rate: Annotated[float, typer.Option(
         help="Valid but weak below this mutant kill rate (0-1; 0 never weak).")] = DEFAULT_MIN_KILL_RATE,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print log lines above the bars.")] = False,
     memory: Memory = None,
     cpus: Cpus = None,
     gpus: Gpus = None,
     hf_cache: HfCache = None,
+    fmt: Format = "text",
 ) -> None:
     """Run golden, masked and mutant variants of every implementation.
 
@@ -58,19 +61,23 @@ def validate(
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.defaults import default_run_dir
 
+    check_format(fmt)
     opts = ValidateOptions(repeat=repeat, timeout=timeout, max_mutants=max_mutants,
                            min_kill_rate=min_kill_rate, jobs=jobs or 1, force=force, rebuild=rebuild)
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 120)  # piped output: keep full task names and reasons
     limits = run_limits(memory, cpus, gpus, hf_cache)
-    with RichProgress(verbose=verbose) as progress:
+    with RichProgress() as progress:
         make = executor_factory(executor, sandbox=sandbox, address=address, jobs=jobs,  # type: ignore[arg-type]
                                 limits=limits, progress=progress)
         summary = validate_taskset(bench, only=task or None, sandbox=sandbox, options=opts,  # type: ignore[arg-type]
                                    run_dir=run_dir, progress=progress, executor=make)
-    print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
-    console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
+    if fmt == "json":
+        emit(fmt, summary.model_dump(mode="json"))
+    else:
+        print_summary(console, summary, min_kill_rate, survivor_diffs(run_dir or default_run_dir(bench), summary))
+        console.print(f"results: {run_dir or default_run_dir(bench)}", highlight=False)
     code = exit_code(summary)
     if code:
         raise typer.Exit(code)

@@ -1,6 +1,6 @@
 """The data files a unit test reads outside ``unit_test/``, read statically: the one trust reader.
 
-``tasks check`` (F116: what info.json's ``trusted_files`` does not list), the grader's candidate view and
+``task check`` (F116: what info.json's ``trusted_files`` does not list), the grader's candidate view and
 ``export-agent`` (:func:`withheld_paths`: every path the tests read, listed or not) all take it from here.
 A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
 text, a placeholder naming a path is that path), ``+`` of strings, ``os.path.join`` chains,

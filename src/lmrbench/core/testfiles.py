@@ -1,6 +1,6 @@
 """A task's unit test files, read and parsed, and the two names static readers of them take from a node.
 
-Shared by ``tasks check`` (its test lint and smells) and the trust reader of the data tests read
+Shared by ``task check`` (its test lint and smells) and the trust reader of the data tests read
 (:mod:`lmrbench.core.datareads`), which the grader and ``export-agent`` use too.
 """
 

@@ -31,7 +31,7 @@ def impl_test_files(task: Task, impl: Implementation) -> list[str]:
 TRUSTED_KEY = "trusted_files"
 """The info.json key, in each implementation, listing more paths its tests read (repository-relative files or
 folders) that stay on the trusted side. It lives in the implementations only (``validate`` marks there what the
-tests read): the grader, ``export-agent`` and ``tasks check`` (F116) all read it through :func:`trusted_paths`."""
+tests read): the grader, ``export-agent`` and ``task check`` (F116) all read it through :func:`trusted_paths`."""
 
 
 def trusted_files_of(impl: Implementation) -> list[str]:

@@ -133,7 +133,7 @@ class Implementation(BaseModel):
     """lmrbench: more paths the tests read (relative to the repository folder; files or folders), trusted like
     ``unit_test/``: kept out of the candidate's view and out of agent bundles. The key belongs to each
     implementation (``validate`` adds there what the golden runs' tests read); there is no task-level one. The
-    grader, ``export-agent`` and ``tasks check`` read it through ``core.trust.trusted_paths``."""
+    grader, ``export-agent`` and ``task check`` read it through ``core.trust.trusted_paths``."""
 
     _retrieval_key: str = PrivateAttr(default="retrieval_content")
     """The spelling written back: the one read, else the official generator's ``retrieval_content``."""

@@ -1,1 +1,1 @@
-"""`tasks check`: findings, test smells and lint, leak and near-copy scans, data paths, Dockerfiles."""
+"""`task check`: findings, test smells and lint, leak and near-copy scans, data paths, Dockerfiles."""

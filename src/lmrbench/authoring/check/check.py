@@ -1,4 +1,4 @@
-"""Static checks of a task folder (``lmrbench tasks check``): every problem as a :class:`Finding`.
+"""Static checks of a task folder (``lmrbench task check``): every problem as a :class:`Finding`.
 
 Files declared in info.json exist and parse, the goal functions exist, no symlink leaves the task, no test is
 offered as retrieval context, no copy or near-copy of a golden body and no compiled Python is left in the

@@ -1,4 +1,4 @@
-"""``tasks check`` over a whole task set: tasks checked in parallel processes, progress reported per task.
+"""``task check`` over a whole task set: tasks checked in parallel processes, progress reported per task.
 
 Each task is checked in a worker process (the scan is CPU-bound Python), largest tasks first so that one big
 repository does not finish alone at the end. A task whose info.json does not load is one F001 finding; one whose
@@ -73,7 +73,7 @@ def taskset_findings(
         f = _load_error(err)
         if sel.enabled(f.code):
             findings.setdefault(f.task, []).append(f)
-    progress.start("tasks check", len(tasks))
+    progress.start("task check", len(tasks))
     jobs = min(jobs or default_jobs(), max(1, len(tasks)))
     order = sorted(tasks, key=lambda t: -_size(t.path))
     if jobs <= 1:

@@ -184,7 +184,7 @@ def write_dockerfile(
         own = task_dir / "requirements.txt"
         kept = [ln.strip() for ln in own.read_text(errors="replace").splitlines()] if own.is_file() else []
         lines = list(dict.fromkeys([*carried.requirements, *(k for k in kept if k and not k.startswith("#"))]))
-        req_text = ("# What the task's original Dockerfile installed, carried by `lmrbench images dockerfile`.\n"
+        req_text = ("# What the task's original Dockerfile installed, carried by `lmrbench image dockerfile`.\n"
                     + "\n".join(lines) + "\n")
         requirements = "requirements.txt"
     if requirements is None:

@@ -1,4 +1,4 @@
-"""What a task's own Dockerfile installs, carried into the Dockerfile lmrbench writes (``images dockerfile --force``).
+"""What a task's own Dockerfile installs, carried into the Dockerfile lmrbench writes (``image dockerfile --force``).
 
 lmrbench's image holds the Python environment only: no task files (the runner copies the repository in for each
 run). So each step of the original is read for what it gives the environment, and either carried or refused by

@@ -1,4 +1,4 @@
-"""Findings of ``lmrbench tasks check``: a code, a severity, a place and one line of text.
+"""Findings of ``lmrbench task check``: a code, a severity, a place and one line of text.
 
 Codes follow ruff's style: a letter for the family and three digits; ``--select``/``--ignore`` take codes or
 prefixes (``L``, ``T3``). Identical findings of many tasks are grouped for reading (:func:`group`).
@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 
 
 class Severity(enum.IntEnum):
-    """How bad a finding is; the exit status of ``tasks check`` follows the worst one."""
+    """How bad a finding is; the exit status of ``task check`` follows the worst one."""
 
     NOTE = 1
     WARNING = 2
@@ -157,7 +157,7 @@ def parse_codes(text: str | None, option: str) -> list[str]:
     out = [c.strip().upper() for c in text.split(",") if c.strip()]
     for c in out:
         if c != "ALL" and not any(code.startswith(c) for code in RULES):
-            raise LmrError(f"{option} {c!r} matches no rule; codes are {', '.join(RULES)}")
+            raise UsageError(f"{option} {c!r} matches no rule; codes are {', '.join(RULES)}")
     return out
 
 

@@ -1,5 +1,5 @@
 """Which files of a repository the leak scan reads, decided by their content: generated, data and installed files
-are skipped, and every skip is counted so that ``tasks check`` can say what it did not read.
+are skipped, and every skip is counted so that ``task check`` can say what it did not read.
 
 A real research repository carries thousands of files no one wrote by hand: generated lookup tables (``.inc``),
 minified JavaScript, numeric tables, base64 blobs, installed packages (a ``site-packages`` tree, a venv). None of

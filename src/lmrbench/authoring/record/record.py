@@ -40,7 +40,7 @@ from lmrbench.authoring.record.recording_summary import describe_selection
 from lmrbench.core.sandbox import RunResult
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
@@ -100,9 +100,9 @@ def record_tests(
             task.path / "info.json",
         )
     if max_calls < 1:
-        raise LmrError("--max-calls must be at least 1")
+        raise UsageError("--max-calls must be at least 1")
     if self_factory is not None and ":" not in self_factory:
-        raise LmrError(f"--self-factory {self_factory!r} must look like module:function")
+        raise UsageError(f"--self-factory {self_factory!r} must look like module:function")
     if (bad := command_problem(command, task.repo_dir)) is not None:  # before minutes of environment build
         raise LmrError(bad, task.repo_dir)
     test_path = test_file_path(task, impl)

@@ -1,5 +1,5 @@
 """What a recording says about its cases, in three places: the lines ``task record`` prints (and the app logs),
-the test file's header, and the fields of index.json that ``validate`` and ``tasks check`` read."""
+the test file's header, and the fields of index.json that ``validate`` and ``task check`` read."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from lmrbench.authoring.task.task_spec import masked_functions
 from lmrbench.core.source.index import FunctionInfo, index_repo_report
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.defaults import SUGGEST_TOP as DEFAULT_TOP
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 
@@ -117,7 +117,7 @@ def suggest(
     if not repo.is_dir():
         raise LmrError("not a folder", repo)
     if top < 1:
-        raise LmrError("--top must be at least 1")
+        raise UsageError("--top must be at least 1")
     progress.start("reading the paper", None)
     passages = pdf_passages(Path(paper))
     index = index_repo_report(repo, progress=progress, cancel=cancel)

@@ -22,7 +22,7 @@ from lmrbench.authoring.task.metadata import (
 )
 from lmrbench.core.source.index import split_line
 from lmrbench.core.taskset import task_dirs
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.schemas.task_info import load_task_info
 
 
@@ -40,13 +40,13 @@ class FunctionRef:
         """Parse ``FILE::[Class.]name`` or ``FILE::[Class.]name@LINE``."""
         file, sep, qual = text.partition("::")
         if not sep or not file.strip() or not qual.strip():
-            raise LmrError(f"function {text!r} must look like FILE::name, FILE::Class.name or FILE::Class.name@LINE")
+            raise UsageError(f"function {text!r} must look like FILE::name, FILE::Class.name or FILE::Class.name@LINE")
         posix = PurePosixPath(file.strip().replace("\\", "/"))
         if posix.is_absolute() or ".." in posix.parts or re.match(r"^[A-Za-z]:", posix.as_posix()):
-            raise LmrError(f"function {text!r}: FILE leaves the repository (give a path relative to it, without '..')")
+            raise UsageError(f"function {text!r}: FILE leaves the repository (give a path relative to it, no '..')")
         qualname, line = split_line(qual.strip())
         if not qualname or "@" in qualname or line == 0:
-            raise LmrError(f"function {text!r}: after the name, give @ and the line its definition starts at (@147)")
+            raise UsageError(f"function {text!r}: after the name, give @ and the line its definition starts at (@147)")
         return cls(file=posix.as_posix(), qualname=qualname, line=line)
 
     @property
@@ -109,31 +109,31 @@ def next_task_name(bench: Path, title: str) -> str:
 def check_spec(spec: TaskSpec) -> None:
     """LmrError for the first rule the spec breaks; the category is rewritten to the paper's name of it."""
     if not spec.functions:
-        raise LmrError("give at least one --function FILE::name")
+        raise UsageError("give at least one --function FILE::name")
     if len(spec.instructions) not in (1, len(spec.functions)):
-        raise LmrError(f"give one instruction, or one per function ({len(spec.functions)})")
+        raise UsageError(f"give one instruction, or one per function ({len(spec.functions)})")
     if any(not i.strip() for i in spec.instructions):
-        raise LmrError("the instruction is empty")
+        raise UsageError("the instruction is empty")
     seen = set()
     for ref in spec.functions:
         key = (ref.file, ref.masked_name)
         if key in seen:
-            raise LmrError(f"function {ref} is given twice")
+            raise UsageError(f"function {ref} is given twice")
         seen.add(key)
     if spec.category and (bad := category_problem(spec.category)):
-        raise LmrError(bad)
+        raise UsageError(bad)
     if spec.name is not None and (bad := name_problem(spec.name)):
-        raise LmrError(f"task name {spec.name!r} {bad}", spec.bench)
+        raise UsageError(f"task name {spec.name!r} {bad}", spec.bench)
     if bad := paper_url_problem(spec.paper_url):
-        raise LmrError(f"paper URL {spec.paper_url!r} {bad}")
+        raise UsageError(f"paper URL {spec.paper_url!r} {bad}")
     if spec.year is not None and (bad := year_problem(str(spec.year))):
-        raise LmrError(f"year {spec.year} {bad}")
+        raise UsageError(f"year {spec.year} {bad}")
     for ctx in spec.retrieval_context:
         if is_test_file(ctx):
-            raise LmrError(f"{ctx} is a test file; tests are never given as context")
+            raise UsageError(f"{ctx} is a test file; tests are never given as context")
     folder = spec.repo_folder_name
     if folder is not None and (not re.fullmatch(r"[A-Za-z0-9._-]+", folder) or folder in (".", "..")):
-        raise LmrError(f"repo folder name {folder!r} must be one plain folder name (letters, digits, . _ -)")
+        raise UsageError(f"repo folder name {folder!r} must be one plain folder name (letters, digits, . _ -)")
     if spec.category:
         spec.category = canonical_category(spec.category)
     if spec.paper is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import socket
 import tarfile
 import threading
 import time
@@ -37,6 +38,19 @@ OUTPUT_KEEP = 200_000
 
 class ContainerError(LmrError):
     """The container could not be started, reached or read: an infrastructure error, not the agent's."""
+
+
+@dataclass
+class RawExec:
+    """One command's output streams as bytes (each kept up to its limit), exit status and seconds."""
+
+    stdout: bytes
+    stderr: bytes
+    returncode: int
+    duration: float
+    timed_out: bool = False
+    over_limit: bool = False
+    """True when a stream was longer than the limit asked for (what is kept is its head)."""
 
 
 @dataclass
@@ -154,6 +168,34 @@ class AgentContainer:
         code = -1 if code is None else int(code)
         return ExecResult(text, code, time.monotonic() - t0, timed_out=code in (124, 137))
 
+    def run(self, argv: list[str], *, stdin: bytes | None = None, user: str | None = None, cwd: str = WORKSPACE,
+            env: dict[str, str] | None = None, timeout: float | None = None, limit: int = OUTPUT_KEEP) -> RawExec:
+        """Run ``argv`` in the container (no shell), ``stdin`` fed to it, stdout and stderr kept apart, each up to
+        ``limit`` bytes (the rest is read and dropped); killed with its process group after ``timeout`` seconds
+        by ``/usr/bin/timeout`` (called by its absolute path, so no folder on the image's PATH can stand in)."""
+        import docker
+        import requests
+
+        if self.container is None:
+            raise ContainerError("the container is not started", self.name)
+        if timeout is not None:
+            argv = ["/usr/bin/timeout", "-k", "5", f"{max(timeout, 0.1):g}s", *argv]
+        t0 = time.monotonic()
+        try:
+            exec_id = self.client.api.exec_create(self.container.id, argv, stdin=stdin is not None,
+                                                  user=user or self.user, workdir=cwd,
+                                                  environment=env or {})["Id"]  # fmt: skip
+            sock = self.client.api.exec_start(exec_id, socket=True)
+            out, err, over = _exchange(getattr(sock, "_sock", sock), stdin, limit)
+            code = self.client.api.exec_inspect(exec_id).get("ExitCode")
+        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+            raise ContainerError(f"cannot run a command in the container: {type(exc).__name__}: {exc}",
+                                 self.name) from None  # fmt: skip
+        duration = time.monotonic() - t0
+        code = -1 if code is None else int(code)
+        timed_out = timeout is not None and code in (124, 137) and duration >= timeout
+        return RawExec(out, err, code, duration, timed_out=timed_out, over_limit=over)
+
     def read_goal_files(self, rels: list[str], dest: Path) -> list[str]:
         """Copy the goal files (paths relative to the repository folder in /workspace) to ``dest`` as plain
         files; return those not found or refused (not a regular file, over the size cap)."""
@@ -199,6 +241,46 @@ class AgentContainer:
             self._removed = True
             with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
                 self.client.api.remove_container(self.container.id if self.container else self.name, force=True)
+
+
+def _exchange(sock: socket.socket, stdin: bytes | None, limit: int) -> tuple[bytes, bytes, bool]:
+    """Feed ``stdin`` to an attached exec from a thread (a command that writes while it reads never waits on
+    us) and read its multiplexed frames (an 8-byte header: stream, size) until the end."""
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            if stdin:
+                sock.sendall(stdin)
+            sock.shutdown(socket.SHUT_WR)
+
+    writer = threading.Thread(target=feed, name="lmrbench-exec-stdin", daemon=True)
+    if stdin is not None:
+        writer.start()
+    streams = {1: bytearray(), 2: bytearray()}
+    over = False
+    try:
+        while (header := _read_exactly(sock, 8)) is not None:
+            kind, size = header[0], int.from_bytes(header[4:8], "big")
+            data = _read_exactly(sock, size) or b""
+            kept = streams.get(kind, streams[1])
+            room = limit - len(kept)
+            over = over or len(data) > room
+            kept += data[:max(room, 0)]
+    finally:
+        if writer.is_alive():
+            writer.join(timeout=5)
+        sock.close()
+    return bytes(streams[1]), bytes(streams[2]), over
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
+    """``n`` bytes from ``sock``; None at its end before the first."""
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            return bytes(buf) if buf else None
+        buf += chunk
+    return bytes(buf)
 
 
 def _regular(stat: dict[str, object]) -> bool:

@@ -84,7 +84,7 @@ def image_exposes(task: Task) -> str | None:
     if not bad:
         return None
     return (f"{path.name} copies {', '.join(bad)} from the task folder into the image, where the agent could read "
-            f"the golden files and tests; write one that does not: lmrbench images dockerfile {task.path} --force")
+            f"the golden files and tests; write one that does not: lmrbench image dockerfile {task.path} --force")
 
 
 def _requirements_like(src: str) -> bool:

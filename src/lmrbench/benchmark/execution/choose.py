@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from lmrbench.benchmark.execution.schedule import Executor
 from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import UsageError
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Progress
 
@@ -37,11 +37,11 @@ def executor_factory(
     before any work; ``address`` is for Ray only. ``sandbox`` is a kind, or (local executor only) a sandbox
     made already. ``untrusted`` (candidates): no silent fallback to the local runner (``get_sandbox``)."""
     if kind not in (None, "local", "ray"):
-        raise LmrError(f"unknown executor {kind!r}; use local or ray")
+        raise UsageError(f"unknown executor {kind!r}; use local or ray")
     if isinstance(sandbox, str | None) and sandbox not in (None, "docker", "local"):
-        raise LmrError(f"unknown sandbox {sandbox!r}; use docker or local")
+        raise UsageError(f"unknown sandbox {sandbox!r}; use docker or local")
     if jobs is not None and jobs < 1:
-        raise LmrError(f"--jobs must be at least 1 (got {jobs})")
+        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     if kind == "ray":
         from lmrbench.benchmark.execution.ray_cluster import RayExecutor, import_ray
 
@@ -53,7 +53,7 @@ def executor_factory(
 
         return make_ray
     if address:
-        raise LmrError("--address needs --executor ray")
+        raise UsageError("--address needs --executor ray")
 
     def make_local(tasks: dict[str, Task]) -> Executor:
         from lmrbench.benchmark.execution.sandboxes import get_sandbox

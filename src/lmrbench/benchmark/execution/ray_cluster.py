@@ -28,7 +28,7 @@ from lmrbench.benchmark.execution.unit import (
     unpack_task,
 )
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 
 if TYPE_CHECKING:
     from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
@@ -137,7 +137,7 @@ def _check_answers(address: str, timeout: float = 5.0) -> None:
     """A one-line LmrError unless something listens at ``host:port`` (Ray itself would retry for minutes)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise LmrError(f"--address {address!r}: give host:port of the cluster's head, auto, or ray://host:port")
+        raise UsageError(f"--address {address!r}: give host:port of the cluster's head, auto, or ray://host:port")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:

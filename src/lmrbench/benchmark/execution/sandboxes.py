@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lmrbench.benchmark.sandbox.running.run_limits import RunLimits
 from lmrbench.core.sandbox import LOCAL_FALLBACK, SandboxKind
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import Progress
 
@@ -56,7 +56,7 @@ def get_sandbox(
             _say(progress, UNTRUSTED_LOCAL)
         return _local(progress, limits, warm)
     if kind is not None:
-        raise LmrError(f"unknown runner {kind!r}; use docker or local")
+        raise UsageError(f"unknown runner {kind!r}; use docker or local")
     if not docker_available():
         _fallback(progress, "no Docker engine answers", untrusted)
         return _local(progress, limits, warm)

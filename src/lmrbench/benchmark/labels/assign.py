@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.labels.store import check_annotator
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.schemas.run import CandidateStatus, LabelQueue, QueueItem
 
 
@@ -51,7 +51,7 @@ def assign(run_paths: list[Path], annotators: list[str], *, overlap: float, seed
     if not names:
         raise LmrError("no annotator given")
     if not 0.0 <= overlap <= 1.0:
-        raise LmrError(f"--overlap must be between 0 and 1, not {overlap}")
+        raise UsageError(f"--overlap must be between 0 and 1, not {overlap}")
     if overlap > 0 and len(names) < 2:
         raise LmrError("an overlap needs two annotators or more")
     runs = [RunDir(Path(p)) for p in run_paths]

@@ -1,6 +1,6 @@
 """A review session: one annotator's queue over one run, what each item shows, and labelling it.
 
-The queue is the annotator's assigned queue (``labels assign``) or else every candidate with code; labels this
+The queue is the annotator's assigned queue (``label assign``) or else every candidate with code; labels this
 annotator gave earlier on items since assigned to others stay (they count) and are listed after the queue, marked
 "reassigned", so they can be kept or cleared. Each item carries the golden and candidate goal functions, the
 unit-test outcome with the failing tests' messages and the judge's verdict. In blind mode (the default) both the
@@ -49,7 +49,7 @@ class ReviewItem:
     model: str
     shared: bool = False
     reassigned: bool = False
-    """Not in this annotator's queue any more (``labels assign`` gave it to others), listed for a label given before."""
+    """Not in this annotator's queue any more (``label assign`` gave it to others), listed for a label given before."""
     digest: str = ""
     instruction: str = ""
     golden: str = ""
@@ -107,7 +107,7 @@ class ReviewSession:
     undo_stack: list[tuple[ReviewItem, HumanLabel | None, bool]] = field(default_factory=list)
     """(item, its label before, skipped before) of every change, the last one last."""
     read_only: bool = False
-    """The run holds no candidate code (``labels import-official``): its labels, verdicts and test outcomes are
+    """The run holds no candidate code (``label import-official``): its labels, verdicts and test outcomes are
     shown, nothing is labelled."""
 
     def label_of(self, item: ReviewItem) -> HumanLabel | None:

@@ -16,7 +16,7 @@ from typing import Literal, cast
 from lmrbench import pyparse
 from lmrbench.core.source.splice import extract_function
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.schemas.task_info import Implementation
 
 ContextSetting = Literal["full", "paper+goal-file", "paper-only"]
@@ -28,7 +28,7 @@ CONTEXT_KEY = "context"
 def check_context(value: str) -> ContextSetting:
     """``value`` as a setting; LmrError listing the valid ones otherwise."""
     if value not in CONTEXT_SETTINGS:
-        raise LmrError(f"unknown --context {value!r}; use one of {', '.join(CONTEXT_SETTINGS)}")
+        raise UsageError(f"unknown --context {value!r}; use one of {', '.join(CONTEXT_SETTINGS)}")
     return cast(ContextSetting, value)
 
 

@@ -37,7 +37,7 @@ from lmrbench.benchmark.pipeline.llm_types import (  # noqa: F401 - the client's
     Transient,
     retry_after,
 )
-from lmrbench.errors import LmrError
+from lmrbench.errors import NotRun
 from lmrbench.fsutil import atomic_write_json
 from lmrbench.schemas.run import LLMParams, Usage
 
@@ -81,7 +81,8 @@ class LLMClient:
         )
         from lmrbench.benchmark.pipeline import providers  # it imports this module's errors
 
-        self._litellm = config.via == "auto" and providers.available()
+        self._litellm = config.via == "litellm" or (config.via == "auto" and providers.through_litellm(
+            config.params.model))
         self.url = (
             providers.endpoint(config.params)
             if self._litellm
@@ -196,11 +197,11 @@ class LLMClient:
             except LLMError as exc:
                 if exc.kind != "auth":
                     return
-                raise LmrError(f"the model endpoint {self.url} refused the key: {exc}") from None
+                raise NotRun(f"the model endpoint {self.url} refused the key: {exc}") from None
             except Transient as exc:
                 wait = self._wait(attempt, exc)
                 if time.monotonic() + wait >= deadline:
-                    raise LmrError(f"the model endpoint {self.url} does not answer: {exc.problem} "
+                    raise NotRun(f"the model endpoint {self.url} does not answer: {exc.problem} "
                                    f"({attempt} attempts in {budget:g} s)") from None  # fmt: skip
                 time.sleep(wait)
 

@@ -48,9 +48,10 @@ class LLMConfig:
     """Where replies are cached; None disables the cache."""
     cache_salt: str = ""
     """Mixed into every cache key when set: one repeated sample's replies are never another's."""
-    via: Literal["auto", "http"] = "auto"
-    """auto: through litellm where installed, else the built-in client; http: the built-in client
-    (OpenAI-compatible endpoints only)."""
+    via: Literal["auto", "litellm", "http"] = "auto"
+    """auto: through litellm where installed and the model is spelled with one of its providers
+    (``openai/...``, ``anthropic/...``), else the built-in client; litellm: always through litellm; http: the
+    built-in client (OpenAI-compatible endpoints only)."""
 
 
 @dataclass

@@ -11,15 +11,18 @@ key, a reply that is not a completion).
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from lmrbench.benchmark.pipeline.llm_types import LLMConfig, LLMError, LLMReply, Message, Transient, retry_after
 from lmrbench.errors import LmrError
+from lmrbench.pyparse import parse
 from lmrbench.schemas.run import LLMParams, Usage
 
 OPENAI_COMPATIBLE = "openai"
@@ -41,13 +44,43 @@ def _litellm() -> Any:
     return litellm
 
 
+@cache
+def known_providers() -> frozenset[str]:
+    """The provider prefixes the installed litellm knows (its ``LlmProviders`` enum), read from its source file
+    rather than imported: importing litellm costs about 8 s of CPU, and a spelling such as ``Qwen/Qwen2.5-7B``
+    (a model behind vLLM) must not pay it to learn that it names no provider. Imported only when the file is not
+    where litellm keeps it."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None:
+        return frozenset()
+    for folder in spec.submodule_search_locations or []:
+        try:
+            tree = parse((Path(folder) / "types" / "utils.py").read_text(encoding="utf-8"))  # under the lock
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == "LlmProviders":
+                return frozenset(stmt.value.value for stmt in node.body if isinstance(stmt, ast.Assign)
+                                 and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+    return frozenset(str(getattr(p, "value", p)) for p in _litellm().provider_list)
+
+
 def provider_of(model: str) -> str:
     """The provider a model spelling names (``anthropic`` for ``anthropic/claude-...``); ``openai`` for an
     OpenAI-compatible endpoint, which is also what every spelling means where litellm is not installed."""
     prefix, sep, _ = model.partition("/")
     if not sep or not available():
         return OPENAI_COMPATIBLE
-    return prefix if prefix in {str(getattr(p, "value", p)) for p in _litellm().provider_list} else OPENAI_COMPATIBLE
+    return prefix if prefix in known_providers() else OPENAI_COMPATIBLE
+
+
+def through_litellm(model: str) -> bool:
+    """Whether ``via="auto"`` sends this model's requests through litellm: when it is installed and the spelling
+    names one of its providers (``openai/gpt-4o``, ``anthropic/...``). A bare name (``gpt-4o``, or ``Qwen/...``
+    behind vLLM) goes to the OpenAI-compatible base URL through the built-in client, which starts in
+    milliseconds where litellm's import costs seconds per command."""
+    prefix, sep, _ = model.partition("/")
+    return bool(sep) and available() and prefix in known_providers()
 
 
 LITELLM_ONLY = ("anthropic", "gemini", "vertex_ai", "bedrock", "azure", "mistral", "groq", "deepseek", "ollama")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 
 SAMPLES_DIR = "samples"
 
@@ -20,7 +20,7 @@ def sample_folders(out: Path, samples: int) -> list[Path]:
     """The run folders ``--samples`` writes into: ``out`` itself for one sample, ``out/samples/<s>`` for more;
     LmrError for fewer than one, or for more where ``out`` already holds a run of one sample."""
     if samples < 1:
-        raise LmrError(f"--samples {samples}: give 1 or more")
+        raise UsageError(f"--samples {samples}: give 1 or more")
     if samples > 1 and (Path(out) / "run.json").is_file():
         raise LmrError("holds a run of one sample; give --samples another --out", Path(out) / "run.json")
     return [Path(out)] if samples == 1 else [sample_path(out, s) for s in range(1, samples + 1)]

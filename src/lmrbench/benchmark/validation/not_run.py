@@ -101,7 +101,7 @@ def environment_not_run(message: str, cause: str) -> NotRun:
     kind = cause if cause in ("image", "requirement") else "environment"
     text, _, fix = message.partition("; fix: ")
     if not fix:
-        fix = {"image": "pull the image where a registry answers, or `lmrbench images dockerfile TASK --force`",
+        fix = {"image": "pull the image where a registry answers, or `lmrbench image dockerfile TASK --force`",
                "requirement": "pin a version that exists for the image's Python in the task's requirements "
                               "(`lmrbench task record -v` shows pip's whole output)"}.get(kind, "")
     return NotRun(cause=kind, detail=text, fix=fix)  # type: ignore[arg-type]

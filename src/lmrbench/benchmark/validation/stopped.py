@@ -31,9 +31,9 @@ def _import(task: Task, m: re.Match[str]) -> NotRun:
     what = f"module {m.group(1)!r}" if m.group(1) else f"{m.group(2)!r} from module {m.group(3)!r}"
     top = (m.group(1) or m.group(3) or "").split(".")[0]
     local = (task.repo_dir / top).is_dir() or (task.repo_dir / f"{top}.py").is_file()
-    fix = ("the module is the repository's own: install it as the original Dockerfile does (`lmrbench images "
+    fix = ("the module is the repository's own: install it as the original Dockerfile does (`lmrbench image "
            "dockerfile TASK --force` carries `pip install -e`)" if local else
-           f"add the package that provides {top!r} to the task's requirements (try it with `lmrbench images try`)")
+           f"add the package that provides {top!r} to the task's requirements (try it with `lmrbench image try`)")
     return NotRun(cause="import", detail=f"the golden run cannot import {what}", fix=fix)
 
 
@@ -64,14 +64,14 @@ def _data(task: Task, m: re.Match[str]) -> NotRun:
 
 def _gpu(task: Task, m: re.Match[str]) -> NotRun:
     return NotRun(cause="gpu", detail=f"the tests need a GPU this machine lacks ({m.group(0)})",
-                  fix="run where a GPU is, or make the tests fall back to the CPU (`tasks check` T310, T314)")
+                  fix="run where a GPU is, or make the tests fall back to the CPU (`task check` T310, T314)")
 
 
 def _download(task: Task, m: re.Match[str]) -> NotRun:
     named = next((g for g in m.groups() if g), "")
     return NotRun(cause="download", detail="the tests download " + (f"{named!r}" if named else "from the network")
                   + f", and the run has no network ({m.group(0)[:120]})",
-                  fix="record the model's outputs, or ship a local copy in the task (`tasks check` T311)")
+                  fix="record the model's outputs, or ship a local copy in the task (`task check` T311)")
 
 
 _READERS: tuple[tuple[re.Pattern[str], Callable[[Task, re.Match[str]], NotRun]], ...] = (

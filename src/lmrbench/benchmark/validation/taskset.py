@@ -36,7 +36,7 @@ from lmrbench.benchmark.validation.weakness import is_weak
 from lmrbench.core.sandbox import SandboxKind
 from lmrbench.core.taskset import Task, load_taskset, task_dirs
 from lmrbench.defaults import default_run_dir
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 from lmrbench.fsutil import atomic_write_json, is_within
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress
@@ -63,9 +63,9 @@ def validate_taskset(
     """
     opts = options or ValidateOptions()
     if opts.repeat < 1:
-        raise LmrError(f"--repeat must be at least 1 (got {opts.repeat})")
+        raise UsageError(f"--repeat must be at least 1 (got {opts.repeat})")
     if opts.jobs < 1:
-        raise LmrError(f"--jobs must be at least 1 (got {opts.jobs})")
+        raise UsageError(f"--jobs must be at least 1 (got {opts.jobs})")
     progress = progress or NullProgress()
     cancel = cancel or threading.Event()
     started = time.monotonic()

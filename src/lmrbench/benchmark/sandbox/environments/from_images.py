@@ -52,7 +52,7 @@ def check_from_images(client: docker.DockerClient, text: str, path: Path, base: 
             continue
         raise EnvironmentUnavailable(
             f"FROM {ref} is not here and cannot be pulled ({(reason or 'not found').rsplit(': ', 1)[-1][:80]}); "
-            f"fix: `lmrbench images dockerfile {path.parent} --force` writes lmrbench's layered Dockerfile "
+            f"fix: `lmrbench image dockerfile {path.parent} --force` writes lmrbench's layered Dockerfile "
             "(it keeps the task's requirements)",
             path, cause="image",
         )

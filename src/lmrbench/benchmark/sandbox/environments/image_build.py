@@ -142,7 +142,7 @@ def docker_build(
 
 
 def build_seconds_file() -> Path:
-    """Where the seconds each image took to build are kept (tag -> seconds), for ``images list`` and benchmarks."""
+    """Where the seconds each image took to build are kept (tag -> seconds), for ``image list`` and benchmarks."""
     return cache_root() / "build-seconds.json"
 
 

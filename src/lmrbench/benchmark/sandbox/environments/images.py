@@ -2,7 +2,7 @@
 into Docker, with a venv at /opt/venv holding pytest installed offline from a host-side wheelhouse.
 
 Task images build on it through ``ARG BASE_IMAGE``. Where a registry is reachable the official python
-image serves as well; on machines without one ``lmrbench images bootstrap`` makes ``BASE_IMAGE_TAG`` once
+image serves as well; on machines without one ``lmrbench image bootstrap`` makes ``BASE_IMAGE_TAG`` once
 and reuses it.
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lmrbench.core.taskset import Task
-from lmrbench.errors import LmrError
+from lmrbench.errors import LmrError, UsageError
 
 DEFAULT_MEMORY = "2g"
 DEFAULT_CPUS = 1.0
@@ -48,7 +48,7 @@ def device_requests(gpus: str | int | None) -> list[Any]:
         return [docker.types.DeviceRequest(count=int(text), capabilities=[["gpu"]])]
     ids = [p.strip() for p in text.split(",") if p.strip()]
     if not ids or not all(i.isdigit() or i.startswith("GPU-") for i in ids):
-        raise LmrError(f"--gpus {gpus!r}: use all, a count, or device ids such as 0,1")
+        raise UsageError(f"--gpus {gpus!r}: use all, a count, or device ids such as 0,1")
     return [docker.types.DeviceRequest(device_ids=ids, capabilities=[["gpu"]])]
 
 

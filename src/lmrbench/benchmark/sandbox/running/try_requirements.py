@@ -54,7 +54,7 @@ def last_image(runner: DockerRunner, task: Task) -> str:
     """The newest image built for ``task``; LmrError naming the command that builds one when there is none."""
     mine = [r for r in inventory(runner.client) if r.kind == "task" and r.task == task.name]
     if not mine:
-        raise LmrError(f"no image of {task.name} yet: `lmrbench images build {task.path}` builds one", task.path)
+        raise LmrError(f"no image of {task.name} yet: `lmrbench image build {task.path}` builds one", task.path)
     return max(mine, key=lambda r: r.created).tag
 
 
