@@ -207,7 +207,7 @@ class FocalLoss:
     def forward(self, logits, targets, labels=None, warmup=10, step=0):
         """Doc."""
         gamma = self.cfg.loss.gamma
-        num_fg = max((targets > 0).sum(), 1)
+        num_fg = max((targets.max(axis=1) > 0).sum(), 1)
         p = np.clip(logits, 1e-6, 1.0)
         if labels is None:
             labels = targets
@@ -233,7 +233,9 @@ def focal():
 @pytest.mark.parametrize(("kind", "needle", "before", "after"), [
     ("pin_nested", "self.cfg.loss.gamma to 2.0", "gamma = self.cfg.loss.gamma", "gamma = 2.0"),
     ("pin_nested", "self.cfg.total to 200", "(self.cfg.total - warmup)", "(200 - warmup)"),
-    ("drop_guard", "'1' of 'max(", "num_fg = max((targets > 0).sum(), 1)", "num_fg = (targets > 0).sum()"),
+    ("drop_guard", "'1' of 'max(", "num_fg = max((targets.max(axis=1) > 0).sum(), 1)",
+     "num_fg = (targets.max(axis=1) > 0).sum()"),
+    ("drop_reduction", "'targets.max(axis=1)'", "(targets.max(axis=1) > 0)", "(targets > 0)"),
     ("drop_guard", "clamp 'np.clip", "p = np.clip(logits, 1e-6, 1.0)", "p = logits"),
     ("drop_guard", "'self.cfg.eps'", "+ np.maximum(labels, self.cfg.eps)", "+ labels"),
     ("default_path", "labels=None always taken", "if labels is None:\n            labels", "labels"),
@@ -244,7 +246,7 @@ def focal():
     ("force_branch", "`if step < warmup` always", "if step < warmup:\n            p = p *", "p = p *"),
     ("drop_offset", "drop 'warmup' from '(step - warmup)'", "(step - warmup) /", "(step) /"),
     ("compare", "'< warmup'", "if step < warmup:", "if step <= warmup:"),
-    ("change_axis", "axis 1 becomes 0", ".sum(axis=1)", ".sum(axis=0)"),
+    ("change_axis", "axis 1 becomes 0 in 'self", ".sum(axis=1)", ".sum(axis=0)"),
 ])
 def test_new_shapes_change_the_body_as_described(focal, kind, needle, before, after):
     body = FOCAL.split('"""Doc."""\n')[1]
@@ -288,6 +290,8 @@ def test_a_chain_read_further_or_assigned_is_not_pinned():
     ("force_branch", "`if gamma < -1` never", "a case where `gamma < -1` holds and changes the result"),
     ("drop_offset", "drop 'warmup' from '(step", "a case where 'warmup' is not zero and changes the result"),
     ("compare", "'< warmup'", "a case where both sides of '< warmup' are equal"),
+    ("drop_reduction", "targets.max", "a case whose rows hold several entries that the reduction combines (not one "
+     "per row)"),
 ])
 def test_each_live_mistake_says_what_input_would_kill_it(focal, kind, needle, hint):
     from lmrbench.authoring.mutants.mutant_hints import kill_hint

@@ -110,6 +110,9 @@ def test_leaves_are_named_by_their_access_path():
     assert lmrbench_leaves.put(case, {}, "self.cfg.loss.gamma", 0.5)
     assert lmrbench_leaves.get(case, {}, "self.cfg.loss.gamma") == 0.5
     assert not lmrbench_leaves.put(case, {}, "self.cfg.loss.beta", 0.5)
+    # a key the recorded dict lacks (read by the body with a default) is added; a field a dataclass lacks is not
+    assert lmrbench_leaves.put(case, {}, 'cfg["symmetric"]', True)
+    assert lmrbench_leaves.get(case, {}, 'cfg["symmetric"]') is True
 
 
 def test_the_body_and_its_helpers_read_paths_at_any_depth():
@@ -119,9 +122,13 @@ class KLReward:
         """Per-token reward: scores minus the KL penalty."""
         kl = self._kl(logprobs, ref_logprobs)
         ctl = self.kl_ctl
+        loss_cfg = self.cfg["loss"]
+        scale = loss_cfg["scale"]
         if warmup < self.cfg["warmup"]:
             return scores
-        return scores - ctl.value * kl
+        if loss_cfg.get("clip", False):
+            kl = max(kl, 0.0)
+        return scores - ctl.value * kl * scale
 
     def _kl(self, logprob, ref_logprob):
         if self.config.kl_penalty == "abs":
@@ -130,9 +137,19 @@ class KLReward:
 '''
     reads = body_reads(source, "KLReward.reward", ["scores", "logprobs", "ref_logprobs", "warmup"])
     # the alias `ctl` is read as the path it names; the helper's read of self.config counts as the body's
-    assert reads.paths == ['self.cfg["warmup"]', "self.kl_ctl.value", "self.config.kl_penalty"]
+    # an alias of an alias (`scale` of `loss_cfg`) too
+    assert reads.paths == ['self.cfg["warmup"]', "self.kl_ctl.value", 'self.cfg["loss"]["scale"]',
+                           "self.config.kl_penalty"]
     assert reads.literals == {"self.config.kl_penalty": ["abs"]}
     assert reads.bounds["warmup"] == ['self.cfg["warmup"]']
+    # a key read with a default, which the recorded dict may lack; a guard, which says a bound may bind
+    assert reads.gets == {'self.cfg["loss"]["clip"]': False}
+    assert reads.guarded
+    assert not body_reads("def f(x, masks):\n    return x[masks > 0].sum()\n", "f", ["x", "masks"]).guarded
+    # a local compared with a number: what it depends on is tried far on both sides; an infinite bound as such
+    clip = body_reads('def f(g, m, p):\n    if p == float("inf"):\n        return g\n    c = m / abs(g)\n'
+                      '    return g * c if c < 1.0 else g\n', "f", ["g", "m", "p"])
+    assert clip.scaled == ["g", "m"] and clip.bounds["p"] == ["inf"]
 
 
 def test_a_nested_config_value_is_varied_and_named(focal):
@@ -298,6 +315,24 @@ def test_an_input_whose_result_a_tie_decides_is_no_case():
     for logits, why in (([1.5] * 6, "breaking a tie among equal inputs"), ([2.0, 1.0, 0.5, 0.25, 0.0, -1.0], "")):
         result, case, arrays, _ = search.golden_case(golden, *_top_p_case(logits, 0.5))
         assert search.unstable(golden, case, arrays, result, lv.Case(case, arrays)) == why
+    # all-equal logits are a tie; a mask of zeros (a count made zero) is not
+    assert search.untied(np.full(4, 1.5), True) is not None
+    assert search.untied(np.zeros(4), True) is None
+
+
+def test_a_guarded_body_is_searched_where_its_guard_binds():
+    case, arrays = _top_p_case([2.0, 1.0, 0.5], 0.5)
+    mask = lv.Encoder("in")
+    case["arguments"].append({"name": "mask", "kind": "positional_or_keyword",
+                              "value": mask.encode(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), "mask")})
+    arrays = {**arrays, **{f"m{k}": v for k, v in mask.arrays.items()}}
+    case["arguments"][-1]["value"]["key"] = "m" + case["arguments"][-1]["value"]["key"]
+    assert search._arrays_filled(case, arrays, "zeros", guarded=False) == {}  # no guard: float arrays stay
+    filled = search._arrays_filled(case, arrays, "zeros", guarded=True)
+    logits, zeros = filled[search.array_key(case, "logits", arrays)], filled[search.array_key(case, "mask", arrays)]
+    assert logits.tolist() == [0.0, 1.0, 0.5] and not zeros.any()  # a row of zeros; a mask all zero
+    same = search._arrays_filled(case, arrays, "same", guarded=True)[search.array_key(case, "logits", arrays)]
+    assert same.tolist() == [2.0, 2.0, 2.0]  # a spread of zero
 
 
 def test_a_tie_made_by_amplification_does_not_fail_a_correct_answer(tmp_path, local):

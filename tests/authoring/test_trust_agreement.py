@@ -129,15 +129,31 @@ def test_name_chains_get_f116_before_validate_and_are_withheld(planted: Path, tm
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_bytes(b"not read by this test")
     (repo / "outputs" / "scores_other.npy").write_bytes(b"a file no test names")
+    (repo / "decoding.py").write_text((repo / "decoding.py").read_text() + GOAL_READS)
     task = load_task(dest)
     impl = task.info.implementations[0]
     (finding,) = untrusted_data_findings(task, impl)
     assert finding.code == "F116"
     assert all(p in finding.message for p in data)
+    hidden, read_by_goal = ["tensors/impl_1/case_1.npz", "extra/ref.npy"], "outputs/scores_ref.npy"
     view = candidate_view(task, None, "masked")
-    assert all(view.dropped(p) for p in data) and not view.dropped("outputs/scores_other.npy")
+    assert all(view.dropped(p) for p in hidden) and not view.dropped("outputs/scores_other.npy")
+    assert not view.dropped(read_by_goal)  # the golden code reads it itself: hidden, it would fail
     out = export_agent([task], tmp_path / "agent")
     shipped = {p.relative_to(out / task.name / task.info.repo_folder_name).as_posix()
                for p in (out / task.name / task.info.repo_folder_name).rglob("*") if p.is_file()}
-    assert not shipped & set(data)
-    assert "outputs/scores_other.npy" in shipped and "decoding.py" in shipped
+    assert not shipped & set(hidden)  # a comment of the goal file naming them gives them no pass
+    assert {"outputs/scores_other.npy", read_by_goal, "decoding.py"} <= shipped
+
+
+GOAL_READS = '''
+
+# Recorded cases: tensors/impl_1/case_1.npz, compared with extra/ref.npy (a comment; the code reads neither).
+def reference_scores():
+    """Scores read from outputs beside this file."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "outputs", "scores_ref.npy"), "rb") as f:
+        return f.read()
+'''

@@ -22,9 +22,8 @@ def via(request, monkeypatch) -> str:
     """Runs the test through litellm, then through the built-in client."""
     if request.param == "litellm":
         assert providers.available(), "litellm is part of the dev install"
-    monkeypatch.setattr(
-        sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via="litellm" if request.param == "litellm" else "http")
-    )
+    via = "litellm" if request.param == "litellm" else "http"
+    monkeypatch.setattr(sys.modules[__name__], "LLMConfig", partial(llm.LLMConfig, via=via))
     return str(request.param)
 
 

@@ -85,6 +85,15 @@ def test_a_set_where_nothing_ran_has_no_rate(tmp_path):
     assert [r.not_run.cause for r in summary.rows if r.not_run] == ["no_tests", "no_tests"]
 
 
+READS_UNCOMMITTED = '''
+
+def test_recorded():
+    with open("outputs/expected.txt") as f:
+        assert add(2, 3) == int(f.read())
+'''
+"""A test reading a file the repository's .gitignore kept out of every copy."""
+
+
 def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, monkeypatch):
     monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # an index with nothing on it: pip's own answer, offline
@@ -93,13 +102,26 @@ def test_a_requirement_that_cannot_be_resolved_is_not_run_and_named(tmp_path, mo
     bench = tmp_path / "bench"
     task = write_task(bench)
     (task / "calc" / "requirements.txt").write_text("lmrbench-absent-project==1.0\n")
+    (task / "calc" / "unit_test" / "unit_test_1.py").write_text(TEST_ADD + READS_UNCOMMITTED)
+    (task / "calc" / ".gitignore").write_text("outputs/\n")
+    (task / "calc" / "copied.py").write_text(  # scale's golden body, left in another file: a leak
+        "def times(xs, k):\n    out = []\n    for x in xs:\n        out.append(x * k)\n    return out\n")
     res = CliRunner().invoke(app, ["--verbose", "validate", str(bench), *ARGS])
     assert res.exit_code == 3, res.output
     assert "pip: ERROR: Could not find a version that satisfies the requirement" in res.output  # -v: all of it
     summary = ValidationSummary.model_validate(json.loads((bench / ".lmrbench/validate/summary.json").read_text()))
     assert [r.not_run.cause for r in summary.rows if r.not_run] == ["requirement", "requirement"]
-    detail = summary.rows[0].not_run.detail if summary.rows[0].not_run else ""
-    assert "No matching distribution found for lmrbench-absent-project==1.0" in detail, detail
+    first, second = (r.not_run for r in summary.rows)
+    assert first is not None and second is not None
+    assert "No matching distribution found for lmrbench-absent-project==1.0" in first.detail, first.detail
+    # whatever the environment, data the tests read that exists nowhere stops the golden too: said before a build
+    assert first.detail.endswith("; and the tests read outputs/expected.txt, which exist nowhere in the task "
+                                 "(the repository's .gitignore ignores 'outputs/': never committed)"), first.detail
+    assert "(`task check` F118)" in first.fix and "outputs/" not in second.detail
+    # ... and so does a leak, which no environment fixes (26-Hyena's hyena.py, before its image can be had)
+    assert second.detail.endswith("; and, whatever runs, invalid: the golden body is still in the repository "
+                                  "(copied.py)"), second.detail
+    assert "golden body" not in first.detail
     assert "2 requirements that cannot be resolved" in res.output
 
 

@@ -65,7 +65,7 @@ def test_a_live_mistake_is_named_with_the_input_that_kills_it_and_what_the_searc
     [reason] = [r for r in row.weak_reasons if GUARD in r]
     assert reason.startswith("M")
     assert f" drop_guard: line 6: {GUARD} passes; a case where the guard '1' binds" in reason
-    assert reason.endswith("the recording's search found no such input among 14 tried: count in 0, 1; "
+    assert reason.endswith("the recording's search found no such input among 14 input(s): count in 0, 1, "
                            "warmup in 1, 2")
     # validation ran it with the tests themselves: it survived, whatever the recording counted
     assert any(GUARD in s for s in row.survivors)

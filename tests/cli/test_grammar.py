@@ -23,7 +23,7 @@ GROUPS = {"task", "image", "label", "analyze", "schema"}
 ARGUMENTS = {"BENCH", "RUN", "RUNS", "TASK", "BENCH|RUN", "REPO", "RESULTS", "PREDICTIONS", "REQUIREMENTS", "SOURCE",
              "AGENT_DIR"}
 """The positional arguments' names: the task set is BENCH and a run RUN (RUNS) wherever they are positional."""
-TIMEOUTS = {"--request-timeout", "--test-timeout", "--command-timeout"}
+TIMEOUTS = {"--request-timeout", "--test-timeout", "--command-timeout", "--agent-timeout"}
 PARALLEL = {"--jobs", "--concurrency", "--workers", "--threads", "--parallel"}
 GONE = {"--timeout", "--concurrency", "--run-dir", "--tasks", "--results", "--verbose", "--quiet", "--json", "-v"}
 """Old or ambiguous names no command shows (they live on as hidden spellings for one release)."""

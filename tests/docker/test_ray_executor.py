@@ -1,5 +1,5 @@
 """`--executor ray` on a real two-node Ray cluster of this machine, with real Docker: the same results as the
-local executor, resume after the driver is killed, and a worker process killed mid-run retried."""
+local executor after the driver is killed and resumed, and a worker process killed mid-run retried."""
 
 from __future__ import annotations
 
@@ -66,15 +66,39 @@ def decided(res: ImplValidation) -> tuple:
             [(m.name, m.killed) for m in res.mutants], res.reasons)
 
 
-def test_validate_and_evaluate_on_the_cluster_match_the_local_executor(cluster, tmp_path) -> None:
+def test_validate_and_evaluate_on_the_cluster_match_the_local_executor_after_the_driver_is_killed(
+        cluster, docker_engine, tmp_path) -> None:
+    """The cluster's validation, its driver killed mid-run and then resumed, decides as the local executor does,
+    losing and duplicating nothing; so does its evaluate."""
     bench = examples(tmp_path)
     lmrbench("validate", bench, *QUICK, "--out", tmp_path / "local")
-    out = lmrbench("validate", bench, *QUICK, "--out", tmp_path / "ray", "--executor", "ray",
+    run_dir = tmp_path / "ray"
+    driver = start_validate_on(cluster, bench, run_dir)
+    seen: set[int] = set()
+    deadline = time.monotonic() + 600
+    while not list(run_dir.glob("*/impl-*.json")):
+        assert driver.poll() is None, driver.stderr.read() if driver.stderr else ""
+        assert time.monotonic() < deadline, "no result within 10 minutes"
+        seen |= set(cluster.pids())
+        time.sleep(0.2)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    first = {k: decided(r) for k, r in results(run_dir).items()}
+    assert 1 <= len(first) < 3, "the driver was to be killed mid-run"
+
+    out = lmrbench("validate", bench, *QUICK, "--out", run_dir, "--executor", "ray",
                    "--address", cluster.address).stdout
-    local, ray = results(tmp_path / "local"), results(tmp_path / "ray")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert [r["skipped"] for r in summary["rows"]].count(True) == len(first)
+    local, ray = results(tmp_path / "local"), results(run_dir)
     assert len(local) == 3 and all(r.valid for r in local.values())
+    assert all(len(r.golden_runs) == 1 and len(r.mutants) == 1 for r in ray.values()), out
     assert {k: decided(r) for k, r in ray.items()} == {k: decided(r) for k, r in local.items()}
+    assert {k: decided(ray[k]) for k in first} == first
     assert "golden pass rate: 3/3 that ran (100.0%); 0 not run" in out
+    seen |= set(cluster.pids())
+    assert not [p for p in run_dir.rglob("*") if p.name.endswith(".tmp")]
+    assert ray_containers(docker_engine, seen) == []
 
     # candidates: the golden code for two tasks, a wrong body for the third
     srv = LLMServer()
@@ -119,45 +143,17 @@ def ray_containers(engine, owners: set[int]) -> list:
     return out
 
 
-def start_validate_on(cluster: LocalCluster, tmp_path: Path,
-                      only: str | None = None) -> tuple[Path, Path, subprocess.Popen[str]]:
-    """A copy of the examples, its run folder, and `lmrbench validate` on the cluster started on them."""
-    bench, run_dir = examples(tmp_path, only), tmp_path / "ray"
+def start_validate_on(cluster: LocalCluster, bench: Path, run_dir: Path) -> subprocess.Popen[str]:
+    """`lmrbench validate` of ``bench`` into ``run_dir`` on the cluster, started."""
     argv = [LMRBENCH, "validate", str(bench), *QUICK, "--out", str(run_dir), "--executor", "ray",
             "--address", cluster.address]
-    return bench, run_dir, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def test_driver_killed_mid_run_then_resumed_loses_and_duplicates_nothing(cluster, docker_engine, tmp_path):
-    bench, run_dir, driver = start_validate_on(cluster, tmp_path)
-    seen: set[int] = set()
-    deadline = time.monotonic() + 600
-    while not list(run_dir.glob("*/impl-*.json")):
-        assert driver.poll() is None, driver.stderr.read() if driver.stderr else ""
-        assert time.monotonic() < deadline, "no result within 10 minutes"
-        seen |= set(cluster.pids())
-        time.sleep(0.2)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
-    first = {k: decided(r) for k, r in results(run_dir).items()}
-    assert 1 <= len(first) < 3, "the driver was to be killed mid-run"
-
-    proc = lmrbench("validate", bench, *QUICK, "--out", run_dir, "--executor", "ray",
-                    "--address", cluster.address)
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert [r["skipped"] for r in summary["rows"]].count(True) == len(first)
-    final = results(run_dir)
-    assert len(final) == 3 and all(r.valid and len(r.golden_runs) == 1 and len(r.mutants) == 1
-                                   for r in final.values()), proc.stdout
-    assert {k: decided(final[k]) for k in first} == first
-    seen |= set(cluster.pids())
-    assert not [p for p in run_dir.rglob("*") if p.name.endswith(".tmp")]
-    assert ray_containers(docker_engine, seen) == []
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_a_worker_process_killed_mid_run_is_retried_and_counted_once(cluster, docker_engine, tmp_path):
     # one task: its units (golden, masked, a mutant) are enough to kill a worker mid-run and see the retry
-    bench, run_dir, driver = start_validate_on(cluster, tmp_path, only="1-DPO")
+    bench, run_dir = examples(tmp_path, "1-DPO"), tmp_path / "ray"
+    driver = start_validate_on(cluster, bench, run_dir)
     killed = None
     seen: set[int] = set()
     deadline = time.monotonic() + 600

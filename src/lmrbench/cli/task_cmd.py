@@ -14,7 +14,7 @@ from rich.table import Table
 from lmrbench.cli.grammar import LmrGroup
 from lmrbench.cli.output import Format, check_format, emit
 from lmrbench.cli.tables import print_table
-from lmrbench.errors import UsageError
+from lmrbench.errors import LmrError, UsageError
 
 if TYPE_CHECKING:
     from lmrbench.authoring.check.findings import Finding
@@ -138,24 +138,38 @@ def task_remask(
 
 @task_app.command("export")
 def task_export(
-    task: Annotated[Path, typer.Argument(help="The task folder.")],
-    out: Annotated[Path, typer.Option("--out", help="The folder to write <out>/<task name> into.")],
+    task: Annotated[Path, typer.Argument(help="The task folder (with --harbor: a task folder or a task set).")],
+    out: Annotated[Path, typer.Option("--out", help="--official: the folder to write <out>/<task name> into; "
+                                      "--harbor: the dataset folder, one Harbor task per implementation.")],
     official: Annotated[bool, typer.Option(
         "--official", help="For the official LMR-Bench tooling: its docker build, runner and statistics.")] = False,
+    harbor: Annotated[bool, typer.Option(
+        "--harbor", help="Harbor task folders (harbor run -p OUT): environment, instruction, lmrbench's verifier, "
+        "the golden solution.")] = False,
     base_image: Annotated[str | None, typer.Option(
         "--base-image", help="FROM of the exported Dockerfile (default python:3.11-slim).")] = None,
     no_wheels: Annotated[bool, typer.Option(
-        "--no-wheels", help="Install requirements from the index at build time instead of a wheels/ folder.")] = False,
+        "--no-wheels", help="Install requirements from the index at build time instead of a wheels/ folder.")]
+    = False,
+    test_timeout: Annotated[float, typer.Option("--test-timeout", help="--harbor: seconds the tests may run.")]
+    = 600.0,
+    agent_timeout: Annotated[float, typer.Option(
+        "--agent-timeout", help="--harbor: seconds an agent may work on a task.")] = 3600.0,
     force: Annotated[bool, typer.Option("--force", help="Replace an earlier export.")] = False,
 ) -> None:
-    """Copy a task in the official layout so that the official tooling builds and runs it as it is."""
+    """Copy a task in the official layout so that the official tooling builds and runs it as it is, or write
+    Harbor task folders of a task set."""
     from lmrbench.authoring.check.dockerfile import DEFAULT_BASE_IMAGE
-    from lmrbench.benchmark.pipeline.official_export import export_official
     from lmrbench.cli.rich_progress import RichProgress
     from lmrbench.core.taskset import load_task
 
-    if not official:
-        raise UsageError("task export writes the official layout only: pass --official")
+    if official == harbor:
+        raise UsageError("task export writes one format: pass --official or --harbor")
+    if harbor:
+        _export_harbor(task, out, base_image or DEFAULT_BASE_IMAGE, test_timeout, agent_timeout, not no_wheels, force)
+        return
+    from lmrbench.benchmark.pipeline.official_export import export_official
+
     with RichProgress() as progress:
         res = export_official(load_task(task), out, base_image=base_image or DEFAULT_BASE_IMAGE,
                               wheels=not no_wheels, force=force, progress=progress)
@@ -163,6 +177,26 @@ def task_export(
         console.print(f"note: {note}", highlight=False, markup=False)
     scripts = f"; script block added to {', '.join(res.scripts)}" if res.scripts else ""
     console.print(f"exported {res.path}{scripts}", highlight=False, markup=False)
+
+
+def _export_harbor(bench: Path, out: Path, base_image: str, timeout: float, agent_timeout: float, wheels: bool,
+                   force: bool) -> None:
+    from lmrbench.benchmark.pipeline.harbor_export import export_harbor
+    from lmrbench.cli.rich_progress import RichProgress
+    from lmrbench.core.taskset import load_taskset
+
+    tasks, problems = load_taskset(bench)
+    if problems:
+        raise problems[0]
+    if not tasks:
+        raise LmrError("no task folder (one holding info.json) here", bench)
+    with RichProgress() as progress:
+        res = export_harbor(tasks, out, base_image=base_image, timeout=timeout, agent_timeout=agent_timeout,
+                            wheels=wheels, force=force, progress=progress)
+    for note in res.notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
+    console.print(f"exported {len(res.tasks)} Harbor task(s) to {res.path}: harbor run -p {res.path} -a AGENT",
+                  highlight=False, markup=False)
 
 
 @task_app.command("list")

@@ -1,7 +1,8 @@
 """The data files a unit test reads outside ``unit_test/``, read statically: the one trust reader.
 
 ``task check`` (F116: what info.json's ``trusted_files`` does not list), the grader's candidate view and
-``export-agent`` (:func:`withheld_paths`: every path the tests read, listed or not) all take it from here.
+``export-agent`` (:func:`withheld_paths`: every path the tests read, listed or not, less what the goal code
+reads itself, found by the same reader over the goal files: :func:`goal_reads`) all take it from here.
 A path is followed through what a test builds it from: string constants, f-strings (a placeholder matches any
 text, a placeholder naming a path is that path), ``+`` of strings, ``os.path.join`` chains,
 ``Path(...) / "tensors" / f"impl_{k}"`` and ``.joinpath`` chains, ``Path(__file__).parent`` and ``.parents[k]``,
@@ -24,6 +25,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
+from lmrbench import pyparse
 from lmrbench.core.taskset import Task
 from lmrbench.core.testfiles import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.core.trust import is_trusted, trusted_paths
@@ -337,21 +339,35 @@ def read_data(task: Task) -> list[str]:
 def withheld_paths(task: Task) -> list[str]:
     """What the candidate's view and an agent export leave out: the trusted paths info.json names
     (``core.trust.trusted_paths``) and every data path the tests read (:func:`read_data`), before any
-    ``validate`` has listed it, except a file whose name a goal file spells (the goal code reads it itself:
-    hidden, the golden code would fail; ``validate`` decides it)."""
+    ``validate`` has listed it, except one the goal code reads itself (:func:`goal_reads`: hidden, the golden
+    code would fail; ``validate`` decides it)."""
     listed = trusted_paths(task)
-    goal_text = "\n".join(_goal_sources(task))
-    return listed + [p for p in read_data(task) if not is_trusted(p, listed) and PurePosixPath(p).name not in goal_text]
+    goal = [g.rstrip("/") for g in goal_reads(task)]
+    return listed + [p for p in read_data(task) if not is_trusted(p, listed)
+                     and not any(g == p or p.startswith(g + "/") or g.startswith(p + "/") for g in goal)]
 
 
-def _goal_sources(task: Task) -> Iterator[str]:
-    """The masked goal files' text, as the repository holds them."""
+def goal_reads(task: Task) -> set[str]:
+    """The data files and folders the goal files name by a path this reader follows (a string, a join, a name
+    chain from ``__file__``), repository-relative, folders ending in ``/``; a name only a comment or a sentence
+    of a docstring holds is none."""
+    out: set[str] = set()
     for impl in task.info.implementations:
         for goal in impl.goal_files:
             path = task.repo_dir / goal
-            if path.is_file() and not path.is_symlink():
-                yield path.read_text(encoding="utf-8", errors="replace")
+            if not path.is_file() or path.is_symlink():
+                continue
+            try:
+                tree = pyparse.parse(path.read_bytes()[:2_000_000].decode("utf-8", errors="replace"))
+            except SyntaxError:
+                continue
+            paths = _Paths(tree, goal)
+            for node in list(paths.parent):
+                if isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call | ast.Attribute) \
+                        and paths.is_root(node) and (value := paths.value(node)) not in (None, _FILE):
+                    out |= _matches(task, paths.where(str(value)), posixpath.dirname(goal))
+    return out
 
 
-__all__ = ["git_ignored", "missing_data", "outside_data", "read_data", "withheld_paths"]
+__all__ = ["git_ignored", "goal_reads", "missing_data", "outside_data", "read_data", "withheld_paths"]
 

@@ -43,6 +43,12 @@ TRUSTED_RUNTIME = (f"{PROXY_PLUGIN}.py", "lmrbench_hook.py", "lmrbench_wire.py",
 the allow-list decoder of the worker's replies."""
 SEAL_PLUGIN = "lmrbench_seal"
 """The pytest plugin that writes the sealed report (every pytest run, split or shared)."""
+HARBOR_GRADER = "lmrbench_harbor.py"
+"""The grader of an exported Harbor task (``tests/``): the boot on its payload plus the agent's goal files, then the
+verdict and the reward; it imports ``PROTOCOL``, shipped beside it (``harbor_files``)."""
+HARBOR_DOCKER = "lmrbench_harbor_docker.py"
+"""Harbor's Docker environment with Docker's own ``network_mode: none`` (no registry needed), written beside an
+exported Harbor dataset's tasks and loaded by Harbor's Python (``--env lmrbench_harbor_docker:OfflineDocker``)."""
 BOOT = "lmrbench_boot.py"
 """The boot script; it runs as ``python -c`` with the sources of ``BOOT_PRELUDE`` before its own."""
 BOOT_PRELUDE = (PROTOCOL, "lmrbench_frames.py")
@@ -79,3 +85,9 @@ def boot_source() -> str:
     """The boot script's ``-c`` source: its prelude, then the boot script (which imports nothing else)."""
     files = runtime_files((*BOOT_PRELUDE, BOOT))
     return "\n".join(files[name].decode("utf-8") for name in (*BOOT_PRELUDE, BOOT))
+
+
+def harbor_files() -> dict[str, bytes]:
+    """What an exported Harbor task's ``tests/`` holds of the runtime: the grader, the protocol it imports and the
+    boot's whole ``-c`` source as ``lmrbench_boot.py``."""
+    return {**runtime_files((HARBOR_GRADER, PROTOCOL)), BOOT: boot_source().encode("utf-8")}

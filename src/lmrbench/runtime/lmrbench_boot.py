@@ -13,6 +13,10 @@ command's. At the end the worker and everything it started are killed, and one f
 the worker's output (m bytes). An unpack failure writes ``LMRBENCH-INFRA <why>`` instead. The boot marks
 itself non-dumpable: no child can open its stdout.
 
+With ids and ``below`` in the spec (a boot started beside other processes of its container, e.g. by ``docker
+exec`` in a Harbor verifier), the boot is a child subreaper and ends only the processes below it, never every
+process it may signal.
+
 Without ids (the local runner) the spec may hold ``confine``: ``{"reads": [paths]}``. The boot is then a child
 subreaper, so that every process a run starts (a ``setsid`` daemon too) stays below it, and at the end it
 kills them all before the frame is written. The process that runs the candidate's code (the worker, or the
@@ -69,6 +73,7 @@ if __name__ != "__main__":  # imported by a test; as the boot (``-c``), the prot
         DONE_MARK,
         ENDED_MARK,
         ENV_CALL_FDS,
+        ENV_EDITABLE,
         ENV_HARNESS,
         ENV_OUT,
         ENV_PREFIX,
@@ -506,7 +511,7 @@ def main():
 
 
 def _base_env():
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ")}
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "VIRTUAL_ENV", "TZ", ENV_EDITABLE)}
     base["PYTHONDONTWRITEBYTECODE"] = "1"
     return base
 
@@ -516,7 +521,8 @@ def _run(spec, stdin):
     the trusted command's exit status."""
     root, ids = spec["root"], spec.get("ids")
     confine = spec.get("confine") if not ids else None
-    if confine is not None:
+    below = bool(ids and spec.get("below"))  # not alone in its container: end only what runs below it
+    if confine is not None or below:
         try:  # noqa: SIM105
             ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: daemons stay below the boot
         except Exception:
@@ -600,7 +606,7 @@ def _run(spec, stdin):
         _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM, _signal.SIGTERM})
     # a deadline of its own, in case the harness that started us is gone
     code = 127 if child is None else _wait(child, float(spec["deadline"]))
-    if confine is not None:
+    if confine is not None or below:
         if not _end_everything():
             sys.stderr.write("[lmrbench: processes of the run were still there 30 s after they were killed]\n")
             code = 125

@@ -123,11 +123,11 @@ def get(case: dict[str, Any], arrays: dict[str, Any], path: str) -> Any:
 
 
 def put(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> bool:
-    """Set the leaf at ``path`` to ``value`` (a numpy scalar keeps its dtype, in a new array of ``arrays``);
-    False when the case has no such leaf."""
+    """Set the leaf at ``path`` to ``value`` (a numpy scalar keeps its dtype, in a new array of ``arrays``; a key
+    a recorded dict lacks is added); False when the case has no such leaf."""
     holder, at = _locate(case, path)
     if holder is None:
-        return False
+        return _add_key(case, path, value)
     old = holder[at]
     if value is not None and isinstance(old, dict) and old.get("$") == "npscalar" and old.get("key") in arrays:
         import numpy as np
@@ -139,6 +139,20 @@ def put(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> 
         holder[at] = {**old, "key": key}
         return True
     holder[at] = value
+    return True
+
+
+def _add_key(case: dict[str, Any], path: str, value: Any) -> bool:
+    """Add the key a path ends with to the recorded dict it names (``self.config["loss"]["symmetric"]`` where
+    the dict has no ``symmetric``); False when the path does not end with a key of a recorded dict."""
+    parsed = parse(path)
+    if parsed is None or not parsed[1] or parsed[1][-1][0] != "key" or type(value) not in (bool, int, float, str):
+        return False
+    at = path.rfind("[")
+    parent = node(case, path[:at])
+    if not isinstance(parent, dict) or parent.get("$") not in ("dict", "defaultdict"):
+        return False
+    parent["items"].append([parsed[1][-1][1], value])
     return True
 
 

@@ -20,6 +20,10 @@ ENV_RECORD_SPEC = "LMRBENCH_RECORD_SPEC"
 """JSON: what the recorder records (targets, limits); recording is on only when it is set."""
 ENV_RECORD_ROOT = "LMRBENCH_RECORD_ROOT"
 """The repository root of a recorded command."""
+ENV_EDITABLE = "LMRBENCH_EDITABLE"
+"""Set by an image whose task's own Dockerfile installed repository folders with ``pip install -e``: those folders
+(``:``-separated, relative to the run's working folder), which the image's ``.pth`` hook puts on the import path;
+each side of a run keeps it from the image's environment."""
 ENV_WATCH_READS = "LMRBENCH_WATCH_READS"
 """Set in a golden run: the trusted test process lists the repository files it opens in ``READS_NAME``."""
 READS_NAME = "reads.json"

@@ -139,14 +139,14 @@ def nudged(array: Any, up: bool) -> Any:
 
 def untied(array: Any, first_up: bool) -> Any:
     """``array`` with the ties among its equal finite entries broken by a few ulps (the later ones up, or the
-    earlier ones), or None when it has none. Zeros and +-1 stay unless the whole array is one value (all-equal
-    logits are a tie; a 0/1 mask is not)."""
+    earlier ones), or None when it has none. Zeros and +-1 stay unless the whole array is one other value
+    (all-equal logits are a tie; a 0/1 mask, all zeros or all ones included, is not)."""
     import numpy as np
 
     flat = array.ravel().astype(array.dtype)
     if flat.size < 2:
         return None
-    constant = bool(np.all(flat == flat[0]))
+    constant = bool(np.all(flat == flat[0])) and flat[0] != 0 and abs(flat[0]) != 1  # all zeros: a mask, no tie
     order = np.argsort(flat, kind="stable")
     ranked = flat[order]
     start = np.r_[True, ranked[1:] != ranked[:-1]]
@@ -226,8 +226,19 @@ def resolve(module: Any, qualname: str) -> tuple[Any, Any]:
 # ------------------------------------------------------------------------------------------------ the search
 
 
-def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str) -> dict[str, Any]:
-    """Int and bool array arguments made all zero, all equal to their first entry, or all distinct."""
+def _is_mask(arr: Any) -> bool:
+    """A float array of 0s and 1s only (a mask or one-hot targets)."""
+    import numpy as np
+
+    finite = arr[np.isfinite(arr)]
+    return finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all())
+
+
+def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool) -> dict[str, Any]:
+    """Int and bool array arguments made all zero, all equal to their first entry, or all distinct; where the
+    body guards a value (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array
+    all equal (a spread of zero) or within a millionth of its first entry (a spread below an ``eps``), its first
+    row zero (a norm of zero)."""
     import numpy as np
 
     out = {}
@@ -241,8 +252,19 @@ def _arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str) -> di
                 out[key] = np.zeros_like(arr)
             elif how == "same":
                 out[key] = np.full_like(arr, arr.ravel()[0])
-            elif np.issubdtype(arr.dtype, np.integer):
+            elif how == "distinct" and np.issubdtype(arr.dtype, np.integer):
                 out[key] = np.arange(arr.size, dtype=arr.dtype).reshape(arr.shape) + arr.min()
+        elif guarded and np.issubdtype(arr.dtype, np.floating) and np.isfinite(arr).all():
+            first = arr.ravel()[0]
+            if how == "zeros" and _is_mask(arr):
+                out[key] = np.zeros_like(arr)
+            elif how == "zeros":  # one row of zeros: a norm of zero
+                out[key] = arr.copy()
+                out[key][0] = 0
+            elif how == "same":
+                out[key] = np.full_like(arr, first)
+            elif how == "close" and not _is_mask(arr):
+                out[key] = (first + (arr - first) * 1e-6).astype(arr.dtype)
     return out
 
 
@@ -261,8 +283,8 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
             continue
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
-            if finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all()):  # a float mask stays a mask
-                out[key] = (rng.random(arr.shape) < 0.5).astype(arr.dtype)
+            if _is_mask(arr):  # a float mask stays a mask
+                out[key] = np.asarray(rng.random(arr.shape) < 0.5).astype(arr.dtype)
                 continue
             scale = float(np.abs(finite).max()) if finite.size else 1.0
             wider = (1.0, 4.0, 16.0)[seed % 3]  # past the recorded range too: where a clamp or a bound binds
@@ -281,10 +303,16 @@ def _inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dic
         for path, values in leaves.items():
             out += [{"base": name, "set": {path: v}} for v in values]
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
-        out += [{"base": name, "arrays": how, "kind": "arrays"} for how in ("zeros", "same", "distinct")]
+        zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
+        for how in ("zeros", "same", "distinct", *(("close",) if plan.get("guarded") else ())):
+            # alone, and with each leaf at zero (a spread of zero meets ``eps=0``)
+            out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
+                    for s in [{}, *zeros]]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
+        fills = ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))
         for arg, like in _unset(case):  # with each default too (``labels=None`` where a mask replaces labels)
-            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s}
+            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, "with": value}
+                    for value in fills
                     for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
     for name, _, _ in bases:
         for p, q in plan.get("pairs", []):
@@ -301,9 +329,9 @@ def _unset(case: dict[str, Any]) -> list[tuple[str, str]]:
     return [(a["name"], like) for a in case["arguments"] if a["value"] is None for like in [*arrays, "square"]]
 
 
-def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, seed: int = 0) -> bool:
-    """Give the None argument ``arg`` a random 0/1 array shaped like argument ``like`` (or square, as long as
-    the first array's first axis)."""
+def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, value: str = "random") -> bool:
+    """Give the None argument ``arg`` a 0/1 array (``value``: random, all ones or all zeros) shaped like argument
+    ``like`` (or square, as long as the first array's first axis)."""
     import numpy as np
 
     shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
@@ -311,7 +339,8 @@ def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, se
         return False
     shape = (shapes[0][0], shapes[0][0]) if like == "square" else inputs[array_key(new, like, inputs) or ""].shape
     key = f"fill{len(inputs)}"
-    inputs[key] = (np.random.default_rng(seed).random(shape) < 0.5).astype(np.float64)
+    inputs[key] = np.full(shape, float(value == "ones")) if value != "random" else \
+        (np.random.default_rng(0).random(shape) < 0.5).astype(np.float64)
     return ll.put(new, inputs, arg, {"$": "ndarray", "key": key})
 
 
@@ -319,15 +348,15 @@ def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -
     new = json.loads(json.dumps(case))
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
     for path, value in spec.get("set", {}).items():
-        if ll.node(new, path) is ll.MISSING or not ll.put(new, inputs, path, value):
+        if not ll.put(new, inputs, path, value):
             return None
     if "arrays" in spec:
-        filled = _arrays_filled(new, inputs, spec["arrays"])
+        filled = _arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")))
         if not filled:
             return None
         inputs.update(filled)
     if "fill" in spec and (spec["like"] != "square" and array_key(new, spec["like"], inputs) is None
-                           or not _filled(new, inputs, spec["fill"], spec["like"])):
+                           or not _filled(new, inputs, spec["fill"], spec["like"], spec.get("with", "random"))):
         return None
     if "random" in spec:
         drawn = _random_arrays(new, inputs, int(spec["random"]))
@@ -339,14 +368,16 @@ def _build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -
 
 def input_text(spec: dict[str, Any]) -> str:
     """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
+    also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
     if "random" in spec:
         return "random inputs of the recorded shapes"
     if "fill" in spec:
-        also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
-        return f"{spec['fill']} given (0/1 entries shaped like {spec['like']}){also}"
+        entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
+        return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"
     if "arrays" in spec:
-        return {"zeros": "int and bool arrays all zero", "same": "int and bool arrays all equal",
-                "distinct": "int arrays all distinct"}[spec["arrays"]]
+        return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
+                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "
+                "entry"}[spec["arrays"]] + also
     return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())
 
 

@@ -8,6 +8,7 @@ call changed, the random state when the call drew random numbers). The value enc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -86,6 +87,14 @@ class AmplifiedParameter(BaseModel):
     """The values of the added cases (source text)."""
     cases: list[str]
     """The added case files."""
+
+
+def tried_text(tried: Sequence[str], inputs: int, limit: int = 8) -> str:
+    """``42 input(s): gamma=0.5, labels=None and 12 more``: what a search tried, the same wherever it is told."""
+    if not tried:
+        return "no input (none could be made)"
+    more = f" and {len(tried) - limit} more" if len(tried) > limit else ""
+    return f"{inputs} input(s): {', '.join(tried[:limit])}{more}"
 
 
 class MutantSearch(BaseModel):

@@ -33,8 +33,9 @@ from pathlib import Path, PurePosixPath
 
 from lmrbench import pyparse
 from lmrbench.errors import LmrError
+from lmrbench.runtime.lmrbench_protocol import ENV_EDITABLE
 
-EDITABLE_ENV = "LMRBENCH_EDITABLE"
+EDITABLE_ENV = ENV_EDITABLE
 """The image's variable naming the repository folders put on the import path (``:``-separated, relative)."""
 _PTH = (
     "import os, sys; exec({code!r})\n"

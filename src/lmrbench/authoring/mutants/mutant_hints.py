@@ -44,6 +44,8 @@ def kill_hint(kind: str, description: str) -> str:
         return f"a case where both sides of {_between(text, ' in ', '$')} are equal"
     if kind == "change_axis":
         return "a case whose arrays have different sizes along the axes, with values that differ along them"
+    if kind == "drop_reduction":
+        return "a case whose rows hold several entries that the reduction combines (not one per row)"
     if kind == "arith_swap":
         return f"a case where the right operand in {_between(text, ' in ', '$')} is not 1 or -1"
     if kind == "scale_constant":

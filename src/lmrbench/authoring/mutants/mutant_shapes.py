@@ -143,10 +143,29 @@ def _change_axis(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                node.with_changes(args=args))
 
 
+_INNER = {"max", "min", "any", "all", "amax", "amin", "sum"}
+"""Reductions whose dropping keeps a plausible program when their result is compared or reduced again."""
+
+
+def _drop_reduction(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """A reduction along an axis of a method (``targets.max(axis=1)``) dropped where its result is compared
+    (``(targets.max(axis=1) > 0).sum()`` as ``(targets > 0).sum()``): counting entries where rows were meant."""
+    func = cst.ensure_type(node.func, cst.Attribute)
+    if func.attr.value not in _INNER or _axis_arg(node) is None or m.matches(func.value, m.Name()) and \
+            cst.ensure_type(func.value, cst.Name).value in _MODULE_NAMES:
+        return
+    compared = any(side is node for c in m.findall(module, m.Comparison()) if isinstance(c, cst.Comparison)
+                   for side in (c.left, *(t.comparator for t in c.comparisons)))
+    if compared:
+        yield Edit("drop_reduction", f"drop the reduction {snippet(module, node)!r}", node,
+                   _grouped(module, func.value))
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_IF, _force_branch),
     (_GUARD_CALL, _drop_guard),
     (_AXIS_CALL, _change_axis),
+    (_AXIS_CALL, _drop_reduction),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

@@ -38,7 +38,7 @@ LEGACY_KINDS = ("constant_return", "return_input", "drop_term", "flip_sign", "of
 """The first kinds: generic changes."""
 MISTAKE_KINDS = ("pin_parameter", "arith_swap", "negate", "drop_mask", "swap_args", "scale_constant",
                  "drop_branch", "detach", "force_branch", "drop_guard", "drop_offset", "default_path", "pin_nested",
-                 "change_axis")  # fmt: skip
+                 "change_axis", "drop_reduction")  # fmt: skip
 """Kinds shaped like real wrong answers."""
 KINDS = (*LEGACY_KINDS, *MISTAKE_KINDS)
 _RULES = (*mutant_sites.RULES, *mutant_mistakes.RULES, *mutant_shapes.RULES)

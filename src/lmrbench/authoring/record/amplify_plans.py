@@ -47,7 +47,7 @@ def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
     if type(first) is str:
         return [x for x in reads.literals.get(param, []) if x not in recorded]
     out = amplify.varied_values(first, inside or [])
-    if type(first) is int and first > 0 and param not in reads.signed:
+    if type(first) is int and min(r for r in recorded if type(r) is int) >= 0 and param not in reads.signed:
         out = [x for x in out if type(x) is not int or x >= 0]
     if type(first) is float and first > 0 and param in reads.signed:
         out = [*out[:-1], -first]  # compared with zero (``alpha >= 0``): the other side of the branch too

@@ -34,12 +34,21 @@ class _Rename(ast.NodeTransformer):
     """Names replaced by expressions (a helper's parameters by the caller's arguments; aliases by what they
     alias)."""
 
-    def __init__(self, mapping: dict[str, ast.expr]) -> None:
+    def __init__(self, mapping: dict[str, ast.expr], chained: bool = False) -> None:
         self.mapping = mapping
+        self.chained = chained
+        self.inside: list[str] = []
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.mapping and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(copy.deepcopy(self.mapping[node.id]), node)
+        if node.id in self.mapping and isinstance(node.ctx, ast.Load) and node.id not in self.inside:
+            new = ast.copy_location(copy.deepcopy(self.mapping[node.id]), node)
+            if not self.chained:
+                return new
+            self.inside.append(node.id)  # an alias of an alias (``t = cfg["t"]`` after ``cfg = self.config``)
+            try:
+                return self.visit(new)
+            finally:
+                self.inside.pop()
         return node
 
 
@@ -65,7 +74,7 @@ def resolved(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | 
     mapping = aliases(func)
     if not mapping:
         return func
-    return _Rename(mapping).visit(copy.deepcopy(func))  # type: ignore[no-any-return]
+    return _Rename(mapping, chained=True).visit(copy.deepcopy(func))  # type: ignore[no-any-return]
 
 
 def _defs(body: list[ast.stmt]) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -7,6 +7,7 @@ on one that uses the other). Amplification varies what the recording left out by
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -35,6 +36,15 @@ class BodyReads:
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
+    gets: dict[str, bool | int | float | str] = field(default_factory=dict)
+    """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
+    would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
+    guarded: bool = False
+    scaled: list[str] = field(default_factory=list)
+    """Leaves that a local the body compares with a number depends on (``coef = max_norm / (total + eps)`` in
+    ``if coef < 1.0``): the search tries them ten times larger and smaller, to reach the other side."""
+    """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
+    author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -259,7 +269,64 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
             literals.setdefault(name, []).extend(t for t in texts if t not in literals.get(name, []))
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
-    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known))
+    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
+                     _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known))
+
+
+def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
+    """The known names that a local compared with a number depends on."""
+    out: list[str] = []
+    for node in ast.walk(func):
+        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        if len(sides) != 2 or not any(_number(s) is not None for s in sides):
+            continue
+        for side in sides:
+            if isinstance(side, ast.Name) and side.id not in known:
+                out += [d for d in sorted(flow.deps.get(side.id, set())) if d in known and d not in out]
+    return out
+
+
+def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, bool | int | float | str]:
+    """``base.get("key", default)`` with a literal key and default, on an access path rooted at ``roots``:
+    {``base["key"]``: default}."""
+    out: dict[str, bool | int | float | str] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
+                    and type(node.args[0].value) in (str, int)):
+                continue
+            base = access_path(node.func.value)
+            try:
+                default = ast.literal_eval(node.args[1])
+            except ValueError:
+                continue
+            if base is not None and base.split(".")[0].split("[")[0] in roots \
+                    and type(default) in (bool, int, float, str):
+                out[f"{base}[{json.dumps(node.args[0].value)}]"] = default
+    return out
+
+
+_GUARD_CALLS = {"max", "min", "maximum", "minimum", "fmax", "fmin", "clip", "clamp", "clamp_min", "clamp_max"}
+
+
+def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> bool:
+    """True when a function bounds a value by a number (``max(count, 1.0)``, ``x.clamp(min=eps)``) or compares
+    a local it computed with zero (``np.where(std > 0, ...)``, ``if count == 0``; not ``masks > 0`` of an
+    argument, which reads a mask or a sign)."""
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                called = node.func.id if isinstance(node.func, ast.Name) else \
+                    node.func.attr if isinstance(node.func, ast.Attribute) else ""
+                values = [*node.args, *(k.value for k in node.keywords)]
+                if called in _GUARD_CALLS and any(_number(v) is not None for v in values):
+                    return True
+            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+            if len(sides) == 2 and any(_number(s) in ("0", "0.0") for s in sides) \
+                    and any(isinstance(s, ast.Name) and s.id not in known for s in sides):
+                return True
+    return False
 
 
 def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
@@ -283,7 +350,24 @@ def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]
     return {k: v for k, v in out.items() if v}
 
 
+def _infinity(node: ast.AST) -> str | None:
+    """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
+    sign = ""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = "-", node.operand
+    if isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name):
+        return f"{sign}inf"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in ("inf", "-inf", "infinity"):
+        text = str(node.args[0].value).replace("infinity", "inf")
+        return text if not sign else text.lstrip("-") if text.startswith("-") else f"-{text}"
+    return None
+
+
 def _number(node: ast.AST) -> str | None:
+    infinite = _infinity(node)
+    if infinite is not None:
+        return infinite
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return repr(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \

@@ -14,7 +14,7 @@ from lmrbench.authoring.record.search_plans import SearchReport
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch, MutantSearch, SearchSummary
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
-              "drop_offset", "default_path", "pin_nested", "compare")
+              "drop_offset", "default_path", "pin_nested", "compare", "drop_reduction")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
 
 
@@ -89,7 +89,7 @@ def describe_selection(
 
 def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
     """What the search found for one mutant, or None when it was not searched (the kept cases kill it)."""
-    tried = list(found.tried[:8]) + ([f"and {len(found.tried) - 8} more"] if len(found.tried) > 8 else [])
+    tried = list(found.tried)
     if digest in found.killed:
         return MutantSearch(outcome="killed", case=found.killed[digest], tried=tried, inputs=found.inputs)
     for outcome, digests in (("equivalent", found.equivalent), ("live", found.live)):

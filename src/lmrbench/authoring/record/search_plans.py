@@ -2,10 +2,16 @@
 runs it), and what the search found, as the host reads it back.
 
 The plan lists, for each leaf the body reads (``gamma``, ``self.cfg.loss.gamma``), the values to try: first the
-boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11;
-``alpha >= 0`` gives -1, 0, 1), then ``amplify.varied_values`` (zero among an int's, so a count can become zero),
-then the text modes the body compares it with; the pairs of leaves the body combines; and the defaults of the
-arguments that no recorded call used (``labels=None``).
+boundaries the body compares it with (``step < warmup_steps`` recorded with warmup 10 gives step 9, 10, 11; ``alpha
+>= 0`` gives -1, 0, 1), then the values around an int leaf the body combines it with (``step`` near ``total_steps``:
+a call past the last step), ten times larger and smaller for a float that a local compared with a number depends on
+(``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then ``amplify.varied_values`` (zero among an
+int's, so a count can become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text
+modes the body compares it with; an int never recorded negative stays non-negative unless the body tests its sign.
+Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
+pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
+whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard
+says the function expects).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from lmrbench.authoring.record.amplify_plans import extra_names
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
+from lmrbench.schemas.recording import tried_text
 
 MAX_VALUES = 7
 """Most values tried per leaf."""
@@ -44,6 +51,9 @@ def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
                 seen: dict[str, list[amplify.Scalar]]) -> list[amplify.Scalar]:
     out: list[amplify.Scalar] = []
     for other in reads.bounds.get(name, []):
+        if other in ("inf", "-inf"):  # norm_type == float("inf")
+            out += [float(other)] if type(first) is float and float(other) not in out else []
+            continue
         try:
             value: amplify.Scalar = ast.literal_eval(other)
         except (ValueError, SyntaxError):
@@ -51,6 +61,22 @@ def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
                 continue
             value = seen[other][0]
         out += [v for v in _near(value, first) if v not in out]
+    return out
+
+
+def _partners(name: str, first: amplify.Scalar, reads: BodyReads,
+              seen: dict[str, list[amplify.Scalar]]) -> list[amplify.Scalar]:
+    """For an int leaf, the values around each int leaf the body combines it with (``step`` with
+    ``total_steps`` in ``(step - warmup) / (total_steps - warmup)`` gives 199, 200, 201): a call past the last
+    step, an index at a length, where a clamp of their ratio binds."""
+    if type(first) is not int:
+        return []
+    out: list[amplify.Scalar] = []
+    for p, q in reads.pairs:
+        other = q if p == name else p if q == name else None
+        if other is None or other not in seen or type(seen[other][0]) is not int:
+            continue
+        out += [v for v in _near(seen[other][0], first) if v not in out]
     return out
 
 
@@ -86,13 +112,21 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if type(first) is str:
             tries = [x for x in reads.literals.get(name, []) if x not in values]
         else:
-            tries = _boundaries(name, first, reads, seen) + amplify.varied_values(first)
+            wide = [first * 10.0, first / 10.0] if type(first) is float and first and name in reads.scaled else []
+            tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) + wide \
+                + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
+        if type(first) is int and min(v for v in values if type(v) is int) >= 0 and name not in reads.signed:
+            tries = [x for x in tries if type(x) is not int or x >= 0]  # a step or a count stays one
         if tries:
             leaves[name] = tries[:MAX_VALUES]
+    for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
+        if path not in seen and type(default) in (bool, int, float):
+            leaves[path] = amplify.varied_values(default)[:MAX_VALUES]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
-    return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case)}
+    return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
+            "guarded": reads.guarded}
 
 
 @dataclass(frozen=True)
@@ -129,7 +163,5 @@ class SearchReport:
             raise LmrError(f"{where}: the search's report does not read", source) from None
 
     def tried_text(self, limit: int = 8) -> str:
-        """``gamma=0.5, gamma=4.0, labels=None and 12 more``: what the search tried."""
-        shown = ", ".join(self.tried[:limit])
-        more = f" and {len(self.tried) - limit} more" if len(self.tried) > limit else ""
-        return f"{self.inputs} input(s): {shown}{more}" if self.tried else "no input (none could be made)"
+        """``12 input(s): gamma=0.5, gamma=4.0, labels=None and 9 more``: what the search tried."""
+        return tried_text(self.tried, self.inputs, limit)

@@ -28,7 +28,7 @@ from lmrbench.benchmark.pipeline.generate import write_candidate
 from lmrbench.benchmark.pipeline.manifest import finish_manifest, start_manifest
 from lmrbench.benchmark.pipeline.rundir import RunDir, save_model
 from lmrbench.benchmark.pipeline.stage import StageSummary
-from lmrbench.core.datareads import read_data
+from lmrbench.core.datareads import withheld_paths
 from lmrbench.core.source.candidate_splice import merge_notes, splice_candidate
 from lmrbench.core.source.index import index_source
 from lmrbench.core.source.tree import check_contained, goal_plan, read_source, read_untrusted_goal_file
@@ -51,13 +51,13 @@ def _goal_files(task: Task) -> set[PurePosixPath]:
 
 
 def unmarked_test_data(task: Task) -> list[str]:
-    """Data files outside ``unit_test/`` that the task's tests read (``core.datareads``, the reader of F116
-    and the grader's candidate view) and that info.json's trusted paths do not cover: ``validate`` lists what
-    the tests read, so a task not validated since its tests changed can have some. Repository-relative; for a
-    folder, its data files."""
+    """Data files outside ``unit_test/`` that the task's tests read and the goal code does not
+    (``core.datareads.withheld_paths``, what the grader's candidate view withholds too) and that info.json's
+    trusted paths do not cover: ``validate`` lists what the tests read, so a task not validated since its tests
+    changed can have some. Repository-relative; for a folder, its data files."""
     listed = trusted_paths(task)
     out: set[str] = set()
-    for rel in read_data(task):
+    for rel in withheld_paths(task):
         if is_trusted(rel, listed):
             continue
         path = task.repo_dir / rel

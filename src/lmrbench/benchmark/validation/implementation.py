@@ -16,7 +16,12 @@ from pathlib import Path
 from lmrbench.authoring.check.check import find_leaks
 from lmrbench.authoring.task.metadata import mark_trusted
 from lmrbench.benchmark.execution.unit import Purpose, RunUnit, TaskRef, UnitResult
-from lmrbench.benchmark.validation.not_run import environment_not_run, golden_not_run, static_not_run
+from lmrbench.benchmark.validation.not_run import (
+    environment_not_run,
+    golden_not_run,
+    static_not_run,
+    with_missing_data,
+)
 from lmrbench.benchmark.validation.plan import (
     PlannedMutant,
     RecordedFacts,
@@ -203,7 +208,8 @@ class ImplCheck:
         if self._environment_error:
             self.progress.advance(1 + len(self._chosen) + self._probing)
             self.result.environment_error = self._environment_error
-            self.result.not_run = environment_not_run(self._environment_error, self._environment_cause)
+            self.result.not_run = with_missing_data(
+                self.task, self.impl, environment_not_run(self._environment_error, self._environment_cause))
             self._finish([f"not run: its environment could not be prepared: {self._environment_error}"])
             return []
         stopped = golden_not_run(self.task, self.impl, res.golden_runs)
@@ -248,9 +254,13 @@ class ImplCheck:
             reasons.append(f"masked run: infrastructure error: {masked.detail}"[:300])
         if not reasons:
             self._record_mutants()
-        leaks = find_leaks(self.task, self.impl) if res.not_run is None else []
-        if leaks:
+        leaks = find_leaks(self.task, self.impl)
+        if leaks and res.not_run is None:
             reasons.append(f"the golden body is still in the repository: {', '.join(leaks[:5])}")
+        elif leaks and res.not_run is not None:  # what no environment fixes is said before anyone builds one
+            res.not_run = res.not_run.model_copy(update={
+                "detail": f"{res.not_run.detail}; and, whatever runs, invalid: the golden body is still in the "
+                          f"repository ({', '.join(leaks[:5])})"})
         res.reasons = reasons
         res.valid = not reasons and res.not_run is None
         res.min_kill_rate = self.opts.min_kill_rate

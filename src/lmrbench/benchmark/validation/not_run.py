@@ -14,7 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 from lmrbench.benchmark.validation.stopped import run_stopped
+from lmrbench.core.datareads import git_ignored, missing_data
 from lmrbench.core.taskset import STATE_DIRS, Task
+from lmrbench.core.testfiles import read_unit_tests
 from lmrbench.core.trust import impl_test_files
 from lmrbench.fsutil import holds_no_file, lfs_pointers
 from lmrbench.runtime.lmrbench_protocol import UNCARRIED
@@ -105,6 +107,21 @@ def environment_not_run(message: str, cause: str) -> NotRun:
                "requirement": "pin a version that exists for the image's Python in the task's requirements "
                               "(`lmrbench task record -v` shows pip's whole output)"}.get(kind, "")
     return NotRun(cause=kind, detail=text, fix=fix)  # type: ignore[arg-type]
+
+
+def with_missing_data(task: Task, impl: Implementation, not_run: NotRun) -> NotRun:
+    """``not_run`` (an environment that could not be had) with the data its tests read by a whole name that exist
+    nowhere in the task (``core.datareads.missing_data``, `task check` F118) added: whatever the environment,
+    those stop the golden code too, and the row says so before anyone builds an image to find out."""
+    missing = sorted({rel for tf in read_unit_tests(task, impl) for rel in missing_data(task, impl, tf)})
+    if not missing:
+        return not_run
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    ignored = sorted({line for rel in missing if (line := git_ignored(task.repo_dir, rel))})
+    why = f" (the repository's .gitignore ignores {', '.join(map(repr, ignored))}: never committed)" if ignored else ""
+    return NotRun(cause=not_run.cause, detail=f"{not_run.detail}; and the tests read {shown}, which exist nowhere "
+                  f"in the task{why}", fix=f"{not_run.fix}; and copy the missing data into the task from where it "
+                  "was made, or record the tests again (`task check` F118)")
 
 
 def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) -> NotRun | None:

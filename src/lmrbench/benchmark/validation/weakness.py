@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmrbench import pyparse
-from lmrbench.schemas.recording import MutantCatch
+from lmrbench.schemas.recording import MutantCatch, tried_text
 from lmrbench.schemas.validation import ImplValidation, MutantResult
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ def _search_text(catch: MutantCatch | None) -> str:
         return f"; the recording's search found {search.input}{where}, yet the tests let it pass"
     if search is None or search.outcome != "live":
         return ""
-    tried = f": {'; '.join(search.tried)}" if search.tried else ""
-    return f"; the recording's search found no such input among {search.inputs} tried{tried}"
+    return f"; the recording's search found no such input among {tried_text(search.tried, search.inputs)}"
 
 
 def live_reason(kind: str, description: str, name: str = "", catch: MutantCatch | None = None,
