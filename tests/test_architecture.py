@@ -145,3 +145,50 @@ def test_no_modules_import_each_other_in_a_cycle_of_any_length() -> None:
         paths[name] = p
     deps = {name: _lmrbench_imports(p, name, set(paths)) for name, p in paths.items()}
     assert _cycles(deps) == []
+
+
+def _functions(path: Path) -> dict[str, ast.FunctionDef]:
+    """The functions of a module, and its classes' methods as ``Class.method``, by name."""
+    found: dict[str, ast.FunctionDef] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            found |= {f"{node.name}.{f.name}": f for f in node.body if isinstance(f, ast.FunctionDef)}
+    return found
+
+
+def _parameters(fn: ast.FunctionDef) -> int:
+    a = fn.args
+    return len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+
+
+def test_a_run_is_executed_from_one_request_built_before_it_starts() -> None:
+    """The executors take the planned request, a cancel and where its reports go (at most 4 parameters, self
+    included), never a dozen keywords; trust travels with the tagged variant, never as a ``trusted=`` flag, and
+    no variant's kind is guessed from its type (``isinstance(..., Path)``/``dict``) anywhere in harness/."""
+    harness = Path(lmrbench.__file__).parent / "harness"
+    executors = {"sandbox.py": "Sandbox.run", "pytest_run.py": "run_pytest", "legacy.py": "run_legacy"}
+    counts = {name: _parameters(_functions(harness / file)[name]) for file, name in executors.items()}
+    assert all(n <= 4 for n in counts.values()), counts
+    flagged, guessed = [], []
+    for path in sorted(harness.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            flagged += [f"{path.name}:{node.lineno}" for k in node.keywords if k.arg == "trusted"]
+            if isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2:
+                kinds = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if "Path" in kinds or ("dict" in kinds and "variant" in ast.unparse(node.args[0])):
+                    guessed.append(f"{path.name}:{node.lineno}")
+    assert flagged == [] and guessed == [], (flagged, guessed)
+
+
+def test_the_executors_of_units_ask_a_transport_and_never_reach_into_its_client() -> None:
+    """execution/ learns an environment's image and framework, and the base image, from the transport's own
+    methods (``Transport.environment``): no ``.client`` (an engine connection) is touched there."""
+    execution = Path(lmrbench.__file__).parent / "benchmark" / "execution"
+    reached = [f"{p.name}:{n.lineno}" for p in sorted(execution.glob("*.py"))
+               for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(n, ast.Attribute) and n.attr in ("client", "_client")]
+    assert reached == []

@@ -16,6 +16,7 @@ from lmrbench.authoring.record.testgen import TODO_MARK
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -468,7 +469,7 @@ def test_the_recorder_and_the_tests_need_no_numpy_in_the_task_image(tmp_path, ma
     })
     task = create_task(repo, tmp_path / "bench", ["geo/area.py::area"], instruction="Area.", category="")
     tree = build_tree(task, None, "golden", tmp_path / "tree")
-    probe = local.run(task, tree, ["python", "-c", "import numpy"], timeout=120)
+    probe = local.run(SandboxRequest(task, tree, ["python", "-c", "import numpy"], 120))
     assert probe.exit_code != 0 and "No module named 'numpy'" in probe.output
     result = record_tests(task, 1, "python run.py", sandbox=local)
     assert [c.test for c in result.cases] == ["test_case_1", "test_case_2"]

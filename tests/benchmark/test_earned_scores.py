@@ -40,6 +40,9 @@ def test_a_candidate_made_unsplicable_after_a_pass_fails_and_is_not_run_again(tm
     run = summing_run(tmp_path)
     tasks, _ = load_taskset(tmp_path / "bench", only=["2"])
     assert evaluate(tasks, run.path, sandbox, timeout=120).statuses == {"passed": 1}
+    spec = json.loads((run.evidence_dir("2-Async", 1) / "run-1" / "spec.json").read_text())
+    assert spec["variant"] == "candidate" and spec["ended"] and spec["argv"][:3] == ["python", "-m", "pytest"]
+    assert not run.started_dir("2-Async", 1).exists()  # what it started is kept as evidence now
     graded = run.candidate_dir("2-Async", 1) / REPO / GOAL
     graded.write_text(BROKEN[how](graded.read_text()))
     again = evaluate(tasks, run.path, sandbox, timeout=120)

@@ -12,6 +12,7 @@ import pytest
 from lmrbench.benchmark.sandbox.running.local import LocalRunner, worker_reads
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.treeview import TreeView
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.seal_key import key_path, machine_key
 
@@ -55,7 +56,7 @@ def test_a_candidate_that_globs_the_machine_for_recorded_cases_finds_none(sandbo
     machine_key()  # the machine's seal key: a candidate that read it could re-seal forged evidence
     probe = GLOB.replace("PLANTED", repr([str(planted), str(key)]))
     worker = Worker(tree=TreeView(small_task.repo_dir, drop=frozenset({"unit_test"})), argv=["python", "-c", probe])
-    res = sandbox.run(small_task, small_task.repo_dir, ["python", "-c", TRUSTED], timeout=300, worker=worker)
+    res = sandbox.run(SandboxRequest(small_task, small_task.repo_dir, ["python", "-c", TRUSTED], 300, worker=worker))
     assert res.exit_code == 0 and res.infra_error is None, res
     said = next(line.split(maxsplit=4) for line in res.output.splitlines() if line.startswith("worker said"))
     if "no Landlock in this kernel" in res.output + res.worker_output:

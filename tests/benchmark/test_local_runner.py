@@ -10,8 +10,8 @@ import pytest
 from helpers.progress_lines import Lines
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import WEAKER_ISOLATION, LocalRunner
-from lmrbench.harness.pytest_run import run_pytest
-from lmrbench.harness.request import RunRequest
+from lmrbench.harness.pytest_run import pytest_request, run_pytest
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
@@ -30,11 +30,11 @@ def cache(tmp_path_factory, monkeypatch) -> Path:
 def test_golden_passes_masked_fails_and_isolation_is_said_once(cache, small_task, tmp_path):
     lines = Lines()
     runner = Sandbox(LocalRunner(progress=lines))
-    report = run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(small_task, small_task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     assert report.sandbox == "local"
     masked = write_small_task(tmp_path / "m", goal="def dot(a, b):\n    raise NotImplementedError\n")
-    assert run_pytest(runner, RunRequest(masked, masked.repo_dir, TESTS, 60)).status is TestStatus.FAILED
+    assert run_pytest(runner, pytest_request(masked, masked.repo_dir, TESTS, 60)).status is TestStatus.FAILED
     assert lines.lines.count(WEAKER_ISOLATION) == 1
 
 
@@ -92,8 +92,9 @@ def test_a_setsid_daemon_is_ended_with_its_run_and_writes_nothing_outside(cache,
     result.write_text("failed")
     runner = Sandbox(LocalRunner())
     try:
-        res = runner.run(small_task, small_task.repo_dir, ["python", "-c", _DAEMON, str(result), str(linger)],
-                         timeout=timeout, trusted=trusted)
+        argv = ["python", "-c", _DAEMON, str(result), str(linger)]
+        res = runner.run(SandboxRequest(small_task, small_task.repo_dir, argv, timeout,
+                                        variant=Golden() if trusted else None))
     finally:
         runner.close()
     assert "direct write refused" in res.output
@@ -113,12 +114,8 @@ def _gone_or_zombie(pid: int) -> bool:
 
 def test_the_task_folder_is_never_touched(cache, small_task, tmp_path):
     before = sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*"))
-    res = Sandbox(LocalRunner()).run(
-        small_task,
-        small_task.repo_dir,
-        ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"],
-        timeout=30,
-    )
+    argv = ["python", "-c", "import shutil; shutil.rmtree('unit_test'); open('new', 'w')"]
+    res = Sandbox(LocalRunner()).run(SandboxRequest(small_task, small_task.repo_dir, argv, 30))
     assert res.exit_code == 0
     assert sorted(p.relative_to(small_task.path) for p in small_task.path.rglob("*")) == before
 
@@ -130,14 +127,14 @@ def test_os_exit_after_forging_a_report_is_an_error(cache, tmp_path):
         "</testsuite></testsuites>')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(Sandbox(LocalRunner()), RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(Sandbox(LocalRunner()), pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.exit_code == 0 and report.status is TestStatus.ERROR
 
 
 def test_memory_hog_hits_the_address_space_limit(cache, tmp_path):
     goal = "def dot(a, b):\n    x = bytearray(4 << 30)\n    return 0\n"
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(Sandbox(LocalRunner(memory=1 << 30)), pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.FAILED and "MemoryError" in report.cases[0].message
 
 
@@ -148,3 +145,33 @@ def test_a_torch_requirement_brings_numpy_for_the_split_codec():
 
     assert named_companions(["torch>=2.1"]) == ["numpy"] and named_companions(["Torch"]) == ["numpy"]
     assert named_companions(["torch", "numpy<2"]) == [] and named_companions(["scipy"]) == []
+
+
+def test_a_cancelled_run_leaves_the_spec_it_was_started_with(cache, small_task, tmp_path):
+    """The spec is written before the command starts and its result added after: a unit cancelled under way
+    still says what it ran (its argv, its trees, its variant), and no key."""
+    from helpers.cancelling import cancel_once_running
+    from helpers.vec_task import GOAL
+    from lmrbench.benchmark.execution.unit import Prepared, RunUnit, TaskRef, execute
+    from lmrbench.harness.spec import Candidate
+    from lmrbench.progress import Cancelled
+    from lmrbench.schemas.evidence import RunSpec
+
+    journal = tmp_path / "started"
+    spec_file = journal / "run-1" / "spec.json"
+    stuck = GOAL.replace("    return sum", "    import time\n    time.sleep(600)\n    return sum")
+    unit = RunUnit(key="7-Vec#1", task=TaskRef(small_task.name, str(small_task.path)), impl=1,
+                   variant=Candidate(files={"vec.py": stuck}), timeout=900, journal=str(journal))
+    sandbox = Sandbox(LocalRunner())
+    try:
+        ended = cancel_once_running(lambda cancel: execute(unit, small_task, sandbox, Prepared(), cancel=cancel),
+                                    spec_file.is_file)
+    finally:
+        sandbox.close()
+    assert isinstance(ended, Cancelled), ended
+    spec = RunSpec.model_validate_json(spec_file.read_text())
+    assert not spec.ended and spec.exit_code is None and spec.key == ""
+    assert spec.variant == "candidate" and not spec.trusted and spec.split
+    assert spec.argv[:3] == ["python", "-m", "pytest"] and spec.argv[-1] == TESTS[0]
+    assert spec.tree.startswith(str(small_task.repo_dir))
+    assert spec.worker_tree.startswith(str(small_task.repo_dir)) and spec.worker_tree.endswith("vec.py")

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from helpers.small_task import write_task
 from lmrbench.benchmark.validation.plan import ValidateOptions
-from lmrbench.benchmark.validation.store import evidence_dir
+from lmrbench.benchmark.validation.store import evidence_dir, started_dir
 from lmrbench.benchmark.validation.taskset import validate_taskset
 from lmrbench.cli.main import app
 from lmrbench.defaults import default_run_dir
@@ -55,10 +55,12 @@ def test_every_run_keeps_its_evidence_and_regrade_gives_the_same_figures(validat
         folder = evidence_dir(run_dir, row.task, row.impl)
         units = sorted(p.name for p in folder.iterdir() if p.is_dir())
         assert units == ["golden-1", "masked", "mutant-1"]
+        assert not started_dir(run_dir, row.task, row.impl).exists()  # what each run started is kept as evidence
         for unit in units:
             run = folder / unit / "run-1"
             spec = json.loads((run / "spec.json").read_text())
-            assert spec["test_files"] and spec["sandbox"] == "local"
+            assert spec["test_files"] and spec["sandbox"] == "local" and spec["ended"]
+            assert spec["variant"] == unit.split("-")[0] and spec["trusted"] and spec["tree"]
             assert spec["key"] == "" and spec["wrapped_key"] and spec["auth"]  # the key is kept wrapped, not here
             reports = ["legacy.json"] if row.impl == 3 else ["junit.xml", "seal.json"]
             assert all((run / name).stat().st_size > 0 for name in reports)

@@ -7,6 +7,7 @@ from lmrbench.benchmark.sandbox.environments.requirements_source import read_tas
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import load_task
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 
 ENV_YML = """name: calc
@@ -47,7 +48,7 @@ def test_environment_yml_pip_section_is_installed_and_conda_packages_named(tmp_p
     runner.prepare(task, progress=said)
     assert f"warning: {reqs.warnings[0]}" in said.lines
     tree = build_tree(task, None, "golden", tmp_path / "tree")
-    probe = runner.run(task, tree, ["python", "-c", "import iniconfig; print('ok')"], timeout=120)
+    probe = runner.run(SandboxRequest(task, tree, ["python", "-c", "import iniconfig; print('ok')"], 120))
     assert probe.exit_code == 0 and "ok" in probe.output
 
 

@@ -20,6 +20,7 @@ from helpers.stateful_task import MECHANISMS, TORCH_MECHANISMS, write_stateful_t
 from helpers.tasks import as_candidate, tagged
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Worker
 from lmrbench.core.treeview import TreeView
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
@@ -41,8 +42,9 @@ class Runner:
     def __init__(self, sandbox: Sandbox, warm: bool) -> None:
         self.sandbox, self.warm = sandbox, warm
 
-    def run(self, task, argv: list[str], **kw):
-        return self.sandbox.run(task, task.repo_dir, argv, trusted=self.warm, **kw)
+    def run(self, task, argv: list[str], *, timeout: float, out_dir=None, cancel=None):
+        request = SandboxRequest(task, task.repo_dir, argv, timeout, variant=Golden() if self.warm else None)
+        return self.sandbox.run(request, out_dir, cancel)
 
 
 @pytest.fixture(params=RUNNERS, scope="module")
@@ -187,8 +189,8 @@ def test_the_candidates_process_is_kept_from_the_trusted_side(runner, small_task
     trusted = ("import os\nr = int(os.environ['LMRBENCH_CALL_FDS'].split(',')[0])\n"
                "print('trusted', os.getuid(), 'worker', os.fdopen(r).readline().strip())")
     worker = Worker(tree=TreeView(small_task.repo_dir), argv=py(probe))
-    res = runner.sandbox.run(small_task, small_task.repo_dir, py(trusted), timeout=120, worker=worker,
-                             trusted=runner.warm)
+    res = runner.sandbox.run(SandboxRequest(small_task, small_task.repo_dir, py(trusted), 120, worker=worker,
+                                            variant=Golden() if runner.warm else None))
     assert res.exit_code == 0 and res.infra_error is None, res
     said = next(line.split() for line in res.output.splitlines() if line.startswith("trusted "))
     trusted_uid, worker_uid, seen = said[1], said[3], said[4]

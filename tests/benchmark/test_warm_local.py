@@ -11,6 +11,7 @@ import pytest
 from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Golden, Masked
 from lmrbench.harness.variant import evaluate_variant
@@ -40,7 +41,8 @@ def runner(cache):
 
 
 def _probe(runner: LocalRunner, task, trusted: bool) -> dict[str, str]:
-    res = runner.run(task, task.repo_dir, ["python", "-c", PROBE], timeout=60, trusted=trusted)
+    res = runner.run(SandboxRequest(task, task.repo_dir, ["python", "-c", PROBE], 60,
+                                    variant=Golden() if trusted else None))
     assert res.exit_code == 0, res.output
     words = res.output.split()
     return dict(zip(words[::2], words[1::2], strict=False))

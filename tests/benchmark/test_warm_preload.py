@@ -17,6 +17,7 @@ from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.core.taskset import Task
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
@@ -66,7 +67,8 @@ def test_a_dotted_module_is_preloaded_and_a_failing_one_left_to_the_run(runner, 
     task = _with_probe(runner, small_task)
     preload = ("lmrprobe", "lmrprobe.bad", "lmrprobe.nosuch", "lmrprobe.sub.leaf")
     for _ in range(2):  # the warm boot's first run and a later one
-        res = runner.run(task, task.repo_dir, ["python", "-c", PROBE], timeout=60, trusted=True, preload=preload)
+        res = runner.run(SandboxRequest(task, task.repo_dir, ["python", "-c", PROBE], 60, preload=preload,
+                                        variant=Golden()))
         assert res.exit_code == 0, res.output
         got = dict(line.split(" ", 1) for line in res.output.splitlines() if line.count(" ") == 1)
         assert got["inherited"] == "True"

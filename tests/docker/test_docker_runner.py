@@ -16,8 +16,8 @@ from lmrbench.benchmark.sandbox.environments.containers import RUN_LABEL
 from lmrbench.benchmark.sandbox.running.docker import DockerRunner
 from lmrbench.core.taskset import load_task
 from lmrbench.errors import LmrError
-from lmrbench.harness.pytest_run import run_pytest
-from lmrbench.harness.request import RunRequest
+from lmrbench.harness.pytest_run import pytest_request, run_pytest
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.schemas.testrun import TestStatus
 
@@ -43,7 +43,7 @@ def _hostile(tmp_path: Path, body: str):
 
 
 def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
-    report = run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(small_task, small_task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
     assert [c.test_id for c in report.cases] == [
         "unit_test.test_vec::test_dot",
@@ -52,7 +52,7 @@ def test_golden_passes_and_masked_fails(runner, small_task, tmp_path):
     assert report.sandbox == "docker" and report.exit_code == 0
 
     masked = _hostile(tmp_path / "m", "raise NotImplementedError")
-    report = run_pytest(runner, RunRequest(masked, masked.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(masked, masked.repo_dir, TESTS, 60))
     assert report.status is TestStatus.FAILED
     assert "NotImplementedError" in report.cases[0].message
 
@@ -95,7 +95,7 @@ def test_numpy_task_builds_from_the_wheelhouse_without_an_index(runner, tmp_path
         "\n\ndef test_np():\n    assert dot(np.ones(3), np.ones(3)) == 3\n"
     )
     task = write_small_task(tmp_path / "b", requirements="numpy\n", tests=tests)
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 120))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 120))
     assert report.status is TestStatus.PASSED, report.detail + report.log_tail
 
 
@@ -108,7 +108,7 @@ def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path
         "import shutil; shutil.rmtree('unit_test')\n"
         "socket.create_connection(('1.1.1.1', 53), timeout=3)\n"
     )
-    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60, out_dir=out)
+    res = runner.run(SandboxRequest(small_task, small_task.repo_dir, ["python", "-c", code], 60), out)
     assert "uid 1000" in res.output
     assert res.exit_code != 0 and ("Network is unreachable" in res.output or "Errno" in res.output)
     assert (out / "seen.txt").read_text() == "unit_test"
@@ -118,7 +118,7 @@ def test_runs_as_non_root_without_network_on_a_copy(runner, small_task, tmp_path
 def test_os_exit_zero_at_import_is_not_a_pass(runner, tmp_path):
     goal = "import os\nprint('2 passed PASSED')\nos._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.exit_code == 0
     assert report.status is TestStatus.ERROR, report
 
@@ -136,7 +136,7 @@ def test_a_forged_report_and_seal_are_detected(runner, tmp_path):
         "os._exit(0)\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR
     assert "not sealed" in report.detail
 
@@ -149,20 +149,20 @@ def test_a_report_rewritten_after_the_session_is_detected(runner, tmp_path):
         "\n\n\ndef dot(a, b):\n    return 0\n"
     )
     task = write_small_task(tmp_path / "bench", goal=goal)
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR and "not sealed" in report.detail
 
 
 def test_a_candidate_that_kills_its_own_process_is_an_error(runner, tmp_path):
     task = _hostile(tmp_path, "import signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.status is TestStatus.ERROR and report.exit_code == 137
 
 
 def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine):
     runner = Sandbox(DockerRunner(base_image=base_image, memory="256m"))
     task = _hostile(tmp_path, "x = bytearray(1 << 30)\nx[::4096] = b'1' * len(x[::4096])\nreturn 0")
-    report = run_pytest(runner, RunRequest(task, task.repo_dir, TESTS, 60))
+    report = run_pytest(runner, pytest_request(task, task.repo_dir, TESTS, 60))
     assert report.status in (TestStatus.FAILED, TestStatus.ERROR)
     assert "MemoryError" in report.log_tail or "out of memory" in report.log_tail
     assert _leftover_containers(docker_engine, task) == []
@@ -171,11 +171,10 @@ def test_memory_hog_is_stopped_by_the_limit(base_image, tmp_path, docker_engine)
 def test_filling_the_disk_stops_at_the_work_folder_limit(base_image, small_task):
     runner = Sandbox(DockerRunner(base_image=base_image, work_size="32m", tmp_size="16m"))
     code = "open('big', 'wb').write(b'0' * (256 << 20))"
-    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
+    res = runner.run(SandboxRequest(small_task, small_task.repo_dir, ["python", "-c", code], 60))
     assert res.exit_code == 1 and "No space left on device" in res.output
-    res = runner.run(
-        small_task, small_task.repo_dir, ["sh", "-c", "echo x > /home/x || echo denied"], timeout=60
-    )
+    res = runner.run(SandboxRequest(small_task, small_task.repo_dir, ["sh", "-c", "echo x > /home/x || echo denied"],
+                                    60))
     assert "Read-only file system" in res.output
 
 
@@ -185,7 +184,7 @@ def test_pid_limit_holds(base_image, small_task):
         "import threading, time\n"
         "for i in range(64):\n    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
     )
-    res = runner.run(small_task, small_task.repo_dir, ["python", "-c", code], timeout=60)
+    res = runner.run(SandboxRequest(small_task, small_task.repo_dir, ["python", "-c", code], 60))
     assert res.exit_code == 1 and "can't start new thread" in res.output
 
 
@@ -197,9 +196,8 @@ def test_existing_uid_and_gid_do_not_break_the_build(base_image, tmp_path):
     task = write_small_task(tmp_path).path
     # 65534 is nobody/nogroup in Debian: the user and group already exist in the base image.
     runner = Sandbox(DockerRunner(base_image=base_image, uid=65534, gid=65534))
-    res = runner.run(
-        load_task(task), task / "vecrepo", ["sh", "-c", "id -u; python -m pytest -q unit_test"], timeout=120
-    )
+    res = runner.run(SandboxRequest(load_task(task), task / "vecrepo",
+                                    ["sh", "-c", "id -u; python -m pytest -q unit_test"], 120))
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0] == "65534" and "2 passed" in res.output
 
@@ -226,7 +224,7 @@ def test_an_official_style_dockerfile_still_builds_where_its_base_exists(base_im
     try:
         assert tag.startswith("lmrbench-task-3-tiny:")
         assert any(line.startswith("warning:") and "golden files" in line for line in logged)
-        res = runner.run(load_task(task), task / "vecrepo", ["ls", "/workspace"], timeout=60)
+        res = runner.run(SandboxRequest(load_task(task), task / "vecrepo", ["ls", "/workspace"], 60))
         assert "info.json" in res.output.split()
     finally:
         runner.transport.client.images.remove(tag)
@@ -248,7 +246,7 @@ def test_two_jobs_of_one_task_share_one_image(runner, small_task):
         tags = list(pool.map(lambda _: runner.prepare(small_task), range(2)))
         reports = list(
             pool.map(
-                lambda _: run_pytest(runner, RunRequest(small_task, small_task.repo_dir, TESTS, 60)), range(2)
+                lambda _: run_pytest(runner, pytest_request(small_task, small_task.repo_dir, TESTS, 60)), range(2)
             )
         )
     assert tags[0] == tags[1]
@@ -288,9 +286,10 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 task = write_small_task(Path({root!r}), name="8-Interrupt")
-Sandbox(DockerRunner(base_image={base!r})).run(task, task.repo_dir, ["sleep", "120"], timeout=120)
+Sandbox(DockerRunner(base_image={base!r})).run(SandboxRequest(task, task.repo_dir, ["sleep", "120"], 120))
 """
 
 
@@ -318,7 +317,7 @@ def test_a_tree_too_big_for_the_work_folder_is_an_infrastructure_error(base_imag
     tree.mkdir()
     (tree / "blob.bin").write_bytes(os.urandom(24 << 20))
     runner = Sandbox(DockerRunner(base_image=base_image, work_size="8m"))
-    res = runner.run(small_task, tree, ["true"], timeout=60)
+    res = runner.run(SandboxRequest(small_task, tree, ["true"], 60))
     assert res.infra_error and "cannot unpack the tree" in res.infra_error
-    report = run_pytest(runner, RunRequest(small_task, tree, TESTS, 60))
+    report = run_pytest(runner, pytest_request(small_task, tree, TESTS, 60))
     assert report.status is TestStatus.INFRA_ERROR

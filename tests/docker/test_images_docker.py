@@ -14,6 +14,7 @@ from helpers.vec_task import unique_requirement, write_small_task
 from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG, BASE_LABEL, bootstrap_base_image
 from lmrbench.cli.main import app
 from lmrbench.errors import LmrError
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 
 
@@ -68,8 +69,8 @@ def test_tasks_of_one_environment_share_one_image_and_prune_keeps_it_for_the_tas
         assert any(line.startswith(f"building {tag_a}") for line in built.lines), built.lines
         assert not any(line.startswith("building") for line in shared.lines), shared.lines
         assert f"{tag_b}: the image of {tag_a}, whose environment is the same" in shared.lines
-        res = runner.run(second, second.repo_dir, ["python", "-c", "import iniconfig, os; print(os.getcwd())"],
-                         timeout=120)
+        res = runner.run(SandboxRequest(second, second.repo_dir,
+                                        ["python", "-c", "import iniconfig, os; print(os.getcwd())"], 120))
         assert res.exit_code == 0, res.output
         rows = [r for r in inventory(docker_engine) if r.tag in (tag_a, tag_b)]
         assert sorted(r.task for r in rows) == ["7-ShareA", "7-shareb"]  # the second named by its tag

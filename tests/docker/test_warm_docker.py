@@ -7,7 +7,9 @@ import pytest
 
 from helpers.docker_engine import owned_containers
 from lmrbench.benchmark.sandbox.running.docker import DockerRunner
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Golden
 
 # the container's name (its hostname), whether the zygote's preload is here, what the last run left behind
 PROBE = """
@@ -35,7 +37,8 @@ def runner(base_image):
 
 
 def _run(runner, task, code: str, *, trusted: bool, timeout: float = 120):
-    return runner.run(task, task.repo_dir, ["python", "-c", code], timeout=timeout, trusted=trusted)
+    return runner.run(SandboxRequest(task, task.repo_dir, ["python", "-c", code], timeout,
+                                     variant=Golden() if trusted else None))
 
 
 def _fields(output: str) -> dict[str, str]:

@@ -86,3 +86,12 @@ def read_tree_file(tree: Tree, rel: str) -> bytes | None:
         return tree.read_bytes(rel)
     path = Path(tree) / rel
     return path.read_bytes() if path.is_file() else None
+
+
+def describe(tree: Tree) -> str:
+    """What a run's tree is, in one line: a folder, or a view (its base, what it leaves out, what it writes
+    over it)."""
+    if isinstance(tree, Path):
+        return str(tree)
+    over = f"; written over it: {', '.join(sorted(tree.files))}" if tree.files else ""
+    return f"{tree.base} less {len(tree.drop)} paths{over}"

@@ -19,8 +19,10 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from lmrbench.core.sandbox import RunResult
+from lmrbench.core.treeview import describe
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, read_capped, staging_dir
+from lmrbench.harness.request import RunRequest
 from lmrbench.harness.seal_key import authenticate, unwrap, wrap
 from lmrbench.schemas.evidence import RunSpec, UnitRecord
 from lmrbench.schemas.testrun import TestReport
@@ -70,6 +72,28 @@ class Evidence:
     runs: list[RunEvidence] = field(default_factory=list)
     isolation: str | None = None
     shared_why: str = ""
+    journal: Path | None = None
+    """Where each command's spec is written (``run-<n>/spec.json``, without its key) before it starts and again
+    when it ends: what a killed or cancelled run ran. The caller removes it once the unit's evidence is kept."""
+
+
+def spec_of(request: RunRequest, sandbox: str) -> RunSpec:
+    """The spec of a test command, as decided before it starts."""
+    command = request.command
+    variant = command.variant.kind if command.variant is not None else None
+    return RunSpec(kind=request.kind, argv=list(command.argv), test_files=list(request.test_files),
+                   env=dict(command.env), timeout=command.timeout, variant=variant, split=command.worker is not None,
+                   expected_ids=request.expected_ids, sandbox=sandbox,  # type: ignore[arg-type]
+                   tree=describe(command.tree), worker_tree=describe(command.worker.tree) if command.worker else "",
+                   key=request.key.hex(), ended=False)
+
+
+def start_run(evidence: Evidence | None, request: RunRequest, sandbox: str) -> RunSpec:
+    """The spec of a command about to start, written into the evidence's journal first (when it has one)."""
+    spec = spec_of(request, sandbox)
+    if evidence is not None:
+        _journal(evidence, len(evidence.runs) + 1, spec)
+    return spec
 
 
 def record_run(evidence: Evidence | None, spec: RunSpec, res: RunResult, files: dict[str, bytes | None]) -> None:
@@ -77,9 +101,29 @@ def record_run(evidence: Evidence | None, spec: RunSpec, res: RunResult, files: 
     if evidence is None:
         return
     spec = spec.model_copy(update={"exit_code": res.exit_code, "timed_out": res.timed_out,
-                                   "duration": res.duration, "infra_error": res.infra_error})
+                                   "duration": res.duration, "infra_error": res.infra_error, "ended": True})
     kept = {name: data for name, data in files.items() if data is not None}
     evidence.runs.append(RunEvidence(spec, kept, res.output, res.worker_output))
+    _journal(evidence, len(evidence.runs), spec)
+
+
+def _journal(evidence: Evidence, n: int, spec: RunSpec) -> None:
+    """Write ``spec`` (without its key) as the journal's ``run-<n>/spec.json``."""
+    if evidence.journal is None:
+        return
+    path = evidence.journal / f"run-{n}" / SPEC_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, spec.model_copy(update={"key": ""}).model_dump_json(indent=2).encode() + b"\n")
+    except OSError as exc:
+        raise LmrError(f"cannot write the run's spec: {exc.strerror or exc}", path) from None
+
+
+def end_journal(journal: Path | None) -> None:
+    """Remove a unit's journal once its evidence is kept (or it ran no command)."""
+    if journal is not None:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(journal)
 
 
 def unit_record(purpose: str, ordinal: int, key: str, report: TestReport, evidence: Evidence | None, *,
@@ -97,8 +141,14 @@ def _capped(data: bytes) -> tuple[bytes, bool]:
     return (data[-MAX_FILE:], True) if len(data) > MAX_FILE else (data, False)
 
 
+_ADDED = {"variant": None, "tree": "", "worker_tree": "", "ended": True}
+"""Fields a spec gained after evidence was first kept: left out of its tag at these values, so that evidence
+kept before them stays sealed."""
+
+
 def _tag_spec(spec: RunSpec, create: bool = True) -> str:
-    return authenticate(spec.model_dump_json(exclude={"auth"}).encode(), create=create)
+    unset = {name for name, value in _ADDED.items() if getattr(spec, name) == value}
+    return authenticate(spec.model_dump_json(exclude={"auth", *unset}).encode(), create=create)
 
 
 def _tag_record(record: UnitRecord, create: bool = True) -> str:

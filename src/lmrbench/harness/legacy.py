@@ -16,15 +16,17 @@ import tempfile
 import threading
 from pathlib import Path
 
-from lmrbench.core.sandbox import RunResult
+from lmrbench.core.sandbox import RunResult, Worker
+from lmrbench.core.taskset import Task
+from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.harness.evidence import Evidence, record_run
-from lmrbench.harness.request import RunRequest
+from lmrbench.harness.evidence import Evidence, record_run, start_run
+from lmrbench.harness.request import RunRequest, SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.tagged import TaggedVariant
 from lmrbench.runtime import PROTOCOL, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_wire import loads_bounded
-from lmrbench.schemas.evidence import RunSpec
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 LEGACY_MARKERS = ("Test Passed", "Test Failed")
@@ -196,32 +198,34 @@ def _strings(value: object) -> list[str]:
     return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
 
 
-def run_legacy(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
-               evidence: Evidence | None = None) -> TestReport:
-    """Run the request's official script-style tests on its tree and decide from their logs, exit codes and
-    endings.
-
-    With a worker (a split run) the goal functions run in the worker's process, so nothing the candidate does
-    can write the logs, print into the scripts' output or end a script early with a status of its choosing.
-    ``evidence``: where the run's spec, sealed result and whole output are recorded.
-    """
-    task, tree, test_files, timeout = request.task, request.tree, request.test_files, request.timeout
-    env, worker, trusted = request.env, request.worker, request.trusted
-    argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
+def legacy_request(task: Task, tree: Tree, test_files: list[str], timeout: float, *,
+                   env: dict[str, str] | None = None, worker: Worker | None = None,
+                   variant: TaggedVariant | None = None, preload: tuple[str, ...] = ()) -> RunRequest:
+    """The command that runs the official script-style ``test_files`` on a copy of ``tree`` under the driver,
+    with a fresh seal key; with a worker (a split run) the goal functions run in the worker's process, so
+    nothing the candidate does can write the logs, print into the scripts' output or end a script early."""
     key = secrets.token_hex(32).encode()
     files = {KEY_FILE: key, **runtime_files((PROTOCOL,)), **(trusted_split_files() if worker else {})}
+    argv = ["python", "-c", _DRIVER, _WRAPPER, *test_files]
+    command = SandboxRequest(task, tree, argv, timeout, dict(env or {}), files, worker, variant, tuple(preload))
+    return RunRequest(command, "legacy", list(test_files), None, key)
+
+
+def run_legacy(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
+               evidence: Evidence | None = None) -> TestReport:
+    """Run the request's official script-style tests and decide from their logs, exit codes and endings.
+    ``evidence``: where the run's spec (written before it starts), sealed result and whole output are
+    recorded."""
+    spec = start_run(evidence, request, sandbox.name)
     with tempfile.TemporaryDirectory(prefix="lmrbench-legacy-out-") as out:
-        run = sandbox.run(task, tree, argv, timeout=timeout, env=env, out_dir=Path(out), harness_files=files,
-                          worker=worker, cancel=cancel, trusted=trusted, preload=request.preload)
+        run = sandbox.run(request.command, Path(out), cancel)
         try:
             raw: bytes | None = read_capped(Path(out) / RESULT_FILE, 5_000_000)
         except LmrError:
             raw = None
-    spec = RunSpec(kind="legacy", argv=argv, test_files=list(test_files), env=dict(env or {}), timeout=timeout,
-                   trusted=trusted, split=worker is not None, sandbox=sandbox.name,  # type: ignore[arg-type]
-                   key=key.hex())
     record_run(evidence, spec, run, {RESULT_FILE: raw})
-    return decide_legacy(run, raw, key, test_files, sandbox=sandbox.name, timeout=timeout)
+    return decide_legacy(run, raw, request.key, request.test_files, sandbox=sandbox.name,
+                         timeout=request.command.timeout)
 
 
 def decide_legacy(run: RunResult, raw: bytes | None, key: bytes, test_files: list[str], *, sandbox: str,

@@ -17,19 +17,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lmrbench import jsonsafe
-from lmrbench.core.sandbox import RunResult
+from lmrbench.core.sandbox import RunResult, Worker
+from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree, read_tree_file
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import read_capped
-from lmrbench.harness.evidence import Evidence, record_run
+from lmrbench.harness.evidence import Evidence, record_run, start_run
 from lmrbench.harness.junit import parse_junit
-from lmrbench.harness.request import RunRequest
+from lmrbench.harness.request import RunRequest, SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.split import id_matches
+from lmrbench.harness.tagged import TaggedVariant
 from lmrbench.runtime import PROTOCOL, PROXY_PLUGIN, SEAL_PLUGIN, runtime_files, trusted_split_files
 from lmrbench.runtime.lmrbench_protocol import ENV_WATCH_READS as WATCH_READS
 from lmrbench.runtime.lmrbench_protocol import READS_NAME, seal_digest
-from lmrbench.schemas.evidence import RunSpec
 from lmrbench.schemas.testrun import TestCaseResult, TestReport, TestStatus
 
 PLUGIN_MODULE = SEAL_PLUGIN
@@ -101,42 +102,35 @@ def harness_files(key: bytes, *, split: bool = False) -> dict[str, bytes]:
     return {**files, **trusted_split_files()} if split else files
 
 
-def run_pytest(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
-               evidence: Evidence | None = None) -> TestReport:
-    """Run the request's test files (relative to the repo) on a copy of its tree and decide the status.
-
-    With a worker (a split run) the goal functions run in the worker's process; the request's ``env`` then
-    names them. ``evidence``: where the run's spec, reports and whole output are recorded.
-    """
-    task, tree, test_files, timeout = request.task, request.tree, request.test_files, request.timeout
-    expected_ids, env, worker, trusted = request.expected_ids, request.env, request.worker, request.trusted
+def pytest_request(task: Task, tree: Tree, test_files: list[str], timeout: float, *,
+                   expected_ids: list[str] | None = None, env: dict[str, str] | None = None,
+                   worker: Worker | None = None, variant: TaggedVariant | None = None,
+                   preload: tuple[str, ...] = ()) -> RunRequest:
+    """The pytest command of ``test_files`` (relative to the repository) on a copy of ``tree``, with a fresh seal
+    key; with a worker (a split run) the goal functions run in the worker's process, and ``env`` names them."""
     key = secrets.token_bytes(32)
     split = worker is not None
-    argv = pytest_argv(test_files, split=split)
+    command = SandboxRequest(task, tree, pytest_argv(test_files, split=split), timeout, dict(env or {}),
+                             harness_files(key, split=split), worker, variant, tuple(preload))
+    return RunRequest(command, "pytest", list(test_files), expected_ids, key)
+
+
+def run_pytest(sandbox: Sandbox, request: RunRequest, cancel: threading.Event | None = None,
+               evidence: Evidence | None = None) -> TestReport:
+    """Run the request's command and decide the status from its sealed junit report. ``evidence``: where the
+    run's spec (written before it starts), reports and whole output are recorded."""
+    command, key = request.command, request.key
+    spec = start_run(evidence, request, sandbox.name)
     with tempfile.TemporaryDirectory(prefix="lmrbench-out-") as out:
-        res = sandbox.run(
-            task,
-            tree,
-            argv,
-            timeout=timeout,
-            env=env,
-            out_dir=Path(out),
-            harness_files=harness_files(key, split=split),
-            worker=worker,
-            cancel=cancel,
-            trusted=trusted,
-            preload=request.preload,
-        )
+        res = sandbox.run(command, Path(out), cancel)
         junit = _read(Path(out) / JUNIT_NAME, MAX_JUNIT)
         seal = _read(Path(out) / SEAL_NAME, 1 << 20)
-        reads = _read(Path(out) / READS_NAME, 4 << 20) if (env or {}).get(WATCH_READS) else None
+        reads = _read(Path(out) / READS_NAME, 4 << 20) if command.env.get(WATCH_READS) else None
     valid, _, loaded = read_seal(seal, key, junit)
-    held = tree_digests(tree, sorted(loaded)) if valid else {}  # only paths that pytest's own session named
-    spec = RunSpec(kind="pytest", argv=argv, test_files=list(test_files), env=dict(env or {}), timeout=timeout,
-                   trusted=trusted, split=split, expected_ids=expected_ids, sandbox=sandbox.name,  # type: ignore[arg-type]
-                   key=key.hex(), conftests=held)
+    held = tree_digests(command.tree, sorted(loaded)) if valid else {}  # only paths pytest's own session named
+    spec = spec.model_copy(update={"conftests": held})
     record_run(evidence, spec, res, {JUNIT_NAME: junit, SEAL_NAME: seal, READS_NAME: reads})
-    report = decide(res, junit, seal, key, expected_ids, sandbox=sandbox.name, held=held)
+    report = decide(res, junit, seal, key, request.expected_ids, sandbox=sandbox.name, held=held)
     return with_reads(report, reads)
 
 

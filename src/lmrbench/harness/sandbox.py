@@ -17,10 +17,10 @@ from pathlib import Path
 
 from lmrbench.core.sandbox import Environment, RunResult, SandboxKind, Transport, Worker
 from lmrbench.core.taskset import Task
-from lmrbench.core.treeview import Tree
 from lmrbench.core.warm_pool import Pool
 from lmrbench.errors import LmrError
 from lmrbench.harness import payload
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.warm import (
     GRACE_SECONDS,
     Streams,
@@ -54,38 +54,26 @@ class Sandbox:
         """Make the task's environment ready (image or venv, cached by hash); return its id."""
         return self.transport.prepare(task, rebuild=rebuild, progress=progress, cancel=cancel)
 
-    def run(
-        self,
-        task: Task,
-        tree: Tree,
-        argv: list[str],
-        *,
-        timeout: float,
-        env: dict[str, str] | None = None,
-        out_dir: Path | None = None,
-        network: bool = False,
-        harness_files: dict[str, bytes] | None = None,
-        worker: Worker | None = None,
-        cancel: threading.Event | None = None,
-        trusted: bool = False,
-        preload: tuple[str, ...] = (),
-    ) -> RunResult:
-        """Run ``argv`` in a fresh copy of ``tree`` (never the tree itself) and return how it ended; the out
-        folder's files are written under ``out_dir``. ``cancel`` ends the run (every process of it) and raises
-        :class:`~lmrbench.progress.Cancelled`. ``trusted``: the code under test is the task's own (golden,
-        masked, a mutant), so a warm boot that imported ``preload`` (and the worker's frameworks, and pytest)
-        once may serve it."""
+    def run(self, request: SandboxRequest, out_dir: Path | None = None,
+            cancel: threading.Event | None = None) -> RunResult:
+        """Run the request's command in a fresh copy of its tree (never the tree itself) and return how it
+        ended; the out folder's files are written under ``out_dir``. ``cancel`` ends the run (every process of
+        it) and raises :class:`~lmrbench.progress.Cancelled`. When the code under test is the task's own (the
+        request's variant says so), a warm boot that imported its ``preload`` (and the worker's frameworks, and
+        pytest) once may serve it."""
         t0 = time.monotonic()
+        task, argv, worker, timeout = request.task, request.argv, request.worker, request.timeout
         try:
             environment = self.transport.environment(task)
-            data = payload.payload(tree, harness_files or {}, worker)
+            data = payload.payload(request.tree, request.harness_files, worker)
         except LmrError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=str(exc))
         except OSError as exc:
             return RunResult(None, False, "", time.monotonic() - t0, infra_error=f"cannot read the tree: {exc}")
-        run_env = {**(env or {}), **environment.env}
-        if trusted and self.warm and not network:
-            served = self._run_warm(task, environment, argv, worker, run_env, data, timeout, cancel, preload)
+        run_env = {**request.env, **environment.env}
+        if request.warm_ok and self.warm:
+            served = self._run_warm(task, environment, argv, worker, run_env, data, timeout, cancel,
+                                    request.preload)
             if served is not None:
                 return payload.closing(*served, out_dir)
             check_cancel(cancel)  # a warm boot killed by the cancel is no reason to start a cold one
@@ -93,7 +81,7 @@ class Sandbox:
             command = payload.boot_argv(root, argv, worker, timeout=timeout, env=run_env, ids=environment.ids,
                                         reads=list(environment.reads) if environment.reads else None)
             result, stdout = self.transport.spawn(task, environment, root, command, data, timeout=timeout,
-                                                  t0=time.monotonic(), network=network, cancel=cancel)
+                                                  t0=time.monotonic(), network=request.network, cancel=cancel)
         return payload.closing(result, stdout, out_dir)
 
     def _run_warm(self, task: Task, environment: Environment, argv: list[str], worker: Worker | None,

@@ -1,83 +1,35 @@
-"""The run as a spec, built first: a tagged variant that carries its trust, and one planning step that turns a
-task, an implementation and a variant into the commands of its run, or the reason it cannot be run.
+"""The run as a spec, built first: a tagged variant that carries its trust, and one planning step that turns a task,
+an implementation and a variant into the commands of its run, or the reason it cannot be run.
 
 ``plan_variant`` decides everything a run needs before anything starts (SWE-bench's ``make_test_spec`` before
 ``run_instance``): split or shared, the trees each side reads, the candidate's worker, the test files of each
-command (pytest, then the official scripts), the ids they must report, the environment and the modules a warm
-boot may preload. A candidate that cannot be built (a goal function gone, a syntax error, a file the folder
-lacks) is ``Rejected``, with its reason: a wrong answer. The task's own code that cannot be built is a broken
-task, an ``LmrError``.
+command (pytest, then the official scripts), their argv, harness files and seal keys, the ids they must report, the
+environment and the modules a warm boot may preload: one ``request.RunRequest`` per command, which the executors
+(``pytest_run.run_pytest``, ``legacy.run_legacy``) write down as its spec before it starts. A candidate that cannot
+be built (a goal function gone, a syntax error, a file the folder lacks) is ``Rejected``, with its reason: a wrong
+answer. The task's own code that cannot be built is a broken task, an ``LmrError``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
-from lmrbench.core.source.tree import Variant, build_tree, candidate_view, trusted_view
+from lmrbench.core.source.tree import build_tree, candidate_view, trusted_view
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.core.trust import impl_test_files, isolation_of
 from lmrbench.errors import LmrError
 from lmrbench.harness.import_closure import closure_modules
-from lmrbench.harness.legacy import is_legacy_test
-from lmrbench.harness.pytest_run import WATCH_READS
+from lmrbench.harness.legacy import is_legacy_test, legacy_request
+from lmrbench.harness.pytest_run import WATCH_READS, pytest_request
 from lmrbench.harness.request import RunRequest
 from lmrbench.harness.split import declared_ids, framework_modules, goal_modules, goals_env, make_worker
+from lmrbench.harness.tagged import Candidate, Golden, Masked, Mutant, TaggedVariant
 from lmrbench.schemas.task_info import Implementation
 
-
-@dataclass(frozen=True)
-class Golden:
-    """The task's golden code (trusted)."""
-
-    trusted: ClassVar[bool] = True
-
-    def source(self) -> Variant:
-        """What the tree builder splices in."""
-        return "golden"
-
-
-@dataclass(frozen=True)
-class Masked:
-    """The task as shipped, its goal functions masked (trusted)."""
-
-    trusted: ClassVar[bool] = True
-
-    def source(self) -> Variant:
-        """What the tree builder splices in."""
-        return "masked"
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """The golden code with one mistake made in it, as goal files (trusted: the task's own code)."""
-
-    files: dict[str, str]
-    trusted: ClassVar[bool] = True
-
-    def source(self) -> Variant:
-        """What the tree builder splices in."""
-        return dict(self.files)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A model's or agent's answer (untrusted): goal files already read as data, or a folder shaped like the
-    repository (or the task folder) holding them."""
-
-    files: dict[str, str] = field(default_factory=dict)
-    folder: Path | None = None
-    trusted: ClassVar[bool] = False
-
-    def source(self) -> Variant:
-        """What the tree builder splices in."""
-        return self.folder if self.folder is not None else dict(self.files)
-
-
-TaggedVariant = Golden | Masked | Mutant | Candidate
-"""What fills the goal functions of a run, its kind and trust stated by its type."""
+__all__ = ["Candidate", "Golden", "Masked", "Mutant", "Plan", "Rejected", "RunOptions", "TaggedVariant",
+           "plan_variant"]
 
 
 @dataclass(frozen=True)
@@ -137,13 +89,13 @@ def plan_variant(task: Task, impl: Implementation, variant: TaggedVariant, optio
     preload = closure_modules(task, impl) if variant.trusted else ()
     legacy = [f for f in files if is_legacy_test(task.repo_dir / f)]  # test files are the task's own
     modern = [f for f in files if f not in legacy]
-    requests = []
+    requests: list[RunRequest] = []
     if modern:
         wanted = declared_ids(task, modern)
         wanted += [i for i in options.expected_ids or [] if i not in legacy and i not in wanted]
-        requests.append(RunRequest(task, tree, modern, options.timeout, wanted or None, env, worker, variant.trusted,
-                                   preload, "pytest"))
+        requests.append(pytest_request(task, tree, modern, options.timeout, expected_ids=wanted or None, env=env,
+                                       worker=worker, variant=variant, preload=preload))
     if legacy:  # legacy reports use the scripts' paths as ids: every script must pass
-        requests.append(RunRequest(task, tree, legacy, options.timeout, None, env, worker, variant.trusted, preload,
-                                   "legacy"))
+        requests.append(legacy_request(task, tree, legacy, options.timeout, env=env, worker=worker,
+                                       variant=variant, preload=preload))
     return Plan(requests, mode, why)

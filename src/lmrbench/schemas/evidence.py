@@ -8,9 +8,9 @@ and one ``run-<n>/`` per sandbox command it made: ``spec.json`` (``RunSpec``), t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmrbench.schemas.testrun import TestReport
 
@@ -34,8 +34,19 @@ class RunSpec(BaseModel):
     """The environment the harness gave the command."""
     timeout: float
     """Its wall-clock limit, in seconds."""
+    variant: Literal["golden", "masked", "mutant", "candidate"] | None = None
+    """What filled the goal functions (None: evidence kept before the variant was named)."""
     trusted: bool = False
-    """True when the code under test was the task's own (golden, masked, mutant, tolerance runs)."""
+    """True when the code under test was the task's own (golden, masked, mutant, tolerance runs): what
+    ``variant`` says, when it is named."""
+    tree: str = ""
+    """The tree the command ran in: the task's repository as a view (split runs), or the folder the variant
+    was spliced into (shared runs)."""
+    worker_tree: str = ""
+    """The candidate's tree of a split run ('' for a shared run)."""
+    ended: bool = True
+    """False while the command runs: the spec is written before it starts, so a killed run still says what it
+    ran; its result is added when it ends."""
     split: bool = False
     """True when the goal functions ran in a process of their own (the candidate's worker)."""
     expected_ids: list[str] | None = None
@@ -67,6 +78,14 @@ class RunSpec(BaseModel):
     auth: str = ""
     """The machine seal key's tag of this spec (every other field, ``files`` included): an edited spec or file
     is no longer sealed."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trust_of_variant(cls, data: Any) -> Any:
+        """The trust of a named variant is the variant's: only a candidate is untrusted."""
+        if isinstance(data, dict) and data.get("variant") and "trusted" not in data:
+            return {**data, "trusted": data["variant"] != "candidate"}
+        return data
 
 
 class UnitRecord(BaseModel):

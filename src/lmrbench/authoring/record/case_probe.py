@@ -23,6 +23,7 @@ from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, 
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.runtime.lmrbench_values import digest as value_digest
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -140,8 +141,8 @@ def probe_calls(
            "targets": job_targets, "search_budget": SEARCH_BUDGET}
     files["probe/job.json"] = json.dumps(job).encode("utf-8")
     out.mkdir(parents=True, exist_ok=True)
-    result = sandbox.run(task, tree, ["python3", "-m", "lmrbench_probe"], timeout=PROBE_TIMEOUT, out_dir=out,
-                         harness_files=files, cancel=cancel)
+    request = SandboxRequest(task, tree, ["python3", "-m", "lmrbench_probe"], PROBE_TIMEOUT, harness_files=files)
+    result = sandbox.run(request, out, cancel)
     report = out / "probe.json"
     if result.infra_error or result.exit_code != 0 or not report.is_file():
         why = result.infra_error or (result.output.strip().splitlines() or ["no output"])[-1]

@@ -41,6 +41,7 @@ from lmrbench.core.sandbox import RunResult
 from lmrbench.core.source.tree import build_tree
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError, UsageError
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
@@ -123,16 +124,9 @@ def record_tests(
         sandbox.prepare(task, progress=progress, cancel=cancel)
         check_cancel(cancel)
         progress.start(f"running `{command}`", None)
-        result = sandbox.run(
-            task,
-            tree,
-            ["sh", "-c", RECORD_PRELUDE + command],
-            timeout=timeout,
-            env={ENV_RECORD_SPEC: json.dumps(spec)},
-            out_dir=out,
-            harness_files=runtime_files(RECORD_RUNTIME),
-            cancel=cancel,
-        )
+        request = SandboxRequest(task, tree, ["sh", "-c", RECORD_PRELUDE + command], timeout,
+                                 env={ENV_RECORD_SPEC: json.dumps(spec)}, harness_files=runtime_files(RECORD_RUNTIME))
+        result = sandbox.run(request, out, cancel)
         _check_run(result, command, timeout)
         models = body_models(task, impl, targets)
         pool = pool_calls(out, targets, command)

@@ -32,6 +32,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import TreeView
 from lmrbench.defaults import SUGGEST_BUDGET as DEFAULT_BUDGET
 from lmrbench.errors import EnvironmentUnavailable
+from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
@@ -200,11 +201,10 @@ def find_callers(
                 spec = {"targets": [{"file": t.file, "qualname": t.qualname} for t in wanted],
                         "max_calls": max_calls, "max_bytes": 20_000_000, "factory": None,
                         "checker": {"kind": "numeric"}, "nested": True}
-                result = sandbox.run(
-                    task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], timeout=left,
-                    env={ENV_RECORD_SPEC: json.dumps(spec)}, out_dir=out,
-                    harness_files=runtime_files(RECORD_RUNTIME), cancel=cancel,
-                )
+                request = SandboxRequest(task, TreeView(root, drop), ["sh", "-c", RECORD_PRELUDE + command], left,
+                                         env={ENV_RECORD_SPEC: json.dumps(spec)},
+                                         harness_files=runtime_files(RECORD_RUNTIME))
+                result = sandbox.run(request, out, cancel)
                 failed = _not_wrapped(out, wanted)
                 if failed is not None:
                     ref, message = failed

@@ -97,7 +97,7 @@ class RayExecutor:
     def submit(self, unit: RunUnit) -> None:
         """Start ``unit`` as a Ray task."""
         task_ref, archive = self._shipped(unit)
-        shipped = RunUnit(**{**unit.__dict__, "task": task_ref})
+        shipped = RunUnit(**{**unit.__dict__, "task": task_ref, "journal": ""})  # a folder of this machine
         ref = self._remote.remote(shipped, archive, self.sandbox_name, self._limits)
         self._refs[ref] = unit
 

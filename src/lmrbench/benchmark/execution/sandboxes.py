@@ -60,11 +60,11 @@ def get_sandbox(
     if not docker_available():
         _fallback(progress, "no Docker engine answers", untrusted)
         return _local(progress, limits, warm)
-    from lmrbench.benchmark.sandbox.environments.base_image import NoBaseImage, obtain_base_image
+    from lmrbench.benchmark.sandbox.environments.base_image import NoBaseImage
 
     runner = DockerRunner(**options)  # type: ignore[arg-type]
     try:
-        choice = obtain_base_image(runner.client, progress=progress)
+        choice = runner.base_choice(progress)
     except NoBaseImage as exc:
         _fallback(progress, str(exc), untrusted)
         return _local(progress, limits, warm)

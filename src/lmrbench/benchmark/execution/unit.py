@@ -64,6 +64,9 @@ class RunUnit:
     env: dict[str, str] = field(default_factory=dict)
     rebuild: bool = False
     """Rebuild the task's environment before the first run of this command on a machine."""
+    journal: str = ""
+    """Where its commands' specs are written before they start (``harness.evidence.Evidence.journal``), on the
+    machine that planned it; '' for none (a unit run on another machine)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ def execute(
         return UnitResult(infra_report(f"the environment could not be prepared: {exc}", sandbox.name),
                           environment_error=str(exc), environment_cause=getattr(exc, "cause", "environment"))
     impl = task.info.implementation(unit.impl)
-    evidence = Evidence()
+    evidence = Evidence(journal=Path(unit.journal) if unit.journal else None)
     try:
         report = evaluate_variant(sandbox, task, impl, unit.variant, timeout=unit.timeout,
                                   expected_ids=unit.expected_ids, env=unit.env, cancel=cancel, evidence=evidence)

@@ -23,7 +23,7 @@ from lmrbench.core.taskset import Task
 from lmrbench.core.trust import impl_test_files
 from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_text
-from lmrbench.harness.evidence import remove_units, unit_record, write_unit
+from lmrbench.harness.evidence import end_journal, remove_units, unit_record, write_unit
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.harness.spec import Candidate as CandidateVariant
 from lmrbench.harness.variant import rejected_report
@@ -177,7 +177,8 @@ def evaluate(
         key = f"{task.name}#{impl.index}"
         by_key[key] = (task, impl, cand)
         units.append(RunUnit(key=key, task=TaskRef(task.name, str(task.path)), impl=impl.index,
-                             variant=CandidateVariant(files), purpose="candidate", timeout=timeout, rebuild=rebuild))
+                             variant=CandidateVariant(files), purpose="candidate", timeout=timeout, rebuild=rebuild,
+                             journal=str(run.started_dir(task.name, impl.index))))
 
     def on_done(unit: RunUnit, res: UnitResult) -> list[RunUnit]:
         task, impl, cand = by_key[unit.key]
@@ -208,10 +209,11 @@ def keep_evidence(run: RunDir, cand: Candidate, res: UnitResult | None) -> None:
     folder = run.evidence_dir(cand.task, cand.impl)
     if res is None:
         remove_units(folder)
-        return
-    record, runs = unit_record("candidate", 0, f"{cand.task}#{cand.impl}", res.report, res.evidence,
-                               environment_error=res.environment_error, env_id=res.env_id)
-    write_unit(folder, record, runs)
+    else:
+        record, runs = unit_record("candidate", 0, f"{cand.task}#{cand.impl}", res.report, res.evidence,
+                                   environment_error=res.environment_error, env_id=res.env_id)
+        write_unit(folder, record, runs)
+    end_journal(run.started_dir(cand.task, cand.impl))
 
 
 def _record_environments(run: RunDir, sandbox: str, envs: dict[str, tuple[str, str, str]]) -> None:

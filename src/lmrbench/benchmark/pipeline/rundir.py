@@ -200,6 +200,11 @@ class RunDir:
         """What one candidate's unit-test result was decided from (see ``schemas.evidence``)."""
         return self.path / "evidence" / task / str(impl)
 
+    def started_dir(self, task: str, impl: int) -> Path:
+        """The specs of one candidate's commands, written as they start (``Evidence.journal``): what a killed
+        evaluation ran. Removed once the result and its evidence are kept."""
+        return self.path / "started" / task / str(impl)
+
     def verdict_path(self, judge: str, task: str, impl: int) -> Path:
         """Verdict of one judge on one candidate."""
         return self.path / "verdicts" / judge / task / f"{impl}.json"

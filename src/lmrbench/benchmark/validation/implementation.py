@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from lmrbench.authoring.check.check import find_leaks
 from lmrbench.authoring.task.metadata import mark_trusted
@@ -31,7 +32,7 @@ from lmrbench.benchmark.validation.plan import (
     recorded_facts,
     static_problems,
 )
-from lmrbench.benchmark.validation.store import log_file, task_fingerprint
+from lmrbench.benchmark.validation.store import log_file, task_fingerprint, unit_folder
 from lmrbench.benchmark.validation.tolerance import PROBE_RUN_ENV, precision_sensitive, probe_wanted, read_margins
 from lmrbench.benchmark.validation.weakness import blind_tests, is_weak, mutant_diff, mutant_name, weak_reasons
 from lmrbench.core.taskset import Task, load_task
@@ -77,6 +78,8 @@ class ImplCheck:
     """Every mutant of the golden code (planned when None); ``opts.max_mutants`` of them run."""
     progress: Progress = field(default_factory=NullProgress)
     env_id: str = ""
+    journal: Path | None = None
+    """Where its units' commands write their specs as they start (``store.started_dir``); None: nowhere."""
     result: ImplValidation = field(init=False)
     done: bool = False
     _golden: dict[int, TestReport] = field(default_factory=dict)
@@ -131,7 +134,7 @@ class ImplCheck:
         what = f"{purpose} {ordinal}/{of}" if ordinal else purpose
         return RunUnit(key=f"{self.label} {what}", task=ref, impl=self.impl.index, variant=variant, purpose=purpose,
                        ordinal=ordinal, timeout=timeout, expected_ids=expected, rebuild=self.opts.rebuild,
-                       env=env or {})
+                       env=env or {}, journal=str(self.journal / unit_folder(purpose, ordinal)) if self.journal else "")
 
     def first_units(self) -> list[RunUnit]:
         """The golden runs; none (and the result final) when a static problem stops the implementation, or it

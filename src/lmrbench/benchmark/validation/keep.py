@@ -12,17 +12,12 @@ from pathlib import Path
 
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
 from lmrbench.benchmark.validation.implementation import ImplCheck
-from lmrbench.benchmark.validation.store import evidence_dir
+from lmrbench.benchmark.validation.store import evidence_dir, started_dir, unit_folder
 from lmrbench.fsutil import atomic_write_text, staging_dir
-from lmrbench.harness.evidence import unit_record, write_unit
+from lmrbench.harness.evidence import end_journal, unit_record, write_unit
 from lmrbench.schemas.evidence import CheckRecord
 
 CHECK_FILE = "check.json"
-
-
-def unit_folder(purpose: str, ordinal: int) -> str:
-    """The folder of one run unit: its purpose, and its ordinal when there are several (``golden-2``)."""
-    return f"{purpose}-{ordinal}" if ordinal else purpose
 
 
 def keep_check(run_dir: Path, check: ImplCheck, runs: list[tuple[RunUnit, UnitResult]]) -> None:
@@ -41,3 +36,4 @@ def keep_check(run_dir: Path, check: ImplCheck, runs: list[tuple[RunUnit, UnitRe
                 write_unit(tmp / unit_folder(unit.purpose, unit.ordinal), record, commands)
     except OSError as exc:
         check.progress.log(f"{check.label}: warning: cannot keep the runs' evidence: {exc}")
+    end_journal(started_dir(run_dir, check.task.name, check.impl.index))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lmrbench.benchmark.execution.unit import RunUnit, UnitResult
 from lmrbench.benchmark.validation.implementation import ImplCheck
-from lmrbench.benchmark.validation.keep import CHECK_FILE, unit_folder
+from lmrbench.benchmark.validation.keep import CHECK_FILE
 from lmrbench.benchmark.validation.plan import ValidateOptions
 from lmrbench.benchmark.validation.store import (
     evidence_dir,
@@ -20,6 +20,7 @@ from lmrbench.benchmark.validation.store import (
     latest_results,
     summary_row,
     task_fingerprint,
+    unit_folder,
 )
 from lmrbench.core.taskset import Task, load_taskset
 from lmrbench.defaults import default_run_dir

@@ -39,6 +39,17 @@ def evidence_dir(run_dir: Path, task_name: str, impl_index: int) -> Path:
     return Path(run_dir) / task_name / f"impl-{impl_index}.runs"
 
 
+def started_dir(run_dir: Path, task_name: str, impl_index: int) -> Path:
+    """Where the specs of one implementation's commands are written as they start (``Evidence.journal``), one
+    folder per run unit: what a validation that was killed ran. Removed once the runs' evidence is kept."""
+    return Path(run_dir) / task_name / f"impl-{impl_index}.started"
+
+
+def unit_folder(purpose: str, ordinal: int) -> str:
+    """The folder of one run unit: its purpose, and its ordinal when there are several (``golden-2``)."""
+    return f"{purpose}-{ordinal}" if ordinal else purpose
+
+
 R = TypeVar("R", SummaryRow, ImplValidation)
 
 

@@ -28,6 +28,7 @@ from lmrbench.benchmark.validation.store import (
     load_result,
     result_path,
     save_result,
+    started_dir,
     summary_row,
     task_fingerprint,
 )
@@ -167,6 +168,7 @@ def _run_checks(
             mutants_off = ValidateOptions(**{**opts.__dict__, "max_mutants": 0})
             progress.log(f"{task.name}#{index}: no mutants: {exc}")
             check = ImplCheck(task, task.info.implementation(index), mutants_off, runner, fp, progress=progress)
+        check.journal = started_dir(run_dir, task.name, index)
         planned.append(check)
     progress.start("validate", sum(c.runs for c in planned))
     for check in planned:

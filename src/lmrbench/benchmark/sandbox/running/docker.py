@@ -42,6 +42,8 @@ from lmrbench.progress import NullProgress, Progress, stop_on_cancel
 if TYPE_CHECKING:
     import docker
 
+    from lmrbench.benchmark.sandbox.environments.base_image import BaseChoice
+
 WORK = "/work"
 CAPABILITIES = ["SETUID", "SETGID", "CHOWN", "KILL", "DAC_READ_SEARCH"]
 """What the boot script (root, PID 1) keeps: to hand each side its files, drop to its user, read the out
@@ -116,11 +118,14 @@ class DockerRunner:
 
     def resolve_base(self) -> str:
         """BASE_IMAGE for builds: the one given, else one present, pulled or bootstrapped (``base_image``)."""
-        if self.base_image:
-            return self.base_image
+        return self.base_image or self.base_choice().tag
+
+    def base_choice(self, progress: Progress | None = None) -> BaseChoice:
+        """The base image this engine builds on: one present, pulled or bootstrapped, and how it was had
+        (``NoBaseImage`` when none can be)."""
         from lmrbench.benchmark.sandbox.environments.base_image import obtain_base_image
 
-        return obtain_base_image(self.client).tag
+        return obtain_base_image(self.client, progress=progress)
 
     def wheel_target(self, image: str) -> WheelTarget:
         """Python version and glibc of an image (asked once per image id)."""
