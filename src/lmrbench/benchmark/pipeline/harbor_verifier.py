@@ -84,19 +84,20 @@ def verifier_files(task: Task, impl: Implementation, *, timeout: float) -> tuple
             raise LmrError(f"implementation {impl.index}: tests run by the official scripts' driver are not "
                            "exported for Harbor (pytest tests only)", task.path / "info.json")
         request = plan.requests[0]
+        command = request.command
         key = secrets.token_bytes(32)
-        split = request.worker is not None
+        split = command.worker is not None
         side = "cand" if split else "trusted"
-        if request.worker is not None:
-            tree, worker = request.tree, dataclasses.replace(request.worker, tree=_without(request.worker.tree, goals))
+        if command.worker is not None:
+            tree, worker = command.tree, dataclasses.replace(command.worker, tree=_without(command.worker.tree, goals))
         else:
-            tree, worker = _without(request.tree, goals), None
+            tree, worker = _without(command.tree, goals), None
         data = payload.payload(tree, harness_files(key, split=split), worker)
-        conftests = _conftests(request.tree)
+        conftests = _conftests(command.tree)
     if not data.endswith(END):
         raise LmrError("the payload does not end as the boot expects")  # the format changed: a bug here
     spec = payload.run_spec(VERIFY_ROOT, pytest_argv(request.test_files, split=split), worker, timeout=timeout,
-                            env=request.env, ids=IDS)
+                            env=command.env, ids=IDS)
     spec["below"] = True  # the boot runs beside test.sh, not as its container's first process
     plan_json = {
         "task": task.name,
