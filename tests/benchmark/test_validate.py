@@ -221,8 +221,12 @@ def test_ctrl_c_with_the_local_runner_kills_the_running_tests(tmp_path):
     assert proc.returncode == 130, err.decode()
     for pid in started:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
-    leftovers = [p.name for p in default_run_dir(bench).rglob("*")] if default_run_dir(bench).exists() else []
-    assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
+    run_dir = default_run_dir(bench)
+    leftovers = [p.name for p in run_dir.rglob("*")] if run_dir.exists() else []
+    assert not [n for n in leftovers if n.endswith((".json", ".tmp")) and n.startswith("impl-")], leftovers
+    # what was killed is kept as the specs it started with, not ended: no result of it is taken as one
+    specs = sorted(run_dir.glob("*/impl-*.started/*/run-*/spec.json"))
+    assert specs and all(json.loads(p.read_text())["ended"] is False for p in specs), leftovers
 
 
 def test_cli_shows_a_weak_task_apart_with_its_kill_rate_and_surviving_mutants(tmp_path):
