@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,10 @@ REAL_RUN_FILES = tuple(_HERE / f for f in (
     "benchmark/test_regrade.py", "benchmark/test_earned_scores.py", "benchmark/test_familiarity.py",
     "benchmark/test_requirements_source.py", "benchmark/test_predictions.py", "benchmark/test_regrade_authenticates.py",
     "benchmark/test_local_reads.py", "benchmark/test_base_image.py", "benchmark/test_contained_cli.py",
+    "benchmark/test_validate.py", "benchmark/test_split_limits.py", "benchmark/test_suggest_create.py",
+    "benchmark/test_verdicts_both_ways.py", "benchmark/test_regression.py", "benchmark/test_warm_local.py",
+    "benchmark/test_validate_not_run.py", "benchmark/test_splice_verdicts.py", "benchmark/test_report.py",
+    "benchmark/test_validate_strength.py", "benchmark/test_tolerance_probe.py",
 ))
 """Also left out of the quick tier: files whose tests record a driver's calls, validate or grade for real in
 subprocesses (seconds of CPU each; measured with ``helpers.costs``). The quick tier keeps every test of their
@@ -46,10 +51,29 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
+PYCACHE = Path(tempfile.gettempdir()) / "lmrbench-test-pycache"
+"""Where the suite's interpreters keep compiled bytecode (PYTHONPYCACHEPREFIX): outside every source tree, so no
+``__pycache__`` appears in a task or repository a test hashes, copies or checks for ``.pyc`` files."""
+
+
+def _keep_bytecode() -> None:
+    """Compiled modules are kept and reused by every interpreter of the run: the xdist workers (their assertion
+    rewriting of the test modules) and the console scripts the tests start, which import lmrbench afresh each time.
+    A machine that sets PYTHONDONTWRITEBYTECODE (a CI image may) would otherwise have each of them compile
+    everything again: 14 s of collection per worker, and seconds per command. Sandboxed runs set their own
+    environment and are not affected."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = str(PYCACHE)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Tests press Ctrl-C (SIGINT) on the commands they start, as a user at a terminal would. A shell that starts
-    pytest as a background job (``cmd &`` in a script) has it ignore SIGINT, and an ignored signal stays ignored
-    across exec, so those commands would never see the Ctrl-C: give SIGINT back its default handling first."""
+    """Bytecode kept (``_keep_bytecode``), before the workers start. Tests press Ctrl-C (SIGINT) on the commands
+    they start, as a user at a terminal would. A shell that starts pytest as a background job (``cmd &`` in a
+    script) has it ignore SIGINT, and an ignored signal stays ignored across exec, so those commands would never see
+    the Ctrl-C: give SIGINT back its default handling first."""
+    _keep_bytecode()
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
