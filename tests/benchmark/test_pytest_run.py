@@ -44,7 +44,7 @@ def _real_run(
     for name, data in harness_files(key).items():
         (harness / name).write_bytes(data)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},  # the outer run's options are not its
         "LMRBENCH_OUT": str(out),
         "LMRBENCH_HARNESS": str(harness),
         "PYTHONPATH": str(harness),
@@ -164,7 +164,7 @@ def test_a_conftest_written_during_the_run_is_detected(tmp_path):
     for name, data in harness_files(KEY).items():
         (harness / name).write_bytes(data)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},  # the outer run's options are not its
         "LMRBENCH_OUT": str(out),
         "LMRBENCH_HARNESS": str(harness),
         "PYTHONPATH": str(harness),

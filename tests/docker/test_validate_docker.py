@@ -50,7 +50,7 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     code = "from lmrbench.cli.main import main; main()"
     argv = [sys.executable, "-c", code, "validate", str(bench), "--sandbox", "docker", "--jobs", "2",
             "--max-mutants", "0"]
-    proc = subprocess.Popen([*argv, "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*argv, "--test-timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def ours() -> list[object]:
         return owned_containers(docker_engine, proc.pid)
@@ -65,7 +65,10 @@ def test_ctrl_c_leaves_no_container_and_no_half_written_result(tmp_path, base_im
     assert ours() == []
     run_dir = default_run_dir(bench)
     leftovers = [p.name for p in run_dir.rglob("*")] if run_dir.exists() else []
-    assert not [n for n in leftovers if n.startswith("impl-") or n.endswith(".tmp")], leftovers
+    assert not [n for n in leftovers if n.endswith((".json", ".tmp")) and n.startswith("impl-")], leftovers
+    # what was killed is kept as the specs it started with, not ended: no result of it is taken as one
+    specs = sorted(run_dir.glob("*/impl-*.started/*/run-*/spec.json"))
+    assert specs and all(json.loads(p.read_text())["ended"] is False for p in specs), leftovers
 
 
 @pytest.mark.docker
