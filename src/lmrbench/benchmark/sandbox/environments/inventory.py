@@ -46,9 +46,21 @@ class ImageRow:
 def inventory(client: docker.DockerClient) -> list[ImageRow]:
     """Every local lmrbench image (frameworks first, then tasks, then the rest), with what each adds."""
     rows: list[ImageRow] = []
-    for img in client.images.list():
-        labels = img.labels or {}
-        for tag in img.tags:
+    # the engine's summaries, not ``images.list()``: that inspects each image afterwards, and one that another
+    # process removes in between (a prune, a test's cleanup) failed the whole listing with ImageNotFound
+    import docker.errors
+
+    for summary in client.api.images():
+        if not any(t.startswith("lmrbench") for t in summary.get("RepoTags") or []):
+            continue
+        try:
+            img = client.api.inspect_image(summary["Id"])
+        except docker.errors.ImageNotFound:
+            continue
+        labels = (img.get("Config") or {}).get("Labels") or {}
+        short_id = str(img.get("Id", "")).removeprefix("sha256:")[:12]
+        size, created = int(img.get("Size") or 0), str(img.get("Created", ""))
+        for tag in img.get("RepoTags") or []:
             if not tag.startswith("lmrbench"):
                 continue
             kind = labels.get(LAYER_LABEL) or ("task" if tag.startswith(TASK_REPO_PREFIX) else
@@ -58,9 +70,8 @@ def inventory(client: docker.DockerClient) -> list[ImageRow]:
             if tag.startswith(TASK_REPO_PREFIX):  # an image two tasks share is labelled with the first one's name
                 slug = tag.removeprefix(TASK_REPO_PREFIX).rpartition(":")[0]
                 task = task if task_slug(task) == slug else slug
-            rows.append(ImageRow(tag, img.short_id.removeprefix("sha256:"), kind, int(img.attrs.get("Size", 0)),
-                                 int(img.attrs.get("Size", 0)), str(img.attrs.get("Created", "")),
-                                 labels.get(PARENT_LABEL, ""), task, labels.get(FRAMEWORK_LABEL, "")))
+            rows.append(ImageRow(tag, short_id, kind, size, size, created, labels.get(PARENT_LABEL, ""), task,
+                                 labels.get(FRAMEWORK_LABEL, "")))
     by_tag = {r.tag: r for r in rows}
     for r in rows:
         if r.parent in by_tag:
