@@ -68,10 +68,14 @@ def known_providers() -> frozenset[str]:
 def provider_of(model: str) -> str:
     """The provider a model spelling names (``anthropic`` for ``anthropic/claude-...``); ``openai`` for an
     OpenAI-compatible endpoint, which is also what every spelling means where litellm is not installed."""
+    return _named_provider(model) or OPENAI_COMPATIBLE
+
+
+def _named_provider(model: str) -> str | None:
+    """The litellm provider a spelling's prefix names (``openai`` included); None for a bare name, an unknown
+    prefix, or no litellm."""
     prefix, sep, _ = model.partition("/")
-    if not sep or not available():
-        return OPENAI_COMPATIBLE
-    return prefix if prefix in known_providers() else OPENAI_COMPATIBLE
+    return prefix if sep and available() and prefix in known_providers() else None
 
 
 def through_litellm(model: str) -> bool:
@@ -79,8 +83,7 @@ def through_litellm(model: str) -> bool:
     names one of its providers (``openai/gpt-4o``, ``anthropic/...``). A bare name (``gpt-4o``, or ``Qwen/...``
     behind vLLM) goes to the OpenAI-compatible base URL through the built-in client, which starts in
     milliseconds where litellm's import costs seconds per command."""
-    prefix, sep, _ = model.partition("/")
-    return bool(sep) and available() and prefix in known_providers()
+    return _named_provider(model) is not None
 
 
 LITELLM_ONLY = ("anthropic", "gemini", "vertex_ai", "bedrock", "azure", "mistral", "groq", "deepseek", "ollama")
