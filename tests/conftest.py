@@ -92,8 +92,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
     for item in items:
         if not (any(item.get_closest_marker(m) for m in ("docker", "long", "network"))
-                or any(p == item.path or p in item.path.parents for p in SLOW_PATHS)
-                or item.path in REAL_RUN_FILES):
+                or any(p == item.path or p in item.path.parents for p in (*SLOW_PATHS, *REAL_RUN_FILES))):
             item.add_marker(pytest.mark.quick)
 
 GIT_ENV = {
