@@ -16,9 +16,11 @@ import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lmrbench.benchmark.sandbox.environments.containers import OWNER_LABEL, RUN_LABEL, owner
 from lmrbench.benchmark.sandbox.running.run_limits import container_resources
@@ -186,7 +188,7 @@ class AgentContainer:
                                                   user=user or self.user, workdir=cwd,
                                                   environment=env or {})["Id"]  # fmt: skip
             sock = self.client.api.exec_start(exec_id, socket=True)
-            out, err, over = _exchange(getattr(sock, "_sock", sock), stdin, limit)
+            out, err, over = _exchange(sock, stdin, limit)
             code = self.client.api.exec_inspect(exec_id).get("ExitCode")
         except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
             raise ContainerError(f"cannot run a command in the container: {type(exc).__name__}: {exc}",
@@ -243,9 +245,20 @@ class AgentContainer:
                 self.client.api.remove_container(self.container.id if self.container else self.name, force=True)
 
 
-def _exchange(sock: socket.socket, stdin: bytes | None, limit: int) -> tuple[bytes, bytes, bool]:
-    """Feed ``stdin`` to an attached exec from a thread (a command that writes while it reads never waits on
-    us) and read its multiplexed frames (an 8-byte header: stream, size) until the end."""
+def _exchange(stream: Any, stdin: bytes | None, limit: int) -> tuple[bytes, bytes, bool]:
+    """Feed ``stdin`` to an attached exec (``exec_start(socket=True)``'s stream) from a thread (a command that
+    writes while it reads never waits on us) and read its multiplexed frames (an 8-byte header: stream, size)
+    until the end.
+
+    The frames are read through the HTTP response's buffered reader, not the bare socket: the engine starts the
+    command as soon as it has written the upgrade's headers, and reading those headers can read past them, so the
+    first frames of a command that writes at once (``cat`` of a small file) may already sit in that buffer, and a
+    read from the socket would lose them (seen as a binary file read back wrong under load)."""
+    sock: socket.socket = getattr(stream, "_sock", stream)
+    response = getattr(getattr(getattr(stream, "_response", None), "raw", None), "_fp", None)
+    buffered = getattr(response, "fp", None)
+    read: Callable[[int], bytes] = buffered.read if buffered is not None else partial(_recv_exactly, sock)
+
     def feed() -> None:
         with contextlib.suppress(OSError):
             if stdin:
@@ -258,9 +271,9 @@ def _exchange(sock: socket.socket, stdin: bytes | None, limit: int) -> tuple[byt
     streams = {1: bytearray(), 2: bytearray()}
     over = False
     try:
-        while (header := _read_exactly(sock, 8)) is not None:
+        while len(header := read(8)) == 8:
             kind, size = header[0], int.from_bytes(header[4:8], "big")
-            data = _read_exactly(sock, size) or b""
+            data = read(size)
             kept = streams.get(kind, streams[1])
             room = limit - len(kept)
             over = over or len(data) > room
@@ -272,13 +285,13 @@ def _exchange(sock: socket.socket, stdin: bytes | None, limit: int) -> tuple[byt
     return bytes(streams[1]), bytes(streams[2]), over
 
 
-def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
-    """``n`` bytes from ``sock``; None at its end before the first."""
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    """``n`` bytes from ``sock``, fewer at its end."""
     buf = bytearray()
     while len(buf) < n:
         chunk = sock.recv(min(n - len(buf), 1 << 20))
         if not chunk:
-            return bytes(buf) if buf else None
+            break
         buf += chunk
     return bytes(buf)
 
