@@ -71,7 +71,7 @@ class EditTaskScreen(Screen[str | None]):
             tooltip="Rebuild the selected implementation's goal file from its golden file in the chosen style",
         ),
         Binding("ctrl+t", "stop_work", "Stop", id="edit.stop", tooltip="Cancel the running work"),
-        Binding("ctrl+r", "check", "Check", id="edit.check", tooltip="Run the checks of `tasks check`"),
+        Binding("ctrl+r", "check", "Check", id="edit.check", tooltip="Run the checks of `lmrbench task check`"),
         Binding("escape", "close", "Close", id="edit.close", tooltip="Back to the task set (asks about unsaved edits)"),
     ]
 

@@ -89,7 +89,7 @@ class TaskEdits:
         return self.task
 
     def problems(self) -> list[str]:
-        """The checks of ``tasks check`` as lines (``NAME: no problems`` when there is none)."""
+        """The checks of ``task check`` as lines (``NAME: no problems`` when there is none)."""
         assert self.task is not None
         return check_task(self.task) or [f"{self.task.name}: no problems"]
 

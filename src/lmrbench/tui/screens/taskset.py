@@ -147,7 +147,7 @@ class TaskSetScreen(Screen[None]):
             yield Input(placeholder="filter: task, category, status…", id="filter", select_on_focus=False)
             yield Label("", id="count", markup=False)
         yield DataTable(id="tasks", cursor_type="row", zebra_stripes=True)
-        yield Label("Warnings (tasks check)", classes="pane-title")
+        yield Label("Warnings (task check)", classes="pane-title")
         yield RichLog(id="warnings", markup=False, wrap=True)
         yield WorkPanel(id="work")
         yield KeysFooter()
