@@ -40,6 +40,15 @@ from lmrbench.runtime.lmrbench_checkers import assert_close
 from lmrbench.runtime.lmrbench_precision import PROBE_ENV, round_mantissa, with_emulated_matmuls
 from lmrbench.runtime.lmrbench_values import Case, read_case_file
 
+
+@pytest.fixture(autouse=True)
+def _process_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests emulate a GPU's precision in a process without torch, as CI's is. On a machine with torch, a
+    worker that imported it for another module (``test_torch_values``) would give the checkers torch's grading
+    context (seen on a GPU machine: three of them failed there); the real torch modes are ``test_torch_precision``'s."""
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+
+
 GPU_TF32 = {"device": "cuda:0", "float32_matmul_precision": "highest", "tf32_matmul": True, "tf32_cudnn": True,
             "autocast": None, "deterministic": False}
 GPU_BF16_AUTOCAST = {**GPU_TF32, "tf32_matmul": False, "autocast": "bfloat16"}

@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from helpers.cancelling import cancel_once_running
-from helpers.stateful_task import MECHANISMS, TORCH_MECHANISMS, write_stateful_task, write_torch_task, wrong_candidate
+from helpers.stateful_task import (
+    MECHANISMS,
+    TORCH_MECHANISMS,
+    torch_wrong_candidate,
+    write_stateful_task,
+    write_torch_task,
+    wrong_candidate,
+)
 from helpers.tasks import as_candidate, tagged
 from lmrbench.core.sandbox import OUTPUT_TAIL_CHARS, Worker
 from lmrbench.core.treeview import TreeView
@@ -222,8 +229,9 @@ def test_stateful_code_grades_split_as_it_runs_in_one_process(runner, stateful_t
 def test_torch_stateful_code_grades_split_as_it_runs_in_one_process(mechanism, tmp_path_factory, monkeypatch):
     """The same with torch, on the local runner: an ``Optimizer`` subclass whose ``step`` moves a model's own
     parameters (state keyed by them, gradients from ``backward``, a closure that recomputes them), and a module
-    whose buffers a call moves in place. Skipped where torch is not installed on this machine (CI); its venv is
-    the task's requirements' (torch from PyPI)."""
+    whose buffers a call moves in place, on the GPU where CUDA is available (the parameters, their state and the
+    buffers then live in device memory on both sides of the split); a plausible wrong edit fails. Skipped where
+    torch is not installed on this machine (CI); its venv is the task's requirements' (torch from PyPI)."""
     pytest.importorskip("torch")
     from lmrbench.benchmark.sandbox.running.local import LocalRunner
     from lmrbench.core.taskset import load_task
@@ -233,7 +241,10 @@ def test_torch_stateful_code_grades_split_as_it_runs_in_one_process(mechanism, t
     sandbox = Sandbox(LocalRunner())
     try:
         report = evaluate_variant(sandbox, task, impl, Golden(), timeout=300)
+        cand = torch_wrong_candidate(tmp_path_factory.mktemp("cand") / "cand", mechanism)
+        wrong = evaluate_variant(sandbox, task, impl, tagged(cand), timeout=300)
     finally:
         sandbox.close()
     assert report.isolation == "split", report.detail
     assert report.status is TestStatus.PASSED, (report.detail, report.log_tail[-3000:])
+    assert wrong.status is TestStatus.FAILED, (wrong.detail, wrong.log_tail[-3000:])

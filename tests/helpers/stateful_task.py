@@ -344,10 +344,13 @@ from torch import nn
 from tstate.optim import SignMomentum
 
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def data():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
-    return model, torch.randn(16, 4), torch.randint(0, 2, (16,))
+    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2)).to(DEVICE)
+    return model, torch.randn(16, 4, device=DEVICE), torch.randint(0, 2, (16,), device=DEVICE)
 
 
 def reference(model, x, y, steps, lr, betas, wd):
@@ -410,7 +413,8 @@ from tstate.optim import update_stats
 
 def test_a_modules_buffers_move_in_place():
     torch.manual_seed(1)
-    norm, x = nn.BatchNorm1d(3), torch.randn(8, 3) * 2 + 1
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    norm, x = nn.BatchNorm1d(3).to(device), torch.randn(8, 3, device=device) * 2 + 1
     twin = copy.deepcopy(norm)
     mean = norm.running_mean
     norm.eval()
@@ -432,6 +436,22 @@ TORCH_MECHANISMS = {
 }
 """The same mechanisms with torch: an ``Optimizer`` subclass over a model's parameters (state keyed by them,
 gradients from ``backward``), its closure, and a module whose buffers a call moves."""
+
+TORCH_WRONG = {
+    "torch-optimiser": ('                p.mul_(1 - group["lr"] * group["weight_decay"])\n', ""),  # no weight decay
+    "torch-closure": ("loss = closure()", "loss = None"),  # the closure's gradients never computed
+    "torch-buffers": ("    norm.train()\n", ""),  # evaluation mode kept: the statistics never move
+}
+"""A plausible wrong edit of ``TORCH_PY`` per mechanism, which the mechanism's test must fail split."""
+
+
+def torch_wrong_candidate(dest: Path, mechanism: str) -> Path:
+    """A candidate folder holding the torch goal file with ``TORCH_WRONG[mechanism]``'s edit."""
+    old, new = TORCH_WRONG[mechanism]
+    assert TORCH_PY.count(old) == 1, old
+    (dest / TORCH_GOAL).parent.mkdir(parents=True)
+    (dest / TORCH_GOAL).write_text(TORCH_PY.replace(old, new))
+    return dest
 
 
 def write_torch_task(bench: Path) -> Path:
