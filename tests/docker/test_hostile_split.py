@@ -3,11 +3,11 @@
 The tasks: the small calc task (hand-written pytest tests), the bundled DPO example (recorded cases whose
 checker compares arrays) and a calc task with an official script-style test (legacy mode). Each run is split:
 the candidate's body runs in a worker process that holds only its repository and the call's arguments.
-After each attack the task folder is unchanged and no container is left. Every attack runs with both sides
-started as fresh interpreters, and on the DPO and legacy tasks also forked from a boot that imported numpy first
-(the zygote), which covers both commands a zygote forks: ``python -m pytest`` and the legacy driver's
-``python -c``. The calc task's zygote would add nothing: its image has no numpy, so the boot preloads nothing and
-forks the same ``python -m pytest`` as DPO's.
+After each attack the task folder is unchanged and no container is left. Runs start both sides as fresh
+interpreters, or (on the DPO and legacy tasks) fork them from a boot that imported numpy first (the zygote), which
+covers both commands a zygote forks: ``python -m pytest`` and the legacy driver's ``python -c``; each attack runs
+on two of these (task, boot) pairs (``PAIRS``). The calc task's zygote would add nothing: its image has no
+numpy, so the boot preloads nothing and forks the same ``python -m pytest`` as DPO's.
 """
 
 from __future__ import annotations
@@ -91,11 +91,16 @@ def our_containers(engine) -> list[str]:
 
 
 BOOTS = [(name, "exec") for name in sorted(TASKS)] + [("dpo", "zygote"), ("legacy", "zygote")]
-"""(task, boot) pairs every attack runs on."""
+"""The (task, boot) pairs."""
+
+PAIRS = [(attack, *BOOTS[3]) for attack in sorted(ATTACKS)] + [
+    (attack, *[b for b in BOOTS if b != BOOTS[3]][k % 4]) for k, attack in enumerate(sorted(ATTACKS))]
+"""Each attack on the DPO task forked from the zygote (recorded cases, the boot that preloads numpy: the most
+that can be reached), and on one more pair in turn, so that every pair meets three or four attacks: 28 runs
+instead of the 70 of every attack on every pair, which ``benchmarks/red_team.py`` runs (and on the local runner)."""
 
 
-@pytest.mark.parametrize(("task_name", "boot"), BOOTS, indirect=["boot"])
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize(("attack", "task_name", "boot"), PAIRS, indirect=["boot"])
 def test_attack_does_not_pass(attack, task_name, boot, sandbox, tasks, goldens, docker_engine, tmp_path):
     task = tasks[task_name]
     before = tree_hash(task.path)
