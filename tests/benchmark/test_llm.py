@@ -16,6 +16,8 @@ from lmrbench.benchmark.pipeline.llm import LLMClient, LLMError
 from lmrbench.errors import LmrError
 from lmrbench.schemas.run import LLMParams
 
+pytestmark = pytest.mark.xdist_group("litellm")  # litellm's import (8 s of CPU) paid by one worker
+
 
 @pytest.fixture(autouse=True, params=["litellm", "http"])
 def via(request, monkeypatch) -> str:

@@ -15,6 +15,8 @@ from lmrbench.benchmark.pipeline.rundir import RunDir
 from lmrbench.cli.main import app
 from lmrbench.schemas.run import CandidateStatus, JudgeCategory
 
+pytestmark = pytest.mark.xdist_group("litellm")  # litellm's import (8 s of CPU) paid by one worker
+
 DICE_GEN = "Functions to implement, in toy/metrics.py: dice"
 APPLY_GEN = "Functions to implement, in toy/metrics.py: Scaler.apply"
 TOTAL_GEN = "Functions to implement, in toy/metrics.py: total"
