@@ -101,6 +101,9 @@ def test_images_cli_writes_a_dockerfile_and_builds_the_task_image(base_image, tm
 @pytest.mark.docker
 def test_a_new_image_of_a_task_removes_the_ones_it_replaces_but_not_another_tasks(docker_engine, base_image,
                                                                                   tmp_path):
+    """A task's new image removes its older ones, those of its folder before a move or a rename (the app renames a
+    draft after its tests were recorded: the old name's image was left, 5.9 GB under a name no task has), and
+    keeps another task's tag of the same image and the images of another copy of the task set."""
     import io
 
     from lmrbench.benchmark.sandbox.environments.inventory import remove_superseded
@@ -111,18 +114,28 @@ def test_a_new_image_of_a_task_removes_the_ones_it_replaces_but_not_another_task
         docker_engine.images.build(fileobj=io.BytesIO(text.encode()), tag=tag, rm=True)
 
     mine, copy = tmp_path / "bench" / "9-Superseded", tmp_path / "copy" / "9-Superseded"
+    before_rename, moved_from = tmp_path / "bench" / "zz", tmp_path / "drafts" / "9-Superseded"
+    other_task = tmp_path / "bench" / "9-Other"
+    for folder in (mine, copy, other_task):
+        folder.mkdir(parents=True)
     old, new, other, elsewhere = ("lmrbench-task-9-superseded:old", "lmrbench-task-9-superseded:new",
                                   "lmrbench-task-9-other:same", "lmrbench-task-9-superseded:copy")
+    renamed, moved = "lmrbench-task-zz:draft", "lmrbench-task-9-superseded:draft"
+    tags = (old, new, other, elsewhere, renamed, moved)
     try:
         labelled(old, mine)
         labelled(new, mine)
         labelled(elsewhere, copy)  # the same task name in another folder (another copy of the set)
+        labelled(renamed, before_rename)  # built before the task's folder was renamed from zz: gone now
+        labelled(moved, moved_from)  # built for the draft before it was saved into the set: gone now
         docker_engine.images.get(old).tag(*other.split(":"))  # another task's tag of the old image
-        assert remove_superseded(docker_engine, new, mine) == [old]
-        tags = {t for img in docker_engine.images.list() for t in img.tags}
-        assert {new, other, elsewhere} <= tags and old not in tags  # another task's tag keeps the image
+        docker_engine.images.get(renamed).tag(*other.split(":")[:1], "renamed")  # and of the renamed one
+        assert remove_superseded(docker_engine, new, mine) == sorted([old, renamed, moved])
+        left = {t for img in docker_engine.images.list() for t in img.tags}
+        assert {new, other, elsewhere, "lmrbench-task-9-other:renamed"} <= left  # another task's tags stay
+        assert not {old, renamed, moved} & left
         assert remove_superseded(docker_engine, base_image, mine) == []  # not a task image: nothing to do
     finally:
-        for tag in (old, new, other, elsewhere):
+        for tag in (*tags, "lmrbench-task-9-other:renamed"):
             with contextlib.suppress(docker.errors.ImageNotFound):
                 docker_engine.images.remove(tag)

@@ -94,21 +94,34 @@ def keep_for(rows: list[ImageRow], tasks: set[str]) -> set[str]:
 
 
 def remove_superseded(client: docker.DockerClient, tag: str, folder: Path) -> list[str]:
-    """Untag the task's other images (``lmrbench-task-<name>:*`` but ``tag``) built from the same task
-    ``folder`` (its label), which ``tag`` replaces; the engine deletes an image when no tag is left, so one that
-    another task's tag names stays. An image a container still uses is kept; one of another folder of the same
-    name (another copy of the task set) too. Returns the tags removed."""
+    """Untag the images that ``tag`` (a task image built for the task ``folder``) replaces: the task's other
+    images (``lmrbench-task-<name>:*`` but ``tag``) built from ``folder`` (their label) or from a folder that no
+    longer exists (the task was moved: a draft saved into its set), and the tags of a sibling folder that no
+    longer exists (the task was renamed in its set, as the app renames a draft) but those of a task that is still
+    there (an image of the same environment tagged for it). The engine deletes an image when no tag is left, so
+    one that another task's tag names stays; an image a container still uses is kept, and so is one of another
+    existing folder of the same name (another copy of the task set). Returns the tags removed."""
     import docker
 
     repo = tag.rpartition(":")[0]
     if not repo.startswith(TASK_REPO_PREFIX):
         return []
+    folder = Path(folder).resolve()
+    siblings = {TASK_REPO_PREFIX + task_slug(p.name) for p in folder.parent.iterdir() if p.is_dir()} \
+        if folder.parent.is_dir() else set()
     removed = []
-    for img in client.images.list(name=repo):
-        if (img.labels or {}).get(TASK_PATH_LABEL) != str(Path(folder).resolve()):
+    for img in client.images.list(filters={"reference": f"{TASK_REPO_PREFIX}*"}):
+        made_for = (img.labels or {}).get(TASK_PATH_LABEL)
+        if not made_for:
             continue
+        gone = not _exists(Path(made_for))
         for old in img.tags:
-            if old == tag or old.rpartition(":")[0] != repo:
+            old_repo = old.rpartition(":")[0]
+            if old == tag or not old_repo.startswith(TASK_REPO_PREFIX):
+                continue
+            mine = old_repo == repo and (made_for == str(folder) or gone)
+            renamed = gone and Path(made_for).parent == folder.parent and old_repo not in siblings
+            if not (mine or renamed):
                 continue
             try:
                 client.images.remove(old)
@@ -116,6 +129,17 @@ def remove_superseded(client: docker.DockerClient, tag: str, folder: Path) -> li
             except docker.errors.APIError:  # a container of it still runs (a warm boot): left for a prune
                 continue
     return sorted(removed)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; True when it cannot be told (a folder this user may not look into)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def prune_images(client: docker.DockerClient, keep: set[str] | None = None) -> tuple[list[str], list[str]]:
