@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.run_cache import run_cache
 from lmrbench.benchmark.sandbox.running.local import LocalRunner, worker_reads
 from lmrbench.core.sandbox import Worker
 from lmrbench.core.treeview import TreeView
@@ -39,7 +40,7 @@ TRUSTED = ("import os\nr = int(os.environ['LMRBENCH_CALL_FDS'].split(',')[0])\n"
 
 @pytest.fixture
 def sandbox(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+    monkeypatch.setenv("LMRBENCH_CACHE", str(run_cache(tmp_path_factory)))
     box = Sandbox(LocalRunner(), warm=False)
     yield box
     box.close()

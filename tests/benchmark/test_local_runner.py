@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.progress_lines import Lines
+from helpers.run_cache import run_cache
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import WEAKER_ISOLATION, LocalRunner
 from lmrbench.harness.pytest_run import pytest_request, run_pytest
@@ -22,7 +23,7 @@ TESTS = ["unit_test/test_vec.py"]
 
 @pytest.fixture
 def cache(tmp_path_factory, monkeypatch) -> Path:
-    root = tmp_path_factory.getbasetemp() / "lmrbench-cache"
+    root = run_cache(tmp_path_factory)
     monkeypatch.setenv("LMRBENCH_CACHE", str(root))
     return root
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cancelling import cancel_once_running
+from helpers.run_cache import run_cache
 from helpers.stateful_task import (
     MECHANISMS,
     TORCH_MECHANISMS,
@@ -63,7 +64,7 @@ def runner(request, tmp_path_factory) -> Iterator[Runner]:
         if kind == "local":
             from lmrbench.benchmark.sandbox.running.local import LocalRunner
 
-            monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+            monkeypatch.setenv("LMRBENCH_CACHE", str(run_cache(tmp_path_factory)))
             transport = LocalRunner()
         else:
             from lmrbench.benchmark.sandbox.running.docker import DockerRunner

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.run_cache import run_cache
 from helpers.tasks import Impl, write_task
 from lmrbench.authoring.task.mask import mask_source
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
@@ -180,7 +181,7 @@ def test_a_function_that_changes_only_its_arguments_stays_split(tmp_path):
 
 def test_a_module_global_graded_shared_passes_with_its_reason_in_the_report(tmp_path, tmp_path_factory,
                                                                            monkeypatch):
-    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+    monkeypatch.setenv("LMRBENCH_CACHE", str(run_cache(tmp_path_factory)))
     task = load_task(counter_task(tmp_path / "bench", {"step": ("step", TEST_COUNTER)}))
     sandbox = Sandbox(LocalRunner())
     try:
@@ -193,7 +194,7 @@ def test_a_module_global_graded_shared_passes_with_its_reason_in_the_report(tmp_
 
 @pytest.mark.parametrize("test", [TEST_WEAK_TOLERANCE, LEGACY_WEAK_TOLERANCE], ids=["pytest", "official-script"])
 def test_validate_names_the_test_a_step_that_does_nothing_passes(tmp_path, tmp_path_factory, monkeypatch, test):
-    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+    monkeypatch.setenv("LMRBENCH_CACHE", str(run_cache(tmp_path_factory)))
     golden = COUNTER_PY.replace("    global STEPS\n", "").replace("    STEPS += 1\n", "")
     counter_task(tmp_path / "bench", {"step": ("step", test)}, golden=golden)
     summary = validate_taskset(tmp_path / "bench", sandbox="local",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.run_cache import run_cache
 from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
@@ -28,7 +29,7 @@ print("boot", parent, "preloaded", "pytest" in sys.modules, "folder", run)
 
 @pytest.fixture
 def cache(tmp_path_factory, monkeypatch) -> Path:
-    root = tmp_path_factory.getbasetemp() / "lmrbench-cache"
+    root = run_cache(tmp_path_factory)
     monkeypatch.setenv("LMRBENCH_CACHE", str(root))
     return root
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.run_cache import run_cache
 from helpers.tasks import as_candidate
 from helpers.vec_task import write_small_task
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
@@ -47,7 +48,7 @@ except RuntimeError as exc:
 
 @pytest.fixture
 def runner(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("LMRBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "lmrbench-cache"))
+    monkeypatch.setenv("LMRBENCH_CACHE", str(run_cache(tmp_path_factory)))
     runner = Sandbox(LocalRunner())
     yield runner
     runner.close()

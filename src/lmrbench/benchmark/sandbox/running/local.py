@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lmrbench.benchmark.sandbox.environments.layers import named_companions
+from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
 from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
 from lmrbench.benchmark.sandbox.environments.wheelhouse import (
     HOST,
@@ -123,41 +124,52 @@ class LocalRunner:
             if (final / "bin" / "python").exists() and not rebuild:
                 return str(final)
             check_cancel(cancel)
-            wheels = build_wheelhouse(lines, HOST, progress=progress, cancel=cancel)
-            with staging_dir(final, replace=True) as tmp:
-                # no pip of its own (ensurepip costs 2-3 s of CPU a venv): lmrbench's pip installs into it
-                subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp)], check=True,
-                               capture_output=True)
-                proc = subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "pip",
-                        "--python",
-                        str(tmp / "bin" / "python"),
-                        "install",
-                        "--quiet",
-                        "--disable-pip-version-check",
-                        "--no-index",
-                        "--find-links",
-                        str(wheels),
-                        *lines,
-                        "pytest",
-                    ],
-                    capture_output=True,
-                    text=True,
-                    errors="replace",
-                )
-                if proc.returncode != 0:
-                    from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
-
-                    output = (proc.stdout + proc.stderr).strip()
-                    for line in output.splitlines():  # the whole output, shown with -v
-                        progress.log(f"pip: {line}")
-                    raise EnvironmentUnavailable(f"cannot install the requirements into a venv: "
-                                                 f"{failure_headline(output) or 'pip exit ' + str(proc.returncode)}",
-                                                 reqs.source or task.path, cause="requirement", output=output)
+            # another lmrbench process may be making the same venv: it is made once, and never swapped out from
+            # under a process that already runs in it
+            with MachineLock(f"venv-{final.name}", cancel):
+                if not (final / "bin" / "python").exists() or rebuild:
+                    self._make_venv(final, lines, reqs.source or task.path, progress, cancel)
         return str(final)
+
+    @staticmethod
+    def _make_venv(final: Path, lines: list[str], source: Path, progress: Progress,
+                   cancel: threading.Event | None) -> None:
+        """A venv at ``final`` with ``lines`` (and pytest) installed from the wheelhouse; ``source``: the file that
+        names the requirements, for an error."""
+        wheels = build_wheelhouse(lines, HOST, progress=progress, cancel=cancel)
+        with staging_dir(final, replace=True) as tmp:
+            # no pip of its own (ensurepip costs 2-3 s of CPU a venv): lmrbench's pip installs into it
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp)], check=True,
+                           capture_output=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "--python",
+                    str(tmp / "bin" / "python"),
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-index",
+                    "--find-links",
+                    str(wheels),
+                    *lines,
+                    "pytest",
+                ],
+                capture_output=True,
+                text=True,
+                errors="replace",
+            )
+            if proc.returncode != 0:
+                from lmrbench.benchmark.sandbox.environments.build_log import failure_headline
+
+                output = (proc.stdout + proc.stderr).strip()
+                for line in output.splitlines():  # the whole output, shown with -v
+                    progress.log(f"pip: {line}")
+                raise EnvironmentUnavailable(f"cannot install the requirements into a venv: "
+                                             f"{failure_headline(output) or 'pip exit ' + str(proc.returncode)}",
+                                             source, cause="requirement", output=output)
 
     def environment(self, task: Task) -> Environment:
         """The task's venv (installed when missing), this user's environment with the venv first on PATH, and
