@@ -176,3 +176,40 @@ def test_a_cancelled_run_leaves_the_spec_it_was_started_with(cache, small_task, 
     assert spec.argv[:3] == ["python", "-m", "pytest"] and spec.argv[-1] == TESTS[0]
     assert spec.tree.startswith(str(small_task.repo_dir))
     assert spec.worker_tree.startswith(str(small_task.repo_dir)) and spec.worker_tree.endswith("vec.py")
+
+
+def test_a_venv_another_process_is_making_is_waited_for_not_made_again(cache, tmp_path, monkeypatch):
+    """Two lmrbench processes needing the same venv: the second waits for the machine-wide lock the first holds,
+    then takes the venv the first made (before, it made its own and swapped the first's out from under its runs)."""
+    import sys
+    import threading
+    import uuid
+
+    from lmrbench.benchmark.sandbox.environments.machine_lock import MachineLock
+
+    def made_again(*args, **kwargs):
+        raise AssertionError("the venv was made a second time")
+
+    held, other = threading.Event(), {}
+    enter = MachineLock.__enter__
+
+    def first_the_other_process(self):  # it holds the venv's lock before this process asks
+        if self._path.name.startswith("venv-") and not other:
+            other["lock"] = MachineLock(self._path.name.removesuffix(".lock"))
+            enter(other["lock"])
+            held.set()
+        return enter(self)
+
+    monkeypatch.setattr(LocalRunner, "_make_venv", made_again)
+    monkeypatch.setattr(MachineLock, "__enter__", first_the_other_process)
+    task = write_small_task(tmp_path / "a", requirements=f"never-installed-{uuid.uuid4().hex}\n")
+    got: list[str] = []
+    thread = threading.Thread(target=lambda: got.append(LocalRunner().prepare(task)))
+    thread.start()
+    assert held.wait(timeout=60)
+    final = cache / "venvs" / other["lock"]._path.name.removeprefix("venv-").removesuffix(".lock")
+    (final / "bin").mkdir(parents=True)  # what the other process made
+    (final / "bin" / "python").symlink_to(sys.executable)
+    other["lock"].__exit__()
+    thread.join(timeout=60)
+    assert got == [str(final)]
