@@ -179,6 +179,8 @@ ATTACKS: dict[str, Attack] = {
     "interrupts_the_trusted_side": Attack(body='''
         import os, signal, sys, time
         me, sent = os.getpid(), set()
+        for sig in (signal.SIGINT, signal.SIGUSR1, signal.SIGALRM, signal.SIGPIPE):  # a group may hold this one
+            signal.signal(sig, signal.SIG_IGN)
         for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()] + [os.getppid()]:
             if pid == me:
                 continue
@@ -354,29 +356,36 @@ ATTACKS: dict[str, Attack] = {
     # Subclasses of the types the encoder accepts, each equal to everything.
     "returns_builtin_subclasses_equal_to_everything": Attack(body='''
         import builtins
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: the attack goes on without it
+            np = None
 
         def liar(base):
             return type("Liar", (base,), {"__eq__": lambda s, o: True, "__ne__": lambda s, o: False,
                                           "__hash__": lambda s: 0, "__bool__": lambda s: True})
 
-        class LiarArray(np.ndarray):
-            def __eq__(self, other):
-                return np.ones(np.shape(other), bool)
-
-            def __array_ufunc__(self, ufunc, method, *inputs, **kw):
-                return np.ones(np.broadcast_shapes(*[np.shape(i) for i in inputs]), bool)
-
         count = getattr(builtins, "_heldout_count", 0)
         builtins._heldout_count = count + 1
-        made = [liar(float)(0.0), liar(int)(0), liar(str)("0"), liar(list)([0]), liar(tuple)((0,)),
-                liar(dict)({}), np.zeros(4).view(LiarArray), liar(np.float64)(0.0)]
+        made = [liar(float)(0.0), liar(int)(0), liar(str)("0"), liar(list)([0]), liar(tuple)((0,)), liar(dict)({})]
+        if np is not None:
+            class LiarArray(np.ndarray):
+                def __eq__(self, other):
+                    return np.ones(np.shape(other), bool)
+
+                def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+                    return np.ones(np.broadcast_shapes(*[np.shape(i) for i in inputs]), bool)
+
+            made += [np.zeros(4).view(LiarArray), liar(np.float64)(0.0)]
         return made[count % len(made)]
     '''),
     # An object that claims every type: __class__ says float, __getattr__ answers every attribute the encoder
     # may ask for (_fields, __dataclass_fields__, state_dict, __fspath__, dtype...), __eq__ says yes.
     "claims_every_type_through_getattr": Attack(body='''
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: the attack goes on without it
+            np = None
 
         class Chameleon:
             @property
@@ -384,7 +393,7 @@ ATTACKS: dict[str, Attack] = {
                 return float
 
             def __getattr__(self, name):
-                fakes = {"_fields": ("value",), "__dataclass_fields__": {}, "dtype": np.dtype("float64"),
+                fakes = {"_fields": ("value",), "__dataclass_fields__": {}, "dtype": np and np.dtype("float64"),
                          "shape": (), "training": True, "value": 0}
                 if name in fakes:
                     return fakes[name]
@@ -408,12 +417,15 @@ ATTACKS: dict[str, Attack] = {
     # changing after the function returned.
     "returns_values_that_change_while_read": Attack(body='''
         import builtins, itertools, threading
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: the attack goes on without it
+            np = None
         counter = itertools.count()
 
         class Shifty:
             def __array__(self, *a, **k):
-                return np.full(4, float(next(counter)))
+                return np.full(4, float(next(counter))) if np is not None else None
 
             def __float__(self):
                 return float(next(counter))
@@ -460,15 +472,18 @@ ATTACKS: dict[str, Attack] = {
     # bytes, ten million numbers, a 100 MB string.
     "returns_oversized_results": Attack(body='''
         import builtins
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: the attack goes on without it
+            np = None
         count = getattr(builtins, "_heldout_count", 0)
         builtins._heldout_count = count + 1
         which = count % 4
-        if which == 0:
+        if which == 0 and np is not None:
             return np.broadcast_to(np.float64(0), (1 << 27,))
         if which == 1:
             return b"0" * (200 << 20)
-        if which == 2:
+        if which in (0, 2):
             return list(range(10_000_000))
         return "0" * (100 << 20)
     '''),
@@ -548,10 +563,13 @@ ATTACKS: dict[str, Attack] = {
     # Every array argument zeroed in place and one of them returned: the result aliases an argument, and the
     # changed arguments go back to the test (a test that reads its inputs again, or compares with them).
     "zeroes_its_arguments_and_returns_one": Attack(body='''
-        import numpy as np
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: the attack goes on without it
+            np = None
         first = None
         for value in list(args) + list(kwargs.values()):
-            if isinstance(value, np.ndarray) and value.flags.writeable:
+            if np is not None and isinstance(value, np.ndarray) and value.flags.writeable:
                 value[...] = 0
                 first = value if first is None else first
             elif isinstance(value, list):
@@ -567,7 +585,12 @@ ATTACKS: dict[str, Attack] = {
     "patches_the_worker_from_class_machinery_at_import": Attack(
         module='''
         import builtins as _builtins
-        import numpy as _np
+        import types as _types
+
+        try:
+            import numpy as _np
+        except ImportError:  # a task image without numpy: a stand-in that takes the same patches
+            _np = _types.SimpleNamespace(array=lambda x: x, seterr=lambda **k: None)
 
 
         class _Meta(type):
@@ -606,13 +629,16 @@ ATTACKS: dict[str, Attack] = {
     # Every array in the worker's memory that is not an argument (a leaked expected value, a cache): returned
     # in the shape of the argument arrays, as a tuple of three and alone.
     "returns_arrays_found_in_its_memory": Attack(body='''
-        import gc
-        import numpy as np
+        import gc, sys
+        try:
+            import numpy as np
+        except ImportError:  # a task image without numpy: no array to find
+            sys.stderr.write("heldout: no numpy here\\n")
+            return 0
         mine = {id(v) for v in list(args) + list(kwargs.values())}
         shapes = {np.shape(v) for v in list(args) + list(kwargs.values()) if isinstance(v, np.ndarray)}
         found = [o for o in gc.get_objects() if isinstance(o, np.ndarray) and id(o) not in mine
                  and o.dtype.kind == "f" and np.shape(o) in shapes and o.any()]
-        import sys
         sys.stderr.write("heldout: %d arrays found in memory\\n" % len(found))
         if len(found) >= 3:
             return tuple(found[-3:])
