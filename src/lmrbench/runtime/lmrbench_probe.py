@@ -42,6 +42,7 @@ from typing import Any
 import lmrbench_checkers as lc
 import lmrbench_leaves as ll
 import lmrbench_protocol as lp
+import lmrbench_scan as lscan
 import lmrbench_search as ls
 import lmrbench_values as lv
 from lmrbench_search import Timeout as _Timeout
@@ -336,13 +337,9 @@ def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, A
             for name in kills:
                 kills[name].append(mutant["id"])
             continue
+        target = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
         for name, case, arrays in cases:
-            try:
-                result, decoded, obj = _call(func, owner, t["binding"], factory, case, arrays, job["timeout"])
-                killed = not _same(job["checker"], result, decoded, obj)
-            except (Exception, _Timeout):  # noqa: BLE001
-                killed = True
-            if killed:
+            if target.differs(case, arrays):
                 kills[name].append(mutant["id"])
     return kills, untried
 
@@ -378,10 +375,15 @@ def main() -> int:
         for entry in made:
             case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
             cases.append((entry["file"], case, arrays))
+        golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
+        scanned = lscan.scan(golden, t, cases, out, index)
+        for entry in scanned:
+            case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
+            cases.append((entry["file"], case, arrays))
+        made += scanned
         kills, untried = _kills(t, job, cases, factory, deadline)
         every = {m for ids in kills.values() for m in ids}
         alive = [m for m in t["mutants"] if m["id"] not in every and m["id"] not in untried]
-        golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
         found = ls.search(golden, t, alive, cases, out, index, min(deadline, time.monotonic() + job.get(
             "search_budget", 30.0)))
         for entry in found["made"]:
