@@ -3,9 +3,11 @@ test compares, and the search for an input that kills a mutant the kept cases mi
 
 The search (``search``) varies the recorded calls by the host's plan (``"search"`` of a probe target): each
 scalar leaf alone (``self.cfg.loss.gamma``), pairs of leaves, boundary values the body compares with
-(``w - 1, w, w + 1``), a default the driver never leaves (``labels=None``), int and bool arrays made all zero,
-all equal or all distinct (a count that becomes zero), and random inputs of the recorded shapes. An input kills
-a mutant when the golden code runs on it and the mutant's result fails the test's comparison (or raises); it
+(``w - 1, w, w + 1``), a default the driver never leaves (``labels=None``), arrays made all zero, all equal or
+all distinct (a count that becomes zero), padding moved to the other end, far from zero, and random inputs of the
+recorded shapes (``lmrbench_variations`` makes them). An input kills a mutant when the golden code runs on it
+and the mutant's outcome is another as the test compares (another result, or raising where the golden code
+returned, or not raising the builtin exception it raised: ``Target.differs``); it
 becomes a case only when it is stable: a one-ulp move of its float inputs, and breaking the ties among their
 equal entries either way, leave the golden result within the test's tolerance (a correct program that breaks a
 tie otherwise must pass). A mutant no input separates is live; it is equivalent only when the random inputs
