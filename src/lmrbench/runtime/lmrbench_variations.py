@@ -40,18 +40,22 @@ def _is_mask(arr: Any) -> bool:
 
 
 def _padded(arr: Any) -> bool:
-    """True when, along the last axis, some value sits only in one run at the same end of each row (the start
-    of every row, or the end), in some rows but not everywhere: padding, or a masked-out prefix."""
+    """True when, along the last axis, some value sits only at the ends of the rows (a prefix, a suffix or both:
+    the other entries of each row are one block), in some rows but not everywhere: padding, a masked-out prompt."""
     import numpy as np
 
     if arr.ndim == 0 or arr.shape[-1] < 2:
         return False
     rows = arr.reshape(-1, arr.shape[-1])
+    width = rows.shape[1]
     for value in {*np.unique(rows[:, 0]).tolist(), *np.unique(rows[:, -1]).tolist()}:
-        run = (rows == value).astype(np.int8)
-        if run.all() or not run.any():
+        other = rows != value
+        if other.all() or not other.any():
             continue
-        if (np.diff(run, axis=1) <= 0).all() or (np.diff(run, axis=1) >= 0).all():
+        count = other.sum(axis=1)
+        first = np.argmax(other, axis=1)
+        last = width - 1 - np.argmax(other[:, ::-1], axis=1)
+        if ((count == 0) | (last - first + 1 == count)).all():
             return True
     return False
 
