@@ -365,7 +365,7 @@ def reshaped(x, n):
 '''
 
 
-def test_only_a_raise_of_the_body_itself_makes_a_case_that_expects_it():
+def test_only_a_raise_statement_of_the_goal_file_makes_a_case_that_expects_it():
     import linecache
 
     import lmrbench_checkers as lc

@@ -1,10 +1,10 @@
 """Cases that expect an exception: an input of the search's plan on which the golden code raises a builtin
-exception by a ``raise`` statement of its own body (an unknown mode, a value out of range) is a call
+exception by a ``raise`` statement of its own file (an unknown mode, a value out of range) is a call
 whose right outcome is that exception, and a program that returns instead is wrong (``lmrbench_scan`` looks for
 such inputs).
 
-An exception raised elsewhere (numpy refusing a shape, an index out of range, a helper's lookup) is no such
-case: a correct program may fail there otherwise, or not at all.
+An exception raised elsewhere (numpy refusing a shape, an index out of range, a lookup) is no such case: a
+correct program may fail there otherwise, or not at all.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 
 def deliberate(exc: BaseException, func: Any) -> str:
     """The name of the builtin exception ``exc`` when the golden function ``func`` raised it from a ``raise``
-    statement of its own body, else '' (an ``assert`` is a sanity check that a correct program may leave out)."""
+    statement of its own file (its body, or a helper beside it that it calls), else '' (an ``assert`` is a sanity
+    check that a correct program may leave out)."""
     name = type(exc).__name__
     if not isinstance(exc, Exception) or getattr(builtins, name, None) is not type(exc):
         return ""
@@ -25,7 +26,7 @@ def deliberate(exc: BaseException, func: Any) -> str:
     while tb is not None:
         last, tb = tb, tb.tb_next
     code = getattr(func, "__code__", None)
-    if last is None or code is None or last.tb_frame.f_code is not code:
+    if last is None or code is None or last.tb_frame.f_code.co_filename != code.co_filename:
         return ""
     line = linecache.getline(code.co_filename, last.tb_lineno).strip()
     return name if line.startswith("raise ") else ""

@@ -1,6 +1,6 @@
 """Inputs a recorded driver never gives, tried on the golden code after amplification whatever mutants live
 (``lmrbench_probe`` runs the scan; the search only looks where a mutant lives): the plan's leaf values on which
-the golden code refuses the call by a ``raise`` of its own body (an unknown mode: a case that
+the golden code refuses the call by a ``raise`` of its own file (an unknown mode: a case that
 expects the exception, ``lmrbench_raising``), and the recorded arrays with their padding moved to the other end
 (``flipped``: a driver pads one way only, and a program that finds the last token by counting passes on it);
 where the body calls ``exp`` and its result does not move when they shift (a softmax, a normalisation), shifted
