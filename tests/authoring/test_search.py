@@ -26,6 +26,7 @@ from lmrbench.schemas.testrun import TestStatus
 sys.path.insert(0, str(Path(lmrbench_leaves.__file__).parent))  # the probe imports its siblings by shipped names
 import lmrbench_search as search  # noqa: E402
 import lmrbench_values as lv  # noqa: E402
+import lmrbench_variations as variations  # noqa: E402
 
 CONFIG = '''
     from dataclasses import dataclass, field
@@ -327,12 +328,82 @@ def test_a_guarded_body_is_searched_where_its_guard_binds():
                               "value": mask.encode(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), "mask")})
     arrays = {**arrays, **{f"m{k}": v for k, v in mask.arrays.items()}}
     case["arguments"][-1]["value"]["key"] = "m" + case["arguments"][-1]["value"]["key"]
-    assert search._arrays_filled(case, arrays, "zeros", guarded=False) == {}  # no guard: float arrays stay
-    filled = search._arrays_filled(case, arrays, "zeros", guarded=True)
+    assert variations.arrays_filled(case, arrays, "zeros", guarded=False) == {}  # no guard: float arrays stay
+    filled = variations.arrays_filled(case, arrays, "zeros", guarded=True)
     logits, zeros = filled[search.array_key(case, "logits", arrays)], filled[search.array_key(case, "mask", arrays)]
     assert logits.tolist() == [0.0, 1.0, 0.5] and not zeros.any()  # a row of zeros; a mask all zero
-    same = search._arrays_filled(case, arrays, "same", guarded=True)[search.array_key(case, "logits", arrays)]
+    same = variations.arrays_filled(case, arrays, "same", guarded=True)[search.array_key(case, "logits", arrays)]
     assert same.tolist() == [2.0, 2.0, 2.0]  # a spread of zero
+
+
+def test_padding_moves_to_the_other_end_and_floats_go_far_from_zero():
+    case, arrays = _top_p_case([2.0, 1.0, 0.5], 0.5)
+    mask = lv.Encoder("in")
+    case["arguments"].append({"name": "mask", "kind": "positional_or_keyword",
+                              "value": mask.encode(np.array([[1, 1, 0], [1, 0, 0]]), "mask")})
+    arrays = {**arrays, **{f"m{k}": v for k, v in mask.arrays.items()}}
+    case["arguments"][-1]["value"]["key"] = "m" + case["arguments"][-1]["value"]["key"]
+    flipped = variations.arrays_filled(case, arrays, "flipped", guarded=False)
+    assert list(flipped) == [search.array_key(case, "mask", arrays)]  # float logits are no mask: they stay
+    assert flipped[search.array_key(case, "mask", arrays)].tolist() == [[0, 1, 1], [0, 0, 1]]  # left-padded now
+    shifted = variations.arrays_filled(case, arrays, "shifted", guarded=False)
+    assert shifted[search.array_key(case, "logits", arrays)].tolist() == [2002.0, 2001.0, 2000.5]
+
+
+REFUSES = '''
+import numpy as np
+
+
+def pooled(x, how="mean"):
+    if how == "mean":
+        return x.mean()
+    raise ValueError(how)
+
+
+def reshaped(x, n):
+    return x.reshape(n, -1)
+'''
+
+
+def test_only_a_raise_statement_of_the_goal_file_makes_a_case_that_expects_it():
+    import linecache
+
+    import lmrbench_checkers as lc
+    import lmrbench_raising as raising
+
+    linecache.cache["refuses.py"] = (len(REFUSES), None, REFUSES.splitlines(True), "refuses.py")  # as if on disk
+    namespace: dict = {}
+    exec(compile(REFUSES, "refuses.py", "exec"), namespace)
+    for func, args, want in ((namespace["pooled"], (np.ones(3), "max"), "ValueError"),
+                             (namespace["reshaped"], (np.ones(3), 2), "")):  # numpy refuses: no case
+        with pytest.raises(ValueError) as caught:
+            func(*args)
+        assert raising.deliberate(caught.value, func) == want
+    case, arrays = raising.raising_case(*_top_p_case([1.0, 2.0], 0.5), "ValueError")
+    decoded = lv.Case(case, arrays)
+    assert decoded.raises == "ValueError" and raising.raised_as(KeyError("x"), decoded) is False
+    with lc.assert_raises("ValueError"):
+        raise ValueError("refused")
+    with pytest.raises(AssertionError, match="returned"), lc.assert_raises("ValueError"):
+        pass
+
+
+def test_arrays_changed_in_place_inside_a_container_are_compared_by_identity():
+    enc, out = lv.Encoder("in"), lv.Encoder("out")
+    teacher = {"w": np.zeros(2)}
+    node = enc.encode(teacher, "teacher")
+    assert [p for p, _ in lv.held_arrays(teacher, ["teacher"])] == [["teacher", "w"]]
+    case = {"arguments": [{"name": "teacher", "kind": "positional_or_keyword", "value": node}], "self": None,
+            "expected": None, "changed": {"teacher": out.encode({"w": np.ones(2)}, "teacher")}, "self_after": None,
+            "random_state": None, "held": [{"path": ["teacher", "w"], "value": out.encode(np.ones(2), "w")}]}
+    arrays = {**enc.arrays, **out.arrays}
+    checker = {"kind": "numeric", "tolerance": "dtype"}
+    for body, same in (("t['w'] += 1.0", True), ("t['w'] = t['w'] + 1.0", False)):  # in place; replaced
+        namespace: dict = {}
+        exec(f"def update(teacher):\n    t = teacher\n    {body}\n", namespace)
+        target = search.Target(namespace["update"], None, "function", None, 5.0, checker)
+        assert lv.held_label(["teacher", "w"]) == 'teacher["w"]'
+        assert target.differs(case, arrays) is not same
 
 
 def test_a_tie_made_by_amplification_does_not_fail_a_correct_answer(tmp_path, local):

@@ -50,7 +50,7 @@ except ImportError:  # shipped beside this file
 
 tolerance_for = _precision.tolerance_for
 
-__all__ = ["assert_close", "assert_equal", "assert_similar_text", "assert_unordered", "tolerance_for"]
+__all__ = ["assert_close", "assert_equal", "assert_raises", "assert_similar_text", "assert_unordered", "tolerance_for"]
 
 
 class _Options:
@@ -138,6 +138,31 @@ def assert_similar_text(
     opts = _Options(exact=False, rtol=rtol, atol=atol, text_threshold=threshold, scale=scale)
     _compare(actual, expected, "result", opts)
     opts.report()
+
+
+class assert_raises:  # noqa: N801 - used as ``with assert_raises(case.raises):``, like pytest.raises
+    """Passes when the block raises the builtin exception named ``name`` (or one derived from it), as the
+    reference code did on this call; fails when it returns or raises another."""
+
+    def __init__(self, name: str) -> None:
+        import builtins
+
+        self.name = name
+        cls = getattr(builtins, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            raise ValueError(f"{name!r} is not a builtin exception")
+        self.cls: type[Exception] = cls
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if kind is None:
+            raise AssertionError(f"the reference code raised {self.name} on this call; this one returned")
+        if issubclass(kind, self.cls):
+            return True
+        raise AssertionError(f"the reference code raised {self.name} on this call; this one raised "
+                             f"{kind.__name__}: {exc}") from exc
 
 
 def _items(value: Any, where: str) -> list[Any]:

@@ -15,18 +15,21 @@ The job is ``$LMRBENCH_HARNESS/probe/job.json``::
 Every comparison is the generated test's own (``lmrbench_search.same``: the task's checker, its RTOL/ATOL or the
 case's scale). Knife edges first: a recorded call whose result changes beyond the checker's tolerance when its
 floating array inputs move one ulp is left out (``knife`` in the report). Amplification
-(``authoring.record.amplify_plans`` makes the plans): for each plan, the first recorded case (without random
-state; a call that changes its arguments or ``self`` is varied from the state recorded before it) on which some of
-its variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new
-case per such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to
+(``authoring.record.amplify_plans`` makes the plans): for each plan, the first recorded case (without random state;
+a call that changes its arguments or ``self`` is varied from the state recorded before it) on which some of its
+variants apply and change the golden result (or are kept anyway: noise in masked-out entries) gives one new case per
+such variant, the golden code's result as the expected value, written as ``amp-<t>-<plan>-<k>.npz`` to
 ``$LMRBENCH_OUT``; at most ``max_added`` per target. A variant sets parameters or attributes of ``self``
-(``self.beta``), moves the entries of an array that hold an int parameter with it (``remap``), sets every such
-entry (``fill``), or fills masked-out entries with noise (``noise``). Then every case (recorded and new) is called
-on every mutant, fresh from its file, and compared as the generated test compares; a mutant that raises, times out
-or differs is killed by that case. An added case that a one-ulp move or a broken tie of its float inputs decides
-is not kept. Last, for the mutants no case kills, ``lmrbench_search.search`` looks for a stable input that does
-(the target's ``search`` plan) and adds it as a case. ``$LMRBENCH_OUT/probe.json`` holds, per target, the new
-cases, the knife-edge cases, the mutants each case kills and notes.
+(``self.beta``), moves the entries of an array that hold an int parameter with it (``remap``), sets every such entry
+(``fill``), or fills masked-out entries with noise (``noise``). Then ``lmrbench_scan`` adds the inputs a driver
+never gives, whatever mutants live (a value the body refuses with its own ``raise``: a case that expects the
+exception; padding at the other end; arrays far from zero; a spread below an ``eps``). Then every case (recorded and
+new) is called on every mutant, fresh from its file, and compared as the generated test compares; a mutant that
+raises (where the case expects no exception, or another), times out or differs is killed by that case. An added case
+that a one-ulp move or a broken tie of its float inputs decides is not kept. Last, for the mutants no case kills,
+``lmrbench_search.search`` looks for a stable input that does (the target's ``search`` plan) and adds it as a case.
+``$LMRBENCH_OUT/probe.json`` holds, per target, the new cases, the knife-edge cases, the mutants each case kills and
+notes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from typing import Any
 import lmrbench_checkers as lc
 import lmrbench_leaves as ll
 import lmrbench_protocol as lp
+import lmrbench_scan as lscan
 import lmrbench_search as ls
 import lmrbench_values as lv
 from lmrbench_search import Timeout as _Timeout
@@ -336,13 +340,9 @@ def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, A
             for name in kills:
                 kills[name].append(mutant["id"])
             continue
+        target = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
         for name, case, arrays in cases:
-            try:
-                result, decoded, obj = _call(func, owner, t["binding"], factory, case, arrays, job["timeout"])
-                killed = not _same(job["checker"], result, decoded, obj)
-            except (Exception, _Timeout):  # noqa: BLE001
-                killed = True
-            if killed:
+            if target.differs(case, arrays):
                 kills[name].append(mutant["id"])
     return kills, untried
 
@@ -378,10 +378,15 @@ def main() -> int:
         for entry in made:
             case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
             cases.append((entry["file"], case, arrays))
+        golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
+        scanned = lscan.scan(golden, t, cases, out, index)
+        for entry in scanned:
+            case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
+            cases.append((entry["file"], case, arrays))
+        made += scanned
         kills, untried = _kills(t, job, cases, factory, deadline)
         every = {m for ids in kills.values() for m in ids}
         alive = [m for m in t["mutants"] if m["id"] not in every and m["id"] not in untried]
-        golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
         found = ls.search(golden, t, alive, cases, out, index, min(deadline, time.monotonic() + job.get(
             "search_budget", 30.0)))
         for entry in found["made"]:

@@ -330,6 +330,7 @@ class _Recorder:
         digest = lv.digest({"a": arguments, "s": self_node}, enc.arrays)
         if digest in state.seen:
             return self._run(args, kwargs)
+        held = _held_before(lv, bound, params, instance if self.binding == "method" else None)
         before = lv.get_random_state()
         result = self._run(args, kwargs)
         after = lv.get_random_state()
@@ -341,7 +342,8 @@ class _Recorder:
         state.local.quiet = True  # the replay and the precision probes call the targets it calls again
         try:
             self._save(
-                lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest
+                lv, enc, arguments, self_node, skipped, bound, params, instance, result, before, after, digest,
+                held,
             )
             self._kept(leaves, state.last_size)
         except lv.UnencodableValue as exc:
@@ -428,6 +430,7 @@ class _Recorder:
         before: Any,
         after: Any,
         digest: str,
+        held: list[tuple[list[Any], Any, Any]],
     ) -> None:
         state = self.state
         drew = not lv.same_random_state(before, after)
@@ -453,6 +456,10 @@ class _Recorder:
             "self_after": self_after,
             "random_state": None,
         }
+        moved = [(path, obj) for path, obj, copy in held if not _same_leaf(obj, copy)
+                 and not (path[0] == "self" and path[1] in skipped)]
+        if moved:  # arrays changed in place inside the containers: a candidate that replaces them differs
+            case["held"] = [{"path": path, "value": out.encode(obj, lv.held_label(path))} for path, obj in moved]
         arrays = {**enc.arrays, **out.arrays}
         if drew:
             rng = lv.Encoder("rng")
@@ -631,6 +638,27 @@ class _Recorder:
             lc.assert_similar_text(got, want, threshold=spec.get("text_threshold", 0.9), **tol)
         else:
             lc.assert_close(got, want, where=label, **tol)
+
+
+def _held_before(lv: Any, bound: Any, params: list[Any], instance: Any) -> list[tuple[list[Any], Any, Any]]:
+    """(path, array, a copy of it) of each array inside the containers of the arguments and of ``self``'s
+    attributes, before the call (``lmrbench_values.held_arrays``)."""
+    found = [leaf for p in params for leaf in lv.held_arrays(_arg(bound, p), [p.name])]
+    for name, value in (getattr(instance, "__dict__", None) or {}).items():
+        found += lv.held_arrays(value, ["self", name])
+    out = []
+    for path, obj in found[:lv.MAX_HELD]:
+        out.append((path, obj, obj.copy() if hasattr(obj, "copy") else obj.detach().clone()))
+    return out
+
+
+def _same_leaf(obj: Any, copy: Any) -> bool:
+    """True when an array holds what its copy from before the call holds (bit for bit)."""
+    if hasattr(obj, "tobytes") and type(obj) is type(copy):
+        return bool(obj.shape == copy.shape and obj.dtype == copy.dtype and obj.tobytes() == copy.tobytes())
+    import torch
+
+    return bool(torch.equal(obj, copy))
 
 
 def _tolerance(checker: dict[str, Any], scale: float) -> dict[str, Any]:

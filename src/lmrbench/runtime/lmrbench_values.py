@@ -460,6 +460,15 @@ class Case:
         if precision.probing():  # validate's float64 re-run of the golden code
             self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
             self.state = None if self.state is None else precision.upcast(self.state)
+        self.raises: str = case.get("raises") or ""
+        """The builtin exception the reference code raised on this call ('' when it returned)."""
+        held = case.get("held") or []
+        self.held_after = {held_label(e["path"]): decoder.decode(e["value"]) for e in held}
+        """The arrays inside the arguments' containers (and ``self``'s) that the reference call changed in place,
+        as they were after it, by where they are held (``teacher["w"]``)."""
+        self.held = {held_label(e["path"]): self._held(e["path"]) for e in held}
+        """Those same array objects as this case passes them: after the call, what the call left in them (a
+        call that put new arrays into the containers leaves these as they were)."""
 
     def _noted_scale(self, precision: Any, case: dict[str, Any], arrays: dict[str, Any]) -> Any:
         notes = case.get("precision") or {}
@@ -473,6 +482,12 @@ class Case:
             self.scale, context=notes.get("context"), tied=[t for t in tied if t is not None],
             **{kind: {w: arrays[k] for w, k in notes[kind].items()} for kind in ("grown", "matmul") if kind in notes},
         )
+
+    def _held(self, path: list[Any]) -> Any:
+        value: Any = self.state if path[0] == "self" else self.argument(path[0])
+        for key in path[1:]:
+            value = value[key]
+        return value
 
     def argument(self, name: str) -> Any:
         """An argument passed by keyword, or a positional one by its parameter name."""
@@ -495,6 +510,46 @@ class Case:
     def restore_random_state(self) -> None:
         """Put the random generators back where they were when the reference call started."""
         set_random_state(self.random_state)
+
+
+MAX_HELD = 256
+"""Most arrays inside containers whose in-place changes a case keeps."""
+
+
+def held_arrays(value: Any, path: list[Any], depth: int = 0) -> list[tuple[list[Any], Any]]:
+    """(path, array) of each numpy array or torch tensor inside the dicts (text or int keys), lists and tuples of
+    ``value`` (not ``value`` itself): the arrays a call can change in place or replace in their container."""
+    out: list[tuple[list[Any], Any]] = []
+    if depth > 4:
+        return out
+    if isinstance(value, dict):
+        items = [(k, v) for k, v in value.items() if type(k) in (str, int)]
+    elif isinstance(value, list | tuple):
+        items = list(enumerate(value))
+    else:
+        return out
+    for key, item in items:
+        if _is_array(item):
+            out.append(([*path, key], item))
+        else:
+            out += held_arrays(item, [*path, key], depth + 1)
+        if len(out) >= MAX_HELD:
+            break
+    return out[:MAX_HELD]
+
+
+def _is_array(value: Any) -> bool:
+    if np is not None and type(value) is np.ndarray:
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def held_label(path: list[Any]) -> str:
+    """``teacher["w"]``, ``self.params["w"][0]``: where a held array is."""
+    head = f"self.{path[1]}" if path[0] == "self" else str(path[0])
+    rest = path[2:] if path[0] == "self" else path[1:]
+    return head + "".join(f"[{json.dumps(k)}]" for k in rest)
 
 
 def load_case(path: Any) -> Case:

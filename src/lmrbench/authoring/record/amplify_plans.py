@@ -122,7 +122,7 @@ def _noise(noise: dict[str, str], modes: list[dict[str, amplify.Scalar]]) -> lis
 def made_text(made: Amplification) -> str:
     """What an added case changed: ``beta=0.2, label_smoothing=0.2``, ``every targets entry = ignore_index``,
     ``noise where attention_mask leaves entries out``."""
-    if made.kind == "search":
+    if made.kind in ("search", "scan"):
         return made.param
     if made.kind == "all":
         return f"every {', '.join(made.fill)} entry = {made.param}"

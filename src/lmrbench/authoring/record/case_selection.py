@@ -192,6 +192,8 @@ def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe:
             by_param.setdefault(made.param, []).append(made.value)
         elif made.kind == "search":
             out.append(f"added a case the search found ({made_text(made)}): it kills a mutant no other case kills")
+        elif made.kind == "scan":
+            out.append(f"added a case no recorded call gives ({made_text(made)})")
         else:
             out.append(f"added a case with {made_text(made)}")
     for param, new in by_param.items():

@@ -24,13 +24,14 @@ Arc = tuple[int, int]
 Replay = Literal["identical", "close", "raised", "checker", "different"]
 """What replaying a call from its recorded inputs gave: the same result exactly, within the tolerance, an
 exception, a result the implementation's checker rejects, or a different result."""
-AddedKind = Literal["value", "pair", "all", "noise", "search"]
+AddedKind = Literal["value", "pair", "all", "noise", "search", "scan"]
 """How an added case varies its base call: parameters set (one, or a ``pair``), every entry of the arrays that
-hold an int parameter set to it (``all``), masked-out entries filled with noise, or an input the search found
-that kills a mutant no other case killed (``search``)."""
+hold an int parameter set to it (``all``), masked-out entries filled with noise, an input the search found
+that kills a mutant no other case killed (``search``), or an input a recorded driver never gives, tried whatever
+mutants live (``scan``: a value the body refuses, padding at the other end, arrays far from zero)."""
 
 _REPLAYS: tuple[Replay, ...] = ("identical", "close", "raised", "checker", "different")
-_KINDS: tuple[AddedKind, ...] = ("value", "pair", "all", "noise", "search")
+_KINDS: tuple[AddedKind, ...] = ("value", "pair", "all", "noise", "search", "scan")
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ def describe_selection(
                 by_param.setdefault(made.param, []).append((call, made))
             elif made.kind == "search":
                 notes.append(f"a case the search found ({made_text(made)}), which kills a mutant no other case kills")
+            elif made.kind == "scan":
+                notes.append(f"a case no recorded call gives ({made_text(made)})")
             else:
                 notes.append(f"a case with {made_text(made)}")
         for param, made_list in by_param.items():

@@ -7,9 +7,11 @@ boundaries the body compares it with (``step < warmup_steps`` recorded with warm
 a call past the last step), ten times larger and smaller for a float that a local compared with a number depends on
 (``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then ``amplify.varied_values`` (zero among an
 int's, so a count can become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text
-modes the body compares it with; an int never recorded negative stays non-negative unless the body tests its sign.
+modes the body compares it with and one it does not (``unknown``: its fallback, often a ``raise``); an int
+never recorded negative stays non-negative unless the body tests its sign.
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
+whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero), and
 whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard
 says the function expects).
 """
@@ -33,6 +35,9 @@ MAX_VALUES = 7
 """Most values tried per leaf."""
 MAX_PAIRS = 4
 """Most pairs of leaves tried together."""
+UNKNOWN = "unknown"
+"""The text tried for a leaf the body compares with text modes: none of them, so the body's fallback runs (an
+``else`` that raises, a default)."""
 SEARCH_BUDGET = 20.0
 """Seconds the search may take per goal function (within the probe's own limit)."""
 
@@ -109,8 +114,9 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     for name, values in seen.items():
         first = values[0]
         tries: list[amplify.Scalar]
-        if type(first) is str:
-            tries = [x for x in reads.literals.get(name, []) if x not in values]
+        if type(first) is str:  # the modes the body compares it with, and one it does not (its fallback)
+            modes = reads.literals.get(name, [])
+            tries = [*(x for x in modes if x not in values), *([UNKNOWN] if modes and UNKNOWN not in modes else [])]
         else:
             wide = [first * 10.0, first / 10.0] if type(first) is float and first and name in reads.scaled else []
             tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) + wide \
@@ -126,7 +132,29 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
-            "guarded": reads.guarded}
+            "guarded": reads.guarded, "exponentiates": _exponentiates(golden, qualname)}
+
+
+EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
+"""Calls whose result overflows for large inputs unless the body shifts them first."""
+
+
+def _exponentiates(golden: str, qualname: str) -> bool:
+    """True when the body of ``qualname`` calls ``exp`` (``np.exp``, ``torch.exp``, ``math.exp``): a body that
+    can overflow, so the scan tries its float arrays far from zero."""
+    try:
+        scope: list[ast.stmt] = ast.parse(golden).body
+    except SyntaxError:
+        return False
+    node: ast.AST | None = None
+    for part in qualname.split("."):
+        node = next((n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                     and n.name == part), None)
+        if node is None:
+            return False
+        scope = node.body  # type: ignore[attr-defined]
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
+               in EXP_CALLS for n in ast.walk(node)) if node is not None else False
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,10 @@ class CaseSpec:
     changed: list[str] = field(default_factory=list)
     state_changed: bool = False
     random_state: bool = False
+    held: bool = False
+    """The call changed arrays in place inside the containers of its arguments or ``self``."""
+    raises: str = ""
+    """The builtin exception the reference code raised on this call ('' when it returned)."""
 
 
 def snake_name(name: str) -> str:
@@ -116,11 +120,13 @@ def _constants(checker: CheckerSettings) -> list[str]:
     return lines
 
 
-def _checker_names(checker: CheckerSettings, side: bool) -> list[str]:
+def _checker_names(checker: CheckerSettings, side: bool, raises: bool = False) -> list[str]:
     main = {"exact": "assert_equal", "unordered": "assert_unordered", "text": "assert_similar_text"}
     names = {main.get(checker.kind, "assert_close")}
     if side:
         names.add("assert_equal" if checker.kind == "exact" else "assert_close")
+    if raises:
+        names.add("assert_raises")
     return sorted(names)
 
 
@@ -153,7 +159,8 @@ def _docstring_line(case: CaseSpec) -> str:
         notes.append(f"on an instance with {case.arguments.get('self', 'its recorded attributes')}")
     if case.random_state:
         notes.append("draws random numbers")
-    text = f"{args} -> {case.returns}" + (f" ({'; '.join(notes)})" if notes else "")
+    outcome = f"raises {case.raises}" if case.raises else case.returns
+    text = f"{args} -> {outcome}" + (f" ({'; '.join(notes)})" if notes else "")
     return text.replace('"""', "'''").replace("\\", "\\\\")
 
 
@@ -174,6 +181,8 @@ def _test_function(case: CaseSpec, data_var: str, checker: CheckerSettings, fact
         callee = case.qualname
     if case.random_state:
         lines.append("    case.restore_random_state()")
+    if case.raises:
+        return [*lines, "    with assert_raises(case.raises):", f"        {callee}({call_args})"]
     lines.append(f"    result = {callee}({call_args})")
     lines.append(f"    {_checker_call(checker, 'result', 'case.expected')}")
     for name in case.changed:
@@ -183,6 +192,8 @@ def _test_function(case: CaseSpec, data_var: str, checker: CheckerSettings, fact
     if case.state_changed:
         obj = snake_name(owner.split(".")[-1])
         lines.append(f"    {_side_check(checker, f'case.attributes_of({obj})', 'case.state_after', 'self')}")
+    if case.held:
+        lines.append(f"    {_side_check(checker, 'case.held', 'case.held_after', 'arrays changed in place')}")
     return lines
 
 
@@ -202,7 +213,7 @@ def render_recorded_test(
     names = sorted({c.qualname for c in cases})
     files = sorted({c.goal.module for c in cases})
     what = ", ".join(f"`{n}`" for n in names)
-    side = any(c.changed or c.state_changed for c in cases)
+    side = any(c.changed or c.state_changed or c.held for c in cases)
     doc = (
         f"Tests of {what} ({', '.join(files)}), implementation {impl_index}.\n\n"
         f"Each case was recorded from a real call while {_command_text(command, impl_index)} ran the "
@@ -214,7 +225,7 @@ def render_recorded_test(
     if notes:
         doc += ("\n\nCases added to the recorded ones (a recorded call with one parameter varied, the reference "
                 "code giving the expected values): " + "; ".join(notes) + ".")
-    body = _file_head(doc, [c.goal for c in cases], _checker_names(checker, side))
+    body = _file_head(doc, [c.goal for c in cases], _checker_names(checker, side, any(c.raises for c in cases)))
     body.append("from lmrbench_values import load_case  # noqa: E402")
     body += _imports(cases, factory) + [""]
     body.append(f'DATA = HERE / "data" / "impl_{impl_index}"')

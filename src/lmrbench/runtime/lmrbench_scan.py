@@ -1,0 +1,131 @@
+"""Inputs a recorded driver never gives, tried on the golden code after amplification whatever mutants live
+(``lmrbench_probe`` runs the scan; the search only looks where a mutant lives): the plan's leaf values on which
+the golden code refuses the call by a ``raise`` of its own file (an unknown mode: a case that
+expects the exception, ``lmrbench_raising``), and the recorded arrays with their padding moved to the other end
+(``flipped``: a driver pads one way only, and a program that finds the last token by counting passes on it);
+where the body calls ``exp`` and its result does not move when they shift (a softmax, a normalisation), shifted
+far from zero (``shifted``: where an unguarded ``exp`` overflows; a shift that changes the result would test
+another function, where a correct program may lose precision the golden code keeps); where
+the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
+instead of zero differs). Each is kept when the golden result is finite and no knife edge.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import lmrbench_checkers as lc
+import lmrbench_search as ls
+import lmrbench_values as lv
+import lmrbench_variations as lvar
+from lmrbench_raising import deliberate, raising_case
+
+MAX_CALLS = 40
+"""Most golden calls the scan for refusals makes per goal function."""
+
+
+def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out: str,
+         index: int) -> list[dict[str, Any]]:
+    """Write the cases of the scan (``scan-<t>-<k>.npz`` in ``out``); their entries (kind ``scan``)."""
+    bases = [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))][:2]
+    made = _refusals(golden, t, bases, out, index)
+    plan = t.get("search") or {}
+    guarded = bool(plan.get("guarded"))
+    hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()), *(("close",) if guarded else ()))
+    for how in hows:
+        for name, case, arrays in bases:
+            spec = {"base": name, "arrays": how, "kind": "arrays", "set": {}, "guarded": guarded}
+            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
+            if entry is not None:
+                made.append(entry)
+                break
+    return made
+
+
+def _continuous(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any],
+                result: Any) -> bool:
+    """True when the golden code gives on the arrays made all equal (``spec``) what it gave (``result``) on them
+    within a millionth of equal: a spread below an ``eps`` changes nothing a guard decides."""
+    built = lvar.build(spec, case, arrays)
+    if built is None:
+        return True
+    try:
+        flat, _, _ = golden.call(*built)
+        lc.assert_close(result, flat, **ls.tolerance(golden.checker, lv.Case(*built)))
+    except (Exception, ls.Timeout):  # noqa: BLE001 - refused, or another result: the close case tells
+        return False
+    return True
+
+
+def _agrees(golden: Any, result: Any, base: Any) -> bool:
+    """True when ``result`` matches the expected value of the recorded case ``base`` as the test compares."""
+    try:
+        lc.assert_close(result, base.expected, **ls.tolerance(golden.checker, base))
+    except (Exception, ls.Timeout):  # noqa: BLE001 - another result, or one the comparison cannot take
+        return False
+    return True
+
+
+def _entry(file: str, spec: dict[str, Any]) -> dict[str, Any]:
+    sets = {k: v for k, v in spec.get("set", {}).items() if type(v) in (bool, int, float, str)}
+    return {"file": file, "param": lvar.input_text(spec), "value": None, "set": sets, "kind": "scan", "fill": [],
+            "noise": {}, "base": spec["base"], "when": {}, "effective": []}
+
+
+def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any], out: str,
+            file: str) -> dict[str, Any] | None:
+    """The entry of the case of one array variation, or None when it does not apply, the golden code fails or
+    gives a non-finite result where the recorded call did not, or the case is a knife edge."""
+    built = lvar.build(spec, case, arrays)
+    if built is None:
+        return None
+    try:
+        result, new, new_arrays, _ = ls.golden_case(golden, *built)
+        if ls.finite(lv.Case(case, arrays).expected) and not ls.finite(result):
+            return None
+        if ls.unstable(golden, new, new_arrays, result, lv.Case(new, new_arrays)):
+            return None
+        if spec["arrays"] == "close" and _continuous(golden, {**spec, "arrays": "same"}, case, arrays, result):
+            return None
+        if spec["arrays"] == "shifted" and not _agrees(golden, result, lv.Case(case, arrays)):
+            return None  # the shift changes what the function computes: only its numerics are tested here
+    except (Exception, ls.Timeout):  # noqa: BLE001 - an input the golden code refuses is no case here
+        return None
+    with open(os.path.join(out, file), "wb") as fh:
+        fh.write(lv.write_case(new, new_arrays))
+    return _entry(file, spec)
+
+
+def _refusals(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]], out: str,
+              index: int) -> list[dict[str, Any]]:
+    """Try the plan's leaf values (no array changed) on the golden code; write one case per distinct exception
+    and raising line . Returns their entries, as ``lmrbench_search.search`` makes them."""
+    by_name = {name: (case, arrays) for name, case, arrays in bases}
+    made: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    calls = 0
+    for spec in lvar.inputs(t.get("search") or {}, bases):
+        if set(spec) - {"base", "set", "kind"} or spec.get("kind", "value") != "value" or calls >= MAX_CALLS:
+            continue
+        built = lvar.build(spec, *by_name[spec["base"]])
+        if built is None:
+            continue
+        calls += 1
+        try:
+            golden.call(*built)
+        except Exception as exc:  # noqa: BLE001 - the outcome under test
+            name = deliberate(exc, golden.func)
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            where = (name, tb.tb_lineno if tb is not None else 0)
+            if not name or where in seen:
+                continue
+            seen.add(where)
+            new, new_arrays = raising_case(built[0], built[1], name)
+            file = f"scan-{index}-{len(made)}.npz"
+            with open(os.path.join(out, file), "wb") as fh:
+                fh.write(lv.write_case(new, new_arrays))
+            made.append(_entry(file, spec))
+    return made

@@ -1,0 +1,223 @@
+"""The inputs the search (``lmrbench_search``) tries: variations of a recorded call, as specs the host never
+sees, built into a case and its arrays here.
+
+Per base call: each scalar leaf alone, the defaults the driver never leaves, array arguments filled (int and bool
+ones all zero, all equal, all distinct; reversed along their last axis, so a right-padded mask or label row
+becomes a left-padded one and a padded first column moves to the end; float ones shifted by a large constant, the
+magnitudes where an unguarded ``exp`` overflows; where the body guards a value, float ones all equal, all one,
+within a millionth of their first entry, a row of zeros), random arrays of the recorded shapes, arguments never
+given filled; then pairs of leaves.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import lmrbench_leaves as ll
+
+RANDOM_TRIES = 3
+"""Random inputs of the recorded shapes tried per base call."""
+SHIFT = 1000.0
+"""The constant (times the array's largest magnitude, at least 1) added to float arrays by the ``shifted``
+variation: far past where ``exp`` of an unshifted value overflows."""
+
+
+def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | None:
+    """The array key of an argument (or leaf) that is an array, else None."""
+    found = ll.node(case, name)
+    if isinstance(found, dict) and found.get("$") in ("ndarray", "tensor") and found.get("key") in arrays:
+        return str(found["key"])
+    return None
+
+
+def _is_mask(arr: Any) -> bool:
+    """A float array of 0s and 1s only (a mask or one-hot targets)."""
+    import numpy as np
+
+    finite = arr[np.isfinite(arr)]
+    return finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all())
+
+
+def _padded(arr: Any) -> bool:
+    """True when, along the last axis, some value sits only at the ends of the rows (a prefix, a suffix or both:
+    the other entries of each row are one block), in some rows but not everywhere: padding, a masked-out prompt."""
+    import numpy as np
+
+    if arr.ndim == 0 or arr.shape[-1] < 2:
+        return False
+    rows = arr.reshape(-1, arr.shape[-1])
+    width = rows.shape[1]
+    for value in {*np.unique(rows[:, 0]).tolist(), *np.unique(rows[:, -1]).tolist()}:
+        other = rows != value
+        if other.all() or not other.any():
+            continue
+        count = other.sum(axis=1)
+        first = np.argmax(other, axis=1)
+        last = width - 1 - np.argmax(other[:, ::-1], axis=1)
+        if ((count == 0) | (last - first + 1 == count)).all():
+            return True
+    return False
+
+
+def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool) -> dict[str, Any]:
+    """Array arguments varied by ``how``: int and bool ones all zero (``zeros``), all equal to their first entry
+    (``same``) or all distinct (``distinct``); padded int, bool and 0/1 float ones (``_padded``) reversed along
+    their last axis (``flipped``: right padding becomes left padding); float ones shifted by ``SHIFT`` times
+    their magnitude (``shifted``: where an unshifted ``exp`` overflows). Where the body guards a value
+    (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array all equal (a spread
+    of zero), all one (a spread of zero that no tie-break moves), within a millionth of its first entry (a
+    spread below an ``eps``), its first row zero (a norm of zero)."""
+    import numpy as np
+
+    out = {}
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        if key is None or not isinstance(arrays[key], np.ndarray) or arrays[key].size == 0:
+            continue
+        arr = arrays[key]
+        discrete = arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer)
+        floating = np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all())
+        if how == "flipped":
+            if (discrete or floating and _is_mask(arr)) and _padded(arr):
+                out[key] = np.ascontiguousarray(arr[..., ::-1])
+        elif how == "shifted":
+            if floating and not _is_mask(arr):
+                out[key] = (arr + SHIFT * max(float(np.abs(arr).max()), 1.0)).astype(arr.dtype)
+        elif discrete:
+            if how == "zeros":
+                out[key] = np.zeros_like(arr)
+            elif how == "same":
+                out[key] = np.full_like(arr, arr.ravel()[0])
+            elif how == "distinct" and np.issubdtype(arr.dtype, np.integer):
+                out[key] = np.arange(arr.size, dtype=arr.dtype).reshape(arr.shape) + arr.min()
+        elif guarded and floating:
+            first = arr.ravel()[0]
+            if how == "zeros" and _is_mask(arr):
+                out[key] = np.zeros_like(arr)
+            elif how == "zeros":  # one row of zeros: a norm of zero
+                out[key] = arr.copy()
+                out[key][0] = 0
+            elif how == "same":
+                out[key] = np.full_like(arr, first)
+            elif how == "ones" and not _is_mask(arr):
+                out[key] = np.ones_like(arr)
+            elif how == "close" and not _is_mask(arr):
+                out[key] = (first + (arr - first) * 1e-6).astype(arr.dtype)
+    return out
+
+
+def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The float array arguments drawn anew (normal, at their recorded scale and wider; a float mask of 0s and 1s
+    stays one: a mask of other weights would fail correct answers that rely on what every caller gives), bool
+    ones at random."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        arr = arrays.get(key) if key is not None else None
+        if key is None or not isinstance(arr, np.ndarray) or arr.size == 0:
+            continue
+        if np.issubdtype(arr.dtype, np.floating):
+            finite = arr[np.isfinite(arr)]
+            if _is_mask(arr):  # a float mask stays a mask
+                out[key] = np.asarray(rng.random(arr.shape) < 0.5).astype(arr.dtype)
+                continue
+            scale = float(np.abs(finite).max()) if finite.size else 1.0
+            wider = (1.0, 4.0, 16.0)[seed % 3]  # past the recorded range too: where a clamp or a bound binds
+            out[key] = np.asarray(rng.normal(size=arr.shape) * (scale or 1.0) * wider).astype(arr.dtype)
+        elif arr.dtype == np.bool_:
+            out[key] = rng.random(arr.shape) < 0.5
+    return out
+
+
+def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
+    """The inputs to try, in order: per base call each leaf alone, the defaults, arrays that zero a count,
+    random arrays; then pairs of leaves."""
+    out: list[dict[str, Any]] = []
+    leaves = plan.get("leaves", {})
+    for name, case, _ in bases:
+        for path, values in leaves.items():
+            out += [{"base": name, "set": {path: v}} for v in values]
+        out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
+        zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
+        for how in ("zeros", "same", "distinct", "flipped", "shifted", *(("ones", "close") if plan.get("guarded")
+                                                                          else ())):
+            # alone, and with each leaf at zero (a spread of zero meets ``eps=0``)
+            out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
+                    for s in [{}, *zeros]]
+        out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
+        fills = ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))
+        for arg, like in unset(case):  # with each default too (``labels=None`` where a mask replaces labels)
+            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, "with": value}
+                    for value in fills
+                    for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
+    for name, _, _ in bases:
+        for p, q in plan.get("pairs", []):
+            for v in leaves.get(p, [])[:2]:
+                out += [{"base": name, "set": {p: v, q: w}} for w in leaves.get(q, [])[:2]]
+    return out
+
+
+def unset(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """(argument recorded as None, an array argument whose shape to try for it): an optional array the driver
+    never passes (``mask=None``)."""
+    arrays = [a["name"] for a in case["arguments"] if isinstance(a["value"], dict)
+              and a["value"].get("$") == "ndarray"]
+    return [(a["name"], like) for a in case["arguments"] if a["value"] is None for like in [*arrays, "square"]]
+
+
+def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, value: str = "random") -> bool:
+    """Give the None argument ``arg`` a 0/1 array (``value``: random, all ones or all zeros) shaped like argument
+    ``like`` (or square, as long as the first array's first axis)."""
+    import numpy as np
+
+    shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
+    if not shapes or not shapes[0]:
+        return False
+    shape = (shapes[0][0], shapes[0][0]) if like == "square" else inputs[array_key(new, like, inputs) or ""].shape
+    key = f"fill{len(inputs)}"
+    inputs[key] = np.full(shape, float(value == "ones")) if value != "random" else \
+        (np.random.default_rng(0).random(shape) < 0.5).astype(np.float64)
+    return ll.put(new, inputs, arg, {"$": "ndarray", "key": key})
+
+
+def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
+    new = json.loads(json.dumps(case))
+    inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
+    for path, value in spec.get("set", {}).items():
+        if not ll.put(new, inputs, path, value):
+            return None
+    if "arrays" in spec:
+        filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")))
+        if not filled:
+            return None
+        inputs.update(filled)
+    if "fill" in spec and (spec["like"] != "square" and array_key(new, spec["like"], inputs) is None
+                           or not _filled(new, inputs, spec["fill"], spec["like"], spec.get("with", "random"))):
+        return None
+    if "random" in spec:
+        drawn = _random_arrays(new, inputs, int(spec["random"]))
+        if not drawn:
+            return None
+        inputs.update(drawn)
+    return new, {**arrays, **inputs}
+
+
+def input_text(spec: dict[str, Any]) -> str:
+    """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
+    also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
+    if "random" in spec:
+        return "random inputs of the recorded shapes"
+    if "fill" in spec:
+        entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
+        return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"
+    if "arrays" in spec:
+        return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
+                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "
+                "entry", "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to "
+                "the other end)", "shifted": "float arrays shifted by a large constant", "ones": "float arrays "
+                "all one"}[spec["arrays"]] + also
+    return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())
