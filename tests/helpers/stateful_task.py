@@ -287,10 +287,15 @@ def write_stateful_task(bench: Path) -> Path:
 
 def wrong_candidate(dest: Path, mechanism: str) -> Path:
     """A candidate folder holding the golden goal file with ``WRONG[mechanism]``'s edit."""
-    old, new = WRONG[mechanism]
-    assert MECH_PY.count(old) == 1, old
-    (dest / GOAL).parent.mkdir(parents=True)
-    (dest / GOAL).write_text(MECH_PY.replace(old, new))
+    return _edited(dest, GOAL, MECH_PY, WRONG[mechanism])
+
+
+def _edited(dest: Path, goal: str, source: str, edit: tuple[str, str]) -> Path:
+    """A candidate folder holding ``goal`` as ``source`` with ``edit`` (old, new; old occurs once) made."""
+    old, new = edit
+    assert source.count(old) == 1, old
+    (dest / goal).parent.mkdir(parents=True)
+    (dest / goal).write_text(source.replace(old, new))
     return dest
 
 
@@ -447,11 +452,7 @@ TORCH_WRONG = {
 
 def torch_wrong_candidate(dest: Path, mechanism: str) -> Path:
     """A candidate folder holding the torch goal file with ``TORCH_WRONG[mechanism]``'s edit."""
-    old, new = TORCH_WRONG[mechanism]
-    assert TORCH_PY.count(old) == 1, old
-    (dest / TORCH_GOAL).parent.mkdir(parents=True)
-    (dest / TORCH_GOAL).write_text(TORCH_PY.replace(old, new))
-    return dest
+    return _edited(dest, TORCH_GOAL, TORCH_PY, TORCH_WRONG[mechanism])
 
 
 def write_torch_task(bench: Path) -> Path:
