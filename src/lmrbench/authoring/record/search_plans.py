@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names
 from lmrbench.authoring.record.body_reads import BodyReads
@@ -143,7 +144,7 @@ def _exponentiates(golden: str, qualname: str) -> bool:
     """True when the body of ``qualname`` calls ``exp`` (``np.exp``, ``torch.exp``, ``math.exp``): a body that
     can overflow, so the scan tries its float arrays far from zero."""
     try:
-        scope: list[ast.stmt] = ast.parse(golden).body
+        scope: list[ast.stmt] = pyparse.parse(golden).body
     except SyntaxError:
         return False
     node: ast.AST | None = None
