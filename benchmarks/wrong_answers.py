@@ -4,7 +4,9 @@ hyperparameters only, as real drivers do: ``main`` (``wrong_answer_tasks.py``: a
 filtering, rotary embeddings, a beam scorer's length penalty, generalized advantage estimation with done flags, a
 supervised contrastive loss, a focal loss method reading a nested config, a warmup-cosine schedule called once per
 step, a PPO per-token KL reward) and ``heldout`` (``heldout_tasks.py`` and ``heldout_fresh_tasks.py``, kept out
-of every test fixture so that it stays a held-out measure; ``fresh`` is the second file alone). Each task is
+of every test fixture so that it stays a held-out measure; ``fresh`` is the second file alone) and ``fresh2``
+(``heldout_fresh2_tasks.py``, written after the recorder was tuned on the others, so the clean held-out measure:
+CutMix, a Gumbel-softmax with its backward, prioritized replay's importance weights). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate
 (local sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's
@@ -24,7 +26,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|all] [--only NAME] [--no-probe] [--no-validate]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|all] [--only NAME] [--no-probe] [--no-validate]
                                        [--check] [--summary]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -49,6 +51,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from heldout_fresh2_tasks import TASKS as FRESH2  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -68,7 +71,8 @@ from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 
-SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "all": MAIN + HELDOUT + FRESH}
+SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2,
+        "all": MAIN + HELDOUT + FRESH + FRESH2}
 """The task sets ``--set`` picks from."""
 
 
