@@ -19,7 +19,8 @@ from lmrbench.benchmark.sandbox.environments.images import BASE_IMAGE_TAG
 @pytest.mark.timeout(1800)
 def test_readme_first_command_on_a_machine_with_python_only(docker_engine, base_image):
     command = readme_command(1)
-    assert command.startswith("python3 -m venv .venv && .venv/bin/pip install --no-compile -c constraints.txt -e .")
+    assert command.startswith("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt uv && "
+                              ".venv/bin/uv pip install --python .venv -c constraints.txt -e .")
     assert base_image == BASE_IMAGE_TAG
     probe = "for t in docker mmdebstrap debootstrap; do command -v $t >/dev/null && echo HAS-$t; done; "
     probe += "test -S /var/run/docker.sock && echo HAS-socket; "
