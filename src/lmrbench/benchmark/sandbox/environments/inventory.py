@@ -110,12 +110,14 @@ def remove_superseded(client: docker.DockerClient, tag: str, folder: Path) -> li
     siblings = {TASK_REPO_PREFIX + task_slug(p.name) for p in folder.parent.iterdir() if p.is_dir()} \
         if folder.parent.is_dir() else set()
     removed = []
-    for img in client.images.list(filters={"reference": f"{TASK_REPO_PREFIX}*"}):
-        made_for = (img.labels or {}).get(TASK_PATH_LABEL)
+    # the engine's summaries (labels and tags), as ``inventory`` reads them: ``images.list()`` inspects each image
+    # afterwards and fails when another process removes one in between
+    for summary in client.api.images(filters={"reference": f"{TASK_REPO_PREFIX}*"}):
+        made_for = (summary.get("Labels") or {}).get(TASK_PATH_LABEL)
         if not made_for:
             continue
         gone = not _exists(Path(made_for))
-        for old in img.tags:
+        for old in summary.get("RepoTags") or []:
             old_repo = old.rpartition(":")[0]
             if old == tag or not old_repo.startswith(TASK_REPO_PREFIX):
                 continue
