@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from corpus_edits import editor
 
 # -- CutMix (Yun et al. 2019) -------------------------------------------------------------------------------------
 
@@ -78,9 +79,7 @@ if __name__ == "__main__":
 '''
 
 
-def _cm(old: str, new: str) -> str:
-    assert old in CM_BODY, old
-    return CM_SIG + CM_BODY.replace(old, new)
+_cm = editor(CM_SIG, CM_BODY)
 
 
 CM_WRONG = {
@@ -208,9 +207,7 @@ if __name__ == "__main__":
 '''
 
 
-def _gs(old: str, new: str) -> str:
-    assert old in GS_BODY, old
-    return GS_SIG + GS_BODY.replace(old, new)
+_gs = editor(GS_SIG, GS_BODY)
 
 
 GS_WRONG = {
@@ -327,9 +324,7 @@ if __name__ == "__main__":
 '''
 
 
-def _pr(old: str, new: str) -> str:
-    assert old in PR_BODY, old
-    return PR_SIG + PR_BODY.replace(old, new)
+_pr = editor(PR_SIG, PR_BODY)
 
 
 PR_WRONG = {

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from corpus_edits import editor
 
 KD_SIG = "def distill_loss(student_logits, teacher_logits, labels, temperature=2.0, alpha=0.5, ignore_index=-100):\n"
 KD_BODY = '''    valid = labels != ignore_index
@@ -64,9 +65,7 @@ if __name__ == "__main__":
 '''
 
 
-def _kd(old: str, new: str) -> str:
-    assert old in KD_BODY, old
-    return KD_SIG + KD_BODY.replace(old, new)
+_kd = editor(KD_SIG, KD_BODY)
 
 
 KD_WRONG = {
@@ -176,9 +175,7 @@ if __name__ == "__main__":
 '''
 
 
-def _rp(old: str, new: str) -> str:
-    assert old in RP_BODY, old
-    return RP_SIG + RP_BODY.replace(old, new)
+_rp = editor(RP_SIG, RP_BODY)
 
 
 RP_WRONG = {
@@ -283,9 +280,7 @@ if __name__ == "__main__":
 '''
 
 
-def _cg(old: str, new: str) -> str:
-    assert old in CG_BODY, old
-    return CG_SIG + CG_BODY.replace(old, new)
+_cg = editor(CG_SIG, CG_BODY)
 
 
 CG_WRONG = {

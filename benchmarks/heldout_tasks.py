@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from corpus_edits import editor
 
 GRPO_GOLDEN = '''
 
@@ -72,9 +73,7 @@ GR_BODY = '''    grouped = np.asarray(rewards, dtype=np.float64).reshape(-1, gro
 '''
 
 
-def _gr(old: str, new: str) -> str:
-    assert old in GR_BODY, old
-    return GR_SIG + GR_BODY.replace(old, new)
+_gr = editor(GR_SIG, GR_BODY)
 
 
 GRPO_WRONG = {
@@ -224,9 +223,7 @@ E_BODY = '''        progress = min(self.step, self.total_steps) / self.total_ste
 '''
 
 
-def _ema(old: str, new: str) -> str:
-    assert old in E_BODY, old
-    return E_HEAD + E_BODY.replace(old, new)
+_ema = editor(E_HEAD, E_BODY)
 
 
 EMA_WRONG = {
@@ -567,9 +564,7 @@ L_BODY = '''        logits = logits[:, :-1]
 '''
 
 
-def _ls(old: str, new: str) -> str:
-    assert old in L_BODY, old
-    return L_HEAD + L_BODY.replace(old, new)
+_ls = editor(L_HEAD, L_BODY)
 
 
 _OWN_NLL = '''        keep = targets != self.ignore_index
@@ -704,9 +699,7 @@ K_BODY = '''    q = np.exp((scores - scores.max()) / epsilon).T
 '''
 
 
-def _sk(old: str, new: str) -> str:
-    assert old in K_BODY, old
-    return K_SIG + K_BODY.replace(old, new)
+_sk = editor(K_SIG, K_BODY)
 
 
 SK_WRONG = {

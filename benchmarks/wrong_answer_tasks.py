@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from corpus_edits import editor
 
 CE_GOLDEN = '''
 
@@ -719,9 +720,7 @@ S_LOSS = '''    anchors = np.concatenate([features[:, v] for v in range(views)],
 S_BODY = S_MASK + S_LOSS
 
 
-def _sc(old: str, new: str) -> str:
-    assert old in S_BODY, old
-    return S_SIG + S_BODY.replace(old, new)
+_sc = editor(S_SIG, S_BODY)
 
 
 SUPCON_WRONG = {
@@ -874,9 +873,7 @@ FO_BODY = '''        gamma = self.cfg.loss.gamma
 '''
 
 
-def _fo(old: str, new: str) -> str:
-    assert old in FO_BODY, old
-    return FO_HEAD + FO_BODY.replace(old, new)
+_fo = editor(FO_HEAD, FO_BODY)
 
 
 FOCAL_WRONG = {
@@ -993,9 +990,7 @@ C_BODY = '''    if step < warmup_steps:
 '''
 
 
-def _cos(old: str, new: str) -> str:
-    assert old in C_BODY, old
-    return C_SIG + C_BODY.replace(old, new)
+_cos = editor(C_SIG, C_BODY)
 
 
 COSINE_WRONG = {
@@ -1174,9 +1169,7 @@ P_BODY = '''        kls = self._kl_penalty(logprobs, ref_logprobs) * masks
 '''
 
 
-def _ppo(old: str, new: str) -> str:
-    assert old in P_BODY, old
-    return P_HEAD + P_BODY.replace(old, new)
+_ppo = editor(P_HEAD, P_BODY)
 
 
 PPO_WRONG = {
