@@ -22,14 +22,20 @@ def deliberate(exc: BaseException, func: Any) -> str:
     name = type(exc).__name__
     if not isinstance(exc, Exception) or getattr(builtins, name, None) is not type(exc):
         return ""
-    tb, last = exc.__traceback__, None
-    while tb is not None:
-        last, tb = tb, tb.tb_next
+    last = last_traceback(exc)
     code = getattr(func, "__code__", None)
     if last is None or code is None or last.tb_frame.f_code.co_filename != code.co_filename:
         return ""
     line = linecache.getline(code.co_filename, last.tb_lineno).strip()
     return name if line.startswith("raise ") else ""
+
+
+def last_traceback(exc: BaseException) -> Any:
+    """The innermost entry of ``exc``'s traceback (where it was raised), or None."""
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    return last
 
 
 def raising_case(case: dict[str, Any], arrays: dict[str, Any], name: str) -> tuple[dict[str, Any], Any]:

@@ -12,14 +12,13 @@ instead of zero differs). Each is kept when the golden result is finite and no k
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import lmrbench_checkers as lc
 import lmrbench_search as ls
 import lmrbench_values as lv
 import lmrbench_variations as lvar
-from lmrbench_raising import deliberate, raising_case
+from lmrbench_raising import deliberate, last_traceback, raising_case
 
 MAX_CALLS = 40
 """Most golden calls the scan for refusals makes per goal function."""
@@ -28,7 +27,7 @@ MAX_CALLS = 40
 def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out: str,
          index: int) -> list[dict[str, Any]]:
     """Write the cases of the scan (``scan-<t>-<k>.npz`` in ``out``); their entries (kind ``scan``)."""
-    bases = [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))][:2]
+    bases = ls.recorded_bases(cases)
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
@@ -52,25 +51,18 @@ def _continuous(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays:
         return True
     try:
         flat, _, _ = golden.call(*built)
-        lc.assert_close(result, flat, **ls.tolerance(golden.checker, lv.Case(*built)))
-    except (Exception, ls.Timeout):  # noqa: BLE001 - refused, or another result: the close case tells
+    except (Exception, ls.Timeout):  # noqa: BLE001 - refused: the close case tells
         return False
-    return True
+    return _close(golden, result, flat, lv.Case(*built))
 
 
-def _agrees(golden: Any, result: Any, base: Any) -> bool:
-    """True when ``result`` matches the expected value of the recorded case ``base`` as the test compares."""
+def _close(golden: Any, result: Any, expected: Any, case: Any) -> bool:
+    """True when ``result`` matches ``expected`` within the tolerance the test gives ``case``."""
     try:
-        lc.assert_close(result, base.expected, **ls.tolerance(golden.checker, base))
+        lc.assert_close(result, expected, **ls.tolerance(golden.checker, case))
     except (Exception, ls.Timeout):  # noqa: BLE001 - another result, or one the comparison cannot take
         return False
     return True
-
-
-def _entry(file: str, spec: dict[str, Any]) -> dict[str, Any]:
-    sets = {k: v for k, v in spec.get("set", {}).items() if type(v) in (bool, int, float, str)}
-    return {"file": file, "param": lvar.input_text(spec), "value": None, "set": sets, "kind": "scan", "fill": [],
-            "noise": {}, "base": spec["base"], "when": {}, "effective": []}
 
 
 def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any], out: str,
@@ -88,13 +80,12 @@ def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dic
             return None
         if spec["arrays"] == "close" and _continuous(golden, {**spec, "arrays": "same"}, case, arrays, result):
             return None
-        if spec["arrays"] == "shifted" and not _agrees(golden, result, lv.Case(case, arrays)):
+        base = lv.Case(case, arrays)
+        if spec["arrays"] == "shifted" and not _close(golden, result, base.expected, base):
             return None  # the shift changes what the function computes: only its numerics are tested here
     except (Exception, ls.Timeout):  # noqa: BLE001 - an input the golden code refuses is no case here
         return None
-    with open(os.path.join(out, file), "wb") as fh:
-        fh.write(lv.write_case(new, new_arrays))
-    return _entry(file, spec)
+    return ls.saved_case(out, file, new, new_arrays, spec, "scan")
 
 
 def _refusals(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]], out: str,
@@ -116,16 +107,11 @@ def _refusals(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
             golden.call(*built)
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             name = deliberate(exc, golden.func)
-            tb = exc.__traceback__
-            while tb is not None and tb.tb_next is not None:
-                tb = tb.tb_next
+            tb = last_traceback(exc)
             where = (name, tb.tb_lineno if tb is not None else 0)
             if not name or where in seen:
                 continue
             seen.add(where)
             new, new_arrays = raising_case(built[0], built[1], name)
-            file = f"scan-{index}-{len(made)}.npz"
-            with open(os.path.join(out, file), "wb") as fh:
-                fh.write(lv.write_case(new, new_arrays))
-            made.append(_entry(file, spec))
+            made.append(ls.saved_case(out, f"scan-{index}-{len(made)}.npz", new, new_arrays, spec, "scan"))
     return made

@@ -257,6 +257,22 @@ def finite(value: Any) -> bool:
     return True
 
 
+def recorded_bases(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
+    """The first two recorded cases (no case added by amplification, the scan or the search): the calls that
+    inputs are varied from."""
+    return [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))][:2]
+
+
+def saved_case(out: str, file: str, case: dict[str, Any], arrays: dict[str, Any], spec: dict[str, Any],
+               kind: str) -> dict[str, Any]:
+    """Write the case ``file`` in ``out`` made from the input ``spec``; its entry in the probe's report."""
+    with open(os.path.join(out, file), "wb") as fh:
+        fh.write(lv.write_case(case, arrays))
+    sets = {k: v for k, v in spec.get("set", {}).items() if type(v) in (bool, int, float, str)}
+    return {"file": file, "param": lvar.input_text(spec), "value": None, "set": sets, "kind": kind, "fill": [],
+            "noise": {}, "base": spec["base"], "when": {}, "effective": []}
+
+
 def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases: list[tuple[str, Any, Any]],
            out: str, index: int, deadline: float) -> dict[str, Any]:
     """Look for a stable input that kills each mutant of ``alive``; write each such input as a case
@@ -264,7 +280,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     ``equivalent`` (ids no input separated, random ones included), ``live`` (the others), ``tried`` (inputs run),
     ``what`` (the kinds of inputs tried), ``edges`` (ids separated only by unstable inputs)."""
     plan = t.get("search") or {}
-    bases = [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))][:2]
+    bases = recorded_bases(cases)
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
                               "edges": []}
     if not alive or not bases:
@@ -313,11 +329,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             report["edges"] += [k for k in killed if k not in report["edges"]]
             continue
         file = f"srch-{index}-{len(report['made'])}.npz"
-        with open(os.path.join(out, file), "wb") as fh:
-            fh.write(lv.write_case(new, new_arrays))
-        sets = {k: v for k, v in spec.get("set", {}).items() if type(v) in (bool, int, float, str)}
-        report["made"].append({"file": file, "param": text, "value": None, "set": sets, "kind": "search",
-                               "fill": [], "noise": {}, "base": spec["base"], "when": {}, "effective": []})
+        report["made"].append(saved_case(out, file, new, new_arrays, spec, "search"))
         for mid in killed:
             report["killed"][mid] = file
         left = [i for i in left if i not in killed]

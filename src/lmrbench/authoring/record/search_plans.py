@@ -144,18 +144,11 @@ def _exponentiates(golden: str, qualname: str) -> bool:
     """True when the body of ``qualname`` calls ``exp`` (``np.exp``, ``torch.exp``, ``math.exp``): a body that
     can overflow, so the scan tries its float arrays far from zero."""
     try:
-        scope: list[ast.stmt] = pyparse.parse(golden).body
+        node = pyparse.find_def(pyparse.parse(golden), qualname)
     except SyntaxError:
         return False
-    node: ast.AST | None = None
-    for part in qualname.split("."):
-        node = next((n for n in scope if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                     and n.name == part), None)
-        if node is None:
-            return False
-        scope = node.body  # type: ignore[attr-defined]
-    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
-               in EXP_CALLS for n in ast.walk(node)) if node is not None else False
+    return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
+        n.func, "id", None)) in EXP_CALLS for n in ast.walk(node))
 
 
 @dataclass(frozen=True)
