@@ -21,6 +21,9 @@ import collections
 import sys
 from typing import Any
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 TRUSTED, WORKER = 0, 1
 """The parity of the origin numbers each side gives."""
 

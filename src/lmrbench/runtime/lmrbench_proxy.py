@@ -33,6 +33,9 @@ import lmrbench_protocol as protocol
 import lmrbench_reply
 import lmrbench_wire as wire
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 MAX_REPLY = int(os.environ.get(protocol.ENV_MAX_REPLY, str(protocol.MAX_REPLY)))
 """Largest reply read from the worker, in bytes."""
 

@@ -14,6 +14,9 @@ import json
 import os
 from typing import Any
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 MAGIC = b"LMRB"
 MAX_DEPTH = 200
 """Deepest JSON nesting accepted in a message."""

@@ -55,6 +55,9 @@ try:  # inside lmrbench
 except ImportError:  # shipped: the encoder is beside this file under its name plus "_encoder" (see its docstring)
     _encoder = importlib.import_module(f"{__name__}_encoder")
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 BUILTIN_FACTORIES = _encoder.BUILTIN_FACTORIES
 DEFAULT_FACTORIES = _encoder.DEFAULT_FACTORIES
 Encoder = _encoder.Encoder

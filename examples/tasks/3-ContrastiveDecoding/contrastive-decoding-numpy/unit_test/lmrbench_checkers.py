@@ -48,6 +48,9 @@ except ImportError:  # shipped beside this file
     import lmrbench_precision as _precision  # type: ignore[no-redef]
     import lmrbench_reply as _reply  # type: ignore[no-redef]
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 tolerance_for = _precision.tolerance_for
 
 __all__ = ["assert_close", "assert_equal", "assert_similar_text", "assert_unordered", "tolerance_for"]

@@ -22,6 +22,9 @@ import os
 import sys
 from typing import Any
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 TOLERANCES = {
     "float64": (1e-5, 1e-8),
     "complex128": (1e-5, 1e-8),

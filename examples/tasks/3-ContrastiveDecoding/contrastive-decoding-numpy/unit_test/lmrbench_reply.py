@@ -42,6 +42,9 @@ import re
 import sys
 from typing import Any
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 __all__ = ["DataRecord", "ModuleRecord", "decode_reply", "namedtuple_record"]
 
 TORCH_DTYPES = frozenset(

@@ -22,6 +22,9 @@ try:
 except ImportError:  # a task environment without numpy: plain values only
     np = None  # type: ignore[assignment]
 
+__tracebackhide__ = True  # pytest leaves this module's frames out of a failing test's traceback: the reader sees
+# the test's line and the message, and pytest parses no source of this file per failure
+
 BUILTIN_FACTORIES: dict[str, type] = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
 """A defaultdict's default factories carried by name; any other must be a class importable by its name."""
 DEFAULT_FACTORIES = tuple(BUILTIN_FACTORIES)
