@@ -60,9 +60,10 @@ def harbor_env(venv: Path, tmp: Path) -> dict[str, str]:
     """The environment ``harbor run`` gets: compose v2 as a plugin of a Docker config of its own."""
     config = tmp / "docker-config"
     (config / "cli-plugins").mkdir(parents=True)
-    (config / "cli-plugins" / "docker-compose").symlink_to(venv / "bin" / "docker-compose")
+    binary = next(venv.glob("lib/python3.*/site-packages/compose/docker-compose"))  # not bin/'s Python wrapper
+    (config / "cli-plugins" / "docker-compose").symlink_to(binary)
     env = {**os.environ, "DOCKER_CONFIG": str(config), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
+           "HARBOR_TELEMETRY": "0", "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"}
     version = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, env=env, timeout=60)
     if version.returncode != 0 or " v2" not in version.stdout:
         pytest.fail(f"`docker compose version` is not v2 with the plugin: {version.stdout} {version.stderr}")
