@@ -3,9 +3,14 @@ keys a screen shows fit whole at 80 columns."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 WIDE = 120
 """From this many columns the footer has its usual spacing and shows ``^p palette``."""
@@ -18,6 +23,19 @@ class KeysFooter(Footer):
     def __init__(self, *, rows: int = 1) -> None:
         super().__init__()
         self.rows = rows
+        self._shown: tuple | None = None
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """Textual rebuilds the footer's keys each time the focus moves; rebuild only when the keys it shows (or
+        their enabled state) changed: moving between two fields restyled some 40 widgets per key press."""
+        shown = tuple((b.key, b.action, b.description, enabled, tooltip, b.group)
+                      for _node, b, enabled, tooltip in screen.active_bindings.values() if b.show)
+        rebuilt = self._bindings_ready and screen.app.app_focus and self.is_attached and screen is self.screen
+        if rebuilt and shown == self._shown:
+            return
+        super().bindings_changed(screen)
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self._shown = shown
 
     def compose(self) -> ComposeResult:
         """Textual's keys, in ``rows`` rows."""
