@@ -13,6 +13,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Button
 
 from lmrbench.errors import LmrError
@@ -150,8 +151,12 @@ class LmrApp(App[None]):
         if isinstance(pump, Screen) and pump is self.screen and len(self.screen_stack) > 1:
             self.pop_screen()
             closed = "; the screen was closed"
-        elif not isinstance(pump, Screen):
+        elif isinstance(pump, Widget):
             closed = f"; {where} stopped working (esc and open the screen again)"
+            # its queue is no longer read: keys sent to it would be lost, so it gives up the focus and takes no more
+            if self.focused is not None and (self.focused is pump or pump in self.focused.ancestors):
+                self.set_focus(None)
+            pump.can_focus = pump.can_focus_children = False
         self.notify(f"{where}: {type(error).__name__}: {error}{closed}{said}", title="Something went wrong",
                     severity="error", timeout=30)
         if self.is_headless and self._exception is None:
