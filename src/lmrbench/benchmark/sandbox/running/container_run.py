@@ -1,5 +1,6 @@
 """A cold run: a fresh container per run, fed the payload on stdin, waited for with the run's timeout and
-removed in ``finally`` (also on a timeout or Ctrl-C: by name, so that an interrupted ``create`` leaves none).
+removed in ``finally`` (also on a timeout or Ctrl-C: ``create`` runs in a thread of its own, so that a Ctrl-C
+during it still leaves none).
 It gives back how the process ended and its raw stdout; reading the boot's closing frame is the harness's."""
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
     import requests
 
     container = None
+    made: list[Any] = []
     stdout, stderr = bytearray(), collections.deque[bytes]()
     try:
         try:
-            container = create(tag)
+            container = created(lambda: create(tag), made)
         except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
-            container = create(rebuilt())
+            container = created(lambda: create(rebuilt()), made)
             t0 = time.monotonic()
         sock = client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
@@ -68,9 +70,10 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
         return RunResult(None, False, _decode(stderr), time.monotonic() - t0,
                          infra_error=f"Docker: {type(exc).__name__}: {exc}"), b""
     finally:
-        # by name: an interrupt during ``create`` leaves a container that ``container`` never held
-        with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-            client.api.remove_container(container.id if container is not None else name, force=True)
+        # by name when no create answered (one cut short by an error of its own may still have made it)
+        for held in [c.id for c in made] or [name]:
+            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+                client.api.remove_container(held, force=True)
     duration = time.monotonic() - t0
     output = _decode(stderr)
     if state.get("OOMKilled"):
@@ -86,6 +89,34 @@ def _send(raw: socket.socket, data: bytes) -> None:
         raw.shutdown(socket.SHUT_WR)
     except OSError:
         pass  # the container ended before reading it all; its status tells why
+
+
+def created(create: Callable[[], Any], made: list[Any]) -> Any:
+    """``create()`` (a container's) in a thread of its own, the container appended to ``made`` when the engine
+    answers. A
+    Ctrl-C during the request interrupts this wait, not the request, so the caller still learns the container
+    and removes it: removed by name instead, the engine could make it after the removal (2 of 6 creates
+    interrupted at random left their container)."""
+    failed: list[BaseException] = []
+    answered = threading.Event()  # not Thread.join: a join cut short by Ctrl-C may then return at once
+
+    def run() -> None:
+        try:
+            made.append(create())
+        except BaseException as exc:  # noqa: BLE001 (re-raised in the caller's thread)
+            failed.append(exc)
+        finally:
+            answered.set()
+
+    threading.Thread(target=run, daemon=True, name="lmrbench-create").start()
+    try:
+        answered.wait()
+    except BaseException:
+        answered.wait(timeout=120)  # the request's own timeout ends it sooner
+        raise
+    if failed:
+        raise failed[0]
+    return made[-1]
 
 
 def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:

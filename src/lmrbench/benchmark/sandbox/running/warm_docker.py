@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from lmrbench.benchmark.sandbox.running.container_run import created
 from lmrbench.core.sandbox import Output
 
 if TYPE_CHECKING:
@@ -24,7 +25,14 @@ class ContainerChannel:
         """Create and start it: ``create(command=..., name=...)`` makes the container."""
         self._client = client
         self._on_output, self._on_end = on_output, on_end
-        self.container = create(command=command, name=name)
+        made: list[Any] = []
+        try:  # a Ctrl-C during the create still learns the container, and removes it
+            self.container = created(lambda: create(command=command, name=name), made)
+        except BaseException:
+            for container in made:
+                with contextlib.suppress(Exception):
+                    client.api.remove_container(container.id, force=True)
+            raise
         try:
             self._sock = client.api.attach_socket(self.container.id,
                                                   params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
