@@ -424,6 +424,7 @@ class Case:
 
     def __init__(self, case: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         self.data = case
+        self._arrays = arrays
         decoder = Decoder(arrays)
         self.args: list[Any] = []
         """Positional arguments (positional-only parameters and ``*args``)."""
@@ -499,6 +500,19 @@ class Case:
         names = [p["name"] for p in self.data["arguments"] if p["kind"] != "var_keyword"]
         return self.args[names.index(name)]
 
+    def untouched(self) -> dict[str, Any]:
+        """The arguments that a call can change in place (arrays, tensors, lists, dicts, sets and what holds them)
+        and that the reference call left as they were, as this case passed them: after the call, what the call
+        left in them. A candidate that writes into its caller's batch differs here."""
+        return {name: self.argument(name) for name in untouched_names(self.data)}
+
+    def untouched_as_recorded(self) -> dict[str, Any]:
+        """The same arguments decoded afresh from the case file: as every call gets them."""
+        decoder, precision = Decoder(self._arrays), _precision()
+        nodes = {p["name"]: p["value"] for p in self.data["arguments"]}
+        values = {name: decoder.decode(nodes[name]) for name in untouched_names(self.data)}
+        return precision.upcast(values) if precision.probing() else values
+
     def instance(self, cls: Any, factory: Any = None) -> Any:
         """An object of ``cls`` (or built by ``factory()``) holding the recorded attributes."""
         obj = factory() if factory is not None else cls.__new__(cls)
@@ -513,6 +527,31 @@ class Case:
     def restore_random_state(self) -> None:
         """Put the random generators back where they were when the reference call started."""
         set_random_state(self.random_state)
+
+
+MUTABLE_KINDS = frozenset({"ndarray", "tensor", "list", "dict", "defaultdict", "set", "dataclass", "dataframe",
+                           "series"})
+"""Value kinds a call can change in place."""
+
+
+def holds_mutable(node: Any) -> bool:
+    """Whether the value a node encodes is, or holds, something a call can change in place."""
+    if isinstance(node, list):
+        return True
+    if not isinstance(node, dict) or "$" not in node:
+        return False
+    if node["$"] in MUTABLE_KINDS:
+        return True
+    return node["$"] in ("tuple", "namedtuple") and any(holds_mutable(n) for n in node.get("items") or [])
+
+
+def untouched_names(case: dict[str, Any]) -> list[str]:
+    """The named arguments of a recorded call that hold something a call can change in place and that the
+    reference call left as they were (``Case.untouched``)."""
+    changed = set(case.get("changed") or {})
+    return [p["name"] for p in case["arguments"]
+            if p["kind"] in ("positional_only", "positional_or_keyword", "keyword_only")
+            and p["name"] not in changed and holds_mutable(p["value"])]
 
 
 MAX_HELD = 256

@@ -23,7 +23,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import Progress
 from lmrbench.runtime import TEST_RUNTIME, runtime_files
-from lmrbench.runtime.lmrbench_values import describe, read_case_file
+from lmrbench.runtime.lmrbench_values import describe, read_case_file, untouched_names
 from lmrbench.schemas.recording import (
     AmplifiedParameter,
     BodyCoverage,
@@ -175,6 +175,7 @@ def write_recording(
                         state_changed=entry.state_changed,
                         random_state=entry.random_state,
                         held=bool(case.get("held")),
+                        untouched=bool(untouched_names(case)),
                         raises=str(case.get("raises") or ""),
                     )
                 )

@@ -65,6 +65,8 @@ class CaseSpec:
     random_state: bool = False
     held: bool = False
     """The call changed arrays in place inside the containers of its arguments or ``self``."""
+    untouched: bool = False
+    """The call left as they were arguments that a call can change in place (arrays, lists...)."""
     raises: str = ""
     """The builtin exception the reference code raised on this call ('' when it returned)."""
 
@@ -120,13 +122,15 @@ def _constants(checker: CheckerSettings) -> list[str]:
     return lines
 
 
-def _checker_names(checker: CheckerSettings, side: bool, raises: bool = False) -> list[str]:
+def _checker_names(checker: CheckerSettings, side: bool, raises: bool = False, untouched: bool = False) -> list[str]:
     main = {"exact": "assert_equal", "unordered": "assert_unordered", "text": "assert_similar_text"}
     names = {main.get(checker.kind, "assert_close")}
     if side:
         names.add("assert_equal" if checker.kind == "exact" else "assert_close")
     if raises:
         names.add("assert_raises")
+    if untouched:
+        names.add("assert_equal")
     return sorted(names)
 
 
@@ -194,6 +198,9 @@ def _test_function(case: CaseSpec, data_var: str, checker: CheckerSettings, fact
         lines.append(f"    {_side_check(checker, f'case.attributes_of({obj})', 'case.state_after', 'self')}")
     if case.held:
         lines.append(f"    {_side_check(checker, 'case.held', 'case.held_after', 'arrays changed in place')}")
+    if case.untouched:  # exactly: the reference code did not write into them
+        lines.append('    assert_equal(case.untouched(), case.untouched_as_recorded(), '
+                     'where="arguments the reference code left as they were")')
     return lines
 
 
@@ -225,7 +232,8 @@ def render_recorded_test(
     if notes:
         doc += ("\n\nCases added to the recorded ones (a recorded call with one parameter varied, the reference "
                 "code giving the expected values): " + "; ".join(notes) + ".")
-    body = _file_head(doc, [c.goal for c in cases], _checker_names(checker, side, any(c.raises for c in cases)))
+    body = _file_head(doc, [c.goal for c in cases], _checker_names(checker, side, any(c.raises for c in cases),
+                                                                     any(c.untouched and not c.raises for c in cases)))
     body.append("from lmrbench_values import load_case  # noqa: E402")
     body += _imports(cases, factory) + [""]
     body.append(f'DATA = HERE / "data" / "impl_{impl_index}"')
