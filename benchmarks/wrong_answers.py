@@ -6,7 +6,9 @@ supervised contrastive loss, a focal loss method reading a nested config, a warm
 step, a PPO per-token KL reward) and ``heldout`` (``heldout_tasks.py`` and ``heldout_fresh_tasks.py``, kept out
 of every test fixture so that it stays a held-out measure; ``fresh`` is the second file alone) and ``fresh2``
 (``heldout_fresh2_tasks.py``, written after the recorder was tuned on the others, so the clean held-out measure:
-CutMix, a Gumbel-softmax with its backward, prioritized replay's importance weights). Each task is
+CutMix, a Gumbel-softmax with its backward, prioritized replay's importance weights) and ``fresh3``
+(``heldout_fresh3_tasks.py``, written after fresh2's CutMix survivor led to the check of untouched arguments: a
+soft Dice loss with options the driver never takes, a weight EMA method with a warmed-up decay). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate
 (local sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's
@@ -26,8 +28,8 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|all] [--only NAME] [--no-probe] [--no-validate]
-                                       [--check] [--summary]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|fresh3|all] [--only NAME] [--no-probe]
+                                       [--no-validate] [--check] [--summary]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
 False)``), for comparison; ``--no-validate`` skips validate and its notes.
@@ -52,6 +54,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from heldout_fresh2_tasks import TASKS as FRESH2  # noqa: E402
+from heldout_fresh3_tasks import TASKS as FRESH3  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -71,8 +74,8 @@ from lmrbench.harness.variant import evaluate_variant  # noqa: E402
 from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 
-SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2,
-        "all": MAIN + HELDOUT + FRESH + FRESH2}
+SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
+        "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3}
 """The task sets ``--set`` picks from."""
 
 
