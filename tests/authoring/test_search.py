@@ -471,3 +471,82 @@ def test_a_call_that_changes_self_is_amplified_from_the_state_before_it(tmp_path
     summary = "\n".join(result.summary)
     assert "self.beta was always 0.9 in the recording; added" in summary, summary
     assert grade(local, task, tmp_path / "wrong", "model/momentum.py", MOMENTUM_PINNED) is TestStatus.FAILED
+
+
+EMA = '''import numpy as np
+
+
+class WeightEMA:
+    def __init__(self, decay=0.99):
+        self.decay = decay
+        self.shadow = {}
+
+    def update(self, params):
+        for name, value in params.items():
+            if name in self.shadow:
+                self.shadow[name] -= (1.0 - self.decay) * (self.shadow[name] - value)
+            else:
+                self.shadow[name] = value.copy()
+'''
+EMA_FUNCTIONAL = EMA.replace("self.shadow[name] -= (1.0 - self.decay) * (self.shadow[name] - value)",
+                             "self.shadow[name] = self.decay * self.shadow[name] + (1 - self.decay) * value")
+EMA_DRIVER = '''import numpy as np
+
+from model.ema import WeightEMA
+
+rng = np.random.default_rng(0)
+params = {"w": rng.normal(size=(3, 2)), "b": np.zeros(2)}
+ema = WeightEMA()
+for step in range(4):
+    params["w"] -= 0.1 * rng.normal(size=(3, 2))
+    ema.update(params)
+print(ema.shadow["w"].sum())
+'''
+SGD = '''import numpy as np
+
+
+class SGD:
+    def __init__(self, params, lr=0.1):
+        self.params = params
+        self.lr = lr
+
+    def step(self, grads):
+        for p, g in zip(self.params, grads):
+            p -= self.lr * g
+'''
+SGD_REPLACES = SGD.replace('''        for p, g in zip(self.params, grads):
+            p -= self.lr * g''', '''        for i, g in enumerate(grads):
+            self.params[i] = self.params[i] - self.lr * g''')
+SGD_DRIVER = '''import numpy as np
+
+from model.sgd import SGD
+
+
+class Linear:
+    def __init__(self, rng):
+        self.w = rng.normal(size=(3, 2))
+        self.b = np.zeros(2)
+
+
+rng = np.random.default_rng(0)
+layer = Linear(rng)
+opt = SGD([layer.w, layer.b])
+for step in range(4):
+    x = rng.normal(size=(5, 3))
+    err = x @ layer.w + layer.b - 1.0
+    opt.step([x.T @ err / 5, err.mean(axis=0)])
+print(layer.w.sum())
+'''
+
+
+def test_state_only_the_object_holds_may_be_replaced_but_arrays_its_caller_holds_may_not(tmp_path, local):
+    """An EMA that assigns new shadow arrays is right (only the EMA holds them); an optimiser that assigns new
+    parameter arrays is wrong (the caller's layer holds the old ones, which stay untrained)."""
+    ema = make_task(tmp_path / "ema", "model/ema.py::WeightEMA.update",
+                    extra={"model/ema.py": EMA, "run.py": EMA_DRIVER})
+    record_tests(ema, 1, "python run.py", sandbox=local)
+    assert grade(local, ema, tmp_path / "ema-new", "model/ema.py", EMA_FUNCTIONAL) is TestStatus.PASSED
+    sgd = make_task(tmp_path / "sgd", "model/sgd.py::SGD.step", extra={"model/sgd.py": SGD, "run.py": SGD_DRIVER})
+    record_tests(sgd, 1, "python run.py", sandbox=local)
+    assert grade(local, sgd, tmp_path / "sgd-new", "model/sgd.py", SGD_REPLACES) is TestStatus.FAILED
+    assert grade(local, sgd, tmp_path / "sgd-same", "model/sgd.py", SGD) is TestStatus.PASSED

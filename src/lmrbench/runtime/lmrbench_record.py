@@ -330,7 +330,7 @@ class _Recorder:
         digest = lv.digest({"a": arguments, "s": self_node}, enc.arrays)
         if digest in state.seen:
             return self._run(args, kwargs)
-        held = _held_before(lv, bound, params, instance if self.binding == "method" else None)
+        held = _held_before(lv, bound, params, instance if self.binding == "method" else None, enc)
         before = lv.get_random_state()
         result = self._run(args, kwargs)
         after = lv.get_random_state()
@@ -640,16 +640,53 @@ class _Recorder:
             lc.assert_close(got, want, where=label, **tol)
 
 
-def _held_before(lv: Any, bound: Any, params: list[Any], instance: Any) -> list[tuple[list[Any], Any, Any]]:
+def _held_before(
+    lv: Any, bound: Any, params: list[Any], instance: Any, enc: Any
+) -> list[tuple[list[Any], Any, Any]]:
     """(path, array, a copy of it) of each array inside the containers of the arguments and of ``self``'s
-    attributes, before the call (``lmrbench_values.held_arrays``)."""
+    attributes, before the call (``lmrbench_values.held_arrays``). An array that only ``self``'s own containers
+    hold (an EMA's shadow weights) is left out: which object holds the new values is then nobody's business, and
+    the attributes after the call are compared by value. One that something else holds too (the caller's model
+    holding an optimiser's parameters) is kept: a candidate that replaces it leaves the model untrained."""
     found = [leaf for p in params for leaf in lv.held_arrays(_arg(bound, p), [p.name])]
+    own: set[int] = set()
     for name, value in (getattr(instance, "__dict__", None) or {}).items():
-        found += lv.held_arrays(value, ["self", name])
+        leaves = lv.held_arrays(value, ["self", name])
+        own |= _containers(value)
+        found += leaves
+    if own:
+        own |= {id(instance.__dict__), id(found), id(enc.arrays)} | {id(t) for t in found}
+        own |= {id(t) for t in getattr(enc, "_seen", {}).values()}
+        found = [(path, obj) for path, obj in found if path[0] != "self" or _held_elsewhere(obj, own)]
     out = []
     for path, obj in found[:lv.MAX_HELD]:
         out.append((path, obj, obj.copy() if hasattr(obj, "copy") else obj.detach().clone()))
     return out
+
+
+def _containers(value: Any, depth: int = 0) -> set[int]:
+    """The ids of the dicts, lists and tuples inside ``value`` (itself included), as ``held_arrays`` walks them."""
+    if depth > 5 or not isinstance(value, dict | list | tuple):
+        return set()
+    found = {id(value)}
+    for item in value.values() if isinstance(value, dict) else value:
+        found |= _containers(item, depth + 1)
+    return found
+
+
+def _held_elsewhere(obj: Any, own: set[int]) -> bool:
+    """Whether anything but ``own`` (the instance's containers, this recorder's lists) and this recorder's frames
+    refers to ``obj``: another object's container, or a frame of the program's."""
+    import gc
+
+    here = {__file__, getattr(sys.modules.get("lmrbench_values"), "__file__", None)}
+    for ref in gc.get_referrers(obj):
+        if id(ref) in own:
+            continue
+        if type(ref).__name__ == "frame" and ref.f_code.co_filename in here:
+            continue
+        return True
+    return False
 
 
 def _same_leaf(obj: Any, copy: Any) -> bool:
