@@ -34,13 +34,12 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
     import requests
 
     container = None
-    made: list[Any] = []
     stdout, stderr = bytearray(), collections.deque[bytes]()
     try:
         try:
-            container = created(lambda: create(tag), made)
+            container = created(client, lambda: create(tag))
         except docker.errors.ImageNotFound:  # removed since the task's last ``prepare``: build it again
-            container = created(lambda: create(rebuilt()), made)
+            container = created(client, lambda: create(rebuilt()))
             t0 = time.monotonic()
         sock = client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         reader = threading.Thread(target=_read_frames, args=(sock, stdout, stderr), daemon=True)
@@ -71,9 +70,8 @@ def run_in_container(client: docker.DockerClient, create: Callable[[str], Any], 
                          infra_error=f"Docker: {type(exc).__name__}: {exc}"), b""
     finally:
         # by name when no create answered (one cut short by an error of its own may still have made it)
-        for held in [c.id for c in made] or [name]:
-            with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
-                client.api.remove_container(held, force=True)
+        with contextlib.suppress(docker.errors.DockerException, requests.exceptions.RequestException):
+            client.api.remove_container(container.id if container is not None else name, force=True)
     duration = time.monotonic() - t0
     output = _decode(stderr)
     if state.get("OOMKilled"):
@@ -91,12 +89,12 @@ def _send(raw: socket.socket, data: bytes) -> None:
         pass  # the container ended before reading it all; its status tells why
 
 
-def created(create: Callable[[], Any], made: list[Any]) -> Any:
-    """``create()`` (a container's) in a thread of its own, the container appended to ``made`` when the engine
-    answers. A
-    Ctrl-C during the request interrupts this wait, not the request, so the caller still learns the container
-    and removes it: removed by name instead, the engine could make it after the removal (2 of 6 creates
-    interrupted at random left their container)."""
+def created(client: docker.DockerClient, create: Callable[[], Any]) -> Any:
+    """The container ``create()`` makes, the request made in a thread of its own. A Ctrl-C while the engine has
+    not answered interrupts this wait, not the request: the container the engine then makes is removed here, by
+    id, before the Ctrl-C goes on. Removed by name at once instead, the engine could make it after the removal
+    (4 of 12 runs interrupted in that window left one)."""
+    made: list[Any] = []
     failed: list[BaseException] = []
     answered = threading.Event()  # not Thread.join: a join cut short by Ctrl-C may then return at once
 
@@ -113,10 +111,13 @@ def created(create: Callable[[], Any], made: list[Any]) -> Any:
         answered.wait()
     except BaseException:
         answered.wait(timeout=120)  # the request's own timeout ends it sooner
+        for container in made:
+            with contextlib.suppress(Exception):
+                client.api.remove_container(container.id, force=True)
         raise
     if failed:
         raise failed[0]
-    return made[-1]
+    return made[0]
 
 
 def _read_frames(sock: object, stdout: bytearray, stderr: collections.deque[bytes]) -> None:

@@ -25,14 +25,7 @@ class ContainerChannel:
         """Create and start it: ``create(command=..., name=...)`` makes the container."""
         self._client = client
         self._on_output, self._on_end = on_output, on_end
-        made: list[Any] = []
-        try:  # a Ctrl-C during the create still learns the container, and removes it
-            self.container = created(lambda: create(command=command, name=name), made)
-        except BaseException:
-            for container in made:
-                with contextlib.suppress(Exception):
-                    client.api.remove_container(container.id, force=True)
-            raise
+        self.container = created(client, lambda: create(command=command, name=name))
         try:
             self._sock = client.api.attach_socket(self.container.id,
                                                   params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
