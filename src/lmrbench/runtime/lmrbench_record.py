@@ -651,42 +651,32 @@ def _held_before(
     found = [leaf for p in params for leaf in lv.held_arrays(_arg(bound, p), [p.name])]
     own: set[int] = set()
     for name, value in (getattr(instance, "__dict__", None) or {}).items():
-        leaves = lv.held_arrays(value, ["self", name])
-        own |= _containers(value)
-        found += leaves
+        found += lv.held_arrays(value, ["self", name], containers=own)
     if own:
         own |= {id(instance.__dict__), id(found), id(enc.arrays)} | {id(t) for t in found}
         own |= {id(t) for t in getattr(enc, "_seen", {}).values()}
-        found = [(path, obj) for path, obj in found if path[0] != "self" or _held_elsewhere(obj, own)]
+        shared = _held_elsewhere([obj for path, obj in found if path[0] == "self"], own)
+        found = [(path, obj) for path, obj in found if path[0] != "self" or id(obj) in shared]
     out = []
     for path, obj in found[:lv.MAX_HELD]:
         out.append((path, obj, obj.copy() if hasattr(obj, "copy") else obj.detach().clone()))
     return out
 
 
-def _containers(value: Any, depth: int = 0) -> set[int]:
-    """The ids of the dicts, lists and tuples inside ``value`` (itself included), as ``held_arrays`` walks them."""
-    if depth > 5 or not isinstance(value, dict | list | tuple):
-        return set()
-    found = {id(value)}
-    for item in value.values() if isinstance(value, dict) else value:
-        found |= _containers(item, depth + 1)
-    return found
-
-
-def _held_elsewhere(obj: Any, own: set[int]) -> bool:
-    """Whether anything but ``own`` (the instance's containers, this recorder's lists) and this recorder's frames
-    refers to ``obj``: another object's container, or a frame of the program's."""
+def _held_elsewhere(objs: list[Any], own: set[int]) -> set[int]:
+    """The ids of those of ``objs`` that anything but ``own`` (the instance's containers, this recorder's lists)
+    and this recorder's frames refers to: another object's container, or a frame of the program's. One scan of
+    the heap for all of them (``gc.get_referrers`` walks every tracked object)."""
     import gc
 
     here = {__file__, getattr(sys.modules.get("lmrbench_values"), "__file__", None)}
-    for ref in gc.get_referrers(obj):
-        if id(ref) in own:
+    wanted = {id(obj) for obj in objs}
+    shared: set[int] = set()
+    for ref in gc.get_referrers(*objs) if objs else ():
+        if id(ref) in own or ref is objs or (type(ref).__name__ == "frame" and ref.f_code.co_filename in here):
             continue
-        if type(ref).__name__ == "frame" and ref.f_code.co_filename in here:
-            continue
-        return True
-    return False
+        shared |= wanted & {id(r) for r in gc.get_referents(ref)}
+    return shared
 
 
 def _same_leaf(obj: Any, copy: Any) -> bool:

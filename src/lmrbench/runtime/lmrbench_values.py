@@ -558,9 +558,11 @@ MAX_HELD = 256
 """Most arrays inside containers whose in-place changes a case keeps."""
 
 
-def held_arrays(value: Any, path: list[Any], depth: int = 0) -> list[tuple[list[Any], Any]]:
+def held_arrays(value: Any, path: list[Any], depth: int = 0,
+                containers: set[int] | None = None) -> list[tuple[list[Any], Any]]:
     """(path, array) of each numpy array or torch tensor inside the dicts (text or int keys), lists and tuples of
-    ``value`` (not ``value`` itself): the arrays a call can change in place or replace in their container."""
+    ``value`` (not ``value`` itself): the arrays a call can change in place or replace in their container. The ids
+    of the containers walked go into ``containers`` when one is given."""
     out: list[tuple[list[Any], Any]] = []
     if depth > 4:
         return out
@@ -570,11 +572,13 @@ def held_arrays(value: Any, path: list[Any], depth: int = 0) -> list[tuple[list[
         items = list(enumerate(value))
     else:
         return out
+    if containers is not None:
+        containers.add(id(value))
     for key, item in items:
         if _is_array(item):
             out.append(([*path, key], item))
         else:
-            out += held_arrays(item, [*path, key], depth + 1)
+            out += held_arrays(item, [*path, key], depth + 1, containers)
         if len(out) >= MAX_HELD:
             break
     return out[:MAX_HELD]
