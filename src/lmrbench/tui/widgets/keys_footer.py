@@ -30,11 +30,11 @@ class KeysFooter(Footer):
         their enabled state) changed: moving between two fields restyled some 40 widgets per key press."""
         shown = tuple((b.key, b.action, b.description, enabled, tooltip, b.group)
                       for _node, b, enabled, tooltip in screen.active_bindings.values() if b.show)
-        rebuilt = self._bindings_ready and screen.app.app_focus and self.is_attached and screen is self.screen
-        if rebuilt and shown == self._shown:
+        current = screen.app.app_focus and self.is_attached and screen is self.screen  # Textual rebuilds only then
+        if current and self._bindings_ready and shown == self._shown:
             return
         super().bindings_changed(screen)
-        if screen.app.app_focus and self.is_attached and screen is self.screen:
+        if current:
             self._shown = shown
 
     def compose(self) -> ComposeResult:
