@@ -298,3 +298,37 @@ def test_each_live_mistake_says_what_input_would_kill_it(focal, kind, needle, hi
 
     mutant = mutant_of(focal, kind, needle)
     assert kill_hint(mutant.kind, mutant.description) == hint
+
+
+def test_a_copy_dropped_and_a_power_dropped():
+    source = '''import copy
+
+import numpy as np
+
+
+class Keep:
+    def push(self, frame, w, target):
+        """Doc."""
+        self.frames.append(frame.copy())
+        self.first = np.array(w, copy=True)
+        self.typed = np.array(w, dtype=np.float32)
+        self.tree = copy.deepcopy(w)
+        return (target ** 2).sum() + (w ** 1).sum()
+'''
+    mutants = generate_mutants(source, "Keep.push", kinds=["drop_copy", "drop_power"])
+    changed = {mu.kind: [] for mu in mutants}
+    for mu in mutants:
+        [old] = [line for line in source.splitlines() if line not in mu.source.splitlines()]
+        [new] = [line for line in mu.source.splitlines() if line not in source.splitlines()]
+        changed[mu.kind].append((old.strip(), new.strip()))
+    assert changed == {
+        "drop_copy": [("self.frames.append(frame.copy())", "self.frames.append(frame)"),
+                      ("self.first = np.array(w, copy=True)", "self.first = w"),
+                      ("self.tree = copy.deepcopy(w)", "self.tree = w")],
+        "drop_power": [("return (target ** 2).sum() + (w ** 1).sum()", "return target.sum() + (w ** 1).sum()")],
+    }
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    power = next(mu for mu in mutants if mu.kind == "drop_power")
+    assert kill_hint(power.kind, power.description) == \
+        "a case where target holds values other than 0, 1 and -1 (soft values, not a mask or one-hot)"

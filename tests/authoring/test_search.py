@@ -260,6 +260,43 @@ def test_a_guard_the_driver_never_trips_is_searched_and_killed(tmp_path, local):
     assert grade(local, task, tmp_path / "wrong", "model/guard.py", GUARD_DROPPED) is TestStatus.FAILED
 
 
+OVERLAP = '''
+    import numpy as np
+
+
+    def overlap_ratio(probs, target):
+        """Twice the overlap of ``probs`` and ``target`` (soft or one-hot) over the sum of their squares."""
+        return float(2.0 * (probs * target).sum() / ((probs ** 2).sum() + (target ** 2).sum()))
+'''
+OVERLAP_DRIVER = '''
+    import numpy as np
+
+    from model.overlap import overlap_ratio
+
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        probs = rng.dirichlet(np.ones(3), size=5)
+        print(overlap_ratio(probs, np.eye(3)[rng.integers(0, 3, size=5)]))
+'''
+
+
+def test_a_mistake_only_soft_values_show_is_named_live_and_makes_no_case(tmp_path, local):
+    from lmrbench.benchmark.validation.weakness import recorded_reasons
+
+    task = make_task(tmp_path, "model/overlap.py::overlap_ratio",
+                     extra={"model/overlap.py": OVERLAP, "run.py": OVERLAP_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    [target] = [m for m in index.mutants if m.kind == "drop_power" and "target" in m.description]
+    assert target.search is not None and target.search.outcome == "live", target  # not "equivalent"
+    assert "between 0 and 1" in target.search.outside
+    [reason] = [r for r in recorded_reasons(index.mutants, index.unvaried, index.pins) if "drop the power" in r]
+    assert "target holds values other than 0, 1 and -1" in reason and "no recorded call passes" in reason
+    for case in result.data_dir.glob("*.npz"):  # the soft input named the mutant; it made no case
+        loaded = lv.load_case(case)
+        assert set(np.unique(loaded.argument("target")).tolist()) <= {0.0, 1.0}, case.name
+
+
 TOP_P = '''
     import numpy as np
 

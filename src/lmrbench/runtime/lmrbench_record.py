@@ -456,6 +456,11 @@ class _Recorder:
             "self_after": self_after,
             "random_state": None,
         }
+        named = {p.name: _arg(bound, p) for p in params}
+        if self.binding == "method" and any(lv.array_leaves(v, [k]) for k, v in named.items()):
+            # what self shares with the caller's arrays: a candidate that shares more keeps no copy of its own
+            mine = {k: v for k, v in vars(instance).items() if k not in skipped}
+            case["shares"] = lv.shared_memory(mine, named)
         moved = [(path, obj) for path, obj, copy in held if not _same_leaf(obj, copy)
                  and not (path[0] == "self" and path[1] in skipped)]
         if moved:  # arrays changed in place inside the containers: a candidate that replaces them differs
@@ -653,8 +658,7 @@ def _held_before(
     for name, value in (getattr(instance, "__dict__", None) or {}).items():
         found += lv.held_arrays(value, ["self", name], containers=own)
     if own:
-        own |= {id(instance.__dict__), id(found), id(enc.arrays)} | {id(t) for t in found}
-        own |= {id(t) for t in getattr(enc, "_seen", {}).values()}
+        own |= {id(instance.__dict__), id(found)} | {id(t) for t in found} | enc.holders()
         shared = _held_elsewhere([obj for path, obj in found if path[0] == "self"], own)
         found = [(path, obj) for path, obj in found if path[0] != "self" or id(obj) in shared]
     out = []

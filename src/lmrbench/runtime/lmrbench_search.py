@@ -11,7 +11,8 @@ returned, or not raising the builtin exception it raised: ``Target.differs``); i
 becomes a case only when it is stable: a one-ulp move of its float inputs, and breaking the ties among their
 equal entries either way, leave the golden result within the test's tolerance (a correct program that breaks a
 tie otherwise must pass). A mutant no input separates is live; it is equivalent only when the random inputs
-were tried too.
+were tried too and no input outside the recorded values (a 0/1 array given values between 0 and 1) separates it
+either: such an input is named with the live mutant, never made a case.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ def same(checker: dict[str, Any], result: Any, decoded: Any, obj: Any, want: Any
             side(want.attributes_of(obj), want.state_after, where="self")
         if want.held_after:
             side(decoded.held, want.held_after, where="arrays changed in place")
+        if want.data.get("shares") is not None and obj is not None and decoded.aliases(obj, want):
+            return False  # state that shares the caller's arrays where the reference kept copies
     except AssertionError:
         return False
     return True
@@ -210,6 +213,8 @@ def golden_case(target: Target, case: dict[str, Any], arrays: dict[str, Any]) ->
     if case.get("self_after") is not None and obj is not None:
         names = list(lv.Case(case, arrays).state_after or {})
         new["self_after"] = enc.encode({n: getattr(obj, n) for n in names if hasattr(obj, n)}, "self")
+    if case.get("shares") is not None and obj is not None:
+        new["shares"] = lv.shared_memory(vars(obj), decoded.named_arguments())
     if case.get("held"):
         new["held"] = [{"path": e["path"], "value": enc.encode(decoded.held[lv.held_label(e["path"])], "held")}
                        for e in case["held"]]
@@ -278,11 +283,12 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     """Look for a stable input that kills each mutant of ``alive``; write each such input as a case
     (``srch-<t>-<k>.npz`` in ``out``). The report: ``made`` (case entries), ``killed`` (mutant id -> case file),
     ``equivalent`` (ids no input separated, random ones included), ``live`` (the others), ``tried`` (inputs run),
-    ``what`` (the kinds of inputs tried), ``edges`` (ids separated only by unstable inputs)."""
+    ``what`` (the kinds of inputs tried), ``edges`` (ids separated only by unstable inputs), ``outside`` (id -> an
+input outside what the recorded calls pass that separates it: soft values of a 0/1 array)."""
     plan = t.get("search") or {}
     bases = recorded_bases(cases)
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
-                              "edges": []}
+                              "edges": [], "outside": {}}
     if not alive or not bases:
         report["live"] = [m["id"] for m in alive]
         return report
@@ -325,6 +331,10 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
                 killed.append(mid)
         if not killed:
             continue
+        if kind == "soft":  # outside what the recorded calls pass: it names the mutant, it makes no case
+            for mid in killed:
+                report["outside"].setdefault(mid, text)
+            continue
         if unstable(golden, new, new_arrays, result, want):
             report["edges"] += [k for k in killed if k not in report["edges"]]
             continue
@@ -336,6 +346,6 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     report["what"] = what
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
     for mid in left:
-        equivalent = random_ok and not unset and mid not in report["edges"]
+        equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"]
         report["equivalent" if equivalent else "live"].append(mid)
     return report

@@ -513,6 +513,29 @@ class Case:
         values = {name: decoder.decode(nodes[name]) for name in untouched_names(self.data)}
         return precision.upcast(values) if precision.probing() else values
 
+    def named_arguments(self) -> dict[str, Any]:
+        """The arguments of named parameters, as this case passes them."""
+        return {p["name"]: self.argument(p["name"]) for p in self.data["arguments"]
+                if p["kind"] in ("positional_only", "positional_or_keyword", "keyword_only")}
+
+    def aliases(self, obj: Any, recorded: Any = None) -> list[str]:
+        """Where the arrays ``obj`` holds after the call share memory with the arguments as this case passed them,
+        and the reference call's did not (``shares`` of the case ``recorded``, by default this one): state that a
+        later change of the caller's arrays would change (``self.shadow["w"] ~ params["w"]``)."""
+        allowed = set((recorded if recorded is not None else self).data.get("shares") or [])
+        return [pair for pair in shared_memory(vars(obj), self.named_arguments()) if pair not in allowed]
+
+    def check_own_copies(self, obj: Any) -> None:
+        """AssertionError naming the first array ``obj`` shares with an argument where the reference code kept a
+        copy of its own."""
+        found = self.aliases(obj)
+        if found:
+            held, _, arg = found[0].partition(" ~ ")
+            raise AssertionError(
+                f"after the call {held} shares memory with the argument {arg}, where the reference code keeps a copy "
+                "of its own: a later change of the caller's array would change it" +
+                (f" ({len(found) - 1} more such)" if len(found) > 1 else ""))
+
     def instance(self, cls: Any, factory: Any = None) -> Any:
         """An object of ``cls`` (or built by ``factory()``) holding the recorded attributes."""
         obj = factory() if factory is not None else cls.__new__(cls)
@@ -582,6 +605,37 @@ def held_arrays(value: Any, path: list[Any], depth: int = 0,
         if len(out) >= MAX_HELD:
             break
     return out[:MAX_HELD]
+
+
+def array_leaves(value: Any, path: list[Any]) -> list[tuple[list[Any], Any]]:
+    """(path, array) of ``value`` itself when it is an array, else of the arrays in its containers."""
+    return [(path, value)] if _is_array(value) else held_arrays(value, path)
+
+
+def shared_memory(state: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """``self.shadow["w"] ~ params["w"]``: each array among an instance's attributes (``state``) and in their
+    containers that shares memory with an array among ``arguments`` or in their containers."""
+    mine = [leaf for name, value in state.items() for leaf in array_leaves(value, ["self", name])]
+    theirs = [leaf for name, value in arguments.items() for leaf in array_leaves(value, [name])]
+    return [f"{held_label(p)} ~ {held_label(q)}" for p, a in mine for q, b in theirs if _overlap(a, b)]
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether two arrays (or two tensors) share memory."""
+    if np is not None and type(a) is np.ndarray and type(b) is np.ndarray:
+        if not np.may_share_memory(a, b):
+            return False
+        try:
+            return bool(np.shares_memory(a, b, max_work=10_000))  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - TooHardError (in np.exceptions or np, by version): count it shared
+            return True
+    if np is not None and (type(a) is np.ndarray or type(b) is np.ndarray):
+        return False
+    try:
+        ptr = a.untyped_storage().data_ptr()
+        return bool(ptr) and ptr == b.untyped_storage().data_ptr()
+    except (AttributeError, RuntimeError):
+        return False
 
 
 def _is_array(value: Any) -> bool:

@@ -119,6 +119,11 @@ class Encoder:
         finally:
             self._depth -= 1
 
+    def holders(self) -> set[int]:
+        """The ids of the encoder's own references to what it met: its table of them (a scan of the heap for who
+        else holds an object leaves these out)."""
+        return {id(entry) for entry in self._seen.values()} | {id(self._seen), id(self.arrays)}
+
     def met(self, value: Any) -> bool:
         """Whether ``value`` has a node in this message already."""
         known = self._seen.get(id(value))

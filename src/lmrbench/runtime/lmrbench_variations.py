@@ -6,7 +6,9 @@ ones all zero, all equal, all distinct; reversed along their last axis, so a rig
 becomes a left-padded one and a padded first column moves to the end; float ones shifted by a large constant, the
 magnitudes where an unguarded ``exp`` overflows; where the body guards a value, float ones all equal, all one,
 within a millionth of their first entry, a row of zeros), random arrays of the recorded shapes, arguments never
-given filled; then pairs of leaves.
+given filled; then pairs of leaves; last, arrays of 0s and 1s given values between them (soft targets), which
+the recorded calls never pass: such an input names a mutant live, it makes no case (a correct program may rely on
+a mask being one).
 """
 
 from __future__ import annotations
@@ -133,6 +135,22 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
     return out
 
 
+def _softened(case: dict[str, Any], arrays: dict[str, Any]) -> dict[str, Any]:
+    """The float arguments of 0s and 1s only (one-hot targets, masks) given values strictly between 0 and 1: an
+    input outside what the recorded calls pass (``kind`` ``soft``: it names a mutant, it never makes a case)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    out: dict[str, Any] = {}
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        arr = arrays.get(key) if key is not None else None
+        if key is not None and isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating) \
+                and _is_mask(arr):
+            out[key] = np.asarray(rng.uniform(0.05, 0.95, size=arr.shape)).astype(arr.dtype)
+    return out
+
+
 def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
     """The inputs to try, in order: per base call each leaf alone, the defaults, arrays that zero a count,
     random arrays; then pairs of leaves."""
@@ -158,6 +176,9 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
                 out += [{"base": name, "set": {p: v, q: w}} for w in leaves.get(q, [])[:2]]
+    for name, _, _ in bases:  # outside the recorded values: alone and with each flag or option leaf varied
+        out += [{"base": name, "soft": True, "kind": "soft", "set": s}
+                for s in [{}, *({p: v} for p, values in leaves.items() for v in values[:1])]]
     return out
 
 
@@ -198,6 +219,11 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
     if "fill" in spec and (spec["like"] != "square" and array_key(new, spec["like"], inputs) is None
                            or not _filled(new, inputs, spec["fill"], spec["like"], spec.get("with", "random"))):
         return None
+    if "soft" in spec:
+        softened = _softened(new, inputs)
+        if not softened:
+            return None
+        inputs.update(softened)
     if "random" in spec:
         drawn = _random_arrays(new, inputs, int(spec["random"]))
         if not drawn:
@@ -211,6 +237,8 @@ def input_text(spec: dict[str, Any]) -> str:
     also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
     if "random" in spec:
         return "random inputs of the recorded shapes"
+    if "soft" in spec:
+        return "0/1 float arrays given values between 0 and 1" + also
     if "fill" in spec:
         entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
         return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"

@@ -113,6 +113,9 @@ class MutantSearch(BaseModel):
     """What was varied, in words (``warmup_steps in 9, 10, 11``)."""
     inputs: int = 0
     """How many inputs were tried."""
+    outside: str = ""
+    """For live: an input outside what the recorded calls pass that separates it (``0/1 float arrays given values
+    between 0 and 1``); not made a case, since a correct program may rely on what every caller passes."""
 
 
 class MutantCatch(BaseModel):

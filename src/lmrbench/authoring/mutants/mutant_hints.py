@@ -46,6 +46,12 @@ def kill_hint(kind: str, description: str) -> str:
         return "a case whose arrays have different sizes along the axes, with values that differ along them"
     if kind == "drop_reduction":
         return "a case whose rows hold several entries that the reduction combines (not one per row)"
+    if kind == "drop_copy":
+        return ("a case of a call that keeps what it is given (the test then checks that `self` shares no memory "
+                "with the caller's arrays where the golden code's did not), or one that writes into the copy")
+    if kind == "drop_power":
+        base = _between(text, "power in '", " **").lstrip("(")
+        return f"a case where {base} holds values other than 0, 1 and -1 (soft values, not a mask or one-hot)"
     if kind == "arith_swap":
         return f"a case where the right operand in {_between(text, ' in ', '$')} is not 1 or -1"
     if kind == "scale_constant":

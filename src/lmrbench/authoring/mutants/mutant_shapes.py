@@ -3,9 +3,11 @@
 A branch forced each way (``if alpha >= 0`` always or never taken, ``elif`` arms included), a guard or clamp
 dropped (``max(num_fg, 1)`` as ``num_fg``, ``np.clip(x, 0, 1)`` as ``x``), the default path of an optional
 argument taken always or never (``if labels is None``), the axis of a reduction changed (``sum(axis=1)`` as
-``sum(axis=0)``), and a nested value pinned to its recorded value (``self.cfg.loss.gamma`` as ``2.0``) in the body
-or in a helper the body calls. Each rule takes a matched node of the body and yields edits; ``default_path_edits``
-needs the function's defaults and ``pin_chain_edits`` the recorded values of the chains.
+``sum(axis=0)``), a copy dropped (``value.copy()`` as ``value``: state that aliases its caller's array), a power
+dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1), and a nested value pinned to its
+recorded value (``self.cfg.loss.gamma`` as ``2.0``) in the body or in a helper the body calls.
+Each rule takes a matched node of the body and yields edits; ``default_path_edits`` needs the function's defaults
+and ``pin_chain_edits`` the recorded values of the chains.
 """
 
 from __future__ import annotations
@@ -161,11 +163,53 @@ def _drop_reduction(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                    _grouped(module, func.value))
 
 
+_COPIES = {"copy", "clone", "deepcopy", "array", "asarray", "copy_"}
+_COPY_CALL = m.Call(func=m.Name(m.MatchIfTrue(lambda n: n in ("deepcopy", "copy")))
+                    | m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _COPIES))))
+
+
+def _drop_copy(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """A copy dropped: ``value.copy()``, ``x.clone()``, ``np.copy(x)``, ``np.array(x, copy=True)``,
+    ``copy.deepcopy(x)`` as the value itself, so the result or the state it goes into shares the caller's array (a
+    later change of the caller's array changes it). ``np.array`` of one argument (or ``copy=True``) only: with a
+    dtype it converts as well."""
+    func = node.func
+    name = func.value if isinstance(func, cst.Name) else cst.ensure_type(func, cst.Attribute).attr.value
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a for a in node.args if a.keyword is not None}
+    owner = cst.ensure_type(func, cst.Attribute).value if isinstance(func, cst.Attribute) else None
+    module_call = owner is None or (m.matches(owner, m.Name())
+                                    and cst.ensure_type(owner, cst.Name).value in _MODULE_NAMES | {"copy"})
+    whole = name in ("copy", "deepcopy") and len(node.args) == 1
+    converts = name == "array" and (set(keywords) - {"copy"} or keywords and not m.matches(keywords["copy"].value,
+                                                                                           m.Name("True")))
+    if name in ("copy", "clone") and owner is not None and not module_call and not node.args:
+        kept: cst.BaseExpression = owner
+    elif module_call and len(positional) == 1 and (whole or name == "array" and not converts):
+        kept = positional[0].value
+    else:
+        return
+    yield Edit("drop_copy", f"drop the copy in {snippet(module, node)!r}", node, _grouped(module, kept))
+
+
+_POWER = m.BinaryOperation(operator=m.Power(), right=m.Integer() | m.Float())
+
+
+def _drop_power(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]:
+    """``target ** 2`` as ``target``: the same wherever the values are 0 and 1 (a one-hot target, a mask)."""
+    right = node.right
+    exponent = float(right.value.replace("_", "")) if isinstance(right, cst.Integer | cst.Float) else 0.0
+    if exponent not in (0.0, 1.0):
+        yield Edit("drop_power", f"drop the power in {snippet(module, node)!r}", node, _grouped(module, node.left))
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_IF, _force_branch),
     (_GUARD_CALL, _drop_guard),
     (_AXIS_CALL, _change_axis),
     (_AXIS_CALL, _drop_reduction),
+    (_COPY_CALL, _drop_copy),
+    (_POWER, _drop_power),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

@@ -265,5 +265,8 @@ def search_lines(target: str, probe: TargetProbe) -> list[str]:
     for m in probe.mutants:
         if m.digest in found.live:
             edge = " (only knife-edge inputs separate it)" if m.digest in found.edges else ""
-            out.append(f"live: {target}: {m.kind} ({m.description}){edge}: no input tried kills it")
+            outside = found.outside.get(m.digest)
+            why = (f"only {outside} separates it, which no recorded call passes (no case made)" if outside
+                   else "no input tried kills it")
+            out.append(f"live: {target}: {m.kind} ({m.description}){edge}: {why}")
     return out

@@ -176,6 +176,7 @@ def write_recording(
                         random_state=entry.random_state,
                         held=bool(case.get("held")),
                         untouched=bool(untouched_names(case)),
+                        own_copies=case.get("shares") is not None,
                         raises=str(case.get("raises") or ""),
                     )
                 )

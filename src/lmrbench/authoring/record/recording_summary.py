@@ -14,7 +14,7 @@ from lmrbench.authoring.record.search_plans import SearchReport
 from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch, MutantSearch, SearchSummary
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
-              "drop_offset", "default_path", "pin_nested", "compare", "drop_reduction")
+              "drop_offset", "default_path", "pin_nested", "compare", "drop_reduction", "drop_copy", "drop_power")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
 
 
@@ -96,5 +96,6 @@ def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
         return MutantSearch(outcome="killed", case=found.killed[digest], tried=tried, inputs=found.inputs)
     for outcome, digests in (("equivalent", found.equivalent), ("live", found.live)):
         if digest in digests:
-            return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs)  # type: ignore[arg-type]
+            return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs,  # type: ignore[arg-type]
+                                outside=found.outside.get(digest, ""))
     return None

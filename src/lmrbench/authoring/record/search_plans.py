@@ -169,6 +169,9 @@ class SearchReport:
     """What the inputs set (``gamma=0.5``, ``labels=None``, ``random inputs of the recorded shapes``)."""
     edges: tuple[str, ...] = ()
     """Digests of mutants that only knife-edge inputs separated."""
+    outside: dict[str, str] = field(default_factory=dict)
+    """Mutant digest -> an input outside what the recorded calls pass that separates it (soft values of a 0/1
+    array): named with the live mutant, never made a case."""
 
     @classmethod
     def from_json(cls, data: object, source: Path, where: str) -> SearchReport:
@@ -180,7 +183,8 @@ class SearchReport:
             return cls(searched=int(data["searched"]), killed={str(k): str(v) for k, v in data["killed"].items()},
                        live=tuple(map(str, data["live"])), equivalent=tuple(map(str, data["equivalent"])),
                        inputs=int(data["tried"]), tried=tuple(map(str, data["what"])),
-                       edges=tuple(map(str, data.get("edges", []))))
+                       edges=tuple(map(str, data.get("edges", []))),
+                       outside={str(k): str(v) for k, v in data.get("outside", {}).items()})
         except (AssertionError, KeyError, TypeError, ValueError, AttributeError):
             raise LmrError(f"{where}: the search's report does not read", source) from None
 

@@ -67,6 +67,9 @@ class CaseSpec:
     """The call changed arrays in place inside the containers of its arguments or ``self``."""
     untouched: bool = False
     """The call left as they were arguments that a call can change in place (arrays, lists...)."""
+    own_copies: bool = False
+    """A method given arrays: the test checks that ``self`` shares no more memory with them than the reference's
+    did (``Case.check_own_copies``)."""
     raises: str = ""
     """The builtin exception the reference code raised on this call ('' when it returned)."""
 
@@ -201,6 +204,8 @@ def _test_function(case: CaseSpec, data_var: str, checker: CheckerSettings, fact
     if case.untouched:  # exactly: the reference code did not write into them
         lines.append('    assert_equal(case.untouched(), case.untouched_as_recorded(), '
                      'where="arguments the reference code left as they were")')
+    if case.own_copies and case.binding == "method":  # state that aliases the caller's arrays
+        lines.append(f"    case.check_own_copies({snake_name(owner.split('.')[-1])})")
     return lines
 
 

@@ -68,6 +68,9 @@ def _search_text(catch: MutantCatch | None) -> str:
         return f"; the recording's search found {search.input}{where}, yet the tests let it pass"
     if search is None or search.outcome != "live":
         return ""
+    if search.outside:
+        return (f"; it differs on {search.outside}, which no recorded call passes, so no case was made: record a "
+                "call with such values if the function must take them")
     return f"; the recording's search found no such input among {tried_text(search.tried, search.inputs)}"
 
 
