@@ -98,6 +98,23 @@ def local():
     return Sandbox(LocalRunner())
 
 
+def test_a_size_recorded_at_least_one_is_not_tried_below_one_unless_the_body_compares_it_with_zero():
+    from lmrbench.authoring.record.amplify_plans import in_domain
+
+    source = '''
+def histogram(x, n_bins=15, k=3, shift=2, top=4):
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    if top > 0:
+        x = x[:top]
+    return [np.zeros(k) for _ in range(top)], edges + shift
+'''
+    reads = body_reads(source, "histogram", ["x", "n_bins", "k", "shift", "top"])
+    assert reads.sizes == ["n_bins", "k", "top"]
+    assert in_domain("n_bins", [-15, 0, 16, 14, 1], [15], reads) == [16, 14, 1]  # a count of bins stays one
+    assert in_domain("top", [-4, 0, 5], [4], reads) == [-4, 0, 5]  # compared with zero: its sign matters
+    assert in_domain("shift", [-2, 0, 3], [2], reads) == [0, 3]  # no size: zero, not negative
+
+
 @pytest.fixture(scope="module")
 def pooler(tmp_path_factory, local):
     task = make_task(tmp_path_factory.mktemp("pool"), "model/pooling.py::Pooler.pool",

@@ -443,12 +443,99 @@ def test_arrays_changed_in_place_inside_a_container_are_compared_by_identity():
         assert target.differs(case, arrays) is not same
 
 
+def test_an_input_that_leaves_the_domain_of_the_recorded_arrays_makes_no_case_and_random_ones_keep_to_it():
+    probs = np.array([[0.7, 0.2, 0.1], [0.25, 0.25, 0.5]])
+    onehot, weights = np.eye(3)[[0, 2]], np.array([0.5, 2.0, 3.0])
+    assert variations.domain(probs) == ["rows that sum to 1"]
+    assert variations.domain(onehot) == ["0s and 1s", "rows that sum to 1"] and variations.domain(weights) == []
+    assert variations.domain(np.zeros((2, 3))) == []  # all zeros: the first logits of a run, no mask
+    enc = lv.Encoder("in")
+    case = {"arguments": [{"name": n, "kind": "positional_or_keyword", "value": enc.encode(v, n)}
+                          for n, v in (("probs", probs), ("target", onehot), ("weights", weights))]}
+    arrays = enc.arrays
+    key = {n: search.array_key(case, n, arrays) for n in ("probs", "target", "weights")}
+    zero_row = {**arrays, key["probs"]: np.vstack([np.zeros(3), probs[1]])}
+    assert variations.departs(case, arrays, zero_row) == "probs without its rows that sum to 1"
+    soft = {**arrays, key["target"]: np.full((2, 3), 0.5)}
+    assert variations.departs(case, arrays, soft) == "target without its 0s and 1s"
+    assert variations.departs(case, arrays, {**arrays, key["weights"]: weights * 7}) == ""
+    for seed in range(3):
+        drawn = variations._random_arrays(case, arrays, seed)
+        assert variations.departs(case, arrays, {**arrays, **drawn}) == "", seed
+        assert not np.array_equal(drawn[key["probs"]], probs)
+
+
+def test_arrays_an_inner_dataclass_holds_are_compared_by_identity_through_its_attributes():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Inner:
+        params: list
+        lr: float = 0.5
+
+    enc, out = lv.Encoder("in"), lv.Encoder("out")
+    inner = Inner([np.zeros(2)])
+    assert [p for p, _ in lv.held_arrays(inner, ["wrapper"])] == [["wrapper", ".params", 0]]
+    assert lv.held_label(["self", "optimizer", ".params", 0]) == "self.optimizer.params[0]"
+    node = enc.encode(inner, "wrapper")
+    case = {"arguments": [{"name": "wrapper", "kind": "positional_or_keyword", "value": node}], "self": None,
+            "expected": None, "changed": {}, "self_after": None, "random_state": None,
+            "held": [{"path": ["wrapper", ".params", 0], "value": out.encode(np.full(2, -0.5), "p")}]}
+    arrays = {**enc.arrays, **out.arrays}
+    checker = {"kind": "numeric", "tolerance": "dtype"}
+    for body, same in (("p -= w.lr", True), ("w.params[0] = p - w.lr", False)):  # in place; replaced
+        namespace: dict = {}
+        exec(f"def step(wrapper):\n    w = wrapper\n    p = w.params[0]\n    {body}\n", namespace)
+        target = search.Target(namespace["step"], None, "function", None, 5.0, checker)
+        assert target.differs(case, arrays) is not same, body
+
+
 def test_a_tie_made_by_amplification_does_not_fail_a_correct_answer(tmp_path, local):
     task = make_task(tmp_path, "model/nucleus.py::top_p_filter",
                      extra={"model/nucleus.py": TOP_P, "run.py": TOP_P_DRIVER})
     result = record_tests(task, 1, "python run.py", sandbox=local)
     assert any(c.amplified for c in result.cases)  # top_p is varied where no tie decides the result
     assert grade(local, task, tmp_path / "right", "model/nucleus.py", TOP_P_ASCENDING) is TestStatus.PASSED
+
+
+NOISY_PICK = '''
+    import numpy as np
+
+
+    def noisy_pick(logits, gumbel):
+        """The one-hot of each row's argmax of ``logits + gumbel``."""
+        return np.eye(logits.shape[-1])[(logits + gumbel).argmax(axis=-1)]
+'''
+NOISY_PICK_DRIVER = '''
+    import numpy as np
+
+    from model.pick import noisy_pick
+
+    rng = np.random.default_rng(3)
+    logits = np.zeros((6, 4))
+    print(noisy_pick(logits, rng.gumbel(size=logits.shape)).sum(axis=0))
+'''
+CLEAN_PICK = '''import numpy as np
+
+
+def noisy_pick(logits, gumbel):
+    return np.eye(logits.shape[-1])[logits.argmax(axis=-1)]
+'''
+
+
+def test_a_tie_the_golden_result_does_not_depend_on_excuses_nothing(tmp_path, local):
+    """The driver's first logits are all zero, a tie; the golden argmax is over logits plus noise, which has none,
+    so an answer that drops the noise (the argmax of the tied logits) fails instead of passing as a tie broken
+    otherwise."""
+    task = make_task(tmp_path, "model/pick.py::noisy_pick",
+                     extra={"model/pick.py": NOISY_PICK, "run.py": NOISY_PICK_DRIVER})
+    result = record_tests(task, 1, "python run.py", sandbox=local)
+    recorded = [lv.load_case(result.data_dir / c.file) for c in result.cases if not c.amplified]
+    assert recorded and all(np.all(c.argument("logits") == 0) for c in recorded)
+    assert all(c.data["ties_settled"] == ["logits"] for c in recorded)  # logits tie; the result does not care
+    assert grade(local, task, tmp_path / "wrong", "model/pick.py", CLEAN_PICK) is TestStatus.FAILED
+    right = NOISY_PICK.replace("(logits + gumbel).argmax(axis=-1)", "np.argmax(gumbel + logits, axis=1)")
+    assert grade(local, task, tmp_path / "right", "model/pick.py", textwrap.dedent(right)) is TestStatus.PASSED
 
 
 MOMENTUM = '''

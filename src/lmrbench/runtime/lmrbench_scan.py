@@ -4,8 +4,9 @@ the golden code refuses the call by a ``raise`` of its own file (an unknown mode
 expects the exception, ``lmrbench_raising``), and the recorded arrays with their padding moved to the other end
 (``flipped``: a driver pads one way only, and a program that finds the last token by counting passes on it);
 where the body calls ``exp`` and its result does not move when they shift (a softmax, a normalisation), shifted
-far from zero (``shifted``: where an unguarded ``exp`` overflows; a shift that changes the result would test
-another function, where a correct program may lose precision the golden code keeps); where
+far from zero (``shifted``: where an unguarded ``exp`` overflows; all float arrays at once, then each alone, since
+an upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
+result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
 instead of zero differs). Each is kept when the golden result is finite and no knife edge.
 """
@@ -34,8 +35,14 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()), *(("close",) if guarded else ()))
     for how in hows:
         for name, case, arrays in bases:
-            spec = {"base": name, "arrays": how, "kind": "arrays", "set": {}, "guarded": guarded}
-            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
+            # shifted: every float array at once, then each alone (logits shift, an upstream gradient may not)
+            alone = [a["name"] for a in case["arguments"] if how == "shifted" and lvar.array_key(
+                case, a["name"], arrays) is not None]
+            for only in (None, *alone):
+                spec = {"base": name, "arrays": how, "kind": "arrays", "set": {}, "guarded": guarded, "only": only}
+                entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
+                if entry is not None:
+                    break
             if entry is not None:
                 made.append(entry)
                 break
@@ -70,8 +77,8 @@ def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dic
     """The entry of the case of one array variation, or None when it does not apply, the golden code fails or
     gives a non-finite result where the recorded call did not, or the case is a knife edge."""
     built = lvar.build(spec, case, arrays)
-    if built is None:
-        return None
+    if built is None or lvar.departs(case, arrays, built[1]):
+        return None  # outside what the recorded calls pass (probabilities no longer summing to 1)
     try:
         result, new, new_arrays, _ = ls.golden_case(golden, *built)
         if ls.finite(lv.Case(case, arrays).expected) and not ls.finite(result):

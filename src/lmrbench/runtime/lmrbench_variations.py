@@ -6,9 +6,10 @@ ones all zero, all equal, all distinct; reversed along their last axis, so a rig
 becomes a left-padded one and a padded first column moves to the end; float ones shifted by a large constant, the
 magnitudes where an unguarded ``exp`` overflows; where the body guards a value, float ones all equal, all one,
 within a millionth of their first entry, a row of zeros), random arrays of the recorded shapes, arguments never
-given filled; then pairs of leaves; last, arrays of 0s and 1s given values between them (soft targets), which
-the recorded calls never pass: such an input names a mutant live, it makes no case (a correct program may rely on
-a mask being one).
+given filled; then pairs of leaves; random arrays with each leaf varied; last, arrays of 0s and 1s given values
+between them (soft targets). Every input keeps to the ``domain`` of the recorded arrays (masks stay masks,
+probabilities stay distributions); one that leaves it (``departs``) may name a mutant live, it makes no case (a
+correct program may rely on what every caller passes).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | 
 
 
 def _is_mask(arr: Any) -> bool:
-    """A float array of 0s and 1s only (a mask or one-hot targets)."""
+    """A float array of 0s and 1s only, some of them 1 (a mask or one-hot targets; all zeros say nothing: the
+    first logits of a run)."""
     import numpy as np
 
     finite = arr[np.isfinite(arr)]
-    return finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all())
+    return finite.size > 2 and bool(np.isin(finite, (0.0, 1.0)).all()) and bool(finite.any())
 
 
 def _padded(arr: Any) -> bool:
@@ -62,18 +64,21 @@ def _padded(arr: Any) -> bool:
     return False
 
 
-def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool) -> dict[str, Any]:
+def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool,
+                  only: str | None = None) -> dict[str, Any]:
     """Array arguments varied by ``how``: int and bool ones all zero (``zeros``), all equal to their first entry
     (``same``) or all distinct (``distinct``); padded int, bool and 0/1 float ones (``_padded``) reversed along
     their last axis (``flipped``: right padding becomes left padding); float ones shifted by ``SHIFT`` times
     their magnitude (``shifted``: where an unshifted ``exp`` overflows). Where the body guards a value
     (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array all equal (a spread
     of zero), all one (a spread of zero that no tie-break moves), within a millionth of its first entry (a
-    spread below an ``eps``), its first row zero (a norm of zero)."""
+    spread below an ``eps``), its first row zero (a norm of zero). ``only``: that argument alone."""
     import numpy as np
 
     out = {}
     for a in case["arguments"]:
+        if only is not None and a["name"] != only:
+            continue
         key = array_key(case, a["name"], arrays)
         if key is None or not isinstance(arrays[key], np.ndarray) or arrays[key].size == 0:
             continue
@@ -109,10 +114,61 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
     return out
 
 
+DISTRIBUTIONS = "rows that sum to 1"
+"""The domain of a float array whose recorded rows (along the last axis) are probability distributions."""
+
+
+def domain(arr: Any) -> list[str]:
+    """What every recorded value of a float array keeps to by construction, and a correct program may rely on:
+    ``0s and 1s`` (a mask, one-hot targets) and ``rows that sum to 1`` (probabilities along the last axis). A
+    range the values kept by chance (all positive, all below 1) is no domain: where the golden code cannot take
+    a value outside it, its result is not finite and the input is no case anyway."""
+    import numpy as np
+
+    finite = arr[np.isfinite(arr)]
+    if finite.size < 2 or not bool((finite >= 0).all()):
+        return []
+    out = ["0s and 1s"] if _is_mask(arr) else []
+    if arr.ndim >= 1 and arr.shape[-1] > 1 and np.isfinite(arr).all() and \
+            np.allclose(arr.sum(axis=-1), 1.0, rtol=1e-5, atol=1e-6):
+        out.append(DISTRIBUTIONS)
+    return out
+
+
+def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, Any]) -> str:
+    """How an input leaves the domain of the recorded arrays it varies (``target without its 0s and 1s``), or ''
+    when it keeps to it. Such an input may name a mutant; it makes no case, since a correct program may rely on
+    what every caller passes."""
+    import numpy as np
+
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        old, new = arrays.get(key) if key else None, new_arrays.get(key) if key else None
+        if not isinstance(old, np.ndarray) or not isinstance(new, np.ndarray) or new is old or \
+                not np.issubdtype(old.dtype, np.floating) or old.shape != new.shape:
+            continue
+        if _is_mask(old):  # a mask stays one; its one-hot rows may become all zero (no class: a background anchor)
+            lost = [] if bool(np.isin(new[np.isfinite(new)], (0.0, 1.0)).all()) else ["0s and 1s"]
+        else:
+            lost = [d for d in domain(old) if d not in domain(new)]
+        if lost:
+            return f"{a['name']} without its {lost[0]}"
+    return ""
+
+
+def _drawn(rng: Any, arr: Any, scale: float) -> Any:
+    """A float array drawn anew in the domain of ``arr``: normal at ``scale``; rows that sum to 1 drawn as
+    distributions."""
+    if DISTRIBUTIONS in domain(arr):
+        raw = rng.random(arr.shape) + 1e-3
+        return raw / raw.sum(axis=-1, keepdims=True)
+    return rng.normal(size=arr.shape) * scale
+
+
 def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The float array arguments drawn anew (normal, at their recorded scale and wider; a float mask of 0s and 1s
-    stays one: a mask of other weights would fail correct answers that rely on what every caller gives), bool
-    ones at random."""
+    """The float array arguments drawn anew (normal, at their recorded scale and wider, within their ``domain``;
+    a float mask of 0s and 1s stays one, one-hot rows stay one-hot: a mask of other weights would fail correct
+    answers that rely on what every caller gives), bool ones at random."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -124,12 +180,16 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
             continue
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
+            if _is_mask(arr) and DISTRIBUTIONS in domain(arr):  # one-hot rows stay one-hot
+                hot = rng.integers(0, arr.shape[-1], size=arr.shape[:-1])
+                out[key] = np.eye(arr.shape[-1], dtype=arr.dtype)[hot]
+                continue
             if _is_mask(arr):  # a float mask stays a mask
                 out[key] = np.asarray(rng.random(arr.shape) < 0.5).astype(arr.dtype)
                 continue
             scale = float(np.abs(finite).max()) if finite.size else 1.0
             wider = (1.0, 4.0, 16.0)[seed % 3]  # past the recorded range too: where a clamp or a bound binds
-            out[key] = np.asarray(rng.normal(size=arr.shape) * (scale or 1.0) * wider).astype(arr.dtype)
+            out[key] = np.asarray(_drawn(rng, arr, (scale or 1.0) * wider)).astype(arr.dtype)
         elif arr.dtype == np.bool_:
             out[key] = rng.random(arr.shape) < 0.5
     return out
@@ -176,6 +236,9 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
                 out += [{"base": name, "set": {p: v, q: w}} for w in leaves.get(q, [])[:2]]
+    for name, _, _ in bases:  # random arrays with each leaf varied (a flag the driver never sets, on real data)
+        out += [{"base": name, "random": 0, "kind": "random", "set": {p: values[0]}}
+                for p, values in leaves.items() if values]
     for name, _, _ in bases:  # outside the recorded values: alone and with each flag or option leaf varied
         out += [{"base": name, "soft": True, "kind": "soft", "set": s}
                 for s in [{}, *({p: v} for p, values in leaves.items() for v in values[:1])]]
@@ -212,7 +275,7 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         if not ll.put(new, inputs, path, value):
             return None
     if "arrays" in spec:
-        filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")))
+        filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
             return None
         inputs.update(filled)
@@ -236,12 +299,14 @@ def input_text(spec: dict[str, Any]) -> str:
     """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
     also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
     if "random" in spec:
-        return "random inputs of the recorded shapes"
+        return "random inputs of the recorded shapes" + also
     if "soft" in spec:
         return "0/1 float arrays given values between 0 and 1" + also
     if "fill" in spec:
         entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
         return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"
+    if "arrays" in spec and spec.get("only"):
+        return {"shifted": f"{spec['only']} shifted by a large constant"}.get(spec["arrays"], spec["arrays"]) + also
     if "arrays" in spec:
         return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                 "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "

@@ -39,16 +39,26 @@ def extra_names(paths: list[Path], reads: BodyReads) -> list[str]:
     return list(dict.fromkeys([*reads.literals, *reads.paths]))
 
 
+def in_domain(param: str, values: list[amplify.Scalar], recorded: list[amplify.Scalar],
+              reads: BodyReads) -> list[amplify.Scalar]:
+    """``values`` without those outside what the recorded ints show, unless the body compares the leaf with zero
+    (``top_k > 0``): an int recorded non-negative (a step, a count) stays non-negative, and a size recorded at
+    least 1 (``n_bins``, ``reads.sizes``) stays at least 1."""
+    ints = [r for r in recorded if type(r) is int]
+    if type(recorded[0]) is not int or not ints or param in reads.signed:
+        return values
+    low = 1 if min(ints) >= 1 and param in reads.sizes else 0 if min(ints) >= 0 else None
+    return values if low is None else [x for x in values if type(x) is not int or x >= low]
+
+
 def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
                inside: list[int] | None = None) -> list[amplify.Scalar]:
-    """The values to try: the literals of a text mode; for an int recorded positive, no negative value unless
-    the body compares it with zero (``top_k > 0``: a count is not negative); ``amplify.varied_values`` else."""
+    """The values to try: the literals of a text mode; ``amplify.varied_values`` else, kept ``in_domain``."""
     first = recorded[0]
     if type(first) is str:
         return [x for x in reads.literals.get(param, []) if x not in recorded]
     out = amplify.varied_values(first, inside or [])
-    if type(first) is int and min(r for r in recorded if type(r) is int) >= 0 and param not in reads.signed:
-        out = [x for x in out if type(x) is not int or x >= 0]
+    out = in_domain(param, out, recorded, reads)
     if type(first) is float and first > 0 and param in reads.signed:
         out = [*out[:-1], -first]  # compared with zero (``alpha >= 0``): the other side of the branch too
     return out

@@ -40,11 +40,15 @@ class BodyReads:
     """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
     would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
     guarded: bool = False
+    """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
+    author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
     scaled: list[str] = field(default_factory=list)
     """Leaves that a local the body compares with a number depends on (``coef = max_norm / (total + eps)`` in
     ``if coef < 1.0``): the search tries them ten times larger and smaller, to reach the other side."""
-    """The body guards a value against a bound (``max(num_fg, 1)``, ``np.clip(x, eps, None)``, ``std > 0``): its
-    author expects inputs where the guard binds (a count of zero, a spread of zero), so the search may try them."""
+    sizes: list[str] = field(default_factory=list)
+    """Leaves that size what the body builds or loops over (``np.linspace(0, 1, n_bins + 1)``, ``range(self.k)``,
+    ``np.zeros(num_classes)``): a size recorded at least 1 is not tried below 1 unless the body compares it with
+    zero (a count of nothing is outside what its callers pass)."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -270,7 +274,32 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     _documented(func, literals)
     bounds = _bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
-                     _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known))
+                     _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
+                     _sizes([func, *called], known))
+
+
+SIZE_CALLS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "eye", "identity", "tile", "repeat",
+                        "array_split", "split", "linspace", "logspace", "randn", "rand"})
+"""Calls whose arguments (``linspace``: its count) size what they build."""
+
+
+def _sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+    """The known names inside the size arguments of ``SIZE_CALLS`` (``n_bins`` of ``np.linspace(0, 1, n_bins +
+    1)``)."""
+    out: list[str] = []
+    for func in funcs:
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name not in SIZE_CALLS:
+                continue
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if name in ("linspace", "logspace"):
+                args = node.args[2:3] + [k.value for k in node.keywords if k.arg == "num"]
+            for arg in args:
+                out += [n for sub in ast.walk(arg) if (n := _name(sub)) in known and n not in out]
+    return out
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:

@@ -8,7 +8,8 @@ a call past the last step), ten times larger and smaller for a float that a loca
 (``max_norm`` of ``coef = max_norm / total`` in ``if coef < 1.0``), then ``amplify.varied_values`` (zero among an
 int's, so a count can become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text
 modes the body compares it with and one it does not (``unknown``: its fallback, often a ``raise``); an int
-never recorded negative stays non-negative unless the body tests its sign.
+never recorded negative stays non-negative, and a size never recorded below 1 (``n_bins``) stays at least 1, unless
+the body tests its sign.
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero), and
@@ -26,7 +27,7 @@ from typing import Any
 
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
-from lmrbench.authoring.record.amplify_plans import extra_names
+from lmrbench.authoring.record.amplify_plans import extra_names, in_domain
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -123,8 +124,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) + wide \
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
-        if type(first) is int and min(v for v in values if type(v) is int) >= 0 and name not in reads.signed:
-            tries = [x for x in tries if type(x) is not int or x >= 0]  # a step or a count stays one
+        tries = in_domain(name, tries, values, reads)  # a step or a count stays one
         if tries:
             leaves[name] = tries[:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
