@@ -157,3 +157,32 @@ def reference_scores():
     with open(os.path.join(here, "outputs", "scores_ref.npy"), "rb") as f:
         return f.read()
 '''
+
+
+def test_cases_handed_to_the_tests_own_helper_get_f116_and_are_withheld(tmp_path: Path) -> None:
+    """A recorded test whose case files were moved to tensors/ hands each path to ``load_case``, a module of
+    unit_test/ (the tests' own, not the repository's code): the test reads them, so F116 names them before any
+    validate and export-agent leaves them out (they hold the expected results)."""
+    from lmrbench.benchmark.pipeline.agent import export_agent
+
+    dest = tmp_path / "set" / "1-DPO"
+    shutil.copytree(EXAMPLES / "1-DPO", dest, ignore=shutil.ignore_patterns(".lmrbench"))
+    task = load_task(dest)
+    repo = task.repo_dir
+    test = repo / task.info.implementations[0].unit_test_files[0]
+    text = test.read_text()
+    assert "from lmrbench_values import load_case" in text and 'DATA = HERE / "data" / "impl_1"' in text
+    test.write_text(text.replace('DATA = HERE / "data" / "impl_1"', 'DATA = REPO / "tensors" / "impl_1"'))
+    (repo / "tensors").mkdir()
+    shutil.move(repo / "unit_test" / "data" / "impl_1", repo / "tensors" / "impl_1")
+    cases = sorted(p.relative_to(repo).as_posix() for p in (repo / "tensors" / "impl_1").glob("case_*.npz"))
+    assert cases
+    task = load_task(dest)
+    impl = task.info.implementations[0]
+    (finding,) = untrusted_data_findings(task, impl)
+    assert finding.code == "F116" and cases[0] in finding.message
+    assert sorted(p for found in untrusted_reads(task, impl).values() for p in found) == cases
+    out = export_agent([task], tmp_path / "agent")
+    shipped = out / task.name / task.info.repo_folder_name
+    assert (shipped / "dpo" / "trainers.py").is_file()
+    assert not [c for c in cases if (shipped / c).exists()]

@@ -29,6 +29,7 @@ from lmrbench import pyparse
 from lmrbench.core.taskset import Task
 from lmrbench.core.testfiles import UnitTestFile, call_name, dotted_name, read_unit_tests
 from lmrbench.core.trust import is_trusted, trusted_paths
+from lmrbench.defaults import UNIT_TEST_DIR
 from lmrbench.schemas.task_info import Implementation
 
 _WRAPPERS = frozenset({"Path", "PurePath", "PosixPath", "PurePosixPath", "abspath", "realpath", "normpath",
@@ -151,7 +152,8 @@ class _Paths:
 
 def _repo_modules(task: Task, tree: ast.Module, paths: _Paths, test_dir: str) -> set[str]:
     """Top-level module names the test can import from the repository (its root, the test's folder and the
-    folders it puts on ``sys.path``)."""
+    folders it puts on ``sys.path``). A module inside ``unit_test/`` is the tests' own (the recorder's
+    ``lmrbench_values.load_case``): what it is handed, the test reads, so it is not counted."""
     roots = {"", test_dir}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and call_name(node) in ("append", "insert") and node.args \
@@ -165,9 +167,14 @@ def _repo_modules(task: Task, tree: ast.Module, paths: _Paths, test_dir: str) ->
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             top = node.module.split(".")[0]
             if any((repo / r / f"{top}.py").is_file() or (repo / r / top).is_dir() for r in roots
-                   if not r.startswith("..")):
+                   if not r.startswith("..") and not _in_tests(posixpath.join(r, top))):
                 out |= {a.asname or a.name for a in node.names}
     return out
+
+
+def _in_tests(rel: str) -> bool:
+    """True when the repository-relative ``rel`` lies in the tests' folder (``unit_test/``)."""
+    return PurePosixPath(posixpath.normpath(rel)).parts[:1] == (UNIT_TEST_DIR,)
 
 
 def _kind(call: ast.AST, code: set[str]) -> str:
