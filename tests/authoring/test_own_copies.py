@@ -5,16 +5,14 @@ holds is the newest one (local sandbox)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers.tasks import create_task, tagged
+from helpers.record_fixture import grade, make_task
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
-from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 HEAD = '''\
@@ -103,13 +101,8 @@ WRONG = {
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("frames")
-    files = {"agent/__init__.py": "", "agent/frames.py": HEAD + GOLDEN, "play.py": PLAY,
-             "requirements.txt": "numpy\n"}
-    for rel, text in files.items():
-        (tmp / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / "src" / rel).write_text(textwrap.dedent(text))
-    task = create_task(tmp / "src", tmp / "bench", ("agent/frames.py::FrameStack.push",), name="1-FrameStack")
+    files = {"agent/__init__.py": "", "agent/frames.py": HEAD + GOLDEN, "play.py": PLAY}
+    task = make_task(tmp_path_factory.mktemp("frames"), "agent/frames.py::FrameStack.push", extra=files)
     sandbox = Sandbox(LocalRunner())
     record_tests(task, 1, "python play.py", sandbox=sandbox)
     return task, sandbox
@@ -117,10 +110,7 @@ def recorded(tmp_path_factory):
 
 def _status(recorded, tmp_path: Path, body: str) -> TestStatus:
     task, sandbox = recorded
-    (tmp_path / "agent").mkdir(parents=True)
-    (tmp_path / "agent" / "frames.py").write_text(HEAD + body)
-    impl = task.info.implementation(1)
-    return evaluate_variant(sandbox, task, impl, tagged(tmp_path), timeout=300).status
+    return grade(sandbox, task, tmp_path, "agent/frames.py", HEAD + body)
 
 
 def test_the_generated_test_checks_that_self_keeps_copies_of_its_own(recorded):

@@ -11,14 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.record_fixture import make_task
+from helpers.record_fixture import grade, make_task
 from lmrbench.authoring.record.amplify import leaf_values
 from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
-from lmrbench.harness.spec import Candidate
-from lmrbench.harness.variant import evaluate_variant
 from lmrbench.runtime import lmrbench_leaves
 from lmrbench.schemas.recording import RecordingIndex
 from lmrbench.schemas.testrun import TestStatus
@@ -84,12 +82,6 @@ FOCAL_DRIVER = '''
 @pytest.fixture(scope="module")
 def local():
     return Sandbox(LocalRunner())
-
-
-def grade(local, task, folder: Path, goal: str, source: str) -> TestStatus:
-    (folder / goal).parent.mkdir(parents=True, exist_ok=True)
-    (folder / goal).write_text(source)
-    return evaluate_variant(local, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,14 @@ the caller's batch gives the same return value, and corrupts the data the traini
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers.tasks import create_task, tagged
+from helpers.record_fixture import grade, make_task
 from lmrbench.authoring.record.record import record_tests
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
 from lmrbench.harness.sandbox import Sandbox
-from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestStatus
 
 AUGMENT = '''\
@@ -97,12 +95,8 @@ def cutmix(images, labels, box, perm):
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("cutmix")
-    files = {"aug/__init__.py": "", "aug/augment.py": AUGMENT, "train.py": TRAIN, "requirements.txt": "numpy\n"}
-    for rel, text in files.items():
-        (tmp / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / "src" / rel).write_text(textwrap.dedent(text))
-    task = create_task(tmp / "src", tmp / "bench", ("aug/augment.py::cutmix",), name="1-CutMix")
+    files = {"aug/__init__.py": "", "aug/augment.py": AUGMENT, "train.py": TRAIN}
+    task = make_task(tmp_path_factory.mktemp("cutmix"), "aug/augment.py::cutmix", extra=files)
     sandbox = Sandbox(LocalRunner())
     record_tests(task, 1, "python train.py", sandbox=sandbox)
     return task, sandbox
@@ -110,10 +104,7 @@ def recorded(tmp_path_factory):
 
 def _status(recorded, tmp_path: Path, body: str) -> TestStatus:
     task, sandbox = recorded
-    (tmp_path / "aug").mkdir(parents=True)
-    (tmp_path / "aug" / "augment.py").write_text("import numpy as np\n\n\n" + body)
-    impl = task.info.implementation(1)
-    return evaluate_variant(sandbox, task, impl, tagged(tmp_path), timeout=300).status
+    return grade(sandbox, task, tmp_path, "aug/augment.py", "import numpy as np\n\n\n" + body)
 
 
 def test_the_generated_test_checks_the_arguments_the_reference_code_left_alone(recorded):

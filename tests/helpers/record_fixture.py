@@ -7,6 +7,10 @@ from pathlib import Path
 
 from helpers.tasks import create_task
 from lmrbench.core.taskset import Task
+from lmrbench.harness.sandbox import Sandbox
+from lmrbench.harness.spec import Candidate
+from lmrbench.harness.variant import evaluate_variant
+from lmrbench.schemas.testrun import TestStatus
 
 LOSSES = '''\
 """Losses and a feature scaler of a tiny linear model."""
@@ -99,3 +103,10 @@ def make_task(
     source = write_repo(tmp / "src-repo", extra)
     functions = functions or ("model/losses.py::hinge_loss",)
     return create_task(source, tmp / "bench", functions, category=category, name="1-Tiny")
+
+
+def grade(sandbox: Sandbox, task: Task, folder: Path, goal: str, source: str) -> TestStatus:
+    """How implementation 1's tests grade a candidate whose goal file ``goal`` holds ``source``."""
+    (folder / goal).parent.mkdir(parents=True, exist_ok=True)
+    (folder / goal).write_text(source)
+    return evaluate_variant(sandbox, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status

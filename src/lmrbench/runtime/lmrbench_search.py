@@ -11,8 +11,9 @@ returned, or not raising the builtin exception it raised: ``Target.differs``); i
 becomes a case only when it is stable: a one-ulp move of its float inputs, and breaking the ties among their
 equal entries either way, leave the golden result within the test's tolerance (a correct program that breaks a
 tie otherwise must pass). A mutant no input separates is live; it is equivalent only when the random inputs
-were tried too and no input outside the recorded values (a 0/1 array given values between 0 and 1) separates it
-either: such an input is named with the live mutant, never made a case.
+were tried too and no input outside the domain of the recorded arrays (``lmrbench_variations.departs``: a 0/1
+array given values between 0 and 1, probabilities with a row of zeros) separates it either: such an input is named
+with the live mutant, never made a case.
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     (``srch-<t>-<k>.npz`` in ``out``). The report: ``made`` (case entries), ``killed`` (mutant id -> case file),
     ``equivalent`` (ids no input separated, random ones included), ``live`` (the others), ``tried`` (inputs run),
     ``what`` (the kinds of inputs tried), ``edges`` (ids separated only by unstable inputs), ``outside`` (id -> an
-input outside what the recorded calls pass that separates it: soft values of a 0/1 array)."""
+    input outside the domain of the recorded arrays that separates it: soft values of a 0/1 array)."""
     plan = t.get("search") or {}
     bases = recorded_bases(cases)
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
