@@ -35,7 +35,7 @@ raising where the other does not) and each correct answer must agree on every ca
 reported, by name, on a ``corpus:`` line.
 
     python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|fresh3|fresh4|fresh5|all] [--only NAME]
-                                       [--no-probe] [--no-validate] [--check] [--summary]
+                                       [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
 False)``), for comparison; ``--no-validate`` skips validate and its notes.
@@ -101,11 +101,15 @@ def author(spec: dict[str, Any], root: Path) -> Task:
     return create_task(task_spec)
 
 
-def grade(box: Sandbox, task: Task, goal: str, source: str, folder: Path) -> TestStatus:
-    """The status of one candidate goal file, graded as ``evaluate`` grades it."""
+def grade(box: Sandbox, task: Task, goal: str, source: str, folder: Path) -> tuple[TestStatus, str]:
+    """The status of one candidate goal file, graded as ``evaluate`` grades it, and its first failing test with
+    the start of its message ('' when none failed)."""
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
-    return evaluate_variant(box, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
+    report = evaluate_variant(box, task, task.info.implementation(1), Candidate(folder=folder), timeout=300)
+    failed = [c for c in report.cases if c.outcome in ("failed", "error")]
+    why = f"{failed[0].test_id}: {' '.join(failed[0].message.split())[:300]}" if failed else report.detail[:300]
+    return report.status, why
 
 
 # -- the corpus check ---------------------------------------------------------------------------------------------
@@ -215,14 +219,14 @@ def run_task(spec: dict[str, Any], tmp: Path, box: Sandbox, args: argparse.Names
     failed_right: list[str] = []
     for kind in ("wrong", "right"):
         for k, (what, body) in enumerate(spec[kind].items()):
-            status = grade(box, task, goal, str(spec["head"]) + body, root / f"{kind}-{k}")
+            status, why = grade(box, task, goal, str(spec["head"]) + body, root / f"{kind}-{k}")
             good = status is (TestStatus.FAILED if kind == "wrong" else TestStatus.PASSED)
             counts[kind][0] += good
             counts[kind][1] += 1
             if not good and kind == "wrong":
                 passed_wrong.append((what, status.value))
             elif not good:
-                failed_right.append(f"{what} ({status.value})")
+                failed_right.append(f"{what} ({status.value}{': ' + why if args.why and why else ''})")
     line = (f"{spec['name']}: {len(result.cases)} cases recorded in {took:.1f} s; wrong rejected "
             f"{counts['wrong'][0]}/{counts['wrong'][1]}, correct passed {counts['right'][0]}/{counts['right'][1]}")
     named: dict[str, bool] = {}
@@ -254,6 +258,7 @@ def main() -> int:
     parser.add_argument("--no-validate", action="store_true", help="skip validate and its weak notes")
     parser.add_argument("--check", action="store_true", help="check the corpus with numpy only")
     parser.add_argument("--summary", action="store_true", help="print each recording's summary")
+    parser.add_argument("--why", action="store_true", help="name the test a correct answer fails, and its message")
     args = parser.parse_args()
     specs = [s for s in SETS[args.set] if not args.only or s["name"] == args.only]
     bad = 0

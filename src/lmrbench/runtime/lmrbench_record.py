@@ -687,16 +687,17 @@ class _Recorder:
 def _held_before(
     lv: Any, bound: Any, params: list[Any], instance: Any, enc: Any
 ) -> list[tuple[list[Any], Any, Any]]:
-    """(path, array, a copy of it) of each array inside the containers of the arguments and of ``self``'s
-    attributes, before the call (``lmrbench_values.held_arrays``). An array that only ``self``'s own containers
-    hold (an EMA's shadow weights) is left out: which object holds the new values is then nobody's business, and
-    the attributes after the call are compared by value. One that something else holds too (the caller's model
-    holding an optimiser's parameters) is kept: a candidate that replaces it leaves the model untrained."""
+    """(path, array, a copy of it) of each array inside the containers of the arguments, and of ``self``'s
+    attributes and inside their containers, before the call (``lmrbench_values.held_arrays``). An array that only
+    ``self`` and its own containers hold (an EMA's shadow weights) is left out: which object holds the new values
+    is then nobody's business, and the attributes after the call are compared by value. One that something else
+    holds too (the caller's model holding an optimiser's parameters, a checkpoint dict holding a batch norm's
+    running statistics) is kept: a candidate that replaces it leaves the model untrained."""
     found = [leaf for p in params for leaf in lv.held_arrays(_arg(bound, p), [p.name])]
     own: set[int] = set()
     for name, value in (getattr(instance, "__dict__", None) or {}).items():
-        found += lv.held_arrays(value, ["self", name], containers=own)
-    if own:
+        found += lv.array_leaves(value, ["self", name], containers=own)
+    if any(path[0] == "self" for path, _ in found):
         own |= {id(instance.__dict__), id(found)} | {id(t) for t in found} | enc.holders()
         shared = _held_elsewhere([obj for path, obj in found if path[0] == "self"], own)
         found = [(path, obj) for path, obj in found if path[0] != "self" or id(obj) in shared]
@@ -709,7 +710,8 @@ def _held_before(
 def _held_elsewhere(objs: list[Any], own: set[int]) -> set[int]:
     """The ids of those of ``objs`` that anything but ``own`` (the instance's containers, this recorder's lists)
     and this recorder's frames refers to: another object's container, or a frame of the program's. One scan of
-    the heap for all of them (``gc.get_referrers`` walks every tracked object)."""
+    the heap for all of them (``gc.get_referrers`` walks every tracked object), and one of the program's frames
+    for the containers the collector does not track."""
     import gc
 
     here = {__file__, getattr(sys.modules.get("lmrbench_values"), "__file__", None)}
@@ -719,6 +721,16 @@ def _held_elsewhere(objs: list[Any], own: set[int]) -> set[int]:
         if id(ref) in own or ref is objs or (type(ref).__name__ == "frame" and ref.f_code.co_filename in here):
             continue
         shared |= wanted & {id(r) for r in gc.get_referents(ref)}
+    # a dict or tuple of arrays and numbers only is not tracked by the collector, so no scan of the heap finds it:
+    # look one level into the locals of the program's frames (a driver's ``checkpoint = bn.state_dict()``)
+    frame = sys._getframe(1)
+    while frame is not None and wanted - shared:
+        if frame.f_code.co_filename not in here:
+            for value in list(frame.f_locals.values()):
+                inner = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else ()
+                if id(value) not in own:
+                    shared |= wanted & {id(value), *(id(v) for v in inner)}
+        frame = frame.f_back
     return shared
 
 

@@ -627,9 +627,10 @@ def step(value: Any, key: Any) -> Any:
     return getattr(value, key[1:]) if isinstance(key, str) and key.startswith(".") else value[key]
 
 
-def array_leaves(value: Any, path: list[Any]) -> list[tuple[list[Any], Any]]:
-    """(path, array) of ``value`` itself when it is an array, else of the arrays in its containers."""
-    return [(path, value)] if _is_array(value) else held_arrays(value, path)
+def array_leaves(value: Any, path: list[Any], containers: set[int] | None = None) -> list[tuple[list[Any], Any]]:
+    """(path, array) of ``value`` itself when it is an array, else of the arrays in its containers (``held_arrays``,
+    which puts the containers it walks into ``containers``)."""
+    return [(path, value)] if _is_array(value) else held_arrays(value, path, containers=containers)
 
 
 def shared_memory(state: dict[str, Any], arguments: dict[str, Any]) -> list[str]:

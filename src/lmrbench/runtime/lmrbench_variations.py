@@ -120,19 +120,35 @@ DISTRIBUTIONS = "rows that sum to 1"
 
 def domain(arr: Any) -> list[str]:
     """What every recorded value of a float array keeps to by construction, and a correct program may rely on:
-    ``0s and 1s`` (a mask, one-hot targets) and ``rows that sum to 1`` (probabilities along the last axis). A
+    ``0s and 1s`` (a mask, one-hot targets), ``rows that sum to 1`` (probabilities along the last axis) and
+    ``column j at least column i`` (boxes as x1, y1, x2, y2: ``ordered_columns``). A
     range the values kept by chance (all positive, all below 1) is no domain: where the golden code cannot take
     a value outside it, its result is not finite and the input is no case anyway."""
     import numpy as np
 
     finite = arr[np.isfinite(arr)]
     if finite.size < 2 or not bool((finite >= 0).all()):
-        return []
+        return [f"column {j} at least column {i}" for i, j in ordered_columns(arr)]
     out = ["0s and 1s"] if _is_mask(arr) else []
     if arr.ndim >= 1 and arr.shape[-1] > 1 and np.isfinite(arr).all() and \
             np.allclose(arr.sum(axis=-1), 1.0, rtol=1e-5, atol=1e-6):
         out.append(DISTRIBUTIONS)
-    return out
+    return out + [f"column {j} at least column {i}" for i, j in ordered_columns(arr)]
+
+
+def ordered_columns(arr: Any) -> list[tuple[int, int]]:
+    """(i, j): columns of the last axis where every recorded row has ``row[j] >= row[i]`` and some ``>`` (boxes
+    as x1, y1, x2, y2; sorted edges), for a float array of at least 4 rows of 2 to 8 columns that is no mask."""
+    import numpy as np
+
+    if arr.ndim < 2 or not 2 <= arr.shape[-1] <= 8 or _is_mask(arr) or not np.isfinite(arr).all():
+        return []
+    rows = arr.reshape(-1, arr.shape[-1])
+    if len(rows) < 4:
+        return []
+    n = rows.shape[1]
+    return [(i, j) for i in range(n) for j in range(n) if i != j
+            and bool((rows[:, j] >= rows[:, i]).all()) and bool((rows[:, j] > rows[:, i]).any())]
 
 
 def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, Any]) -> str:
@@ -150,7 +166,10 @@ def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, 
         if _is_mask(old):  # a mask stays one; its one-hot rows may become all zero (no class: a background anchor)
             lost = [] if bool(np.isin(new[np.isfinite(new)], (0.0, 1.0)).all()) else ["0s and 1s"]
         else:
-            lost = [d for d in domain(old) if d not in domain(new)]
+            kept = domain(new)
+            lost = [d for d in domain(old) if d not in kept and not d.startswith("column ")]
+            lost += [f"column {j} at least column {i}" for i, j in ordered_columns(old)
+                     if not bool((new[..., j] >= new[..., i]).all())]  # equal columns keep the order
         if lost:
             return f"{a['name']} without its {lost[0]}"
     return ""
@@ -158,11 +177,19 @@ def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, 
 
 def _drawn(rng: Any, arr: Any, scale: float) -> Any:
     """A float array drawn anew in the domain of ``arr``: normal at ``scale``; rows that sum to 1 drawn as
-    distributions."""
+    distributions; ordered columns put in order (each pair's smaller value first, pass after pass)."""
+    import numpy as np
+
     if DISTRIBUTIONS in domain(arr):
         raw = rng.random(arr.shape) + 1e-3
         return raw / raw.sum(axis=-1, keepdims=True)
-    return rng.normal(size=arr.shape) * scale
+    drawn = rng.normal(size=arr.shape) * scale
+    pairs = ordered_columns(arr)
+    for _ in range(arr.shape[-1] if pairs else 0):
+        for i, j in pairs:
+            low, high = np.minimum(drawn[..., i], drawn[..., j]), np.maximum(drawn[..., i], drawn[..., j])
+            drawn[..., i], drawn[..., j] = low, high
+    return drawn
 
 
 def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> dict[str, Any]:

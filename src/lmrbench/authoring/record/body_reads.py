@@ -45,6 +45,9 @@ class BodyReads:
     scaled: list[str] = field(default_factory=list)
     """Leaves that a local the body compares with a number depends on (``coef = max_norm / (total + eps)`` in
     ``if coef < 1.0``): the search tries them ten times larger and smaller, to reach the other side."""
+    nones: list[str] = field(default_factory=list)
+    """Leaves the body compares with ``None`` (``if self.momentum is None``): the search tries None for them, the
+    path a setting takes when it is left unset (a cumulative average instead of a momentum)."""
     sizes: list[str] = field(default_factory=list)
     """Leaves that size what the body builds or loops over (``np.linspace(0, 1, n_bins + 1)``, ``range(self.k)``,
     ``np.zeros(num_classes)``): a size recorded at least 1 is not tried below 1 unless the body compares it with
@@ -275,7 +278,19 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     bounds = _bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
-                     _sizes([func, *called], known))
+                     _nones([func, *called], known), _sizes([func, *called], known))
+
+
+def _nones(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+    """The known names compared with ``None`` (``is``, ``is not``, ``==``, ``!=``)."""
+    out: list[str] = []
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(x, ast.Constant) and x.value is None for x in sides):
+                    out += [n for n in map(_name, sides) if n in known and n not in out]
+    return out
 
 
 SIZE_CALLS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "eye", "identity", "tile", "repeat",

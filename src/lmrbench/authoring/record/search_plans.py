@@ -9,7 +9,8 @@ a call past the last step), ten times larger and smaller for a float that a loca
 int's, so a count can become zero) and, where the body guards a value, zero for a float (``eps=0``), then the text
 modes the body compares it with and one it does not (``unknown``: its fallback, often a ``raise``); an int
 never recorded negative stays non-negative, and a size never recorded below 1 (``n_bins``) stays at least 1, unless
-the body tests its sign.
+the body tests its sign; a leaf the body compares with ``None`` is tried as None (``self.momentum=None``: a
+cumulative average).
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero), and
@@ -112,7 +113,7 @@ def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any])
 def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str, goal: str) -> dict[str, Any]:
     """The search's plan for a function whose recorded calls are ``paths`` and whose body reads as ``reads``."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
-    leaves: dict[str, list[amplify.Scalar]] = {}
+    leaves: dict[str, list[amplify.Scalar | None]] = {}
     for name, values in seen.items():
         first = values[0]
         tries: list[amplify.Scalar]
@@ -125,11 +126,12 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
         tries = in_domain(name, tries, values, reads)  # a step or a count stays one
-        if tries:
-            leaves[name] = tries[:MAX_VALUES]
+        unset: list[amplify.Scalar | None] = [None] if name in reads.nones and None not in values else []
+        if unset or tries:  # None first: the path of a setting left unset
+            leaves[name] = [*unset, *tries][:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
         if path not in seen and type(default) in (bool, int, float):
-            leaves[path] = amplify.varied_values(default)[:MAX_VALUES]
+            leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
