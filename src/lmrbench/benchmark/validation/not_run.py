@@ -19,7 +19,7 @@ from lmrbench.core.taskset import STATE_DIRS, Task
 from lmrbench.core.testfiles import read_unit_tests
 from lmrbench.core.trust import impl_test_files
 from lmrbench.fsutil import holds_no_file, lfs_pointers
-from lmrbench.runtime.lmrbench_protocol import UNCARRIED
+from lmrbench.runtime.lmrbench_protocol import UNCARRIED, UNREADABLE
 from lmrbench.schemas.task_info import Implementation, TaskInfo
 from lmrbench.schemas.testrun import TestReport
 from lmrbench.schemas.validation import NOT_RUN_LABELS, NotRun, SummaryRow
@@ -139,6 +139,14 @@ def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) 
     if any(mark in t for t in texts for mark in _NUMPY_ABI):
         return numpy_abi_not_run(texts)
     for text in texts:
+        if UNREADABLE in text:
+            line = next(x for x in text.splitlines() if UNREADABLE in x)
+            what = line.split("the candidate's reply to ", 1)[-1].strip()
+            call, _, error = what.partition(f" {UNREADABLE}: ")
+            return NotRun(cause="codec", detail=f"the golden code's reply to {call} cannot be read back by the codec "
+                          f"({error or what})"[:300],
+                          fix="give the value a form the codec carries (see docs/recording.md), or set "
+                              f'"isolation": "shared" in implementations[{impl.index}] of info.json (weaker)')
         if UNCARRIED in text:
             line = next(x for x in text.splitlines() if UNCARRIED in x)
             value = line.split(f": this call {UNCARRIED}", 1)[0].split("Error: ", 1)[-1].strip()
