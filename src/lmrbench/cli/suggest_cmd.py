@@ -92,9 +92,13 @@ def _calls(c: object) -> str:
     assert isinstance(c, Candidate)
     if c.not_recordable:
         return f"- ({c.not_recordable})"
+    unsaved = c.calls.unsaved
+    times = f"{unsaved} time{'s' if unsaved != 1 else ''}"
+    why = c.calls.codec.removeprefix("no: ") or "its values cannot be saved"
     if not c.calls.calls:
-        return "none"
-    return f"{c.calls.count_text} by `{c.caller}`"
+        return f"called {times}, none can be recorded: {why}" if unsaved else "none"
+    more = f" (and {unsaved} that cannot be recorded)" if unsaved else ""
+    return f"{c.calls.count_text} by `{c.caller}`{more}"
 
 
 def print_suggestion(s: Suggestion, *, ran: bool) -> None:
