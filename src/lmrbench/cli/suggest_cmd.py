@@ -143,7 +143,13 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
         note = f": {r.note}" if r.note else ""
         console.print(f"ran `{r.command}`: {how} in {r.seconds:.1f} s{note}", highlight=False, markup=False,
                       soft_wrap=True)
-    uncalled = [c.function.ref for c in s.candidates if not c.calls.calls and not c.not_recordable]
+    uncalled = [c.function.ref for c in s.candidates if not c.calls.calls and not c.calls.unsaved
+                and not c.not_recordable]
+    unsaved = [f"{c.function.ref} ({_calls(c)})" for c in s.candidates if not c.calls.calls and c.calls.unsaved
+               and not c.not_recordable]
+    if unsaved:
+        console.print(f"called, but no call can be recorded: {'; '.join(unsaved)}", highlight=False, markup=False,
+                      soft_wrap=True)
     if uncalled:
         console.print(f"no runnable caller: {', '.join(uncalled)}", highlight=False, markup=False, soft_wrap=True)
 
