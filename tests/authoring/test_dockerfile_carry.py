@@ -77,6 +77,29 @@ def test_force_carries_every_install_step_and_says_each(tmp_path):
            "requirements numpy>=1.20 added" in out
     assert "carried `pip install peft==0.10.0` into the requirements" in out and "carried ENV HF_HOME" in out
     assert "note: the FROM image held torch 2.0.1, which no requirement names: add torch==2.0.1" in out
+    assert f"add torch==2.0.1 to {task / 'requirements.txt'} (written now)" in out
+
+
+def test_the_torch_note_names_the_requirements_file_the_build_reads_and_following_it_gets_numpy_1(tmp_path):
+    """The original installs only an editable folder with no requirements of its own, and the task has no
+    requirements file: the note names the file to make at the task's root, which is the one the build reads; the
+    torch it advises (2.0.1, built against NumPy 1) then gets numpy<2 beside it, not numpy 2, which it cannot use."""
+    from lmrbench.benchmark.sandbox.environments.layers import named_companions
+    from lmrbench.benchmark.sandbox.environments.requirements_source import read_task_requirements
+    from lmrbench.core.taskset import load_task
+
+    task = _task(tmp_path, ORIGINAL.replace(" \\\n    && pip install --no-cache-dir -r requirements.txt && "
+                                            "pip install peft==0.10.0", ""))
+    (task / "repo" / "requirements.txt").unlink()
+    (task / "repo" / "adapters" / "setup.py").write_text(SETUP.replace(', install_requires=["numpy>=1.20"]', ""))
+    _, said = write_dockerfile(task, "repo", force=True)
+    assert not (task / "requirements.txt").exists()
+    note = next(s for s in said if "held torch" in s)
+    assert f"add torch==2.0.1 to {task / 'requirements.txt'} (a new file)" in note, note
+    (task / "requirements.txt").write_text("torch==2.0.1\n")  # as the note says
+    reqs = read_task_requirements(load_task(task))
+    assert reqs.source == task / "requirements.txt" and reqs.lines == ["torch==2.0.1"]
+    assert named_companions(reqs.lines) == ["numpy<2"]
 
 
 @pytest.mark.parametrize(("step", "named"), [

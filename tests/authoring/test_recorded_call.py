@@ -30,6 +30,7 @@ SUMMARY = {
     "main_is_goal": False, "reached": {"clf/losses.py::loss": [[-12, 13], [13, -12]]},
     "skipped": [{"target": "clf/losses.py::loss", "message": "clf/losses.py::loss: call not kept: precision-sensitive",
                  "precision": "the top-k set"}, {"target": "clf/losses.py::loss", "message": "cannot save a lock"}],
+    "unsaved": {"clf/losses.py::loss": 2},
 }
 MADE = {
     "file": "amp-0-1-0.npz", "param": "beta", "value": 0.2, "set": {"beta": 0.2}, "kind": "value", "fill": [],
@@ -93,14 +94,16 @@ def test_an_added_case_reads_as_a_call_that_says_how_it_was_made(tmp_path):
 
 def test_a_process_summary_reads_with_its_skipped_calls_and_their_precision_notes(tmp_path):
     (tmp_path / "summary-41.json").write_text(json.dumps(SUMMARY))
-    (tmp_path / "summary-42.json").write_text(json.dumps({**SUMMARY, "pid": 42, "skipped": [SUMMARY["skipped"][1]]}))
+    older = {k: v for k, v in SUMMARY.items() if k != "unsaved"}  # written before every skipped call was counted
+    (tmp_path / "summary-42.json").write_text(json.dumps({**older, "pid": 42, "skipped": [SUMMARY["skipped"][1]]}))
     first, second = read_summaries(tmp_path)
     assert first == RecorderSummary(
         pid=41, calls=7, saved={"clf/losses.py::loss": 3}, patched=("clf/losses.py::loss",), main_is_goal=False,
         reached={"clf/losses.py::loss": ((-12, 13), (13, -12))},
         skipped=(SkippedCall("clf/losses.py::loss", "clf/losses.py::loss: call not kept: precision-sensitive",
-                             "the top-k set"), SkippedCall("clf/losses.py::loss", "cannot save a lock")))
-    assert second.pid == 42 and second.skipped[0].precision == ""
+                             "the top-k set"), SkippedCall("clf/losses.py::loss", "cannot save a lock")),
+        unsaved={"clf/losses.py::loss": 2})
+    assert second.pid == 42 and second.skipped[0].precision == "" and second.unsaved == {}
     assert skipped_calls(tmp_path) == ["clf/losses.py::loss: call not kept: precision-sensitive", "cannot save a lock"]
     (tmp_path / "summary-43.json").write_text(json.dumps({**SUMMARY, "skipped": [{"target": "t"}]}))
     with pytest.raises(LmrError) as err:

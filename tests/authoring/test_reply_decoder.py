@@ -202,3 +202,24 @@ def test_decoding_every_kind_of_reply_imports_nothing(preloaded, tmp_path):
     loaded = preloaded == "loaded"
     for name in ("dataframe", "series", "np_generator", "np_randomstate"):
         assert got[name].startswith("ok" if loaded else "refused"), (name, got[name])
+
+
+def test_a_module_registered_twice_comes_back_under_both_names():
+    """``nn.Sequential(lin, act, lin2, act)`` holds ``act`` twice; a split run's message (with identities) sends
+    its second place as a ref to the first. The reply is read, each place holding the shared module's tensors as
+    ``state_dict`` names them (Hyena's filter: "a module's child must be a module" stopped its golden run)."""
+    freq = np.arange(3, dtype=np.float32)
+
+    def module(params, children, **extra):
+        return {"$": "module", "type": "m:M", "training": False, "attrs": {}, "params": params, "buffers": {},
+                "children": children, **extra}
+
+    act = module({"freq": {"$": "ndarray", "key": "r0"}}, {}, id=0)
+    seq = module({}, {"0": module({}, {}), "1": act, "2": module({}, {}), "3": {"$": "ref", "id": 0}})
+    record = decode_reply(json.loads(json.dumps(seq)), {"r0": freq})
+    assert list(record.state) == ["1.freq", "3.freq"]
+    assert record.state["1.freq"] is record.state["3.freq"] and (record.state["3.freq"] == freq).all()
+    for forged in ({"$": "ref", "id": 7}, {"$": "ref", "id": 1}, {"$": "tuple", "items": []}):  # unknown; itself
+        bad = module({}, {"0": module({}, {"x": forged}, id=1)})
+        with pytest.raises(ValueError, match="a module's child must be a module"):
+            decode_reply(json.loads(json.dumps(bad)), {})

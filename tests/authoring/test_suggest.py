@@ -14,6 +14,7 @@ from lmrbench.authoring.suggest.suggest_callers import default_commands
 from lmrbench.authoring.task.task_new import create_task
 from lmrbench.authoring.task.task_spec import FunctionRef, TaskSpec
 from lmrbench.benchmark.sandbox.running.local import LocalRunner
+from lmrbench.cli.suggest_cmd import _calls, console, print_suggestion
 from lmrbench.errors import LmrError
 from lmrbench.harness.sandbox import Sandbox
 
@@ -69,6 +70,16 @@ def test_arguments_the_codec_cannot_carry_are_said(pair, local):
     cand = next(c for c in result.candidates if c.function.qualname == "preference_policy_apply")
     assert cand.calls.calls == 0 and cand.calls.codec.startswith("no: ")
     assert "function" in cand.calls.codec
+    # the table says it was called, and why it cannot be recorded, not "none" as for a function nothing called
+    assert cand.calls.unsaved == 1
+    assert _calls(cand) == f"called 1 time, none can be recorded: {cand.calls.codec.removeprefix('no: ')}"
+    assert all(_calls(c) == "none" for c in result.candidates if not c.calls.calls and not c.calls.unsaved
+               and not c.not_recordable)
+    with console.capture() as shown:
+        print_suggestion(result, ran=True)
+    out = " ".join(shown.get().split())
+    assert "called, but no call can be recorded: mlkit/extra.py::preference_policy_apply (called 1 time" in out
+    assert "preference_policy_apply" not in out.split("no runnable caller:")[-1]
     assert next(c for c in result.candidates if c.function.ref == target_ref(DPO)).caller is None
 
 

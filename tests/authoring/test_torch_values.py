@@ -165,6 +165,50 @@ def test_a_module_argument_changed_in_place_gets_the_new_state_on_the_trusted_si
     assert json.loads(out.stdout) == {"same": True, "training": False, "kept": "Linear"}
 
 
+SHARED_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch, lmrbench_values, lmrbench_reply, lmrbench_identity
+
+class Sin(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.freq = torch.nn.Parameter(torch.ones(1, 3))
+
+    def forward(self, x):
+        return torch.sin(self.freq * x)
+
+def make():  # Hyena's implicit filter: one activation module registered after each linear layer
+    torch.manual_seed(0)
+    act = Sin()
+    return torch.nn.Sequential(torch.nn.Linear(2, 3), act, torch.nn.Linear(3, 3), act)
+
+mine, theirs = make(), make()
+with torch.no_grad():
+    theirs[1].freq.mul_(3)
+enc = lmrbench_values.Encoder("r", lmrbench_identity.Identities(lmrbench_identity.WORKER))  # a split run's reply
+node = json.loads(json.dumps(enc.encode(theirs, "self")))
+record = lmrbench_reply.decode_reply(node, enc.arrays)
+lmrbench_identity.merge(mine, record)
+print(json.dumps({"second": node["children"]["3"]["$"], "names": list(record.state),
+                  "same": all(torch.equal(a, b) for a, b in zip(mine.state_dict().values(),
+                                                                theirs.state_dict().values())),
+                  "shared": mine[1] is mine[3]}))
+"""
+
+
+def test_a_module_registered_twice_in_a_split_reply_is_read_back():
+    import subprocess
+    import sys
+
+    from lmrbench.runtime import RUNTIME_DIR
+
+    out = subprocess.run([sys.executable, "-c", SHARED_CHILD, str(RUNTIME_DIR)], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == {"second": "ref", "names": ["0.weight", "0.bias", "1.freq", "2.weight",
+                                                                 "2.bias", "3.freq"], "same": True, "shared": True}
+
+
 TORCH_CORPUS = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])

@@ -92,9 +92,13 @@ def _calls(c: object) -> str:
     assert isinstance(c, Candidate)
     if c.not_recordable:
         return f"- ({c.not_recordable})"
+    unsaved = c.calls.unsaved
+    times = f"{unsaved} time{'s' if unsaved != 1 else ''}"
+    why = c.calls.codec.removeprefix("no: ") or "its values cannot be saved"
     if not c.calls.calls:
-        return "none"
-    return f"{c.calls.count_text} by `{c.caller}`"
+        return f"called {times}, none can be recorded: {why}" if unsaved else "none"
+    more = f" (and {unsaved} that cannot be recorded)" if unsaved else ""
+    return f"{c.calls.count_text} by `{c.caller}`{more}"
 
 
 def print_suggestion(s: Suggestion, *, ran: bool) -> None:
@@ -139,7 +143,13 @@ def print_suggestion(s: Suggestion, *, ran: bool) -> None:
         note = f": {r.note}" if r.note else ""
         console.print(f"ran `{r.command}`: {how} in {r.seconds:.1f} s{note}", highlight=False, markup=False,
                       soft_wrap=True)
-    uncalled = [c.function.ref for c in s.candidates if not c.calls.calls and not c.not_recordable]
+    uncalled = [c.function.ref for c in s.candidates if not c.calls.calls and not c.calls.unsaved
+                and not c.not_recordable]
+    unsaved = [f"{c.function.ref} ({_calls(c)})" for c in s.candidates if not c.calls.calls and c.calls.unsaved
+               and not c.not_recordable]
+    if unsaved:
+        console.print(f"called, but no call can be recorded: {'; '.join(unsaved)}", highlight=False, markup=False,
+                      soft_wrap=True)
     if uncalled:
         console.print(f"no runnable caller: {', '.join(uncalled)}", highlight=False, markup=False, soft_wrap=True)
 

@@ -32,6 +32,10 @@ READS_NAME = "reads.json"
 UNCARRIED = "cannot cross to the candidate's process"
 """In the error a split run's proxy raises when a call's value is one the codec cannot carry: the golden code never
 ran, and validation reports the value (not a golden failure)."""
+UNREADABLE = "cannot be read back on the trusted side"
+"""In the error a split run's proxy raises when the worker's reply to a call (its result, or the arguments and
+instance it changed) holds a value the codec cannot decode: in a golden run the golden code ran, but what it gave
+never reached the test, and validation reports the call and the error (a codec limit, not a golden failure)."""
 
 MAX_REPLY = 256 << 20
 """Default cap of one reply from the worker."""

@@ -222,7 +222,8 @@ def _remote_call(base: dict[str, Any], first: Any, args: tuple[Any, ...], kwargs
     try:
         return call.finish(reply, arrays)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise CandidateGone(f"the candidate's reply cannot be read: {type(exc).__name__}: {exc}") from None
+        raise CandidateGone(f"the candidate's reply to {base.get('qualname') or 'the call'} {protocol.UNREADABLE}: "
+                            f"{type(exc).__name__}: {exc}") from None
 
 
 def _candidate_error(reply: dict[str, Any]) -> Exception:

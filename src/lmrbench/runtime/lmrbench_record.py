@@ -136,6 +136,8 @@ class _State:
         self.calls = 0
         self.done = False
         self.skipped: list[dict[str, str]] = []
+        self.unsaved: dict[str, int] = {}
+        """Per target, every call skipped (``skipped`` notes only the first few)."""
         self.patched: list[str] = []
         self.by_path: dict[str, list[str]] = {}
         for t in spec["targets"]:
@@ -152,6 +154,7 @@ class _State:
     def skip(self, target: str, message: str, precision: str = "") -> None:
         """A call that cannot be saved: noted (the first few), and the recording goes on with the next call.
         ``precision``: what changed when the probes re-ran a precision-sensitive call (``outcome_change``)."""
+        self.unsaved[target] = self.unsaved.get(target, 0) + 1
         if len(self.skipped) < 20:
             note = {"target": target, "message": message}
             self.skipped.append({**note, "precision": precision} if precision else note)
@@ -166,6 +169,7 @@ class _State:
             "main_is_goal": main is not None and os.path.realpath(main) in self.by_path,
             "reached": {t: sorted(a) for t, a in self.reached.items()},
             "skipped": self.skipped,
+            "unsaved": self.unsaved,
         }
         _write(os.path.join(self.out, f"summary-{os.getpid()}.json"), json.dumps(data).encode())
 

@@ -196,6 +196,8 @@ class Reader:
         self.arrays = arrays
         self.identities = identities
         self.made: dict[int, Any] = {}
+        self.modules: dict[int, dict[str, Any]] = {}
+        """The state (name -> tensor, relative) of each module node with an id, for a child that refs it."""
 
     def read(self, node: Any) -> Any:
         if node is None or type(node) in (bool, int, float, str):
@@ -324,20 +326,34 @@ class Reader:
         return ModuleRecord(self.text(node, "type"), state, node.get("training") is True, attrs)
 
     def flatten(self, node: Any, prefix: str, state: dict[str, Any]) -> None:
-        """A module node's parameters and persistent buffers, then its children's, named as in a state_dict."""
+        """A module node's parameters and persistent buffers, then its children's, named as in a state_dict. A
+        child met before in the reply (one module registered twice, as ``nn.Sequential(lin, act, lin2, act)``
+        holds ``act``) comes as a ref: its tensors again under this name too, as ``state_dict`` gives them."""
+        if type(node) is dict and node.get("$") == "ref":
+            shared = self.modules.get(node.get("id"))  # type: ignore[arg-type]
+            if shared is None:
+                raise ValueError("a module's child must be a module, or a ref to a module read before it")
+            state.update({prefix + name: value for name, value in shared.items()})
+            return
         if type(node) is not dict or node.get("$") != "module":
             raise ValueError("a module's child must be a module")
         skip = node.get("non_persistent") or []
         for group in ("params", "buffers", "children"):
             if type(node[group]) is not dict or not all(type(k) is str for k in node[group]):
                 raise ValueError(f"a module's {group} must be named")
+        own: dict[str, Any] = {}
         for group in ("params", "buffers"):
             for name, value in node[group].items():
                 if value is not None and not (group == "buffers" and name in skip):
-                    state[prefix + name] = self.read(value)
+                    own[name] = self.read(value)
         for name, child in node["children"].items():
             if child is not None:
-                self.flatten(child, f"{prefix}{name}.", state)
+                self.flatten(child, f"{name}.", own)
+        if "id" in node:
+            if type(node["id"]) is not int or node["id"] in self.modules:
+                raise ValueError("a module node's id must be a new integer")
+            self.modules[node["id"]] = own
+        state.update({prefix + name: value for name, value in own.items()})
 
     def k_enum(self, node: dict[str, Any]) -> Any:
         cls = _loaded_class(self.text(node, "type"))

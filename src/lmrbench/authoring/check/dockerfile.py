@@ -164,7 +164,7 @@ def write_dockerfile(
     ``requirements`` is the requirements file relative to the task folder (default: requirements.txt of the
     task folder, else of the repo folder, else none).
     """
-    from lmrbench.authoring.check.dockerfile_carry import Carried, carried_instructions, read_original
+    from lmrbench.authoring.check.dockerfile_carry import Carried, carried_instructions, read_original, torch_note
 
     task_dir = Path(task_dir)
     if not (task_dir / repo_folder_name).is_dir():
@@ -201,6 +201,9 @@ def write_dockerfile(
     if req_text is not None:
         atomic_write_text(task_dir / "requirements.txt", req_text)
     atomic_write_text(path, text)
+    if carried.torch:
+        carried.said.append(torch_note(carried.torch, task_dir / (requirements or "requirements.txt"),
+                                       req_text is not None))
     return path, carried.said
 
 

@@ -10,8 +10,9 @@ name, never dropped in silence:
   from the run's working directory (the repository of the variant under test, so the candidate's code is what is
   imported), after every other entry (a test that drops ``sys.path[0]`` still finds it); the package's own
   requirements (``install_requires`` of its setup.py, ``dependencies`` of its pyproject.toml) are added;
-- ``FROM pytorch/pytorch:V-...``: when no requirement names torch, a note that the image held torch ``V`` (the
-  author adds it: torch is large, and stays out of an environment that does not ask for it);
+- ``FROM pytorch/pytorch:V-...``: when no requirement names torch, a note that the image held torch ``V``, naming
+  the requirements file the build reads (the author adds it: torch is large, and stays out of an environment that
+  does not ask for it);
 - ``ENV`` and every other shell step (``apt-get install``, ``mkdir``, ...): as written, run as root; a path into
   the repository (``HF_HOME=/workspace/${DIR}/unit_test/.cache``) made relative to the run's working directory,
   which is the repository;
@@ -76,6 +77,9 @@ class Carried:
     """``ENV`` instructions' arguments, as written (``${DIR}`` made the repository's folder)."""
     said: list[str] = field(default_factory=list)
     """One line per step carried or left to lmrbench, for the author."""
+    torch: str = ""
+    """The torch version the FROM image (``pytorch/pytorch:V-...``) held when no requirement names torch: the
+    writer notes it, naming the requirements file the build reads."""
 
 
 def _instructions(text: str) -> list[tuple[str, str]]:
@@ -275,9 +279,17 @@ def read_original(text: str, task_dir: Path, repo: str) -> Carried:
         reader.instruction(word, args)
     out = reader.out
     if torch and not any(re.match(r"torch\b(?!vision|audio|text)", r, re.IGNORECASE) for r in out.requirements):
-        out.said.append(f"note: the FROM image held torch {torch}, which no requirement names: add torch=={torch} "
-                        "to the task's requirements.txt if its code needs it (the framework layer takes it from PyPI)")
+        out.torch = torch
     return out
+
+
+def torch_note(torch: str, requirements: Path, written: bool) -> str:
+    """The note on the FROM image's torch ``torch``, naming the requirements file the task's build reads
+    (``written``: the one the carry wrote; else one that exists, or the one to make)."""
+    which = "written now" if written else "the one the build reads" if requirements.is_file() else "a new file"
+    return (f"note: the FROM image held torch {torch}, which no requirement names: add torch=={torch} to "
+            f"{requirements} ({which}) if the task's code needs it (the framework layer takes it from PyPI, with "
+            "the numpy its wheels were built against)")
 
 
 def carried_instructions(carried: Carried) -> str:

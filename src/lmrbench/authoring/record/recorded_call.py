@@ -11,7 +11,7 @@ or of the wrong type is a one-line ``LmrError`` naming the file (and the line or
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 
@@ -167,6 +167,8 @@ class RecorderSummary:
     """Target -> the body's arcs taken over all its calls."""
     skipped: tuple[SkippedCall, ...]
     """The first calls that could not be kept."""
+    unsaved: dict[str, int] = field(default_factory=dict)
+    """Target -> calls that could not be kept, every one (none in a summary written before it was counted)."""
 
     @classmethod
     def from_json(cls, data: object, source: Path) -> RecorderSummary:
@@ -178,7 +180,7 @@ class RecorderSummary:
             notes.append(SkippedCall(n.text("target"), n.text("message"), n.text("precision", "")))
         return cls(pid=f.integer("pid"), calls=f.integer("calls"), saved=f.integer_map("saved"),
                    patched=f.texts("patched"), main_is_goal=f.flag("main_is_goal"), reached=f.arcs_map("reached"),
-                   skipped=tuple(notes))
+                   skipped=tuple(notes), unsaved=f.integer_map("unsaved") if "unsaved" in f.data else {})
 
 
 def recorder_error(data: object, source: Path) -> str:

@@ -80,6 +80,8 @@ class Calls:
     by_command: dict[str, int] = field(default_factory=dict)
     codec: str = ""
     """``yes``, ``no: <why>``, ``replay differs: <why>``; empty when nothing called it."""
+    unsaved: int = 0
+    """Calls seen that could not be saved (their values cannot be, say: ``codec`` says why)."""
 
     def caller(self, runs: list[CommandRun]) -> str | None:
         """The command to record it with: the one with most calls among those that exited cleanly, else any."""
@@ -253,6 +255,9 @@ def _count(out: Path, command: str, max_calls: int, calls: dict[str, Calls]) -> 
         for target, n in summary.saved.items():
             if target in calls and n >= max_calls:
                 calls[target].capped = True
+        for target, n in summary.unsaved.items():
+            if target in calls:
+                calls[target].unsaved += n
         for note in summary.skipped:
             noted = calls.get(note.target)
             if noted is not None and not noted.codec:

@@ -19,7 +19,7 @@ from lmrbench.core.taskset import STATE_DIRS, Task
 from lmrbench.core.testfiles import read_unit_tests
 from lmrbench.core.trust import impl_test_files
 from lmrbench.fsutil import holds_no_file, lfs_pointers
-from lmrbench.runtime.lmrbench_protocol import UNCARRIED
+from lmrbench.runtime.lmrbench_protocol import UNCARRIED, UNREADABLE
 from lmrbench.schemas.task_info import Implementation, TaskInfo
 from lmrbench.schemas.testrun import TestReport
 from lmrbench.schemas.validation import NOT_RUN_LABELS, NotRun, SummaryRow
@@ -27,6 +27,10 @@ from lmrbench.schemas.validation import NOT_RUN_LABELS, NotRun, SummaryRow
 _LFS_FIX = "run `git lfs pull` where the task set was cloned (or copy the files' content into the task)"
 _UNPICKLED_POINTER = "invalid load key, 'v'"
 """What pickle and torch.load say of a Git LFS pointer file ('version https://git-lfs...')."""
+_NUMPY_ABI = ("Failed to initialize NumPy", "Numpy is not available")
+"""What torch says (a warning at its first use of numpy; the error of each conversion after it) when the numpy
+installed beside it has another major version than the one its wheels were built against."""
+_NUMPY_RUN_IN = re.compile(r"cannot be run in\s+NumPy (\d+\.\d+\.\d+)")
 
 
 def missing_repository(info: TaskInfo, task_dir: Path) -> NotRun:
@@ -132,7 +136,17 @@ def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) 
     if not failed:
         return None
     texts = [r.log or r.log_tail for r in failed] + [c.message for r in failed for c in r.cases]
+    if any(mark in t for t in texts for mark in _NUMPY_ABI):
+        return numpy_abi_not_run(texts)
     for text in texts:
+        if UNREADABLE in text:
+            line = next(x for x in text.splitlines() if UNREADABLE in x)
+            what = line.split("the candidate's reply to ", 1)[-1].strip()
+            call, _, error = what.partition(f" {UNREADABLE}: ")
+            return NotRun(cause="codec", detail=f"the golden code's reply to {call} cannot be read back by the codec "
+                          f"({error or what})"[:300],
+                          fix="give the value a form the codec carries (see docs/recording.md), or set "
+                              f'"isolation": "shared" in implementations[{impl.index}] of info.json (weaker)')
         if UNCARRIED in text:
             line = next(x for x in text.splitlines() if UNCARRIED in x)
             value = line.split(f": this call {UNCARRIED}", 1)[0].split("Error: ", 1)[-1].strip()
@@ -145,6 +159,22 @@ def golden_not_run(task: Task, impl: Implementation, reports: list[TestReport]) 
             return NotRun(cause="lfs", detail=f"the tests read a Git LFS pointer file in place of data "
                           f"({len(pointers)} in the task: {', '.join(pointers[:3])})", fix=_LFS_FIX)
     return run_stopped(task, texts)
+
+
+def numpy_abi_not_run(texts: list[str]) -> NotRun:
+    """torch could not use numpy in the run (``_NUMPY_ABI``): the environment, not the codec or the golden code."""
+    fix = ("pin numpy<2 beside a torch below 2.3 in the task's requirements, or leave torch unpinned (a newer torch "
+           "is built against NumPy 2)")
+    if not any(m in t for t in texts for m in ("Failed to initialize NumPy", "_ARRAY_API", "compiled using NumPy")):
+        return NotRun(cause="environment", detail="torch cannot use numpy (\"Numpy is not available\"): numpy is "
+                      "not installed beside it, or its major version is not the one torch was built against",
+                      fix=f"add numpy to the task's requirements; {fix}")
+    found = next((m.group(1) for t in texts if (m := _NUMPY_RUN_IN.search(t))), "")
+    numpy = f"numpy {found}" if found else "the installed numpy"
+    return NotRun(cause="environment",
+                  detail=f"torch failed to initialise NumPy: {numpy}'s major version is not the one torch was built "
+                         "against (torch below 2.3 was built against NumPy 1), so no tensor converts to an array",
+                  fix=fix)
 
 
 def not_run_counts(rows: list[SummaryRow]) -> str:

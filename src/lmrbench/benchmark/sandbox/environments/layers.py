@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmrbench.benchmark.sandbox.environments.wheelhouse import WheelTarget, resolve_wheels, wheel_name
+from lmrbench.errors import EnvironmentUnavailable
 from lmrbench.progress import NullProgress, Progress
 
 FRAMEWORK_PROJECTS = frozenset({"torch", "torchvision", "torchaudio"})
 """Projects that go into the shared framework layer when a task's requirements resolve to them."""
 COMPANIONS = {"torch": ["numpy"]}
 """What a task on a framework gets besides its own requirements (in its task layer) when they lack it."""
+NUMPY_1_BELOW = {"torch": (2, 3)}
+"""Framework versions from which on the wheels were built against NumPy 2: an older one (torch 2.0.1, say) fails to
+reach numpy 2 ("Failed to initialize NumPy: _ARRAY_API not found") and gets ``numpy<2`` as its companion, also
+where the task names numpy unpinned (its wheels declare no numpy requirement, so nothing else keeps numpy below 2)."""
+NUMPY_1 = "numpy<2"
 FRAMEWORK_REPO = "lmrbench-framework"
 """Repository name of framework layer images."""
 TASK_REPO_PREFIX = "lmrbench-task-"
@@ -96,12 +102,53 @@ class LayerPlan:
         return f"{FRAMEWORK_REPO}:{slug}-{digest}"
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version (``2.0.1+cpu`` -> (2, 0, 1))."""
+    m = re.match(r"\d+(?:\.\d+)*", version.strip())
+    return tuple(int(x) for x in m.group(0).split(".")) if m else ()
+
+
+def _below(specifier: str, bound: tuple[int, ...]) -> bool:
+    """Whether ``specifier`` (``==2.0.1``, ``<2.3``, ``~=2.1.0``, comma-separated) admits only versions below
+    ``bound``."""
+    for op, version in re.findall(r"(===|==|~=|<=|<)\s*([0-9][0-9.]*)", specifier):
+        release = _release(version)
+        if op == "~=" and len(release) >= 2:  # ~=2.1.0 is below 2.2; ~=2.1 below 3
+            release = (*release[:-2], release[-2] + 1)
+            op = "<"
+        while release[-1:] == (0,) and len(release) > 1:  # 2.3.0 is 2.3
+            release = release[:-1]
+        if release and (release < bound or (op == "<" and release <= bound)):
+            return True
+    return False
+
+
 def named_companions(lines: list[str]) -> list[str]:
     """``COMPANIONS`` of the projects ``lines`` name plainly that ``lines`` do not name (for an environment made
-    without a resolution of its own, the local runner's venv: torch without numpy cannot cross a split run)."""
-    named = {re.sub(r"[-_.]+", "-", m.group(1)).lower() for m in
-             (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line) for line in lines) if m}
-    return sorted({c for n in named & set(COMPANIONS) for c in COMPANIONS[n] if c not in named})
+    without a resolution of its own, the local runner's venv: torch without numpy cannot cross a split run), and
+    ``numpy<2`` for a framework pinned to a version built against NumPy 1 (``NUMPY_1_BELOW``)."""
+    pins: dict[str, str] = {}
+    for line in lines:
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;#]*)", line)
+        if m:
+            name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+            pins[name] = pins.get(name, "") + "," + m.group(2)
+    out = {c for n in pins.keys() & set(COMPANIONS) for c in COMPANIONS[n] if c not in pins}
+    old = any(_below(spec, NUMPY_1_BELOW[n]) for n, spec in pins.items() if n in NUMPY_1_BELOW)
+    if old and not _below(pins.get("numpy", ""), (2,)):
+        out = (out - {"numpy"}) | {NUMPY_1}
+    return sorted(out)
+
+
+def resolved_companions(versions: dict[str, str]) -> list[str]:
+    """What a task layer adds to requirements that resolved to ``versions`` (project -> version): the
+    ``COMPANIONS`` they lack, and ``numpy<2`` where a framework built against NumPy 1 (``NUMPY_1_BELOW``) met no
+    numpy or numpy 2."""
+    out = {c for n in versions.keys() & set(COMPANIONS) for c in COMPANIONS[n] if c not in versions}
+    old = any(_release(v) < NUMPY_1_BELOW[n] for n, v in versions.items() if n in NUMPY_1_BELOW)
+    if old and ("numpy" not in versions or _release(versions["numpy"]) >= (2,)):
+        out = (out - {"numpy"}) | {NUMPY_1}
+    return sorted(out)
 
 
 def plan_layers(
@@ -120,12 +167,18 @@ def plan_layers(
     pins = sorted({f"{n}=={v}" for n, v in map(wheel_name, full) if n in projects})
     if not pins:
         return LayerPlan([], full, [])
-    have = {wheel_name(p)[0] for p in full}
-    added = sorted({c for n in have & set(COMPANIONS) for c in COMPANIONS[n] if c not in have})
+    added = resolved_companions(dict(map(wheel_name, full)))
     if added:
         # torch converts tensors through numpy and the split run's codec sends them as arrays: a torch task
-        # without numpy fails every split run ("Failed to initialize NumPy")
-        full = resolve_wheels([*lines, *added], target, options=options, progress=progress, cancel=cancel)
+        # without numpy, or an old torch with numpy 2, fails every split run ("Failed to initialize NumPy")
+        try:
+            full = resolve_wheels([*lines, *added], target, options=options, progress=progress, cancel=cancel)
+        except EnvironmentUnavailable as exc:
+            if NUMPY_1 not in added:
+                raise
+            raise EnvironmentUnavailable(
+                f"{', '.join(pins)} was built against NumPy 1 and cannot reach numpy 2, but the requirements do not "
+                f"allow {NUMPY_1}: {exc.problem}", exc.path, cause=exc.cause, output=exc.output) from None
     framework = resolve_wheels(pins, target, options=options, progress=progress, cancel=cancel)
     shared = {p.name for p in framework}
     return LayerPlan(framework, [p for p in full if p.name not in shared], pins, added)
