@@ -27,8 +27,8 @@ CODEC_SHIPPED_AS = "lmrbench_codec.py"
 
 TEST_RUNTIME = (*CODEC, "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_checkers.py")
 """Modules copied into a task's ``unit_test/`` for its generated tests."""
-RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_leaves.py", "lmrbench_record.py", "sitecustomize.py",
-                  PROTOCOL)
+RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_leaves.py", "lmrbench_record.py", "lmrbench_ties.py",
+                  "sitecustomize.py", PROTOCOL)
 """Modules put first on the Python path of a recorded command."""
 PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_leaves.py", "lmrbench_variations.py", "lmrbench_raising.py",
                  "lmrbench_scan.py", "lmrbench_search.py", "lmrbench_probe.py", PROTOCOL)

@@ -362,25 +362,6 @@ def has_ties(value: Any) -> bool:
     return bool(same.any())
 
 
-def untie(value: Any, first_up: bool) -> Any:
-    """A float numpy array with the ties along its last axis broken by a few units of its largest magnitude (the
-    later of equal entries up, or the earlier ones), or None for anything else."""
-    np = sys.modules.get("numpy")
-    if np is None or not isinstance(value, np.ndarray) or value.dtype.kind != "f" or value.ndim == 0:
-        return None
-    rows = value.reshape(-1, value.shape[-1])
-    order = np.argsort(rows, axis=-1, kind="stable")
-    ranked = np.take_along_axis(rows, order, axis=-1)
-    start = np.concatenate([np.ones((rows.shape[0], 1), bool), ranked[:, 1:] != ranked[:, :-1]], axis=-1)
-    index = np.broadcast_to(np.arange(rows.shape[1]), rows.shape)
-    rank = index - np.maximum.accumulate(np.where(start, index, 0), axis=-1)
-    step = np.empty_like(rows)
-    np.put_along_axis(step, order, rank if first_up else -rank, axis=-1)
-    finite = rows[np.isfinite(rows)]
-    unit = 4 * np.spacing(max(float(np.abs(finite).max()) if finite.size else 1.0, 1.0))
-    return np.where(np.isfinite(rows), rows + step * unit, rows).astype(value.dtype).reshape(value.shape)
-
-
 def as_float_array(value: Any) -> Any:
     """A floating numpy array or tensor as a float64 numpy array (None for anything else)."""
     np, torch = sys.modules.get("numpy"), sys.modules.get("torch")

@@ -625,8 +625,17 @@ class _Recorder:
                 return self.func(self.owner, *args, **kwargs)
             return self.func(*args, **kwargs)
 
-        settled = [name for name in ties if not self._tie_decides(
-            precision, rerun, result, next(_arg(bound, p) for p in params if p.name == name), case, arrays)]
+        settled: list[str] = []
+        if ties:
+            import lmrbench_ties
+
+            try:
+                tol = _tolerance(self.state.spec.get("checker") or {},
+                                 lv.Case({**case, "ties": None}, arrays).scale)  # no tie excused
+                settled = [name for name in ties if not lmrbench_ties.decides(
+                    rerun, result, next(_arg(bound, p) for p in params if p.name == name), tol)]
+            except Exception:  # a probe never stops a recording
+                settled = []
         if settled:  # ties the golden result does not depend on excuse nothing here (logits plus noise: no tie)
             case["ties_settled"] = settled
         try:
@@ -638,41 +647,6 @@ class _Recorder:
             case["precision"] = notes
             arrays.update(extra)
         return sensitive
-
-    def _tie_decides(self, precision: Any, rerun: Any, result: Any, value: Any, case: dict[str, Any],
-                     arrays: dict[str, Any]) -> bool:
-        """Whether breaking the ties of the argument ``value`` either way moves the golden result beyond the
-        test's tolerance (a sort, an argmax of those values): only then may a correct program break them otherwise.
-        True when it cannot be told (not a numpy array, a call that fails)."""
-        import lmrbench_checkers as lc
-        import lmrbench_values as lv
-
-        spec = self.state.spec.get("checker") or {}
-        try:
-            scale = lv.Case({**case, "ties": None}, arrays).scale  # no tie excused: that is the question
-            for first_up in (True, False):
-                moved = precision.untie(value, first_up)
-                if moved is None:
-                    return True
-
-                swapped: list[bool] = []
-
-                def swap(x: Any, moved: Any = moved, swapped: list[bool] = swapped) -> Any:
-                    def one(v: Any) -> Any:
-                        if type(v) is type(value) and v.shape == value.shape and bool((v == value).all()):
-                            swapped.append(True)
-                            return moved
-                        return v
-
-                    return {k: one(v) for k, v in x.items()} if isinstance(x, dict) else [one(v) for v in x]
-
-                again = rerun(swap)
-                if not swapped:  # the argument is not as it was recorded (changed in place): cannot tell
-                    return True
-                lc.assert_close(again, result, **_tolerance(spec, scale))
-        except Exception:  # noqa: BLE001 - moved beyond the tolerance, or cannot tell: the tie may decide
-            return True
-        return False
 
     def _check(self, lc: Any, got: Any, want: Any, label: str, tol: dict[str, Any], whole_result: bool) -> None:
         """The comparison the generated test makes: the task's checker on the result, close on the rest."""
@@ -727,7 +701,7 @@ def _held_elsewhere(objs: list[Any], own: set[int]) -> set[int]:
         shared |= wanted & {id(r) for r in gc.get_referents(ref)}
     # a dict or tuple of arrays and numbers only is not tracked by the collector, so no scan of the heap finds it:
     # look one level into the locals of the program's frames (a driver's ``checkpoint = bn.state_dict()``)
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None and wanted - shared:
         if frame.f_code.co_filename not in here:
             for value in list(frame.f_locals.values()):

@@ -264,6 +264,15 @@ def finite(value: Any) -> bool:
     return True
 
 
+def shapes(value: Any) -> Any:
+    """The shapes of the arrays in ``value`` (through lists and tuples), None for anything else."""
+    if hasattr(value, "shape") and not isinstance(value, type):
+        return tuple(value.shape)
+    if isinstance(value, list | tuple):
+        return tuple(shapes(v) for v in value)
+    return None
+
+
 def recorded_bases(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
     """The first two recorded cases (no case added by amplification, the scan or the search): the calls that
     inputs are varied from."""
@@ -320,6 +329,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             continue
         if finite(finite_base[spec["base"]]) and not finite(result):
             continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
+        if "fill" in spec and shapes(result) != shapes(finite_base[spec["base"]]):
+            continue  # an argument given in a shape that changes the result's: not the shape the function takes
         report["tried"] += 1
         kind = spec.get("kind", "value")
         text = lvar.input_text(spec)

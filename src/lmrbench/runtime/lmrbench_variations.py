@@ -277,18 +277,21 @@ def unset(case: dict[str, Any]) -> list[tuple[str, str]]:
     never passes (``mask=None``)."""
     arrays = [a["name"] for a in case["arguments"] if isinstance(a["value"], dict)
               and a["value"].get("$") == "ndarray"]
-    return [(a["name"], like) for a in case["arguments"] if a["value"] is None for like in [*arrays, "square"]]
+    return [(a["name"], like) for a in case["arguments"] if a["value"] is None
+            for like in ["rows", *arrays, "square"]]
 
 
 def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, value: str = "random") -> bool:
     """Give the None argument ``arg`` a 0/1 array (``value``: random, all ones or all zeros) shaped like argument
-    ``like`` (or square, as long as the first array's first axis)."""
+    ``like``, or one entry per row of the first array (``rows``: per-sample weights), or square (as long as the
+    first array's first axis: a pairwise mask)."""
     import numpy as np
 
     shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
     if not shapes or not shapes[0]:
         return False
-    shape = (shapes[0][0], shapes[0][0]) if like == "square" else inputs[array_key(new, like, inputs) or ""].shape
+    shape = (shapes[0][0], shapes[0][0]) if like == "square" else (shapes[0][0],) if like == "rows" else \
+        inputs[array_key(new, like, inputs) or ""].shape
     key = f"fill{len(inputs)}"
     inputs[key] = np.full(shape, float(value == "ones")) if value != "random" else \
         (np.random.default_rng(0).random(shape) < 0.5).astype(np.float64)
@@ -306,7 +309,7 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         if not filled:
             return None
         inputs.update(filled)
-    if "fill" in spec and (spec["like"] != "square" and array_key(new, spec["like"], inputs) is None
+    if "fill" in spec and (spec["like"] not in ("square", "rows") and array_key(new, spec["like"], inputs) is None
                            or not _filled(new, inputs, spec["fill"], spec["like"], spec.get("with", "random"))):
         return None
     if "soft" in spec:
@@ -331,7 +334,9 @@ def input_text(spec: dict[str, Any]) -> str:
         return "0/1 float arrays given values between 0 and 1" + also
     if "fill" in spec:
         entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
-        return f"{spec['fill']} given ({entries} shaped like {spec['like']}){also}"
+        shape = {"rows": "one per row of the first array", "square": "square"}.get(spec["like"],
+                                                                                 f"shaped like {spec['like']}")
+        return f"{spec['fill']} given ({entries}, {shape}){also}"
     if "arrays" in spec and spec.get("only"):
         return {"shifted": f"{spec['only']} shifted by a large constant"}.get(spec["arrays"], spec["arrays"]) + also
     if "arrays" in spec:

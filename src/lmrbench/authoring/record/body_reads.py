@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, resolved
+from lmrbench.authoring.record.body_values import bounds, nones, number, signed, sizes
 
 
 @dataclass
@@ -205,20 +206,6 @@ class _Flow(ast.NodeVisitor):
         return
 
 
-def _signed(func: ast.AST, params: set[str]) -> list[str]:
-    out: list[str] = []
-    for node in ast.walk(func):
-        if not isinstance(node, ast.Compare):
-            continue
-        sides = [node.left, *node.comparators]
-        numbers = [float(s.value) for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, int | float)]
-        numbers += [-1.0 for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
-                    and isinstance(s.operand, ast.Constant) and type(s.operand.value) in (int, float)]
-        if any(n <= 0 for n in numbers):
-            out += [n for n in map(_name, sides) if n in params and n not in out]
-    return out
-
-
 _QUOTED = re.compile(r'"([A-Za-z_][\w-]{0,30})"')
 
 
@@ -275,46 +262,10 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
         for name, texts in _literals(helper, known).items():
             literals.setdefault(name, []).extend(t for t in texts if t not in literals.get(name, []))
     _documented(func, literals)
-    bounds = _bounds([func, *called], known)
-    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, bounds, _signed(func, known),
+    compared = bounds([func, *called], known)
+    return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
-                     _nones([func, *called], known), _sizes([func, *called], known))
-
-
-def _nones(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
-    """The known names compared with ``None`` (``is``, ``is not``, ``==``, ``!=``)."""
-    out: list[str] = []
-    for func in funcs:
-        for node in ast.walk(func):
-            if isinstance(node, ast.Compare):
-                sides = [node.left, *node.comparators]
-                if any(isinstance(x, ast.Constant) and x.value is None for x in sides):
-                    out += [n for n in map(_name, sides) if n in known and n not in out]
-    return out
-
-
-SIZE_CALLS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "eye", "identity", "tile", "repeat",
-                        "array_split", "split", "linspace", "logspace", "randn", "rand"})
-"""Calls whose arguments (``linspace``: its count) size what they build."""
-
-
-def _sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
-    """The known names inside the size arguments of ``SIZE_CALLS`` (``n_bins`` of ``np.linspace(0, 1, n_bins +
-    1)``)."""
-    out: list[str] = []
-    for func in funcs:
-        for node in ast.walk(func):
-            if not isinstance(node, ast.Call):
-                continue
-            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
-            if name not in SIZE_CALLS:
-                continue
-            args = [*node.args, *(k.value for k in node.keywords)]
-            if name in ("linspace", "logspace"):
-                args = node.args[2:3] + [k.value for k in node.keywords if k.arg == "num"]
-            for arg in args:
-                out += [n for sub in ast.walk(arg) if (n := _name(sub)) in known and n not in out]
-    return out
+                     nones([func, *called], known), sizes([func, *called], known))
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
@@ -322,7 +273,7 @@ def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
     out: list[str] = []
     for node in ast.walk(func):
         sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-        if len(sides) != 2 or not any(_number(s) is not None for s in sides):
+        if len(sides) != 2 or not any(number(s) is not None for s in sides):
             continue
         for side in sides:
             if isinstance(side, ast.Name) and side.id not in known:
@@ -364,57 +315,10 @@ def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str
                 called = node.func.id if isinstance(node.func, ast.Name) else \
                     node.func.attr if isinstance(node.func, ast.Attribute) else ""
                 values = [*node.args, *(k.value for k in node.keywords)]
-                if called in _GUARD_CALLS and any(_number(v) is not None for v in values):
+                if called in _GUARD_CALLS and any(number(v) is not None for v in values):
                     return True
             sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-            if len(sides) == 2 and any(_number(s) in ("0", "0.0") for s in sides) \
+            if len(sides) == 2 and any(number(s) in ("0", "0.0") for s in sides) \
                     and any(isinstance(s, ast.Name) and s.id not in known for s in sides):
                 return True
     return False
-
-
-def _bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
-    """What each known name is compared with (``<``, ``<=``, ``>``, ``>=``, ``==``): another known name, or a
-    number, as source text."""
-    out: dict[str, list[str]] = {}
-    for func in funcs:
-        for node in ast.walk(func):
-            if not isinstance(node, ast.Compare):
-                continue
-            sides = [node.left, *node.comparators]
-            for a, b in zip(sides, sides[1:], strict=False):
-                for x, y in ((a, b), (b, a)):
-                    name = _name(x)
-                    if name not in known:
-                        continue
-                    other = _name(y)
-                    text = other if other in known else _number(y)
-                    if text is not None and text not in out.setdefault(name, []):
-                        out[name].append(text)
-    return {k: v for k, v in out.items() if v}
-
-
-def _infinity(node: ast.AST) -> str | None:
-    """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
-    sign = ""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        sign, node = "-", node.operand
-    if isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name):
-        return f"{sign}inf"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args \
-            and isinstance(node.args[0], ast.Constant) and node.args[0].value in ("inf", "-inf", "infinity"):
-        text = str(node.args[0].value).replace("infinity", "inf")
-        return text if not sign else text.lstrip("-") if text.startswith("-") else f"-{text}"
-    return None
-
-
-def _number(node: ast.AST) -> str | None:
-    infinite = _infinity(node)
-    if infinite is not None:
-        return infinite
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return repr(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, int | float) and not isinstance(node.operand.value, bool):
-        return repr(-node.operand.value)
-    return None

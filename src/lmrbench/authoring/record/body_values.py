@@ -1,0 +1,112 @@
+"""What a goal body compares its leaves with, and what they size: the numbers and other leaves on the other side
+of a comparison (``bounds``: ``step < warmup_steps``, ``alpha >= 0``), zero or a negative number (``signed``:
+``top_k > 0``), ``None`` (``nones``: ``self.momentum is None``), and the arguments of calls that build or loop
+over something of that size (``sizes``: ``np.linspace(0, 1, n_bins + 1)``). ``body_reads`` gathers them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from lmrbench.authoring.record.body_helpers import access_path
+
+
+def _name(node: ast.AST) -> str | None:
+    return access_path(node)
+
+
+def signed(func: ast.AST, params: set[str]) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        numbers = [float(s.value) for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, int | float)]
+        numbers += [-1.0 for s in sides if isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub)
+                    and isinstance(s.operand, ast.Constant) and type(s.operand.value) in (int, float)]
+        if any(n <= 0 for n in numbers):
+            out += [n for n in map(_name, sides) if n in params and n not in out]
+    return out
+
+
+def nones(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+    """The known names compared with ``None`` (``is``, ``is not``, ``==``, ``!=``)."""
+    out: list[str] = []
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(x, ast.Constant) and x.value is None for x in sides):
+                    out += [n for n in map(_name, sides) if n in known and n not in out]
+    return out
+
+
+SIZE_CALLS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "eye", "identity", "tile", "repeat",
+                        "array_split", "split", "linspace", "logspace", "randn", "rand"})
+"""Calls whose arguments (``linspace``: its count) size what they build."""
+
+
+def sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+    """The known names inside the size arguments of ``SIZE_CALLS`` (``n_bins`` of ``np.linspace(0, 1, n_bins +
+    1)``)."""
+    out: list[str] = []
+    for func in funcs:
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name not in SIZE_CALLS:
+                continue
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if name in ("linspace", "logspace"):
+                args = node.args[2:3] + [k.value for k in node.keywords if k.arg == "num"]
+            for arg in args:
+                out += [n for sub in ast.walk(arg) if (n := _name(sub)) in known and n not in out]
+    return out
+
+
+def bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
+    """What each known name is compared with (``<``, ``<=``, ``>``, ``>=``, ``==``): another known name, or a
+    number, as source text."""
+    out: dict[str, list[str]] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            for a, b in zip(sides, sides[1:], strict=False):
+                for x, y in ((a, b), (b, a)):
+                    name = _name(x)
+                    if name not in known:
+                        continue
+                    other = _name(y)
+                    text = other if other in known else number(y)
+                    if text is not None and text not in out.setdefault(name, []):
+                        out[name].append(text)
+    return {k: v for k, v in out.items() if v}
+
+
+def _infinity(node: ast.AST) -> str | None:
+    """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
+    sign = ""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = "-", node.operand
+    if isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name):
+        return f"{sign}inf"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value in ("inf", "-inf", "infinity"):
+        text = str(node.args[0].value).replace("infinity", "inf")
+        return text if not sign else text.lstrip("-") if text.startswith("-") else f"-{text}"
+    return None
+
+
+def number(node: ast.AST) -> str | None:
+    infinite = _infinity(node)
+    if infinite is not None:
+        return infinite
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return repr(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, int | float) and not isinstance(node.operand.value, bool):
+        return repr(-node.operand.value)
+    return None
