@@ -14,11 +14,14 @@ slow weights are its own copies, the expected calibration error with equal-width
 mixture-of-experts top-k router with an expert capacity and a load-balancing loss read from a nested config) and
 ``fresh5`` (``heldout_fresh5_tasks.py``, written with fresh4 and kept apart from it as a sealed measure: a
 batch-norm forward with running statistics updated in place, a generalized IoU box loss with an eps guard and a
-reduction option, a cyclical KL-weight schedule called once per step). Each task is authored as ``lmrbench task
-new`` does and recorded with ``task record`` from its driver; every plausible wrong answer and every correct answer
-in another style is then graded as ``lmrbench evaluate`` grades a candidate (local sandbox), and the task is
-validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local sandbox, one golden run:
-repeats only look for flakiness).
+reduction option, a cyclical KL-weight schedule called once per step) and ``fresh6``
+(``heldout_fresh6_tasks.py``, written before its first run and sealed until then: an Adam step with bias
+corrections, decoupled or coupled weight decay and an AMSGrad flag the driver never sets, a batch-hard triplet loss
+with squared-distance and soft-margin options, causal attention with ALiBi slopes for any head count and a key
+padding mask). Each task is authored as ``lmrbench task new`` does and recorded with ``task record`` from its
+driver; every plausible wrong answer and every correct answer in another style is then graded as ``lmrbench
+evaluate`` grades a candidate (local sandbox), and the task is validated as ``lmrbench validate`` validates it (the
+library's ``validate_task``, local sandbox, one golden run: repeats only look for flakiness).
 
 Prints, per task and in all: wrong answers rejected, correct answers passed, validate's verdict, and "weak notes
 named K of the W wrong answers that passed". A passing wrong answer counts as named when one of validate's notes
@@ -34,8 +37,8 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|fresh3|fresh4|fresh5|all] [--only NAME]
-                                       [--no-probe] [--no-validate] [--check] [--summary] [--why]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|fresh3|fresh4|fresh5|fresh6|all]
+                                       [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
 False)``), for comparison; ``--no-validate`` skips validate and its notes.
@@ -63,6 +66,7 @@ from heldout_fresh2_tasks import TASKS as FRESH2  # noqa: E402
 from heldout_fresh3_tasks import TASKS as FRESH3  # noqa: E402
 from heldout_fresh4_tasks import TASKS as FRESH4  # noqa: E402
 from heldout_fresh5_tasks import TASKS as FRESH5  # noqa: E402
+from heldout_fresh6_tasks import TASKS as FRESH6  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -83,7 +87,8 @@ from lmrbench.schemas.testrun import TestStatus  # noqa: E402
 from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
-        "fresh4": FRESH4, "fresh5": FRESH5, "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5}
+        "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
+        "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6}
 """The task sets ``--set`` picks from."""
 
 
