@@ -110,6 +110,7 @@ def histogram(x, n_bins=15, k=3, shift=2, top=4):
 '''
     reads = body_reads(source, "histogram", ["x", "n_bins", "k", "shift", "top"])
     assert reads.sizes == ["n_bins", "k", "top"]
+    assert body_reads("def f(x, m=None):\n    return x if m is None else x * m\n", "f", ["x", "m"]).nones == ["m"]
     assert in_domain("n_bins", [-15, 0, 16, 14, 1], [15], reads) == [16, 14, 1]  # a count of bins stays one
     assert in_domain("top", [-4, 0, 5], [4], reads) == [-4, 0, 5]  # compared with zero: its sign matters
     assert in_domain("shift", [-2, 0, 3], [2], reads) == [0, 3]  # no size: zero, not negative

@@ -446,6 +446,11 @@ def test_an_input_that_leaves_the_domain_of_the_recorded_arrays_makes_no_case_an
                           for n, v in (("probs", probs), ("target", onehot), ("weights", weights))]}
     arrays = enc.arrays
     key = {n: search.array_key(case, n, arrays) for n in ("probs", "target", "weights")}
+    corners = np.random.default_rng(1).uniform(0, 9, size=(6, 2))
+    boxes = np.concatenate([corners, corners + 1.0], axis=1)
+    assert variations.domain(boxes) == ["column 2 at least column 0", "column 3 at least column 1"]
+    drawn = variations._drawn(np.random.default_rng(2), boxes, 10.0)
+    assert (drawn[:, 2] >= drawn[:, 0]).all() and (drawn[:, 3] >= drawn[:, 1]).all()  # random boxes stay boxes
     zero_row = {**arrays, key["probs"]: np.vstack([np.zeros(3), probs[1]])}
     assert variations.departs(case, arrays, zero_row) == "probs without its rows that sum to 1"
     soft = {**arrays, key["target"]: np.full((2, 3), 0.5)}
@@ -455,6 +460,28 @@ def test_an_input_that_leaves_the_domain_of_the_recorded_arrays_makes_no_case_an
         drawn = variations._random_arrays(case, arrays, seed)
         assert variations.departs(case, arrays, {**arrays, **drawn}) == "", seed
         assert not np.array_equal(drawn[key["probs"]], probs)
+
+
+def test_an_optional_array_is_given_one_entry_per_row_first_and_never_in_a_shape_that_changes_the_result():
+    enc = lv.Encoder("in")
+    case = {"arguments": [{"name": "pred", "kind": "positional_or_keyword", "value": enc.encode(np.ones((5, 4)), "p")},
+                          {"name": "weights", "kind": "positional_or_keyword", "value": None}], "expected": 1.0}
+    assert variations.unset(case)[0] == ("weights", "rows")
+    new, arrays = variations.build({"base": "b", "fill": "weights", "like": "rows", "with": "ones"}, case, enc.arrays)
+    assert lv.Case(new, arrays).argument("weights").shape == (5,)
+    assert search.shapes((np.zeros((5, 5)), 1.0)) != search.shapes((np.zeros(5), 1.0))
+
+
+def test_two_slots_of_the_state_that_are_one_array_are_an_alias():
+    class Opt:
+        pass
+
+    shared, other = np.zeros(3), np.zeros(3)
+    aliased, apart = Opt(), Opt()
+    aliased.state = {"sq": shared, "max_sq": shared}
+    apart.state = {"sq": shared, "max_sq": other}
+    assert lv.shared_memory(vars(aliased), {}) == ['self.state["sq"] ~ self.state["max_sq"]']
+    assert lv.shared_memory(vars(apart), {}) == []
 
 
 def test_arrays_an_inner_dataclass_holds_are_compared_by_identity_through_its_attributes():

@@ -61,3 +61,15 @@ def test_a_parameter_tied_to_a_shape_is_not_named_unvaried(tmp_path):
     assert shape_tied(task, impl, ["n_heads", "beta"]) == {"n_heads"}
     [t312] = [f.message for f in unvaried_findings(task, impl)]
     assert "no test varies beta of split_heads" in t312 and "n_heads" not in t312
+    # the plans never vary it alone either (a head count against arrays of the recorded heads is no caller's call),
+    # and the search says so of the mutants it leaves live
+    from lmrbench.authoring.record.amplify_plans import probe_plans
+    from lmrbench.authoring.record.body_reads import body_reads
+    from lmrbench.authoring.record.search_plans import search_plan
+
+    paths = [data / "case_1.npz", data / "case_2.npz"]
+    reads = body_reads(GOLDEN, "split_heads", ["x", "n_heads", "beta"])
+    plans = probe_plans(paths, reads, ["x", "n_heads", "beta"])
+    assert [p["param"] for p in plans] == ["beta", "x"]  # beta varied; noise where x is masked
+    plan = search_plan(paths, reads, GOLDEN, "split_heads", "heads.py")
+    assert "n_heads" not in plan["leaves"] and plan["tied"] == ["n_heads"]

@@ -461,7 +461,8 @@ class _Recorder:
             "random_state": None,
         }
         named = {p.name: _arg(bound, p) for p in params}
-        if self.binding == "method" and any(lv.array_leaves(v, [k]) for k, v in named.items()):
+        if self.binding == "method" and (any(lv.array_leaves(v, [k]) for k, v in named.items())
+                                         or len(lv.array_leaves(vars(instance), ["self"])) > 1):
             # what self shares with the caller's arrays: a candidate that shares more keeps no copy of its own
             mine = {k: v for k, v in vars(instance).items() if k not in skipped}
             case["shares"] = lv.shared_memory(mine, named)

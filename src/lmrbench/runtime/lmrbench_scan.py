@@ -8,7 +8,10 @@ far from zero (``shifted``: where an unguarded ``exp`` overflows; all float arra
 an upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
 result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
-instead of zero differs). Each is kept when the golden result is finite and no knife edge.
+instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``: a count of zero, no pair of
+equal labels or no other label; the guard says the function takes such inputs, and answers that drop it fail
+whether or not a mutant lives). Each is kept when the golden result is finite, keeps to the recorded arrays'
+domain and is no knife edge.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
-    hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()), *(("close",) if guarded else ()))
+    hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()),
+            *(("close", "zeros", "same", "distinct") if guarded else ()))
     for how in hows:
         for name, case, arrays in bases:
             # shifted: every float array at once, then each alone (logits shift, an upstream gradient may not)

@@ -359,6 +359,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         left = [i for i in left if i not in killed]
     report["what"] = what
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
+    unset = unset or bool(plan.get("tied"))  # a head count tied to the arrays' shapes: never varied
+    report["tied"] = list(plan.get("tied") or [])
     for mid in left:
         equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"]
         report["equivalent" if equivalent else "live"].append(mid)

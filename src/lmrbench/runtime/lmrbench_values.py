@@ -527,15 +527,18 @@ class Case:
         return [pair for pair in shared_memory(vars(obj), self.named_arguments()) if pair not in allowed]
 
     def check_own_copies(self, obj: Any) -> None:
-        """AssertionError naming the first array ``obj`` shares with an argument where the reference code kept a
-        copy of its own."""
+        """AssertionError naming the first array ``obj`` shares with an argument, or two of its arrays that share
+        memory, where the reference code kept them apart."""
         found = self.aliases(obj)
         if found:
-            held, _, arg = found[0].partition(" ~ ")
+            held, _, other = found[0].partition(" ~ ")
+            more = f" ({len(found) - 1} more such)" if len(found) > 1 else ""
+            if other.startswith("self."):
+                raise AssertionError(f"after the call {held} and {other} share memory, where the reference code keeps "
+                                     f"them apart: a change of one changes the other{more}")
             raise AssertionError(
-                f"after the call {held} shares memory with the argument {arg}, where the reference code keeps a copy "
-                "of its own: a later change of the caller's array would change it" +
-                (f" ({len(found) - 1} more such)" if len(found) > 1 else ""))
+                f"after the call {held} shares memory with the argument {other}, where the reference code keeps a "
+                f"copy of its own: a later change of the caller's array would change it{more}")
 
     def instance(self, cls: Any, factory: Any = None) -> Any:
         """An object of ``cls`` (or built by ``factory()``) holding the recorded attributes."""
@@ -635,10 +638,14 @@ def array_leaves(value: Any, path: list[Any], containers: set[int] | None = None
 
 def shared_memory(state: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """``self.shadow["w"] ~ params["w"]``: each array among an instance's attributes (``state``) and in their
-    containers that shares memory with an array among ``arguments`` or in their containers."""
+    containers that shares memory with an array among ``arguments`` or in their containers, or with another such
+    array of the state (``self.state[0]["max_sq"] ~ self.state[0]["sq"]``: one buffer in two slots, where a
+    comparison by value sees two equal arrays)."""
     mine = [leaf for name, value in state.items() for leaf in array_leaves(value, ["self", name])]
     theirs = [leaf for name, value in arguments.items() for leaf in array_leaves(value, [name])]
-    return [f"{held_label(p)} ~ {held_label(q)}" for p, a in mine for q, b in theirs if _overlap(a, b)]
+    among = [f"{held_label(p)} ~ {held_label(q)}" for k, (p, a) in enumerate(mine) for q, b in mine[k + 1:]
+             if a is b or _overlap(a, b)]  # two slots of the state that are one buffer (an alias, not a copy)
+    return [f"{held_label(p)} ~ {held_label(q)}" for p, a in mine for q, b in theirs if _overlap(a, b)] + among
 
 
 def _overlap(a: Any, b: Any) -> bool:

@@ -113,6 +113,8 @@ class MutantSearch(BaseModel):
     """What was varied, in words (``warmup_steps in 9, 10, 11``)."""
     inputs: int = 0
     """How many inputs were tried."""
+    tied: list[str] = []
+    """For live: leaves tied to the arrays' shapes (a head count) that no input could vary."""
     outside: str = ""
     """For live: an input outside what the recorded calls pass that separates it (``0/1 float arrays given values
     between 0 and 1``); not made a case, since a correct program may rely on what every caller passes."""

@@ -176,8 +176,7 @@ def shape_tied(task: Task, impl: Implementation, names: list[str]) -> set[str]:
     dimension of an input array (an argument or an attribute) of the same call in every recorded case
     (``n_heads``, ``self.num_classes``): tied to the arrays' shapes, so no case can vary it alone, and naming it
     as unvaried helps no one."""
-    from lmrbench.authoring.record.amplify import scalar_arguments
-    from lmrbench.runtime.lmrbench_values import read_case_file
+    from lmrbench.authoring.record.amplify import tied_to_shapes
     from lmrbench.schemas.recording import RecordingIndex
 
     folder = task.repo_dir / recording_folder(impl.index)
@@ -186,33 +185,7 @@ def shape_tied(task: Task, impl: Implementation, names: list[str]) -> set[str]:
             (folder / "index.json").read_bytes()).cases]
     except (ValidationError, ValueError, OSError):
         return set()
-    tied = set(names)
-    for path in paths:
-        if not tied:
-            break
-        try:
-            case, arrays = read_case_file(path)
-            values = scalar_arguments(path, [n for n in tied if n.startswith("self.")])
-        except (OSError, ValueError, KeyError):
-            return set()
-        inputs = _array_keys([case.get("arguments"), case.get("self")])
-        dims = {d for key, a in arrays.items() if key in inputs for d in getattr(a, "shape", ())}
-        tied = {n for n in tied if _dimension(values.get(n), dims)}
-    return tied if paths else set()
-
-
-def _array_keys(node: object) -> set[str]:
-    """The keys of the arrays a case's JSON nodes refer to (the inputs' arrays, not the expected result's)."""
-    if isinstance(node, dict):
-        own = {node["key"]} if node.get("$") in ("ndarray", "tensor") and isinstance(node.get("key"), str) else set()
-        return own.union(*(_array_keys(v) for v in node.values()))
-    if isinstance(node, list):
-        return set().union(*(_array_keys(v) for v in node))
-    return set()
-
-
-def _dimension(value: object, dims: set[int]) -> bool:
-    return type(value) is int and value > 1 and value in dims
+    return tied_to_shapes(paths, names)
 
 
 def _unvaried_text(fixed: list[str], tried: dict[str, str]) -> str:

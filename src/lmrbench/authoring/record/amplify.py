@@ -220,3 +220,40 @@ def varying_guidance(params: list[str]) -> str:
         "`lmrbench validate` runs mutants shaped like such mistakes (a parameter pinned, a mask dropped, a mean "
         "for a sum, a branch removed) and calls the tests weak when one that pins a parameter survives."
     )
+
+
+def tied_to_shapes(paths: list[Path], names: Collection[str]) -> set[str]:
+    """Of ``names`` (parameters, ``self.<attr>``, paths), those whose recorded value is an int above 1 that equals
+    a dimension of an input array (an argument or an attribute) of the same call in every recorded case
+    (``n_heads``, ``self.num_classes``): tied to the arrays' shapes, so no case can vary it alone (a varied head
+    count against arrays of the recorded heads is a call no caller makes), and naming it as unvaried helps no
+    one."""
+    from lmrbench.runtime.lmrbench_values import read_case_file
+
+    tied = set(names)
+    for path in paths:
+        if not tied:
+            break
+        try:
+            case, arrays = read_case_file(path)
+            values = scalar_arguments(path, [n for n in tied if "." in n or "[" in n])
+        except (OSError, ValueError, KeyError):
+            return set()
+        inputs = _array_keys([case.get("arguments"), case.get("self")])
+        dims = {d for key, a in arrays.items() if key in inputs for d in getattr(a, "shape", ())}
+        tied = {n for n in tied if _dimension(values.get(n), dims)}
+    return tied if paths else set()
+
+
+def _array_keys(node: object) -> set[str]:
+    """The keys of the arrays a case's JSON nodes refer to (the inputs' arrays, not the expected result's)."""
+    if isinstance(node, dict):
+        own = {node["key"]} if node.get("$") in ("ndarray", "tensor") and isinstance(node.get("key"), str) else set()
+        return own.union(*(_array_keys(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_array_keys(v) for v in node))
+    return set()
+
+
+def _dimension(value: object, dims: set[int]) -> bool:
+    return type(value) is int and value > 1 and value in dims

@@ -81,6 +81,8 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
     """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
     (``params``: the function's parameters, without ``self``)."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int])
+    seen = {p: vs for p, vs in seen.items() if p not in tied}  # a head count: varied alone, no caller's call
     calls = [amplify.scalar_arguments(path, extra_names(paths, reads)) for path in paths]
     plans: list[dict[str, Any]] = []
     for p, vs in seen.items():
@@ -113,7 +115,7 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
     modes = [{m: v} for m, vs in seen.items() if type(vs[0]) in (bool, str)
              for v in dict.fromkeys([*vs, *_values_of(m, vs, reads)])]
     for name in reads.masks:
-        if name in params and name not in seen:
+        if name in params and name not in seen and name not in tied:
             plans.append({"param": name, "variants": _noise({"mask": name}, modes), "note": False})
     for p in seen:
         for holder in amplify.holders(paths, p) if type(first[p]) is int else []:

@@ -97,5 +97,5 @@ def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
     for outcome, digests in (("equivalent", found.equivalent), ("live", found.live)):
         if digest in digests:
             return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs,  # type: ignore[arg-type]
-                                outside=found.outside.get(digest, ""))
+                                outside=found.outside.get(digest, ""), tied=list(found.tied))
     return None

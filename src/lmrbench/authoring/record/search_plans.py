@@ -113,6 +113,9 @@ def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any])
 def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str, goal: str) -> dict[str, Any]:
     """The search's plan for a function whose recorded calls are ``paths`` and whose body reads as ``reads``."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int])
+    seen_names = set(seen)
+    seen = {p: vs for p, vs in seen.items() if p not in tied}  # tied to the arrays' shapes: never varied alone
     leaves: dict[str, list[amplify.Scalar | None]] = {}
     for name, values in seen.items():
         first = values[0]
@@ -135,7 +138,8 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
-            "guarded": reads.guarded, "exponentiates": _exponentiates(golden, qualname)}
+            "guarded": reads.guarded, "exponentiates": _exponentiates(golden, qualname),
+            "tied": sorted(t for t in tied if t in reads.paths or t in seen_names)}
 
 
 EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
@@ -171,6 +175,8 @@ class SearchReport:
     """What the inputs set (``gamma=0.5``, ``labels=None``, ``random inputs of the recorded shapes``)."""
     edges: tuple[str, ...] = ()
     """Digests of mutants that only knife-edge inputs separated."""
+    tied: tuple[str, ...] = ()
+    """Leaves tied to the arrays' shapes (a head count), which no input varies: no mutant is shown equivalent."""
     outside: dict[str, str] = field(default_factory=dict)
     """Mutant digest -> an input outside what the recorded calls pass that separates it (soft values of a 0/1
     array): named with the live mutant, never made a case."""
@@ -186,7 +192,8 @@ class SearchReport:
                        live=tuple(map(str, data["live"])), equivalent=tuple(map(str, data["equivalent"])),
                        inputs=int(data["tried"]), tried=tuple(map(str, data["what"])),
                        edges=tuple(map(str, data.get("edges", []))),
-                       outside={str(k): str(v) for k, v in data.get("outside", {}).items()})
+                       outside={str(k): str(v) for k, v in data.get("outside", {}).items()},
+                       tied=tuple(map(str, data.get("tied", []))))
         except (AssertionError, KeyError, TypeError, ValueError, AttributeError):
             raise LmrError(f"{where}: the search's report does not read", source) from None
 

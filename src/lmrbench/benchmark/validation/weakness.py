@@ -68,6 +68,9 @@ def _search_text(catch: MutantCatch | None) -> str:
         return f"; the recording's search found {search.input}{where}, yet the tests let it pass"
     if search is None or search.outcome != "live":
         return ""
+    if search.tied and not search.outside:
+        return (f"; no input varies {', '.join(search.tied)}, which every recorded call ties to its arrays' shapes: "
+                "record calls with other shapes")
     if search.outside:
         return (f"; it differs on {search.outside}, which no recorded call passes, so no case was made: record a "
                 "call with such values if the function must take them")
