@@ -639,12 +639,13 @@ def array_leaves(value: Any, path: list[Any], containers: set[int] | None = None
 def shared_memory(state: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """``self.shadow["w"] ~ params["w"]``: each array among an instance's attributes (``state``) and in their
     containers that shares memory with an array among ``arguments`` or in their containers, or with another such
-    array of the state (``self.state[0]["max_sq"] ~ self.state[0]["sq"]``: one buffer in two slots, where a
-    comparison by value sees two equal arrays)."""
+    array of the state (``self.state[0]["max_sq"] ~ self.state[0]["sq"]``: one buffer in two named slots, where a
+    comparison by value sees two equal arrays). One object repeated in a list (``[frame] * k``) is a sequence's
+    idiom, not an alias; a view of another array is one wherever it is held."""
     mine = [leaf for name, value in state.items() for leaf in array_leaves(value, ["self", name])]
     theirs = [leaf for name, value in arguments.items() for leaf in array_leaves(value, [name])]
     among = [f"{held_label(p)} ~ {held_label(q)}" for k, (p, a) in enumerate(mine) for q, b in mine[k + 1:]
-             if a is b or _overlap(a, b)]  # two slots of the state that are one buffer (an alias, not a copy)
+             if (a is not b or type(p[-1]) is str and type(q[-1]) is str) and _overlap(a, b)]
     return [f"{held_label(p)} ~ {held_label(q)}" for p, a in mine for q, b in theirs if _overlap(a, b)] + among
 
 

@@ -160,8 +160,14 @@ def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, 
     for a in case["arguments"]:
         key = array_key(case, a["name"], arrays)
         old, new = arrays.get(key) if key else None, new_arrays.get(key) if key else None
-        if not isinstance(old, np.ndarray) or not isinstance(new, np.ndarray) or new is old or \
-                not np.issubdtype(old.dtype, np.floating) or old.shape != new.shape:
+        if not isinstance(old, np.ndarray) or not isinstance(new, np.ndarray) or new is old or old.shape != new.shape:
+            continue
+        if np.issubdtype(old.dtype, np.integer):  # binary labels stay binary (class ids may take any value)
+            if old.size > 2 and bool(np.isin(old, (0, 1)).all()) and bool(old.any()) and \
+                    not bool(np.isin(new, (0, 1)).all()):
+                return f"{a['name']} without its 0s and 1s"
+            continue
+        if not np.issubdtype(old.dtype, np.floating):
             continue
         if _is_mask(old):  # a mask stays one; its one-hot rows may become all zero (no class: a background anchor)
             lost = [] if bool(np.isin(new[np.isfinite(new)], (0.0, 1.0)).all()) else ["0s and 1s"]
