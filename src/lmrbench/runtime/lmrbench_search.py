@@ -209,7 +209,10 @@ def golden_case(target: Target, case: dict[str, Any], arrays: dict[str, Any]) ->
     lc.assert_equal(again, result)
     enc = lv.Encoder("out")
     new = {**case, "expected": enc.encode(result, "the return value")}
-    new.pop("ties_settled", None)  # settled for the recorded input only: a varied one may hinge on its ties
+    new.pop("ties_settled", None)
+    settled = _settled(target, case, arrays, result)  # this input's own: a varied one may hinge on its ties
+    if settled:
+        new["ties_settled"] = settled
     if case.get("changed"):
         new["changed"] = {n: enc.encode(decoded.argument(n), n) for n in case["changed"]}
     if case.get("self_after") is not None and obj is not None:
@@ -222,6 +225,26 @@ def golden_case(target: Target, case: dict[str, Any], arrays: dict[str, Any]) ->
                        for e in case["held"]]
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
     return result, new, {**inputs, **enc.arrays}, obj
+
+
+def _settled(target: Target, case: dict[str, Any], arrays: dict[str, Any], result: Any) -> list[str]:
+    """The tied arguments of ``case`` whose ties the golden result does not depend on (``lmrbench_ties``)."""
+    import lmrbench_ties
+
+    out = []
+    tol = tolerance(target.checker, lv.Case({**case, "ties": None}, arrays))
+    for name in case.get("ties") or []:
+        key = array_key(case, name, arrays)
+        if key is None:
+            continue
+
+        def rerun(swap: Any, key: str = key) -> Any:
+            got, _, _ = target.call(case, {**arrays, key: swap([arrays[key]])[0]})
+            return got
+
+        if not lmrbench_ties.decides(rerun, result, arrays[key], tol):
+            out.append(name)
+    return out
 
 
 def mutant_module(name: str, path: str, source: str) -> Any:

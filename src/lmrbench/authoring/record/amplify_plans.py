@@ -81,7 +81,7 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
     """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
     (``params``: the function's parameters, without ``self``)."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
-    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int])
+    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
     seen = {p: vs for p, vs in seen.items() if p not in tied}  # a head count: varied alone, no caller's call
     calls = [amplify.scalar_arguments(path, extra_names(paths, reads)) for path in paths]
     plans: list[dict[str, Any]] = []

@@ -265,7 +265,7 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     compared = bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
-                     nones([func, *called], known), sizes([func, *called], known))
+                     nones([func, *called], known), sizes([func, *called], known, flow.deps))
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:

@@ -42,13 +42,15 @@ def nones(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) 
 
 
 SIZE_CALLS = frozenset({"range", "arange", "zeros", "ones", "empty", "full", "eye", "identity", "tile", "repeat",
-                        "array_split", "split", "linspace", "logspace", "randn", "rand"})
+                        "array_split", "split", "linspace", "logspace", "randn", "rand", "reshape", "view",
+                        "broadcast_to", "expand"})
 """Calls whose arguments (``linspace``: its count) size what they build."""
 
 
-def sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+def sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str],
+          deps: dict[str, set[str]] | None = None) -> list[str]:
     """The known names inside the size arguments of ``SIZE_CALLS`` (``n_bins`` of ``np.linspace(0, 1, n_bins +
-    1)``)."""
+    1)``), and those the locals there depend on (``deps``: local name -> known names)."""
     out: list[str] = []
     for func in funcs:
         for node in ast.walk(func):
@@ -61,7 +63,11 @@ def sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) 
             if name in ("linspace", "logspace"):
                 args = node.args[2:3] + [k.value for k in node.keywords if k.arg == "num"]
             for arg in args:
-                out += [n for sub in ast.walk(arg) if (n := _name(sub)) in known and n not in out]
+                for sub in ast.walk(arg):
+                    name = _name(sub)
+                    # a local computed from known names sizes it too (``closest = 2 ** floor(log2(n_heads))``)
+                    found = {name} if name in known else (deps or {}).get(name or "", set()) & known
+                    out += [n for n in sorted(found) if n not in out]
     return out
 
 

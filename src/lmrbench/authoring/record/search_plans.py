@@ -113,7 +113,7 @@ def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any])
 def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str, goal: str) -> dict[str, Any]:
     """The search's plan for a function whose recorded calls are ``paths`` and whose body reads as ``reads``."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
-    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int])
+    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
     seen_names = set(seen)
     seen = {p: vs for p, vs in seen.items() if p not in tied}  # tied to the arrays' shapes: never varied alone
     leaves: dict[str, list[amplify.Scalar | None]] = {}
