@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.record_fixture import grade, make_task
-from lmrbench.authoring.record.record import record_tests
-from lmrbench.benchmark.sandbox.running.local import LocalRunner
-from lmrbench.harness.sandbox import Sandbox
+from helpers.record_fixture import grade, recorded_task
 from lmrbench.schemas.testrun import TestStatus
 
 HEAD = '''\
@@ -102,10 +99,7 @@ WRONG = {
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     files = {"agent/__init__.py": "", "agent/frames.py": HEAD + GOLDEN, "play.py": PLAY}
-    task = make_task(tmp_path_factory.mktemp("frames"), "agent/frames.py::FrameStack.push", extra=files)
-    sandbox = Sandbox(LocalRunner())
-    record_tests(task, 1, "python play.py", sandbox=sandbox)
-    return task, sandbox
+    return recorded_task(tmp_path_factory.mktemp("frames"), "agent/frames.py::FrameStack.push", files, "python play.py")
 
 
 def _status(recorded, tmp_path: Path, body: str) -> TestStatus:

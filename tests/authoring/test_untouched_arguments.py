@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.record_fixture import grade, make_task
-from lmrbench.authoring.record.record import record_tests
-from lmrbench.benchmark.sandbox.running.local import LocalRunner
-from lmrbench.harness.sandbox import Sandbox
+from helpers.record_fixture import grade, recorded_task
 from lmrbench.schemas.testrun import TestStatus
 
 AUGMENT = '''\
@@ -96,10 +93,7 @@ def cutmix(images, labels, box, perm):
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     files = {"aug/__init__.py": "", "aug/augment.py": AUGMENT, "train.py": TRAIN}
-    task = make_task(tmp_path_factory.mktemp("cutmix"), "aug/augment.py::cutmix", extra=files)
-    sandbox = Sandbox(LocalRunner())
-    record_tests(task, 1, "python train.py", sandbox=sandbox)
-    return task, sandbox
+    return recorded_task(tmp_path_factory.mktemp("cutmix"), "aug/augment.py::cutmix", files, "python train.py")
 
 
 def _status(recorded, tmp_path: Path, body: str) -> TestStatus:

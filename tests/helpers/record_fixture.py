@@ -110,3 +110,15 @@ def grade(sandbox: Sandbox, task: Task, folder: Path, goal: str, source: str) ->
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
     return evaluate_variant(sandbox, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
+
+
+def recorded_task(tmp: Path, function: str, files: dict[str, str], command: str) -> tuple[Task, Sandbox]:
+    """A task masking ``function`` of a repository holding ``files``, recorded from ``command`` in a local sandbox;
+    and that sandbox, to grade candidates with."""
+    from lmrbench.authoring.record.record import record_tests
+    from lmrbench.benchmark.sandbox.running.local import LocalRunner
+
+    task = make_task(tmp, function, extra=files)
+    sandbox = Sandbox(LocalRunner())
+    record_tests(task, 1, command, sandbox=sandbox)
+    return task, sandbox
