@@ -47,13 +47,14 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     result = record_tests(task, 1, TRAIN, sandbox=local)
 
     # two calls of each value of the flag reduce, then a case with margin varied together with reduce, then the
-    # input the search found for the mutant no recorded call kills (the clamp at 0 dropped: every recorded margin
-    # term is positive)
-    assert [c.test for c in result.cases] == [f"test_case_{n}" for n in range(1, 7)]
+    # scan's inputs where the clamp binds (the body clamps at 0: scores of zero, all equal), then the input the
+    # search found for the mutant no recorded call kills (the clamp dropped: every recorded margin term is positive)
+    assert [c.test for c in result.cases] == [f"test_case_{n}" for n in range(1, 9)]
     assert [c.amplified for c in result.cases] == ["", "", "", "", "margin=2.0, reduce=False",
-                                                   "random inputs of the recorded shapes"]
+                                                   "scores all zero (or a row of it)", "scores all equal",
+                                                   "float arrays shifted by a large constant"]
     index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
-    assert index.command == TRAIN and [c.file for c in index.cases] == [f"case_{n}.npz" for n in range(1, 7)]
+    assert index.command == TRAIN and [c.file for c in index.cases] == [f"case_{n}.npz" for n in range(1, 9)]
     guard = next(m for m in index.mutants if m.kind == "drop_guard")
     assert guard.killed and guard.search is not None and guard.search.outcome == "killed"
     assert [(s.searched, s.killed, s.live) for s in index.search] == [(1, 1, 0)]
@@ -72,7 +73,7 @@ def test_recorded_test_passes_on_golden_and_fails_on_masked(tmp_path, local):
     assert file_status(result.test_file) == "generated"
 
     status, cases = _outcomes(local, task, "golden")
-    assert status == TestStatus.PASSED and cases == dict.fromkeys([f"test_case_{n}" for n in range(1, 7)], "passed")
+    assert status == TestStatus.PASSED and cases == dict.fromkeys([f"test_case_{n}" for n in range(1, 9)], "passed")
     status, cases = _outcomes(local, task, "masked")
     assert status == TestStatus.FAILED and set(cases.values()) == {"failed"}
 
@@ -289,7 +290,8 @@ def test_cases_cover_each_setting_before_repeating_one(tmp_path, local):
     # margin (combined with reduce in the body) varied with it
     assert [c.amplified for c in result.cases if c.amplified][:3] == [
         "reduce=False", "margin=0.5, reduce=False", "margin=2.0, reduce=False"]
-    found = [ln for ln in result.summary if ln.startswith("added a case the search found")]
+    found = [ln for ln in result.summary if ln.startswith(("added a case the search found",
+                                                            "added a case no recorded call gives"))]
     assert len([c for c in result.cases if c.amplified]) == 3 + len(found)
     assert "reduce was always True in the recording; added 1 case(s) with reduce False" in result.summary
 

@@ -8,10 +8,10 @@ far from zero (``shifted``: where an unguarded ``exp`` overflows; all float arra
 an upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
 result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
-instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``: a count of zero, no pair of
-equal labels or no other label; the guard says the function takes such inputs, and answers that drop it fail
-whether or not a mutant lives). Each is kept when the golden result is finite, keeps to the recorded arrays'
-domain and is no knife edge.
+instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``: a count of zero,
+no pair of equal labels, no other label, one label alone; the guard says the function takes such inputs, and
+answers that drop it fail whether or not a mutant lives). Each array is varied alone first, then all at once. Each
+is kept when the golden result is finite, keeps to the recorded arrays' domain and is no knife edge.
 """
 
 from __future__ import annotations
@@ -36,13 +36,14 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
     hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()),
-            *(("close", "zeros", "same", "distinct") if guarded else ()))
+            *(("close", "zeros", "same", "distinct", "lone") if guarded else ()))
     for how in hows:
         for name, case, arrays in bases:
-            # shifted: every float array at once, then each alone (logits shift, an upstream gradient may not)
-            alone = [a["name"] for a in case["arguments"] if how == "shifted" and lvar.array_key(
-                case, a["name"], arrays) is not None]
-            for only in (None, *alone):
+            # each array alone, then all at once (logits shift where an upstream gradient may not; embeddings all
+            # equal while the labels still pair them)
+            alone = [a["name"] for a in case["arguments"] if lvar.array_key(case, a["name"], arrays) is not None]
+            entry = None
+            for only in (*alone, None):
                 spec = {"base": name, "arrays": how, "kind": "arrays", "set": {}, "guarded": guarded, "only": only}
                 entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
                 if entry is not None:

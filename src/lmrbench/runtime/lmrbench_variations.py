@@ -98,6 +98,9 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
                 out[key] = np.full_like(arr, arr.ravel()[0])
             elif how == "distinct" and np.issubdtype(arr.dtype, np.integer):
                 out[key] = np.arange(arr.size, dtype=arr.dtype).reshape(arr.shape) + arr.min()
+            elif how == "lone" and guarded and np.issubdtype(arr.dtype, np.integer) and arr.size > 2:
+                out[key] = arr.copy()  # one entry unlike every other: a label with no partner
+                out[key].flat[0] = arr.max() + 1
         elif guarded and floating:
             first = arr.ravel()[0]
             if how == "zeros" and _is_mask(arr):
@@ -344,11 +347,14 @@ def input_text(spec: dict[str, Any]) -> str:
                                                                                  f"shaped like {spec['like']}")
         return f"{spec['fill']} given ({entries}, {shape}){also}"
     if "arrays" in spec and spec.get("only"):
-        return {"shifted": f"{spec['only']} shifted by a large constant"}.get(spec["arrays"], spec["arrays"]) + also
+        return {"shifted": f"{spec['only']} shifted by a large constant", "zeros": f"{spec['only']} all zero (or a row "
+                "of it)", "same": f"{spec['only']} all equal", "distinct": f"{spec['only']} all distinct", "close":
+                f"{spec['only']} within a millionth of its first entry", "flipped": f"{spec['only']} reversed along "
+                "its last axis", "lone": f"{spec['only']} with one entry unlike the others"}[spec["arrays"]] + also
     if "arrays" in spec:
         return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                 "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "
                 "entry", "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to "
                 "the other end)", "shifted": "float arrays shifted by a large constant", "ones": "float arrays "
-                "all one"}[spec["arrays"]] + also
+                "all one", "lone": "int arrays with one entry unlike the others"}[spec["arrays"]] + also
     return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())
