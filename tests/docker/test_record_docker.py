@@ -29,8 +29,8 @@ def test_recording_in_docker_gives_tests_that_pass_there(tmp_path):
     task = make_task(tmp_path)
     runner = Sandbox(DockerRunner())
     result = record_tests(task, 1, TRAIN, sandbox=runner)
-    # two calls per value of `reduce`, margin varied together with it, and the input the search found that kills
-    # the dropped clamp at 0
-    assert len(result.cases) == 6
+    # two calls per value of `reduce`, margin varied together with it, the scan's two inputs where the clamp at 0
+    # binds, and the input the search found that kills the dropped clamp
+    assert len(result.cases) == 8
     assert _outcomes(runner, task, "golden")[0] == TestStatus.PASSED
     assert _outcomes(runner, task, "masked")[0] == TestStatus.FAILED
