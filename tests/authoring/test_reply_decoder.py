@@ -91,6 +91,25 @@ def test_dataclasses_and_dicts_of_arrays_come_back_as_records_and_compare():
                  {"logits": np.eye(2), "mask": np.array([True, False])})
 
 
+def test_a_training_scripts_args_namespace_is_carried_as_a_record_of_its_attributes():
+    """``self.args`` (argparse) and ``types.SimpleNamespace`` configs: recorded, decoded as what they were, and
+    compared by attribute, so a method reading ``self.args.alpha`` can be recorded and graded split."""
+    import argparse
+    import types
+
+    from lmrbench.runtime.lmrbench_values import Decoder
+
+    value = {"args": argparse.Namespace(alpha=4.0, steps=3), "cfg": types.SimpleNamespace(eps=1e-6)}
+    node, arrays = reply_of(value)
+    assert node["items"][0][1] == {"$": "dataclass", "type": "argparse:Namespace",
+                                   "fields": {"alpha": 4.0, "steps": 3}}
+    mine = Decoder(arrays).decode(node)
+    assert mine == value and type(mine["args"]) is argparse.Namespace  # the test's own side: the real classes
+    assert_equal(decoded(value), mine)  # a worker's reply: a record of the same attributes
+    with pytest.raises(AssertionError, match=r"alpha: got 5.0, expected 4.0"):
+        assert_equal(decoded({**value, "args": argparse.Namespace(alpha=5.0, steps=3)}), mine)
+
+
 @pytest.mark.parametrize(
     ("node", "message"),
     [

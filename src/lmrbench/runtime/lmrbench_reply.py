@@ -171,6 +171,8 @@ def fields_of(value: Any) -> tuple[str, tuple[str, ...]] | None:
         return None
     if cls is DataRecord:
         return "dataclass", value.__lmrbench_fields__
+    if f"{cls.__module__}.{cls.__qualname__}" in ("argparse.Namespace", "types.SimpleNamespace"):
+        return "dataclass", tuple(k for k in vars(value) if isinstance(k, str))
     dataclass_fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(dataclass_fields, dict) and not isinstance(value, type):
         kinds = [getattr(f, "_field_type", None) for f in dataclass_fields.values()]
@@ -550,8 +552,8 @@ def _not_other(type_path: str, kind: str) -> str:
     """``type_path``, unless it names something loaded here that is not a class of ``kind`` (``os:system`` is
     refused as a dataclass); a type that is not loaded here is fine: only its name is kept."""
     obj = _loaded_object(type_path)
-    if obj is None:
-        return type_path
+    if obj is None or kind == "dataclass" and type_path in ("argparse:Namespace", "types:SimpleNamespace"):
+        return type_path  # attribute bags the codec carries as records
     is_kind = isinstance(obj, type) and (
         any("__dataclass_fields__" in c.__dict__ for c in obj.__mro__) if kind == "dataclass"
         else issubclass(obj, tuple)

@@ -621,7 +621,8 @@ def _is_record(value: Any) -> bool:
     import dataclasses
     import types
 
-    return type(value) is types.SimpleNamespace or dataclasses.is_dataclass(value) and not isinstance(value, type) \
+    return type(value) is types.SimpleNamespace or f"{type(value).__module__}.{type(value).__qualname__}" == \
+        "argparse.Namespace" or dataclasses.is_dataclass(value) and not isinstance(value, type) \
         and hasattr(value, "__dict__")
 
 

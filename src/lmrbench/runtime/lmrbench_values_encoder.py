@@ -59,6 +59,10 @@ def _is_path(value: Any) -> bool:
     return pathlib is not None and isinstance(value, pathlib.PurePath)
 
 
+NAMESPACES = ("argparse:Namespace", "types:SimpleNamespace")
+"""Attribute bags carried as records (``dataclass`` nodes) of their attributes."""
+
+
 def _is_dataclass(value: Any) -> bool:
     dataclasses = _loaded("dataclasses")
     return dataclasses is not None and bool(dataclasses.is_dataclass(value))
@@ -219,6 +223,9 @@ class Encoder:
                 f.name: self.encode(getattr(value, f.name), f"{where}.{f.name}")
                 for f in _loaded("dataclasses").fields(value)
             }
+            return {"$": "dataclass", "type": type_path(type(value)), "fields": named}
+        if type_path(type(value)) in NAMESPACES:  # ``args`` of a training script: a record of its attributes
+            named = {k: self.encode(v, f"{where}.{k}") for k, v in vars(value).items() if isinstance(k, str)}
             return {"$": "dataclass", "type": type_path(type(value)), "fields": named}
         node = self._encode_numpy(value, where)
         if node is not None:
