@@ -97,8 +97,10 @@ def test_a_training_scripts_args_namespace_is_carried_as_a_record_of_its_attribu
     import argparse
     import types
 
+    from lmrbench.runtime import lmrbench_reply, lmrbench_values_encoder
     from lmrbench.runtime.lmrbench_values import Decoder
 
+    assert lmrbench_reply.NAMESPACES == lmrbench_values_encoder.NAMESPACES  # the reader and the writer agree
     value = {"args": argparse.Namespace(alpha=4.0, steps=3), "cfg": types.SimpleNamespace(eps=1e-6)}
     node, arrays = reply_of(value)
     assert node["items"][0][1] == {"$": "dataclass", "type": "argparse:Namespace",

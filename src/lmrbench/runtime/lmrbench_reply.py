@@ -160,6 +160,11 @@ class ModuleRecord:
         return f"{_name_of(self.type_path)}(module with {len(self.state)} tensors)"
 
 
+NAMESPACES = ("argparse:Namespace", "types:SimpleNamespace")
+"""The attribute bags the codec's writer carries as ``dataclass`` nodes (``lmrbench_values_encoder.NAMESPACES``;
+this reader imports nothing of the codec)."""
+
+
 def fields_of(value: Any) -> tuple[str, tuple[str, ...]] | None:
     """``("namedtuple" | "dataclass", field names)`` of a namedtuple, a dataclass instance or a record, else None
     (read from the value's class, never calling it)."""
@@ -171,7 +176,7 @@ def fields_of(value: Any) -> tuple[str, tuple[str, ...]] | None:
         return None
     if cls is DataRecord:
         return "dataclass", value.__lmrbench_fields__
-    if f"{cls.__module__}.{cls.__qualname__}" in ("argparse.Namespace", "types.SimpleNamespace"):
+    if f"{cls.__module__}:{cls.__qualname__}" in NAMESPACES:
         return "dataclass", tuple(k for k in vars(value) if isinstance(k, str))
     dataclass_fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(dataclass_fields, dict) and not isinstance(value, type):
@@ -552,7 +557,7 @@ def _not_other(type_path: str, kind: str) -> str:
     """``type_path``, unless it names something loaded here that is not a class of ``kind`` (``os:system`` is
     refused as a dataclass); a type that is not loaded here is fine: only its name is kept."""
     obj = _loaded_object(type_path)
-    if obj is None or kind == "dataclass" and type_path in ("argparse:Namespace", "types:SimpleNamespace"):
+    if obj is None or kind == "dataclass" and type_path in NAMESPACES:
         return type_path  # attribute bags the codec carries as records
     is_kind = isinstance(obj, type) and (
         any("__dataclass_fields__" in c.__dict__ for c in obj.__mro__) if kind == "dataclass"

@@ -617,13 +617,12 @@ def held_arrays(value: Any, path: list[Any], depth: int = 0,
 
 
 def _is_record(value: Any) -> bool:
-    """A dataclass instance or a ``SimpleNamespace``: an object the codec carries attribute by attribute."""
+    """A dataclass instance or a namespace (``_encoder.NAMESPACES``): an object the codec carries attribute by
+    attribute."""
     import dataclasses
-    import types
 
-    return type(value) is types.SimpleNamespace or f"{type(value).__module__}.{type(value).__qualname__}" == \
-        "argparse.Namespace" or dataclasses.is_dataclass(value) and not isinstance(value, type) \
-        and hasattr(value, "__dict__")
+    return type_path(type(value)) in _encoder.NAMESPACES or dataclasses.is_dataclass(value) \
+        and not isinstance(value, type) and hasattr(value, "__dict__")
 
 
 def step(value: Any, key: Any) -> Any:
