@@ -4,8 +4,8 @@ the golden code refuses the call by a ``raise`` of its own file (an unknown mode
 expects the exception, ``lmrbench_raising``), and the recorded arrays with their padding moved to the other end
 (``flipped``: a driver pads one way only, and a program that finds the last token by counting passes on it);
 where the body calls ``exp`` and its result does not move when they shift (a softmax, a normalisation), shifted
-far from zero (``shifted``: where an unguarded ``exp`` overflows; all float arrays at once, then each alone, since
-an upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
+far from zero (``shifted``: where an unguarded ``exp`` overflows; each float array alone first, since an
+upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
 result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
 instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``: a count of zero,

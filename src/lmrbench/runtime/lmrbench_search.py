@@ -229,6 +229,8 @@ def golden_case(target: Target, case: dict[str, Any], arrays: dict[str, Any]) ->
 
 def _settled(target: Target, case: dict[str, Any], arrays: dict[str, Any], result: Any) -> list[str]:
     """The tied arguments of ``case`` whose ties the golden result does not depend on (``lmrbench_ties``)."""
+    if not case.get("ties"):
+        return []  # nothing to settle: no decoding, no call (golden_case runs for every input the search tries)
     import lmrbench_ties
 
     out = []

@@ -77,12 +77,19 @@ def _pair_variants(p: str, q: str, pv: list[amplify.Scalar], qv: list[amplify.Sc
     return [{"set": {p: a, q: b}, "kind": "pair"} for a, b in combos]
 
 
+def varied_leaves(paths: list[Path], reads: BodyReads) -> tuple[dict[str, list[amplify.Scalar]], set[str]]:
+    """The recorded values of the leaves a plan may vary, and the leaves left out: those tied to the arrays'
+    shapes (``amplify.tied_to_shapes``, among the sizes the body builds with: a head count varied alone against
+    arrays of the recorded heads is a call no caller makes)."""
+    seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
+    return {p: vs for p, vs in seen.items() if p not in tied}, tied
+
+
 def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[dict[str, Any]]:
     """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
     (``params``: the function's parameters, without ``self``)."""
-    seen = amplify.parameter_values(paths, extra_names(paths, reads))
-    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
-    seen = {p: vs for p, vs in seen.items() if p not in tied}  # a head count: varied alone, no caller's call
+    seen, tied = varied_leaves(paths, reads)
     calls = [amplify.scalar_arguments(path, extra_names(paths, reads)) for path in paths]
     plans: list[dict[str, Any]] = []
     for p, vs in seen.items():

@@ -28,7 +28,7 @@ from typing import Any
 
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
-from lmrbench.authoring.record.amplify_plans import extra_names, in_domain
+from lmrbench.authoring.record.amplify_plans import in_domain, varied_leaves
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -112,10 +112,7 @@ def _defaults(golden: str, qualname: str, goal: str, first_case: dict[str, Any])
 
 def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str, goal: str) -> dict[str, Any]:
     """The search's plan for a function whose recorded calls are ``paths`` and whose body reads as ``reads``."""
-    seen = amplify.parameter_values(paths, extra_names(paths, reads))
-    tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
-    seen_names = set(seen)
-    seen = {p: vs for p, vs in seen.items() if p not in tied}  # tied to the arrays' shapes: never varied alone
+    seen, tied = varied_leaves(paths, reads)
     leaves: dict[str, list[amplify.Scalar | None]] = {}
     for name, values in seen.items():
         first = values[0]
@@ -139,7 +136,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _exponentiates(golden, qualname),
-            "tied": sorted(t for t in tied if t in reads.paths or t in seen_names)}
+            "tied": sorted(tied)}
 
 
 EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
