@@ -163,7 +163,7 @@ def _drop_reduction(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                    _grouped(module, func.value))
 
 
-_COPIES = {"copy", "clone", "deepcopy", "array", "asarray", "copy_"}
+_COPIES = {"copy", "clone", "deepcopy", "array"}
 _COPY_CALL = m.Call(func=m.Name(m.MatchIfTrue(lambda n: n in ("deepcopy", "copy")))
                     | m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _COPIES))))
 
