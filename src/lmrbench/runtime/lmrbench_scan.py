@@ -8,10 +8,12 @@ far from zero (``shifted``: where an unguarded ``exp`` overflows; each float arr
 upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
 result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
-instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``: a count of zero,
-no pair of equal labels, no other label, one label alone; the guard says the function takes such inputs, and
-answers that drop it fail whether or not a mutant lives). Each array is varied alone first, then all at once. Each
-is kept when the golden result is finite, keeps to the recorded arrays' domain and is no knife edge.
+instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``, ``repeated``: a
+count of zero, no pair of equal labels, no other label, one label alone, collapsed embeddings; the guard says
+the function takes such inputs, and answers that drop it fail whether or not a mutant lives). Each array is
+varied alone first, then all at once. Last, the shapes a driver never varies: a shape-tied head count one lower
+with its arrays cut, a shape tuple one axis longer (``_reshaped``). Each is kept when the golden result is finite,
+keeps to the recorded arrays' domain and is no knife edge.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
     hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()),
-            *(("close", "zeros", "same", "distinct", "lone") if guarded else ()))
+            *(("close", "zeros", "same", "distinct", "lone", "repeated") if guarded else ()))
     for how in hows:
         for name, case, arrays in bases:
             # each array alone, then all at once (logits shift where an upstream gradient may not; embeddings all
@@ -51,6 +53,30 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
             if entry is not None:
                 made.append(entry)
                 break
+    made += _reshaped(golden, t, bases, out, index, len(made))
+    return made
+
+
+def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]], out: str, index: int,
+              start: int) -> list[dict[str, Any]]:
+    """One case per shape the recorded calls never vary: the shape-tied leaves of one value (a head count) one
+    lower, their arrays cut with them, and each shape tuple one axis longer (``lvar.shape_tuples``); from the
+    first recorded call where it applies."""
+    made: list[dict[str, Any]] = []
+    tied = list((t.get("search") or {}).get("tied", []))
+    done: set[str] = set()
+    for name, case, arrays in bases:
+        specs = [{"base": name, "resize": paths, "to": size - 1, "kind": "resize"}
+                 for size, paths in lvar.tied_groups(case, arrays, tied).items()]
+        specs += [{"base": name, "grow": path, "kind": "grow"} for path in lvar.shape_tuples(case, arrays)]
+        for spec in specs:
+            what = lvar.input_text(spec)
+            if what in done:
+                continue
+            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz")
+            if entry is not None:
+                made.append(entry)
+                done.add(what)
     return made
 
 
@@ -90,10 +116,10 @@ def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dic
             return None
         if ls.unstable(golden, new, new_arrays, result, lv.Case(new, new_arrays)):
             return None
-        if spec["arrays"] == "close" and _continuous(golden, {**spec, "arrays": "same"}, case, arrays, result):
+        if spec.get("arrays") == "close" and _continuous(golden, {**spec, "arrays": "same"}, case, arrays, result):
             return None
         base = lv.Case(case, arrays)
-        if spec["arrays"] == "shifted" and not _close(golden, result, base.expected, base):
+        if spec.get("arrays") == "shifted" and not _close(golden, result, base.expected, base):
             return None  # the shift changes what the function computes: only its numerics are tested here
     except (Exception, ls.Timeout):  # noqa: BLE001 - an input the golden code refuses is no case here
         return None

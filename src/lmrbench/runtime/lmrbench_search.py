@@ -340,6 +340,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     by_name = {name: (case, arrays) for name, case, arrays in bases}
     finite_base = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
     random_ok = False
+    varied_tied: set[str] = set()
     what: list[str] = []
     for spec in lvar.inputs(plan, bases):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
@@ -362,6 +363,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         if text not in what:
             what.append(text)
         random_ok = random_ok or kind == "random"
+        varied_tied.update(spec.get("resize", []))
         want = lv.Case(new, new_arrays)
         killed = []
         for mid in left:
@@ -384,8 +386,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         left = [i for i in left if i not in killed]
     report["what"] = what
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
-    unset = unset or bool(plan.get("tied"))  # a head count tied to the arrays' shapes: never varied
-    report["tied"] = list(plan.get("tied") or [])
+    report["tied"] = [p for p in plan.get("tied") or [] if p not in varied_tied]
+    unset = unset or bool(report["tied"])  # a head count tied to the arrays' shapes that no input varied
     for mid in left:
         equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"]
         report["equivalent" if equivalent else "live"].append(mid)

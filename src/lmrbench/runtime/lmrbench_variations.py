@@ -72,7 +72,9 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
     their magnitude (``shifted``: where an unshifted ``exp`` overflows). Where the body guards a value
     (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array all equal (a spread
     of zero), all one (a spread of zero that no tie-break moves), within a millionth of its first entry (a
-    spread below an ``eps``), its first row zero (a norm of zero). ``only``: that argument alone."""
+    spread below an ``eps``), its first row zero (a norm of zero), every row a near copy of the first
+    (``repeated``: collapsed embeddings a billionth apart, whose squared distances from a Gram matrix round below
+    zero). ``only``: that argument alone."""
     import numpy as np
 
     out = {}
@@ -114,6 +116,9 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
                 out[key] = np.ones_like(arr)
             elif how == "close" and not _is_mask(arr):
                 out[key] = (first + (arr - first) * 1e-6).astype(arr.dtype)
+            elif how == "repeated" and arr.ndim == 2 and len(arr) > 1 and not _is_mask(arr):
+                jitter = 1e-9 * np.random.default_rng(5).normal(size=arr.shape)  # collapsed embeddings
+                out[key] = (arr[0] * (1.0 + jitter)).astype(arr.dtype)
     return out
 
 
@@ -257,17 +262,23 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict
             out += [{"base": name, "set": {path: v}} for v in values]
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
-        for how in ("zeros", "same", "distinct", "flipped", "shifted", *(("ones", "close") if plan.get("guarded")
-                                                                          else ())):
+        for how in ("zeros", "same", "distinct", "flipped", "shifted",
+                    *(("ones", "close", "repeated") if plan.get("guarded") else ())):
             # alone, and with each leaf at zero (a spread of zero meets ``eps=0``)
             out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
                     for s in [{}, *zeros]]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
-        fills = ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))
+        fills = [{"with": w, "bool": b} for b in (False, True)
+                 for w in ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))]
+        fills += [{"with": "random", "bool": True, "ignore": side} for side in (True, False)]
         for arg, like in unset(case):  # with each default too (``labels=None`` where a mask replaces labels)
-            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, "with": value}
-                    for value in fills
+            out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, **fill}
+                    for fill in fills
                     for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
+    for name, case, arrays in bases:  # a head count one lower with its arrays, as recorded and drawn anew
+        for size, paths in tied_groups(case, arrays, plan.get("tied", [])).items():
+            out += [{"base": name, "resize": paths, "to": size - 1, "kind": "resize", **extra}
+                    for extra in [{}, *({"random": seed} for seed in range(RANDOM_TRIES))]]
     for name, _, _ in bases:
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
@@ -290,10 +301,17 @@ def unset(case: dict[str, Any]) -> list[tuple[str, str]]:
             for like in ["rows", *arrays, "square"]]
 
 
-def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, value: str = "random") -> bool:
-    """Give the None argument ``arg`` a 0/1 array (``value``: random, all ones or all zeros) shaped like argument
-    ``like``, or one entry per row of the first array (``rows``: per-sample weights), or square (as long as the
-    first array's first axis: a pairwise mask)."""
+IGNORED = -100
+"""What the ``ignore`` fill writes into the int arrays where a filled mask leaves entries out: the ignore index
+that padded targets carry in research code (any value may sit there; this one is out of every range)."""
+
+
+def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, spec: dict[str, Any]) -> bool:
+    """Give the None argument ``arg`` a 0/1 array (``spec["with"]``: random, all ones or all zeros; of bools
+    when ``spec["bool"]``) shaped like argument ``like``, or one entry per row of the first array (``rows``:
+    per-sample weights), or square (as long as the first array's first axis: a pairwise mask). With
+    ``spec["ignore"]`` (True or False), the int arrays of its shape get ``IGNORED`` where the mask holds that
+    value: targets a padding mask leaves out, which the function must not read."""
     import numpy as np
 
     shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
@@ -301,10 +319,90 @@ def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, va
         return False
     shape = (shapes[0][0], shapes[0][0]) if like == "square" else (shapes[0][0],) if like == "rows" else \
         inputs[array_key(new, like, inputs) or ""].shape
+    value = spec.get("with", "random")
+    filled = np.full(shape, value == "ones") if value != "random" else np.random.default_rng(0).random(shape) < 0.5
+    if "ignore" in spec:
+        left = filled == bool(spec["ignore"])
+        targets = [k for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None
+                   and np.issubdtype(inputs[k].dtype, np.integer) and inputs[k].shape == shape]
+        if not targets or not left.any():
+            return False
+        for k in targets:
+            inputs[k] = np.where(left, IGNORED, inputs[k]).astype(inputs[k].dtype)
     key = f"fill{len(inputs)}"
-    inputs[key] = np.full(shape, float(value == "ones")) if value != "random" else \
-        (np.random.default_rng(0).random(shape) < 0.5).astype(np.float64)
+    inputs[key] = filled if spec.get("bool") else filled.astype(np.float64)
     return ll.put(new, inputs, arg, {"$": "ndarray", "key": key})
+
+
+def tied_groups(case: dict[str, Any], arrays: dict[str, Any], tied: list[str]) -> dict[int, list[str]]:
+    """The shape-tied int leaves ``tied`` (a head count) by their value in ``case``: the leaves ``_resized``
+    changes together."""
+    groups: dict[int, list[str]] = {}
+    for path in tied:
+        value = ll.get(case, arrays, path)
+        if type(value) is int:
+            groups.setdefault(value, []).append(path)
+    return groups
+
+
+def shape_tuples(case: dict[str, Any], arrays: dict[str, Any]) -> list[str]:
+    """Paths of the tuples of ints among the arguments and ``self`` (``self.normalized_shape``) that equal the
+    trailing shape of an input array with more axes before them, one of them longer than 1: a shape the driver
+    gives at one length only, which ``grown`` lengthens by that axis."""
+    inputs = [a for k, a in arrays.items() if not k.startswith("out") and int(getattr(a, "ndim", 0)) > 0]
+    out = []
+    for path in dict.fromkeys(p.rpartition("[")[0] for p in ll.leaves(case, arrays) if p.endswith("]")):
+        found = ll.node(case, path)
+        items = found.get("items") if isinstance(found, dict) and found.get("$") == "tuple" else None
+        if items and all(type(x) is int for x in items) and any(
+                a.ndim > len(items) and tuple(a.shape[-len(items):]) == tuple(items)
+                and a.shape[-len(items) - 1] > 1 for a in inputs):
+            out.append(path)
+    return out
+
+
+def _grown(new: dict[str, Any], inputs: dict[str, Any], path: str) -> bool:
+    """Lengthen the shape tuple at ``path`` by the axis before it in an input array it describes (``(8,)`` of
+    an ``(2, 5, 8)`` input becomes ``(5, 8)``), and give the arrays of the old shape (a scale, a shift) the new
+    one, their copies along the new axis made unlike each other; False when nothing fits."""
+    import numpy as np
+
+    found = ll.node(new, path)
+    old = tuple(found["items"]) if isinstance(found, dict) and found.get("$") == "tuple" else ()
+    longer = [tuple(a.shape[-len(old) - 1:]) for a in inputs.values() if old and getattr(a, "ndim", 0) > len(old)
+              and tuple(a.shape[-len(old):]) == old and a.shape[-len(old) - 1] > 1]
+    if not longer:
+        return False
+    found["items"] = list(longer[0])
+    rng = np.random.default_rng(3)
+    for key, a in list(inputs.items()):
+        if isinstance(a, np.ndarray) and a.shape == old:
+            spread = rng.normal(size=longer[0]) * 0.1 * max(float(np.abs(a).max()), 1.0) \
+                if np.issubdtype(a.dtype, np.floating) else 0
+            inputs[key] = (np.broadcast_to(a, longer[0]) + spread).astype(a.dtype)
+    return True
+
+
+def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size: int) -> bool:
+    """Set the shape-tied int leaves ``paths`` (one value, a head count) to ``size``, below it, and cut every
+    input array's axes of their old length to ``size`` (rows that summed to 1 made to again): the call a caller
+    with fewer heads makes. False when the leaves differ or no array has such an axis."""
+    import numpy as np
+
+    olds = {ll.get(new, inputs, p) for p in paths}
+    old = olds.pop() if len(olds) == 1 else None
+    if type(old) is not int or not 1 <= size < old:
+        return False
+    cut = False
+    for key, a in list(inputs.items()):
+        if isinstance(a, np.ndarray) and old in a.shape:
+            was = domain(a) if np.issubdtype(a.dtype, np.floating) else []
+            a = a[tuple(slice(0, size) if d == old else slice(None) for d in a.shape)]
+            if DISTRIBUTIONS in was and a.shape[-1] > 0:
+                a = a / a.sum(axis=-1, keepdims=True)
+            inputs[key] = np.ascontiguousarray(a)
+            cut = True
+    return cut and all(ll.put(new, inputs, p, size) for p in paths)
 
 
 def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -313,13 +411,17 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
     for path, value in spec.get("set", {}).items():
         if not ll.put(new, inputs, path, value):
             return None
+    if "resize" in spec and not _resized(new, inputs, spec["resize"], int(spec["to"])):
+        return None
+    if "grow" in spec and not _grown(new, inputs, spec["grow"]):
+        return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
             return None
         inputs.update(filled)
     if "fill" in spec and (spec["like"] not in ("square", "rows") and array_key(new, spec["like"], inputs) is None
-                           or not _filled(new, inputs, spec["fill"], spec["like"], spec.get("with", "random"))):
+                           or not _filled(new, inputs, spec["fill"], spec["like"], spec)):
         return None
     if "soft" in spec:
         softened = _softened(new, inputs)
@@ -334,27 +436,45 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
     return new, {**arrays, **inputs}
 
 
+_ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero (or a row of it)",
+              "same": "{} all equal", "distinct": "{} all distinct",
+              "close": "{} within a millionth of its first entry",
+              "repeated": "{} with every row a near copy (a billionth apart) of the first",
+              "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others"}
+"""What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
+_ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
+               "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first entry",
+               "repeated": "float matrices with every row a near copy (a billionth apart) of the first",
+               "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to the other end)",
+               "shifted": "float arrays shifted by a large constant", "ones": "float arrays all one",
+               "lone": "int arrays with one entry unlike the others"}
+"""What an ``arrays`` variation of every array argument does."""
+
+
 def input_text(spec: dict[str, Any]) -> str:
     """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
     also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
+    if "random" in spec and "resize" in spec:
+        return f"random inputs with {' = '.join(spec['resize'])} = {spec['to']}" + also
+    if "resize" in spec:
+        return f"{' = '.join(spec['resize'])} = {spec['to']}, the arrays' axes of its length cut to it" + also
+    if "grow" in spec:
+        return f"{spec['grow']} one axis longer, as the input it describes allows" + also
     if "random" in spec:
         return "random inputs of the recorded shapes" + also
     if "soft" in spec:
         return "0/1 float arrays given values between 0 and 1" + also
     if "fill" in spec:
         entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
+        entries = entries.replace("0/1", "True/False").replace("ones", "True").replace("zeros", "False") \
+            if spec.get("bool") else entries
+        if "ignore" in spec:
+            entries += f", int arrays of its shape {IGNORED} where it is {spec['ignore']}"
         shape = {"rows": "one per row of the first array", "square": "square"}.get(spec["like"],
                                                                                  f"shaped like {spec['like']}")
         return f"{spec['fill']} given ({entries}, {shape}){also}"
     if "arrays" in spec and spec.get("only"):
-        return {"shifted": f"{spec['only']} shifted by a large constant", "zeros": f"{spec['only']} all zero (or a row "
-                "of it)", "same": f"{spec['only']} all equal", "distinct": f"{spec['only']} all distinct", "close":
-                f"{spec['only']} within a millionth of its first entry", "flipped": f"{spec['only']} reversed along "
-                "its last axis", "lone": f"{spec['only']} with one entry unlike the others"}[spec["arrays"]] + also
+        return _ONE_ARRAY[spec["arrays"]].format(spec["only"]) + also
     if "arrays" in spec:
-        return {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
-                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first "
-                "entry", "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to "
-                "the other end)", "shifted": "float arrays shifted by a large constant", "ones": "float arrays "
-                "all one", "lone": "int arrays with one entry unlike the others"}[spec["arrays"]] + also
+        return _ALL_ARRAYS[spec["arrays"]] + also
     return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())

@@ -1,0 +1,227 @@
+"""Inputs a driver never gives, which the recorded tests try on their own: a head count other than the one every
+call ties to the arrays' shapes, a shape tuple one axis longer, a padding mask of bools the driver never passes
+(with ignore-index targets where it pads), and near-duplicate samples whose distance rounds below zero. Each is
+tested both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.record_fixture import grade, recorded_task
+from lmrbench.schemas.testrun import TestStatus
+
+HEADS = '''
+    import numpy as np
+
+
+    def head_bias(scores, n_heads, max_bias=8.0):
+        """Add -slope_h * |i - j| to head h of ``scores`` (batch, n_heads, q, k), slope_h = 2 ** (-max_bias * (h + 1)
+        / n_heads)."""
+        slopes = 2.0 ** (-max_bias * np.arange(1, n_heads + 1) / n_heads)
+        q, k = scores.shape[-2:]
+        distance = np.abs(np.arange(q)[:, None] - np.arange(k)[None, :])
+        return scores - slopes[:, None, None] * distance
+'''
+HEADS_DRIVER = '''
+    import numpy as np
+
+    from model.heads import head_bias
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        print(head_bias(rng.normal(size=(2, 4, 5, 5)), 4).sum())
+'''
+HEADS_PINNED = '''import numpy as np
+
+
+def head_bias(scores, n_heads, max_bias=8.0):
+    slopes = 2.0 ** (-max_bias * np.arange(1, 5) / 4)
+    q, k = scores.shape[-2:]
+    distance = np.abs(np.arange(q)[:, None] - np.arange(k)[None, :])
+    return scores - slopes[:, None, None] * distance
+'''
+HEADS_LOOP = '''import numpy as np
+
+
+def head_bias(scores, n_heads, max_bias=8.0):
+    out = scores.copy()
+    for h in range(n_heads):
+        slope = 2.0 ** (-max_bias * (h + 1) / n_heads)
+        for i in range(scores.shape[-2]):
+            for j in range(scores.shape[-1]):
+                out[:, h, i, j] -= slope * abs(i - j)
+    return out
+'''
+
+NORM = '''
+    import numpy as np
+
+
+    class Norm:
+        def __init__(self, normalized_shape, eps=1e-5):
+            self.normalized_shape = tuple(normalized_shape)
+            self.eps = eps
+            self.weight = np.ones(self.normalized_shape)
+
+        def forward(self, x):
+            """Normalise ``x`` over its trailing axes of shape ``normalized_shape``, all of them together; scale by
+            ``weight``."""
+            axes = tuple(range(x.ndim - len(self.normalized_shape), x.ndim))
+            centred = x - x.mean(axis=axes, keepdims=True)
+            return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + self.eps) * self.weight
+'''
+NORM_DRIVER = '''
+    import numpy as np
+
+    from model.norm import Norm
+
+    rng = np.random.default_rng(0)
+    norm = Norm((6,))
+    norm.weight = 1.0 + 0.1 * rng.normal(size=6)
+    for _ in range(2):
+        print(norm.forward(3.0 + rng.normal(size=(2, 4, 6))).sum())
+'''
+NORM_HEAD = '''import numpy as np
+
+
+class Norm:
+    def __init__(self, normalized_shape, eps=1e-5):
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.weight = np.ones(self.normalized_shape)
+
+    def forward(self, x):
+'''
+NORM_LAST_AXIS = NORM_HEAD + '''        centred = x - x.mean(axis=-1, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + self.eps) * self.weight
+'''
+NORM_ROWS = NORM_HEAD + '''        size = int(np.prod(self.normalized_shape))
+        rows = x.reshape(-1, size)
+        mu = rows.mean(axis=1, keepdims=True)
+        var = rows.var(axis=1, keepdims=True)
+        return ((rows - mu) / np.sqrt(var + self.eps)).reshape(x.shape) * self.weight
+'''
+
+NLL = '''
+    import numpy as np
+
+
+    def masked_nll(logp, target, pad_mask=None):
+        """Mean negative log-likelihood of ``target`` under ``logp`` (n, classes) over the positions ``pad_mask``
+        (bools, True at padding; None: no padding) keeps; padded targets may hold any integer and are not read;
+        0.0 when everything is padding."""
+        keep = np.ones(target.shape, dtype=bool) if pad_mask is None else ~pad_mask
+        safe = np.where(keep, target, 0)
+        nll = -np.take_along_axis(logp, safe[:, None], axis=1)[:, 0]
+        count = keep.sum()
+        if count == 0:
+            return 0.0
+        return float(nll[keep].sum() / count)
+'''
+NLL_DRIVER = '''
+    import numpy as np
+
+    from model.nll import masked_nll
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        logits = rng.normal(size=(8, 3))
+        logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        print(masked_nll(logp, rng.integers(0, 3, size=8)))
+'''
+NLL_SIG = '''import numpy as np
+
+
+def masked_nll(logp, target, pad_mask=None):
+'''
+NLL_GATHERS_PADDING = NLL_SIG + '''    keep = np.ones(target.shape, dtype=bool) if pad_mask is None else ~pad_mask
+    nll = -np.take_along_axis(logp, target[:, None], axis=1)[:, 0]
+    if keep.sum() == 0:
+        return 0.0
+    return float(nll[keep].mean())
+'''
+NLL_IGNORES_MASK = NLL_SIG + '''    nll = -np.take_along_axis(logp, target[:, None], axis=1)[:, 0]
+    return float(nll.mean())
+'''
+NLL_WEIGHTS = NLL_SIG + '''    w = np.ones(len(target)) if pad_mask is None else (~pad_mask).astype(float)
+    if w.sum() == 0:
+        return 0.0
+    picked = logp[np.arange(len(target)), np.where(w > 0, target, 0)]
+    return float(-(w * picked).sum() / w.sum())
+'''
+
+DIST = '''
+    import numpy as np
+
+
+    def nearest_other(x):
+        """Distance from each row of ``x`` to its nearest other row, from the Gram matrix (|a|^2 - 2 a.b + |b|^2
+        clamped at 0 before the square root)."""
+        gram = x @ x.T
+        sq = np.diag(gram)[:, None] - 2.0 * gram + np.diag(gram)[None, :]
+        dist = np.sqrt(np.maximum(sq, 0.0))
+        np.fill_diagonal(dist, np.inf)
+        return dist.min(axis=1)
+'''
+DIST_DRIVER = '''
+    import numpy as np
+
+    from model.dist import nearest_other
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        print(nearest_other(rng.normal(size=(6, 3))).sum())
+'''
+DIST_SIG = '''import numpy as np
+
+
+def nearest_other(x):
+'''
+DIST_UNCLAMPED = DIST_SIG + '''    gram = x @ x.T
+    sq = np.diag(gram)[:, None] - 2.0 * gram + np.diag(gram)[None, :]
+    dist = np.sqrt(sq)
+    np.fill_diagonal(dist, np.inf)
+    return dist.min(axis=1)
+'''
+DIST_DIFFERENCES = DIST_SIG + '''    diff = x[:, None, :] - x[None, :, :]
+    dist = np.sqrt((diff ** 2).sum(axis=-1))
+    dist[np.arange(len(x)), np.arange(len(x))] = np.inf
+    return np.min(dist, axis=1)
+'''
+
+TASKS = {
+    "heads": ("model/heads.py::head_bias", {"model/heads.py": HEADS, "run.py": HEADS_DRIVER}, "model/heads.py"),
+    "norm": ("model/norm.py::Norm.forward", {"model/norm.py": NORM, "run.py": NORM_DRIVER}, "model/norm.py"),
+    "nll": ("model/nll.py::masked_nll", {"model/nll.py": NLL, "run.py": NLL_DRIVER}, "model/nll.py"),
+    "dist": ("model/dist.py::nearest_other", {"model/dist.py": DIST, "run.py": DIST_DRIVER}, "model/dist.py"),
+}
+CANDIDATES = [
+    ("heads", "a head count pinned to the driver's", HEADS_PINNED, TestStatus.FAILED),
+    ("heads", "a loop over heads and positions", HEADS_LOOP, TestStatus.PASSED),
+    ("norm", "the last axis only", NORM_LAST_AXIS, TestStatus.FAILED),
+    ("norm", "flattened rows", NORM_ROWS, TestStatus.PASSED),
+    ("nll", "padded targets gathered", NLL_GATHERS_PADDING, TestStatus.FAILED),
+    ("nll", "the padding mask ignored", NLL_IGNORES_MASK, TestStatus.FAILED),
+    ("nll", "a float weight per position", NLL_WEIGHTS, TestStatus.PASSED),
+    ("dist", "the clamp at zero dropped", DIST_UNCLAMPED, TestStatus.FAILED),
+    ("dist", "explicit differences", DIST_DIFFERENCES, TestStatus.PASSED),
+]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    made = {}
+
+    def get(name: str):
+        if name not in made:
+            function, files, _ = TASKS[name]
+            made[name] = recorded_task(tmp_path_factory.mktemp(name), function, files, "python run.py")
+        return made[name]
+
+    return get
+
+
+@pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])
+def test_an_input_the_driver_never_gives_tells_right_from_wrong(recorded, tmp_path, task, what, source, status):
+    made, sandbox = recorded(task)
+    assert grade(sandbox, made, tmp_path / "candidate", TASKS[task][2], source) is status, what
