@@ -135,9 +135,10 @@ def _arrays_of(node: Any, arrays: dict[str, np.ndarray]) -> np.ndarray | None:
 
 def special_values(path: Path | str) -> list[str]:
     """What is special in a call's array arguments: an empty batch, all zeros, entries equal to an int
-    argument (``targets holds ignore_index``), negative ids, a boolean mask that leaves entries out."""
+    argument or an int leaf of ``self`` at any depth (``targets holds ignore_index``, ``labels holds
+    self.ignore_index``), negative ids, a boolean mask that leaves entries out."""
     case, arrays = read_case_file(path)
-    ints = {a["name"]: a["value"] for a in case["arguments"] if type(a["value"]) is int}
+    ints = {name: value for name, value in ll.leaves(case, arrays).items() if type(value) is int}
     out: list[str] = []
     for a in case["arguments"]:
         arr = _arrays_of(a["value"], arrays)
@@ -168,7 +169,7 @@ def inside_values(paths: list[Path], holder_names: list[str], param: str) -> lis
     found: set[int] = set()
     for path in paths:
         case, arrays = read_case_file(path)
-        value = next((a["value"] for a in case["arguments"] if a["name"] == param), None)
+        value = ll.get(case, arrays, param)
         for a in case["arguments"]:
             arr = _arrays_of(a["value"], arrays) if a["name"] in holder_names else None
             if arr is not None and np.issubdtype(arr.dtype, np.integer):

@@ -100,7 +100,7 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
             continue
         if len(vs) != 1:
             continue
-        remap = amplify.holders(paths, p) if type(vs[0]) is int and not p.startswith("self.") else []
+        remap = amplify.holders(paths, p) if type(vs[0]) is int else []
         compared = [b if a == p else a for a, b in reads.pairs if p in (a, b)]
         arrays = remap or [q for q in compared if q in params and q not in seen]
         inside = amplify.inside_values(paths, arrays, p) if type(vs[0]) is int else []
