@@ -20,11 +20,15 @@ corrections, decoupled or coupled weight decay and an AMSGrad flag the driver ne
 with squared-distance and soft-margin options, causal attention with ALiBi slopes for any head count and a key
 padding mask) and ``fresh7`` (``heldout_fresh7_tasks.py``, written before its first run and sealed until then:
 layer normalisation over the last axes of ``self.normalized_shape`` with an elementwise-affine flag, R-Drop's
-cross-entropy of two passes and symmetric KL weighted by ``self.args.alpha`` with a padding mask). Each task is
-authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
-answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
-sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
-sandbox, one golden run: repeats only look for flakiness).
+cross-entropy of two passes and symmetric KL weighted by ``self.args.alpha`` with a padding mask) and ``fresh8``
+(``heldout_fresh8_tasks.py``, written before its first run and sealed until then: DDPM's ancestral sampling step
+with per-sample timesteps, a clip flag and a variance type the driver never changes, called once per timestep;
+VICReg's variance, invariance and covariance loss reading ``self.cfg.loss``; the class-balanced loss of Cui et al.
+from the effective number of samples, with a sigmoid form the driver never takes). Each task is authored as
+``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong answer and every
+correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local sandbox), and the
+task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local sandbox, one golden
+run: repeats only look for flakiness).
 
 Prints, per task and in all: wrong answers rejected, correct answers passed, validate's verdict, and "weak notes
 named K of the W wrong answers that passed". A passing wrong answer counts as named when one of validate's notes
@@ -40,7 +44,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|fresh3|fresh4|fresh5|fresh6|fresh7|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh7|fresh8|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -71,6 +75,7 @@ from heldout_fresh4_tasks import TASKS as FRESH4  # noqa: E402
 from heldout_fresh5_tasks import TASKS as FRESH5  # noqa: E402
 from heldout_fresh6_tasks import TASKS as FRESH6  # noqa: E402
 from heldout_fresh7_tasks import TASKS as FRESH7  # noqa: E402
+from heldout_fresh8_tasks import TASKS as FRESH8  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -92,7 +97,8 @@ from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-        "fresh7": FRESH7, "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7}
+        "fresh7": FRESH7, "fresh8": FRESH8,
+        "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8}
 """The task sets ``--set`` picks from."""
 
 
