@@ -1,7 +1,9 @@
 """Inputs a driver never gives, which the recorded tests try on their own: a head count other than the one every
 call ties to the arrays' shapes, a shape tuple one axis longer, a padding mask of bools the driver never passes
-(with ignore-index targets where it pads), and near-duplicate samples whose distance rounds below zero. Each is
-tested both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
+(with ignore-index targets where it pads), collapsed embeddings whose distances round below zero, a batch that
+mixes timesteps the driver gives one at a time (a zero among them), samples with one more axis where the body
+reads their rank, large logits where the body is written to stay finite, a class with no samples. Each is tested
+both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
 
 from __future__ import annotations
 
@@ -189,11 +191,118 @@ DIST_DIFFERENCES = DIST_SIG + '''    diff = x[:, None, :] - x[None, :, :]
     return np.min(dist, axis=1)
 '''
 
+STEP = '''
+    import numpy as np
+
+
+    def reverse_step(x, t, eps, noise, abar, var_type="small"):
+        """One reverse diffusion step of ``x`` (batch, any trailing axes) at each sample's own timestep ``t``
+        (ints, which may differ within the batch): the predicted clean sample scaled to t - 1, plus noise of
+        variance ``1 - abar[t - 1]`` ("small", 0 at t = 0) or ``1 - abar[t]`` ("large"), except where t is 0."""
+        shape = (-1,) + (1,) * (x.ndim - 1)
+        a = abar[t].reshape(shape)
+        a_prev = np.where(t > 0, abar[np.maximum(t - 1, 0)], 1.0).reshape(shape)
+        mean = (x - np.sqrt(1.0 - a) * eps) / np.sqrt(a) * np.sqrt(a_prev)
+        var = 1.0 - a_prev if var_type == "small" else 1.0 - a
+        return mean + (t > 0).reshape(shape) * np.sqrt(var) * noise
+'''
+STEP_DRIVER = '''
+    import numpy as np
+
+    from model.step import reverse_step
+
+    rng = np.random.default_rng(0)
+    abar = np.cumprod(1.0 - np.linspace(1e-3, 0.2, 40))
+    x = rng.normal(size=(16, 2))
+    for step in reversed(range(40)):
+        t = np.full(16, step)
+        x = reverse_step(x, t, 0.1 * x, rng.normal(size=x.shape), abar)
+    print(x.mean())
+'''
+STEP_SIG = '''import numpy as np
+
+
+def reverse_step(x, t, eps, noise, abar, var_type="small"):
+'''
+STEP_BODY = '''    shape = (-1,) + (1,) * (x.ndim - 1)
+    a = abar[t].reshape(shape)
+    a_prev = np.where(t > 0, abar[np.maximum(t - 1, 0)], 1.0).reshape(shape)
+    mean = (x - np.sqrt(1.0 - a) * eps) / np.sqrt(a) * np.sqrt(a_prev)
+    var = 1.0 - a_prev if var_type == "small" else 1.0 - a
+    return mean + (t > 0).reshape(shape) * np.sqrt(var) * noise
+'''
+STEP_FIRST_T = STEP_SIG + STEP_BODY.replace("(t > 0).reshape(shape) * np.sqrt", "float(t[0] > 0) * np.sqrt")
+STEP_FLAT = STEP_SIG + STEP_BODY.replace("shape = (-1,) + (1,) * (x.ndim - 1)", "shape = (-1, 1)")
+STEP_LOOP = STEP_SIG + '''    out = np.empty(x.shape)
+    for i, step in enumerate(t.tolist()):
+        prev = abar[step - 1] if step > 0 else 1.0
+        out[i] = (x[i] - (1.0 - abar[step]) ** 0.5 * eps[i]) / abar[step] ** 0.5 * prev ** 0.5
+        if step > 0:
+            out[i] += ((1.0 - prev) if var_type == "small" else (1.0 - abar[step])) ** 0.5 * noise[i]
+    return out
+'''
+
+BCE = '''
+    import numpy as np
+
+
+    def weighted_bce(logits, labels, counts):
+        """Binary cross-entropy of ``logits`` (n, C) against one-hot ``labels``, summed over the classes with class
+        weights 1 / count (0 for a class with no samples) rescaled to mean 1; mean over the batch; stable for large
+        logits."""
+        counts = np.asarray(counts, dtype=float)
+        w = np.zeros_like(counts)
+        seen = counts > 0
+        w[seen] = 1.0 / counts[seen]
+        w = w * len(w) / w.sum()
+        onehot = np.eye(logits.shape[1])[labels]
+        bce = np.maximum(logits, 0.0) - logits * onehot + np.log1p(np.exp(-np.abs(logits)))
+        return float((bce * w).sum(axis=1).mean())
+'''
+BCE_DRIVER = '''
+    import numpy as np
+
+    from model.bce import weighted_bce
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        print(weighted_bce(rng.normal(size=(8, 4)), rng.integers(0, 4, size=8), np.array([50, 20, 8, 3])))
+'''
+BCE_SIG = '''import numpy as np
+
+
+def weighted_bce(logits, labels, counts):
+'''
+BCE_LOG_SIGMOID = BCE_SIG + '''    counts = np.asarray(counts, dtype=float)
+    w = np.zeros_like(counts)
+    w[counts > 0] = 1.0 / counts[counts > 0]
+    w = w * len(w) / w.sum()
+    y = np.eye(logits.shape[1])[labels]
+    p = 1.0 / (1.0 + np.exp(-logits))
+    return float((-(y * np.log(p) + (1.0 - y) * np.log(1.0 - p)) * w).sum(axis=1).mean())
+'''
+BCE_NO_EMPTY_CLASS = BCE_SIG + '''    w = 1.0 / np.asarray(counts, dtype=float)
+    w = w * len(w) / w.sum()
+    y = np.eye(logits.shape[1])[labels]
+    bce = np.logaddexp(0.0, logits) - logits * y
+    return float((bce * w).sum(axis=1).mean())
+'''
+BCE_LOGADDEXP = BCE_SIG + '''    n = np.asarray(counts, dtype=float)
+    with np.errstate(divide="ignore"):
+        w = np.where(n > 0, 1.0 / n, 0.0)
+    w = w / w.mean()
+    hit = np.arange(logits.shape[1])[None, :] == np.asarray(labels)[:, None]
+    bce = np.where(hit, np.logaddexp(0.0, -logits), np.logaddexp(0.0, logits))
+    return float((bce @ w).mean())
+'''
+
 TASKS = {
     "heads": ("model/heads.py::head_bias", {"model/heads.py": HEADS, "run.py": HEADS_DRIVER}, "model/heads.py"),
     "norm": ("model/norm.py::Norm.forward", {"model/norm.py": NORM, "run.py": NORM_DRIVER}, "model/norm.py"),
     "nll": ("model/nll.py::masked_nll", {"model/nll.py": NLL, "run.py": NLL_DRIVER}, "model/nll.py"),
     "dist": ("model/dist.py::nearest_other", {"model/dist.py": DIST, "run.py": DIST_DRIVER}, "model/dist.py"),
+    "step": ("model/step.py::reverse_step", {"model/step.py": STEP, "run.py": STEP_DRIVER}, "model/step.py"),
+    "bce": ("model/bce.py::weighted_bce", {"model/bce.py": BCE, "run.py": BCE_DRIVER}, "model/bce.py"),
 }
 CANDIDATES = [
     ("heads", "a head count pinned to the driver's", HEADS_PINNED, TestStatus.FAILED),
@@ -205,6 +314,12 @@ CANDIDATES = [
     ("nll", "a float weight per position", NLL_WEIGHTS, TestStatus.PASSED),
     ("dist", "the clamp at zero dropped", DIST_UNCLAMPED, TestStatus.FAILED),
     ("dist", "explicit differences", DIST_DIFFERENCES, TestStatus.PASSED),
+    ("step", "noise gated on the first sample's timestep", STEP_FIRST_T, TestStatus.FAILED),
+    ("step", "a schedule shaped for flat samples only", STEP_FLAT, TestStatus.FAILED),
+    ("step", "sample by sample", STEP_LOOP, TestStatus.PASSED),
+    ("bce", "the log of the sigmoid", BCE_LOG_SIGMOID, TestStatus.FAILED),
+    ("bce", "no weight 0 for a class without samples", BCE_NO_EMPTY_CLASS, TestStatus.FAILED),
+    ("bce", "logaddexp both ways", BCE_LOGADDEXP, TestStatus.PASSED),
 ]
 
 

@@ -730,10 +730,18 @@ def _tolerance(checker: dict[str, Any], scale: float) -> dict[str, Any]:
 
 
 def _numbers(arguments: list[dict[str, Any]], self_node: Any, arrays: dict[str, Any]) -> dict[str, Any]:
-    """The scalar leaves of a call's encoded arguments and ``self`` (``lmrbench_leaves``)."""
+    """The scalar leaves of a call's encoded arguments and ``self`` (``lmrbench_leaves``), and the one value of
+    an int array argument whose entries are all equal (``t[:]``: one timestep for the whole batch, sampled over
+    the run like a scalar)."""
     import lmrbench_leaves as ll
 
-    return ll.leaves({"arguments": arguments, "self": self_node}, arrays)
+    out = ll.leaves({"arguments": arguments, "self": self_node}, arrays)
+    for a in arguments:
+        arr: Any = arrays.get(str(a["value"].get("key"))) if isinstance(a["value"], dict) else None
+        kind = getattr(getattr(arr, "dtype", None), "kind", "")
+        if kind in ("i", "u") and arr.size and (arr == arr.flat[0]).all():
+            out[f"{a['name']}[:]"] = int(arr.flat[0])
+    return out
 
 
 def _arg(bound: Any, param: Any) -> Any:

@@ -8,12 +8,14 @@ far from zero (``shifted``: where an unguarded ``exp`` overflows; each float arr
 upstream gradient or a weight beside the logits changes the result when it shifts; a shift that changes the
 result would test another function, where a correct program may lose precision the golden code keeps); where
 the body guards a value, with a spread below an ``eps`` (``close``: where a guard that compares with ``eps``
-instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``, ``repeated``: a
-count of zero, no pair of equal labels, no other label, one label alone, collapsed embeddings; the guard says
-the function takes such inputs, and answers that drop it fail whether or not a mutant lives). Each array is
-varied alone first, then all at once. Last, the shapes a driver never varies: a shape-tied head count one lower
-with its arrays cut, a shape tuple one axis longer (``_reshaped``). Each is kept when the golden result is finite,
-keeps to the recorded arrays' domain and is no knife edge.
+instead of zero differs), and where the guard binds (``zeros``, ``same``, ``distinct``, ``lone``, ``repeated``,
+``one_zero``: a count of zero, no pair of equal labels, no other label, one label alone, collapsed embeddings, a
+class without samples; the guard says the function takes such inputs, and answers that drop it fail whether or
+not a mutant lives). Each array is
+varied alone first, then all at once. Where the body calls a form that stays finite at large magnitudes
+(``log1p``, ``logaddexp``), float arrays scaled to magnitudes of 60, in each mode. Last, the shapes and mixes a
+driver never gives (``_reshaped``). Each is kept when the golden result is finite, keeps to the recorded arrays'
+domain and is no knife edge.
 """
 
 from __future__ import annotations
@@ -37,31 +39,35 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
-    hows = ("flipped", *(("shifted",) if plan.get("exponentiates") else ()),
-            *(("close", "zeros", "same", "distinct", "lone", "repeated") if guarded else ()))
-    for how in hows:
+    modes = [{p: v} for p, values in (plan.get("leaves") or {}).items() for v in values if type(v) is str]
+    hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
+            *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
+            *((h, {}) for h in (("close", "zeros", "same", "distinct", "lone", "repeated", "one_zero") if guarded
+                                else ()))]
+    for how, sets in hows:
         for name, case, arrays in bases:
             # each array alone, then all at once (logits shift where an upstream gradient may not; embeddings all
             # equal while the labels still pair them)
             alone = [a["name"] for a in case["arguments"] if lvar.array_key(case, a["name"], arrays) is not None]
             entry = None
             for only in (*alone, None):
-                spec = {"base": name, "arrays": how, "kind": "arrays", "set": {}, "guarded": guarded, "only": only}
+                spec = {"base": name, "arrays": how, "kind": "arrays", "set": sets, "guarded": guarded, "only": only}
                 entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
                 if entry is not None:
                     break
             if entry is not None:
                 made.append(entry)
                 break
-    made += _reshaped(golden, t, bases, out, index, len(made))
+    made += _reshaped(golden, t, bases, cases, out, index, len(made))
     return made
 
 
-def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]], out: str, index: int,
-              start: int) -> list[dict[str, Any]]:
-    """One case per shape the recorded calls never vary: the shape-tied leaves of one value (a head count) one
-    lower, their arrays cut with them, and each shape tuple one axis longer (``lvar.shape_tuples``); from the
-    first recorded call where it applies."""
+def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
+              all_cases: list[tuple[str, Any, Any]], out: str, index: int, start: int) -> list[dict[str, Any]]:
+    """One case per shape or mix the recorded calls never vary: the shape-tied leaves of one value (a head count)
+    one lower, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
+    that is one value in every call (a timestep for the whole batch) mixing the values of ``all_cases``; an array
+    whose rank the body reads given one more axis. From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
     done: set[str] = set()
@@ -69,6 +75,9 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs = [{"base": name, "resize": paths, "to": size - 1, "kind": "resize"}
                  for size, paths in lvar.tied_groups(case, arrays, tied).items()]
         specs += [{"base": name, "grow": path, "kind": "grow"} for path in lvar.shape_tuples(case, arrays)]
+        specs += [{"base": name, "mix": arg, "values": values, "kind": "mix"}
+                  for arg, values in lvar.mixed(case, arrays, all_cases).items()]
+        specs += [{"base": name, "rank": arg, "kind": "rank"} for arg in (t.get("search") or {}).get("any_rank", [])]
         for spec in specs:
             what = lvar.input_text(spec)
             if what in done:

@@ -34,6 +34,70 @@ def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | 
     return None
 
 
+LARGE = 60.0
+"""The largest magnitude of a float array in the ``scaled`` variation: a sigmoid rounds to 1 and ``1 - p`` to 0
+in float64, while ``exp`` stays finite in float32."""
+
+
+def mixed(case: dict[str, Any], arrays: dict[str, Any], cases: list[tuple[str, Any, Any]]) -> dict[str, list[int]]:
+    """Int array arguments of ``case`` whose entries are all equal (one timestep for the whole batch), by name,
+    with the values they took in ``cases`` (largest first) when there are several: ``_mixed`` gives each entry
+    one of them, so that a call mixes what the recorded calls had one at a time."""
+    import numpy as np
+
+    out: dict[str, list[int]] = {}
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        arr = arrays.get(key) if key is not None else None
+        if not isinstance(arr, np.ndarray) or not np.issubdtype(arr.dtype, np.integer) or arr.size < 2 \
+                or not (arr == arr.flat[0]).all():
+            continue
+        seen = set()
+        for _, other, other_arrays in cases:
+            k = array_key(other, a["name"], other_arrays)
+            got = other_arrays.get(k) if k is not None else None
+            if isinstance(got, np.ndarray) and got.size and (got == got.flat[0]).all():
+                seen.add(int(got.flat[0]))
+        if len(seen) > 1:
+            out[a["name"]] = sorted(seen, reverse=True)
+    return out
+
+
+def _mixed(new: dict[str, Any], inputs: dict[str, Any], name: str, values: list[int]) -> bool:
+    import numpy as np
+
+    key = array_key(new, name, inputs)
+    if key is None:
+        return False
+    arr = inputs[key]
+    inputs[key] = np.resize(np.asarray(values, dtype=arr.dtype), arr.shape)
+    return True
+
+
+def _ranked(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
+    """Give the array argument ``name`` and every array argument of its shape one more trailing axis of 3
+    (floats that are no mask spread along it, others repeated): the body reads its rank, so takes any."""
+    import numpy as np
+
+    key = array_key(new, name, inputs)
+    if key is None or not getattr(inputs[key], "ndim", 0):
+        return False
+    shape = inputs[key].shape
+    rng = np.random.default_rng(11)
+    for a in new["arguments"]:
+        k = array_key(new, a["name"], inputs)
+        arr = inputs.get(k) if k is not None else None
+        if not isinstance(arr, np.ndarray) or arr.shape != shape:
+            continue
+        wide = np.repeat(arr[..., None], 3, axis=-1)
+        if np.issubdtype(arr.dtype, np.floating) and not _is_mask(arr):
+            finite = arr[np.isfinite(arr)]
+            scale = float(np.abs(finite).max()) if finite.size else 1.0
+            wide = wide + 0.5 * (scale or 1.0) * rng.normal(size=wide.shape)
+        inputs[str(k)] = np.ascontiguousarray(wide.astype(arr.dtype))
+    return True
+
+
 def _is_mask(arr: Any) -> bool:
     """A float array of 0s and 1s only, some of them 1 (a mask or one-hot targets; all zeros say nothing: the
     first logits of a run)."""
@@ -93,6 +157,13 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         elif how == "shifted":
             if floating and not _is_mask(arr):
                 out[key] = (arr + SHIFT * max(float(np.abs(arr).max()), 1.0)).astype(arr.dtype)
+        elif how == "scaled":
+            if floating and not _is_mask(arr) and np.abs(arr).max() > 0:
+                out[key] = (arr * (LARGE / float(np.abs(arr).max()))).astype(arr.dtype)
+        elif how == "one_zero":
+            if np.issubdtype(arr.dtype, np.integer) and arr.ndim == 1 and arr.size > 1 and bool((arr > 0).all()):
+                out[key] = arr.copy()  # one count of zero among positive ones: a class without samples
+                out[key][-1] = 0
         elif discrete:
             if how == "zeros":
                 out[key] = np.zeros_like(arr)
@@ -262,11 +333,13 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict
             out += [{"base": name, "set": {path: v}} for v in values]
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
-        for how in ("zeros", "same", "distinct", "flipped", "shifted",
-                    *(("ones", "close", "repeated") if plan.get("guarded") else ())):
-            # alone, and with each leaf at zero (a spread of zero meets ``eps=0``)
+        modes = [{p: v} for p, values in leaves.items() for v in values if type(v) is str]
+        for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "same", "distinct", "flipped",
+                    "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
+            # alone, with each leaf at zero (a spread of zero meets ``eps=0``) and in each mode (a timestep of
+            # zero whose noise only the large variance shows)
             out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
-                    for s in [{}, *zeros]]
+                    for s in [{}, *zeros, *modes]]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
         fills = [{"with": w, "bool": b} for b in (False, True)
                  for w in ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))]
@@ -415,6 +488,10 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if "grow" in spec and not _grown(new, inputs, spec["grow"]):
         return None
+    if "mix" in spec and not _mixed(new, inputs, spec["mix"], spec["values"]):
+        return None
+    if "rank" in spec and not _ranked(new, inputs, spec["rank"]):
+        return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
@@ -440,14 +517,17 @@ _ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero
               "same": "{} all equal", "distinct": "{} all distinct",
               "close": "{} within a millionth of its first entry",
               "repeated": "{} with every row a near copy (a billionth apart) of the first",
-              "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others"}
+              "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others",
+              "scaled": "{} scaled to magnitudes of 60", "one_zero": "{} with its last entry 0"}
 """What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
 _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first entry",
                "repeated": "float matrices with every row a near copy (a billionth apart) of the first",
                "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to the other end)",
                "shifted": "float arrays shifted by a large constant", "ones": "float arrays all one",
-               "lone": "int arrays with one entry unlike the others"}
+               "lone": "int arrays with one entry unlike the others",
+               "scaled": "float arrays scaled to magnitudes of 60",
+               "one_zero": "positive int vectors with their last entry 0"}
 """What an ``arrays`` variation of every array argument does."""
 
 
@@ -460,6 +540,10 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{' = '.join(spec['resize'])} = {spec['to']}, the arrays' axes of its length cut to it" + also
     if "grow" in spec:
         return f"{spec['grow']} one axis longer, as the input it describes allows" + also
+    if "mix" in spec:
+        return f"{spec['mix']} mixing {', '.join(map(str, spec['values'][:4]))} in one call" + also
+    if "rank" in spec:
+        return f"{spec['rank']} and the arrays of its shape given one more axis" + also
     if "random" in spec:
         return "random inputs of the recorded shapes" + also
     if "soft" in spec:

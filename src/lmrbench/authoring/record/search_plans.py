@@ -13,9 +13,11 @@ the body tests its sign; a leaf the body compares with ``None`` is tried as None
 cumulative average).
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
-whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero), and
-whether the body guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard
-says the function expects).
+whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
+that stays finite at large magnitudes (``stable``: ``log1p``, ``logaddexp``; the scan then tries them scaled up),
+the array arguments whose rank it reads (``any_rank``: the scan gives them one more axis), and whether the body
+guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard says the
+function expects).
 """
 
 from __future__ import annotations
@@ -135,23 +137,51 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
-            "guarded": reads.guarded, "exponentiates": _exponentiates(golden, qualname),
+            "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
+            "stable": _calls(golden, qualname, STABLE_CALLS),
+            "any_rank": _any_rank(golden, qualname, [a["name"] for a in case["arguments"]]),
             "tied": sorted(tied)}
 
 
 EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
 """Calls whose result overflows for large inputs unless the body shifts them first."""
+STABLE_CALLS = frozenset({"logaddexp", "logaddexp2", "log1p", "softplus", "logsigmoid", "log_sigmoid", "logsumexp",
+                          "log_softmax", "xlogy", "xlog1py"})
+"""Calls that exist to stay finite at large magnitudes: a body that uses one is written for large inputs, so the
+scan tries its float arrays scaled up."""
 
 
-def _exponentiates(golden: str, qualname: str) -> bool:
-    """True when the body of ``qualname`` calls ``exp`` (``np.exp``, ``torch.exp``, ``math.exp``): a body that
-    can overflow, so the scan tries its float arrays far from zero."""
+def _body(golden: str, qualname: str) -> ast.AST | None:
     try:
-        node = pyparse.find_def(pyparse.parse(golden), qualname)
+        return pyparse.find_def(pyparse.parse(golden), qualname)
     except SyntaxError:
-        return False
+        return None
+
+
+def _calls(golden: str, qualname: str, names: frozenset[str]) -> bool:
+    """True when the body of ``qualname`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
+    node = _body(golden, qualname)
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
-        n.func, "id", None)) in EXP_CALLS for n in ast.walk(node))
+        n.func, "id", None)) in names for n in ast.walk(node))
+
+
+def _any_rank(golden: str, qualname: str, params: list[str]) -> list[str]:
+    """The array arguments whose rank the body reads (``x.ndim``, ``len(x.shape)``, ``x.dim()``): written for any
+    number of axes, so the scan gives them one more."""
+    node = _body(golden, qualname)
+    out: list[str] = []
+    for n in ast.walk(node) if node is not None else ():
+        base = None
+        if isinstance(n, ast.Attribute) and n.attr == "ndim":
+            base = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dim" and not n.args:
+            base = n.func.value
+        elif isinstance(n, ast.Call) and getattr(n.func, "id", None) == "len" and len(n.args) == 1 \
+                and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "shape":
+            base = n.args[0].value
+        if isinstance(base, ast.Name) and base.id in params and base.id not in out:
+            out.append(base.id)
+    return out
 
 
 @dataclass(frozen=True)
