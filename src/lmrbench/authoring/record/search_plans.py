@@ -14,16 +14,17 @@ cumulative average).
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
-that stays finite at large magnitudes (``stable``: ``log1p``, ``logaddexp``; the scan then tries them scaled up),
-the array arguments whose rank it reads (``any_rank``: the scan gives them one more axis), and whether the body
-guards a value (``guarded``: the search may then make a count or a spread zero, inputs the guard says the
-function expects).
+that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
+scan then tries them scaled up), the array arguments whose rank it reads (``any_rank``: the scan gives them one
+more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
+inputs the guard says the function expects).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
-            "stable": _calls(golden, qualname, STABLE_CALLS),
+            "stable": _calls(golden, qualname, STABLE_CALLS) and _promises_large(golden, qualname),
             "any_rank": _any_rank(golden, qualname, [a["name"] for a in case["arguments"]]),
             "tied": sorted(tied)}
 
@@ -147,8 +148,12 @@ EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
 """Calls whose result overflows for large inputs unless the body shifts them first."""
 STABLE_CALLS = frozenset({"logaddexp", "logaddexp2", "log1p", "softplus", "logsigmoid", "log_sigmoid", "logsumexp",
                           "log_softmax", "xlogy", "xlog1py"})
-"""Calls that exist to stay finite at large magnitudes: a body that uses one is written for large inputs, so the
-scan tries its float arrays scaled up."""
+"""Calls that exist to stay finite at large magnitudes: a body that uses one, and whose docstring promises large
+inputs (``STABLE_WORDS``), is written for them, so the scan tries its float arrays scaled up."""
+STABLE_WORDS = re.compile(r"\bstabl[ey]|\bstability\b|\boverflows?\b|\bmay be large\b|\blarge (?:logits|values|inputs|"
+                          r"magnitudes|scores)\b", re.IGNORECASE)
+"""What a docstring says when the function must stay finite at large magnitudes: where it does not, a correct
+answer may compute a sigmoid or a log directly, and large inputs would fail it."""
 
 
 def _body(golden: str, qualname: str) -> ast.AST | None:
@@ -163,6 +168,13 @@ def _calls(golden: str, qualname: str, names: frozenset[str]) -> bool:
     node = _body(golden, qualname)
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
+
+
+def _promises_large(golden: str, qualname: str) -> bool:
+    """True when the docstring of ``qualname`` says it takes large magnitudes (``STABLE_WORDS``)."""
+    node = _body(golden, qualname)
+    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+    return bool(doc and STABLE_WORDS.search(doc))
 
 
 def _any_rank(golden: str, qualname: str, params: list[str]) -> list[str]:
