@@ -61,6 +61,8 @@ def _values_of(param: str, recorded: list[amplify.Scalar], reads: BodyReads,
     out = in_domain(param, out, recorded, reads)
     if type(first) is float and first > 0 and param in reads.signed:
         out = [*out[:-1], -first]  # compared with zero (``alpha >= 0``): the other side of the branch too
+    if type(first) is int and first > 1 and param in reads.signed:  # a switch (``n <= 0``): off, and its edge
+        out = [*out, *(x for x in (1, 0) if x not in out and x not in recorded)]
     return out
 
 
@@ -115,7 +117,8 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
         pv, qv = _values_of(p, seen[p], reads), _values_of(q, seen[q], reads)
         had = {(c.get(p), c.get(q)) for c in calls} | {(dict(w, **{o: v}).get(p), dict(w, **{o: v}).get(q))
                                                         for o, v, w in missing}  # made below
-        variants = _pair_variants(p, q, pv, qv, first, had)
+        variants = [v for v in _pair_variants(p, q, pv, qv, first, had)  # a swap keeps each in its domain too
+                    if all(in_domain(k, [x], seen[k], reads) for k, x in v["set"].items())]
         if variants:
             plans.append({"param": p, "variants": variants, "note": False})
     plans += [{"param": q, "variants": [{"set": {q: v}}], "when": when, "note": False} for q, v, when in missing]

@@ -53,7 +53,9 @@ class _Rename(ast.NodeTransformer):
 
 
 def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``)."""
+    """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``) or from a
+    parameter the body never assigns (``n = no_repeat_ngram_size``: ``n <= 0`` compares the parameter)."""
+    params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
     found: dict[str, ast.expr] = {}
     counts: dict[str, int] = {}
     for node in ast.walk(func):
@@ -64,9 +66,11 @@ def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]
                     if isinstance(sub, ast.Name):
                         counts[sub.id] = counts.get(sub.id, 0) + 1
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and isinstance(node.value, ast.Attribute | ast.Subscript) and access_path(node.value):
+                    and (isinstance(node.value, ast.Attribute | ast.Subscript) and access_path(node.value)
+                         or isinstance(node.value, ast.Name) and node.value.id in params):
                 found[node.targets[0].id] = node.value
-    return {k: v for k, v in found.items() if counts.get(k) == 1}
+    return {k: v for k, v in found.items() if counts.get(k) == 1
+            and not (isinstance(v, ast.Name) and counts.get(v.id, 0))}
 
 
 def resolved(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef:
