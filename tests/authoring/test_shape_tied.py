@@ -1,5 +1,6 @@
 """A parameter tied to an array's shape (``n_heads`` equal to a dimension of ``x`` in every call) is no gap that a
-case could fill: tasks check (T312) and validate's notes leave it out, and still name the others."""
+case varying it alone could always fill: tasks check (T312) and validate's notes leave it out, and still name the
+others; the plans vary it alone only where the result keeps its shape."""
 
 from __future__ import annotations
 
@@ -61,15 +62,16 @@ def test_a_parameter_tied_to_a_shape_is_not_named_unvaried(tmp_path):
     assert shape_tied(task, impl, ["n_heads", "beta"]) == {"n_heads"}
     [t312] = [f.message for f in unvaried_findings(task, impl)]
     assert "no test varies beta of split_heads" in t312 and "n_heads" not in t312
-    # the plans never vary it alone either (a head count against arrays of the recorded heads is no caller's call),
-    # and the search says so of the mutants it leaves live
+    # the plans vary it alone only to values that cannot broadcast against the recorded arrays (never 1), marked
+    # tied, so that a value whose golden result changes shape makes no case; the search is told which leaves
     from lmrbench.authoring.record.amplify_plans import probe_plans
     from lmrbench.authoring.record.body_reads import body_reads
     from lmrbench.authoring.record.search_plans import search_plan
 
     paths = [data / "case_1.npz", data / "case_2.npz"]
     reads = body_reads(GOLDEN, "split_heads", ["x", "n_heads", "beta"])
-    plans = probe_plans(paths, reads, ["x", "n_heads", "beta"])
-    assert [p["param"] for p in plans] == ["beta", "x"]  # beta varied; noise where x is masked
+    plans = {p["param"]: p for p in probe_plans(paths, reads, ["x", "n_heads", "beta"])}
+    assert plans["n_heads"].get("tied") and not plans["beta"].get("tied")
+    assert plans["n_heads"]["variants"] and all(v["set"]["n_heads"] != 1 for v in plans["n_heads"]["variants"])
     plan = search_plan(paths, reads, GOLDEN, "split_heads", "heads.py")
-    assert "n_heads" not in plan["leaves"] and plan["tied"] == ["n_heads"]
+    assert 1 not in plan["leaves"]["n_heads"] and plan["tied"] == ["n_heads"]

@@ -2,8 +2,9 @@
 call ties to the arrays' shapes, a shape tuple one axis longer, a padding mask of bools the driver never passes
 (with ignore-index targets where it pads), collapsed embeddings whose distances round below zero, a batch that
 mixes timesteps the driver gives one at a time (a zero among them), samples with one more axis where the body
-reads their rank, large logits where the body is written to stay finite, a class with no samples. Each is tested
-both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
+reads their rank, large logits where the body is written to stay finite, a class with no samples, a size read
+through a local alias tried at its off switch and its edge. Each is tested both ways: the plausible wrong answer
+it exposes fails, a correct answer in another style passes."""
 
 from __future__ import annotations
 
@@ -296,6 +297,74 @@ BCE_LOGADDEXP = BCE_SIG + '''    n = np.asarray(counts, dtype=float)
     return float((bce @ w).mean())
 '''
 
+BLOCK = '''
+    import numpy as np
+
+
+    def block_repeats(tokens, lprobs, size=3):
+        """-inf for each next token that would repeat an n-gram (n = ``size``) the hypothesis holds; n <= 0 blocks
+        nothing, n = 1 every token held."""
+        n = size
+        out = np.array(lprobs, dtype=float)
+        if n <= 0:
+            return out
+        for beam, row in enumerate(np.asarray(tokens).tolist()):
+            step = len(row)
+            seen = {}
+            for i in range(step - n + 1):
+                seen.setdefault(tuple(row[i:i + n - 1]), set()).add(row[i + n - 1])
+            out[beam, sorted(seen.get(tuple(row[step - n + 1:]), ()))] = -np.inf
+        return out
+'''
+BLOCK_DRIVER = '''
+    import numpy as np
+
+    from model.block import block_repeats
+
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 4, size=(3, 2))
+    for _ in range(6):
+        lprobs = np.log(rng.dirichlet(np.ones(4), size=3))
+        out = block_repeats(tokens, lprobs)
+        tokens = np.concatenate([tokens, np.argmax(out, axis=1)[:, None]], axis=1)
+    print(tokens)
+'''
+BLOCK_SIG = '''import numpy as np
+
+
+def block_repeats(tokens, lprobs, size=3):
+'''
+BLOCK_NO_SWITCH = BLOCK_SIG + '''    out = np.array(lprobs, dtype=float)
+    for beam, row in enumerate(np.asarray(tokens).tolist()):
+        seen = {}
+        for i in range(len(row) - size + 1):
+            seen.setdefault(tuple(row[i:i + size - 1]), set()).add(row[i + size - 1])
+        out[beam, sorted(seen.get(tuple(row[len(row) - size + 1:]), ()))] = -np.inf
+    return out
+'''
+BLOCK_NEGATIVE_SUFFIX = BLOCK_SIG + '''    out = np.array(lprobs, dtype=float)
+    if size <= 0:
+        return out
+    for beam, row in enumerate(np.asarray(tokens).tolist()):
+        seen = {}
+        for i in range(len(row) - size + 1):
+            seen.setdefault(tuple(row[i:i + size - 1]), set()).add(row[i + size - 1])
+        out[beam, sorted(seen.get(tuple(row[-(size - 1):]), ()))] = -np.inf
+    return out
+'''
+BLOCK_WINDOWS = BLOCK_SIG + '''    out = np.asarray(lprobs, dtype=float).copy()
+    toks = np.asarray(tokens)
+    if size < 1 or toks.shape[1] < size:
+        return out
+    for b in range(toks.shape[0]):
+        row = toks[b]
+        tail = row[len(row) - size + 1:]
+        for i in range(len(row) - size + 1):
+            if np.array_equal(row[i:i + size - 1], tail):
+                out[b, row[i + size - 1]] = -np.inf
+    return out
+'''
+
 TASKS = {
     "heads": ("model/heads.py::head_bias", {"model/heads.py": HEADS, "run.py": HEADS_DRIVER}, "model/heads.py"),
     "norm": ("model/norm.py::Norm.forward", {"model/norm.py": NORM, "run.py": NORM_DRIVER}, "model/norm.py"),
@@ -303,6 +372,7 @@ TASKS = {
     "dist": ("model/dist.py::nearest_other", {"model/dist.py": DIST, "run.py": DIST_DRIVER}, "model/dist.py"),
     "step": ("model/step.py::reverse_step", {"model/step.py": STEP, "run.py": STEP_DRIVER}, "model/step.py"),
     "bce": ("model/bce.py::weighted_bce", {"model/bce.py": BCE, "run.py": BCE_DRIVER}, "model/bce.py"),
+    "block": ("model/block.py::block_repeats", {"model/block.py": BLOCK, "run.py": BLOCK_DRIVER}, "model/block.py"),
 }
 CANDIDATES = [
     ("heads", "a head count pinned to the driver's", HEADS_PINNED, TestStatus.FAILED),
@@ -320,6 +390,9 @@ CANDIDATES = [
     ("bce", "the log of the sigmoid", BCE_LOG_SIGMOID, TestStatus.FAILED),
     ("bce", "no weight 0 for a class without samples", BCE_NO_EMPTY_CLASS, TestStatus.FAILED),
     ("bce", "logaddexp both ways", BCE_LOGADDEXP, TestStatus.PASSED),
+    ("block", "no off switch for a size of 0", BLOCK_NO_SWITCH, TestStatus.FAILED),
+    ("block", "the suffix by a negative index (all of it at size 1)", BLOCK_NEGATIVE_SUFFIX, TestStatus.FAILED),
+    ("block", "windows compared one by one", BLOCK_WINDOWS, TestStatus.PASSED),
 ]
 
 

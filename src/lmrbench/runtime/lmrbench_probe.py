@@ -192,6 +192,9 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                     why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
                     continue
                 base = lv.Case(case, arrays)
+                if plan.get("tied") and ls.shapes(result) != ls.shapes(base.expected):
+                    why = f"{what} changes the result's shape (a size tied to the arrays')"
+                    continue
                 effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
                     if variant.get("kind") == "pair" else []
                 changes = set(variant.get("set", {})) != {param} or not remap

@@ -36,6 +36,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
          index: int) -> list[dict[str, Any]]:
     """Write the cases of the scan (``scan-<t>-<k>.npz`` in ``out``); their entries (kind ``scan``)."""
     bases = ls.recorded_bases(cases)
+    recorded = ls.recorded_calls(cases)
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
@@ -52,28 +53,29 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
             entry = None
             for only in (*alone, None):
                 spec = {"base": name, "arrays": how, "kind": "arrays", "set": sets, "guarded": guarded, "only": only}
-                entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz")
+                entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz", recorded)
                 if entry is not None:
                     break
             if entry is not None:
                 made.append(entry)
                 break
-    made += _reshaped(golden, t, bases, cases, out, index, len(made))
+    made += _reshaped(golden, t, bases, cases, recorded, out, index, len(made))
     return made
 
 
 def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
-              all_cases: list[tuple[str, Any, Any]], out: str, index: int, start: int) -> list[dict[str, Any]]:
+              all_cases: list[tuple[str, Any, Any]], recorded: list[tuple[str, Any, Any]], out: str, index: int,
+              start: int) -> list[dict[str, Any]]:
     """One case per shape or mix the recorded calls never vary: the shape-tied leaves of one value (a head count)
-    one lower, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
+    one lower and 1, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
     that is one value in every call (a timestep for the whole batch) mixing the values of ``all_cases``; an array
     whose rank the body reads given one more axis. From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
     done: set[str] = set()
     for name, case, arrays in bases:
-        specs = [{"base": name, "resize": paths, "to": size - 1, "kind": "resize"}
-                 for size, paths in lvar.tied_groups(case, arrays, tied).items()]
+        specs = [{"base": name, "resize": paths, "to": to, "kind": "resize"}  # one lower, and one (one head)
+                 for size, paths in lvar.tied_groups(case, arrays, tied).items() for to in dict.fromkeys([size - 1, 1])]
         specs += [{"base": name, "grow": path, "kind": "grow"} for path in lvar.shape_tuples(case, arrays)]
         specs += [{"base": name, "mix": arg, "values": values, "kind": "mix"}
                   for arg, values in lvar.mixed(case, arrays, all_cases).items()]
@@ -82,7 +84,7 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
             what = lvar.input_text(spec)
             if what in done:
                 continue
-            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz")
+            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz", recorded)
             if entry is not None:
                 made.append(entry)
                 done.add(what)
@@ -113,15 +115,15 @@ def _close(golden: Any, result: Any, expected: Any, case: Any) -> bool:
 
 
 def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any], out: str,
-            file: str) -> dict[str, Any] | None:
+            file: str, recorded: list[tuple[str, Any, Any]]) -> dict[str, Any] | None:
     """The entry of the case of one array variation, or None when it does not apply, the golden code fails or
-    gives a non-finite result where the recorded call did not, or the case is a knife edge."""
+    gives a kind of non-finite value that no ``recorded`` call's result holds, or the case is a knife edge."""
     built = lvar.build(spec, case, arrays)
     if built is None or lvar.departs(case, arrays, built[1]):
         return None  # outside what the recorded calls pass (probabilities no longer summing to 1)
     try:
         result, new, new_arrays, _ = ls.golden_case(golden, *built)
-        if ls.finite(lv.Case(case, arrays).expected) and not ls.finite(result):
+        if ls.outside(result, [lv.Case(c, a).expected for _, c, a in recorded]):
             return None
         if ls.unstable(golden, new, new_arrays, result, lv.Case(new, new_arrays)):
             return None

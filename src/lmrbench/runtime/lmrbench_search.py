@@ -272,21 +272,32 @@ def resolve(module: Any, qualname: str) -> tuple[Any, Any]:
 # ------------------------------------------------------------------------------------------------ the search
 
 
-def finite(value: Any) -> bool:
-    """True when no float in ``value`` (through lists, tuples and dicts) is nan or infinite."""
-    import math
-
+def nonfinite(value: Any) -> set[str]:
+    """The kinds of non-finite floats in ``value`` (through lists, tuples and dicts): ``nan``, ``inf``, ``-inf``."""
     import numpy as np
 
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, np.ndarray | np.generic) and np.issubdtype(np.asarray(value).dtype, np.floating):
-        return bool(np.isfinite(value).all())
     if isinstance(value, list | tuple):
-        return all(finite(v) for v in value)
+        return set().union(*(nonfinite(v) for v in value))
     if isinstance(value, dict):
-        return all(finite(v) for v in value.values())
-    return True
+        return set().union(*(nonfinite(v) for v in value.values()))
+    if not isinstance(value, float | np.ndarray | np.generic) or not np.issubdtype(np.asarray(value).dtype,
+                                                                                   np.floating):
+        return set()
+    arr = np.asarray(value)
+    return {k for k, hit in (("nan", np.isnan(arr)), ("inf", np.isposinf(arr)), ("-inf", np.isneginf(arr)))
+            if hit.any()}
+
+
+def finite(value: Any) -> bool:
+    """True when no float in ``value`` (through lists, tuples and dicts) is nan or infinite."""
+    return not nonfinite(value)
+
+
+def outside(result: Any, recorded: list[Any]) -> bool:
+    """True when ``result`` holds a kind of non-finite value that none of the ``recorded`` results holds (a nan
+    where the recorded calls had none): an input outside the function's domain. A -inf that recorded results
+    also hold (a banned token's log-probability) is a value the function gives."""
+    return not nonfinite(result) <= set().union(*(nonfinite(r) for r in recorded))
 
 
 def shapes(value: Any) -> Any:
@@ -298,10 +309,14 @@ def shapes(value: Any) -> Any:
     return None
 
 
+def recorded_calls(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
+    """The recorded cases (no case added by amplification, the scan or the search)."""
+    return [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))]
+
+
 def recorded_bases(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
-    """The first two recorded cases (no case added by amplification, the scan or the search): the calls that
-    inputs are varied from."""
-    return [c for c in cases if not c[0].startswith(("amp-", "srch-", "scan-"))][:2]
+    """The first two recorded cases: the calls that inputs are varied from."""
+    return recorded_calls(cases)[:2]
 
 
 def saved_case(out: str, file: str, case: dict[str, Any], arrays: dict[str, Any], spec: dict[str, Any],
@@ -338,9 +353,11 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             mutants[m["id"]] = None
     left = [i for i, mt in mutants.items() if mt is not None]
     by_name = {name: (case, arrays) for name, case, arrays in bases}
-    finite_base = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
+    base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
+    recorded = [lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)]
     random_ok = False
     varied_tied: set[str] = set()
+    tied = set(plan.get("tied") or [])
     what: list[str] = []
     for spec in lvar.inputs(plan, bases):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
@@ -353,17 +370,17 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             result, new, new_arrays, _ = golden_case(golden, *built)
         except (Exception, Timeout):  # noqa: BLE001 - an input the golden code refuses is no case
             continue
-        if finite(finite_base[spec["base"]]) and not finite(result):
+        if outside(result, recorded):
             continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
-        if "fill" in spec and shapes(result) != shapes(finite_base[spec["base"]]):
-            continue  # an argument given in a shape that changes the result's: not the shape the function takes
+        if ("fill" in spec or set(spec.get("set", {})) & tied) and shapes(result) != shapes(base_result[spec["base"]]):
+            continue  # a shape the function does not take: an argument filled, a head count against other heads
         report["tried"] += 1
         kind = spec.get("kind", "value")
         text = lvar.input_text(spec)
         if text not in what:
             what.append(text)
         random_ok = random_ok or kind == "random"
-        varied_tied.update(spec.get("resize", []))
+        varied_tied.update([*spec.get("resize", []), *(set(spec.get("set", {})) & tied)])
         want = lv.Case(new, new_arrays)
         killed = []
         for mid in left:

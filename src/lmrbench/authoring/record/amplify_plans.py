@@ -80,12 +80,13 @@ def _pair_variants(p: str, q: str, pv: list[amplify.Scalar], qv: list[amplify.Sc
 
 
 def varied_leaves(paths: list[Path], reads: BodyReads) -> tuple[dict[str, list[amplify.Scalar]], set[str]]:
-    """The recorded values of the leaves a plan may vary, and the leaves left out: those tied to the arrays'
-    shapes (``amplify.tied_to_shapes``, among the sizes the body builds with: a head count varied alone against
-    arrays of the recorded heads is a call no caller makes)."""
+    """The recorded values of the leaves a plan may vary, and those of them tied to the arrays' shapes
+    (``amplify.tied_to_shapes``, among the sizes the body builds with: a head count, or a size that only happens
+    to equal a dimension in every call). A tied leaf is varied alone only to values above 1 (1 would broadcast
+    against the recorded arrays), and a value whose golden result changes shape makes no case (``tied``)."""
     seen = amplify.parameter_values(paths, extra_names(paths, reads))
     tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
-    return {p: vs for p, vs in seen.items() if p not in tied}, tied
+    return seen, tied
 
 
 def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[dict[str, Any]]:
@@ -106,12 +107,13 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
         compared = [b if a == p else a for a, b in reads.pairs if p in (a, b)]
         arrays = remap or [q for q in compared if q in params and q not in seen]
         inside = amplify.inside_values(paths, arrays, p) if type(vs[0]) is int else []
-        variants: list[dict[str, Any]] = [{"set": {p: x}} for x in _values_of(p, vs, reads, inside)]
+        values = [x for x in _values_of(p, vs, reads, inside) if p not in tied or x != 1]
+        variants: list[dict[str, Any]] = [{"set": {p: x}} for x in values]
         if remap:
             variants.append({"fill": remap, "kind": "all", "keep": True})
-        plans.append({"param": p, "variants": variants, "remap": remap})
+        plans.append({"param": p, "variants": variants, "remap": remap, **({"tied": True} if p in tied else {})})
     first = {p: vs[0] for p, vs in seen.items()}
-    pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen]
+    pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen and p not in tied and q not in tied]
     missing = amplify.missing_pairs(paths)
     for p, q in pairs[:MAX_PAIRS]:
         pv, qv = _values_of(p, seen[p], reads), _values_of(q, seen[q], reads)

@@ -63,7 +63,7 @@ def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
                 for sub in ast.walk(t):
-                    if isinstance(sub, ast.Name):
+                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):  # not ``n`` of ``out[n] = v``
                         counts[sub.id] = counts.get(sub.id, 0) + 1
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and (isinstance(node.value, ast.Attribute | ast.Subscript) and access_path(node.value)

@@ -129,13 +129,14 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
         tries = in_domain(name, tries, values, reads)  # a step or a count stays one
+        tries = [x for x in tries if name not in tied or x != 1]  # 1 broadcasts against the recorded arrays
         unset: list[amplify.Scalar | None] = [None] if name in reads.nones and None not in values else []
         if unset or tries:  # None first: the path of a setting left unset
             leaves[name] = [*unset, *tries][:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
         if path not in seen and type(default) in (bool, int, float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
-    pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves][:MAX_PAIRS]
+    pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
@@ -215,7 +216,8 @@ class SearchReport:
     edges: tuple[str, ...] = ()
     """Digests of mutants that only knife-edge inputs separated."""
     tied: tuple[str, ...] = ()
-    """Leaves tied to the arrays' shapes (a head count), which no input varies: no mutant is shown equivalent."""
+    """Leaves tied to the arrays' shapes (a head count) that no input varied (alone, or with its arrays cut): no
+    mutant is shown equivalent."""
     outside: dict[str, str] = field(default_factory=dict)
     """Mutant digest -> an input outside what the recorded calls pass that separates it (soft values of a 0/1
     array): named with the live mutant, never made a case."""

@@ -1,0 +1,94 @@
+"""The rules behind the inputs a driver never gives, in-process: what counts as a parameter read through an alias,
+which non-finite results are outside a function's domain, and how a call is reshaped, mixed or filled."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from lmrbench.authoring.record.body_helpers import aliases
+from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.runtime import lmrbench_leaves
+from lmrbench.runtime.lmrbench_values import Encoder
+
+sys.path.insert(0, str(Path(lmrbench_leaves.__file__).parent))  # the runtime imports its siblings by shipped names
+import lmrbench_search as search  # noqa: E402
+import lmrbench_variations as variations  # noqa: E402
+
+BLOCK = '''
+def block(tokens, lprobs, size=3):
+    n = size
+    out = lprobs.copy()
+    if n <= 0:
+        return out
+    out[0, tokens[0, -n]] = -1.0
+    return out
+'''
+
+
+def test_a_parameter_read_through_a_local_alias_is_compared_where_the_alias_is():
+    func = ast.parse(BLOCK).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    # ``n`` inside the subscript of ``out[...] = ...`` is read, not assigned: it stays an alias
+    assert set(aliases(func)) == {"n"}
+    reads = body_reads(BLOCK, "block", ["tokens", "lprobs", "size"])
+    assert reads.signed == ["size"] and reads.bounds == {"size": ["0"]}
+    reassigned = BLOCK.replace("    out = lprobs.copy()\n", "    out = lprobs.copy()\n    size = 2\n")
+    assert "n" not in aliases(ast.parse(reassigned).body[0])  # type: ignore[arg-type]
+
+
+def test_a_kind_of_non_finite_value_the_recorded_results_hold_is_inside_the_domain():
+    masked = np.array([0.5, -np.inf])
+    assert search.nonfinite((masked, {"x": np.array([np.nan])})) == {"-inf", "nan"}
+    assert not search.outside(np.array([-np.inf, 1.0]), [1.0, masked])  # a banned token, as recorded calls give
+    assert search.outside(np.array([np.nan]), [1.0, masked])
+    assert search.outside(float("inf"), [np.array([1.0])])
+
+
+def _case(**arguments: object) -> tuple[dict, dict]:
+    enc = Encoder()
+    args = [{"name": k, "kind": "positional_or_keyword", "value": enc.encode(v, k)} for k, v in arguments.items()]
+    return {"arguments": args, "self": None}, enc.arrays
+
+
+def test_a_tied_head_count_is_cut_with_the_axes_of_its_length():
+    case, arrays = _case(scores=np.zeros((2, 4, 5, 5)), n_heads=4)
+    built = variations.build({"resize": ["n_heads"], "to": 3}, case, arrays)
+    assert built is not None
+    new, new_arrays = built
+    assert lmrbench_leaves.get(new, new_arrays, "n_heads") == 3
+    assert new_arrays[variations.array_key(new, "scores", new_arrays)].shape == (2, 3, 5, 5)
+    assert variations.build({"resize": ["n_heads"], "to": 4}, case, arrays) is None  # not below it: nothing to cut
+
+
+def test_a_shape_tuple_grows_by_the_axis_before_it_and_arrays_of_its_shape_follow():
+    case, arrays = _case(x=np.ones((2, 5, 8)), shape=(8,), weight=np.ones(8))
+    assert variations.shape_tuples(case, arrays) == ["shape"]
+    new, new_arrays = variations.build({"grow": "shape"}, case, arrays)  # type: ignore[misc]
+    assert lmrbench_leaves.node(new, "shape")["items"] == [5, 8]
+    weight = new_arrays[variations.array_key(new, "weight", new_arrays)]
+    assert weight.shape == (5, 8) and len({tuple(row) for row in weight}) == 5  # the copies differ
+
+
+def test_timesteps_given_one_at_a_time_are_mixed_in_one_call():
+    calls = [("case_1.npz", *_case(t=np.full(4, 9))), ("case_2.npz", *_case(t=np.full(4, 0))),
+             ("case_3.npz", *_case(t=np.array([3, 1, 2, 0])))]
+    _, case, arrays = calls[0]
+    assert variations.mixed(case, arrays, calls) == {"t": [9, 0]}
+    new, new_arrays = variations.build({"mix": "t", "values": [9, 0]}, case, arrays)  # type: ignore[misc]
+    assert new_arrays[variations.array_key(new, "t", new_arrays)].tolist() == [9, 0, 9, 0]
+
+
+def test_an_optional_mask_is_filled_with_bools_and_padded_targets_get_the_ignore_index():
+    case, arrays = _case(target=np.array([2, 0, 1, 1, 2, 0]), pad_mask=None)
+    spec = {"fill": "pad_mask", "like": "target", "with": "random", "bool": True, "ignore": True}
+    new, new_arrays = variations.build(spec, case, arrays)  # type: ignore[misc]
+    mask = new_arrays[variations.array_key(new, "pad_mask", new_arrays)]
+    target = new_arrays[variations.array_key(new, "target", new_arrays)]
+    assert mask.dtype == np.bool_ and mask.any() and not mask.all()
+    assert (target[mask] == variations.IGNORED).all() and (target[~mask] >= 0).all()
+    assert "pad_mask given (True/False entries" in variations.input_text(spec)
+    assert variations.input_text({"arrays": "one_zero", "only": "counts"}) == "counts with its last entry 0"
