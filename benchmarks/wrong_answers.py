@@ -30,7 +30,14 @@ bias reading ``self.num_buckets``, ``self.max_distance`` and ``self.bidirectiona
 offset and distances past ``max_distance`` the driver never reaches; Adafactor's step with its factored second
 moment and update clipping, changing parameters and state in place, called once per step, with momentum, weight
 decay, an explicit step size and warm-up init the driver never sets; n-gram repeat blocking in beam search, called
-once per decoding step on a growing prefix, with sizes 1 and off the driver never takes). Each task is authored as
+once per decoding step on a growing prefix, with sizes 1 and off the driver never takes) and ``fresh10``
+(``heldout_fresh10_tasks.py``, written before its first run and sealed until then: dynamic loss scaling for float16
+training, changing the gradients and its own state in place, called once per step, with NaNs, a hysteresis and
+scale bounds the driver never reaches; the CTC loss over padded batches, with another blank, other reductions,
+empty targets and ``zero_infinity`` the driver never takes; DINO's centred and sharpened teacher over multi-crop
+views, reading ``self.*`` and updating its centre, called once per step with the epoch, never past the
+temperature warm-up nor with other than two global crops; speculative decoding's acceptance rule with its
+residual draw, called once per round, with a greedy mode the driver never sets). Each task is authored as
 ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong answer and every
 correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local sandbox), and the
 task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local sandbox, one golden
@@ -50,7 +57,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh8|fresh9|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh9|fresh10|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -83,6 +90,7 @@ from heldout_fresh6_tasks import TASKS as FRESH6  # noqa: E402
 from heldout_fresh7_tasks import TASKS as FRESH7  # noqa: E402
 from heldout_fresh8_tasks import TASKS as FRESH8  # noqa: E402
 from heldout_fresh9_tasks import TASKS as FRESH9  # noqa: E402
+from heldout_fresh10_tasks import TASKS as FRESH10  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -104,8 +112,9 @@ from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-        "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9,
-        "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9}
+        "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
+        "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
+        + FRESH10}
 """The task sets ``--set`` picks from."""
 
 
