@@ -195,6 +195,10 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 if plan.get("tied") and ls.shapes(result) != ls.shapes(base.expected):
                     why = f"{what} changes the result's shape (a size tied to the arrays')"
                     continue
+                counts = ls.counts_changed(variant.get("set", {}), case, arrays)
+                if counts and ls.skips_rows(golden, (case, arrays), (new, arrays_k), counts):
+                    why = f"{what} leaves rows of an input unread (a count other than the rows it is given)"
+                    continue
                 effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
                     if variant.get("kind") == "pair" else []
                 changes = set(variant.get("set", {})) != {param} or not remap
@@ -338,9 +342,14 @@ def _holds(case: dict[str, Any], arrays: dict[str, Any], remap: list[str], value
 
 
 def _remapped(array: Any, old: Any, new: Any) -> Any:
-    """``array`` with its entries equal to ``old`` set to ``new``."""
+    """``array`` with its entries equal to ``old`` set to ``new``; where ``old`` is an id (not negative: a blank
+    or a padding token of the vocabulary), the entries that held ``new`` take ``old`` in exchange, so that no
+    ordinary entry becomes the special one (a label equal to the new blank). A negative sentinel (-100) is no
+    id an ordinary entry may hold, so those keep ``new`` and are special too."""
     out = array.copy()
     out[array == old] = new
+    if old >= 0:
+        out[array == new] = old
     return out
 
 

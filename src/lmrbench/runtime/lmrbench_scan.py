@@ -13,7 +13,8 @@ instead of zero differs), and where the guard binds (``zeros``, ``same``, ``dist
 class without samples; the guard says the function takes such inputs, and answers that drop it fail whether or
 not a mutant lives). Each array is
 varied alone first, then all at once. Where the body calls a form that stays finite at large magnitudes
-(``log1p``, ``logaddexp``), float arrays scaled to magnitudes of 60, in each mode. Last, the shapes and mixes a
+(``log1p``, ``logaddexp``), float arrays scaled to magnitudes of 60, in each mode; where it checks for
+non-finite values (``isfinite``), one entry nan, and one inf. Last, the shapes and mixes a
 driver never gives (``_reshaped``). Each is kept when the golden result is finite, keeps to the recorded arrays'
 domain and is no knife edge.
 """
@@ -43,6 +44,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     modes = [{p: v} for p, values in (plan.get("leaves") or {}).items() for v in values if type(v) is str]
     hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
             *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
+            *(((h, {}) for h in ("nan", "inf")) if plan.get("checks_finite") else ()),
             *((h, {}) for h in (("close", "zeros", "same", "distinct", "lone", "repeated", "one_zero") if guarded
                                 else ()))]
     for how, sets in hows:

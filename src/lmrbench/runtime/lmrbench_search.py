@@ -26,6 +26,7 @@ import types
 from typing import Any
 
 import lmrbench_checkers as lc
+import lmrbench_leaves as ll
 import lmrbench_values as lv
 import lmrbench_variations as lvar
 from lmrbench_raising import raised_as
@@ -139,6 +140,51 @@ def float_keys(case: dict[str, Any], arrays: dict[str, Any]) -> list[str]:
     keys = [array_key(case, a["name"], arrays) for a in case["arguments"]]
     return [k for k in keys if k is not None and isinstance(arrays[k], np.ndarray)
             and np.issubdtype(arrays[k].dtype, np.floating)]
+
+
+def counts_changed(spec_set: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> list[int]:
+    """The recorded values (above 1) of the int leaves ``spec_set`` changes (a count of crops 6 -> 5)."""
+    out = []
+    for path, value in spec_set.items():
+        old = ll.get(case, arrays, path)
+        if type(value) is int and type(old) is int and old > 1 and value != old:
+            out.append(old)
+    return out
+
+
+def _last_row_read(target: Target, case: dict[str, Any], arrays: dict[str, Any], key: str, want: Any) -> bool:
+    """True when moving the last row of ``arrays[key]`` changes the result ``want`` holds (or fails the call)."""
+    import numpy as np
+
+    arr = arrays[key]
+    moved = arr.copy()
+    moved[-1] += (np.random.default_rng(13).normal(size=moved[-1].shape) * max(float(np.abs(arr).max()), 1.0)).astype(
+        arr.dtype)
+    try:
+        got, decoded, obj = target.call(case, {**arrays, key: moved})
+    except (Exception, Timeout):  # noqa: BLE001 - a row that makes it fail is read
+        return True
+    return not target.same(got, decoded, obj, want)
+
+
+def skips_rows(target: Target, base: tuple[dict[str, Any], dict[str, Any]], new: tuple[dict[str, Any], dict[str, Any]],
+               counts: list[int]) -> bool:
+    """True when a call made by changing a count (``counts``: the recorded values, ``counts_changed``) leaves
+    unread the last row of a float argument whose first axis is a whole number of blocks of that count (crops
+    times the batch), a row the recorded call (``base``, whose golden result it holds) reads. Such a call passes
+    more rows than its count says, which no caller does, and a correct program that splits the rows by the count
+    refuses it."""
+    import numpy as np
+
+    for key in float_keys(*new):
+        arr = new[1][key]
+        if key not in base[1] or base[1][key].shape != arr.shape or arr.ndim == 0 or not arr.shape[0] \
+                or not np.isfinite(arr).all() or not any(arr.shape[0] % c == 0 for c in counts):
+            continue
+        if not _last_row_read(target, *new, key, lv.Case(*new)) and _last_row_read(target, *base, key,
+                                                                                   lv.Case(*base)):
+            return True
+    return False
 
 
 def nudged(array: Any, up: bool) -> Any:
@@ -374,6 +420,9 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
         if ("fill" in spec or set(spec.get("set", {})) & tied) and shapes(result) != shapes(base_result[spec["base"]]):
             continue  # a shape the function does not take: an argument filled, a head count against other heads
+        counts = counts_changed(spec.get("set", {}), case, arrays)
+        if counts and skips_rows(golden, (case, arrays), (new, new_arrays), counts):
+            continue  # a count other than the rows it is given: no caller's call
         report["tried"] += 1
         kind = spec.get("kind", "value")
         text = lvar.input_text(spec)

@@ -18,6 +18,7 @@ each variant on the first recorded call it applies to and keeps those that chang
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,21 @@ def extra_names(paths: list[Path], reads: BodyReads) -> list[str]:
 
 def in_domain(param: str, values: list[amplify.Scalar], recorded: list[amplify.Scalar],
               reads: BodyReads) -> list[amplify.Scalar]:
-    """``values`` without those outside what the recorded ints show, unless the body compares the leaf with zero
-    (``top_k > 0``): an int recorded non-negative (a step, a count) stays non-negative, and a size recorded at
-    least 1 (``n_bins``, ``reads.sizes``) stays at least 1."""
+    """``values`` without those outside the docstring's bound (``growth_interval`` (>= 1)) and outside what the
+    recorded ints show: an int recorded non-negative (a step, a count) stays non-negative, and a size recorded at
+    least 1 (``n_bins``, ``reads.sizes``) stays at least 1 unless the body compares the leaf with zero
+    (``top_k > 0``: then 0, its off switch, is tried too)."""
+    documented = reads.lows.get(re.findall(r"[A-Za-z_]\w*", param)[-1])  # (``growth_interval`` (>= 1))
+    if documented is not None:
+        bound, strict = documented
+        values = [x for x in values if not isinstance(x, int | float) or x > bound or x == bound and not strict]
     ints = [r for r in recorded if type(r) is int]
-    if type(recorded[0]) is not int or not ints or param in reads.signed:
+    if type(recorded[0]) is not int or not ints:
         return values
-    low = 1 if min(ints) >= 1 and param in reads.sizes else 0 if min(ints) >= 0 else None
+    if param in reads.signed:  # a switch at zero is tried at zero, never below it: a count of epochs is no sign
+        low = 0 if min(ints) >= 0 else None
+    else:
+        low = 1 if min(ints) >= 1 and param in reads.sizes else 0 if min(ints) >= 0 else None
     return values if low is None else [x for x in values if type(x) is not int or x >= low]
 
 

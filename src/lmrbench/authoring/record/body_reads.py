@@ -49,6 +49,9 @@ class BodyReads:
     nones: list[str] = field(default_factory=list)
     """Leaves the body compares with ``None`` (``if self.momentum is None``): the search tries None for them, the
     path a setting takes when it is left unset (a cumulative average instead of a momentum)."""
+    lows: dict[str, tuple[float, bool]] = field(default_factory=dict)
+    """Names the docstring bounds from below (``growth_interval`` (>= 1), ``n`` at least 2, ``k`` positive) ->
+    (the bound, strict): the contract's domain, which no value tried leaves."""
     sizes: list[str] = field(default_factory=list)
     """Leaves that size what the body builds or loops over (``np.linspace(0, 1, n_bins + 1)``, ``range(self.k)``,
     ``np.zeros(num_classes)``): a size recorded at least 1 is not tried below 1 unless the body compares it with
@@ -219,6 +222,22 @@ def _documented(func: ast.FunctionDef | ast.AsyncFunctionDef, literals: dict[str
     known += [w for w in _QUOTED.findall(doc) if w not in known]
 
 
+_LOW = re.compile(r"`*([A-Za-z_]\w*)`*\s*\(?\s*(>=|>|≥|is at least|at least|must be at least)\s*(-?\d+(?:\.\d+)?)")
+_POSITIVE = re.compile(r"`*([A-Za-z_]\w*)`*\s*\(?\s*(?:is |must be |a )?(positive|non-negative|nonnegative)\b")
+
+
+def _lows(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[float, bool]]:
+    """What the docstring says bounds a name from below: ``growth_interval`` (>= 1), ``n`` at least 2, ``k``
+    positive, ``eps`` non-negative."""
+    doc = ast.get_docstring(func) or ""
+    out: dict[str, tuple[float, bool]] = {}
+    for name, op, value in _LOW.findall(doc):
+        out.setdefault(name, (float(value), op == ">"))
+    for name, word in _POSITIVE.findall(doc):
+        out.setdefault(name, (0.0, word == "positive"))
+    return out
+
+
 def _literals(func: ast.AST, params: set[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for node in ast.walk(func):
@@ -265,7 +284,7 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     compared = bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
-                     nones([func, *called], known), sizes([func, *called], known, flow.deps))
+                     nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps))
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:

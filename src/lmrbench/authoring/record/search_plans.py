@@ -15,7 +15,8 @@ Also: the keys the body reads with a default that the recorded dicts lack (``cfg
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
 that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
-scan then tries them scaled up), the array arguments whose rank it reads (``any_rank``: the scan gives them one
+scan then tries them scaled up) or checks for non-finite values (``checks_finite``: the scan gives it a nan and an
+inf), the array arguments whose rank it reads (``any_rank``: the scan gives them one
 more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
 inputs the guard says the function expects).
 """
@@ -141,6 +142,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
             "stable": _calls(golden, qualname, STABLE_CALLS) and _promises_large(golden, qualname),
+            "checks_finite": _calls(golden, qualname, FINITE_CALLS),
             "any_rank": _any_rank(golden, qualname, [a["name"] for a in case["arguments"]]),
             "tied": sorted(tied)}
 
@@ -151,6 +153,8 @@ STABLE_CALLS = frozenset({"logaddexp", "logaddexp2", "log1p", "softplus", "logsi
                           "log_softmax", "xlogy", "xlog1py"})
 """Calls that exist to stay finite at large magnitudes: a body that uses one, and whose docstring promises large
 inputs (``STABLE_WORDS``), is written for them, so the scan tries its float arrays scaled up."""
+FINITE_CALLS = frozenset({"isfinite", "isnan", "isinf", "nan_to_num", "isposinf", "isneginf"})
+"""Calls by which a body checks its inputs for nan and inf: it takes them, so the scan gives it one of each."""
 STABLE_WORDS = re.compile(r"\bstabl[ey]|\bstability\b|\boverflows?\b|\bmay be large\b|\blarge (?:logits|values|inputs|"
                           r"magnitudes|scores)\b", re.IGNORECASE)
 """What a docstring says when the function must stay finite at large magnitudes: where it does not, a correct
