@@ -92,3 +92,31 @@ def test_an_optional_mask_is_filled_with_bools_and_padded_targets_get_the_ignore
     assert (target[mask] == variations.IGNORED).all() and (target[~mask] >= 0).all()
     assert "pad_mask given (True/False entries" in variations.input_text(spec)
     assert variations.input_text({"arrays": "one_zero", "only": "counts"}) == "counts with its last entry 0"
+
+
+def test_an_id_parameter_moves_with_its_holders_and_takes_the_place_of_the_id_it_lands_on():
+    import lmrbench_probe as probe
+
+    labels = np.array([0, 3, 1, 3, 0, 2])
+    # blank 0 -> 3: the blanks become 3 and the labels 3 become 0, so no label equals the new blank
+    assert probe._remapped(labels, 0, 3).tolist() == [3, 0, 1, 0, 3, 2]
+    # a negative sentinel (-100 -> 2) is no id a label may hold: the labels 2 stay, ignored too
+    padded = np.array([-100, 2, 1, -100])
+    assert probe._remapped(padded, -100, 2).tolist() == [2, 2, 1, 2]
+
+
+SCALER = '''
+class Scaler:
+    def update(self, grads, growth_interval=200, eps=1e-8):
+        """Unscale. ``growth_interval`` (>= 1) finite steps grow the scale; ``eps`` non-negative; ``k`` at least 2."""
+        return grads
+'''
+
+
+def test_a_bound_the_docstring_states_is_kept_by_every_value_tried():
+    from lmrbench.authoring.record.amplify_plans import in_domain
+
+    reads = body_reads(SCALER, "Scaler.update", ["grads", "growth_interval", "eps"])
+    assert reads.lows == {"growth_interval": (1.0, False), "eps": (0.0, False), "k": (2.0, False)}
+    assert in_domain("growth_interval", [400, 0, 1, 100], [200], reads) == [400, 1, 100]
+    assert in_domain("self.eps", [0.0, -1e-8, 1e-7], [1e-8], reads) == [0.0, 1e-7]

@@ -3,8 +3,9 @@ call ties to the arrays' shapes, a shape tuple one axis longer, a padding mask o
 (with ignore-index targets where it pads), collapsed embeddings whose distances round below zero, a batch that
 mixes timesteps the driver gives one at a time (a zero among them), samples with one more axis where the body
 reads their rank, large logits where the body is written to stay finite, a class with no samples, a size read
-through a local alias tried at its off switch and its edge. Each is tested both ways: the plausible wrong answer
-it exposes fails, a correct answer in another style passes."""
+through a local alias tried at its off switch and its edge, a nan and an inf where the body checks for them; and
+no count changed without the rows it splits. Each is tested both ways: the plausible wrong answer it exposes
+fails, a correct answer in another style passes."""
 
 from __future__ import annotations
 
@@ -365,6 +366,77 @@ BLOCK_WINDOWS = BLOCK_SIG + '''    out = np.asarray(lprobs, dtype=float).copy()
     return out
 '''
 
+CROPS = '''
+    import numpy as np
+
+
+    class CropLoss:
+        def __init__(self, ncrops):
+            self.ncrops = ncrops
+
+        def __call__(self, student, teacher):
+            """Mean squared distance of each of the ``ncrops`` crops of ``student`` (ncrops * B, D; crop-major rows)
+            to ``teacher`` (B, D), averaged over the crops."""
+            batch = teacher.shape[0]
+            total = 0.0
+            for v in range(self.ncrops):
+                total += np.mean((student[v * batch:(v + 1) * batch] - teacher) ** 2)
+            return float(total / self.ncrops)
+'''
+CROPS_DRIVER = '''
+    import numpy as np
+
+    from model.crops import CropLoss
+
+    rng = np.random.default_rng(0)
+    loss = CropLoss(4)
+    for _ in range(3):
+        print(loss(rng.normal(size=(20, 3)), rng.normal(size=(5, 3))))
+'''
+CROPS_SPLIT = '''import numpy as np
+
+
+class CropLoss:
+    def __init__(self, ncrops):
+        self.ncrops = ncrops
+
+    def __call__(self, student, teacher):
+        crops = np.stack(np.split(student, self.ncrops))
+        return float(((crops - teacher[None]) ** 2).mean())
+'''
+
+FINITE = '''
+    import numpy as np
+
+
+    def finite_mean(x):
+        """Mean of the finite entries of ``x`` (nan and inf left out); 0.0 when none is finite."""
+        keep = np.isfinite(x)
+        if not keep.any():
+            return 0.0
+        return float(x[keep].mean())
+'''
+FINITE_DRIVER = '''
+    import numpy as np
+
+    from model.finite import finite_mean
+
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        print(finite_mean(rng.normal(size=(4, 3))))
+'''
+FINITE_SIG = '''import numpy as np
+
+
+def finite_mean(x):
+'''
+FINITE_NAN_ONLY = FINITE_SIG + '''    kept = x[~np.isnan(x)]
+    return float(kept.mean()) if kept.size else 0.0
+'''
+FINITE_MASKED = FINITE_SIG + '''    masked = np.ma.masked_invalid(x)
+    return 0.0 if masked.count() == 0 else float(masked.mean())
+'''
+
 TASKS = {
     "heads": ("model/heads.py::head_bias", {"model/heads.py": HEADS, "run.py": HEADS_DRIVER}, "model/heads.py"),
     "norm": ("model/norm.py::Norm.forward", {"model/norm.py": NORM, "run.py": NORM_DRIVER}, "model/norm.py"),
@@ -373,6 +445,9 @@ TASKS = {
     "step": ("model/step.py::reverse_step", {"model/step.py": STEP, "run.py": STEP_DRIVER}, "model/step.py"),
     "bce": ("model/bce.py::weighted_bce", {"model/bce.py": BCE, "run.py": BCE_DRIVER}, "model/bce.py"),
     "block": ("model/block.py::block_repeats", {"model/block.py": BLOCK, "run.py": BLOCK_DRIVER}, "model/block.py"),
+    "crops": ("model/crops.py::CropLoss.__call__", {"model/crops.py": CROPS, "run.py": CROPS_DRIVER}, "model/crops.py"),
+    "finite": ("model/finite.py::finite_mean", {"model/finite.py": FINITE, "run.py": FINITE_DRIVER},
+               "model/finite.py"),
 }
 CANDIDATES = [
     ("heads", "a head count pinned to the driver's", HEADS_PINNED, TestStatus.FAILED),
@@ -393,6 +468,9 @@ CANDIDATES = [
     ("block", "no off switch for a size of 0", BLOCK_NO_SWITCH, TestStatus.FAILED),
     ("block", "the suffix by a negative index (all of it at size 1)", BLOCK_NEGATIVE_SUFFIX, TestStatus.FAILED),
     ("block", "windows compared one by one", BLOCK_WINDOWS, TestStatus.PASSED),
+    ("crops", "the rows split by the crop count", CROPS_SPLIT, TestStatus.PASSED),
+    ("finite", "only nan left out", FINITE_NAN_ONLY, TestStatus.FAILED),
+    ("finite", "a masked array", FINITE_MASKED, TestStatus.PASSED),
 ]
 
 
