@@ -120,3 +120,11 @@ def test_a_bound_the_docstring_states_is_kept_by_every_value_tried():
     assert reads.lows == {"growth_interval": (1.0, False), "eps": (0.0, False), "k": (2.0, False)}
     assert in_domain("growth_interval", [400, 0, 1, 100], [200], reads) == [400, 1, 100]
     assert in_domain("self.eps", [0.0, -1e-8, 1e-7], [1e-8], reads) == [0.0, 1e-7]
+
+
+def test_a_nan_reaches_the_arrays_of_a_list_argument_of_a_call_that_had_not_overflowed():
+    case, arrays = _case(grads=[np.ones(3), np.ones(2)])
+    filled = variations.arrays_filled(case, arrays, "nan", guarded=False)
+    assert [np.isnan(a).sum() for a in filled.values()] == [1, 1]
+    overflowed, arrays = _case(grads=[np.array([1.0, np.inf]), np.ones(2)])
+    assert variations.arrays_filled(overflowed, arrays, "nan", guarded=False) == {}

@@ -138,14 +138,23 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
     of zero), all one (a spread of zero that no tie-break moves), within a millionth of its first entry (a
     spread below an ``eps``), its first row zero (a norm of zero), every row a near copy of the first
     (``repeated``: collapsed embeddings a billionth apart, whose squared distances from a Gram matrix round below
-    zero). ``only``: that argument alone."""
+    zero); one entry nan, or inf (``nan``, ``inf``: arrays in a list argument too). ``only``: that argument
+    alone."""
     import numpy as np
 
-    out = {}
-    for a in case["arguments"]:
-        if only is not None and a["name"] != only:
+    out: dict[str, Any] = {}
+    names = [a["name"] for a in case["arguments"]]
+    if how in ("nan", "inf"):  # an overflowed gradient among a list of them (an optimiser's or a scaler's ``grads``)
+        names += [f"{a['name']}[{i}]" for a in case["arguments"] if isinstance(a["value"], list)
+                  and len(a["value"]) <= ll.MAX_ITEMS for i in range(len(a["value"]))]
+        given = [arrays[k] for n in names if (k := array_key(case, n, arrays)) is not None]
+        if any(isinstance(g, np.ndarray) and np.issubdtype(g.dtype, np.floating) and not np.isfinite(g).all()
+               for g in given):
+            return out  # a call that already overflowed shows nothing new: the next recorded call is tried
+    for name in names:
+        if only is not None and name != only:
             continue
-        key = array_key(case, a["name"], arrays)
+        key = array_key(case, name, arrays)
         if key is None or not isinstance(arrays[key], np.ndarray) or arrays[key].size == 0:
             continue
         arr = arrays[key]
