@@ -57,22 +57,22 @@ def head_bias(scores, n_heads, max_bias=8.0):
     return out
 '''
 
-NORM = '''
-    import numpy as np
+NORM_HEAD = '''import numpy as np
 
 
-    class Norm:
-        def __init__(self, normalized_shape, eps=1e-5):
-            self.normalized_shape = tuple(normalized_shape)
-            self.eps = eps
-            self.weight = np.ones(self.normalized_shape)
+class Norm:
+    def __init__(self, normalized_shape, eps=1e-5):
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.weight = np.ones(self.normalized_shape)
 
-        def forward(self, x):
-            """Normalise ``x`` over its trailing axes of shape ``normalized_shape``, all of them together; scale by
-            ``weight``."""
-            axes = tuple(range(x.ndim - len(self.normalized_shape), x.ndim))
-            centred = x - x.mean(axis=axes, keepdims=True)
-            return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + self.eps) * self.weight
+    def forward(self, x):
+'''
+NORM = NORM_HEAD + '''        """Normalise ``x`` over its trailing axes of shape ``normalized_shape``, all of them
+        together; scale by ``weight``."""
+        axes = tuple(range(x.ndim - len(self.normalized_shape), x.ndim))
+        centred = x - x.mean(axis=axes, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + self.eps) * self.weight
 '''
 NORM_DRIVER = '''
     import numpy as np
@@ -84,17 +84,6 @@ NORM_DRIVER = '''
     norm.weight = 1.0 + 0.1 * rng.normal(size=6)
     for _ in range(2):
         print(norm.forward(3.0 + rng.normal(size=(2, 4, 6))).sum())
-'''
-NORM_HEAD = '''import numpy as np
-
-
-class Norm:
-    def __init__(self, normalized_shape, eps=1e-5):
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.weight = np.ones(self.normalized_shape)
-
-    def forward(self, x):
 '''
 NORM_LAST_AXIS = NORM_HEAD + '''        centred = x - x.mean(axis=-1, keepdims=True)
         return centred / np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + self.eps) * self.weight
