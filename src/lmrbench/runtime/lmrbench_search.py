@@ -152,14 +152,14 @@ def counts_changed(spec_set: dict[str, Any], case: dict[str, Any], arrays: dict[
     return out
 
 
-def _last_row_read(target: Target, case: dict[str, Any], arrays: dict[str, Any], key: str, want: Any) -> bool:
-    """True when moving the last row of ``arrays[key]`` changes the result ``want`` holds (or fails the call)."""
+def _row_read(target: Target, case: dict[str, Any], arrays: dict[str, Any], key: str, want: Any, row: int) -> bool:
+    """True when moving row ``row`` of ``arrays[key]`` changes the result ``want`` holds (or fails the call)."""
     import numpy as np
 
     arr = arrays[key]
     moved = arr.copy()
-    moved[-1] += (np.random.default_rng(13).normal(size=moved[-1].shape) * max(float(np.abs(arr).max()), 1.0)).astype(
-        arr.dtype)
+    moved[row] += (np.random.default_rng(13).normal(size=moved[row].shape) * max(float(np.abs(arr).max()),
+                                                                                   1.0)).astype(arr.dtype)
     try:
         got, decoded, obj = target.call(case, {**arrays, key: moved})
     except (Exception, Timeout):  # noqa: BLE001 - a row that makes it fail is read
@@ -171,7 +171,8 @@ def skips_rows(target: Target, base: tuple[dict[str, Any], dict[str, Any]], new:
                counts: list[int]) -> bool:
     """True when a call made by changing a count (``counts``: the recorded values, ``counts_changed``) leaves
     unread the last row of a float argument whose first axis is a whole number of blocks of that count (crops
-    times the batch), a row the recorded call (``base``, whose golden result it holds) reads. Such a call passes
+    times the batch) while it reads the first, and the recorded call (``base``, whose golden result it holds)
+    reads the last. Such a call passes
     more rows than its count says, which no caller does, and a correct program that splits the rows by the count
     refuses it."""
     import numpy as np
@@ -181,8 +182,10 @@ def skips_rows(target: Target, base: tuple[dict[str, Any], dict[str, Any]], new:
         if key not in base[1] or base[1][key].shape != arr.shape or arr.ndim == 0 or not arr.shape[0] \
                 or not np.isfinite(arr).all() or not any(arr.shape[0] % c == 0 for c in counts):
             continue
-        if not _last_row_read(target, *new, key, lv.Case(*new)) and _last_row_read(target, *base, key,
-                                                                                   lv.Case(*base)):
+        want = lv.Case(*new)
+        # the last row unread where the first is read (a truncation, not a result no row moves: a group of one)
+        if not _row_read(target, *new, key, want, -1) and _row_read(target, *new, key, want, 0) \
+                and _row_read(target, *base, key, lv.Case(*base), -1):
             return True
     return False
 

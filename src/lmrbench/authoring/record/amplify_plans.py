@@ -120,7 +120,8 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
         variants: list[dict[str, Any]] = [{"set": {p: x}} for x in values]
         if remap:
             variants.append({"fill": remap, "kind": "all", "keep": True})
-        plans.append({"param": p, "variants": variants, "remap": remap, **({"tied": True} if p in tied else {})})
+        plans.append({"param": p, "variants": variants, "remap": remap,  # a tied leaf the scan cuts with its arrays
+                      **({"tied": True, "note": False} if p in tied else {})})
     first = {p: vs[0] for p, vs in seen.items()}
     pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen and p not in tied and q not in tied]
     missing = amplify.missing_pairs(paths)

@@ -15,8 +15,8 @@ Also: the keys the body reads with a default that the recorded dicts lack (``cfg
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
 that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
-scan then tries them scaled up) or checks for non-finite values (``checks_finite``: the scan gives it a nan and an
-inf), the array arguments whose rank it reads (``any_rank``: the scan gives them one
+scan then tries them scaled up) or checks an argument for non-finite values (``checks_finite``: the scan gives it
+a nan and an inf), the array arguments whose rank it reads (``any_rank``: the scan gives them one
 more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
 inputs the guard says the function expects).
 """
@@ -142,7 +142,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
             "stable": _calls(golden, qualname, STABLE_CALLS) and _promises_large(golden, qualname),
-            "checks_finite": _calls(golden, qualname, FINITE_CALLS),
+            "checks_finite": _checks_arguments(golden, qualname, [a["name"] for a in case["arguments"]]),
             "any_rank": _any_rank(golden, qualname, [a["name"] for a in case["arguments"]]),
             "tied": sorted(tied)}
 
@@ -180,6 +180,20 @@ def _promises_large(golden: str, qualname: str) -> bool:
     node = _body(golden, qualname)
     doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
     return bool(doc and STABLE_WORDS.search(doc))
+
+
+def _checks_arguments(golden: str, qualname: str, params: list[str]) -> bool:
+    """True when the body checks an argument itself for nan or inf (``np.isfinite(x)``, or ``np.isfinite(g)`` for
+    ``g`` in ``grads``): it takes such inputs. A check of what it computed (scores masked with -inf) says nothing
+    of its inputs."""
+    node = _body(golden, qualname)
+    if node is None:
+        return False
+    names = set(params) | {n.target.id for n in ast.walk(node) if isinstance(n, ast.For)
+                           and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Name) and n.iter.id in params}
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
+               in FINITE_CALLS and any(isinstance(a, ast.Name) and a.id in names for a in n.args)
+               for n in ast.walk(node))
 
 
 def _any_rank(golden: str, qualname: str, params: list[str]) -> list[str]:
