@@ -43,9 +43,10 @@ def test_a_parameter_read_through_a_local_alias_is_compared_where_the_alias_is()
 def test_a_kind_of_non_finite_value_the_recorded_results_hold_is_inside_the_domain():
     masked = np.array([0.5, -np.inf])
     assert search.nonfinite((masked, {"x": np.array([np.nan])})) == {"-inf", "nan"}
-    assert not search.outside(np.array([-np.inf, 1.0]), [1.0, masked])  # a banned token, as recorded calls give
-    assert search.outside(np.array([np.nan]), [1.0, masked])
-    assert search.outside(float("inf"), [np.array([1.0])])
+    recorded = search.nonfinite([1.0, masked])  # the kinds the recorded results hold
+    assert not search.outside(np.array([-np.inf, 1.0]), recorded)  # a banned token, as recorded calls give
+    assert search.outside(np.array([np.nan]), recorded)
+    assert search.outside(float("inf"), search.nonfinite([np.array([1.0])]))
 
 
 def _case(**arguments: object) -> tuple[dict, dict]:

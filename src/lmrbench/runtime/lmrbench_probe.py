@@ -156,6 +156,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
     made: list[dict[str, Any]] = []
     notes: list[str] = []
     limit = int(t.get("max_added", 40))
+    ordered = sorted(cases, key=_zero_part)  # decoded once for every plan
     for n, plan in enumerate(t.get("amplify", [])):
         param, why = plan["param"], "it changes no result of the recorded calls"
         kept: list[dict[str, Any]] = []
@@ -164,7 +165,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
             continue
         applied = 0
-        for name, case, arrays in sorted(cases, key=_zero_part):
+        for name, case, arrays in ordered:
             if case.get("random_state"):
                 continue
             when = plan.get("when", {})

@@ -38,10 +38,11 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     """Write the cases of the scan (``scan-<t>-<k>.npz`` in ``out``); their entries (kind ``scan``)."""
     bases = ls.recorded_bases(cases)
     recorded = ls.recorded_calls(cases)
+    allowed = ls.nonfinite([lv.Case(c, a).expected for _, c, a in recorded])  # decoded once, not per input
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
-    modes = [{p: v} for p, values in (plan.get("leaves") or {}).items() for v in values if type(v) is str]
+    modes = lvar.modes(plan.get("leaves") or {})
     hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
             *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
             *(((h, {}) for h in ("nan", "inf")) if plan.get("checks_finite") else ()),
@@ -56,18 +57,18 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
             entry = None
             for only in (*alone, None):
                 spec = {"base": name, "arrays": how, "kind": "arrays", "set": sets, "guarded": guarded, "only": only}
-                entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz", recorded)
+                entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{len(made)}.npz", allowed)
                 if entry is not None:
                     break
             if entry is not None:
                 made.append(entry)
                 break
-    made += _reshaped(golden, t, bases, cases, recorded, out, index, len(made))
+    made += _reshaped(golden, t, bases, cases, allowed, out, index, len(made))
     return made
 
 
 def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
-              all_cases: list[tuple[str, Any, Any]], recorded: list[tuple[str, Any, Any]], out: str, index: int,
+              all_cases: list[tuple[str, Any, Any]], allowed: set[str], out: str, index: int,
               start: int) -> list[dict[str, Any]]:
     """One case per shape or mix the recorded calls never vary: the shape-tied leaves of one value (a head count)
     one lower and 1, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
@@ -87,7 +88,7 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
             what = lvar.input_text(spec)
             if what in done:
                 continue
-            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz", recorded)
+            entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz", allowed)
             if entry is not None:
                 made.append(entry)
                 done.add(what)
@@ -118,15 +119,16 @@ def _close(golden: Any, result: Any, expected: Any, case: Any) -> bool:
 
 
 def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any], out: str,
-            file: str, recorded: list[tuple[str, Any, Any]]) -> dict[str, Any] | None:
+            file: str, allowed: set[str]) -> dict[str, Any] | None:
     """The entry of the case of one array variation, or None when it does not apply, the golden code fails or
-    gives a kind of non-finite value that no ``recorded`` call's result holds, or the case is a knife edge."""
+    gives a kind of non-finite value outside ``allowed`` (those the recorded results hold), or the case is a knife
+    edge."""
     built = lvar.build(spec, case, arrays)
     if built is None or lvar.departs(case, arrays, built[1]):
         return None  # outside what the recorded calls pass (probabilities no longer summing to 1)
     try:
         result, new, new_arrays, _ = ls.golden_case(golden, *built)
-        if ls.outside(result, [lv.Case(c, a).expected for _, c, a in recorded]):
+        if ls.outside(result, allowed):
             return None
         if ls.unstable(golden, new, new_arrays, result, lv.Case(new, new_arrays)):
             return None

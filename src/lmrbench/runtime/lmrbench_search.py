@@ -172,20 +172,19 @@ def skips_rows(target: Target, base: tuple[dict[str, Any], dict[str, Any]], new:
     """True when a call made by changing a count (``counts``: the recorded values, ``counts_changed``) leaves
     unread the last row of a float argument whose first axis is a whole number of blocks of that count (crops
     times the batch) while it reads the first, and the recorded call (``base``, whose golden result it holds)
-    reads the last. Such a call passes
-    more rows than its count says, which no caller does, and a correct program that splits the rows by the count
-    refuses it."""
+    reads the last. Such a call passes more rows than its count says, which no caller does, and a correct program
+    that splits the rows by the count refuses it."""
     import numpy as np
 
+    want, recorded = lv.Case(*new), lv.Case(*base)
     for key in float_keys(*new):
         arr = new[1][key]
         if key not in base[1] or base[1][key].shape != arr.shape or arr.ndim == 0 or not arr.shape[0] \
                 or not np.isfinite(arr).all() or not any(arr.shape[0] % c == 0 for c in counts):
             continue
-        want = lv.Case(*new)
         # the last row unread where the first is read (a truncation, not a result no row moves: a group of one)
         if not _row_read(target, *new, key, want, -1) and _row_read(target, *new, key, want, 0) \
-                and _row_read(target, *base, key, lv.Case(*base), -1):
+                and _row_read(target, *base, key, recorded, -1):
             return True
     return False
 
@@ -337,16 +336,11 @@ def nonfinite(value: Any) -> set[str]:
             if hit.any()}
 
 
-def finite(value: Any) -> bool:
-    """True when no float in ``value`` (through lists, tuples and dicts) is nan or infinite."""
-    return not nonfinite(value)
-
-
-def outside(result: Any, recorded: list[Any]) -> bool:
-    """True when ``result`` holds a kind of non-finite value that none of the ``recorded`` results holds (a nan
-    where the recorded calls had none): an input outside the function's domain. A -inf that recorded results
-    also hold (a banned token's log-probability) is a value the function gives."""
-    return not nonfinite(result) <= set().union(*(nonfinite(r) for r in recorded))
+def outside(result: Any, allowed: set[str]) -> bool:
+    """True when ``result`` holds a kind of non-finite value outside ``allowed``, the kinds the recorded results
+    hold (``nonfinite`` of them all; a nan where the recorded calls had none): an input outside the function's
+    domain. A -inf that recorded results also hold (a banned token's log-probability) is a value it gives."""
+    return not nonfinite(result) <= allowed
 
 
 def shapes(value: Any) -> Any:
@@ -403,7 +397,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     left = [i for i, mt in mutants.items() if mt is not None]
     by_name = {name: (case, arrays) for name, case, arrays in bases}
     base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
-    recorded = [lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)]
+    allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
     random_ok = False
     varied_tied: set[str] = set()
     tied = set(plan.get("tied") or [])
@@ -419,7 +413,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             result, new, new_arrays, _ = golden_case(golden, *built)
         except (Exception, Timeout):  # noqa: BLE001 - an input the golden code refuses is no case
             continue
-        if outside(result, recorded):
+        if outside(result, allowed):
             continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
         if ("fill" in spec or set(spec.get("set", {})) & tied) and shapes(result) != shapes(base_result[spec["base"]]):
             continue  # a shape the function does not take: an argument filled, a head count against other heads

@@ -336,6 +336,11 @@ def _softened(case: dict[str, Any], arrays: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def modes(leaves: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Each text value of the plan's ``leaves`` to try, as a setting (``{"var_type": "fixed_large"}``)."""
+    return [{p: v} for p, values in leaves.items() for v in values if type(v) is str]
+
+
 def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
     """The inputs to try, in order: per base call each leaf alone, the defaults, arrays that zero a count,
     random arrays; then pairs of leaves."""
@@ -346,13 +351,12 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict
             out += [{"base": name, "set": {path: v}} for v in values]
         out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
-        modes = [{p: v} for p, values in leaves.items() for v in values if type(v) is str]
         for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "same", "distinct", "flipped",
                     "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
             # alone, with each leaf at zero (a spread of zero meets ``eps=0``) and in each mode (a timestep of
             # zero whose noise only the large variance shows)
             out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
-                    for s in [{}, *zeros, *modes]]
+                    for s in [{}, *zeros, *modes(leaves)]]
         out += [{"base": name, "random": seed, "kind": "random"} for seed in range(RANDOM_TRIES)]
         fills = [{"with": w, "bool": b} for b in (False, True)
                  for w in ("random", "ones", *(("zeros",) if plan.get("guarded") else ()))]
@@ -435,16 +439,21 @@ def shape_tuples(case: dict[str, Any], arrays: dict[str, Any]) -> list[str]:
     """Paths of the tuples of ints among the arguments and ``self`` (``self.normalized_shape``) that equal the
     trailing shape of an input array with more axes before them, one of them longer than 1: a shape the driver
     gives at one length only, which ``grown`` lengthens by that axis."""
-    inputs = [a for k, a in arrays.items() if not k.startswith("out") and int(getattr(a, "ndim", 0)) > 0]
+    inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
     out = []
     for path in dict.fromkeys(p.rpartition("[")[0] for p in ll.leaves(case, arrays) if p.endswith("]")):
         found = ll.node(case, path)
         items = found.get("items") if isinstance(found, dict) and found.get("$") == "tuple" else None
-        if items and all(type(x) is int for x in items) and any(
-                a.ndim > len(items) and tuple(a.shape[-len(items):]) == tuple(items)
-                and a.shape[-len(items) - 1] > 1 for a in inputs):
+        if items and all(type(x) is int for x in items) and _longer(inputs, tuple(items)):
             out.append(path)
     return out
+
+
+def _longer(inputs: dict[str, Any], shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The trailing shapes one axis longer than ``shape`` of the input arrays whose trailing shape it is, that
+    axis longer than 1 (``(5, 8)`` for ``(8,)`` of a ``(2, 5, 8)`` input)."""
+    return [tuple(a.shape[-len(shape) - 1:]) for a in inputs.values() if shape and getattr(a, "ndim", 0) > len(shape)
+            and tuple(a.shape[-len(shape):]) == shape and a.shape[-len(shape) - 1] > 1]
 
 
 def _grown(new: dict[str, Any], inputs: dict[str, Any], path: str) -> bool:
@@ -455,8 +464,7 @@ def _grown(new: dict[str, Any], inputs: dict[str, Any], path: str) -> bool:
 
     found = ll.node(new, path)
     old = tuple(found["items"]) if isinstance(found, dict) and found.get("$") == "tuple" else ()
-    longer = [tuple(a.shape[-len(old) - 1:]) for a in inputs.values() if old and getattr(a, "ndim", 0) > len(old)
-              and tuple(a.shape[-len(old):]) == old and a.shape[-len(old) - 1] > 1]
+    longer = _longer(inputs, old)
     if not longer:
         return False
     found["items"] = list(longer[0])

@@ -139,11 +139,12 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
     case, _ = read_case_file(paths[0])
+    params = [a["name"] for a in case["arguments"]]
+    body = _body(golden, qualname)  # parsed once for the checks below
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
-            "guarded": reads.guarded, "exponentiates": _calls(golden, qualname, EXP_CALLS),
-            "stable": _calls(golden, qualname, STABLE_CALLS) and _promises_large(golden, qualname),
-            "checks_finite": _checks_arguments(golden, qualname, [a["name"] for a in case["arguments"]]),
-            "any_rank": _any_rank(golden, qualname, [a["name"] for a in case["arguments"]]),
+            "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
+            "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
+            "checks_finite": _checks_arguments(body, params), "any_rank": _any_rank(body, params),
             "tied": sorted(tied)}
 
 
@@ -162,31 +163,29 @@ answer may compute a sigmoid or a log directly, and large inputs would fail it."
 
 
 def _body(golden: str, qualname: str) -> ast.AST | None:
+    """The definition of ``qualname`` in ``golden``, or None when it does not parse or has none."""
     try:
         return pyparse.find_def(pyparse.parse(golden), qualname)
     except SyntaxError:
         return None
 
 
-def _calls(golden: str, qualname: str, names: frozenset[str]) -> bool:
-    """True when the body of ``qualname`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
-    node = _body(golden, qualname)
+def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
+    """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
 
 
-def _promises_large(golden: str, qualname: str) -> bool:
-    """True when the docstring of ``qualname`` says it takes large magnitudes (``STABLE_WORDS``)."""
-    node = _body(golden, qualname)
+def _promises_large(node: ast.AST | None) -> bool:
+    """True when the docstring of the function ``node`` says it takes large magnitudes (``STABLE_WORDS``)."""
     doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
     return bool(doc and STABLE_WORDS.search(doc))
 
 
-def _checks_arguments(golden: str, qualname: str, params: list[str]) -> bool:
+def _checks_arguments(node: ast.AST | None, params: list[str]) -> bool:
     """True when the body checks an argument itself for nan or inf (``np.isfinite(x)``, or ``np.isfinite(g)`` for
     ``g`` in ``grads``): it takes such inputs. A check of what it computed (scores masked with -inf) says nothing
     of its inputs."""
-    node = _body(golden, qualname)
     if node is None:
         return False
     names = set(params) | {n.target.id for n in ast.walk(node) if isinstance(n, ast.For)
@@ -196,10 +195,9 @@ def _checks_arguments(golden: str, qualname: str, params: list[str]) -> bool:
                for n in ast.walk(node))
 
 
-def _any_rank(golden: str, qualname: str, params: list[str]) -> list[str]:
+def _any_rank(node: ast.AST | None, params: list[str]) -> list[str]:
     """The array arguments whose rank the body reads (``x.ndim``, ``len(x.shape)``, ``x.dim()``): written for any
     number of axes, so the scan gives them one more."""
-    node = _body(golden, qualname)
     out: list[str] = []
     for n in ast.walk(node) if node is not None else ():
         base = None
