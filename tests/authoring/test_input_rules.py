@@ -129,3 +129,59 @@ def test_a_nan_reaches_the_arrays_of_a_list_argument_of_a_call_that_had_not_over
     assert [np.isnan(a).sum() for a in filled.values()] == [1, 1]
     overflowed, arrays = _case(grads=[np.array([1.0, np.inf]), np.ones(2)])
     assert variations.arrays_filled(overflowed, arrays, "nan", guarded=False) == {}
+
+
+GUARDED = '''
+class Scaler:
+    def update(self, found_inf):
+        if found_inf:
+            self.scale = max(self.scale * self.backoff, self.min_scale)
+            self.good = 0
+        else:
+            self.good += 1
+            if self.good >= self.interval:
+                self.scale = min(self.scale * 2.0, self.max_scale)
+        return self.scale
+'''
+
+
+def test_a_leaf_a_guard_or_a_comparison_meets_is_tried_near_the_other_leaves_of_each_call():
+    reads = body_reads(GUARDED, "Scaler.update", ["self", "found_inf"])
+    assert reads.relatives["self.min_scale"] == ["self.scale", "self.backoff"]
+    assert reads.relatives["self.max_scale"] == ["self.scale"]
+    assert reads.relatives["self.interval"] == ["self.good"] and reads.relatives["self.good"] == ["self.interval"]
+    case, arrays = _case(found_inf=True)
+    case["self"] = {"$": "dict", "items": [["scale", 8192.0], ["backoff", 0.5], ["min_scale", 1.0], ["good", 5],
+                                           ["interval", 200]]}
+    # the floor near this call's scale (either side, never on it); a count at the other's edge, and never below 0
+    assert variations.near(case, arrays, "self.min_scale", {"to": ["self.scale"], "low": None}) == [4096.0, 12288.0]
+    assert variations.near(case, arrays, "self.interval", {"to": ["self.good"], "low": 0}) == [4, 5, 6]
+    case["self"]["items"][3][1] = 0
+    assert variations.near(case, arrays, "self.interval", {"to": ["self.good"], "low": 1}) == [1]
+
+
+def test_a_count_of_blocks_of_rows_is_cut_with_its_rows_and_never_below_a_count_the_call_held_it_above():
+    student, teacher = np.arange(48.0).reshape(12, 4), np.zeros((4, 4))
+    case, arrays = _case(student=student, teacher=teacher)
+    case["self"] = {"$": "dict", "items": [["ncrops", 6], ["n_global", 2]]}
+    assert variations.blocked(case, arrays, "self.ncrops", 3) == ["student"]  # 4 rows are not blocks of 6
+    built = variations.build({"set": {"self.ncrops": 3}, "blocks": "student"}, case, arrays)
+    assert built is not None
+    new, new_arrays = built
+    cut = new_arrays[variations.array_key(new, "student", new_arrays)]
+    assert np.array_equal(cut, student[:6]) and lmrbench_leaves.get(new, new_arrays, "self.ncrops") == 3
+    assert variations.blocked(case, arrays, "self.ncrops", 1) == []  # fewer crops than global crops
+
+
+def test_an_update_of_self_in_a_branch_is_dropped_by_a_mutant_and_named_with_the_case_that_kills_it():
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+    from lmrbench.authoring.mutants.mutants import generate_mutants
+
+    made = [m.description for m in generate_mutants(GUARDED, "Scaler.update") if m.kind == "drop_update"]
+    assert [d.split(": ", 1)[1] for d in made] == [
+        "drop the update `self.scale = max(self.scale * self.backoff, s...` under `if found_inf`",
+        "drop the update `self.good = 0` under `if found_inf`",
+        "drop the update `self.good += 1` under the else of `if found_inf`",
+        "drop the update `self.scale = min(self.scale * 2.0, self.max_s...` under `if self.good >= self.interval`"]
+    assert kill_hint("drop_update", made[1]) == ("a case where `found_inf` holds and the update changes self.good "
+                                                 "(it starts at another value than the update gives it)")

@@ -3,9 +3,9 @@ call ties to the arrays' shapes, a shape tuple one axis longer, a padding mask o
 (with ignore-index targets where it pads), collapsed embeddings whose distances round below zero, a batch that
 mixes timesteps the driver gives one at a time (a zero among them), samples with one more axis where the body
 reads their rank, large logits where the body is written to stay finite, a class with no samples, a size read
-through a local alias tried at its off switch and its edge, a nan and an inf where the body checks for them; and
-no count changed without the rows it splits. Each is tested both ways: the plausible wrong answer it exposes
-fails, a correct answer in another style passes."""
+through a local alias tried at its off switch and its edge, a nan and an inf where the body checks for them, a
+count of crops cut together with the rows it splits; and no count changed without them. Each is tested both ways:
+the plausible wrong answer it exposes fails, a correct answer in another style passes."""
 
 from __future__ import annotations
 
@@ -382,7 +382,7 @@ CROPS_DRIVER = '''
     for _ in range(3):
         print(loss(rng.normal(size=(20, 3)), rng.normal(size=(5, 3))))
 '''
-CROPS_SPLIT = '''import numpy as np
+CROPS_HEAD = '''import numpy as np
 
 
 class CropLoss:
@@ -390,7 +390,11 @@ class CropLoss:
         self.ncrops = ncrops
 
     def __call__(self, student, teacher):
-        crops = np.stack(np.split(student, self.ncrops))
+'''
+CROPS_PINNED = CROPS_HEAD + '''        batch = teacher.shape[0]
+        return float(np.mean([np.mean((student[v * batch:(v + 1) * batch] - teacher) ** 2) for v in range(4)]))
+'''
+CROPS_SPLIT = CROPS_HEAD + '''        crops = np.stack(np.split(student, self.ncrops))
         return float(((crops - teacher[None]) ** 2).mean())
 '''
 
@@ -457,6 +461,7 @@ CANDIDATES = [
     ("block", "no off switch for a size of 0", BLOCK_NO_SWITCH, TestStatus.FAILED),
     ("block", "the suffix by a negative index (all of it at size 1)", BLOCK_NEGATIVE_SUFFIX, TestStatus.FAILED),
     ("block", "windows compared one by one", BLOCK_WINDOWS, TestStatus.PASSED),
+    ("crops", "four crops pinned", CROPS_PINNED, TestStatus.FAILED),
     ("crops", "the rows split by the crop count", CROPS_SPLIT, TestStatus.PASSED),
     ("finite", "only nan left out", FINITE_NAN_ONLY, TestStatus.FAILED),
     ("finite", "a masked array", FINITE_MASKED, TestStatus.PASSED),

@@ -164,7 +164,10 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             if plan.get("note", True):
                 notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
             continue
-        applied = 0
+        applied, based = 0, 0
+        # a flag or a mode the driver never sets is tried on two calls: a mistake on its path may hinge on the data
+        modal = bool(plan["variants"]) and all(type(v.get("set", {}).get(param, 0)) in (bool, str, type(None))
+                                               and param in v.get("set", {}) for v in plan["variants"])
         for name, case, arrays in ordered:
             if case.get("random_state"):
                 continue
@@ -210,7 +213,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                 if shaky:
                     why = f"{what} makes a case on a knife edge ({shaky} changes its result)"
                     continue
-                file = f"amp-{index}-{n}-{k}.npz"
+                file = f"amp-{index}-{n}-{k}{f'-{based}' if based else ''}.npz"
                 with open(os.path.join(out, file), "wb") as fh:
                     fh.write(lv.write_case(new, arrays_k))
                 kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
@@ -218,9 +221,11 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
                              "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
                              "base": name, "when": when, "effective": effective})
             if kept:
+                based += 1
+                made += kept
+            if based >= (2 if modal else 1) or len(made) >= limit:
                 break
-        made += kept
-        if not kept and plan.get("note", True):
+        if not based and plan.get("note", True):
             tried = ", ".join(repr(v["set"][param]) for v in plan["variants"] if param in v.get("set", {}))
             if not applied:
                 notes.append(f"{param}: not tried (no recorded call it applies to: each draws random numbers or "

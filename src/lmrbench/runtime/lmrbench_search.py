@@ -1,19 +1,21 @@
 """Calls of the golden code and of its mutants on recorded and varied inputs, compared exactly as the generated
 test compares, and the search for an input that kills a mutant the kept cases miss (``lmrbench_probe`` runs it).
 
-The search (``search``) varies the recorded calls by the host's plan (``"search"`` of a probe target): each
-scalar leaf alone (``self.cfg.loss.gamma``), pairs of leaves, boundary values the body compares with
-(``w - 1, w, w + 1``), a default the driver never leaves (``labels=None``), arrays made all zero, all equal or
-all distinct (a count that becomes zero), padding moved to the other end, far from zero, and random inputs of the
-recorded shapes (``lmrbench_variations`` makes them). An input kills a mutant when the golden code runs on it
-and the mutant's outcome is another as the test compares (another result, or raising where the golden code
-returned, or not raising the builtin exception it raised: ``Target.differs``); it
-becomes a case only when it is stable: a one-ulp move of its float inputs, and breaking the ties among their
-equal entries either way, leave the golden result within the test's tolerance (a correct program that breaks a
-tie otherwise must pass). A mutant no input separates is live; it is equivalent only when the random inputs
-were tried too and no input outside the domain of the recorded arrays (``lmrbench_variations.departs``: a 0/1
-array given values between 0 and 1, probabilities with a row of zeros) separates it either: such an input is named
-with the live mutant, never made a case.
+The search (``search``) varies the first two recorded calls by the host's plan (``"search"`` of a probe target),
+and each leaf alone on up to three more kept calls that run lines of the golden file the calls before them do not
+(``other_paths``: a growth step where the first calls overflow): each scalar leaf alone (``self.cfg.loss.gamma``),
+near the leaves it meets (``good_steps`` at ``growth_interval - 1``), pairs of leaves, boundary values the body
+compares with (``w - 1, w, w + 1``), a default the driver never leaves (``labels=None``), arrays made all zero, all
+equal or all distinct (a count that becomes zero), padding moved to the other end, far from zero, and random inputs
+of the recorded shapes (``lmrbench_variations`` makes them). An input kills a mutant when the golden code runs on
+it and the mutant's outcome is another as the test compares (another result, or raising where the golden code
+returned, or not raising the builtin exception it raised: ``Target.differs``); it becomes a case only when it is
+stable: a one-ulp move of its float inputs, and breaking the ties among their equal entries either way, leave the
+golden result within the test's tolerance (a correct program that breaks a tie otherwise must pass). A mutant no
+input separates is live; it is equivalent only when the random inputs were tried too and no input outside the
+domain of the recorded arrays (``lmrbench_variations.departs``: a 0/1 array given values between 0 and 1,
+probabilities with a row of zeros) separates it either: such an input is named with the live mutant, never made a
+case.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import lmrbench_variations as lvar
 from lmrbench_raising import raised_as
 from lmrbench_variations import array_key
 
-MAX_TRIED = 120
+MAX_TRIED = 240
 """Most inputs the search tries per goal function."""
 
 
@@ -362,6 +364,57 @@ def recorded_bases(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, An
     return recorded_calls(cases)[:2]
 
 
+MORE_BASES = 3
+"""Most calls beyond the first two that the search also varies, each taking lines of the golden file that the
+calls before it do not."""
+
+
+def lines_run(target: Target, case: dict[str, Any], arrays: dict[str, Any]) -> frozenset[int]:
+    """The lines of the golden function's file that a call of the case runs."""
+    import sys
+
+    file = target.func.__code__.co_filename
+    seen: set[int] = set()
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            seen.add(frame.f_lineno)
+        return local
+
+    def calls(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == file else None
+
+    old = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        target.call(case, arrays)
+    except (Exception, Timeout):  # noqa: BLE001 - the lines up to the raise count
+        pass
+    finally:
+        sys.settrace(old)
+    return frozenset(seen)
+
+
+def other_paths(golden: Target, cases: list[tuple[str, Any, Any]],
+                bases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
+    """Up to ``MORE_BASES`` kept cases (recorded ones first, then those amplification and the scan added) that
+    each run lines of the golden file no call before them runs: a growth step where the first calls overflow.
+    A case that expects an exception is none."""
+    covered = set().union(*(lines_run(golden, c, a) for _, c, a in bases))
+    out: list[tuple[str, Any, Any]] = []
+    chosen = {name for name, _, _ in bases}
+    for name, case, arrays in sorted(cases, key=lambda c: c[0].startswith(("amp-", "srch-", "scan-"))):
+        if len(out) >= MORE_BASES:
+            break
+        if name in chosen or lv.Case(case, arrays).raises:
+            continue
+        lines = lines_run(golden, case, arrays)
+        if lines - covered:
+            out.append((name, case, arrays))
+            covered |= lines
+    return out
+
+
 def saved_case(out: str, file: str, case: dict[str, Any], arrays: dict[str, Any], spec: dict[str, Any],
                kind: str) -> dict[str, Any]:
     """Write the case ``file`` in ``out`` made from the input ``spec``; its entry in the probe's report."""
@@ -395,14 +448,15 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         except (Exception, Timeout):  # noqa: BLE001 - the kept cases kill a mutant that cannot load
             mutants[m["id"]] = None
     left = [i for i, mt in mutants.items() if mt is not None]
-    by_name = {name: (case, arrays) for name, case, arrays in bases}
-    base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in bases}
+    more = other_paths(golden, cases, bases)
+    by_name = {name: (case, arrays) for name, case, arrays in [*bases, *more]}
+    base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in [*bases, *more]}
     allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
     random_ok = False
     varied_tied: set[str] = set()
     tied = set(plan.get("tied") or [])
     what: list[str] = []
-    for spec in lvar.inputs(plan, bases):
+    for spec in lvar.inputs(plan, bases, more):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
             break
         case, arrays = by_name[spec["base"]]

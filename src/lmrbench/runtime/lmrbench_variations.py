@@ -14,6 +14,7 @@ correct program may rely on what every caller passes).
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -341,15 +342,51 @@ def modes(leaves: dict[str, list[Any]]) -> list[dict[str, Any]]:
     return [{p: v} for p, values in leaves.items() for v in values if type(v) is str]
 
 
-def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
-    """The inputs to try, in order: per base call each leaf alone, the defaults, arrays that zero a count,
-    random arrays; then pairs of leaves."""
+def near(case: dict[str, Any], arrays: dict[str, Any], path: str, rel: dict[str, Any]) -> list[Any]:
+    """Values for the leaf ``path`` near the leaves it meets in the body (``rel["to"]``), as this call holds
+    them: ``w - 1, w, w + 1`` for an int, ``w/2, 3w/2`` for a float (either side, never the knife edge), of
+    its type and its sign, not below ``rel["low"]``."""
+    import math
+
+    mine = ll.get(case, arrays, path)
+    if type(mine) not in (int, float):
+        return []
+    out: list[Any] = []
+    for other in rel.get("to", []):
+        w = ll.get(case, arrays, other)
+        if type(w) not in (int, float) or not math.isfinite(w):
+            continue
+        if type(mine) is int:
+            tries: list[Any] = [int(w) - 1, int(w), int(w) + 1] if float(w).is_integer() else \
+                [math.floor(w), math.ceil(w)]
+        else:
+            tries = [w / 2, 1.5 * w] if w else []
+        low = rel.get("low")
+        out += [x for x in tries if x != mine and x not in out and (low is None or x >= low)
+                and (type(mine) is int or not (mine > 0 and x <= 0 or mine >= 0 and x < 0))]
+    return out
+
+
+def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
+           more: list[tuple[str, Any, Any]] | None = None) -> list[dict[str, Any]]:
+    """The inputs to try, in order: on each base call and on ``more`` (calls that take other paths), taking
+    turns, each leaf alone, near the leaves it meets, and the defaults; then per base call arrays that zero a
+    count, random arrays and the arguments never given; then pairs of leaves."""
     out: list[dict[str, Any]] = []
     leaves = plan.get("leaves", {})
+
+    def alone(name: str, case: dict[str, Any], arrays: dict[str, Any]) -> list[dict[str, Any]]:
+        specs = [{"base": name, "set": {path: v}} for path, values in leaves.items() for v in values]
+        specs += [{"base": name, "set": {path: v}, "blocks": arg, "kind": "blocks"}
+                  for path, values in leaves.items() for v in values for arg in blocked(case, arrays, path, v)]
+        specs += [{"base": name, "set": {path: v}, "kind": "near"}
+                  for path, rel in (plan.get("relative") or {}).items() for v in near(case, arrays, path, rel)]
+        return specs + [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
+
+    # the calls take turns, so that a path only a later call takes (a growth step) is reached within the budget
+    blocks = [alone(name, case, arrays) for name, case, arrays in [*bases, *(more or [])]]
+    out += [spec for turn in itertools.zip_longest(*blocks) for spec in turn if spec is not None]
     for name, case, _ in bases:
-        for path, values in leaves.items():
-            out += [{"base": name, "set": {path: v}} for v in values]
-        out += [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
         for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "same", "distinct", "flipped",
                     "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
@@ -477,6 +514,37 @@ def _grown(new: dict[str, Any], inputs: dict[str, Any], path: str) -> bool:
     return True
 
 
+def blocked(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> list[str]:
+    """The array arguments whose rows come in blocks of the int leaf ``path`` (rows = crops x batch, the
+    leaf's recorded value dividing their first axis), where ``value`` is a smaller count of blocks: each is cut to
+    that many blocks in its own input (``_blocks``), the call a caller with fewer crops makes. None where the
+    smaller count falls below another int leaf the call held it above (fewer crops than global crops)."""
+    import numpy as np
+
+    old = ll.get(case, arrays, path)
+    if type(old) is not int or type(value) is not int or not 1 <= value < old:
+        return []
+    if any(type(v) is int and old > v > value for p, v in ll.leaves(case, arrays).items() if p != path):
+        return []  # fewer crops than global crops: a count below another that the call held it above
+    out = []
+    for a in case["arguments"]:
+        key = array_key(case, a["name"], arrays)
+        arr = arrays.get(key) if key is not None else None
+        if isinstance(arr, np.ndarray) and arr.ndim and arr.shape[0] > old and arr.shape[0] % old == 0:
+            out.append(a["name"])
+    return out
+
+
+def _blocks(new: dict[str, Any], inputs: dict[str, Any], arg: str, old: Any, size: int) -> bool:
+    """Cut the rows of ``arg`` from ``old`` blocks to ``size``."""
+    key = array_key(new, arg, inputs)
+    arr = inputs.get(key) if key is not None else None
+    if type(old) is not int or key is None or arr is None or arr.shape[0] % old:
+        return False
+    inputs[key] = arr[: arr.shape[0] // old * size].copy()
+    return True
+
+
 def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size: int) -> bool:
     """Set the shape-tied int leaves ``paths`` (one value, a head count) to ``size``, below it, and cut every
     input array's axes of their old length to ``size`` (rows that summed to 1 made to again): the call a caller
@@ -502,8 +570,13 @@ def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size
 def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
     new = json.loads(json.dumps(case))
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
+    olds = {path: ll.get(new, inputs, path) for path in spec.get("set", {})}
     for path, value in spec.get("set", {}).items():
         if not ll.put(new, inputs, path, value):
+            return None
+    if "blocks" in spec:
+        path, value = next(iter(spec["set"].items()))
+        if not _blocks(new, inputs, spec["blocks"], olds[path], int(value)):
             return None
     if "resize" in spec and not _resized(new, inputs, spec["resize"], int(spec["to"])):
         return None
@@ -557,6 +630,9 @@ _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one
 def input_text(spec: dict[str, Any]) -> str:
     """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
     also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
+    if "blocks" in spec:
+        (path, value), = spec["set"].items()
+        return f"{path}={value!r} with {spec['blocks']} cut to {value} block(s) of rows"
     if "random" in spec and "resize" in spec:
         return f"random inputs with {' = '.join(spec['resize'])} = {spec['to']}" + also
     if "resize" in spec:

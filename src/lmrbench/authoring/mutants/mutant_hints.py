@@ -44,6 +44,12 @@ def kill_hint(kind: str, description: str) -> str:
         return f"a case where both sides of {_between(text, ' in ', '$')} are equal"
     if kind == "change_axis":
         return "a case whose arrays have different sizes along the axes, with values that differ along them"
+    if kind == "drop_update":
+        what = _between(text, "update `", "`")
+        state = what.split("=", 1)[0].rstrip(" +-*/")
+        test = _between(text, "`if ", "`")
+        return f"a case where `{test}` {'does not hold' if 'the else of' in text else 'holds'} and the update " \
+            f"changes {state} (it starts at another value than the update gives it)"
     if kind == "drop_reduction":
         return "a case whose rows hold several entries that the reduction combines (not one per row)"
     if kind == "drop_copy":

@@ -2,7 +2,8 @@
 
 A parameter pinned to its recorded or default value, an arithmetic operator swapped (``*``/``/``, ``**``,
 ``//``), a condition negated, a mask or ``where`` dropped, arguments of a call swapped, a constant or a term
-scaled, a branch removed, a result detached from the autograd graph. Each rule takes a matched node of the body
+scaled, a branch removed, an update of ``self`` dropped from a branch (a counter not reset on an overflow), a result
+detached from the autograd graph. Each rule takes a matched node of the body
 and yields edits; ``pin_edits`` and ``detach`` depend on what the recording saw.
 """
 
@@ -42,6 +43,9 @@ _POSITIONAL_CALL = m.Call(args=m.MatchIfTrue(lambda args: len(args) >= 2))
 _FLOAT = m.Float()
 _ADD_SUB = m.BinaryOperation(operator=m.Add() | m.Subtract())
 _IF_STATEMENT = m.If(orelse=m.MatchIfTrue(lambda o: o is None or isinstance(o, cst.Else)))
+_SELF_CHAIN = m.Attribute(value=m.Name("self") | m.Attribute(value=m.Name("self")) |
+                           m.Attribute(value=m.Attribute(value=m.Name("self"))))
+"""``self.x``, ``self.a.x``, ``self.a.b.x``: state a method keeps."""
 _LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.Name("None") | \
     m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
 
@@ -189,6 +193,38 @@ def _drop_if_branch(module: cst.Module, node: cst.If) -> Iterator[Edit]:
                    cst.FlattenSentinel(body))  # type: ignore[arg-type]
 
 
+def _state_update(stmt: cst.CSTNode) -> bool:
+    """True for ``self.x = ...``, ``self.cfg.n += ...``: one statement that sets state of ``self``."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+        [small.target] if isinstance(small, cst.AugAssign) else []
+    return bool(targets) and all(m.matches(t, _SELF_CHAIN) for t in targets)
+
+
+def _without(block: cst.BaseSuite, stmt: cst.CSTNode) -> cst.BaseSuite:
+    rest = [s for s in block.body if s is not stmt] if isinstance(block, cst.IndentedBlock) else []
+    return block.with_changes(body=rest or [cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _drop_update(module: cst.Module, node: cst.If) -> Iterator[Edit]:
+    """Each update of ``self`` in the branch or the else of ``node``, dropped: state a branch the driver seldom
+    takes must set (a count of good steps reset on an overflow, a tolerance restored on a growth)."""
+    test = snippet(module, node.test)
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    for stmt in body:
+        if _state_update(stmt):
+            yield Edit("drop_update", f"drop the update `{snippet(module, stmt)}` under `if {test}`", node,
+                       node.with_changes(body=_without(node.body, stmt)))
+    orelse = node.orelse
+    if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+        for stmt in orelse.body.body:
+            if _state_update(stmt):
+                yield Edit("drop_update", f"drop the update `{snippet(module, stmt)}` under the else of `if {test}`",
+                           node, node.with_changes(orelse=orelse.with_changes(body=_without(orelse.body, stmt))))
+
+
 def _drop_ifexp_branch(module: cst.Module, node: cst.IfExp) -> Iterator[Edit]:
     test = snippet(module, node.test)
     yield Edit("drop_branch", f"drop the branch `if {test}` (always the else)", node, with_parens(node.orelse, node))
@@ -211,6 +247,7 @@ RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_ADD_SUB, _scale_term),
     (_IF_STATEMENT, _drop_if_branch),
     (m.IfExp(), _drop_ifexp_branch),
+    (m.If(), _drop_update),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

@@ -121,10 +121,10 @@ def recorded_text(param: str, recorded: list[Scalar]) -> str:
 
 
 def range_text(values_: list[Scalar]) -> str:
-    """``0.05-0.5``, ``True``, ``-99, -101``."""
+    """``0.05-0.5``, ``True``, ``-99, -101``; a value tried on several calls is named once."""
     if all(type(v) is float for v in values_) and len(values_) > 2:
         return f"{min(values_)}-{max(values_)}"  # type: ignore[type-var]
-    return ", ".join(value_text(v) for v in values_)
+    return ", ".join(dict.fromkeys(value_text(v) for v in values_))
 
 
 def _arrays_of(node: Any, arrays: dict[str, np.ndarray]) -> np.ndarray | None:

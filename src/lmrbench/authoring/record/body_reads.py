@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, resolved
-from lmrbench.authoring.record.body_values import bounds, nones, number, signed, sizes
+from lmrbench.authoring.record.body_values import bounds, nones, number, relatives, signed, sizes
 
 
 @dataclass
@@ -56,6 +56,8 @@ class BodyReads:
     """Leaves that size what the body builds or loops over (``np.linspace(0, 1, n_bins + 1)``, ``range(self.k)``,
     ``np.zeros(num_classes)``): a size recorded at least 1 is not tried below 1 unless the body compares it with
     zero (a count of nothing is outside what its callers pass)."""
+    relatives: dict[str, list[str]] = field(default_factory=dict)
+    """Leaf -> the other leaves it meets in a comparison or a guard (``body_values.relatives``)."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -284,7 +286,8 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     compared = bounds([func, *called], known)
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
-                     nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps))
+                     nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps),
+                     relatives([func, *called], known))
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:

@@ -92,6 +92,38 @@ def bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str])
     return {k: v for k, v in out.items() if v}
 
 
+GUARD_CALLS = frozenset({"min", "max", "minimum", "maximum", "fmin", "fmax", "clip", "clamp"})
+"""Calls that bound one value by another: a guard binds where the bound reaches the other side."""
+
+
+def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
+    """What each known name meets in a comparison or a guard, as other known names inside the other side
+    (``good_steps >= growth_interval``; ``max(self.scale * self.backoff_factor, self.min_scale)`` gives
+    ``self.min_scale`` -> ``self.scale``): the search sets it near their values in each call it varies, where a
+    branch flips or a guard binds whatever the run's magnitudes."""
+    out: dict[str, list[str]] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                groups = list(zip(sides, sides[1:], strict=False))
+            elif isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) \
+                    in GUARD_CALLS:
+                args = [*node.args, *(k.value for k in node.keywords)]
+                groups = [(a, b) for i, a in enumerate(args) for b in args[i + 1:]]
+            else:
+                continue
+            for a, b in groups:
+                for x, y in ((a, b), (b, a)):
+                    name = _name(x)
+                    if name not in known:
+                        continue
+                    found = [o for o in (_name(sub) for sub in ast.walk(y)) if o in known and o not in (name, "self")]
+                    others = [o for o in found if not any(f.startswith(f"{o}.") for f in found)]  # not a chain's root
+                    out.setdefault(name, []).extend(o for o in others if o not in out[name])
+    return {k: v for k, v in out.items() if v}
+
+
 def _infinity(node: ast.AST) -> str | None:
     """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
     sign = ""

@@ -158,10 +158,11 @@ def _spread(calls: list[RecordedCall], param: str, values: CallValues) -> list[i
 
 def unvaried(kept: list[RecordedCall], also: list[str] | None = None) -> list[str]:
     """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
-    (recorded, added by varying one parameter, and the scan's, which vary a head count only with the arrays it
-    sizes), unless a pair's case varies it to effect: one whose result differs from the case with only the other
-    parameter changed."""
-    single = [c.path for c in kept if c.amplified is None or c.amplified.kind in ("value", "all", "scan")]
+    (recorded, added by varying one parameter, the scan's, which vary a head count only with the arrays it
+    sizes, and the search's that set one leaf), unless a pair's case varies it to effect: one whose result
+    differs from the case with only the other parameter changed."""
+    single = [c.path for c in kept if c.amplified is None or c.amplified.kind in ("value", "all", "scan")
+              or c.amplified.kind == "search" and len(c.amplified.settings) == 1]
     by_pairs = {n for c in kept if c.amplified is not None for n in c.amplified.effective}
     seen = amplify.parameter_values(single, also or []).items() if single else []
     return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]

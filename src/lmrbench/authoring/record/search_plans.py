@@ -11,6 +11,9 @@ modes the body compares it with and one it does not (``unknown``: its fallback, 
 never recorded negative stays non-negative, and a size never recorded below 1 (``n_bins``) stays at least 1, unless
 the body tests its sign; a leaf the body compares with ``None`` is tried as None (``self.momentum=None``: a
 cumulative average).
+A leaf the body compares or guards with another leaf (``good_steps >= growth_interval``, ``max(scale *
+backoff, min_scale)``) is also tried near that leaf's value in each call the search varies (``relative``): the
+run's magnitudes can keep a guard from ever binding.
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
 pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
@@ -138,6 +141,9 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if path not in seen and type(default) in (bool, int, float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
+    relative = {name: {"to": others, "low": _low(name, seen[name], reads)}
+                for name, others in reads.relatives.items()
+                if name in seen and name not in tied and type(seen[name][0]) in (int, float)}
     case, _ = read_case_file(paths[0])
     params = [a["name"] for a in case["arguments"]]
     body = _body(golden, qualname)  # parsed once for the checks below
@@ -145,7 +151,14 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "any_rank": _any_rank(body, params),
-            "tied": sorted(tied)}
+            "tied": sorted(tied), "relative": relative}
+
+
+def _low(name: str, recorded: list[amplify.Scalar], reads: BodyReads) -> int | None:
+    """The least value the search may give ``name`` near another leaf: -1, 0 or 1 as ``in_domain`` keeps them
+    (None: no bound)."""
+    kept = [int(x) for x in in_domain(name, [-1, 0, 1], recorded, reads) if type(x) is int]
+    return None if -1 in kept else min(kept, default=2)
 
 
 EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
