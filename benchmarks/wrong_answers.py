@@ -37,11 +37,19 @@ scale bounds the driver never reaches; the CTC loss over padded batches, with an
 empty targets and ``zero_infinity`` the driver never takes; DINO's centred and sharpened teacher over multi-crop
 views, reading ``self.*`` and updating its centre, called once per step with the epoch, never past the
 temperature warm-up nor with other than two global crops; speculative decoding's acceptance rule with its
-residual draw, called once per round, with a greedy mode the driver never sets). Each task is authored as
-``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong answer and every
-correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local sandbox), and the
-task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local sandbox, one golden
-run: repeats only look for flakiness).
+residual draw, called once per round, with a greedy mode the driver never sets) and ``fresh11``
+(``heldout_fresh11_tasks.py``, written before its first run and sealed until then: sparsemax along any axis with a
+mask, fully masked slices and ranks other than 2 the driver never gives; Viterbi decoding of a linear-chain CRF with
+start and end transitions, reading ``self.*``, called once per batch, with padding masks, the batch-first layout
+and the input checks the driver never takes; rotary frequencies for context extension from a nested
+``rope_scaling`` dict, with linear and dynamic NTK scaling, YaRN's given or mscale-based attention factor, its
+untruncated, clamped and equal ramp bounds, a head_dim and a partial rotary share the driver never sets; PPO's
+clipped policy loss with the dual clip, reading ``self.config.actor``, called many times a step, with asymmetric
+clip ranges, other aggregation modes, empty masks and extreme log-ratios the driver never reaches). Each task is
+authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
+answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
+sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
+sandbox, one golden run: repeats only look for flakiness).
 
 Prints, per task and in all: wrong answers rejected, correct answers passed, validate's verdict, and "weak notes
 named K of the W wrong answers that passed". A passing wrong answer counts as named when one of validate's notes
@@ -57,7 +65,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh9|fresh10|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh10|fresh11|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -91,6 +99,7 @@ from heldout_fresh7_tasks import TASKS as FRESH7  # noqa: E402
 from heldout_fresh8_tasks import TASKS as FRESH8  # noqa: E402
 from heldout_fresh9_tasks import TASKS as FRESH9  # noqa: E402
 from heldout_fresh10_tasks import TASKS as FRESH10  # noqa: E402
+from heldout_fresh11_tasks import TASKS as FRESH11  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -113,8 +122,9 @@ from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
+        "fresh11": FRESH11,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10}
+        + FRESH10 + FRESH11}
 """The task sets ``--set`` picks from."""
 
 
