@@ -185,3 +185,53 @@ def test_an_update_of_self_in_a_branch_is_dropped_by_a_mutant_and_named_with_the
         "drop the update `self.scale = min(self.scale * 2.0, self.max_s...` under `if self.good >= self.interval`"]
     assert kill_hint("drop_update", made[1]) == ("a case where `found_inf` holds and the update changes self.good "
                                                  "(it starts at another value than the update gives it)")
+
+
+SCALED = '''
+def freqs(config, dim):
+    scaling = config.scaling or {}
+    kind = scaling.get("kind", "plain")
+    head = getattr(config, "head_dim", None) or dim
+    if kind not in ("plain", "linear"):
+        raise ValueError(kind)
+    low = config.low if config.low is not None else config.eps
+    return head * low * (scaling.get("floor") or 32)
+'''
+
+
+def test_values_read_with_a_default_or_through_locals_are_the_leaves_they_name():
+    reads = body_reads(SCALED, "freqs", ["config", "dim"])
+    assert reads.literals == {'config.scaling["kind"]': ["plain", "linear"]}
+    assert {'config.scaling["kind"]', "config.head_dim", 'config.scaling["floor"]', "config.low"} <= set(reads.paths)
+    assert reads.gets == {'config.scaling["kind"]': "plain", 'config.scaling["floor"]': 32}
+    # a setting left None stands in for the one it falls back to: it is tried near that one's value
+    assert reads.relatives["config.low"] == ["config.eps"]
+    case, arrays = _case(config={"low": None, "eps": 0.2})
+    assert variations.near(case, arrays, 'config["low"]', {"to": ['config["eps"]'], "low": None}) == [0.1, 1.5 * 0.2]
+
+
+CHECKED = '''
+class Capped:
+    def loss(self, adv):
+        cfg = self.config
+        if cfg.cap <= 1.0:
+            raise ValueError(f"cap {cfg.cap}")
+        return adv * cfg.cap
+'''
+
+
+def test_a_value_checked_before_it_is_used_is_also_pinned_where_it_is_used_and_searched_first():
+    from lmrbench.authoring.mutants.mutants import generate_mutants
+    from lmrbench.authoring.record.search_plans import focus
+
+    pins = [m for m in generate_mutants(CHECKED, "Capped.loss", nested={"self.config.cap": [3.0]})
+            if m.kind == "pin_nested"]
+    assert [m.description for m in pins] == [
+        "pin self.config.cap to 3.0 (its recorded value)",
+        "pin self.config.cap to 3.0 (its recorded value) where it is computed with, not where it is checked "
+        "(read 3 of 3)"]
+    assert "return adv * 3.0" in pins[1].source and "if cfg.cap <= 1.0" in pins[1].source
+    reads = body_reads(CHECKED, "Capped.loss", ["adv"])
+    assert focus(CHECKED, "Capped.loss", reads, pins[1].source) == ["self.config.cap"]
+    specs = [{"set": {"self.config.eps": 1.0}}, {"set": {"self.config.cap": 1.5}}]
+    assert search.aimed(specs, [{"id": "m", "focus": ["self.config.cap"]}]) == specs[::-1]

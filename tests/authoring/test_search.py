@@ -130,9 +130,9 @@ class KLReward:
 '''
     reads = body_reads(source, "KLReward.reward", ["scores", "logprobs", "ref_logprobs", "warmup"])
     # the alias `ctl` is read as the path it names; the helper's read of self.config counts as the body's
-    # an alias of an alias (`scale` of `loss_cfg`) too
-    assert reads.paths == ['self.cfg["warmup"]', "self.kl_ctl.value", 'self.cfg["loss"]["scale"]',
-                           "self.config.kl_penalty"]
+    # an alias of an alias (`scale` of `loss_cfg`) too; a key read with a default is a path where it is read
+    assert reads.paths == ['self.cfg["warmup"]', 'self.cfg["loss"]["clip"]', "self.kl_ctl.value",
+                           'self.cfg["loss"]["scale"]', "self.config.kl_penalty"]
     assert reads.literals == {"self.config.kl_penalty": ["abs"]}
     assert reads.bounds["warmup"] == ['self.cfg["warmup"]']
     # a key read with a default, which the recorded dict may lack; a guard, which says a bound may bind

@@ -152,87 +152,103 @@ def _variant(case: dict[str, Any], arrays: dict[str, Any], plan: dict[str, Any],
 
 def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list[tuple[str, Any, Any]],
              job: dict[str, Any], out: str, index: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """New cases by the plans of ``t["amplify"]``; (their entries, notes on parameters no case varies)."""
+    """New cases by the plans of ``t["amplify"]``; (their entries, notes on parameters no case varies). Each plan
+    makes its cases from the first call where they change the result; then a flag or a mode the driver never sets
+    is tried on a second such call (a mistake on its path may hinge on the data: a greedy rule that compares the
+    wrong argmax agrees wherever the draft's token is its own argmax), once every plan had its turn."""
     made: list[dict[str, Any]] = []
     notes: list[str] = []
     limit = int(t.get("max_added", 40))
     ordered = sorted(cases, key=_zero_part)  # decoded once for every plan
+    first: dict[int, str] = {}
     for n, plan in enumerate(t.get("amplify", [])):
-        param, why = plan["param"], "it changes no result of the recorded calls"
-        kept: list[dict[str, Any]] = []
+        param = plan["param"]
         if len(made) >= limit:
             if plan.get("note", True):
                 notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
             continue
-        applied, based = 0, 0
-        # a flag or a mode the driver never sets is tried on two calls: a mistake on its path may hinge on the data
-        modal = bool(plan["variants"]) and all(type(v.get("set", {}).get(param, 0)) in (bool, str, type(None))
-                                               and param in v.get("set", {}) for v in plan["variants"])
-        for name, case, arrays in ordered:
-            if case.get("random_state"):
-                continue
-            when = plan.get("when", {})
-            if any(ll.get(case, arrays, k) != v for k, v in when.items()):
-                continue  # a combination is made from a call that has the other parameter's value
-            remap = [h for h in plan.get("remap", []) if _slot(case, h) is not None]
-            slot = _slot(case, param)
-            if plan.get("remap") and (slot is None or not _holds(case, arrays, remap, slot[1])):
-                continue
-            kept = []
-            for k, variant in enumerate(plan["variants"]):
-                try:
-                    built = _variant(case, arrays, plan, variant, remap)
-                except (Exception, _Timeout) as exc:  # noqa: BLE001 - an input this variant cannot change
-                    why = f"{variant.get('kind', 'value')} cannot be made: {type(exc).__name__}: {str(exc)[:120]}"
-                    continue
-                if built is None:
-                    continue
-                applied += 1
-                what = ", ".join(f"{a}={b!r}" for a, b in variant.get("set", {}).items()) or variant.get("kind", "")
-                golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
-                try:
-                    result, new, arrays_k, _ = ls.golden_case(golden, *built)
-                except (Exception, _Timeout) as exc:  # noqa: BLE001 - any failure means no case
-                    why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
-                    continue
-                base = lv.Case(case, arrays)
-                if plan.get("tied") and ls.shapes(result) != ls.shapes(base.expected):
-                    why = f"{what} changes the result's shape (a size tied to the arrays')"
-                    continue
-                counts = ls.counts_changed(variant.get("set", {}), case, arrays)
-                if counts and ls.skips_rows(golden, (case, arrays), (new, arrays_k), counts):
-                    why = f"{what} leaves rows of an input unread (a count other than the rows it is given)"
-                    continue
-                effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
-                    if variant.get("kind") == "pair" else []
-                changes = set(variant.get("set", {})) != {param} or not remap
-                mine = lv.Case(new, arrays_k)
-                if not variant.get("keep") and changes and _unchanged(job["checker"], mine, base):
-                    continue  # a value that changes nothing tells no wrong answer apart
-                shaky = ls.unstable(golden, new, arrays_k, result, mine)
-                if shaky:
-                    why = f"{what} makes a case on a knife edge ({shaky} changes its result)"
-                    continue
-                file = f"amp-{index}-{n}-{k}{f'-{based}' if based else ''}.npz"
-                with open(os.path.join(out, file), "wb") as fh:
-                    fh.write(lv.write_case(new, arrays_k))
-                kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
-                             "set": variant.get("set", {}), "kind": variant.get("kind", "value"),
-                             "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
-                             "base": name, "when": when, "effective": effective})
-            if kept:
-                based += 1
-                made += kept
-            if based >= (2 if modal else 1) or len(made) >= limit:
-                break
-        if not based and plan.get("note", True):
+        kept, applied, why = _plan_cases(t, func, owner, factory, ordered, job, out, index, n, plan, set(), "")
+        made += kept
+        if kept:
+            first[n] = kept[0]["base"]
+        elif plan.get("note", True):
             tried = ", ".join(repr(v["set"][param]) for v in plan["variants"] if param in v.get("set", {}))
             if not applied:
                 notes.append(f"{param}: not tried (no recorded call it applies to: each draws random numbers or "
                              "lacks it)")
             else:
                 notes.append(f"{param}: no case could be made ({why}; tried {tried or 'nothing'})")
+    for n, plan in enumerate(t.get("amplify", [])):
+        param = plan["param"]
+        modal = bool(plan["variants"]) and all(param in v.get("set", {}) and type(v["set"][param]) in (
+            bool, str, type(None)) for v in plan["variants"])
+        if n in first and modal and len(made) < limit:
+            made += _plan_cases(t, func, owner, factory, ordered, job, out, index, n, plan, {first[n]}, "-1")[0]
     return made, notes
+
+
+def _plan_cases(t: dict[str, Any], func: Any, owner: Any, factory: Any, ordered: list[tuple[str, Any, Any]],
+                job: dict[str, Any], out: str, index: int, n: int, plan: dict[str, Any], skip: set[str],
+                tag: str) -> tuple[list[dict[str, Any]], int, str]:
+    """The cases of plan ``n`` from the first call (not in ``skip``) where they change the result: (their
+    entries, how many variants applied, why the last one made no case)."""
+    param, why = plan["param"], "it changes no result of the recorded calls"
+    applied = 0
+    for name, case, arrays in ordered:
+        if case.get("random_state") or name in skip:
+            continue
+        when = plan.get("when", {})
+        if any(ll.get(case, arrays, k) != v for k, v in when.items()):
+            continue  # a combination is made from a call that has the other parameter's value
+        remap = [h for h in plan.get("remap", []) if _slot(case, h) is not None]
+        slot = _slot(case, param)
+        if plan.get("remap") and (slot is None or not _holds(case, arrays, remap, slot[1])):
+            continue
+        kept = []
+        for k, variant in enumerate(plan["variants"]):
+            try:
+                built = _variant(case, arrays, plan, variant, remap)
+            except (Exception, _Timeout) as exc:  # noqa: BLE001 - an input this variant cannot change
+                why = f"{variant.get('kind', 'value')} cannot be made: {type(exc).__name__}: {str(exc)[:120]}"
+                continue
+            if built is None:
+                continue
+            applied += 1
+            what = ", ".join(f"{a}={b!r}" for a, b in variant.get("set", {}).items()) or variant.get("kind", "")
+            golden = ls.Target(func, owner, t["binding"], factory, job["timeout"], job["checker"])
+            try:
+                result, new, arrays_k, _ = ls.golden_case(golden, *built)
+            except (Exception, _Timeout) as exc:  # noqa: BLE001 - any failure means no case
+                why = f"{what} fails: {type(exc).__name__}: {str(exc)[:120]}"
+                continue
+            base = lv.Case(case, arrays)
+            if plan.get("tied") and ls.shapes(result) != ls.shapes(base.expected):
+                why = f"{what} changes the result's shape (a size tied to the arrays')"
+                continue
+            counts = ls.counts_changed(variant.get("set", {}), case, arrays)
+            if counts and ls.skips_rows(golden, (case, arrays), (new, arrays_k), counts):
+                why = f"{what} leaves rows of an input unread (a count other than the rows it is given)"
+                continue
+            effective = _effective(t, func, owner, factory, case, arrays, plan, variant, result, job) \
+                if variant.get("kind") == "pair" else []
+            changes = set(variant.get("set", {})) != {param} or not remap
+            mine = lv.Case(new, arrays_k)
+            if not variant.get("keep") and changes and _unchanged(job["checker"], mine, base):
+                continue  # a value that changes nothing tells no wrong answer apart
+            shaky = ls.unstable(golden, new, arrays_k, result, mine)
+            if shaky:
+                why = f"{what} makes a case on a knife edge ({shaky} changes its result)"
+                continue
+            file = f"amp-{index}-{n}-{k}{tag}.npz"
+            with open(os.path.join(out, file), "wb") as fh:
+                fh.write(lv.write_case(new, arrays_k))
+            kept.append({"file": file, "param": param, "value": variant.get("set", {}).get(param),
+                         "set": variant.get("set", {}), "kind": variant.get("kind", "value"),
+                         "fill": variant.get("fill", []), "noise": variant.get("noise") or {},
+                         "base": name, "when": when, "effective": effective})
+        if kept:
+            return kept, applied, why
+    return [], applied, why
 
 
 def _zero_part(entry: tuple[str, Any, Any]) -> bool:

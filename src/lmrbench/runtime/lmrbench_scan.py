@@ -43,17 +43,23 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))
     modes = lvar.modes(plan.get("leaves") or {})
+    named = [s for s in modes if "unknown" not in s.values()]  # the modes the body names, not its fallback
     hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
             *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
             *(((h, {}) for h in ("nan", "inf")) if plan.get("checks_finite") else ()),
             *((h, {}) for h in (("close", "zeros", "same", "distinct", "lone", "repeated", "one_zero") if guarded
-                                else ()))]
+                                else ())),
+            # a count made zero in each mode (a norm by the longest response, where none is left; a last timestep
+            # of 0 where only the large variance shows its noise)
+            *((h, s) for h in ("zeros", "one_zero") for s in (named if guarded else []))]
     for how, sets in hows:
         # a nan or an inf from every recorded call in turn: the first ones of a run may have overflowed already
         for name, case, arrays in recorded if how in ("nan", "inf") else bases:
             # each array alone, then all at once (logits shift where an upstream gradient may not; embeddings all
             # equal while the labels still pair them)
             alone = [a["name"] for a in case["arguments"] if lvar.array_key(case, a["name"], arrays) is not None]
+            if how in ("zeros", "one_zero") and sets:  # in a mode: the masks and counts, not the logits
+                alone = [n for n in alone if _counts(arrays[lvar.array_key(case, n, arrays)])]
             entry = None
             for only in (*alone, None):
                 spec = {"base": name, "arrays": how, "kind": "arrays", "set": sets, "guarded": guarded, "only": only}
@@ -65,6 +71,13 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
                 break
     made += _reshaped(golden, t, bases, cases, allowed, out, index, len(made))
     return made
+
+
+def _counts(arr: Any) -> bool:
+    """True for an int or bool array, or a float one of zeros and ones only: a mask or a count."""
+    import numpy as np
+
+    return isinstance(arr, np.ndarray) and (not np.issubdtype(arr.dtype, np.floating) or lvar.is_mask(arr))
 
 
 def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],

@@ -12,7 +12,8 @@ it and the mutant's outcome is another as the test compares (another result, or 
 returned, or not raising the builtin exception it raised: ``Target.differs``); it becomes a case only when it is
 stable: a one-ulp move of its float inputs, and breaking the ties among their equal entries either way, leave the
 golden result within the test's tolerance (a correct program that breaks a tie otherwise must pass). A mutant no
-input separates is live; it is equivalent only when the random inputs were tried too and no input outside the
+input separates is live; it is equivalent only when the random inputs were tried too, every scalar leaf the
+lines it changes read was varied by some input tried (``focus`` of the mutant), and no input outside the
 domain of the recorded arrays (``lmrbench_variations.departs``: a 0/1 array given values between 0 and 1,
 probabilities with a row of zeros) separates it either: such an input is named with the live mutant, never made a
 case.
@@ -425,6 +426,17 @@ def saved_case(out: str, file: str, case: dict[str, Any], arrays: dict[str, Any]
             "noise": {}, "base": spec["base"], "when": {}, "effective": []}
 
 
+def aimed(specs: list[dict[str, Any]], alive: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``specs`` with first, the mutants taking turns, those that set a leaf the lines of each live mutant read
+    (its ``focus``), in their order: a budget spent on a function of many leaves and many live mutants reaches
+    ``truncate`` for the mutant of ``truncate``, and random data with ``clip_ratio_c`` for the dual clip's."""
+    import itertools
+
+    own = [[k for k, s in enumerate(specs) if set(s.get("set", {})) & set(m.get("focus", []))] for m in alive]
+    first = list(dict.fromkeys(k for turn in itertools.zip_longest(*own) for k in turn if k is not None))
+    return [specs[k] for k in first] + [s for k, s in enumerate(specs) if k not in set(first)]
+
+
 def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases: list[tuple[str, Any, Any]],
            out: str, index: int, deadline: float) -> dict[str, Any]:
     """Look for a stable input that kills each mutant of ``alive``; write each such input as a case
@@ -454,9 +466,10 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
     random_ok = False
     varied_tied: set[str] = set()
+    varied: set[str] = set()
     tied = set(plan.get("tied") or [])
     what: list[str] = []
-    for spec in lvar.inputs(plan, bases, more):
+    for spec in aimed(lvar.inputs(plan, bases, more), alive):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
             break
         case, arrays = by_name[spec["base"]]
@@ -481,6 +494,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             what.append(text)
         random_ok = random_ok or kind == "random"
         varied_tied.update([*spec.get("resize", []), *(set(spec.get("set", {})) & tied)])
+        varied.update([*spec.get("resize", []), *spec.get("set", {})])
         want = lv.Case(new, new_arrays)
         killed = []
         for mid in left:
@@ -505,7 +519,12 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
     report["tied"] = [p for p in plan.get("tied") or [] if p not in varied_tied]
     unset = unset or bool(report["tied"])  # a head count tied to the arrays' shapes that no input varied
+    first_case, first_arrays = bases[0][1], bases[0][2]
+    focus = {m["id"]: [p for p in m.get("focus", []) if p in (plan.get("leaves") or {}) or ll.node(first_case, p)
+                       is None or ll.get(first_case, first_arrays, p) is not ll.MISSING] for m in alive}
     for mid in left:
-        equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"]
+        # equivalent only where every leaf its lines read was varied: a leaf left None that no input set is a gap
+        equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"] \
+            and set(focus[mid]) <= varied
         report["equivalent" if equivalent else "live"].append(mid)
     return report

@@ -91,7 +91,7 @@ def _ranked(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
         if not isinstance(arr, np.ndarray) or arr.shape != shape:
             continue
         wide = np.repeat(arr[..., None], 3, axis=-1)
-        if np.issubdtype(arr.dtype, np.floating) and not _is_mask(arr):
+        if np.issubdtype(arr.dtype, np.floating) and not is_mask(arr):
             finite = arr[np.isfinite(arr)]
             scale = float(np.abs(finite).max()) if finite.size else 1.0
             wide = wide + 0.5 * (scale or 1.0) * rng.normal(size=wide.shape)
@@ -99,7 +99,7 @@ def _ranked(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
     return True
 
 
-def _is_mask(arr: Any) -> bool:
+def is_mask(arr: Any) -> bool:
     """A float array of 0s and 1s only, some of them 1 (a mask or one-hot targets; all zeros say nothing: the
     first logits of a run)."""
     import numpy as np
@@ -162,13 +162,13 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         discrete = arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer)
         floating = np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all())
         if how == "flipped":
-            if (discrete or floating and _is_mask(arr)) and _padded(arr):
+            if (discrete or floating and is_mask(arr)) and _padded(arr):
                 out[key] = np.ascontiguousarray(arr[..., ::-1])
         elif how == "shifted":
-            if floating and not _is_mask(arr):
+            if floating and not is_mask(arr):
                 out[key] = (arr + SHIFT * max(float(np.abs(arr).max()), 1.0)).astype(arr.dtype)
         elif how == "scaled":
-            if floating and not _is_mask(arr) and np.abs(arr).max() > 0:
+            if floating and not is_mask(arr) and np.abs(arr).max() > 0:
                 out[key] = (arr * (LARGE / float(np.abs(arr).max()))).astype(arr.dtype)
         elif how in ("nan", "inf"):
             if floating and arr.size > 1:  # one entry not finite: an overflowed gradient, where the body checks
@@ -190,18 +190,18 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
                 out[key].flat[0] = arr.max() + 1
         elif guarded and floating:
             first = arr.ravel()[0]
-            if how == "zeros" and _is_mask(arr):
+            if how == "zeros" and is_mask(arr):
                 out[key] = np.zeros_like(arr)
             elif how == "zeros":  # one row of zeros: a norm of zero
                 out[key] = arr.copy()
                 out[key][0] = 0
             elif how == "same":
                 out[key] = np.full_like(arr, first)
-            elif how == "ones" and not _is_mask(arr):
+            elif how == "ones" and not is_mask(arr):
                 out[key] = np.ones_like(arr)
-            elif how == "close" and not _is_mask(arr):
+            elif how == "close" and not is_mask(arr):
                 out[key] = (first + (arr - first) * 1e-6).astype(arr.dtype)
-            elif how == "repeated" and arr.ndim == 2 and len(arr) > 1 and not _is_mask(arr):
+            elif how == "repeated" and arr.ndim == 2 and len(arr) > 1 and not is_mask(arr):
                 jitter = 1e-9 * np.random.default_rng(5).normal(size=arr.shape)  # collapsed embeddings
                 out[key] = (arr[0] * (1.0 + jitter)).astype(arr.dtype)
     return out
@@ -222,7 +222,7 @@ def domain(arr: Any) -> list[str]:
     finite = arr[np.isfinite(arr)]
     if finite.size < 2 or not bool((finite >= 0).all()):
         return []
-    out = ["0s and 1s"] if _is_mask(arr) else []
+    out = ["0s and 1s"] if is_mask(arr) else []
     if arr.ndim >= 1 and arr.shape[-1] > 1 and np.isfinite(arr).all() and \
             np.allclose(arr.sum(axis=-1), 1.0, rtol=1e-5, atol=1e-6):
         out.append(DISTRIBUTIONS)
@@ -234,7 +234,7 @@ def ordered_columns(arr: Any) -> list[tuple[int, int]]:
     as x1, y1, x2, y2; sorted edges), for a float array of at least 4 rows of 2 to 8 columns that is no mask."""
     import numpy as np
 
-    if arr.ndim < 2 or not 2 <= arr.shape[-1] <= 8 or _is_mask(arr) or not np.isfinite(arr).all():
+    if arr.ndim < 2 or not 2 <= arr.shape[-1] <= 8 or is_mask(arr) or not np.isfinite(arr).all():
         return []
     rows = arr.reshape(-1, arr.shape[-1])
     if len(rows) < 4:
@@ -262,7 +262,7 @@ def departs(case: dict[str, Any], arrays: dict[str, Any], new_arrays: dict[str, 
             continue
         if not np.issubdtype(old.dtype, np.floating):
             continue
-        if _is_mask(old):  # a mask stays one; its one-hot rows may become all zero (no class: a background anchor)
+        if is_mask(old):  # a mask stays one; its one-hot rows may become all zero (no class: a background anchor)
             lost = [] if bool(np.isin(new[np.isfinite(new)], (0.0, 1.0)).all()) else ["0s and 1s"]
         else:
             kept = domain(new)
@@ -306,11 +306,11 @@ def _random_arrays(case: dict[str, Any], arrays: dict[str, Any], seed: int) -> d
             continue
         if np.issubdtype(arr.dtype, np.floating):
             finite = arr[np.isfinite(arr)]
-            if _is_mask(arr) and DISTRIBUTIONS in domain(arr):  # one-hot rows stay one-hot
+            if is_mask(arr) and DISTRIBUTIONS in domain(arr):  # one-hot rows stay one-hot
                 hot = rng.integers(0, arr.shape[-1], size=arr.shape[:-1])
                 out[key] = np.eye(arr.shape[-1], dtype=arr.dtype)[hot]
                 continue
-            if _is_mask(arr):  # a float mask stays a mask
+            if is_mask(arr):  # a float mask stays a mask
                 out[key] = np.asarray(rng.random(arr.shape) < 0.5).astype(arr.dtype)
                 continue
             scale = float(np.abs(finite).max()) if finite.size else 1.0
@@ -332,7 +332,7 @@ def _softened(case: dict[str, Any], arrays: dict[str, Any]) -> dict[str, Any]:
         key = array_key(case, a["name"], arrays)
         arr = arrays.get(key) if key is not None else None
         if key is not None and isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating) \
-                and _is_mask(arr):
+                and is_mask(arr):
             out[key] = np.asarray(rng.uniform(0.05, 0.95, size=arr.shape)).astype(arr.dtype)
     return out
 
@@ -345,25 +345,26 @@ def modes(leaves: dict[str, list[Any]]) -> list[dict[str, Any]]:
 def near(case: dict[str, Any], arrays: dict[str, Any], path: str, rel: dict[str, Any]) -> list[Any]:
     """Values for the leaf ``path`` near the leaves it meets in the body (``rel["to"]``), as this call holds
     them: ``w - 1, w, w + 1`` for an int, ``w/2, 3w/2`` for a float (either side, never the knife edge), of
-    its type and its sign, not below ``rel["low"]``."""
+    its type and its sign (a leaf left None: of the other's), not below ``rel["low"]``."""
     import math
 
-    mine = ll.get(case, arrays, path)
-    if type(mine) not in (int, float):
+    mine = None if ll.node(case, path) is None else ll.get(case, arrays, path)
+    if type(mine) not in (int, float, type(None)):
         return []
     out: list[Any] = []
     for other in rel.get("to", []):
         w = ll.get(case, arrays, other)
         if type(w) not in (int, float) or not math.isfinite(w):
             continue
-        if type(mine) is int:
+        like = w if mine is None else mine  # a leaf left None takes a value of the kind it stands in for
+        if type(like) is int:
             tries: list[Any] = [int(w) - 1, int(w), int(w) + 1] if float(w).is_integer() else \
                 [math.floor(w), math.ceil(w)]
         else:
             tries = [w / 2, 1.5 * w] if w else []
         low = rel.get("low")
         out += [x for x in tries if x != mine and x not in out and (low is None or x >= low)
-                and (type(mine) is int or not (mine > 0 and x <= 0 or mine >= 0 and x < 0))]
+                and (type(like) is int or not (like > 0 and x <= 0 or like >= 0 and x < 0))]
     return out
 
 
@@ -410,9 +411,12 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
         for p, q in plan.get("pairs", []):
             for v in leaves.get(p, [])[:2]:
                 out += [{"base": name, "set": {p: v, q: w}} for w in leaves.get(q, [])[:2]]
-    for name, _, _ in bases:  # random arrays with each leaf varied (a flag the driver never sets, on real data)
-        out += [{"base": name, "random": 0, "kind": "random", "set": {p: values[0]}}
-                for p, values in leaves.items() if values]
+    for name, case, arrays in bases:  # random arrays with each leaf varied (a flag the driver never sets, a clip
+        # range left None given one, on data whose ratios reach it)
+        out += [{"base": name, "random": 0, "kind": "random", "set": {p: v}}
+                for p, values in leaves.items() for v in values]  # every value: the first may be refused
+        out += [{"base": name, "random": 0, "kind": "random", "set": {p: v}}
+                for p, rel in (plan.get("relative") or {}).items() for v in near(case, arrays, p, rel)[:2]]
     for name, _, _ in bases:  # outside the recorded values: alone and with each flag or option leaf varied
         out += [{"base": name, "soft": True, "kind": "soft", "set": s}
                 for s in [{}, *({p: v} for p, values in leaves.items() for v in values[:1])]]

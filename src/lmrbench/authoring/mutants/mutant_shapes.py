@@ -4,17 +4,15 @@ A branch forced each way (``if alpha >= 0`` always or never taken, ``elif`` arms
 dropped (``max(num_fg, 1)`` as ``num_fg``, ``np.clip(x, 0, 1)`` as ``x``), the default path of an optional
 argument taken always or never (``if labels is None``), the axis of a reduction changed (``sum(axis=1)`` as
 ``sum(axis=0)``), a copy dropped (``value.copy()`` as ``value``: state that aliases its caller's array), a power
-dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1), and a nested value pinned to its
-recorded value (``self.cfg.loss.gamma`` as ``2.0``) in the body or in a helper the body calls.
-Each rule takes a matched node of the body and yields edits; ``default_path_edits`` needs the function's defaults
-and ``pin_chain_edits`` the recorded values of the chains.
+dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1); ``helper_names`` finds the helpers
+whose chains ``mutant_pins`` pins too. Each rule takes a matched node of the body and yields edits;
+``default_path_edits`` needs the function's defaults.
 """
 
 from __future__ import annotations
 
 import ast
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -255,69 +253,6 @@ def default_path_edits(module: cst.Module, func: cst.FunctionDef, defaults: Mapp
     return edits
 
 
-def literal_text(value: object) -> str | None:
-    """Python source of a recorded scalar (``2.0``, ``'mean'``, ``True``); None for anything else."""
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return repr(value)
-    try:
-        number = float(value)  # type: ignore[arg-type]  # numpy scalars
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(number) or math.isinf(number):
-        return f"float({str(number)!r})"
-    if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iub":
-        return str(int(number))
-    return repr(number)
-
-
-def _path(module: cst.Module, node: cst.CSTNode) -> str:
-    """A chain's text with spacing removed (``self.cfg["loss"].gamma``)."""
-    return "".join(module.code_for_node(node).split())
-
-
-class _Pin(cst.CSTTransformer):
-    """Every read of one chain replaced by a literal (assignment targets and longer chains left alone)."""
-
-    def __init__(self, module: cst.Module, path: str, literal: str) -> None:
-        self.module, self.path, self.literal = module, path, literal
-        self.targets: set[int] = set()
-        self.hits = 0
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.targets.add(id(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.targets.add(id(node.target))
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return self._descend(node)
-
-    def visit_Subscript(self, node: cst.Subscript) -> bool:
-        return self._descend(node)
-
-    def _descend(self, node: cst.Attribute | cst.Subscript) -> bool:
-        # the chain read as the base of a longer one (``self.kl_ctl.value.item()``) is left as it is
-        if _path(self.module, node.value) == self.path:
-            self.targets.add(id(node.value))
-        return True
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        return self._swap(original_node, updated_node)
-
-    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
-        return self._swap(original_node, updated_node)
-
-    def _swap(self, original: cst.Attribute | cst.Subscript, updated: cst.BaseExpression) -> cst.BaseExpression:
-        if id(original) in self.targets or _path(self.module, original) != self.path:
-            return updated
-        self.hits += 1
-        return cst.parse_expression(self.literal).with_changes(lpar=original.lpar, rpar=original.rpar)
-
-
 def helper_names(tree: ast.Module, qualname: str) -> list[str]:
     """Qualified names of the functions of the file that ``qualname``'s body calls on ``self``/``cls``
     (``self._penalty(...)`` -> ``Class._penalty``) or by name (``helper(...)``), and those they call in turn."""
@@ -347,25 +282,3 @@ def helper_names(tree: ast.Module, qualname: str) -> list[str]:
                 seen.append(name)
                 todo.append(name)
     return seen
-
-
-def pin_chain_edits(module: cst.Module, func: cst.FunctionDef, where: str,
-                    values: Mapping[str, Sequence[object]]) -> list[Edit]:
-    """One edit per chain of ``values`` (``self.cfg.loss.gamma`` -> recorded values) that ``func``'s body
-    reads: every read of it replaced by its first recorded value. ``where`` names the function when it is a
-    helper the goal body calls (``in helper Class._penalty``), else ""."""
-    edits: list[Edit] = []
-    wanted = {"".join(path.split()): (path, vs) for path, vs in values.items()}
-    statements = body_statements(func)
-    present = {_path(module, n) for s in statements for n in m.findall(s, m.Attribute() | m.Subscript())}
-    for key, (path, recorded) in wanted.items():
-        literal = next((t for t in map(literal_text, recorded) if t is not None), None)
-        if key not in present or literal is None:
-            continue
-        pin = _Pin(module, key, literal)
-        new = func.visit(pin)
-        if pin.hits:
-            suffix = f" in {where}" if where else ""
-            edits.append(Edit("pin_nested", f"pin {path} to {literal} (its recorded value){suffix}", func,
-                              cst.ensure_type(new, cst.FunctionDef), pinned=path))
-    return edits

@@ -6,7 +6,8 @@ one, ``min``/``max`` or a reduction swapped, a comparison loosened); the others 
 wrong answers make (``mutant_mistakes``: a parameter pinned, an operator swapped, a condition negated, a mask
 dropped, arguments swapped, a constant scaled, a branch removed, an update of ``self`` dropped from a branch, a
 result detached) and, in ``mutant_shapes``, a branch forced, a guard dropped, an offset dropped, an optional
-argument's default path forced, a nested value pinned, an axis changed, a copy dropped, a power dropped). The order is
+argument's default path forced, an axis changed, a copy dropped, a power dropped, and in ``mutant_pins`` a nested
+value pinned). The order is
 deterministic: the kinds take turns, and within a kind the sites come in source order; mutants are
 de-duplicated, differ from the source and all parse. ``sample_mutants`` picks a few of every kind.
 """
@@ -24,7 +25,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from lmrbench import pyparse
-from lmrbench.authoring.mutants import mutant_mistakes, mutant_shapes, mutant_sites
+from lmrbench.authoring.mutants import mutant_mistakes, mutant_pins, mutant_shapes, mutant_sites
 from lmrbench.authoring.mutants.mutant_sites import Edit
 from lmrbench.core.source._cst import Located
 from lmrbench.errors import LmrError
@@ -133,7 +134,7 @@ def generate_mutants(
         params = mutant_sites.params_of(func, is_method)
         found = mutant_sites.whole_body_edits(func, params, arrays)
         found["pin_parameter"] = mutant_mistakes.pin_edits(module, func, params, pins or {})
-        found["pin_nested"] = mutant_shapes.pin_chain_edits(module, func, "", nested or {})
+        found["pin_nested"] = mutant_pins.pin_chain_edits(module, func, "", nested or {})
         for kind, edits in found.items():
             if kind in by_kind:
                 by_kind[kind].extend((func, e) for e in edits)
@@ -151,7 +152,7 @@ def generate_mutants(
     if "pin_nested" in by_kind:
         for helper in helpers:
             for which, func in enumerate(located.defs(helper)):
-                edits = mutant_shapes.pin_chain_edits(located.module_of(helper, which), func, f"helper {helper}",
+                edits = mutant_pins.pin_chain_edits(located.module_of(helper, which), func, f"helper {helper}",
                                                       nested or {})
                 by_kind["pin_nested"].extend((func, e) for e in edits)
     return _distinct(located, source, list(_round_robin(list(by_kind.values()))), limit)

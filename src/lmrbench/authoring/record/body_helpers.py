@@ -16,9 +16,16 @@ MAX_DEPTH = 3
 
 def access_path(node: ast.AST) -> str | None:
     """``beta``, ``self.cfg.loss.gamma``, ``self.config["beta"]``, ``betas[0]``: a name followed by attributes
-    and constant subscripts, as written; None for anything else."""
+    and constant subscripts, as written, also when read with a default (``getattr(config, "head_dim", None)`` is
+    ``config.head_dim``, ``scaling.get("factor", 1.0)`` is ``scaling["factor"]``); None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
+    read = read_with_default(node)
+    if read is not None:
+        inner = access_path(read[0])
+        if inner is None:
+            return None
+        return f"{inner}.{read[1]}" if read[2] else f"{inner}[{json.dumps(read[1])}]"
     if isinstance(node, ast.Attribute):
         inner = access_path(node.value)
         return None if inner is None else f"{inner}.{node.attr}"
@@ -27,6 +34,22 @@ def access_path(node: ast.AST) -> str | None:
         inner = access_path(node.value)
         key = node.slice.value
         return None if inner is None else f"{inner}[{json.dumps(key)}]"  # as lmrbench_leaves.key_text writes it
+    return None
+
+
+def read_with_default(node: ast.AST) -> tuple[ast.expr, str | int, bool] | None:
+    """(the object, the name or key, True for an attribute) of ``getattr(obj, "name"[, default])`` or
+    ``obj.get("key"[, default])``; None for any other node."""
+    if not isinstance(node, ast.Call) or node.keywords or not node.args:
+        return None
+    func, args = node.func, node.args
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(args) in (2, 3) \
+            and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+        return args[0], str(args[1].value), True
+    if isinstance(func, ast.Attribute) and func.attr == "get" and len(args) in (1, 2) \
+            and isinstance(args[0], ast.Constant) and type(args[0].value) in (str, int):
+        key = args[0].value
+        return func.value, key if isinstance(key, str) else int(key), False  # type: ignore[arg-type]
     return None
 
 
@@ -53,8 +76,9 @@ class _Rename(ast.NodeTransformer):
 
 
 def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``) or from a
-    parameter the body never assigns (``n = no_repeat_ngram_size``: ``n <= 0`` compares the parameter)."""
+    """Local names assigned once from an access path rooted elsewhere (``cfg = self.cfg.loss``, ``scaling =
+    config.rope_scaling or {}``, ``kind = scaling.get("rope_type", "default")``) or from a parameter the body never
+    assigns (``n = no_repeat_ngram_size``: ``n <= 0`` compares the parameter)."""
     params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
     found: dict[str, ast.expr] = {}
     counts: dict[str, int] = {}
@@ -65,10 +89,12 @@ def aliases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]
                 for sub in ast.walk(t):
                     if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):  # not ``n`` of ``out[n] = v``
                         counts[sub.id] = counts.get(sub.id, 0) + 1
+            value = node.value.values[0] if isinstance(node, ast.Assign) and isinstance(node.value, ast.BoolOp) \
+                and isinstance(node.value.op, ast.Or) else getattr(node, "value", None)  # ``cfg or {}``: cfg
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and (isinstance(node.value, ast.Attribute | ast.Subscript) and access_path(node.value)
-                         or isinstance(node.value, ast.Name) and node.value.id in params):
-                found[node.targets[0].id] = node.value
+                    and (isinstance(value, ast.Attribute | ast.Subscript | ast.Call) and access_path(value)
+                         or isinstance(value, ast.Name) and value.id in params):
+                found[node.targets[0].id] = value
     return {k: v for k, v in found.items() if counts.get(k) == 1
             and not (isinstance(v, ast.Name) and counts.get(v.id, 0))}
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
-from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, resolved
+from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, read_with_default, resolved
 from lmrbench.authoring.record.body_values import bounds, nones, number, relatives, signed, sizes
 
 
@@ -58,6 +58,8 @@ class BodyReads:
     zero (a count of nothing is outside what its callers pass)."""
     relatives: dict[str, list[str]] = field(default_factory=dict)
     """Leaf -> the other leaves it meets in a comparison or a guard (``body_values.relatives``)."""
+    deps: dict[str, set[str]] = field(default_factory=dict)
+    """Local name -> the parameters and paths its value depends on (``low = correction_dim(beta_fast)``)."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -80,11 +82,14 @@ def _paths(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str])
                 inner.add(id(node.value))
             if isinstance(node, ast.Call):
                 inner.add(id(node.func))
-        ordered = sorted((n for n in ast.walk(func) if isinstance(n, ast.Attribute | ast.Subscript)),
+                read = read_with_default(node)
+                if read is not None and access_path(node) is not None:
+                    inner.add(id(read[0]))  # ``scaling.get("factor")`` reads scaling["factor"], not all of scaling
+        ordered = sorted((n for n in ast.walk(func) if isinstance(n, ast.Attribute | ast.Subscript)
+                          or read_with_default(n) is not None),
                          key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
         for node in ordered:
-            if not isinstance(node, ast.Attribute | ast.Subscript) or id(node) in inner \
-                    or not isinstance(node.ctx, ast.Load):
+            if id(node) in inner or not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
                 continue
             path = access_path(node)
             if path is not None and path.split(".")[0].split("[")[0] in roots and path not in out:
@@ -216,12 +221,16 @@ _QUOTED = re.compile(r'"([A-Za-z_][\w-]{0,30})"')
 
 def _documented(func: ast.FunctionDef | ast.AsyncFunctionDef, literals: dict[str, list[str]]) -> None:
     """Add the quoted words of the docstring to the literals of the one text parameter, if there is one: the
-    modes it documents (``"none"``) that no comparison names, since a mode may take an ``else``."""
+    modes it documents (``"none"``) that no comparison names, since a mode may take an ``else``. The keys the
+    body reads (``scaling.get("factor")``, ``cfg["beta"]``) are no modes."""
     doc = ast.get_docstring(func) or ""
     if len(literals) != 1 or not doc:
         return
+    keys = {read[1] for n in ast.walk(func) if (read := read_with_default(n)) is not None}
+    keys |= {n.slice.value for n in ast.walk(func) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant)
+             and isinstance(n.slice.value, str)}
     known = next(iter(literals.values()))
-    known += [w for w in _QUOTED.findall(doc) if w not in known]
+    known += [w for w in _QUOTED.findall(doc) if w not in known and w not in keys]
 
 
 _LOW = re.compile(r"`*([A-Za-z_]\w*)`*\s*\(?\s*(>=|>|≥|is at least|at least|must be at least)\s*(-?\d+(?:\.\d+)?)")
@@ -287,7 +296,7 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
                      nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps),
-                     relatives([func, *called], known))
+                     relatives([func, *called], known), flow.deps)
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
@@ -305,10 +314,17 @@ def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
 
 def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, bool | int | float | str]:
     """``base.get("key", default)`` with a literal key and default, on an access path rooted at ``roots``:
-    {``base["key"]``: default}."""
+    {``base["key"]``: default}; ``base.get("key") or 32`` has the default 32."""
     out: dict[str, bool | int | float | str] = {}
     for func in funcs:
         for node in ast.walk(func):
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2 \
+                    and isinstance(node.values[1], ast.Constant):
+                number, read = node.values[1].value, read_with_default(node.values[0])
+                path = access_path(node.values[0]) if read is not None and not read[2] else None
+                if isinstance(number, int | float) and path is not None and path.split(".")[0].split("[")[0] in roots:
+                    out.setdefault(path, number)
+                continue
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                     and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
                     and type(node.args[0].value) in (str, int)):

@@ -99,8 +99,9 @@ GUARD_CALLS = frozenset({"min", "max", "minimum", "maximum", "fmin", "fmax", "cl
 def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
     """What each known name meets in a comparison or a guard, as other known names inside the other side
     (``good_steps >= growth_interval``; ``max(self.scale * self.backoff_factor, self.min_scale)`` gives
-    ``self.min_scale`` -> ``self.scale``): the search sets it near their values in each call it varies, where a
-    branch flips or a guard binds whatever the run's magnitudes."""
+    ``self.min_scale`` -> ``self.scale``), or falls back to when unset (``cfg.clip_low if cfg.clip_low is not
+    None else cfg.clip``): the search sets it near their values in each call it varies, where a branch flips or a
+    guard binds whatever the run's magnitudes, and gives a leaf left None a value of the kind it stands in for."""
     out: dict[str, list[str]] = {}
     for func in funcs:
         for node in ast.walk(func):
@@ -111,6 +112,11 @@ def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[st
                     in GUARD_CALLS:
                 args = [*node.args, *(k.value for k in node.keywords)]
                 groups = [(a, b) for i, a in enumerate(args) for b in args[i + 1:]]
+            elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
+                    isinstance(s, ast.Constant) and s.value is None for s in node.test.comparators):
+                groups = [(node.test.left, node.body), (node.test.left, node.orelse)]  # low if low is not None else c
+            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+                groups = [(node.values[0], node.values[1])]  # ``low or clip``: unset, it falls back to the other
             else:
                 continue
             for a, b in groups:
@@ -119,7 +125,7 @@ def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[st
                     if name not in known:
                         continue
                     found = [o for o in (_name(sub) for sub in ast.walk(y)) if o in known and o not in (name, "self")]
-                    others = [o for o in found if not any(f.startswith(f"{o}.") for f in found)]  # not a chain's root
+                    others = [o for o in found if not any(f.startswith((f"{o}.", f"{o}[")) for f in [*found, name])]
                     out.setdefault(name, []).extend(o for o in others if o not in out[name])
     return {k: v for k, v in out.items() if v}
 

@@ -19,7 +19,7 @@ from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
-from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, search_plan
+from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, focus, search_plan
 from lmrbench.core.taskset import Task
 from lmrbench.core.treeview import Tree
 from lmrbench.errors import LmrError
@@ -134,7 +134,8 @@ def probe_calls(
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
-            "mutants": [{"id": m.digest, "source": m.source} for m in mutants],
+            "mutants": [{"id": m.digest, "source": m.source, "focus": focus(golden, qual, reads, m.source)}
+                        for m in mutants],
             "search": search_plan(paths, reads, golden, qual, goal),
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),

@@ -21,6 +21,8 @@ from lmrbench.authoring.record.bodycoverage import BodyModel, cover_greedy, pick
 from lmrbench.authoring.record.captured_calls import call_shape
 from lmrbench.authoring.record.case_probe import TargetProbe
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
+from lmrbench.runtime import lmrbench_leaves as ll
+from lmrbench.runtime.lmrbench_values import read_case_file
 
 MAX_VALUES_KEPT = 4
 """Most distinct values of one parameter that selection keeps a call for."""
@@ -156,16 +158,28 @@ def _spread(calls: list[RecordedCall], param: str, values: CallValues) -> list[i
     return first + [i for i in range(len(calls)) if i not in first]
 
 
-def unvaried(kept: list[RecordedCall], also: list[str] | None = None) -> list[str]:
+def unvaried(kept: list[RecordedCall], also: list[str] | None = None, probe: TargetProbe | None = None) -> list[str]:
     """Scalar parameters (and ``also``: text modes, attributes of ``self``) with one value over the kept cases
     (recorded, added by varying one parameter, the scan's, which vary a head count only with the arrays it
-    sizes, and the search's that set one leaf), unless a pair's case varies it to effect: one whose result
-    differs from the case with only the other parameter changed."""
+    sizes, and the search's that set one leaf and kill its pin: ``probe``), unless a pair's case varies it to
+    effect: one whose result differs from the case with only the other parameter changed."""
+    pinned = {m.digest: m.pinned for m in probe.mutants if m.pinned} if probe else {}
+
+    def pins(made: Amplification) -> bool:  # a crop count cut with its rows kills the pin of the crop count
+        return probe is not None and made.kind == "search" and len(made.settings) == 1 and \
+            next(iter(made.settings)) in {pinned.get(d) for d in probe.kills.get(made.file, set())}
+
     single = [c.path for c in kept if c.amplified is None or c.amplified.kind in ("value", "all", "scan")
-              or c.amplified.kind == "search" and len(c.amplified.settings) == 1]
+              or pins(c.amplified)]
     by_pairs = {n for c in kept if c.amplified is not None for n in c.amplified.effective}
     seen = amplify.parameter_values(single, also or []).items() if single else []
-    return [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
+    once = [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
+    # a leaf that some cases leave None and one sets (``clip_ratio_low=None`` given 0.1) is varied
+    nones: set[str] = set()
+    for path in single if once else []:
+        case = read_case_file(path)[0]
+        nones |= {p for p in once if ll.node(case, p) is None}
+    return [p for p in once if p not in nones]
 
 
 def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe: TargetProbe | None) -> list[str]:
@@ -202,7 +216,7 @@ def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe:
         out.append(f"{amplify.recorded_text(param, values_[param])} in the recording; added {len(new)} case(s) "
                    f"with {param} "
                    f"{amplify.range_text(new)}")
-    fixed = unvaried(sel.kept, probe.also)
+    fixed = unvaried(sel.kept, probe.also, probe)
     out += [f"no test varies {note}" for note in probe.notes if note.split(":")[0] in fixed]
     out.append(kill_text(probe, sel))
     out += search_lines(target, probe)

@@ -43,7 +43,8 @@ def describe_selection(
         sel, probe = selections[target], probes.get(target)
         lines += summary_lines(target, calls, sel, probe)
         qual = target.partition("::")[2]
-        never += [f"{qual}: {p}" if several else p for p in unvaried(chosen[target], probe.also if probe else [])]
+        fixed = unvaried(chosen[target], probe.also if probe else [], probe)
+        never += [f"{qual}: {p}" if several else p for p in fixed]
         if probe is None:
             continue
         first = amplify.parameter_values([c.path for c in calls], probe.also)

@@ -53,13 +53,14 @@ SEARCH_BUDGET = 20.0
 
 
 def _near(value: amplify.Scalar, like: amplify.Scalar) -> list[amplify.Scalar]:
-    """``w - 1, w, w + 1`` for an int boundary ``w`` (as the leaf's type), ``w/2, w, 3w/2`` for a float."""
+    """``w - 1, w, w + 1`` for an int boundary ``w`` (as the leaf's type), ``w/2, w, 3w/2`` and ``1.01 w`` (just
+    past it: a cap checked to be above 1 that binds on ratios near 1) for a float."""
     if type(value) is bool or type(like) is bool or type(value) is str:
         return []
     if type(like) is int and float(value).is_integer():
         return [int(value) - 1, int(value), int(value) + 1]
     w = float(value)
-    return [w - 0.5, w, w + 0.5] if w == 0 else [w / 2, w, 1.5 * w]
+    return [w - 0.5, w, w + 0.5] if w == 0 else [w / 2, w, 1.5 * w, 1.01 * w]
 
 
 def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
@@ -141,9 +142,11 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if path not in seen and type(default) in (bool, int, float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
-    relative = {name: {"to": others, "low": _low(name, seen[name], reads)}
-                for name, others in reads.relatives.items()
-                if name in seen and name not in tied and type(seen[name][0]) in (int, float)}
+    relative = {name: {"to": others, "low": _low(name, seen[name], reads) if name in seen and seen[name][0]
+                       is not None else None}
+                for name, others in reads.relatives.items() if name not in tied and (
+                    type(seen[name][0]) in (int, float) if name in seen and seen[name][0] is not None
+                    else name in reads.nones)}  # a leaf recorded None (``clip_ratio_low=None``) the body tests
     case, _ = read_case_file(paths[0])
     params = [a["name"] for a in case["arguments"]]
     body = _body(golden, qualname)  # parsed once for the checks below
@@ -152,6 +155,32 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative}
+
+
+def focus(golden: str, qualname: str, reads: BodyReads, mutant: str) -> list[str]:
+    """The leaves the lines a mutant changes read, directly or through the locals there (``if low == high``
+    reads ``beta_fast`` through ``low``): the search tries them first while the mutant lives."""
+    import difflib
+
+    from lmrbench.authoring.record.body_helpers import access_path, resolved
+
+    old = golden.splitlines()
+    lines = {i + 1 for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=mutant.splitlines(), autojunk=False)
+             .get_opcodes() if tag != "equal" for i in range(i1, max(i2, i1 + 1))}
+    func = _body(golden, qualname)
+    if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) or not lines:
+        return []
+    known = set(reads.paths) | set(reads.deps)
+    out: list[str] = []
+    for node in ast.walk(resolved(func)):
+        if getattr(node, "lineno", None) not in lines:
+            continue
+        path = access_path(node)
+        found = [path] if path in reads.paths else []
+        if isinstance(node, ast.Name) and node.id in known:
+            found += sorted(reads.deps.get(node.id, set()) & set(reads.paths)) + [node.id]
+        out += [p for p in found if p not in out]
+    return out
 
 
 def _low(name: str, recorded: list[amplify.Scalar], reads: BodyReads) -> int | None:
