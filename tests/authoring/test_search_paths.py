@@ -8,9 +8,11 @@ both ways: the plausible wrong answer it exposes fails, a correct answer in anot
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
-from helpers.record_fixture import grade, recorded_task
+from helpers.record_fixture import grade, recorder
 from lmrbench.schemas.testrun import TestStatus
 
 PLATEAU_HEAD = '''import numpy as np
@@ -104,17 +106,9 @@ ACCEPT_SIG = '''import numpy as np
 
 def accept_prefix(tokens, draft_scores, target_scores, greedy=False):
 '''
-ACCEPT_DRAFT_ARGMAX = ACCEPT_SIG + '''    n = 0
-    for i, t in enumerate(tokens):
-        if greedy:
-            ok = int(np.argmax(draft_scores[i])) == int(np.argmax(target_scores[i]))
-        else:
-            ok = target_scores[i, t] >= draft_scores[i, t]
-        if not ok:
-            break
-        n += 1
-    return n
-'''
+ACCEPT_DRAFT_ARGMAX = textwrap.dedent(ACCEPT).replace("ok = int(t) == int(np.argmax(target_scores[i]))",
+                                                      "ok = int(np.argmax(draft_scores[i])) == "
+                                                      "int(np.argmax(target_scores[i]))")
 ACCEPT_VECTORISED = ACCEPT_SIG + '''    tokens = np.asarray(tokens)
     rows = np.arange(len(tokens))
     if greedy:
@@ -254,15 +248,7 @@ CANDIDATES = [
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    made = {}
-
-    def get(name: str):
-        if name not in made:
-            function, files, _ = TASKS[name]
-            made[name] = recorded_task(tmp_path_factory.mktemp(name), function, files, "python run.py")
-        return made[name]
-
-    return get
+    return recorder(tmp_path_factory, TASKS)
 
 
 @pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])

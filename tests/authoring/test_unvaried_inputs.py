@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.record_fixture import grade, recorded_task
+from helpers.record_fixture import grade, recorder
 from lmrbench.schemas.testrun import TestStatus
 
 HEADS = '''
@@ -470,15 +470,7 @@ CANDIDATES = [
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    made = {}
-
-    def get(name: str):
-        if name not in made:
-            function, files, _ = TASKS[name]
-            made[name] = recorded_task(tmp_path_factory.mktemp(name), function, files, "python run.py")
-        return made[name]
-
-    return get
+    return recorder(tmp_path_factory, TASKS)
 
 
 @pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from helpers.tasks import create_task
 from lmrbench.core.taskset import Task
@@ -110,6 +113,21 @@ def grade(sandbox: Sandbox, task: Task, folder: Path, goal: str, source: str) ->
     (folder / goal).parent.mkdir(parents=True, exist_ok=True)
     (folder / goal).write_text(source)
     return evaluate_variant(sandbox, task, task.info.implementation(1), Candidate(folder=folder), timeout=300).status
+
+
+def recorder(factory: pytest.TempPathFactory,
+             tasks: dict[str, tuple[str, dict[str, str], str]]) -> Callable[[str], tuple[Task, Sandbox]]:
+    """A getter of the task ``tasks`` names (name -> (function, files, goal file)), recorded from ``python run.py``
+    on its first use and kept for the others."""
+    made: dict[str, tuple[Task, Sandbox]] = {}
+
+    def get(name: str) -> tuple[Task, Sandbox]:
+        if name not in made:
+            function, files, _ = tasks[name]
+            made[name] = recorded_task(factory.mktemp(name), function, files, "python run.py")
+        return made[name]
+
+    return get
 
 
 def recorded_task(tmp: Path, function: str, files: dict[str, str], command: str) -> tuple[Task, Sandbox]:
