@@ -232,6 +232,6 @@ def test_a_value_checked_before_it_is_used_is_also_pinned_where_it_is_used_and_s
         "(read 3 of 3)"]
     assert "return adv * 3.0" in pins[1].source and "if cfg.cap <= 1.0" in pins[1].source
     reads = body_reads(CHECKED, "Capped.loss", ["adv"])
-    assert focus(CHECKED, "Capped.loss", reads, pins[1].source) == ["self.config.cap"]
+    assert focus(CHECKED, "Capped.loss", reads, [pins[1].source]) == [["self.config.cap"]]
     specs = [{"set": {"self.config.eps": 1.0}}, {"set": {"self.config.cap": 1.5}}]
     assert search.aimed(specs, [{"id": "m", "focus": ["self.config.cap"]}]) == specs[::-1]

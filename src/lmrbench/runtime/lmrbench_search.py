@@ -22,6 +22,7 @@ case.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import signal
 import time
@@ -407,7 +408,7 @@ def other_paths(golden: Target, cases: list[tuple[str, Any, Any]],
     for name, case, arrays in sorted(cases, key=lambda c: c[0].startswith(("amp-", "srch-", "scan-"))):
         if len(out) >= MORE_BASES:
             break
-        if name in chosen or lv.Case(case, arrays).raises:
+        if name in chosen or case.get("raises"):
             continue
         lines = lines_run(golden, case, arrays)
         if lines - covered:
@@ -430,11 +431,9 @@ def aimed(specs: list[dict[str, Any]], alive: list[dict[str, Any]]) -> list[dict
     """``specs`` with first, the mutants taking turns, those that set a leaf the lines of each live mutant read
     (its ``focus``), in their order: a budget spent on a function of many leaves and many live mutants reaches
     ``truncate`` for the mutant of ``truncate``, and random data with ``clip_ratio_c`` for the dual clip's."""
-    import itertools
-
     own = [[k for k, s in enumerate(specs) if set(s.get("set", {})) & set(m.get("focus", []))] for m in alive]
-    first = list(dict.fromkeys(k for turn in itertools.zip_longest(*own) for k in turn if k is not None))
-    return [specs[k] for k in first] + [s for k, s in enumerate(specs) if k not in set(first)]
+    first = dict.fromkeys(k for turn in itertools.zip_longest(*own) for k in turn if k is not None)
+    return [specs[k] for k in first] + [s for k, s in enumerate(specs) if k not in first]
 
 
 def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases: list[tuple[str, Any, Any]],
@@ -465,7 +464,6 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in [*bases, *more]}
     allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
     random_ok = False
-    varied_tied: set[str] = set()
     varied: set[str] = set()
     tied = set(plan.get("tied") or [])
     what: list[str] = []
@@ -493,7 +491,6 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         if text not in what:
             what.append(text)
         random_ok = random_ok or kind == "random"
-        varied_tied.update([*spec.get("resize", []), *(set(spec.get("set", {})) & tied)])
         varied.update([*spec.get("resize", []), *spec.get("set", {})])
         want = lv.Case(new, new_arrays)
         killed = []
@@ -517,7 +514,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         left = [i for i in left if i not in killed]
     report["what"] = what
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
-    report["tied"] = [p for p in plan.get("tied") or [] if p not in varied_tied]
+    report["tied"] = [p for p in plan.get("tied") or [] if p not in varied]
     unset = unset or bool(report["tied"])  # a head count tied to the arrays' shapes that no input varied
     first_case, first_arrays = bases[0][1], bases[0][2]
     focus = {m["id"]: [p for p in m.get("focus", []) if p in (plan.get("leaves") or {}) or ll.node(first_case, p)

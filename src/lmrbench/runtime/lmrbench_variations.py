@@ -574,13 +574,12 @@ def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size
 def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
     new = json.loads(json.dumps(case))
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
-    olds = {path: ll.get(new, inputs, path) for path in spec.get("set", {})}
     for path, value in spec.get("set", {}).items():
         if not ll.put(new, inputs, path, value):
             return None
-    if "blocks" in spec:
+    if "blocks" in spec:  # ``case`` still holds the count the rows came in
         path, value = next(iter(spec["set"].items()))
-        if not _blocks(new, inputs, spec["blocks"], olds[path], int(value)):
+        if not _blocks(new, inputs, spec["blocks"], ll.get(case, arrays, path), int(value)):
             return None
     if "resize" in spec and not _resized(new, inputs, spec["resize"], int(spec["to"])):
         return None

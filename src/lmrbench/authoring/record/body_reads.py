@@ -7,13 +7,12 @@ on one that uses the other). Amplification varies what the recording left out by
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass, field
 
 from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, read_with_default, resolved
-from lmrbench.authoring.record.body_values import bounds, nones, number, relatives, signed, sizes
+from lmrbench.authoring.record.body_values import GUARD_CALLS, bounds, nones, number, relatives, signed, sizes
 
 
 @dataclass
@@ -318,29 +317,24 @@ def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) 
     out: dict[str, bool | int | float | str] = {}
     for func in funcs:
         for node in ast.walk(func):
-            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2 \
-                    and isinstance(node.values[1], ast.Constant):
-                number, read = node.values[1].value, read_with_default(node.values[0])
-                path = access_path(node.values[0]) if read is not None and not read[2] else None
-                if isinstance(number, int | float) and path is not None and path.split(".")[0].split("[")[0] in roots:
-                    out.setdefault(path, number)
+            fallback = node.values[1] if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) \
+                and len(node.values) == 2 else None
+            call = node.values[0] if isinstance(node, ast.BoolOp) and fallback is not None else node
+            read = read_with_default(call)
+            path = access_path(call) if read is not None and not read[2] else None
+            if path is None or path.split(".")[0].split("[")[0] not in roots:
                 continue
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
-                    and type(node.args[0].value) in (str, int)):
-                continue
-            base = access_path(node.func.value)
-            try:
-                default = ast.literal_eval(node.args[1])
-            except ValueError:
-                continue
-            if base is not None and base.split(".")[0].split("[")[0] in roots \
-                    and type(default) in (bool, int, float, str):
-                out[f"{base}[{json.dumps(node.args[0].value)}]"] = default
+            if fallback is not None:
+                if isinstance(fallback, ast.Constant) and isinstance(fallback.value, int | float):
+                    out.setdefault(path, fallback.value)
+            elif isinstance(call, ast.Call) and len(call.args) == 2:
+                try:
+                    default = ast.literal_eval(call.args[1])
+                except ValueError:
+                    continue
+                if type(default) in (bool, int, float, str):
+                    out[path] = default
     return out
-
-
-_GUARD_CALLS = {"max", "min", "maximum", "minimum", "fmax", "fmin", "clip", "clamp", "clamp_min", "clamp_max"}
 
 
 def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> bool:
@@ -353,7 +347,7 @@ def _guarded(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str
                 called = node.func.id if isinstance(node.func, ast.Name) else \
                     node.func.attr if isinstance(node.func, ast.Attribute) else ""
                 values = [*node.args, *(k.value for k in node.keywords)]
-                if called in _GUARD_CALLS and any(number(v) is not None for v in values):
+                if called in GUARD_CALLS and any(number(v) is not None for v in values):
                     return True
             sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
             if len(sides) == 2 and any(number(s) in ("0", "0.0") for s in sides) \

@@ -92,7 +92,8 @@ def bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str])
     return {k: v for k, v in out.items() if v}
 
 
-GUARD_CALLS = frozenset({"min", "max", "minimum", "maximum", "fmin", "fmax", "clip", "clamp"})
+GUARD_CALLS = frozenset({"min", "max", "minimum", "maximum", "fmin", "fmax", "clip", "clamp", "clamp_min",
+                         "clamp_max"})
 """Calls that bound one value by another: a guard binds where the bound reaches the other side."""
 
 

@@ -134,8 +134,9 @@ def probe_calls(
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
-            "mutants": [{"id": m.digest, "source": m.source, "focus": focus(golden, qual, reads, m.source)}
-                        for m in mutants],
+            "mutants": [{"id": m.digest, "source": m.source, "focus": f}
+                        for m, f in zip(mutants, focus(golden, qual, reads, [m.source for m in mutants]),
+                                        strict=True)],
             "search": search_plan(paths, reads, golden, qual, goal),
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),

@@ -142,11 +142,12 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if path not in seen and type(default) in (bool, int, float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
-    relative = {name: {"to": others, "low": _low(name, seen[name], reads) if name in seen and seen[name][0]
-                       is not None else None}
-                for name, others in reads.relatives.items() if name not in tied and (
-                    type(seen[name][0]) in (int, float) if name in seen and seen[name][0] is not None
-                    else name in reads.nones)}  # a leaf recorded None (``clip_ratio_low=None``) the body tests
+    relative: dict[str, dict[str, Any]] = {}
+    for name, others in reads.relatives.items():
+        was: amplify.Scalar | None = seen[name][0] if name in seen else None
+        # a number, or a leaf recorded None that the body tests (``clip_ratio_low=None``)
+        if name not in tied and (type(was) in (int, float) or was is None and name in reads.nones):
+            relative[name] = {"to": others, "low": None if was is None else _low(name, seen[name], reads)}
     case, _ = read_case_file(paths[0])
     params = [a["name"] for a in case["arguments"]]
     body = _body(golden, qualname)  # parsed once for the checks below
@@ -157,29 +158,34 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "tied": sorted(tied), "relative": relative}
 
 
-def focus(golden: str, qualname: str, reads: BodyReads, mutant: str) -> list[str]:
-    """The leaves the lines a mutant changes read, directly or through the locals there (``if low == high``
-    reads ``beta_fast`` through ``low``): the search tries them first while the mutant lives."""
+def focus(golden: str, qualname: str, reads: BodyReads, mutants: list[str]) -> list[list[str]]:
+    """For each mutant source, the leaves the lines it changes read, directly or through the locals there (``if
+    low == high`` reads ``beta_fast`` through ``low``): the search tries them first while the mutant lives. The
+    golden body is parsed and its aliases resolved once, for all of them."""
     import difflib
 
     from lmrbench.authoring.record.body_helpers import access_path, resolved
 
-    old = golden.splitlines()
-    lines = {i + 1 for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=mutant.splitlines(), autojunk=False)
-             .get_opcodes() if tag != "equal" for i in range(i1, max(i2, i1 + 1))}
     func = _body(golden, qualname)
-    if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef) or not lines:
-        return []
-    known = set(reads.paths) | set(reads.deps)
-    out: list[str] = []
+    if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [[] for _ in mutants]
+    known, paths = set(reads.paths) | set(reads.deps), set(reads.paths)
+    by_line: dict[int, list[str]] = {}  # line -> the leaves read there
     for node in ast.walk(resolved(func)):
-        if getattr(node, "lineno", None) not in lines:
-            continue
+        line = getattr(node, "lineno", None)
         path = access_path(node)
-        found = [path] if path in reads.paths else []
+        found = [path] if path in paths else []
         if isinstance(node, ast.Name) and node.id in known:
-            found += sorted(reads.deps.get(node.id, set()) & set(reads.paths)) + [node.id]
-        out += [p for p in found if p not in out]
+            found += sorted(reads.deps.get(node.id, set()) & paths) + [node.id]
+        if line is not None and found:
+            by_line.setdefault(line, []).extend(found)
+    old = golden.splitlines()
+    out: list[list[str]] = []
+    for mutant in mutants:
+        changed = sorted({i + 1 for tag, i1, i2, _, _ in difflib.SequenceMatcher(
+            a=old, b=mutant.splitlines(), autojunk=False).get_opcodes() if tag != "equal"
+            for i in range(i1, max(i2, i1 + 1))})
+        out.append(list(dict.fromkeys(p for line in changed for p in by_line.get(line, []))))
     return out
 
 
