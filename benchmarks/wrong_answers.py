@@ -54,7 +54,16 @@ once per step, with no bias correction, an adaptation exclusion list of its own,
 and missing gradients the driver never reaches; perplexity by a strided sliding window over a model object's
 log-probabilities, with a ``max_length`` apart from ``model.config.n_positions``, windows that do not overlap, a
 [1, n] batch and the argument checks the driver never takes; Soft-NMS with gaussian decay, its ``sigma`` and hard
-NMS the driver never sets, and IoUs and scores exactly at their thresholds). Each task is
+NMS the driver never sets, and IoUs and scores exactly at their thresholds) and ``fresh13``
+(``heldout_fresh13_tasks.py``, written before its first run and sealed until then: sentence-level BLEU with Chen
+and Cherry's smoothing methods, reading its order, weights and ``smoothing.method`` from a nested config, with
+short and empty hypotheses, empty references, weights of its own and the methods other than the exponential decay
+the driver never takes; a logits processor reading ``self.*``, called once per decoding step, CTRL's
+repetition penalty then the locally typical filter, with banned tokens, a minimum to keep, another filter value and
+either part off the driver never sets; the selective scan of a Mamba block with the step-size bias and softplus,
+the skip term and the gate, with fixed B and C, the last state, each option alone and large step sizes the driver
+never gives; SGDR's ``get_lr`` over each group's ``initial_lr``, called once per step, with ``T_mult`` above 1, a
+warm-up, a decayed peak and a floor the driver never sets). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
 sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
@@ -74,7 +83,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh11|fresh12|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh12|fresh13|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -110,6 +119,7 @@ from heldout_fresh9_tasks import TASKS as FRESH9  # noqa: E402
 from heldout_fresh10_tasks import TASKS as FRESH10  # noqa: E402
 from heldout_fresh11_tasks import TASKS as FRESH11  # noqa: E402
 from heldout_fresh12_tasks import TASKS as FRESH12  # noqa: E402
+from heldout_fresh13_tasks import TASKS as FRESH13  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -132,9 +142,9 @@ from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
-        "fresh11": FRESH11, "fresh12": FRESH12,
+        "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10 + FRESH11 + FRESH12}
+        + FRESH10 + FRESH11 + FRESH12 + FRESH13}
 """The task sets ``--set`` picks from."""
 
 
