@@ -39,6 +39,7 @@ REAL_RUN_FILES = tuple(_HERE / f for f in (
     "benchmark/test_validate_not_run.py", "benchmark/test_splice_verdicts.py", "benchmark/test_report.py",
     "benchmark/test_validate_strength.py", "benchmark/test_tolerance_probe.py", "authoring/test_untouched_arguments.py",
     "authoring/test_unvaried_inputs.py", "authoring/test_search_paths.py",
+    "authoring/test_unset_settings.py",
 ))
 """Also left out of the quick tier: files whose tests record a driver's calls, validate or grade for real in
 subprocesses (seconds of CPU each; measured with ``helpers.costs``). The quick tier keeps every test of their

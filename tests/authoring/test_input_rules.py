@@ -235,3 +235,81 @@ def test_a_value_checked_before_it_is_used_is_also_pinned_where_it_is_used_and_s
     assert focus(CHECKED, "Capped.loss", reads, [pins[1].source]) == [["self.config.cap"]]
     specs = [{"set": {"self.config.eps": 1.0}}, {"set": {"self.config.cap": 1.5}}]
     assert search.aimed(specs, [{"id": "m", "focus": ["self.config.cap"]}]) == specs[::-1]
+
+
+CONFIG_READS = '''
+def rope(config, scores, dones, max_length=None):
+    if max_length is None:
+        max_length = config.n_positions
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_heads
+    scaling = config.scaling or {}
+    factor = scaling.get("attention_factor")
+    if scaling.get("mscale") and scaling.get("mscale_all_dim"):
+        factor = 2.0
+    keep = 1.0 - np.asarray(dones, dtype=np.float64)
+    return scores[:max_length, :head_dim] * factor * keep
+'''
+
+
+def test_a_setting_left_unset_is_tried_as_what_it_falls_back_to_and_a_key_the_config_lacks_gets_numbers():
+    from lmrbench.authoring.record.amplify_plans import UNSET_TRIES, unset_settings
+    from lmrbench.authoring.record.body_values import value_of
+    from lmrbench.authoring.record.search_plans import _converts
+
+    reads = body_reads(CONFIG_READS, "rope", ["config", "scores", "dones", "max_length"])
+    assert reads.fallbacks["config.head_dim"] == ["config.hidden_size // config.num_heads"]
+    assert reads.fallbacks["max_length"] == ["config.n_positions"]  # ``if max_length is None: max_length = ...``
+    assert set(reads.tested) == {'config.scaling["mscale"]', 'config.scaling["mscale_all_dim"]'}
+    assert reads.gets['config.scaling["attention_factor"]'] is None
+    assert value_of("config.hidden_size // config.num_heads", {"config.hidden_size": 64, "config.num_heads": 4}) == 16
+    assert value_of("np.log(config.hidden_size)", {"config.hidden_size": 64}) is None
+    seen = {"config.hidden_size": [64], "config.num_heads": [4], "config.n_positions": [32]}
+    settings = unset_settings(reads, seen)
+    assert settings["config.head_dim"] == [8, 32]  # half and twice the 16 it falls back to: a head size
+    assert settings['config.scaling["attention_factor"]'] == list(UNSET_TRIES)
+    assert "max_length" not in settings  # an argument left None is the search's (the path of a setting only)
+    assert _converts(ast.parse(CONFIG_READS), ["config", "scores", "dones", "max_length"]) == ["dones"]
+
+
+def test_an_object_of_the_repository_s_own_class_is_recorded_as_its_attributes(tmp_path, monkeypatch):
+    from lmrbench.runtime.lmrbench_values import Decoder
+
+    (tmp_path / "lm_model.py").write_text(
+        "import numpy as np\n\n\nclass Config:\n    def __init__(self):\n        self.n_positions = 16\n\n\n"
+        "class Bigram:\n    def __init__(self):\n        self.logp = np.zeros((3, 3))\n        self.config = Config()\n\n"
+        "    def score(self, i, j):\n        return float(self.logp[i, j])\n\n\n"
+        "class Slotted:\n    __slots__ = ('a',)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import lm_model
+
+    enc = Encoder("a")
+    node = enc.encode(lm_model.Bigram(), "model")
+    assert node["$"] == "dataclass" and node["type"] == "lm_model:Bigram"
+    assert node["fields"]["config"]["fields"] == {"n_positions": 16}
+    back = Decoder(enc.arrays).decode(node)
+    assert type(back) is lm_model.Bigram and back.score(1, 2) == 0.0 and back.config.n_positions == 16
+    for refused in (lm_model.Slotted(), type("Local", (), {"__module__": "__main__"})()):
+        try:
+            Encoder("b").encode(refused, "x")
+        except Exception as exc:  # noqa: BLE001 - the codec's own error
+            assert "cannot be saved faithfully" in str(exc)
+        else:
+            raise AssertionError(f"{type(refused).__name__} was saved")
+
+
+def test_an_input_on_which_the_golden_code_overflows_makes_no_case():
+    class Golden:
+        checker = None
+
+        def call(self, case, arrays):
+            return np.minimum(np.exp(arrays["x"]), 2.0), None, None
+
+    fine, overflowing = {"x": np.array([0.1, 0.5])}, {"x": np.array([1e3, 0.5])}
+    case = {"arguments": [], "expected": None}
+    assert search.golden_case(Golden(), case, fine)[0].tolist() == [float(np.exp(0.1)), float(np.exp(0.5))]
+    try:
+        search.golden_case(Golden(), case, overflowing)
+    except FloatingPointError:
+        pass
+    else:
+        raise AssertionError("a case was made of an input on which the golden code overflows")

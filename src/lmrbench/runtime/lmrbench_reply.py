@@ -176,7 +176,8 @@ def fields_of(value: Any) -> tuple[str, tuple[str, ...]] | None:
         return None
     if cls is DataRecord:
         return "dataclass", value.__lmrbench_fields__
-    if f"{cls.__module__}:{cls.__qualname__}" in NAMESPACES:
+    if f"{cls.__module__}:{cls.__qualname__}" in NAMESPACES or _plain_class(cls) and hasattr(value, "__dict__") \
+            and not isinstance(value, type) and not hasattr(cls, "__dataclass_fields__"):
         return "dataclass", tuple(k for k in vars(value) if isinstance(k, str))
     dataclass_fields = getattr(cls, "__dataclass_fields__", None)
     if isinstance(dataclass_fields, dict) and not isinstance(value, type):
@@ -560,12 +561,21 @@ def _not_other(type_path: str, kind: str) -> str:
     if obj is None or kind == "dataclass" and type_path in NAMESPACES:
         return type_path  # attribute bags the codec carries as records
     is_kind = isinstance(obj, type) and (
-        any("__dataclass_fields__" in c.__dict__ for c in obj.__mro__) if kind == "dataclass"
+        any("__dataclass_fields__" in c.__dict__ for c in obj.__mro__) or _plain_class(obj) if kind == "dataclass"
         else issubclass(obj, tuple)
     )
     if not is_kind:
         raise ValueError(f"{type_path!r} is not a {kind} type")
     return type_path
+
+
+def _plain_class(cls: type) -> bool:
+    """A class written in Python whose instances are records of their ``__dict__`` (the codec's writer carries
+    them as ``dataclass`` nodes: ``lmrbench_values_encoder.plain_object``): no base written in C but ``object``,
+    no ``__slots__``, no pickling hook."""
+    hooks = ("__slots__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
+    return cls.__module__ not in ("__main__", "builtins") and all(
+        base.__flags__ & (1 << 9) and not any(h in base.__dict__ for h in hooks) for base in cls.__mro__[:-1])
 
 
 def _loaded_class(type_path: str) -> Any:

@@ -86,7 +86,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
     """One case per shape or mix the recorded calls never vary: the shape-tied leaves of one value (a head count)
     one lower and 1, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
     that is one value in every call (a timestep for the whole batch) mixing the values of ``all_cases``; an array
-    whose rank the body reads given one more axis. From the first recorded call where each applies."""
+    whose rank the body reads given one more axis; a bool array the body converts to numbers given as 0/1 ints.
+    From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
     done: set[str] = set()
@@ -97,6 +98,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "mix": arg, "values": values, "kind": "mix"}
                   for arg, values in lvar.mixed(case, arrays, all_cases).items()]
         specs += [{"base": name, "rank": arg, "kind": "rank"} for arg in (t.get("search") or {}).get("any_rank", [])]
+        specs += [{"base": name, "retype": arg, "kind": "retype"}
+                  for arg in (t.get("search") or {}).get("converts", [])]
         for spec in specs:
             what = lvar.input_text(spec)
             if what in done:

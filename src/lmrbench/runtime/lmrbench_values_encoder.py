@@ -63,6 +63,25 @@ NAMESPACES = ("argparse:Namespace", "types:SimpleNamespace")
 """Attribute bags carried as records (``dataclass`` nodes) of their attributes."""
 
 
+def plain_object(value: Any) -> bool:
+    """True for an instance of a class written in Python in an importable module (not ``__main__``) whose whole
+    state is its ``__dict__`` of identifier names: no ``__slots__``, no pickling hook, no base written in C but
+    ``object``. Made again by ``cls.__new__`` and setting those attributes, as pickle makes it."""
+    cls = type(value)
+    if isinstance(value, type) or cls.__module__ in ("__main__", "builtins") or not hasattr(value, "__dict__"):
+        return False
+    hooks = ("__slots__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__",
+             "__getnewargs_ex__")
+    for base in cls.__mro__[:-1]:
+        if not base.__flags__ & _HEAP_TYPE or any(h in base.__dict__ for h in hooks):
+            return False
+    return all(isinstance(k, str) and k.isidentifier() for k in vars(value))
+
+
+_HEAP_TYPE = 1 << 9
+"""``Py_TPFLAGS_HEAPTYPE``: a class made by a ``class`` statement (one written in C lacks it)."""
+
+
 def _is_dataclass(value: Any) -> bool:
     dataclasses = _loaded("dataclasses")
     return dataclasses is not None and bool(dataclasses.is_dataclass(value))
@@ -239,6 +258,9 @@ class Encoder:
         if self.callables and callable(value) and not isinstance(value, type):
             name = getattr(value, "__qualname__", None) or _type_name(value)
             return {"$": "callback", "ref": self.identities.callback(value), "name": str(name)[:200]}
+        if plain_object(value):  # a model or tokenizer of the repository's own: a record of its attributes
+            named = {k: self.encode(v, f"{where}.{k}") for k, v in vars(value).items()}
+            return {"$": "dataclass", "type": type_path(type(value)), "fields": named}
         raise UnencodableValue(where, _type_name(value))
 
     def _encode_numpy(self, value: Any, where: str) -> Any:

@@ -99,6 +99,18 @@ def _ranked(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
     return True
 
 
+def _retyped(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
+    """Give the bool array argument ``name`` as 0/1 ints (the body converts it to numbers: its callers may pass
+    either); False when it is no bool array."""
+    import numpy as np
+
+    key = array_key(new, name, inputs)
+    if key is None or getattr(inputs[key], "dtype", None) != np.bool_:
+        return False
+    inputs[str(key)] = inputs[key].astype(np.int64)
+    return True
+
+
 def is_mask(arr: Any) -> bool:
     """A float array of 0s and 1s only, some of them 1 (a mask or one-hot targets; all zeros say nothing: the
     first logits of a run)."""
@@ -589,6 +601,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if "rank" in spec and not _ranked(new, inputs, spec["rank"]):
         return None
+    if "retype" in spec and not _retyped(new, inputs, spec["retype"]):
+        return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
@@ -646,6 +660,8 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['mix']} mixing {', '.join(map(str, spec['values'][:4]))} in one call" + also
     if "rank" in spec:
         return f"{spec['rank']} and the arrays of its shape given one more axis" + also
+    if "retype" in spec:
+        return f"{spec['retype']} given as 0/1 ints" + also
     if "random" in spec:
         return "random inputs of the recorded shapes" + also
     if "soft" in spec:

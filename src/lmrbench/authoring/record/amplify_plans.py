@@ -24,6 +24,7 @@ from typing import Any
 
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.body_reads import BodyReads
+from lmrbench.authoring.record.body_values import value_of
 from lmrbench.authoring.record.recorded_call import Amplification, Scalar
 
 MAX_PAIRS = 3
@@ -98,6 +99,33 @@ def varied_leaves(paths: list[Path], reads: BodyReads) -> tuple[dict[str, list[a
     return seen, tied
 
 
+UNSET_TRIES: tuple[amplify.Scalar, ...] = (2, 0.5)
+"""Values tried for a setting recorded absent or None whose kind nothing in the body tells: an int (that a count
+or a size takes too) and a float below 1."""
+
+
+def unset_settings(reads: BodyReads, seen: dict[str, list[amplify.Scalar]]) -> dict[str, list[amplify.Scalar]]:
+    """Settings below ``self`` or an argument that every recorded call left None or lacked, read where set: tested
+    against None or for truth, read with ``.get``, or falling back to another value -> the values to try: half
+    and twice what the fallback gives in the recording (``head_dim or hidden // heads`` with 64 and 4: 8 and
+    32), else ``UNSET_TRIES``."""
+    out: dict[str, list[amplify.Scalar]] = {}
+    gets = [p for p, d in reads.gets.items() if d is None]
+    firsts = {p: vs[0] for p, vs in seen.items()}
+    for path in dict.fromkeys([*reads.fallbacks, *reads.nones, *reads.tested, *gets]):
+        if path in seen or "." not in path and "[" not in path:
+            continue
+        found = [v for v in (value_of(t, firsts) for t in reads.fallbacks.get(path, [])) if v]
+        w = found[0] if found else None
+        if type(w) is int:
+            out[path] = [x for x in (w // 2, 2 * w) if x >= 1]
+        elif type(w) is float:
+            out[path] = [w / 2, 2 * w]
+        else:
+            out[path] = list(UNSET_TRIES)
+    return out
+
+
 def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[dict[str, Any]]:
     """The probe's plans for the recorded calls ``paths`` of a function whose body reads as ``reads``
     (``params``: the function's parameters, without ``self``)."""
@@ -122,6 +150,8 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
             variants.append({"fill": remap, "kind": "all", "keep": True})
         plans.append({"param": p, "variants": variants, "remap": remap,  # a tied leaf the scan cuts with its arrays
                       **({"tied": True, "note": False} if p in tied else {})})
+    plans += [{"param": p, "variants": [{"set": {p: x}} for x in values], "note": False}
+              for p, values in unset_settings(reads, seen).items()]
     first = {p: vs[0] for p, vs in seen.items()}
     pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen and p not in tied and q not in tied]
     missing = amplify.missing_pairs(paths)

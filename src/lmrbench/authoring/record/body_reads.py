@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 
 from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers, read_with_default, resolved
-from lmrbench.authoring.record.body_values import GUARD_CALLS, bounds, nones, number, relatives, signed, sizes
+from lmrbench.authoring.record.body_values import (
+    GUARD_CALLS,
+    bounds,
+    fallbacks,
+    nones,
+    number,
+    relatives,
+    signed,
+    sizes,
+    truth_tested,
+)
 
 
 @dataclass
@@ -36,7 +46,7 @@ class BodyReads:
     signed: list[str] = field(default_factory=list)
     """Parameters the body compares with zero or a negative number (``top_k > 0``): their sign matters, so a
     negative value is worth a case even where the recording saw a positive one."""
-    gets: dict[str, bool | int | float | str] = field(default_factory=dict)
+    gets: dict[str, bool | int | float | str | None] = field(default_factory=dict)
     """Keys read with a literal default (``cfg.get("symmetric", False)``) -> that default, by the path the key
     would have (``self.config["loss"]["symmetric"]``): a setting the recorded dict may lack, so never varied."""
     guarded: bool = False
@@ -59,6 +69,11 @@ class BodyReads:
     """Leaf -> the other leaves it meets in a comparison or a guard (``body_values.relatives``)."""
     deps: dict[str, set[str]] = field(default_factory=dict)
     """Local name -> the parameters and paths its value depends on (``low = correction_dim(beta_fast)``)."""
+    tested: list[str] = field(default_factory=list)
+    """Leaves whose truth a branch tests (``body_values.truth_tested``)."""
+    fallbacks: dict[str, list[str]] = field(default_factory=dict)
+    """Leaf -> the source of what it falls back to when unset (``body_values.fallbacks``: ``head_dim or hidden //
+    heads``): tried unset where recorded set, and of the kind of its fallback where recorded unset."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -277,7 +292,7 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
         return BodyReads()
     if func is None:
         return BodyReads()
-    func = resolved(func)
+    raw, func = func, resolved(func)  # raw: ``if n is None: n = cfg.n`` before ``n`` reads as ``cfg.n``
     called = helpers(tree, qualname, func, set(params))
     roots = {"self", *params}
     paths = _paths([func, *called], roots)
@@ -295,7 +310,17 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
     return BodyReads(literals, reads, flow.pairs, flow.masks, paths, compared, signed(func, known),
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
                      nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps),
-                     relatives([func, *called], known), flow.deps)
+                     _merged(relatives([func, *called], known), relatives([raw], known)), flow.deps,
+                     truth_tested([func, *called], known), fallbacks([raw, func, *called], known))
+
+
+def _merged(*found: dict[str, list[str]]) -> dict[str, list[str]]:
+    """One name -> names mapping holding each one's names once, in order."""
+    out: dict[str, list[str]] = {}
+    for mapping in found:
+        for key, names in mapping.items():
+            out.setdefault(key, []).extend(n for n in names if n not in out[key])
+    return out
 
 
 def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
@@ -311,10 +336,11 @@ def _scaled(func: ast.AST, flow: _Flow, known: set[str]) -> list[str]:
     return out
 
 
-def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) -> dict[str, bool | int | float | str]:
+def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef],
+          roots: set[str]) -> dict[str, bool | int | float | str | None]:
     """``base.get("key", default)`` with a literal key and default, on an access path rooted at ``roots``:
-    {``base["key"]``: default}; ``base.get("key") or 32`` has the default 32."""
-    out: dict[str, bool | int | float | str] = {}
+    {``base["key"]``: default}; ``base.get("key") or 32`` has the default 32, ``base.get("key")`` None."""
+    out: dict[str, bool | int | float | str | None] = {}
     for func in funcs:
         for node in ast.walk(func):
             fallback = node.values[1] if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) \
@@ -327,6 +353,8 @@ def _gets(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], roots: set[str]) 
             if fallback is not None:
                 if isinstance(fallback, ast.Constant) and isinstance(fallback.value, int | float):
                     out.setdefault(path, fallback.value)
+            elif isinstance(call, ast.Call) and len(call.args) == 1:  # ``scaling.get("attention_factor")``
+                out.setdefault(path, None)
             elif isinstance(call, ast.Call) and len(call.args) == 2:
                 try:
                     default = ast.literal_eval(call.args[1])

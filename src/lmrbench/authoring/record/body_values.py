@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path
 
 
@@ -118,6 +119,8 @@ def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[st
                 groups = [(node.test.left, node.body), (node.test.left, node.orelse)]  # low if low is not None else c
             elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
                 groups = [(node.values[0], node.values[1])]  # ``low or clip``: unset, it falls back to the other
+            elif _none_test(node) is not None:  # if max_length is None: max_length = model.config.n_positions
+                groups = [(_none_test(node), s.value) for s in node.body if isinstance(s, ast.Assign)]  # type: ignore
             else:
                 continue
             for a, b in groups:
@@ -129,6 +132,86 @@ def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[st
                     others = [o for o in found if not any(f.startswith((f"{o}.", f"{o}[")) for f in [*found, name])]
                     out.setdefault(name, []).extend(o for o in others if o not in out[name])
     return {k: v for k, v in out.items() if v}
+
+
+def _none_test(node: ast.AST) -> ast.expr | None:
+    """``x`` of ``if x is None:`` (a statement), else None."""
+    if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+            and isinstance(node.test.ops[0], ast.Is) and isinstance(node.test.comparators[0], ast.Constant) \
+            and node.test.comparators[0].value is None:
+        return node.test.left
+    return None
+
+
+def fallbacks(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
+    """The known names that fall back to another value when unset -> the source of what they fall back to: the
+    left of ``x or y``, the tested name of ``x if x is not None else y`` and of ``if x is None: x = y``. A driver
+    that always sets them never runs the fallback, and one that never does never varies them: the search tries
+    them unset and set."""
+    out: dict[str, list[str]] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+                side: ast.AST | None = node.values[0]
+                to = [node.values[1]]
+            elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
+                    isinstance(c, ast.Constant) and c.value is None for c in node.test.comparators):
+                side = node.test.left
+                to = [node.orelse if isinstance(node.test.ops[0], ast.IsNot | ast.NotEq) else node.body]
+            else:
+                side = _none_test(node)
+                to = [s.value for s in node.body if isinstance(s, ast.Assign)] if side is not None else []  # type: ignore
+            name = _name(side) if side is not None else None
+            if name in known:
+                texts = out.setdefault(name, [])
+                texts += [t for t in map(ast.unparse, to) if t not in texts]
+    return out
+
+
+def value_of(text: str, values: dict[str, object]) -> float | int | None:
+    """The number an expression of numbers and known leaves gives with the leaves' ``values`` (``hidden_size //
+    num_heads`` with 64 and 4 gives 16); None where it holds anything else or fails."""
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv}
+
+    def ev(node: ast.AST) -> float | int:
+        path = _name(node)
+        if path is not None and type(values.get(path)) in (int, float):
+            return values[path]  # type: ignore[return-value]
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(ast.unparse(node))
+
+    try:
+        stmt = pyparse.parse(text).body[0]
+        return ev(stmt.value) if isinstance(stmt, ast.Expr) else None
+    except (ValueError, SyntaxError, ArithmeticError, TypeError, IndexError):
+        return None
+
+
+def truth_tested(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> list[str]:
+    """The known names whose truth a branch tests (``if mscale and mscale_all_dim:``, ``if not cfg.flag``)."""
+    out: list[str] = []
+    for func in funcs:
+        for node in ast.walk(func):
+            if not isinstance(node, ast.If | ast.IfExp | ast.While):
+                continue
+            sides = [node.test]
+            while sides:
+                side = sides.pop()
+                if isinstance(side, ast.BoolOp):
+                    sides += side.values
+                elif isinstance(side, ast.UnaryOp) and isinstance(side.op, ast.Not):
+                    sides.append(side.operand)
+                elif (name := _name(side)) in known and name not in out:
+                    out.append(name)
+    return out
 
 
 def _infinity(node: ast.AST) -> str | None:

@@ -176,10 +176,14 @@ def unvaried(kept: list[RecordedCall], also: list[str] | None = None, probe: Tar
     once = [p for p, vs in seen if len(vs) == 1 and p not in by_pairs]
     # a leaf that some cases leave None and one sets (``clip_ratio_low=None`` given 0.1) is varied
     nones: set[str] = set()
-    for path in single if once else []:
+    unset = [p for p in (probe.unset if probe else []) if p not in by_pairs]
+    set_somewhere: set[str] = set()
+    for path in single if once or unset else []:
         case = read_case_file(path)[0]
         nones |= {p for p in once if ll.node(case, p) is None}
-    return [p for p in once if p not in nones]
+        set_somewhere |= {p for p in unset if ll.node(case, p) not in (None, ll.MISSING)}
+    # a setting every recorded call left None or lacked (``config.head_dim``) that no kept case sets
+    return [p for p in once if p not in nones] + [p for p in unset if p not in set_somewhere]
 
 
 def summary_lines(target: str, calls: list[RecordedCall], sel: Selection, probe: TargetProbe | None) -> list[str]:

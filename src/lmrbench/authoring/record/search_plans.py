@@ -35,7 +35,7 @@ from typing import Any
 
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
-from lmrbench.authoring.record.amplify_plans import in_domain, varied_leaves
+from lmrbench.authoring.record.amplify_plans import in_domain, unset_settings, varied_leaves
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -135,18 +135,27 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
         tries = in_domain(name, tries, values, reads)  # a step or a count stays one
         tries = [x for x in tries if name not in tied or x != 1]  # 1 broadcasts against the recorded arrays
-        unset: list[amplify.Scalar | None] = [None] if name in reads.nones and None not in values else []
+        unset: list[amplify.Scalar | None] = [None] if (name in reads.nones or name in reads.fallbacks) \
+            and None not in values else []
         if unset or tries:  # None first: the path of a setting left unset
             leaves[name] = [*unset, *tries][:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
         if path not in seen and type(default) in (bool, int, float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
-    pairs = [[p, q] for p, q in reads.pairs if p in leaves and q in leaves and not {p, q} & tied][:MAX_PAIRS]
+    for path, values in unset_settings(reads, seen).items():  # a setting the recorded config lacks or left None
+        leaves.setdefault(path, values)
+    # a setting left unset with each value of what it falls back to first (``original_max_position_embeddings``
+    # set, ``max_position_embeddings`` then never read), then the leaves the body combines
+    unset_pairs = [(p, q) for p in reads.fallbacks if p in seen for q in reads.relatives.get(p, [])]
+    pairs = [[p, q] for p, q in [*unset_pairs, *reads.pairs] if p in leaves and q in leaves
+             and not {p, q} & tied][:MAX_PAIRS]
     relative: dict[str, dict[str, Any]] = {}
     for name, others in reads.relatives.items():
         was: amplify.Scalar | None = seen[name][0] if name in seen else None
-        # a number, or a leaf recorded None that the body tests (``clip_ratio_low=None``)
-        if name not in tied and (type(was) in (int, float) or was is None and name in reads.nones):
+        # a number, or a leaf recorded None (or absent) that the body tests (``clip_ratio_low=None``) or that
+        # falls back to another (``getattr(config, "head_dim", None) or hidden_size // heads``)
+        if name not in tied and (type(was) in (int, float) or was is None and (
+                name in reads.nones or name in reads.fallbacks)):
             relative[name] = {"to": others, "low": None if was is None else _low(name, seen[name], reads)}
     case, _ = read_case_file(paths[0])
     params = [a["name"] for a in case["arguments"]]
@@ -155,7 +164,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "any_rank": _any_rank(body, params),
-            "tied": sorted(tied), "relative": relative}
+            "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
 
 def focus(golden: str, qualname: str, reads: BodyReads, mutants: list[str]) -> list[list[str]]:
@@ -258,6 +267,31 @@ def _any_rank(node: ast.AST | None, params: list[str]) -> list[str]:
             base = n.args[0].value
         if isinstance(base, ast.Name) and base.id in params and base.id not in out:
             out.append(base.id)
+    return out
+
+
+NUMBER_DTYPES = frozenset({"float", "int", "float32", "float64", "int32", "int64"})
+"""dtypes an explicit conversion of a mask names where it takes numbers: ``np.asarray(dones, dtype=np.float64)``."""
+
+
+def _converts(node: ast.AST | None, params: list[str]) -> list[str]:
+    """The arguments the body converts to numbers with a dtype it names (``np.asarray(dones, dtype=np.float64)``,
+    ``mask.astype(float)``): their callers may pass numbers where the driver passed bools (``True, or 1``), so the
+    scan gives a bool one as 0/1 ints."""
+    out: list[str] = []
+    for n in ast.walk(node) if node is not None else ():
+        if not isinstance(n, ast.Call):
+            continue
+        called = getattr(n.func, "attr", None) or getattr(n.func, "id", None)
+        if called in ("asarray", "array", "asanyarray") and n.args:
+            arg, dtypes = n.args[0], [*n.args[1:2], *(k.value for k in n.keywords if k.arg == "dtype")]
+        elif called == "astype" and isinstance(n.func, ast.Attribute):
+            arg, dtypes = n.func.value, [*n.args[:1], *(k.value for k in n.keywords if k.arg == "dtype")]
+        else:
+            continue
+        names = {getattr(d, "attr", None) or getattr(d, "id", None) for d in dtypes}
+        if isinstance(arg, ast.Name) and arg.id in params and names & NUMBER_DTYPES and arg.id not in out:
+            out.append(arg.id)
     return out
 
 
