@@ -276,7 +276,8 @@ def test_an_object_of_the_repository_s_own_class_is_recorded_as_its_attributes(t
 
     (tmp_path / "lm_model.py").write_text(
         "import numpy as np\n\n\nclass Config:\n    def __init__(self):\n        self.n_positions = 16\n\n\n"
-        "class Bigram:\n    def __init__(self):\n        self.logp = np.zeros((3, 3))\n        self.config = Config()\n\n"
+        "class Bigram:\n    def __init__(self):\n        self.logp = np.zeros((3, 3))\n"
+        "        self.config = Config()\n\n"
         "    def score(self, i, j):\n        return float(self.logp[i, j])\n\n\n"
         "class Slotted:\n    __slots__ = ('a',)\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -39,8 +39,9 @@ PPL_HEAD = '''import numpy as np
 
 def window_nll(model, ids, max_length=None):
 '''
-PPL = PPL_HEAD + '''    """Mean negative log-likelihood of ``ids`` scored window by window: windows of ``max_length`` tokens
-    (``model.config.n_positions`` when None) that do not overlap; a window scores its tokens after its first."""
+PPL = PPL_HEAD + '''    """Mean negative log-likelihood of ``ids`` scored window by window: windows of
+    ``max_length`` tokens (``model.config.n_positions`` when None) that do not overlap; a window scores its
+    tokens after its first."""
     if max_length is None:
         max_length = model.config.n_positions
     total, count = 0.0, 0
@@ -86,8 +87,8 @@ class Config:
 
 def inv_freq(config):
 '''
-HEADS = HEADS_HEAD + '''    """Rotary inverse frequencies ``base ** (-i / d)`` for i = 0, 2, ..., d - 2, with d = ``config.head_dim`` or,
-    when that is None, ``hidden_size // num_heads``."""
+HEADS = HEADS_HEAD + '''    """Rotary inverse frequencies ``base ** (-i / d)`` for i = 0, 2, ..., d - 2, with d =
+    ``config.head_dim`` or, when that is None, ``hidden_size // num_heads``."""
     d = getattr(config, "head_dim", None) or config.hidden_size // config.num_heads
     return 1.0 / config.base ** (np.arange(0, d, 2) / d)
 '''
@@ -109,8 +110,8 @@ SCALE_HEAD = '''import numpy as np
 
 def attention_scale(scores, scaling):
 '''
-SCALE = SCALE_HEAD + '''    """``scores`` times the attention factor: ``scaling["attention_factor"]`` when given (and not None), else
-    ``0.1 ln(scaling["factor"]) + 1``."""
+SCALE = SCALE_HEAD + '''    """``scores`` times the attention factor: ``scaling["attention_factor"]`` when given
+    (and not None), else ``0.1 ln(scaling["factor"]) + 1``."""
     factor = scaling.get("attention_factor")
     if factor is None:
         factor = 0.1 * np.log(scaling["factor"]) + 1.0
@@ -139,8 +140,8 @@ RETURNS_HEAD = '''import numpy as np
 
 def discounted_returns(rewards, dones, gamma=0.9):
 '''
-RETURNS = RETURNS_HEAD + '''    """Discounted returns of ``rewards`` (T, B), cut where ``dones`` (True, or 1, where an episode ended with
-    step t)."""
+RETURNS = RETURNS_HEAD + '''    """Discounted returns of ``rewards`` (T, B), cut where ``dones`` (True, or 1, where
+    an episode ended with step t)."""
     keep = 1.0 - np.asarray(dones, dtype=np.float64)
     out = np.zeros_like(rewards, dtype=np.float64)
     running = np.zeros(rewards.shape[1])
@@ -173,8 +174,8 @@ RATIO_HEAD = '''import numpy as np
 
 def clipped_weights(logp_new, logp_old, cap=2.0):
 '''
-RATIO = RATIO_HEAD + '''    """Importance weights ``exp(logp_new - logp_old)`` of log-probabilities of shape (n,), capped at ``cap``,
-    normalised to sum to 1."""
+RATIO = RATIO_HEAD + '''    """Importance weights ``exp(logp_new - logp_old)`` of log-probabilities of shape
+    (n,), capped at ``cap``, normalised to sum to 1."""
     w = np.minimum(np.exp(logp_new - logp_old), cap)
     return w / w.sum()
 '''

@@ -573,7 +573,8 @@ def _plain_class(cls: type) -> bool:
     """A class written in Python whose instances are records of their ``__dict__`` (the codec's writer carries
     them as ``dataclass`` nodes: ``lmrbench_values_encoder.plain_object``): no base written in C but ``object``,
     no ``__slots__``, no pickling hook."""
-    hooks = ("__slots__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
+    hooks = ("__slots__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__",
+             "__getnewargs_ex__")
     return cls.__module__ not in ("__main__", "builtins") and all(
         base.__flags__ & (1 << 9) and not any(h in base.__dict__ for h in hooks) for base in cls.__mro__[:-1])
 

@@ -21,10 +21,12 @@ case.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
 import signal
+import sys
 import time
 import types
 from typing import Any
@@ -254,9 +256,6 @@ def unstable(target: Target, case: dict[str, Any], arrays: dict[str, Any], resul
 
 def _numpy_overflow_raises() -> Any:
     """A context in which numpy raises FloatingPointError on overflow (nothing where numpy is not loaded)."""
-    import contextlib
-    import sys
-
     np = sys.modules.get("numpy")
     return np.errstate(over="raise") if np is not None else contextlib.nullcontext()
 

@@ -150,7 +150,7 @@ def probe_plans(paths: list[Path], reads: BodyReads, params: list[str]) -> list[
             variants.append({"fill": remap, "kind": "all", "keep": True})
         plans.append({"param": p, "variants": variants, "remap": remap,  # a tied leaf the scan cuts with its arrays
                       **({"tied": True, "note": False} if p in tied else {})})
-    plans += [{"param": p, "variants": [{"set": {p: x}} for x in values], "note": False}
+    plans += [{"param": p, "variants": [{"set": {p: x}} for x in values], "note": False, "unset": True}
               for p, values in unset_settings(reads, seen).items()]
     first = {p: vs[0] for p, vs in seen.items()}
     pairs = [(p, q) for p, q in reads.pairs if p in seen and q in seen and p not in tied and q not in tied]

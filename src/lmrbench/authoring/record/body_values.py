@@ -7,6 +7,7 @@ over something of that size (``sizes``: ``np.linspace(0, 1, n_bins + 1)``). ``bo
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from lmrbench import pyparse
 from lmrbench.authoring.record.body_helpers import access_path
@@ -114,13 +115,10 @@ def relatives(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[st
                     in GUARD_CALLS:
                 args = [*node.args, *(k.value for k in node.keywords)]
                 groups = [(a, b) for i, a in enumerate(args) for b in args[i + 1:]]
-            elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
-                    isinstance(s, ast.Constant) and s.value is None for s in node.test.comparators):
-                groups = [(node.test.left, node.body), (node.test.left, node.orelse)]  # low if low is not None else c
-            elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
-                groups = [(node.values[0], node.values[1])]  # ``low or clip``: unset, it falls back to the other
-            elif _none_test(node) is not None:  # if max_length is None: max_length = model.config.n_positions
-                groups = [(_none_test(node), s.value) for s in node.body if isinstance(s, ast.Assign)]  # type: ignore
+            elif (unset := _fallback(node)) is not None:  # ``low or clip``, ``if n is None: n = cfg.n``
+                side, to = unset
+                # ``low if low is not None else c``: both branches
+                groups = [(side, b) for b in ([node.body, node.orelse] if isinstance(node, ast.IfExp) else to)]
             else:
                 continue
             for a, b in groups:
@@ -143,32 +141,36 @@ def _none_test(node: ast.AST) -> ast.expr | None:
     return None
 
 
+def _fallback(node: ast.AST) -> tuple[ast.expr, list[ast.expr]] | None:
+    """(the name that may be unset, what it falls back to) of ``x or y``, ``x if x is not None else y`` (either
+    way round) and ``if x is None: x = y``; None for any other node."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
+        return node.values[0], [node.values[1]]
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
+            isinstance(c, ast.Constant) and c.value is None for c in node.test.comparators):
+        return node.test.left, [node.orelse if isinstance(node.test.ops[0], ast.IsNot | ast.NotEq) else node.body]
+    side = _none_test(node)
+    if side is None:
+        return None
+    return side, [s.value for s in node.body if isinstance(s, ast.Assign)]  # type: ignore[attr-defined]
+
+
 def fallbacks(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
-    """The known names that fall back to another value when unset -> the source of what they fall back to: the
-    left of ``x or y``, the tested name of ``x if x is not None else y`` and of ``if x is None: x = y``. A driver
-    that always sets them never runs the fallback, and one that never does never varies them: the search tries
-    them unset and set."""
+    """The known names that fall back to another value when unset (``_fallback``) -> the source of what they
+    fall back to. A driver that always sets them never runs the fallback, and one that never does never varies
+    them: the search tries them unset and set."""
     out: dict[str, list[str]] = {}
     for func in funcs:
         for node in ast.walk(func):
-            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
-                side: ast.AST | None = node.values[0]
-                to = [node.values[1]]
-            elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
-                    isinstance(c, ast.Constant) and c.value is None for c in node.test.comparators):
-                side = node.test.left
-                to = [node.orelse if isinstance(node.test.ops[0], ast.IsNot | ast.NotEq) else node.body]
-            else:
-                side = _none_test(node)
-                to = [s.value for s in node.body if isinstance(s, ast.Assign)] if side is not None else []  # type: ignore
-            name = _name(side) if side is not None else None
-            if name in known:
+            unset = _fallback(node)
+            name = _name(unset[0]) if unset is not None else None
+            if unset is not None and name in known:
                 texts = out.setdefault(name, [])
-                texts += [t for t in map(ast.unparse, to) if t not in texts]
+                texts += [t for t in map(ast.unparse, unset[1]) if t not in texts]
     return out
 
 
-def value_of(text: str, values: dict[str, object]) -> float | int | None:
+def value_of(text: str, values: Mapping[str, object]) -> float | int | None:
     """The number an expression of numbers and known leaves gives with the leaves' ``values`` (``hidden_size //
     num_heads`` with 64 and 4 gives 16); None where it holds anything else or fails."""
     import operator
@@ -180,7 +182,7 @@ def value_of(text: str, values: dict[str, object]) -> float | int | None:
         path = _name(node)
         if path is not None and type(values.get(path)) in (int, float):
             return values[path]  # type: ignore[return-value]
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.BinOp) and type(node.op) in ops:
             return ops[type(node.op)](ev(node.left), ev(node.right))

@@ -16,7 +16,7 @@ from typing import Any
 
 from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
 from lmrbench.authoring.record import amplify
-from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans, unset_settings, varied_leaves
+from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, focus, search_plan
@@ -58,8 +58,8 @@ class TargetProbe:
     knife: list[str] = field(default_factory=list)
     """Recorded case files whose result a one-ulp change of a float input changes: not kept."""
     unset: list[str] = field(default_factory=list)
-    """Settings every recorded call left None or lacked, which the body reads where set
-    (``amplify_plans.unset_settings``): unvaried unless a kept case sets one."""
+    """Settings every recorded call left None or lacked, which the body reads where set (the plans marked
+    ``unset``: ``amplify_plans.unset_settings``): unvaried unless a kept case sets one."""
     search: SearchReport = field(default_factory=SearchReport)
     """What the search for inputs that kill the mutants no case killed found."""
 
@@ -125,9 +125,9 @@ def probe_calls(
         nested = nested_values(paths)
         pins |= {path: amplify.value_text(values[0]) for path, values in nested.items()}
         mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad, nested=nested)
-        probes[target] = TargetProbe(mutants, pins, grad, also=also,
-                                     unset=list(unset_settings(reads, varied_leaves(paths, reads)[0])))
         plans = probe_plans(paths, reads, params)
+        probes[target] = TargetProbe(mutants, pins, grad, also=also, unset=[p["param"] for p in plans
+                                                                            if p.get("unset")])
         names = []
         for call in calls:
             name = f"probe/{call.file}"

@@ -140,10 +140,10 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if unset or tries:  # None first: the path of a setting left unset
             leaves[name] = [*unset, *tries][:MAX_VALUES]
     for path, default in reads.gets.items():  # a key the recorded dict lacks, read with a default
-        if path not in seen and type(default) in (bool, int, float):
+        if path not in seen and isinstance(default, bool | int | float):
             leaves[path] = [*amplify.varied_values(default)[:MAX_VALUES]]
     for path, values in unset_settings(reads, seen).items():  # a setting the recorded config lacks or left None
-        leaves.setdefault(path, values)
+        leaves.setdefault(path, [*values])
     # a setting left unset with each value of what it falls back to first (``original_max_position_embeddings``
     # set, ``max_position_embeddings`` then never read), then the leaves the body combines
     unset_pairs = [(p, q) for p in reads.fallbacks if p in seen for q in reads.relatives.get(p, [])]
