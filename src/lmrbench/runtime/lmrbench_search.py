@@ -16,7 +16,8 @@ input separates is live; it is equivalent only when the random inputs were tried
 lines it changes read was varied by some input tried (``focus`` of the mutant), and no input outside the
 domain of the recorded arrays (``lmrbench_variations.departs``: a 0/1 array given values between 0 and 1,
 probabilities with a row of zeros) separates it either: such an input is named with the live mutant, never made a
-case.
+case. A mutant that moves a comparison's boundary is equivalent only when some input met that boundary
+(``lmrbench_edges``: the golden code run with its comparisons tapped, and inputs made to meet them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import json
+import math
 import os
 import signal
 import sys
@@ -32,6 +35,7 @@ import types
 from typing import Any
 
 import lmrbench_checkers as lc
+import lmrbench_edges as le
 import lmrbench_leaves as ll
 import lmrbench_values as lv
 import lmrbench_variations as lvar
@@ -230,23 +234,29 @@ def untied(array: Any, first_up: bool) -> Any:
     return None if np.array_equal(out, flat) else out.reshape(array.shape)
 
 
-def unstable(target: Target, case: dict[str, Any], arrays: dict[str, Any], result: Any, obj_case: Any) -> str:
+def unstable(target: Target, case: dict[str, Any], arrays: dict[str, Any], result: Any, obj_case: Any,
+             leaves: dict[str, float] | None = None) -> str:
     """Why a case whose golden result is ``result`` is no fair test ('' when it is fair): a one-ulp move of its
-    float inputs, or breaking the ties among their equal entries, changes the golden result beyond the test's
-    tolerance."""
+    float inputs, or of the float ``leaves`` the input set (a threshold set to one of the scores), or breaking the
+    ties among their equal entries, changes the golden result beyond the test's tolerance."""
     keys = float_keys(case, arrays)
-    moves: list[tuple[str, dict[str, Any]]] = []
+    moves: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for up in (True, False):
-        moves.append(("a one-ulp move of its float inputs", {k: nudged(arrays[k], up) for k in keys}))
+        moves.append(("a one-ulp move of its float inputs", case, {k: nudged(arrays[k], up) for k in keys}))
+    for path, value in (leaves or {}).items():
+        for way in (math.inf, -math.inf):
+            moved_case, moved_arrays = json.loads(json.dumps(case)), dict(arrays)
+            if ll.put(moved_case, moved_arrays, path, math.nextafter(value, way)):
+                moves.append((f"a one-ulp move of {path}", moved_case, moved_arrays))
     for first in (True, False):
         broken = {k: b for k in keys if (b := untied(arrays[k], first)) is not None}
         if broken:
-            moves.append(("breaking a tie among equal inputs", broken))
-    for why, changed in moves:
-        if not changed:
+            moves.append(("breaking a tie among equal inputs", case, broken))
+    for why, moved_case, changed in moves:
+        if not changed and moved_case is case:
             continue
         try:
-            moved, decoded, obj = target.call(case, {**arrays, **changed})
+            moved, decoded, obj = target.call(moved_case, {**arrays, **changed})
         except (Exception, Timeout):  # noqa: BLE001 - a move that raises is as unstable as one that changes
             return why
         if not target.same(moved, decoded, obj, obj_case):
@@ -312,11 +322,13 @@ def _settled(target: Target, case: dict[str, Any], arrays: dict[str, Any], resul
     return out
 
 
-def mutant_module(name: str, path: str, source: str) -> Any:
-    """A fresh module ``name`` run from ``source`` (not put in ``sys.modules``)."""
+def mutant_module(name: str, path: str, source: str, names: dict[str, Any] | None = None) -> Any:
+    """A fresh module ``name`` run from ``source`` (not put in ``sys.modules``), with ``names`` among its globals
+    from the start (the tap of ``lmrbench_edges``)."""
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
+    module.__dict__.update(names or {})
     exec(compile(source, path, "exec"), module.__dict__)
     return module
 
@@ -457,7 +469,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     plan = t.get("search") or {}
     bases = recorded_bases(cases)
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
-                              "edges": [], "outside": {}}
+                              "edges": [], "outside": {}, "unmet": {}}
     if not alive or not bases:
         report["live"] = [m["id"] for m in alive]
         return report
@@ -471,6 +483,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             mutants[m["id"]] = None
     left = [i for i, mt in mutants.items() if mt is not None]
     more = other_paths(golden, cases, bases)
+    taps = tapped(golden, t, path)
+    sites = {m["id"]: m["site"] for m in alive if m.get("site") is not None and taps is not None}
     by_name = {name: (case, arrays) for name, case, arrays in [*bases, *more]}
     base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in [*bases, *more]}
     allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
@@ -478,7 +492,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     varied: set[str] = set()
     tied = set(plan.get("tied") or [])
     what: list[str] = []
-    for spec in aimed(lvar.inputs(plan, bases, more), alive):
+    edges = le.edge_specs(taps, [*bases, *more]) if taps is not None else []
+    for spec in aimed(edges + lvar.inputs(plan, bases, more), alive):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
             break
         case, arrays = by_name[spec["base"]]
@@ -497,6 +512,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         if counts and skips_rows(golden, (case, arrays), (new, new_arrays), counts):
             continue  # a count other than the rows it is given: no caller's call
         report["tried"] += 1
+        if taps is not None and taps.unmet([sites[m] for m in left if m in sites]):
+            taps.run(new, new_arrays)  # which comparisons this input meets at their boundary
         kind = spec.get("kind", "value")
         text = lvar.input_text(spec)
         if text not in what:
@@ -515,7 +532,10 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             for mid in killed:
                 report["outside"].setdefault(mid, f"{text} ({away})")
             continue
-        if unstable(golden, new, new_arrays, result, want):
+        # 0 and +-1 stay, as in ``nudged``: exact in any program
+        floats = {p: v for p, v in spec.get("set", {}).items() if type(v) is float and math.isfinite(v)
+                  and v not in (0.0, 1.0, -1.0)}
+        if unstable(golden, new, new_arrays, result, want, floats):
             report["edges"] += [k for k in killed if k not in report["edges"]]
             continue
         file = f"srch-{index}-{len(report['made'])}.npz"
@@ -531,8 +551,26 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     focus = {m["id"]: [p for p in m.get("focus", []) if p in (plan.get("leaves") or {}) or ll.node(first_case, p)
                        is None or ll.get(first_case, first_arrays, p) is not ll.MISSING] for m in alive}
     for mid in left:
-        # equivalent only where every leaf its lines read was varied: a leaf left None that no input set is a gap
+        # equivalent only where every leaf its lines read was varied: a leaf left None that no input set is a gap;
+        # a boundary moved, only where some input met it
+        met = taps is None or mid not in sites or sites[mid] in taps.met
+        if not met:
+            report["unmet"][mid] = taps.sites[sites[mid]]["text"]  # type: ignore[union-attr]
         equivalent = random_ok and not unset and mid not in report["edges"] and mid not in report["outside"] \
-            and set(focus[mid]) <= varied
+            and set(focus[mid]) <= varied and met
         report["equivalent" if equivalent else "live"].append(mid)
     return report
+
+
+def tapped(golden: Target, t: dict[str, Any], path: str) -> le.Taps | None:
+    """The golden function with its comparisons tapped (``t["taps"]``: the host's source and sites), or None."""
+    plan = t.get("taps")
+    if not plan:
+        return None
+    taps = le.Taps(plan["sites"])
+    try:
+        module = mutant_module(t["module"], path, plan["source"], {le.TAP: taps.compare})
+        taps.target = golden.with_func(*resolve(module, t["qualname"]))
+    except (Exception, Timeout):  # noqa: BLE001 - no taps: every boundary counts as met, as before
+        return None
+    return taps

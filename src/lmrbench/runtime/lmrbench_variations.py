@@ -675,6 +675,9 @@ def input_text(spec: dict[str, Any]) -> str:
         shape = {"rows": "one per row of the first array", "square": "square"}.get(spec["like"],
                                                                                  f"shaped like {spec['like']}")
         return f"{spec['fill']} given ({entries}, {shape}){also}"
+    if "edge" in spec:
+        sets = ", ".join(f"{k}={v!r}" for k, v in spec["set"].items())
+        return f"{sets} (what the other side of {spec['edge']!r} took)"
     if "arrays" in spec and spec.get("only"):
         return _ONE_ARRAY[spec["arrays"]].format(spec["only"]) + also
     if "arrays" in spec:

@@ -118,6 +118,11 @@ class MutantSearch(BaseModel):
     outside: str = ""
     """For live: an input outside what the recorded calls pass that separates it (``0/1 float arrays given values
     between 0 and 1``); not made a case, since a correct program may rely on what every caller passes."""
+    knife: bool = False
+    """For live: only knife-edge inputs separate it (a one-ulp move of the input changes the golden result), so no
+    fair case can: a wrong answer of its shape passes."""
+    unmet: str = ""
+    """For live: the comparison whose boundary it moves that no input tried met (``> score_threshold``)."""
 
 
 class MutantCatch(BaseModel):

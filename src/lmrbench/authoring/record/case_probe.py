@@ -18,6 +18,7 @@ from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.authoring.record.compare_taps import compare_taps
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, focus, search_plan
 from lmrbench.core.taskset import Task
@@ -126,6 +127,7 @@ def probe_calls(
         pins |= {path: amplify.value_text(values[0]) for path, values in nested.items()}
         mutants = generate_mutants(golden, qual, file=goal, pins=pins, grad=grad, nested=nested)
         plans = probe_plans(paths, reads, params)
+        taps, sites = compare_taps(golden, params, mutants)
         probes[target] = TargetProbe(mutants, pins, grad, also=also, unset=[p["param"] for p in plans
                                                                             if p.get("unset")])
         names = []
@@ -138,10 +140,10 @@ def probe_calls(
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
-            "mutants": [{"id": m.digest, "source": m.source, "focus": f}
-                        for m, f in zip(mutants, focus(golden, qual, reads, [m.source for m in mutants]),
-                                        strict=True)],
-            "search": search_plan(paths, reads, golden, qual, goal),
+            "mutants": [{"id": m.digest, "source": m.source, "focus": f, "site": k}
+                        for m, f, k in zip(mutants, focus(golden, qual, reads, [m.source for m in mutants]), sites,
+                                           strict=True)],
+            "search": search_plan(paths, reads, golden, qual, goal), "taps": taps,
         })
     job = {"timeout": CALL_TIMEOUT, "budget": PROBE_TIMEOUT * 0.8, "checker": checker.model_dump(),
            "targets": job_targets, "search_budget": SEARCH_BUDGET}

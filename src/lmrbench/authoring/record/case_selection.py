@@ -286,7 +286,9 @@ def search_lines(target: str, probe: TargetProbe) -> list[str]:
         if m.digest in found.live:
             edge = " (only knife-edge inputs separate it)" if m.digest in found.edges else ""
             outside = found.outside.get(m.digest)
+            unmet = found.unmet.get(m.digest)
             why = (f"only {outside} separates it, which no recorded call passes (no case made)" if outside
+                   else f"no input tried makes both sides of {unmet!r} equal" if unmet
                    else "no input tried kills it")
             out.append(f"live: {target}: {m.kind} ({m.description}){edge}: {why}")
     return out

@@ -19,10 +19,12 @@ WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach"
 
 
 def weak_lines(target: str, probe: TargetProbe, equivalent: list[str]) -> list[str]:
-    """``weak: ...`` lines for the equivalent mutants of mistake kinds, with what would kill each."""
+    """``weak: ...`` lines for the equivalent mutants of mistake kinds that the search did not settle, with what
+    would kill each (one it showed equivalent is no weakness; one it left live has its ``live:`` line)."""
+    settled = {*probe.search.equivalent, *probe.search.live}
     return [f"weak: {target}: {m.kind} equivalent on every recorded input ({m.description}); it would be "
             f"killed by {kill_hint(m.kind, m.description)}: record with a command that makes such a call"
-            for m in probe.mutants if m.digest in equivalent and m.kind in WEAK_KINDS]
+            for m in probe.mutants if m.digest in equivalent and m.digest not in settled and m.kind in WEAK_KINDS]
 
 
 def describe_selection(
@@ -98,5 +100,7 @@ def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
     for outcome, digests in (("equivalent", found.equivalent), ("live", found.live)):
         if digest in digests:
             return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs,  # type: ignore[arg-type]
-                                outside=found.outside.get(digest, ""), tied=list(found.tied))
+                                outside=found.outside.get(digest, ""), tied=list(found.tied),
+                                knife=outcome == "live" and digest in found.edges,
+                                unmet=found.unmet.get(digest, ""))
     return None

@@ -319,6 +319,9 @@ class SearchReport:
     outside: dict[str, str] = field(default_factory=dict)
     """Mutant digest -> an input outside what the recorded calls pass that separates it (soft values of a 0/1
     array): named with the live mutant, never made a case."""
+    unmet: dict[str, str] = field(default_factory=dict)
+    """Mutant digest -> the comparison whose boundary it moves that no input tried met (``> score_threshold``):
+    live, since only such an input can tell it."""
 
     @classmethod
     def from_json(cls, data: object, source: Path, where: str) -> SearchReport:
@@ -332,6 +335,7 @@ class SearchReport:
                        inputs=int(data["tried"]), tried=tuple(map(str, data["what"])),
                        edges=tuple(map(str, data.get("edges", []))),
                        outside={str(k): str(v) for k, v in data.get("outside", {}).items()},
+                       unmet={str(k): str(v) for k, v in data.get("unmet", {}).items()},
                        tied=tuple(map(str, data.get("tied", []))))
         except (AssertionError, KeyError, TypeError, ValueError, AttributeError):
             raise LmrError(f"{where}: the search's report does not read", source) from None

@@ -71,6 +71,9 @@ def _search_text(catch: MutantCatch | None) -> str:
     if search.tied and not search.outside:
         return (f"; no input varies {', '.join(search.tied)}, which every recorded call ties to its arrays' shapes: "
                 "record calls with other shapes")
+    if search.unmet:
+        return (f"; no input the recording's search tried makes both sides of {search.unmet!r} equal, among "
+                f"{tried_text(search.tried, search.inputs)}")
     if search.outside:
         return (f"; it differs on {search.outside}, which no recorded call passes, so no case was made: record a "
                 "call with such values if the function must take them")
@@ -85,6 +88,10 @@ def live_reason(kind: str, description: str, name: str = "", catch: MutantCatch 
 
     who = f"{name}: " if name else f"{kind}: "
     passes = f"passes {where}" if where else "passes"
+    if catch is not None and catch.search is not None and catch.search.knife:
+        return (f"{who}{description} {passes}; only knife-edge inputs separate it (a one-ulp move of such an input, "
+                "or breaking a tie in it, changes the golden result), so no fair case can kill it: a wrong answer of "
+                "this shape passes")
     return f"{who}{description} {passes}; {kill_hint(kind, description)} would kill it{_search_text(catch)}"
 
 
