@@ -63,7 +63,16 @@ repetition penalty then the locally typical filter, with banned tokens, a minimu
 either part off the driver never sets; the selective scan of a Mamba block with the step-size bias and softplus,
 the skip term and the gate, with fixed B and C, the last state, each option alone and large step sizes the driver
 never gives; SGDR's ``get_lr`` over each group's ``initial_lr``, called once per step, with ``T_mult`` above 1, a
-warm-up, a decayed peak and a floor the driver never sets). Each task is
+warm-up, a decayed peak and a floor the driver never sets) and ``fresh14`` (``heldout_fresh14_tasks.py``, written
+before its first run and sealed until then: the knowledge-distillation loss of Hinton et al. reading
+``self.cfg.distill``, its temperature, ``alpha`` and T squared scaling, with padded positions' ``ignore_index``, the
+"sum" and "none" reductions, banned teacher classes and batches with no label the driver never gives; the Lion
+optimiser's step changing the parameters and their momenta in place, called once per step, with other betas,
+``maximize``, missing gradients and a sign of zero the driver never reaches; MoCo's contrastive loss over its queue
+of negative keys reading ``self.*``, then the keys enqueued from ``self.ptr``, with a batch that wraps part way round
+the queue, the normalisation off, zero vectors and ties the driver never gives; the adaptive KL controller of
+Ziegler et al., updated once per step, with another clip, bounds on the coefficient, no target, per-sample and
+non-finite KLs the driver never sets). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
 sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
@@ -83,7 +92,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh12|fresh13|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh13|fresh14|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -120,6 +129,7 @@ from heldout_fresh10_tasks import TASKS as FRESH10  # noqa: E402
 from heldout_fresh11_tasks import TASKS as FRESH11  # noqa: E402
 from heldout_fresh12_tasks import TASKS as FRESH12  # noqa: E402
 from heldout_fresh13_tasks import TASKS as FRESH13  # noqa: E402
+from heldout_fresh14_tasks import TASKS as FRESH14  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -142,9 +152,9 @@ from lmrbench.schemas.validation import ImplValidation  # noqa: E402
 SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRESH2, "fresh3": FRESH3,
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
-        "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13,
+        "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10 + FRESH11 + FRESH12 + FRESH13}
+        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14}
 """The task sets ``--set`` picks from."""
 
 
