@@ -113,6 +113,8 @@ def _scalar(n: Any, arrays: dict[str, Any]) -> Any:
     if isinstance(n, dict) and n.get("$") == "npscalar" and n.get("key") in arrays:
         value = arrays[n["key"]][()].item()
         return value if type(value) in (bool, int, float) else MISSING
+    if isinstance(n, dict) and n.get("$") == "float" and n.get("value") in ("inf", "-inf", "nan"):
+        return float(n["value"])  # a sentinel (``filter_value=-inf``) is a setting like any other
     return MISSING
 
 
@@ -138,7 +140,8 @@ def put(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> 
         arrays[key] = np.array(value, dtype=arrays[old["key"]].dtype)
         holder[at] = {**old, "key": key}
         return True
-    holder[at] = value
+    holder[at] = {"$": "float", "value": repr(value)} if type(value) is float and value != value or value in (
+        float("inf"), float("-inf")) else value  # as the codec writes a non-finite float
     return True
 
 

@@ -47,6 +47,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
             *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
             *(((h, {}) for h in ("nan", "inf")) if plan.get("checks_finite") else ()),
+            *((("neginf", {}),) if plan.get("banned") else ()),
             *((h, {}) for h in (("close", "zeros", "same", "distinct", "lone", "repeated", "one_zero") if guarded
                                 else ())),
             # a count made zero in each mode (a norm by the longest response, where none is left; a last timestep

@@ -186,6 +186,10 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
             if floating and arr.size > 1:  # one entry not finite: an overflowed gradient, where the body checks
                 out[key] = arr.copy()
                 out[key].flat[arr.size // 2] = np.nan if how == "nan" else np.inf
+        elif how == "neginf":
+            if floating and arr.size > 1 and not is_mask(arr):  # a banned token among the logits
+                out[key] = arr.copy()
+                out[key].flat[arr.size // 2] = -np.inf
         elif how == "one_zero":
             if np.issubdtype(arr.dtype, np.integer) and arr.ndim == 1 and arr.size > 1 and bool((arr > 0).all()):
                 out[key] = arr.copy()  # one count of zero among positive ones: a class without samples
@@ -630,7 +634,7 @@ _ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero
               "repeated": "{} with every row a near copy (a billionth apart) of the first",
               "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others",
               "scaled": "{} scaled to magnitudes of 60", "one_zero": "{} with its last entry 0",
-              "nan": "{} with one entry nan", "inf": "{} with one entry inf"}
+              "nan": "{} with one entry nan", "inf": "{} with one entry inf", "neginf": "{} with one entry -inf"}
 """What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
 _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first entry",
@@ -640,7 +644,8 @@ _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one
                "lone": "int arrays with one entry unlike the others",
                "scaled": "float arrays scaled to magnitudes of 60",
                "one_zero": "positive int vectors with their last entry 0",
-               "nan": "float arrays with one entry nan", "inf": "float arrays with one entry inf"}
+               "nan": "float arrays with one entry nan", "inf": "float arrays with one entry inf",
+               "neginf": "float arrays with one entry -inf (a banned token)"}
 """What an ``arrays`` variation of every array argument does."""
 
 

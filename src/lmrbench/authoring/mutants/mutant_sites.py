@@ -29,8 +29,8 @@ _MIN_MAX_CALL = m.Call(
     func=m.Name(m.MatchIfTrue(lambda n: n in ("min", "max")))
     | m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _MIN_MAX_NAMES)))
 )
-_REDUCTIONS = {"mean": ("sum", "max"), "sum": ("mean", "max"), "nanmean": ("nansum", "nanmax"),
-               "nansum": ("nanmean", "nanmax")}
+_REDUCTIONS = {"mean": ("sum", "max"), "sum": ("mean", "max"), "nanmean": ("nansum", "nanmax", "mean"),
+               "nansum": ("nanmean", "nanmax", "sum")}
 _REDUCTION_CALL = m.Call(func=m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _REDUCTIONS))))
 _COMPARISONS: dict[type, tuple[str, type, str]] = {
     cst.LessThan: ("<", cst.LessThanEqual, "<="),

@@ -7,6 +7,7 @@ recording then adds cases with the parameter varied (``lmrbench_probe`` runs the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,8 @@ def varied_values(value: Scalar, inside: Collection[int] = ()) -> list[Scalar]:
 
     A flag: its opposite. An int: the values ``inside`` the range of an array that holds it (``ignore_index``
     among the class ids), its sign changed, zero, one more and one less, one. A float ``v``: ``v/2, 2v, 3v, 5v``
-    (beta 0.1 gives 0.05-0.5), kept below 1 when ``v`` is (a probability, a smoothing), with 0.1-0.3 for 0.0.
+    (beta 0.1 gives 0.05-0.5), kept below 1 when ``v`` is (a probability, a smoothing), with 0.1-0.3 for 0.0,
+    and 1e4, 1 and 0 of its sign for an infinite one (a filter value, a cap left off).
     Text: nothing (its values come from the literals the body compares it with).
     """
     if type(value) is bool:
@@ -105,6 +107,8 @@ def varied_values(value: Scalar, inside: Collection[int] = ()) -> list[Scalar]:
     v = float(value)
     if v == 0.0:
         return [0.1, 0.2, 0.3]
+    if not math.isfinite(v):  # a sentinel (``filter_value=-inf``, no cap at ``inf``): finite values of its sign
+        return [0.0] if math.isnan(v) else [math.copysign(1e4, v), math.copysign(1.0, v), 0.0]
     floats = [_round(v / 2), _round(2 * v), _round(3 * v), _round(5 * v)]
     if abs(v) < 1:
         floats = [x for x in floats if abs(x) < 1]

@@ -19,7 +19,8 @@ pairs of leaves the body combines, the defaults of the arguments that no recorde
 whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
 that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
 scan then tries them scaled up) or checks an argument for non-finite values (``checks_finite``: the scan gives it
-a nan and an inf), the array arguments whose rank it reads (``any_rank``: the scan gives them one
+a nan and an inf) or takes -inf entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives
+its float arrays one), the array arguments whose rank it reads (``any_rank``: the scan gives them one
 more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
 inputs the guard says the function expects).
 """
@@ -163,7 +164,8 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
             "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
-            "checks_finite": _checks_arguments(body, params), "any_rank": _any_rank(body, params),
+            "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
+            "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
 
@@ -211,6 +213,8 @@ STABLE_CALLS = frozenset({"logaddexp", "logaddexp2", "log1p", "softplus", "logsi
                           "log_softmax", "xlogy", "xlog1py"})
 """Calls that exist to stay finite at large magnitudes: a body that uses one, and whose docstring promises large
 inputs (``STABLE_WORDS``), is written for them, so the scan tries its float arrays scaled up."""
+NAN_CALLS = frozenset({"nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanargmax", "nanargmin", "nancumsum"})
+"""Reductions that skip nan: a body that uses one expects entries that make it (``0 * -inf``)."""
 FINITE_CALLS = frozenset({"isfinite", "isnan", "isinf", "nan_to_num", "isposinf", "isneginf"})
 """Calls by which a body checks its inputs for nan and inf: it takes them, so the scan gives it one of each."""
 STABLE_WORDS = re.compile(r"\bstabl[ey]|\bstability\b|\boverflows?\b|\bmay be large\b|\blarge (?:logits|values|inputs|"
@@ -231,6 +235,14 @@ def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
     """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
+
+
+def _takes_banned(node: ast.AST | None) -> bool:
+    """True when the body reduces with a nan-aware call (``np.nansum(p * log_p)``: an entry of ``0 * -inf``) or
+    its docstring says an input may hold -inf (a banned token): the scan then gives its float arrays an entry of
+    -inf."""
+    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+    return _calls(node, NAN_CALLS) or bool(doc and "-inf" in doc)
 
 
 def _promises_large(node: ast.AST | None) -> bool:
