@@ -87,7 +87,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
     """One case per shape or mix the recorded calls never vary: the shape-tied leaves of one value (a head count)
     one lower and 1, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
     that is one value in every call (a timestep for the whole batch) mixing the values of ``all_cases``; an array
-    whose rank the body reads given one more axis; a bool array the body converts to numbers given as 0/1 ints.
+    whose rank the body reads given one more axis; a bool array the body converts to numbers given as 0/1 ints;
+    text arguments with their spaces doubled, where the body splits text on runs of whitespace (``str.split()``).
     From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
@@ -101,6 +102,7 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "rank": arg, "kind": "rank"} for arg in (t.get("search") or {}).get("any_rank", [])]
         specs += [{"base": name, "retype": arg, "kind": "retype"}
                   for arg in (t.get("search") or {}).get("converts", [])]
+        specs += [{"base": name, "spaced": True, "kind": "spaced"}] if (t.get("search") or {}).get("splits") else []
         for spec in specs:
             what = lvar.input_text(spec)
             if what in done:

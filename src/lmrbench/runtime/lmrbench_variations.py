@@ -111,6 +111,31 @@ def _retyped(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
     return True
 
 
+def _spaced_text(node: Any) -> tuple[Any, bool]:
+    """``node`` with every text in it (through lists and tuples) given doubled spaces and a trailing one, and
+    whether any had a space."""
+    if isinstance(node, str):
+        return (node.replace(" ", "  ") + " ", True) if " " in node.strip() else (node, False)
+    if isinstance(node, list):
+        done = [_spaced_text(item) for item in node]
+        return [d[0] for d in done], any(d[1] for d in done)
+    if isinstance(node, dict) and node.get("$") == "tuple":
+        items, changed = _spaced_text(node["items"])
+        return {**node, "items": items}, changed
+    return node, False
+
+
+def _spaced(new: dict[str, Any]) -> bool:
+    """Give the text arguments (and texts in list and tuple arguments) doubled spaces and a trailing one, for a
+    body that splits on runs of whitespace (``str.split()``: the same tokens, where ``split(" ")`` finds empty
+    ones); False when no argument holds text with a space."""
+    changed = False
+    for arg in new["arguments"]:
+        arg["value"], hit = _spaced_text(arg["value"])
+        changed = changed or hit
+    return changed
+
+
 def is_mask(arr: Any) -> bool:
     """A float array of 0s and 1s only, some of them 1 (a mask or one-hot targets; all zeros say nothing: the
     first logits of a run)."""
@@ -607,6 +632,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if "retype" in spec and not _retyped(new, inputs, spec["retype"]):
         return None
+    if spec.get("spaced") and not _spaced(new):
+        return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
@@ -667,6 +694,8 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['rank']} and the arrays of its shape given one more axis" + also
     if "retype" in spec:
         return f"{spec['retype']} given as 0/1 ints" + also
+    if spec.get("spaced"):
+        return "text arguments with their spaces doubled" + also
     if "random" in spec:
         return "random inputs of the recorded shapes" + also
     if "soft" in spec:

@@ -20,7 +20,8 @@ whether the body calls ``exp`` (``exponentiates``: the scan then tries its float
 that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
 scan then tries them scaled up) or checks an argument for non-finite values (``checks_finite``: the scan gives it
 a nan and an inf) or takes -inf entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives
-its float arrays one), the array arguments whose rank it reads (``any_rank``: the scan gives them one
+its float arrays one), whether it splits text on whitespace (``splits``: the scan doubles the spaces of its text
+arguments), the array arguments whose rank it reads (``any_rank``: the scan gives them one
 more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
 inputs the guard says the function expects).
 """
@@ -165,6 +166,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
+            "splits": _splits_whitespace(body),
             "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
@@ -235,6 +237,14 @@ def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
     """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
+
+
+def _splits_whitespace(node: ast.AST | None) -> bool:
+    """True when the body splits text on runs of whitespace (``text.split()``, no separator): the scan then gives
+    its text arguments doubled spaces, on which ``split(" ")`` finds empty tokens."""
+    return node is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                    and n.func.attr == "split" and not n.args and not n.keywords
+                                    for n in ast.walk(node))
 
 
 def _takes_banned(node: ast.AST | None) -> bool:
