@@ -88,7 +88,9 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
     one lower and 1, their arrays cut with them; each shape tuple one axis longer (``lvar.shape_tuples``); an int array
     that is one value in every call (a timestep for the whole batch) mixing the values of ``all_cases``; an array
     whose rank the body reads given one more axis; a bool array the body converts to numbers given as 0/1 ints;
-    text arguments with their spaces doubled, where the body splits text on runs of whitespace (``str.split()``).
+    text arguments with their spaces doubled, where the body splits text on runs of whitespace (``str.split()``);
+    one item of the batch without its batch axis, where the docstring names such a form (``[T, B] (or [T] for one
+    environment)``) and the golden code gives what the batch gave that item.
     From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
@@ -103,6 +105,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "retype": arg, "kind": "retype"}
                   for arg in (t.get("search") or {}).get("converts", [])]
         specs += [{"base": name, "spaced": True, "kind": "spaced"}] if (t.get("search") or {}).get("splits") else []
+        specs += [{"base": name, "unbatch": axis, "kind": "unbatch"}
+                  for axis in ((-1, 0) if (t.get("search") or {}).get("unbatched") else ())]
         for spec in specs:
             what = lvar.input_text(spec)
             if what in done:
@@ -156,6 +160,11 @@ def _varied(golden: Any, spec: dict[str, Any], case: dict[str, Any], arrays: dic
         base = lv.Case(case, arrays)
         if spec.get("arrays") == "shifted" and not _close(golden, result, base.expected, base):
             return None  # the shift changes what the function computes: only its numerics are tested here
+        if "unbatch" in spec:  # one item alone gives what the batch gave it, or it is no form the function takes
+            axis = int(spec["unbatch"])
+            size = lvar.batch_size(case, arrays, axis)
+            if not _close(golden, result, lvar.unbatched(base.expected, axis, size), base):
+                return None
     except (Exception, ls.Timeout):  # noqa: BLE001 - an input the golden code refuses is no case here
         return None
     return ls.saved_case(out, file, new, new_arrays, spec, "scan")

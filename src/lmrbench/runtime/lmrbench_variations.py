@@ -111,6 +111,44 @@ def _retyped(new: dict[str, Any], inputs: dict[str, Any], name: str) -> bool:
     return True
 
 
+def batch_size(case: dict[str, Any], arrays: dict[str, Any], axis: int) -> int:
+    """The size every array argument has at ``axis`` (a batch axis, first or last), when it is at least 2 and one
+    of them has another axis too; else 0."""
+    import numpy as np
+
+    given = [arrays[k] for a in case["arguments"] if (k := array_key(case, a["name"], arrays)) is not None
+             and isinstance(arrays[k], np.ndarray)]
+    if not given or not all(g.ndim for g in given) or not any(g.ndim >= 2 for g in given):
+        return 0
+    sizes = {g.shape[axis] for g in given}
+    return sizes.pop() if len(sizes) == 1 and min(sizes) >= 2 else 0
+
+
+def unbatched(value: Any, axis: int, size: int) -> Any:
+    """``value`` (a result, through tuples and lists) with its arrays of ``size`` entries at ``axis`` cut to their
+    first entry there: what the function gives for one item of the batch."""
+    import numpy as np
+
+    if isinstance(value, tuple | list):
+        return type(value)(unbatched(v, axis, size) for v in value)
+    if isinstance(value, np.ndarray) and value.ndim and value.shape[axis] == size:
+        return value.take(0, axis=axis)
+    return value
+
+
+def _unbatch(new: dict[str, Any], inputs: dict[str, Any], axis: int) -> bool:
+    """Give every array argument its first entry along ``axis`` only (a batch of one, without its axis: ``[T]``
+    for ``[T, B]``); False when the arrays share no batch axis there."""
+    size = batch_size(new, inputs, axis)
+    if not size:
+        return False
+    for a in new["arguments"]:
+        key = array_key(new, a["name"], inputs)
+        if key is not None:
+            inputs[str(key)] = inputs[key].take(0, axis=axis)
+    return True
+
+
 def _spaced_text(node: Any) -> tuple[Any, bool]:
     """``node`` with every text in it (through lists and tuples) given doubled spaces and a trailing one, and
     whether any had a space."""
@@ -634,6 +672,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if spec.get("spaced") and not _spaced(new):
         return None
+    if "unbatch" in spec and not _unbatch(new, inputs, int(spec["unbatch"])):
+        return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
@@ -696,6 +736,8 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['retype']} given as 0/1 ints" + also
     if spec.get("spaced"):
         return "text arguments with their spaces doubled" + also
+    if "unbatch" in spec:
+        return f"one item without its batch axis ({'first' if spec['unbatch'] == 0 else 'last'})" + also
     if "random" in spec:
         return "random inputs of the recorded shapes" + also
     if "soft" in spec:

@@ -14,16 +14,16 @@ cumulative average).
 A leaf the body compares or guards with another leaf (``good_steps >= growth_interval``, ``max(scale *
 backoff, min_scale)``) is also tried near that leaf's value in each call the search varies (``relative``): the
 run's magnitudes can keep a guard from ever binding.
-Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the
-pairs of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and
-whether the body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form
-that stays finite at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the
-scan then tries them scaled up) or checks an argument for non-finite values (``checks_finite``: the scan gives it
-a nan and an inf) or takes -inf entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives
-its float arrays one), whether it splits text on whitespace (``splits``: the scan doubles the spaces of its text
-arguments), the array arguments whose rank it reads (``any_rank``: the scan gives them one
-more axis), and whether the body guards a value (``guarded``: the search may then make a count or a spread zero,
-inputs the guard says the function expects).
+Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs
+of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and whether the
+body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form that stays finite
+at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the scan then tries them scaled
+up) or checks an argument for non-finite values (``checks_finite``: the scan gives it a nan and an inf) or takes -inf
+entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives its float arrays one), whether it
+splits text on whitespace (``splits``: the scan doubles the spaces of its text arguments), whether its docstring names a
+form without the batch axis (``unbatched``: ``[T, B] (or [T])``), the array arguments whose rank it reads (``any_rank``:
+the scan gives them one more axis), and whether the body guards a value (``guarded``: the search may then make a count
+or a spread zero, inputs the guard says the function expects).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
-            "splits": _splits_whitespace(body),
+            "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
             "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
@@ -237,6 +237,18 @@ def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
     """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
+
+
+UNBATCHED = re.compile(r"\bor \[|\bor a scalar\b|\bunbatched\b", re.IGNORECASE)
+"""What a docstring says when the function also takes one item without its batch axis (``[T, B] (or [T] for one
+environment)``)."""
+
+
+def _names_unbatched(node: ast.AST | None) -> bool:
+    """True when the docstring names a form without the batch axis (``UNBATCHED``): the scan then gives one item
+    of the batch alone."""
+    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+    return bool(doc and UNBATCHED.search(doc))
 
 
 def _splits_whitespace(node: ast.AST | None) -> bool:
