@@ -47,10 +47,12 @@ modules' logic that runs in-process."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the machine has cores. A Docker test spends part of its time waiting for
-    the engine (container starts, builds, layer commits); the extra worker fills that time (on 2 cores: 95% busy
-    and 274 s for the suite, against 83% and 304 s with one worker per core)."""
-    return (os.cpu_count() or 1) + 1
+    """``-n auto``: two workers more than the machine has cores. A Docker test spends much of its time waiting for
+    the engine (container starts, builds, layer commits, a fresh machine's install), which the test process's own
+    CPU time does not show (654 s of it in 2,036 s of test time); the extra workers fill that time. On 2 cores the
+    whole suite took 531 s with four workers (each 509 s busy), against 628 s with three and 659 s in the last
+    clean-clone run with three."""
+    return (os.cpu_count() or 1) + 2
 
 
 PYCACHE = Path(tempfile.gettempdir()) / "lmrbench-test-pycache"
