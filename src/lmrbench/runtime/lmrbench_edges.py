@@ -101,16 +101,17 @@ def edge_values(values: list[float], was: Any) -> list[Any]:
     return kept[:EDGE_VALUES]
 
 
-def edge_specs(taps: Taps, bases: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
-    """Inputs that meet each tapped comparison with a leaf on one side, on each base call: the leaf set to
-    ``edge_values`` of what the other side took in that call."""
+def edge_specs(taps: Taps, bases: list[tuple[str, Any, Any]], wanted: set[int]) -> list[dict[str, Any]]:
+    """Inputs that meet each tapped comparison of ``wanted`` (those a live mutant moves) with a leaf on one side,
+    on each base call: the leaf set to ``edge_values`` of what the other side took in that call. Every base call
+    is run tapped, so the comparisons the recorded calls meet count as met."""
     out: list[dict[str, Any]] = []
     for name, case, arrays in bases:
         taps.values = {}
         taps.run(case, arrays, collect=True)
         for k, site in enumerate(taps.sites):
             leaf = site.get("leaf")
-            if not leaf or k not in taps.values:
+            if not leaf or k not in taps.values or k not in wanted:
                 continue
             was = ll.get(case, arrays, leaf)
             if type(was) not in (int, float):

@@ -492,7 +492,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     varied: set[str] = set()
     tied = set(plan.get("tied") or [])
     what: list[str] = []
-    edges = le.edge_specs(taps, [*bases, *more]) if taps is not None else []
+    edges = le.edge_specs(taps, [*bases, *more], set(sites.values())) if taps is not None else []
     for spec in aimed(edges + lvar.inputs(plan, bases, more), alive):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
             break
