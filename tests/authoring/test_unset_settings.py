@@ -3,8 +3,9 @@ repository's own class passed as an argument (recorded as a record of its attrib
 falls back to the model's setting (``if max_length is None: max_length = model.config.n_positions``), a config
 field left None that falls back to others (``head_dim or hidden // heads``), a key the recorded dict lacks, read
 with no default and tested (``scaling.get("factor")``), done flags the body converts to numbers given as 0/1 ints,
-and an input on which the golden code overflows, where code in another style raises, never made a case. Each is
-tested both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
+an input on which the golden code overflows, where code in another style raises, never made a case, and a key read
+with its legacy name as the default (``scaling.get("rope_type", scaling.get("type"))``), given under that name. Each
+is tested both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
 
 from __future__ import annotations
 
@@ -135,6 +136,33 @@ SCALE_GET = SCALE_HEAD + '''    import math
     return scores * (given if given is not None else 1.0 + 0.1 * math.log(scaling["factor"]))
 '''
 
+LEGACY_HEAD = '''import numpy as np
+
+
+def scaled_positions(positions, scaling):
+'''
+LEGACY = LEGACY_HEAD + '''    """``positions`` over ``scaling["factor"]`` for the kind "linear":
+    ``scaling["rope_type"]``, read under its legacy name ``scaling["type"]`` where absent
+    ("default" when neither is given)."""
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    return positions / scaling["factor"] if kind == "linear" else positions
+'''
+LEGACY_DRIVER = '''
+import numpy as np
+
+from model.legacy import scaled_positions
+
+print(scaled_positions(np.arange(6.0), {"rope_type": "linear", "factor": 4.0}))
+'''
+LEGACY_IGNORED = LEGACY.replace('scaling.get("rope_type", scaling.get("type", "default"))',
+                                'scaling.get("rope_type", "default")')
+LEGACY_CHAIN = LEGACY_HEAD + '''    has = "rope_type" in scaling
+    kind = scaling["rope_type"] if has else scaling.get("type") or "default"
+    if kind != "linear":
+        return positions
+    return positions * (1.0 / scaling["factor"])
+'''
+
 RETURNS_HEAD = '''import numpy as np
 
 
@@ -205,6 +233,8 @@ TASKS = {
     "returns": ("rl/returns.py::discounted_returns", {"rl/returns.py": RETURNS, "run.py": RETURNS_DRIVER},
                 "rl/returns.py"),
     "ratio": ("rl/weights.py::clipped_weights", {"rl/weights.py": RATIO, "run.py": RATIO_DRIVER}, "rl/weights.py"),
+    "legacy": ("model/legacy.py::scaled_positions", {"model/legacy.py": LEGACY, "run.py": LEGACY_DRIVER},
+               "model/legacy.py"),
 }
 CANDIDATES = [
     ("ppl", "max_length ignored (left None by the driver)", PPL_IGNORES_MAX_LENGTH, TestStatus.FAILED),
@@ -217,6 +247,8 @@ CANDIDATES = [
     ("returns", "np.where on the flags as bools", RETURNS_WHERE, TestStatus.PASSED),
     ("ratio", "the cap dropped", RATIO_UNCAPPED, TestStatus.FAILED),
     ("ratio", "math.exp element by element", RATIO_MATH, TestStatus.PASSED),
+    ("legacy", "the legacy key never read", LEGACY_IGNORED, TestStatus.FAILED),
+    ("legacy", "a membership test, then the legacy key", LEGACY_CHAIN, TestStatus.PASSED),
 ]
 
 

@@ -145,6 +145,23 @@ def put(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> 
     return True
 
 
+def remove(case: dict[str, Any], path: str) -> bool:
+    """Take the key a path ends with out of the recorded dict that holds it (a setting given under its legacy
+    name instead); False when the path does not end with a key of a recorded dict."""
+    parsed = parse(path)
+    if parsed is None or not parsed[1] or parsed[1][-1][0] != "key":
+        return False
+    parent = node(case, path[:path.rfind("[")])
+    if not isinstance(parent, dict) or parent.get("$") not in ("dict", "defaultdict"):
+        return False
+    key = parsed[1][-1][1]
+    kept = [p for p in parent["items"] if not (type(p[0]) is type(key) and p[0] == key)]
+    if len(kept) == len(parent["items"]):
+        return False
+    parent["items"] = kept
+    return True
+
+
 def _add_key(case: dict[str, Any], path: str, value: Any) -> bool:
     """Add the key a path ends with to the recorded dict it names (``self.config["loss"]["symmetric"]`` where
     the dict has no ``symmetric``); False when the path does not end with a key of a recorded dict."""

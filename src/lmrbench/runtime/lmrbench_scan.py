@@ -90,7 +90,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
     whose rank the body reads given one more axis; a bool array the body converts to numbers given as 0/1 ints;
     text arguments with their spaces doubled, where the body splits text on runs of whitespace (``str.split()``);
     one item of the batch without its batch axis, where the docstring names such a form (``[T, B] (or [T] for one
-    environment)``) and the golden code gives what the batch gave that item.
+    environment)``) and the golden code gives what the batch gave that item; a setting given under the legacy key
+    the body falls back to (``type`` for ``rope_type``).
     From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
     tied = list((t.get("search") or {}).get("tied", []))
@@ -105,6 +106,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "retype": arg, "kind": "retype"}
                   for arg in (t.get("search") or {}).get("converts", [])]
         specs += [{"base": name, "spaced": True, "kind": "spaced"}] if (t.get("search") or {}).get("splits") else []
+        specs += [{"base": name, "rename": pair, "kind": "rename"}
+                  for pair in (t.get("search") or {}).get("renames", [])]
         specs += [{"base": name, "unbatch": axis, "kind": "unbatch"}
                   for axis in ((-1, 0) if (t.get("search") or {}).get("unbatched") else ())]
         for spec in specs:

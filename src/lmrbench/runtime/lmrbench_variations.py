@@ -674,6 +674,11 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if "unbatch" in spec and not _unbatch(new, inputs, int(spec["unbatch"])):
         return None
+    if "rename" in spec:
+        value = ll.get(new, inputs, spec["rename"][0])
+        if value is ll.MISSING or not ll.remove(new, spec["rename"][0]) or not ll.put(new, inputs,
+                                                                                      spec["rename"][1], value):
+            return None
     if "arrays" in spec:
         filled = arrays_filled(new, inputs, spec["arrays"], bool(spec.get("guarded")), spec.get("only"))
         if not filled:
@@ -736,6 +741,8 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['retype']} given as 0/1 ints" + also
     if spec.get("spaced"):
         return "text arguments with their spaces doubled" + also
+    if "rename" in spec:
+        return f"{spec['rename'][1]} in place of {spec['rename'][0]}" + also
     if "unbatch" in spec:
         return f"one item without its batch axis ({'first' if spec['unbatch'] == 0 else 'last'})" + also
     if "random" in spec:

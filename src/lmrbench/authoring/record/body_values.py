@@ -10,7 +10,7 @@ import ast
 from collections.abc import Mapping
 
 from lmrbench import pyparse
-from lmrbench.authoring.record.body_helpers import access_path
+from lmrbench.authoring.record.body_helpers import access_path, read_with_default
 
 
 def _name(node: ast.AST) -> str | None:
@@ -143,12 +143,17 @@ def _none_test(node: ast.AST) -> ast.expr | None:
 
 def _fallback(node: ast.AST) -> tuple[ast.expr, list[ast.expr]] | None:
     """(the name that may be unset, what it falls back to) of ``x or y``, ``x if x is not None else y`` (either
-    way round) and ``if x is None: x = y``; None for any other node."""
+    way round), ``if x is None: x = y`` and a key or attribute read with another as its default
+    (``scaling.get("rope_type", scaling.get("type"))``: a legacy name); None for any other node."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
         return node.values[0], [node.values[1]]
     if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and any(
             isinstance(c, ast.Constant) and c.value is None for c in node.test.comparators):
         return node.test.left, [node.orelse if isinstance(node.test.ops[0], ast.IsNot | ast.NotEq) else node.body]
+    read = read_with_default(node)
+    if read is not None and isinstance(node, ast.Call) and len(node.args) == 3 - (not read[2]) \
+            and read_with_default(node.args[-1]) is not None:  # ``cfg.get("rope_type", cfg.get("type"))``
+        return node, [node.args[-1]]
     side = _none_test(node)
     if side is None:
         return None

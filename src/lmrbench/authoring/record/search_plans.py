@@ -38,6 +38,7 @@ from typing import Any
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import in_domain, unset_settings, varied_leaves
+from lmrbench.authoring.record.body_helpers import access_path
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -167,6 +168,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
             "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
+            "renames": _renames(reads, seen),
             "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
@@ -237,6 +239,23 @@ def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
     """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
         n.func, "id", None)) in names for n in ast.walk(node))
+
+
+def _renames(reads: BodyReads, seen: dict[str, list[amplify.Scalar]]) -> list[list[str]]:
+    """[recorded key, the key it falls back to] for a setting read with another key as its default
+    (``scaling.get("rope_type", scaling.get("type"))``) that the recording gave under its first name: the scan
+    gives it under the other name instead."""
+    out: list[list[str]] = []
+    for name, texts in reads.fallbacks.items():
+        for text in texts:
+            try:
+                stmt = pyparse.parse(text).body[0]
+            except (SyntaxError, ValueError, IndexError):
+                continue
+            other = access_path(stmt.value) if isinstance(stmt, ast.Expr) else None
+            if name in seen and other and other not in seen and "[" in name and [name, other] not in out:
+                out.append([name, other])
+    return out
 
 
 UNBATCHED = re.compile(r"\bor \[|\bor a scalar\b|\bunbatched\b", re.IGNORECASE)
