@@ -1,0 +1,152 @@
+"""Inputs and settings the driver leaves at one form, which the body is written for in others; the recorded tests
+reach them on their own. A ``filter_value`` of -inf is a setting like any other (varied to finite values of its
+sign), and logits with a banned token (-inf) go to a body that reduces with a nan-aware call
+(``np.nansum(p * log_p)``); text always given with single spaces goes to a body that splits on runs of whitespace
+(``str.split()``) also with doubled ones; a function whose docstring also takes one item without its batch axis
+(``[T, B] (or [T] for one environment)``) gets one item alone, where the golden code gives what the batch gave it.
+Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.record_fixture import grade, recorder
+from lmrbench.schemas.testrun import TestStatus
+
+ENTROPY_HEAD = '''import numpy as np
+
+
+def entropy_filter(scores, threshold=1.0, filter_value=-np.inf):
+    """The logits ``scores`` (batch, vocab; -inf marks a banned token) whose surprisal is within ``threshold`` of
+    their row's entropy; the others become ``filter_value``."""
+'''
+ENTROPY_GOLDEN = ENTROPY_HEAD + '''    shifted = scores - scores.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    probs = np.exp(log_probs)
+    entropy = -np.nansum(probs * log_probs, axis=-1, keepdims=True)
+    return np.where(np.abs(-log_probs - entropy) <= threshold, scores, filter_value)
+'''
+ENTROPY_DRIVER = '''import numpy as np
+
+from decoding.entropy import entropy_filter
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    print(np.isfinite(entropy_filter(rng.normal(size=(4, 10)))).sum())
+'''
+UNGUARDED = ENTROPY_GOLDEN.replace("np.nansum(", "np.sum(")
+PINNED = ENTROPY_GOLDEN.replace("scores, filter_value)", "scores, -np.inf)")
+MASKED = ENTROPY_HEAD + '''    shifted = scores - scores.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    probs = np.exp(log_probs)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(probs > 0, probs * log_probs, 0.0)
+    entropy = -terms.sum(axis=-1, keepdims=True)
+    out = scores.copy()
+    out[np.abs(-log_probs - entropy) > threshold] = filter_value
+    return out
+'''
+ROWS = ENTROPY_HEAD + '''    import math
+
+    out = np.array(scores, dtype=float)
+    for row in out:
+        top = max(row)
+        total = sum(math.exp(s - top) for s in row)
+        logp = [s - top - math.log(total) for s in row]
+        h = -sum(math.exp(lp) * lp for lp in logp if lp != -math.inf)
+        for j, lp in enumerate(logp):
+            if not abs(-lp - h) <= threshold:
+                row[j] = filter_value
+    return out
+'''
+F1_HEAD = '''from collections import Counter
+
+
+def unigram_f1(hypothesis, references):
+    """The best F1 of the hypothesis's tokens against any reference's (each text split on runs of whitespace);
+    0.0 when either side has no token."""
+'''
+F1_GOLDEN = F1_HEAD + '''    hyp = Counter(hypothesis.split())
+    best = 0.0
+    for ref in references:
+        gold = Counter(ref.split())
+        common = sum((hyp & gold).values())
+        if common:
+            p, r = common / sum(hyp.values()), common / sum(gold.values())
+            best = max(best, 2 * p * r / (p + r))
+    return best
+'''
+F1_DRIVER = '''from metrics.f1 import unigram_f1
+
+pairs = [("the cat sat on the mat", ["a cat sat on a mat", "the cat is on the mat"]),
+         ("hello world", ["hello there world"]), ("x y z", ["a b c"])]
+for hyp, refs in pairs:
+    print(round(unigram_f1(hyp, refs), 4))
+'''
+ONE_SPACE = F1_GOLDEN.replace("hypothesis.split()", 'hypothesis.split(" ")').replace("ref.split()", 'ref.split(" ")')
+REGEX = F1_HEAD + '''    import re
+
+    def tokens(text):
+        return re.findall(r"\\S+", text)
+
+    scores = []
+    for ref in references:
+        hyp, gold = Counter(tokens(hypothesis)), Counter(tokens(ref))
+        common = sum(min(c, gold[t]) for t, c in hyp.items())
+        scores.append(0.0 if common == 0 else 2 * common / (sum(hyp.values()) + sum(gold.values())))
+    return max(scores, default=0.0)
+'''
+TD_HEAD = '''import numpy as np
+
+
+def td_targets(rewards, values, bootstrap_value, gamma=0.99):
+    """One-step TD targets r_t + gamma * V(x_{t+1}), time-major: ``rewards`` and ``values`` are [T, B] (or [T] for
+    one environment), ``bootstrap_value`` is V(x_T), [B] (a scalar for [T])."""
+'''
+TD_GOLDEN = TD_HEAD + '''    next_values = np.concatenate([values[1:], np.asarray(bootstrap_value)[None]], axis=0)
+    return rewards + gamma * next_values
+'''
+TD_DRIVER = '''import numpy as np
+
+from rl.td import td_targets
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    print(td_targets(rng.normal(size=(5, 3)), rng.normal(size=(5, 3)), rng.normal(size=3)).sum())
+'''
+VSTACK = TD_GOLDEN.replace("np.concatenate([values[1:], np.asarray(bootstrap_value)[None]], axis=0)",
+                        "np.vstack([values[1:], np.asarray(bootstrap_value)[None]])")
+SHIFTED = TD_HEAD + '''    next_values = np.empty_like(values)
+    next_values[:-1] = values[1:]
+    next_values[-1] = bootstrap_value
+    return rewards + gamma * next_values
+'''
+TASKS = {
+    "entropy": ("decoding/entropy.py::entropy_filter",
+                {"decoding/__init__.py": "", "decoding/entropy.py": ENTROPY_GOLDEN, "run.py": ENTROPY_DRIVER},
+                "decoding/entropy.py"),
+    "f1": ("metrics/f1.py::unigram_f1", {"metrics/__init__.py": "", "metrics/f1.py": F1_GOLDEN, "run.py": F1_DRIVER},
+           "metrics/f1.py"),
+    "td": ("rl/td.py::td_targets", {"rl/__init__.py": "", "rl/td.py": TD_GOLDEN, "run.py": TD_DRIVER}, "rl/td.py"),
+}
+CANDIDATES = [
+    ("entropy", "entropy not guarded against banned tokens (np.sum)", UNGUARDED, TestStatus.FAILED),
+    ("entropy", "filter_value pinned to -inf", PINNED, TestStatus.FAILED),
+    ("entropy", "terms masked where the probability is 0, then assigned", MASKED, TestStatus.PASSED),
+    ("entropy", "row by row in plain floats", ROWS, TestStatus.PASSED),
+    ("f1", "split on one space", ONE_SPACE, TestStatus.FAILED),
+    ("f1", "runs of non-space characters by a regular expression", REGEX, TestStatus.PASSED),
+    ("td", "next values stacked with np.vstack (batched form only)", VSTACK, TestStatus.FAILED),
+    ("td", "next values written into an empty array", SHIFTED, TestStatus.PASSED),
+]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    return recorder(tmp_path_factory, TASKS)
+
+
+@pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])
+def test_an_input_the_driver_never_gives_tells_right_from_wrong(recorded, tmp_path, task, what, source, status):
+    made, sandbox = recorded(task)
+    assert grade(sandbox, made, tmp_path / "candidate", TASKS[task][2], source) is status, what
