@@ -3,7 +3,9 @@ reach them on their own. A ``filter_value`` of -inf is a setting like any other 
 sign), and logits with a banned token (-inf) go to a body that reduces with a nan-aware call
 (``np.nansum(p * log_p)``); text always given with single spaces goes to a body that splits on runs of whitespace
 (``str.split()``) also with doubled ones; a function whose docstring also takes one item without its batch axis
-(``[T, B] (or [T] for one environment)``) gets one item alone, where the golden code gives what the batch gave it.
+(``[T, B] (or [T] for one environment)``) gets one item alone, where the golden code gives what the batch gave it;
+a setting varied to where the golden code's result is no longer finite (a horizon of 0: numpy's inf, where plain
+floats raise) makes no case.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -121,6 +123,32 @@ SHIFTED = TD_HEAD + '''    next_values = np.empty_like(values)
     next_values[-1] = bootstrap_value
     return rewards + gamma * next_values
 '''
+KL_HEAD = '''import numpy as np
+
+
+class KLController:
+    def __init__(self, value=0.1, target=0.5, horizon=100):
+        self.value, self.target, self.horizon = value, target, horizon
+
+    def update(self, kl, n_steps):
+        """Multiply the coefficient by 1 + clip(kl / target - 1, -0.2, 0.2) * n_steps / horizon; return it."""
+'''
+KL_GOLDEN = KL_HEAD + '''        error = np.clip(kl / self.target - 1.0, -0.2, 0.2)
+        self.value = float(self.value * (1.0 + error * n_steps / self.horizon))
+        return self.value
+'''
+KL_DRIVER = '''from rl.kl import KLController
+
+controller = KLController()
+for step in range(20):
+    print(controller.update(0.3 + 0.05 * step, 16))
+'''
+KL_NO_STEPS = KL_GOLDEN.replace("error * n_steps / self.horizon", "error / self.horizon")
+KL_FLOATS = KL_HEAD + '''        error = min(max(kl / self.target - 1.0, -0.2), 0.2)
+        self.value = self.value * (1.0 + error * n_steps / self.horizon)
+        return self.value
+'''
+
 TASKS = {
     "entropy": ("decoding/entropy.py::entropy_filter",
                 {"decoding/__init__.py": "", "decoding/entropy.py": ENTROPY_GOLDEN, "run.py": ENTROPY_DRIVER},
@@ -128,6 +156,8 @@ TASKS = {
     "f1": ("metrics/f1.py::unigram_f1", {"metrics/__init__.py": "", "metrics/f1.py": F1_GOLDEN, "run.py": F1_DRIVER},
            "metrics/f1.py"),
     "td": ("rl/td.py::td_targets", {"rl/__init__.py": "", "rl/td.py": TD_GOLDEN, "run.py": TD_DRIVER}, "rl/td.py"),
+    "kl": ("rl/kl.py::KLController.update", {"rl/__init__.py": "", "rl/kl.py": KL_GOLDEN, "run.py": KL_DRIVER},
+           "rl/kl.py"),
 }
 CANDIDATES = [
     ("entropy", "entropy not guarded against banned tokens (np.sum)", UNGUARDED, TestStatus.FAILED),
@@ -138,6 +168,8 @@ CANDIDATES = [
     ("f1", "runs of non-space characters by a regular expression", REGEX, TestStatus.PASSED),
     ("td", "next values stacked with np.vstack (batched form only)", VSTACK, TestStatus.FAILED),
     ("td", "next values written into an empty array", SHIFTED, TestStatus.PASSED),
+    ("kl", "n_steps ignored", KL_NO_STEPS, TestStatus.FAILED),
+    ("kl", "plain floats (a horizon of 0 raises, where numpy gives inf)", KL_FLOATS, TestStatus.PASSED),
 ]
 
 
