@@ -50,8 +50,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: two workers more than the machine has cores. A Docker test spends much of its time waiting for
     the engine (container starts, builds, layer commits, a fresh machine's install), which the test process's own
     CPU time does not show (654 s of it in 2,036 s of test time); the extra workers fill that time. On 2 cores the
-    whole suite took 531 s with four workers (each 509 s busy), against 628 s with three and 659 s in the last
-    clean-clone run with three."""
+    whole suite took 531 s with four workers (each 509 s busy) against 628 s with three, in the same tree; in one
+    clean clone, run twice more, 583 s with four and 592 s with five."""
     return (os.cpu_count() or 1) + 2
 
 
