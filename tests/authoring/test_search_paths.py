@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from helpers.record_fixture import grade, recorder
+from helpers.record_fixture import graded_both_ways
 from lmrbench.schemas.testrun import TestStatus
 
 PLATEAU_HEAD = '''import numpy as np
@@ -245,13 +243,4 @@ CANDIDATES = [
     ("freqs", "a loop and a copied dict", FREQS_BRANCHES, TestStatus.PASSED),
 ]
 
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    return recorder(tmp_path_factory, TASKS)
-
-
-@pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])
-def test_a_path_the_driver_never_takes_tells_right_from_wrong(recorded, tmp_path, task, what, source, status):
-    made, sandbox = recorded(task)
-    assert grade(sandbox, made, tmp_path / "candidate", TASKS[task][2], source) is status, what
+recorded, test_a_path_the_driver_never_takes_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

@@ -10,9 +10,7 @@ Each is tested both ways: the wrong answer it exposes fails, correct answers in 
 
 from __future__ import annotations
 
-import pytest
-
-from helpers.record_fixture import grade, recorder
+from helpers.record_fixture import graded_both_ways
 from lmrbench.schemas.testrun import TestStatus
 
 ENTROPY_HEAD = '''import numpy as np
@@ -172,13 +170,4 @@ CANDIDATES = [
     ("kl", "plain floats (a horizon of 0 raises, where numpy gives inf)", KL_FLOATS, TestStatus.PASSED),
 ]
 
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    return recorder(tmp_path_factory, TASKS)
-
-
-@pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])
-def test_an_input_the_driver_never_gives_tells_right_from_wrong(recorded, tmp_path, task, what, source, status):
-    made, sandbox = recorded(task)
-    assert grade(sandbox, made, tmp_path / "candidate", TASKS[task][2], source) is status, what
+recorded, test_a_form_the_driver_never_gives_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

@@ -9,9 +9,7 @@ the plausible wrong answer it exposes fails, a correct answer in another style p
 
 from __future__ import annotations
 
-import pytest
-
-from helpers.record_fixture import grade, recorder
+from helpers.record_fixture import graded_both_ways
 from lmrbench.schemas.testrun import TestStatus
 
 HEADS = '''
@@ -467,13 +465,4 @@ CANDIDATES = [
     ("finite", "a masked array", FINITE_MASKED, TestStatus.PASSED),
 ]
 
-
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    return recorder(tmp_path_factory, TASKS)
-
-
-@pytest.mark.parametrize(("task", "what", "source", "status"), CANDIDATES, ids=[c[1] for c in CANDIDATES])
-def test_an_input_the_driver_never_gives_tells_right_from_wrong(recorded, tmp_path, task, what, source, status):
-    made, sandbox = recorded(task)
-    assert grade(sandbox, made, tmp_path / "candidate", TASKS[task][2], source) is status, what
+recorded, test_an_input_the_driver_never_gives_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,6 +129,28 @@ def recorder(factory: pytest.TempPathFactory,
         return made[name]
 
     return get
+
+
+Candidates = list[tuple[str, str, str, TestStatus]]
+"""(task name, what the candidate is, its goal file, the status implementation 1's tests must give it)."""
+
+
+def graded_both_ways(tasks: dict[str, tuple[str, dict[str, str], str]], candidates: Candidates) -> tuple[Any, Any]:
+    """(a module fixture ``recorded``: ``recorder`` of ``tasks``; a test grading each of ``candidates``) for a
+    test module to bind, as ``recorded, test_<what it shows> = graded_both_ways(TASKS, CANDIDATES)``: each wrong
+    answer must fail and each correct one pass."""
+
+    @pytest.fixture(scope="module")
+    def recorded(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[Task, Sandbox]]:
+        return recorder(tmp_path_factory, tasks)
+
+    @pytest.mark.parametrize(("task", "what", "source", "status"), candidates, ids=[c[1] for c in candidates])
+    def test(recorded: Callable[[str], tuple[Task, Sandbox]], tmp_path: Path, task: str, what: str, source: str,
+             status: TestStatus) -> None:
+        made, sandbox = recorded(task)
+        assert grade(sandbox, made, tmp_path / "candidate", tasks[task][2], source) is status, what
+
+    return recorded, test
 
 
 def recorded_task(tmp: Path, function: str, files: dict[str, str], command: str) -> tuple[Task, Sandbox]:
