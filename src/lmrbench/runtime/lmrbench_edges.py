@@ -67,12 +67,9 @@ class Taps:
         if self.target is None:
             return
         self.collect = collect
-        try:
+        with contextlib.suppress(Exception):  # the search's Timeout is an Exception too
             self.target.call(case, arrays)
-        except Exception:  # noqa: BLE001 - the search's Timeout is an Exception too
-            pass
-        finally:
-            self.collect = False
+        self.collect = False
 
     def unmet(self, sites: list[int]) -> bool:
         """True when some comparison of ``sites`` no input has met yet."""
@@ -113,10 +110,7 @@ def edge_specs(taps: Taps, bases: list[tuple[str, Any, Any]], wanted: set[int]) 
             leaf = site.get("leaf")
             if not leaf or k not in taps.values or k not in wanted:
                 continue
-            was = ll.get(case, arrays, leaf)
-            if type(was) not in (int, float):
-                continue
             out += [{"base": name, "set": {leaf: v}, "kind": "edge", "edge": site["text"]}
-                    for v in edge_values(taps.values[k], was)]
+                    for v in edge_values(taps.values[k], ll.get(case, arrays, leaf))]
     taps.values = {}
     return out

@@ -10,6 +10,7 @@ the host lists them (``leaves``) to name, vary and pin them. No lmrbench import:
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -140,8 +141,8 @@ def put(case: dict[str, Any], arrays: dict[str, Any], path: str, value: Any) -> 
         arrays[key] = np.array(value, dtype=arrays[old["key"]].dtype)
         holder[at] = {**old, "key": key}
         return True
-    holder[at] = {"$": "float", "value": repr(value)} if type(value) is float and value != value or value in (
-        float("inf"), float("-inf")) else value  # as the codec writes a non-finite float
+    # a non-finite float as the codec writes it
+    holder[at] = {"$": "float", "value": repr(value)} if type(value) is float and not math.isfinite(value) else value
     return True
 
 

@@ -160,6 +160,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
     notes: list[str] = []
     limit = int(t.get("max_added", 40))
     ordered = sorted(cases, key=_zero_part)  # decoded once for every plan
+    allowed = ls.nonfinite([lv.Case(c, a).expected for _, c, a in ordered])  # as the search allows them
     first: dict[int, str] = {}
     for n, plan in enumerate(t.get("amplify", [])):
         param = plan["param"]
@@ -167,7 +168,8 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
             if plan.get("note", True):
                 notes.append(f"{param}: not tried (the {limit} added cases of a function were made)")
             continue
-        kept, applied, why = _plan_cases(t, func, owner, factory, ordered, job, out, index, n, plan, set(), "")
+        kept, applied, why = _plan_cases(t, func, owner, factory, ordered, allowed, job, out, index, n, plan, set(),
+                                            "")
         made += kept
         if kept:
             first[n] = kept[0]["base"]
@@ -183,18 +185,19 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
         modal = bool(plan["variants"]) and all(param in v.get("set", {}) and type(v["set"][param]) in (
             bool, str, type(None)) for v in plan["variants"])
         if n in first and modal and len(made) < limit:
-            made += _plan_cases(t, func, owner, factory, ordered, job, out, index, n, plan, {first[n]}, "-1")[0]
+            made += _plan_cases(t, func, owner, factory, ordered, allowed, job, out, index, n, plan, {first[n]},
+                                "-1")[0]
     return made, notes
 
 
 def _plan_cases(t: dict[str, Any], func: Any, owner: Any, factory: Any, ordered: list[tuple[str, Any, Any]],
+                allowed: set[str],
                 job: dict[str, Any], out: str, index: int, n: int, plan: dict[str, Any], skip: set[str],
                 tag: str) -> tuple[list[dict[str, Any]], int, str]:
     """The cases of plan ``n`` from the first call (not in ``skip``) where they change the result: (their
     entries, how many variants applied, why the last one made no case)."""
     param, why = plan["param"], "it changes no result of the recorded calls"
     applied = 0
-    allowed = ls.nonfinite([lv.Case(c, a).expected for _, c, a in ordered])  # as the search allows them
     for name, case, arrays in ordered:
         if case.get("random_state") or name in skip:
             continue

@@ -94,7 +94,8 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
     the body falls back to (``type`` for ``rope_type``).
     From the first recorded call where each applies."""
     made: list[dict[str, Any]] = []
-    tied = list((t.get("search") or {}).get("tied", []))
+    plan = t.get("search") or {}
+    tied = list(plan.get("tied", []))
     done: set[str] = set()
     for name, case, arrays in bases:
         specs = [{"base": name, "resize": paths, "to": to, "kind": "resize"}  # one lower, and one (one head)
@@ -102,14 +103,14 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "grow": path, "kind": "grow"} for path in lvar.shape_tuples(case, arrays)]
         specs += [{"base": name, "mix": arg, "values": values, "kind": "mix"}
                   for arg, values in lvar.mixed(case, arrays, all_cases).items()]
-        specs += [{"base": name, "rank": arg, "kind": "rank"} for arg in (t.get("search") or {}).get("any_rank", [])]
+        specs += [{"base": name, "rank": arg, "kind": "rank"} for arg in plan.get("any_rank", [])]
         specs += [{"base": name, "retype": arg, "kind": "retype"}
-                  for arg in (t.get("search") or {}).get("converts", [])]
-        specs += [{"base": name, "spaced": True, "kind": "spaced"}] if (t.get("search") or {}).get("splits") else []
+                  for arg in plan.get("converts", [])]
+        specs += [{"base": name, "spaced": True, "kind": "spaced"}] if plan.get("splits") else []
         specs += [{"base": name, "rename": pair, "kind": "rename"}
-                  for pair in (t.get("search") or {}).get("renames", [])]
+                  for pair in plan.get("renames", [])]
         specs += [{"base": name, "unbatch": axis, "kind": "unbatch"}
-                  for axis in ((-1, 0) if (t.get("search") or {}).get("unbatched") else ())]
+                  for axis in ((-1, 0) if plan.get("unbatched") else ())]
         for spec in specs:
             what = lvar.input_text(spec)
             if what in done:

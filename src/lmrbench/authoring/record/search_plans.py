@@ -235,6 +235,11 @@ def _body(golden: str, qualname: str) -> ast.AST | None:
         return None
 
 
+def _doc(node: ast.AST | None) -> str:
+    """The docstring of the function ``node`` ('' when it has none)."""
+    return (ast.get_docstring(node) or "") if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
+
+
 def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
     """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
     return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
@@ -266,8 +271,7 @@ environment)``)."""
 def _names_unbatched(node: ast.AST | None) -> bool:
     """True when the docstring names a form without the batch axis (``UNBATCHED``): the scan then gives one item
     of the batch alone."""
-    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-    return bool(doc and UNBATCHED.search(doc))
+    return bool(UNBATCHED.search(_doc(node)))
 
 
 def _splits_whitespace(node: ast.AST | None) -> bool:
@@ -282,14 +286,12 @@ def _takes_banned(node: ast.AST | None) -> bool:
     """True when the body reduces with a nan-aware call (``np.nansum(p * log_p)``: an entry of ``0 * -inf``) or
     its docstring says an input may hold -inf (a banned token): the scan then gives its float arrays an entry of
     -inf."""
-    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-    return _calls(node, NAN_CALLS) or bool(doc and "-inf" in doc)
+    return _calls(node, NAN_CALLS) or "-inf" in _doc(node)
 
 
 def _promises_large(node: ast.AST | None) -> bool:
     """True when the docstring of the function ``node`` says it takes large magnitudes (``STABLE_WORDS``)."""
-    doc = ast.get_docstring(node) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
-    return bool(doc and STABLE_WORDS.search(doc))
+    return bool(STABLE_WORDS.search(_doc(node)))
 
 
 def _checks_arguments(node: ast.AST | None, params: list[str]) -> bool:
