@@ -15,6 +15,7 @@ from lmrbench.runtime import lmrbench_leaves
 from lmrbench.runtime.lmrbench_values import Encoder
 
 sys.path.insert(0, str(Path(lmrbench_leaves.__file__).parent))  # the runtime imports its siblings by shipped names
+import lmrbench_input_text as input_text  # noqa: E402
 import lmrbench_search as search  # noqa: E402
 import lmrbench_variations as variations  # noqa: E402
 
@@ -91,8 +92,8 @@ def test_an_optional_mask_is_filled_with_bools_and_padded_targets_get_the_ignore
     target = new_arrays[variations.array_key(new, "target", new_arrays)]
     assert mask.dtype == np.bool_ and mask.any() and not mask.all()
     assert (target[mask] == variations.IGNORED).all() and (target[~mask] >= 0).all()
-    assert "pad_mask given (True/False entries" in variations.input_text(spec)
-    assert variations.input_text({"arrays": "one_zero", "only": "counts"}) == "counts with its last entry 0"
+    assert "pad_mask given (True/False entries" in input_text.input_text(spec)
+    assert input_text.input_text({"arrays": "one_zero", "only": "counts"}) == "counts with its last entry 0"
 
 
 def test_an_id_parameter_moves_with_its_holders_and_takes_the_place_of_the_id_it_lands_on():

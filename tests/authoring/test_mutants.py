@@ -332,3 +332,30 @@ class Keep:
     power = next(mu for mu in mutants if mu.kind == "drop_power")
     assert kill_hint(power.kind, power.description) == \
         "a case where target holds values other than 0, 1 and -1 (soft values, not a mask or one-hot)"
+
+
+def test_a_wrap_dropped_and_the_sign_of_zero_taken_as_plus_one():
+    source = '''import numpy as np
+
+
+class Ring:
+    def add(self, rows, g):
+        """Doc."""
+        idx = (self.pos + np.arange(len(rows))) % len(self.data)
+        label = "%d rows" % len(rows)
+        odd = self.pos % 2
+        return np.sign(g - 1) * idx, np.sign(g), label, odd
+'''
+    mutants = generate_mutants(source, "Ring.add", kinds=["drop_wrap", "sign_zero"])
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    changed = [(mu.kind, [line.strip() for line in mu.source.splitlines() if line not in source.splitlines()],
+                kill_hint(mu.kind, mu.description)) for mu in mutants]
+    assert changed == [
+        ("drop_wrap", ["idx = (self.pos + np.arange(len(rows)))"],
+         "a case where self.pos + np.arange(len(rows)) reaches past the end (it wraps round)"),
+        ("sign_zero", ["return np.where((g - 1) >= 0, 1.0, -1.0) * idx, np.sign(g), label, odd"],
+         "a case where g - 1 has entries that are exactly zero"),
+        ("sign_zero", ["return np.sign(g - 1) * idx, np.where(g >= 0, 1.0, -1.0), label, odd"],
+         "a case where g has entries that are exactly zero"),
+    ]

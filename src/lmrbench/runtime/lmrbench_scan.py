@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import lmrbench_checkers as lc
+import lmrbench_input_text as lit
 import lmrbench_search as ls
 import lmrbench_values as lv
 import lmrbench_variations as lvar
@@ -112,7 +113,7 @@ def _reshaped(golden: Any, t: dict[str, Any], bases: list[tuple[str, Any, Any]],
         specs += [{"base": name, "unbatch": axis, "kind": "unbatch"}
                   for axis in ((-1, 0) if plan.get("unbatched") else ())]
         for spec in specs:
-            what = lvar.input_text(spec)
+            what = lit.input_text(spec)
             if what in done:
                 continue
             entry = _varied(golden, spec, case, arrays, out, f"scan-{index}-{start + len(made)}.npz", allowed)

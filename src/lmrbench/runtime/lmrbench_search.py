@@ -4,10 +4,13 @@ test compares, and the search for an input that kills a mutant the kept cases mi
 The search (``search``) varies the first two recorded calls by the host's plan (``"search"`` of a probe target),
 and each leaf alone on up to three more kept calls that run lines of the golden file the calls before them do not
 (``other_paths``: a growth step where the first calls overflow): each scalar leaf alone (``self.cfg.loss.gamma``),
-near the leaves it meets (``good_steps`` at ``growth_interval - 1``), pairs of leaves, boundary values the body
+near the leaves it meets (``good_steps`` at ``growth_interval - 1``), an int leaf at the end of each axis of the
+call's arrays (a ring's pointer, where what it starts wraps round), pairs of leaves, boundary values the body
 compares with (``w - 1, w, w + 1``), a default the driver never leaves (``labels=None``), arrays made all zero, all
-equal or all distinct (a count that becomes zero), padding moved to the other end, far from zero, and random inputs
-of the recorded shapes (``lmrbench_variations`` makes them). An input kills a mutant when the golden code runs on
+equal or all distinct (a count that becomes zero), float arrays with every other entry exactly zero (a sign of
+zero), an item of a list left None where the body tests its items for None (a parameter with no gradient),
+padding moved to the other end, far from zero, and random inputs of the recorded shapes (``lmrbench_variations``
+makes them; ``lmrbench_input_text`` names them). An input kills a mutant when the golden code runs on
 it and the mutant's outcome is another as the test compares (another result, or raising where the golden code
 returned, or not raising the builtin exception it raised: ``Target.differs``); it becomes a case only when it is
 stable: a one-ulp move of its float inputs, and breaking the ties among their equal entries either way, leave the
@@ -36,6 +39,7 @@ from typing import Any
 
 import lmrbench_checkers as lc
 import lmrbench_edges as le
+import lmrbench_input_text as lit
 import lmrbench_leaves as ll
 import lmrbench_values as lv
 import lmrbench_variations as lvar
@@ -446,7 +450,7 @@ def saved_case(out: str, file: str, case: dict[str, Any], arrays: dict[str, Any]
     with open(os.path.join(out, file), "wb") as fh:
         fh.write(lv.write_case(case, arrays))
     sets = {k: v for k, v in spec.get("set", {}).items() if type(v) in (bool, int, float, str)}
-    return {"file": file, "param": lvar.input_text(spec), "value": None, "set": sets, "kind": kind, "fill": [],
+    return {"file": file, "param": lit.input_text(spec), "value": None, "set": sets, "kind": kind, "fill": [],
             "noise": {}, "base": spec["base"], "when": {}, "effective": []}
 
 
@@ -515,7 +519,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         if taps is not None and taps.unmet([sites[m] for m in left if m in sites]):
             taps.run(new, new_arrays)  # which comparisons this input meets at their boundary
         kind = spec.get("kind", "value")
-        text = lvar.input_text(spec)
+        text = lit.input_text(spec)
         if text not in what:
             what.append(text)
         random_ok = random_ok or kind == "random"

@@ -220,12 +220,12 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
 
     out: dict[str, Any] = {}
     names = [a["name"] for a in case["arguments"]]
-    if how in ("nan", "inf"):  # an overflowed gradient among a list of them (an optimiser's or a scaler's ``grads``)
+    if how in ("nan", "inf", "sparse"):  # an overflowed (or a zero) gradient among a list of them (``grads``)
         names += [f"{a['name']}[{i}]" for a in case["arguments"] if isinstance(a["value"], list)
                   and len(a["value"]) <= ll.MAX_ITEMS for i in range(len(a["value"]))]
         given = [arrays[k] for n in names if (k := array_key(case, n, arrays)) is not None]
-        if any(isinstance(g, np.ndarray) and np.issubdtype(g.dtype, np.floating) and not np.isfinite(g).all()
-               for g in given):
+        if how != "sparse" and any(isinstance(g, np.ndarray) and np.issubdtype(g.dtype, np.floating)
+                                   and not np.isfinite(g).all() for g in given):
             return out  # a call that already overflowed shows nothing new: the next recorded call is tried
     for name in names:
         if only is not None and name != only:
@@ -249,6 +249,10 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
             if floating and arr.size > 1:  # one entry not finite: an overflowed gradient, where the body checks
                 out[key] = arr.copy()
                 out[key].flat[arr.size // 2] = np.nan if how == "nan" else np.inf
+        elif how == "sparse":
+            if floating and arr.size > 1 and not is_mask(arr):  # exact zeros: a unit that never fired, no gradient
+                out[key] = arr.copy()
+                out[key].flat[::2] = 0
         elif how == "neginf":
             if floating and arr.size > 1 and not is_mask(arr):  # a banned token among the logits
                 out[key] = arr.copy()
@@ -447,6 +451,18 @@ def near(case: dict[str, Any], arrays: dict[str, Any], path: str, rel: dict[str,
     return out
 
 
+def by_dims(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[int]:
+    """For an int leaf, one less than each length of an axis of the call's arrays, shortest first: an index
+    (a ring's pointer) at the end of an axis, where what it starts wraps round."""
+    import numpy as np
+
+    mine = None if ll.node(case, path) is None else ll.get(case, arrays, path)
+    if type(mine) is not int:
+        return []
+    dims = {d for k, a in arrays.items() if isinstance(a, np.ndarray) and not k.startswith("out") for d in a.shape}
+    return [d - 1 for d in sorted(dims) if d > 2 and d - 1 != mine][:4]
+
+
 def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
            more: list[tuple[str, Any, Any]] | None = None) -> list[dict[str, Any]]:
     """The inputs to try, in order: on each base call and on ``more`` (calls that take other paths), taking
@@ -461,6 +477,8 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
                   for path, values in leaves.items() for v in values for arg in blocked(case, arrays, path, v)]
         specs += [{"base": name, "set": {path: v}, "kind": "near"}
                   for path, rel in (plan.get("relative") or {}).items() for v in near(case, arrays, path, rel)]
+        specs += [{"base": name, "set": {path: v}, "kind": "dims"}
+                  for path in leaves for v in by_dims(case, arrays, path)]
         return specs + [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
 
     # the calls take turns, so that a path only a later call takes (a growth step) is reached within the budget
@@ -468,7 +486,7 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
     out += [spec for turn in itertools.zip_longest(*blocks) for spec in turn if spec is not None]
     for name, case, _ in bases:
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
-        for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "same", "distinct", "flipped",
+        for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "sparse", "same", "distinct", "flipped",
                     "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
             # alone, with each leaf at zero (a spread of zero meets ``eps=0``) and in each mode (a timestep of
             # zero whose noise only the large variance shows)
@@ -482,6 +500,7 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
             out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, **fill}
                     for fill in fills
                     for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
+        out += [{"base": name, "none_item": arg, "kind": "none"} for arg in plan.get("none_items") or []]
     for name, case, arrays in bases:  # a head count one lower with its arrays, as recorded and drawn anew
         for size, paths in tied_groups(case, arrays, plan.get("tied", [])).items():
             out += [{"base": name, "resize": paths, "to": size - 1, "kind": "resize", **extra}
@@ -650,6 +669,15 @@ def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size
     return cut and all(ll.put(new, inputs, p, size) for p in paths)
 
 
+def _none_item(new: dict[str, Any], arg: str) -> bool:
+    """The first item of the list argument ``arg`` made None: a parameter with no gradient among ``grads``."""
+    for a in new["arguments"]:
+        if a["name"] == arg and isinstance(a["value"], list) and len(a["value"]) > 1:
+            a["value"][0] = None
+            return True
+    return False
+
+
 def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any] | None:
     new = json.loads(json.dumps(case))
     inputs = {k: a for k, a in arrays.items() if not k.startswith("out")}
@@ -669,6 +697,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
     if "rank" in spec and not _ranked(new, inputs, spec["rank"]):
         return None
     if "retype" in spec and not _retyped(new, inputs, spec["retype"]):
+        return None
+    if "none_item" in spec and not _none_item(new, spec["none_item"]):
         return None
     if spec.get("spaced") and not _spaced(new):
         return None
@@ -698,71 +728,3 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
             return None
         inputs.update(drawn)
     return new, {**arrays, **inputs}
-
-
-_ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero (or a row of it)",
-              "same": "{} all equal", "distinct": "{} all distinct",
-              "close": "{} within a millionth of its first entry",
-              "repeated": "{} with every row a near copy (a billionth apart) of the first",
-              "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others",
-              "scaled": "{} scaled to magnitudes of 60", "one_zero": "{} with its last entry 0",
-              "nan": "{} with one entry nan", "inf": "{} with one entry inf", "neginf": "{} with one entry -inf"}
-"""What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
-_ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
-               "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first entry",
-               "repeated": "float matrices with every row a near copy (a billionth apart) of the first",
-               "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to the other end)",
-               "shifted": "float arrays shifted by a large constant", "ones": "float arrays all one",
-               "lone": "int arrays with one entry unlike the others",
-               "scaled": "float arrays scaled to magnitudes of 60",
-               "one_zero": "positive int vectors with their last entry 0",
-               "nan": "float arrays with one entry nan", "inf": "float arrays with one entry inf",
-               "neginf": "float arrays with one entry -inf (a banned token)"}
-"""What an ``arrays`` variation of every array argument does."""
-
-
-def input_text(spec: dict[str, Any]) -> str:
-    """What an input set: ``gamma=0.5``, ``labels=None``, ``int arrays all zero``, ``random inputs``."""
-    also = "".join(f", {k}={v!r}" for k, v in spec.get("set", {}).items())
-    if "blocks" in spec:
-        (path, value), = spec["set"].items()
-        return f"{path}={value!r} with {spec['blocks']} cut to {value} block(s) of rows"
-    if "random" in spec and "resize" in spec:
-        return f"random inputs with {' = '.join(spec['resize'])} = {spec['to']}" + also
-    if "resize" in spec:
-        return f"{' = '.join(spec['resize'])} = {spec['to']}, the arrays' axes of its length cut to it" + also
-    if "grow" in spec:
-        return f"{spec['grow']} one axis longer, as the input it describes allows" + also
-    if "mix" in spec:
-        return f"{spec['mix']} mixing {', '.join(map(str, spec['values'][:4]))} in one call" + also
-    if "rank" in spec:
-        return f"{spec['rank']} and the arrays of its shape given one more axis" + also
-    if "retype" in spec:
-        return f"{spec['retype']} given as 0/1 ints" + also
-    if spec.get("spaced"):
-        return "text arguments with their spaces doubled" + also
-    if "rename" in spec:
-        return f"{spec['rename'][1]} in place of {spec['rename'][0]}" + also
-    if "unbatch" in spec:
-        return f"one item without its batch axis ({'first' if spec['unbatch'] == 0 else 'last'})" + also
-    if "random" in spec:
-        return "random inputs of the recorded shapes" + also
-    if "soft" in spec:
-        return "0/1 float arrays given values between 0 and 1" + also
-    if "fill" in spec:
-        entries = {"random": "0/1 entries", "ones": "all ones", "zeros": "all zeros"}[spec.get("with", "random")]
-        entries = entries.replace("0/1", "True/False").replace("ones", "True").replace("zeros", "False") \
-            if spec.get("bool") else entries
-        if "ignore" in spec:
-            entries += f", int arrays of its shape {IGNORED} where it is {spec['ignore']}"
-        shape = {"rows": "one per row of the first array", "square": "square"}.get(spec["like"],
-                                                                                 f"shaped like {spec['like']}")
-        return f"{spec['fill']} given ({entries}, {shape}){also}"
-    if "edge" in spec:
-        sets = ", ".join(f"{k}={v!r}" for k, v in spec["set"].items())
-        return f"{sets} (what the other side of {spec['edge']!r} took)"
-    if "arrays" in spec and spec.get("only"):
-        return _ONE_ARRAY[spec["arrays"]].format(spec["only"]) + also
-    if "arrays" in spec:
-        return _ALL_ARRAYS[spec["arrays"]] + also
-    return ", ".join(f"{k}={v!r}" for k, v in spec.get("set", {}).items())

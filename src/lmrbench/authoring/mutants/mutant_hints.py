@@ -58,6 +58,12 @@ def kill_hint(kind: str, description: str) -> str:
     if kind == "drop_power":
         base = _between(text, "power in '", " **").lstrip("(")
         return f"a case where {base} holds values other than 0, 1 and -1 (soft values, not a mask or one-hot)"
+    if kind == "drop_wrap":
+        index = _between(text, "wrap in '", " % ")
+        index = index[1:-1] if index.startswith("(") and index.endswith(")") else index
+        return f"a case where {index} reaches past the end (it wraps round)"
+    if kind == "sign_zero":
+        return f"a case where {_between(text, 'sign(', ')' + chr(39))} has entries that are exactly zero"
     if kind == "arith_swap":
         return f"a case where the right operand in {_between(text, ' in ', '$')} is not 1 or -1"
     if kind == "scale_constant":

@@ -4,7 +4,9 @@ A branch forced each way (``if alpha >= 0`` always or never taken, ``elif`` arms
 dropped (``max(num_fg, 1)`` as ``num_fg``, ``np.clip(x, 0, 1)`` as ``x``), the default path of an optional
 argument taken always or never (``if labels is None``), the axis of a reduction changed (``sum(axis=1)`` as
 ``sum(axis=0)``), a copy dropped (``value.copy()`` as ``value``: state that aliases its caller's array), a power
-dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1); ``helper_names`` finds the helpers
+dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1), a wrap dropped (``(ptr + i) % size``
+as ``ptr + i``: equal until an index passes the end), the sign of zero taken as +1 (``np.sign(x)`` as ``np.where(x >= 0,
+1.0, -1.0)``: equal until an entry is exactly zero); ``helper_names`` finds the helpers
 whose chains ``mutant_pins`` pins too. Each rule takes a matched node of the body and yields edits;
 ``default_path_edits`` needs the function's defaults.
 """
@@ -201,6 +203,34 @@ def _drop_power(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]
         yield Edit("drop_power", f"drop the power in {snippet(module, node)!r}", node, _grouped(module, node.left))
 
 
+_WRAP = m.BinaryOperation(operator=m.Modulo(), right=m.Name() | m.Attribute() | m.Call())
+
+
+def _drop_wrap(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]:
+    """``(ptr + i) % size`` as ``ptr + i``: an index into a ring (a queue, a circular buffer) not wrapped, the same
+    until it passes the end. A modulus by a size only (a name, an attribute, a call: ``len(queue)``), not ``% 2``."""
+    if isinstance(node.left, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+        return  # text formatting
+    yield Edit("drop_wrap", f"drop the wrap in {snippet(module, node)!r}", node, _grouped(module, node.left))
+
+
+_SIGN = m.Call(func=m.Attribute(value=m.Name(m.MatchIfTrue(lambda n: n in _MODULE_NAMES)), attr=m.Name("sign")),
+               args=[m.Arg(keyword=None)])
+
+
+def _sign_zero(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """``np.sign(x)`` as ``np.where(x >= 0, 1.0, -1.0)``: the sign of zero taken as +1 (zero gradients still move
+    a sign-based update), the same until an entry is exactly zero."""
+    func = cst.ensure_type(node.func, cst.Attribute)
+    owner = cst.ensure_type(func.value, cst.Name).value
+    where = "np" if owner in ("np", "numpy", "F", "math", "scipy") else owner
+    value = node.args[0].value
+    arg = module.code_for_node(value)
+    arg = arg if m.matches(value, _ATOM) else f"({arg})"
+    yield Edit("sign_zero", f"take the sign of zero as +1 in {snippet(module, node)!r}", node,
+               cst.parse_expression(f"{where}.where({arg} >= 0, 1.0, -1.0)"))
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_IF, _force_branch),
     (_GUARD_CALL, _drop_guard),
@@ -208,6 +238,8 @@ RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_AXIS_CALL, _drop_reduction),
     (_COPY_CALL, _drop_copy),
     (_POWER, _drop_power),
+    (_WRAP, _drop_wrap),
+    (_SIGN, _sign_zero),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

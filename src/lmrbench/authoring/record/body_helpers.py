@@ -163,3 +163,33 @@ def helpers(tree: ast.Module, qualname: str, func: ast.FunctionDef | ast.AsyncFu
             out.append(made)
             todo.append((made, depth + 1))
     return out
+
+
+def loop_items(node: ast.AST, params: list[str]) -> dict[str, str]:
+    """The loop variables that take the items of a list argument, and that argument: ``g`` of ``for g in grads``,
+    ``for p, g in zip(self.params, grads)`` and ``for i, g in enumerate(grads)``."""
+    out: dict[str, str] = {}
+    for loop in (n for n in ast.walk(node) if isinstance(n, ast.For)):
+        targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
+        it = loop.iter
+        sources: list[ast.expr] = [it]
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("zip", "enumerate"):
+            sources = list(it.args) if it.func.id == "zip" else [ast.Constant(None), *it.args[:1]]
+        if len(sources) != len(targets):
+            continue
+        for target, source in zip(targets, sources, strict=True):
+            if isinstance(target, ast.Name) and isinstance(source, ast.Name) and source.id in params:
+                out[target.id] = source.id
+    return out
+
+
+def none_items(node: ast.AST | None, params: list[str]) -> list[str]:
+    """The list arguments whose items the body tests for None (``if g is None: continue`` for ``g`` in ``grads``):
+    a caller may leave an item out (a parameter with no gradient), so the search gives one None."""
+    if node is None:
+        return []
+    items = loop_items(node, params)
+    return list(dict.fromkeys(items[c.left.id] for c in ast.walk(node) if isinstance(c, ast.Compare)
+                              and isinstance(c.left, ast.Name) and c.left.id in items
+                              and any(isinstance(op, ast.Is | ast.IsNot) for op in c.ops)
+                              and any(isinstance(x, ast.Constant) and x.value is None for x in c.comparators)))

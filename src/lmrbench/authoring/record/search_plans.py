@@ -20,7 +20,8 @@ body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far 
 at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the scan then tries them scaled
 up) or checks an argument for non-finite values (``checks_finite``: the scan gives it a nan and an inf) or takes -inf
 entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives its float arrays one), whether it
-splits text on whitespace (``splits``: the scan doubles the spaces of its text arguments), whether its docstring names a
+splits text on whitespace (``splits``: the scan doubles the spaces of its text arguments), the list arguments whose
+items it tests for None (``none_items``: the search leaves one out), whether its docstring names a
 form without the batch axis (``unbatched``: ``[T, B] (or [T])``), the array arguments whose rank it reads (``any_rank``:
 the scan gives them one more axis), and whether the body guards a value (``guarded``: the search may then make a count
 or a spread zero, inputs the guard says the function expects).
@@ -38,7 +39,7 @@ from typing import Any
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import in_domain, unset_settings, varied_leaves
-from lmrbench.authoring.record.body_helpers import access_path
+from lmrbench.authoring.record.body_helpers import access_path, loop_items, none_items
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -168,7 +169,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
             "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
-            "renames": _renames(reads, seen),
+            "renames": _renames(reads, seen), "none_items": none_items(body, params),
             "any_rank": _any_rank(body, params),
             "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
 
@@ -300,8 +301,7 @@ def _checks_arguments(node: ast.AST | None, params: list[str]) -> bool:
     of its inputs."""
     if node is None:
         return False
-    names = set(params) | {n.target.id for n in ast.walk(node) if isinstance(n, ast.For)
-                           and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Name) and n.iter.id in params}
+    names = set(params) | set(loop_items(node, params))
     return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
                in FINITE_CALLS and any(isinstance(a, ast.Name) and a.id in names for a in n.args)
                for n in ast.walk(node))

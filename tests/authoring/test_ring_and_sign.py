@@ -1,0 +1,142 @@
+"""Inputs at the edge of the data that a driver never reaches, found by the search for the mutant that needs them:
+a ring's pointer at the end of its axis (a batch written part way round, which a driver whose sizes divide each
+other never writes), float arrays with entries exactly zero (the sign of zero, which random gradients never make)
+and a list of gradients with one left out (None), where the body skips such items.
+Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
+
+from __future__ import annotations
+
+from helpers.record_fixture import graded_both_ways
+from lmrbench.schemas.testrun import TestStatus
+
+RING_HEAD = '''import numpy as np
+
+
+class Ring:
+    """The last ``len(self.data)`` rows written, the oldest overwritten first, from row ``self.pos`` on."""
+
+    def __init__(self, size, dim):
+        self.data = np.zeros((size, dim))
+        self.pos = 0
+
+    def add(self, rows):
+        """Write ``rows`` (n, dim), n at most the ring's size, at rows ``pos, pos + 1, ...`` modulo the size
+        (wrapping round to row 0); ``self.pos`` moves on by n, modulo the size. Returns the rows written to."""
+'''
+RING_GOLDEN = RING_HEAD + '''        idx = (self.pos + np.arange(len(rows))) % len(self.data)
+        self.data[idx] = rows
+        self.pos = int((self.pos + len(rows)) % len(self.data))
+        return idx
+'''
+RING_DRIVER = '''import numpy as np
+
+from store.ring import Ring
+
+ring = Ring(12, 3)
+rng = np.random.default_rng(0)
+for _ in range(6):
+    print(ring.add(rng.normal(size=(4, 3))))
+'''
+RING_SLICED = RING_HEAD + '''        n = len(rows)
+        self.data[self.pos:self.pos + n] = rows
+        idx = np.arange(self.pos, self.pos + n)
+        self.pos = (self.pos + n) % len(self.data)
+        return idx
+'''
+RING_RESTART = RING_HEAD + '''        n = len(rows)
+        if self.pos + n > len(self.data):
+            self.pos = 0
+        idx = np.arange(self.pos, self.pos + n)
+        self.data[idx] = rows
+        self.pos = (self.pos + n) % len(self.data)
+        return idx
+'''
+RING_SPLIT = RING_HEAD + '''        size, n = len(self.data), len(rows)
+        first = min(n, size - self.pos)
+        self.data[self.pos:self.pos + first] = rows[:first]
+        self.data[:n - first] = rows[first:]
+        idx = np.concatenate([np.arange(self.pos, self.pos + first), np.arange(n - first)])
+        self.pos = (self.pos + n) % size
+        return idx
+'''
+RING_LOOP = RING_HEAD + '''        written = []
+        for row in rows:
+            self.data[self.pos] = row
+            written.append(self.pos)
+            self.pos = (self.pos + 1) % self.data.shape[0]
+        return np.array(written)
+'''
+SIGN_HEAD = '''import numpy as np
+
+
+class Signum:
+    """signSGD with momentum over a list of numpy parameters, which ``step`` updates in place."""
+
+    def __init__(self, params, lr=0.01, momentum=0.9):
+        self.params = list(params)
+        self.lr = lr
+        self.momentum = momentum
+        self.bufs = [np.zeros_like(p) for p in self.params]
+
+    def step(self, grads):
+        """One update: each buffer becomes ``momentum * buf + (1 - momentum) * grad``, in place, and its parameter
+        moves by ``-lr * sign(buf)``; the sign of zero is zero (an entry that never had a gradient stays). A
+        parameter whose gradient is None is skipped."""
+'''
+SIGN_GOLDEN = SIGN_HEAD + '''        for p, g, buf in zip(self.params, grads, self.bufs):
+            if g is None:
+                continue
+            buf *= self.momentum
+            buf += (1.0 - self.momentum) * g
+            p -= self.lr * np.sign(buf)
+'''
+SIGN_DRIVER = '''import numpy as np
+
+from optim.signum import Signum
+
+rng = np.random.default_rng(0)
+params = [rng.normal(size=(3, 4)), rng.normal(size=4)]
+opt = Signum(params)
+for _ in range(3):
+    opt.step([rng.normal(size=p.shape) for p in params])
+print(params[1])
+'''
+SIGN_NEGATIVE_AT_ZERO = SIGN_GOLDEN.replace("np.sign(buf)", "np.where(buf > 0, 1.0, -1.0)")
+SIGN_NO_SKIP = SIGN_GOLDEN.replace('''            if g is None:
+                continue
+''', "")
+SIGN_COMPARED = SIGN_HEAD + '''        for i, g in enumerate(grads):
+            if g is not None:
+                buf, p = self.bufs[i], self.params[i]
+                np.multiply(buf, self.momentum, out=buf)
+                np.add(buf, (1.0 - self.momentum) * g, out=buf)
+                p -= self.lr * ((buf > 0).astype(p.dtype) - (buf < 0).astype(p.dtype))
+'''
+SIGN_FLAT = SIGN_HEAD + '''        import math
+
+        for p, g, buf in zip(self.params, grads, self.bufs):
+            if g is None:
+                continue
+            for j in range(buf.size):
+                b = self.momentum * buf.flat[j] + (1.0 - self.momentum) * g.flat[j]
+                buf.flat[j] = b
+                p.flat[j] -= self.lr * (0.0 if b == 0 else math.copysign(1.0, b))
+'''
+TASKS = {
+    "ring": ("store/ring.py::Ring.add", {"store/__init__.py": "", "store/ring.py": RING_GOLDEN, "run.py": RING_DRIVER},
+             "store/ring.py"),
+    "sign": ("optim/signum.py::Signum.step",
+             {"optim/__init__.py": "", "optim/signum.py": SIGN_GOLDEN, "run.py": SIGN_DRIVER}, "optim/signum.py"),
+}
+CANDIDATES = [
+    ("ring", "written as one slice (not wrapped part way)", RING_SLICED, TestStatus.FAILED),
+    ("ring", "a batch that would pass the end restarts at row 0", RING_RESTART, TestStatus.FAILED),
+    ("ring", "two slices, the second from row 0", RING_SPLIT, TestStatus.PASSED),
+    ("ring", "row by row", RING_LOOP, TestStatus.PASSED),
+    ("sign", "the sign of zero taken as -1", SIGN_NEGATIVE_AT_ZERO, TestStatus.FAILED),
+    ("sign", "a gradient left out (None) not skipped", SIGN_NO_SKIP, TestStatus.FAILED),
+    ("sign", "comparisons for the sign, by index, out= updates", SIGN_COMPARED, TestStatus.PASSED),
+    ("sign", "entry by entry with math.copysign", SIGN_FLAT, TestStatus.PASSED),
+]
+
+recorded, test_an_input_at_the_edge_of_the_data_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)
