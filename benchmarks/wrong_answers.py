@@ -72,7 +72,17 @@ optimiser's step changing the parameters and their momenta in place, called once
 of negative keys reading ``self.*``, then the keys enqueued from ``self.ptr``, with a batch that wraps part way round
 the queue, the normalisation off, zero vectors and ties the driver never gives; the adaptive KL controller of
 Ziegler et al., updated once per step, with another clip, bounds on the coefficient, no target, per-sample and
-non-finite KLs the driver never sets). Each task is
+non-finite KLs the driver never sets) and ``fresh15`` (``heldout_fresh15_tasks.py``, written before its first
+run and sealed until then: the preference loss of direct preference optimisation reading ``self.cfg.loss``, with
+cDPO's label smoothing, SLiC's hinge, IPO's squared loss, a reference-free form, per-pair weights and margins large
+enough to overflow a naive log-sigmoid the driver never gives; the EMA codebook of VQ-VAE's quantiser, changing its
+moving averages and codebook in place, called once per step, with Laplace-smoothed cluster sizes, another decay and
+commitment cost, eval mode and a mask of positions the driver never sets; gradual magnitude pruning on Zhu and
+Gupta's cubic schedule, called once per step, zeroing the model's own arrays in place, with the global scope, a
+nonzero initial sparsity, a one-step schedule and weights that grow back the driver never reaches; the priority
+update of proportional prioritized replay on a sum tree and a min tree, last of repeated indices counting, with
+zero TD errors, another alpha and eps, a capacity that is not a power of two, indices out of range, unequal sizes
+and empty updates the driver never gives). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
 sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
@@ -92,7 +102,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh13|fresh14|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh14|fresh15|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -130,6 +140,7 @@ from heldout_fresh11_tasks import TASKS as FRESH11  # noqa: E402
 from heldout_fresh12_tasks import TASKS as FRESH12  # noqa: E402
 from heldout_fresh13_tasks import TASKS as FRESH13  # noqa: E402
 from heldout_fresh14_tasks import TASKS as FRESH14  # noqa: E402
+from heldout_fresh15_tasks import TASKS as FRESH15  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -153,8 +164,9 @@ SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRES
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
         "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
+        "fresh15": FRESH15,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14}
+        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14 + FRESH15}
 """The task sets ``--set`` picks from."""
 
 
