@@ -48,23 +48,18 @@ import threading
 import time
 from typing import Any
 
-_KINDS = {
-    "POSITIONAL_ONLY": "positional_only",
-    "POSITIONAL_OR_KEYWORD": "positional_or_keyword",
-    "VAR_POSITIONAL": "var_positional",
-    "KEYWORD_ONLY": "keyword_only",
-    "VAR_KEYWORD": "var_keyword",
-}
+_KINDS = {k: k.lower() for k in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY",
+                                 "VAR_KEYWORD")}
 
 
 MAX_TRACED = 10_000
 """Calls traced per target after its cases are saved (only to report what the run reached)."""
 MAX_SAMPLED = 2_000
 """Calls per target, after its first ``max_calls`` are saved, whose inputs are encoded to sample the rest of the
-run (a call that reaches new lines or moves a scalar far outside the saved range is saved too)."""
+run (a call that reaches new lines, moves a scalar far outside the saved range or changes its instance is saved
+too)."""
 SMALL_CASE = 200_000
-"""Largest saved case (bytes) of a target whose later calls are sampled: bigger inputs cost too much to encode
-at every call."""
+"""Largest saved case (bytes) of a target whose later calls are sampled (bigger ones cost too much to encode)."""
 
 
 def _code_of(func: Any) -> Any:
@@ -128,6 +123,8 @@ class _State:
         self.traced: dict[str, int] = {}
         self.kept_arcs: dict[str, set[tuple[int, int]]] = {}
         """The arcs of each target's saved calls: a later call that reaches others is saved."""
+        self.changers: dict[str, int] = {}
+        """Per target, the saved calls that changed its instance (sampled ones that do are saved up to two)."""
         self.ranges: dict[str, dict[str, list[Any]]] = {}
         """Per target, each scalar leaf's saved values (numbers: [low, high]; flags and text: every value)."""
         self.largest: dict[str, int] = {}
@@ -304,7 +301,8 @@ class _Recorder:
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], sample: bool = False) -> Any:
         """Record the call; with ``sample`` (the target's first calls are saved), save it only when it reaches
-        lines or branches no saved call reached, or moves a scalar far outside the saved values."""
+        lines or branches no saved call reached, moves a scalar far outside the saved values, or changes its
+        instance (``_changes``)."""
         import lmrbench_values as lv
 
         state = self.state
@@ -339,7 +337,7 @@ class _Recorder:
         result = self._run(args, kwargs)
         after = lv.get_random_state()
         leaves = _numbers(arguments, self_node, enc.arrays)
-        if sample and not self._worth(leaves):
+        if sample and not self._worth(leaves) and not self._changes(lv, instance, self_node, enc):
             state.seen.add(digest)
             return result
         quiet = getattr(state.local, "quiet", False)
@@ -380,6 +378,17 @@ class _Recorder:
             if value > high + spread or value < low - spread:
                 return True
         return False
+
+    def _changes(self, lv: Any, instance: Any, node: Any, enc: Any) -> bool:
+        """True when a method's call changed its instance and fewer than two saved calls of it have: a pruning
+        step that prunes after steps that change nothing, and the next, which starts from a pruned state."""
+        if self.binding != "method" or self.state.changers.get(self.target, 0) >= 2:
+            return False
+        try:
+            after, _ = self._encode_state(instance, (out := lv.Encoder("out")), "self")
+        except lv.UnencodableValue:
+            return False
+        return bool(lv.digest(after, out.arrays) != lv.digest(node, enc.arrays))
 
     def _kept(self, leaves: dict[str, Any], size: int) -> None:
         """Note a saved call's arcs, scalar leaves and size."""
@@ -446,6 +455,7 @@ class _Recorder:
             after_node, _ = self._encode_state(instance, out, "self (after the call)")
             if lv.digest(after_node, out.arrays) != lv.digest(self_node, enc.arrays):
                 self_after = after_node
+                state.changers[self.target] = state.changers.get(self.target, 0) + 1
         case = {
             "format": lv.CASE_FORMAT,
             "version": lv.CASE_VERSION,

@@ -93,8 +93,9 @@ def varied_leaves(paths: list[Path], reads: BodyReads) -> tuple[dict[str, list[a
     """The recorded values of the leaves a plan may vary, and those of them tied to the arrays' shapes
     (``amplify.tied_to_shapes``, among the sizes the body builds with: a head count, or a size that only happens
     to equal a dimension in every call). A tied leaf is varied alone only to values other than 1 (1 would broadcast
-    against the recorded arrays), and a value whose golden result changes shape makes no case (``tied``)."""
-    seen = amplify.parameter_values(paths, extra_names(paths, reads))
+    against the recorded arrays), and a value whose golden result changes shape makes no case (``tied``). An
+    attribute that the class's ``__init__`` sizes its arrays by (``reads.built``) is no leaf to vary."""
+    seen = {p: v for p, v in amplify.parameter_values(paths, extra_names(paths, reads)).items() if p not in reads.built}
     tied = amplify.tied_to_shapes(paths, [p for p, vs in seen.items() if type(vs[0]) is int and p in reads.sizes])
     return seen, tied
 

@@ -15,6 +15,7 @@ from lmrbench.authoring.record.body_helpers import access_path, aliases, helpers
 from lmrbench.authoring.record.body_values import (
     GUARD_CALLS,
     bounds,
+    built_sizes,
     fallbacks,
     nones,
     number,
@@ -74,6 +75,8 @@ class BodyReads:
     fallbacks: dict[str, list[str]] = field(default_factory=dict)
     """Leaf -> the source of what it falls back to when unset (``body_values.fallbacks``: ``head_dim or hidden //
     heads``): tried unset where recorded set, and of the kind of its fallback where recorded unset."""
+    built: list[str] = field(default_factory=list)
+    """Attributes of ``self`` that the class's ``__init__`` sizes its arrays by (``body_values.built_sizes``)."""
 
 
 def _name(node: ast.AST) -> str | None:
@@ -311,7 +314,8 @@ def body_reads(source: str, qualname: str, params: list[str]) -> BodyReads:
                      _gets([func, *called], roots), _guarded([func, *called], known), _scaled(func, flow, known),
                      nones([func, *called], known), _lows(func), sizes([func, *called], known, flow.deps),
                      _merged(relatives([func, *called], known), relatives([raw], known)), flow.deps,
-                     truth_tested([func, *called], known), fallbacks([raw, func, *called], known))
+                     truth_tested([func, *called], known), fallbacks([raw, func, *called], known),
+                     built_sizes(tree, qualname))
 
 
 def _merged(*found: dict[str, list[str]]) -> dict[str, list[str]]:

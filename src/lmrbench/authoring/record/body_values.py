@@ -73,6 +73,23 @@ def sizes(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str],
     return out
 
 
+def built_sizes(tree: ast.Module, qualname: str) -> list[str]:
+    """The attributes of ``self`` that the ``__init__`` of the method's class sizes its arrays by
+    (``self.capacity = capacity`` where ``self.sum_tree = np.zeros(2 * capacity)``): one changed alone gives an
+    object no constructor makes (a capacity of 255 over trees of 512 leaves), so no case varies it."""
+    owner, _, _ = qualname.rpartition(".")
+    init = pyparse.find_def(tree, f"{owner}.__init__") if owner else None
+    if not isinstance(init, ast.FunctionDef):
+        return []
+    params = {a.arg for a in [*init.args.args, *init.args.kwonlyargs]}
+    sizing = set(sizes([init], params))
+    out: list[str] = []
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in sizing:
+            out += [t for target in node.targets if (t := access_path(target) or "").startswith("self.")]
+    return out
+
+
 def bounds(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set[str]) -> dict[str, list[str]]:
     """What each known name is compared with (``<``, ``<=``, ``>``, ``>=``, ``==``): another known name, or a
     number, as source text."""
