@@ -4,6 +4,7 @@ sign), and logits with a banned token (-inf) go to a body that reduces with a na
 (``np.nansum(p * log_p)``); text always given with single spaces goes to a body that splits on runs of whitespace
 (``str.split()``) also with doubled ones; a function whose docstring also takes one item without its batch axis
 (``[T, B] (or [T] for one environment)``) gets one item alone, where the golden code gives what the batch gave it;
+a mask of the leading axes of (batch, seq, dim) vectors that the driver never passes is given one;
 a setting varied to where the golden code's result is no longer finite (a horizon of 0: numpy's inf, where plain
 floats raise) makes no case.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
@@ -147,6 +148,35 @@ KL_FLOATS = KL_HEAD + '''        error = min(max(kl / self.target - 1.0, -0.2), 
         return self.value
 '''
 
+POOL_HEAD = '''import numpy as np
+
+
+def mean_pool(hidden, mask=None):
+    """The mean of ``hidden`` (batch, seq, dim) over each sequence's positions, those where ``mask`` (batch, seq;
+    None: all) is True; a sequence with none gives zeros."""
+'''
+POOL_GOLDEN = POOL_HEAD + '''    if mask is None:
+        mask = np.ones(hidden.shape[:2], dtype=bool)
+    weights = np.asarray(mask, dtype=hidden.dtype)[..., None]
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+'''
+POOL_DRIVER = '''import numpy as np
+
+from encode.pool import mean_pool
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    print(mean_pool(rng.normal(size=(4, 6, 3))).sum())
+'''
+POOL_UNMASKED = POOL_HEAD + '''    return hidden.mean(axis=1)
+'''
+POOL_LOOPED = POOL_HEAD + '''    out = np.zeros((hidden.shape[0], hidden.shape[2]))
+    for b in range(hidden.shape[0]):
+        keep = [t for t in range(hidden.shape[1]) if mask is None or mask[b][t]]
+        if keep:
+            out[b] = np.mean(hidden[b, keep], axis=0)
+    return out
+'''
 TASKS = {
     "entropy": ("decoding/entropy.py::entropy_filter",
                 {"decoding/__init__.py": "", "decoding/entropy.py": ENTROPY_GOLDEN, "run.py": ENTROPY_DRIVER},
@@ -154,6 +184,8 @@ TASKS = {
     "f1": ("metrics/f1.py::unigram_f1", {"metrics/__init__.py": "", "metrics/f1.py": F1_GOLDEN, "run.py": F1_DRIVER},
            "metrics/f1.py"),
     "td": ("rl/td.py::td_targets", {"rl/__init__.py": "", "rl/td.py": TD_GOLDEN, "run.py": TD_DRIVER}, "rl/td.py"),
+    "pool": ("encode/pool.py::mean_pool",
+             {"encode/__init__.py": "", "encode/pool.py": POOL_GOLDEN, "run.py": POOL_DRIVER}, "encode/pool.py"),
     "kl": ("rl/kl.py::KLController.update", {"rl/__init__.py": "", "rl/kl.py": KL_GOLDEN, "run.py": KL_DRIVER},
            "rl/kl.py"),
 }
@@ -166,6 +198,8 @@ CANDIDATES = [
     ("f1", "runs of non-space characters by a regular expression", REGEX, TestStatus.PASSED),
     ("td", "next values stacked with np.vstack (batched form only)", VSTACK, TestStatus.FAILED),
     ("td", "next values written into an empty array", SHIFTED, TestStatus.PASSED),
+    ("pool", "the mask, of the leading axes, never passed: ignored", POOL_UNMASKED, TestStatus.FAILED),
+    ("pool", "position by position", POOL_LOOPED, TestStatus.PASSED),
     ("kl", "n_steps ignored", KL_NO_STEPS, TestStatus.FAILED),
     ("kl", "plain floats (a horizon of 0 raises, where numpy gives inf)", KL_FLOATS, TestStatus.PASSED),
 ]

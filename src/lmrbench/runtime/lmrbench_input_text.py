@@ -67,8 +67,8 @@ def input_text(spec: dict[str, Any]) -> str:
             if spec.get("bool") else entries
         if "ignore" in spec:
             entries += f", int arrays of its shape {IGNORED} where it is {spec['ignore']}"
-        shape = {"rows": "one per row of the first array", "square": "square"}.get(spec["like"],
-                                                                                 f"shaped like {spec['like']}")
+        shape = {"rows": "one per row of the first array", "square": "square",
+                 "leading": "one per vector of the first array"}.get(spec["like"], f"shaped like {spec['like']}")
         return f"{spec['fill']} given ({entries}, {shape}){also}"
     if "edge" in spec:
         sets = ", ".join(f"{k}={v!r}" for k, v in spec["set"].items())

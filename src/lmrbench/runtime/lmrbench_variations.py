@@ -527,7 +527,7 @@ def unset(case: dict[str, Any]) -> list[tuple[str, str]]:
     arrays = [a["name"] for a in case["arguments"] if isinstance(a["value"], dict)
               and a["value"].get("$") == "ndarray"]
     return [(a["name"], like) for a in case["arguments"] if a["value"] is None
-            for like in ["rows", *arrays, "square"]]
+            for like in ["rows", "leading", *arrays, "square"]]
 
 
 IGNORED = -100
@@ -538,7 +538,8 @@ that padded targets carry in research code (any value may sit there; this one is
 def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, spec: dict[str, Any]) -> bool:
     """Give the None argument ``arg`` a 0/1 array (``spec["with"]``: random, all ones or all zeros; of bools
     when ``spec["bool"]``) shaped like argument ``like``, or one entry per row of the first array (``rows``:
-    per-sample weights), or square (as long as the first array's first axis: a pairwise mask). With
+    per-sample weights), or per position of the first array's leading axes (``leading``: a padding mask of
+    ``(batch, seq, dim)`` vectors), or square (as long as the first array's first axis: a pairwise mask). With
     ``spec["ignore"]`` (True or False), the int arrays of its shape get ``IGNORED`` where the mask holds that
     value: targets a padding mask leaves out, which the function must not read."""
     import numpy as np
@@ -546,8 +547,10 @@ def _filled(new: dict[str, Any], inputs: dict[str, Any], arg: str, like: str, sp
     shapes = [inputs[k].shape for a in new["arguments"] if (k := array_key(new, a["name"], inputs)) is not None]
     if not shapes or not shapes[0]:
         return False
+    if like == "leading" and len(shapes[0]) < 3:
+        return False  # of a matrix, its rows
     shape = (shapes[0][0], shapes[0][0]) if like == "square" else (shapes[0][0],) if like == "rows" else \
-        inputs[array_key(new, like, inputs) or ""].shape
+        shapes[0][:-1] if like == "leading" else inputs[array_key(new, like, inputs) or ""].shape
     value = spec.get("with", "random")
     filled = np.full(shape, value == "ones") if value != "random" else np.random.default_rng(0).random(shape) < 0.5
     if "ignore" in spec:
@@ -714,7 +717,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         if not filled:
             return None
         inputs.update(filled)
-    if "fill" in spec and (spec["like"] not in ("square", "rows") and array_key(new, spec["like"], inputs) is None
+    if "fill" in spec and (spec["like"] not in ("square", "rows", "leading")
+                           and array_key(new, spec["like"], inputs) is None
                            or not _filled(new, inputs, spec["fill"], spec["like"], spec)):
         return None
     if "soft" in spec:
