@@ -254,8 +254,8 @@ def rope(config, scores, dones, max_length=None):
 
 def test_a_setting_left_unset_is_tried_as_what_it_falls_back_to_and_a_key_the_config_lacks_gets_numbers():
     from lmrbench.authoring.record.amplify_plans import UNSET_TRIES, unset_settings
+    from lmrbench.authoring.record.body_forms import _converts
     from lmrbench.authoring.record.body_values import value_of
-    from lmrbench.authoring.record.search_plans import _converts
 
     reads = body_reads(CONFIG_READS, "rope", ["config", "scores", "dones", "max_length"])
     assert reads.fallbacks["config.head_dim"] == ["config.hidden_size // config.num_heads"]

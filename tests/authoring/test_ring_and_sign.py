@@ -1,7 +1,9 @@
 """Inputs at the edge of the data that a driver never reaches, found by the search for the mutant that needs them:
 a ring's pointer at the end of its axis (a batch written part way round, which a driver whose sizes divide each
-other never writes), float arrays with entries exactly zero (the sign of zero, which random gradients never make)
-and a list of gradients with one left out (None), where the body skips such items.
+other never writes), float arrays with entries exactly zero (the sign of zero, which random gradients never make),
+a list of gradients with one left out (None), where the body skips such items, and a setting exactly at the
+bound its check names (``eps`` of 0.5 against ``< 0.5``: exact in any program, so no knife edge), where the golden
+code raises.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -122,11 +124,42 @@ SIGN_FLAT = SIGN_HEAD + '''        import math
                 buf.flat[j] = b
                 p.flat[j] -= self.lr * (0.0 if b == 0 else math.copysign(1.0, b))
 '''
+SMOOTH_HEAD = '''import numpy as np
+
+
+def smoothed_nll(log_probs, targets, eps=0.1):
+    """The label-smoothed negative log-likelihood of ``targets`` under ``log_probs`` (N, C), averaged over the
+    rows; ``eps`` must be in [0, 0.5), else ValueError."""
+'''
+SMOOTH_GOLDEN = SMOOTH_HEAD + '''    if not 0.0 <= eps < 0.5:
+        raise ValueError(f"eps must be in [0, 0.5), got {eps}")
+    nll = -log_probs[np.arange(len(targets)), targets]
+    return float(((1.0 - eps) * nll - eps * log_probs.mean(axis=-1)).mean())
+'''
+SMOOTH_DRIVER = '''import numpy as np
+
+from losses.smooth import smoothed_nll
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    logits = rng.normal(size=(5, 4))
+    log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    print(smoothed_nll(log_probs, rng.integers(0, 4, size=5)))
+'''
+SMOOTH_HALF = SMOOTH_GOLDEN.replace("0.0 <= eps < 0.5", "0.0 <= eps <= 0.5")
+SMOOTH_SPLIT = SMOOTH_HEAD + '''    if eps < 0 or eps >= 0.5:
+        raise ValueError("eps out of range")
+    rows = [(1 - eps) * -lp[t] - eps * float(np.mean(lp)) for lp, t in zip(log_probs, targets)]
+    return float(np.mean(rows))
+'''
 TASKS = {
     "ring": ("store/ring.py::Ring.add", {"store/__init__.py": "", "store/ring.py": RING_GOLDEN, "run.py": RING_DRIVER},
              "store/ring.py"),
     "sign": ("optim/signum.py::Signum.step",
              {"optim/__init__.py": "", "optim/signum.py": SIGN_GOLDEN, "run.py": SIGN_DRIVER}, "optim/signum.py"),
+    "smooth": ("losses/smooth.py::smoothed_nll",
+               {"losses/__init__.py": "", "losses/smooth.py": SMOOTH_GOLDEN, "run.py": SMOOTH_DRIVER},
+               "losses/smooth.py"),
 }
 CANDIDATES = [
     ("ring", "written as one slice (not wrapped part way)", RING_SLICED, TestStatus.FAILED),
@@ -137,6 +170,8 @@ CANDIDATES = [
     ("sign", "a gradient left out (None) not skipped", SIGN_NO_SKIP, TestStatus.FAILED),
     ("sign", "comparisons for the sign, by index, out= updates", SIGN_COMPARED, TestStatus.PASSED),
     ("sign", "entry by entry with math.copysign", SIGN_FLAT, TestStatus.PASSED),
+    ("smooth", "eps of exactly 0.5 accepted", SMOOTH_HALF, TestStatus.FAILED),
+    ("smooth", "the bound checked as two comparisons, rows in a list", SMOOTH_SPLIT, TestStatus.PASSED),
 ]
 
 recorded, test_an_input_at_the_edge_of_the_data_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

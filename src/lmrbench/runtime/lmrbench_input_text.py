@@ -14,6 +14,7 @@ _ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero
               "repeated": "{} with every row a near copy (a billionth apart) of the first",
               "flipped": "{} reversed along its last axis", "lone": "{} with one entry unlike the others",
               "scaled": "{} scaled to magnitudes of 60", "one_zero": "{} with its last entry 0",
+              "huge": "{} scaled to magnitudes of 1e4",
               "nan": "{} with one entry nan", "inf": "{} with one entry inf", "neginf": "{} with one entry -inf",
               "sparse": "{} with every other entry 0"}
 """What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
@@ -23,7 +24,7 @@ _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one
                "flipped": "int, bool and 0/1 arrays reversed along their last axis (padding moved to the other end)",
                "shifted": "float arrays shifted by a large constant", "ones": "float arrays all one",
                "lone": "int arrays with one entry unlike the others",
-               "scaled": "float arrays scaled to magnitudes of 60",
+               "scaled": "float arrays scaled to magnitudes of 60", "huge": "float arrays scaled to magnitudes of 1e4",
                "one_zero": "positive int vectors with their last entry 0",
                "nan": "float arrays with one entry nan", "inf": "float arrays with one entry inf",
                "neginf": "float arrays with one entry -inf (a banned token)",

@@ -13,7 +13,7 @@ instead of zero differs), and where the guard binds (``zeros``, ``same``, ``dist
 class without samples; the guard says the function takes such inputs, and answers that drop it fail whether or
 not a mutant lives). Each array is
 varied alone first, then all at once. Where the body calls a form that stays finite at large magnitudes
-(``log1p``, ``logaddexp``), float arrays scaled to magnitudes of 60, in each mode; where it checks for
+(``log1p``, ``logaddexp``), float arrays scaled to magnitudes of 60 and of 1e4, in each mode; where it checks for
 non-finite values (``isfinite``), one entry nan, and one inf. Last, the shapes and mixes a
 driver never gives (``_reshaped``). Each is kept when the golden result is finite, keeps to the recorded arrays'
 domain and is no knife edge.
@@ -46,7 +46,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     modes = lvar.modes(plan.get("leaves") or {})
     named = [s for s in modes if "unknown" not in s.values()]  # the modes the body names, not its fallback
     hows = [("flipped", {}), *((("shifted", {}),) if plan.get("exponentiates") else ()),
-            *((("scaled", s) for s in [{}, *modes]) if plan.get("stable") else ()),
+            *(((h, s) for h in ("scaled", "huge") for s in [{}, *modes]) if plan.get("stable") else ()),
             *(((h, {}) for h in ("nan", "inf")) if plan.get("checks_finite") else ()),
             *((("neginf", {}),) if plan.get("banned") else ()),
             *((h, {}) for h in (("close", "zeros", "same", "distinct", "lone", "repeated", "one_zero") if guarded

@@ -38,6 +38,9 @@ def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | 
 LARGE = 60.0
 """The largest magnitude of a float array in the ``scaled`` variation: a sigmoid rounds to 1 and ``1 - p`` to 0
 in float64, while ``exp`` stays finite in float32."""
+HUGE = 1e4
+"""The largest magnitude in the ``huge`` variation, for a body whose docstring promises any size: past 709, where
+``exp`` overflows in float64 and a log of a sigmoid computed directly is -inf."""
 
 
 def mixed(case: dict[str, Any], arrays: dict[str, Any], cases: list[tuple[str, Any, Any]]) -> dict[str, list[int]]:
@@ -242,9 +245,10 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         elif how == "shifted":
             if floating and not is_mask(arr):
                 out[key] = (arr + SHIFT * max(float(np.abs(arr).max()), 1.0)).astype(arr.dtype)
-        elif how == "scaled":
+        elif how in ("scaled", "huge"):
             if floating and not is_mask(arr) and np.abs(arr).max() > 0:
-                out[key] = (arr * (LARGE / float(np.abs(arr).max()))).astype(arr.dtype)
+                top = LARGE if how == "scaled" else HUGE
+                out[key] = (arr * (top / float(np.abs(arr).max()))).astype(arr.dtype)
         elif how in ("nan", "inf"):
             if floating and arr.size > 1:  # one entry not finite: an overflowed gradient, where the body checks
                 out[key] = arr.copy()

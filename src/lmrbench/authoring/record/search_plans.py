@@ -15,23 +15,18 @@ A leaf the body compares or guards with another leaf (``good_steps >= growth_int
 backoff, min_scale)``) is also tried near that leaf's value in each call the search varies (``relative``): the
 run's magnitudes can keep a guard from ever binding.
 Also: the keys the body reads with a default that the recorded dicts lack (``cfg.get("symmetric", False)``), the pairs
-of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), and whether the
-body calls ``exp`` (``exponentiates``: the scan then tries its float arrays far from zero) or a form that stays finite
-at large magnitudes, its docstring saying it must (``stable``: ``log1p``, ``logaddexp``; the scan then tries them scaled
-up) or checks an argument for non-finite values (``checks_finite``: the scan gives it a nan and an inf) or takes -inf
-entries (``banned``: a nan-aware reduction, a docstring's ``-inf``; the scan gives its float arrays one), whether it
-splits text on whitespace (``splits``: the scan doubles the spaces of its text arguments), the list arguments whose
-items it tests for None (``none_items``: the search leaves one out), whether its docstring names a
-form without the batch axis (``unbatched``: ``[T, B] (or [T])``), the array arguments whose rank it reads (``any_rank``:
-the scan gives them one more axis), and whether the body guards a value (``guarded``: the search may then make a count
-or a spread zero, inputs the guard says the function expects).
+of leaves the body combines, the defaults of the arguments that no recorded call used (``labels=None``), the numbers
+the body compares each leaf with (``exact``: a label smoothing of 0.5 against ``< 0.5`` is exact in any program, no
+knife edge, and a ``raise`` there makes a case), whether the body guards a value (``guarded``: the search may then
+make a count or a spread zero, inputs the guard says the function expects), and the forms of input the body is
+written for (``body_forms``: large magnitudes, nan and inf, -inf entries, doubled spaces, an item without its batch
+axis, one more axis, 0/1 ints, an item left None).
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +34,8 @@ from typing import Any
 from lmrbench import pyparse
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import in_domain, unset_settings, varied_leaves
-from lmrbench.authoring.record.body_helpers import access_path, loop_items, none_items
+from lmrbench.authoring.record.body_forms import input_forms
+from lmrbench.authoring.record.body_helpers import access_path
 from lmrbench.authoring.record.body_reads import BodyReads
 from lmrbench.errors import LmrError
 from lmrbench.runtime.lmrbench_values import read_case_file
@@ -74,14 +70,21 @@ def _boundaries(name: str, first: amplify.Scalar, reads: BodyReads,
         if other in ("inf", "-inf"):  # norm_type == float("inf")
             out += [float(other)] if type(first) is float and float(other) not in out else []
             continue
-        try:
-            value: amplify.Scalar = ast.literal_eval(other)
-        except (ValueError, SyntaxError):
+        value = _literal(other)
+        if value is None:
             if other not in seen:
                 continue
             value = seen[other][0]
         out += [v for v in _near(value, first) if v not in out]
     return out
+
+
+def _literal(text: str) -> Any:
+    """The number a bound's source text writes (``0.5``), or None (a name)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _partners(name: str, first: amplify.Scalar, reads: BodyReads,
@@ -164,14 +167,10 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
     case, _ = read_case_file(paths[0])
     params = [a["name"] for a in case["arguments"]]
     body = _body(golden, qualname)  # parsed once for the checks below
+    exact = {n: [float(v) for v in map(_literal, vs) if type(v) in (int, float)] for n, vs in reads.bounds.items()}
     return {"leaves": leaves, "pairs": pairs, "defaults": _defaults(golden, qualname, goal, case),
-            "guarded": reads.guarded, "exponentiates": _calls(body, EXP_CALLS),
-            "stable": _calls(body, STABLE_CALLS) and _promises_large(body),
-            "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
-            "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
-            "renames": _renames(reads, seen), "none_items": none_items(body, params),
-            "any_rank": _any_rank(body, params),
-            "tied": sorted(tied), "relative": relative, "converts": _converts(body, params)}
+            "guarded": reads.guarded, **input_forms(body, params), "renames": _renames(reads, seen),
+            "tied": sorted(tied), "relative": relative, "exact": exact}
 
 
 def focus(golden: str, qualname: str, reads: BodyReads, mutants: list[str]) -> list[list[str]]:
@@ -212,39 +211,12 @@ def _low(name: str, recorded: list[amplify.Scalar], reads: BodyReads) -> int | N
     return None if -1 in kept else min(kept, default=2)
 
 
-EXP_CALLS = frozenset({"exp", "exp2", "expm1"})
-"""Calls whose result overflows for large inputs unless the body shifts them first."""
-STABLE_CALLS = frozenset({"logaddexp", "logaddexp2", "log1p", "softplus", "logsigmoid", "log_sigmoid", "logsumexp",
-                          "log_softmax", "xlogy", "xlog1py"})
-"""Calls that exist to stay finite at large magnitudes: a body that uses one, and whose docstring promises large
-inputs (``STABLE_WORDS``), is written for them, so the scan tries its float arrays scaled up."""
-NAN_CALLS = frozenset({"nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanargmax", "nanargmin", "nancumsum"})
-"""Reductions that skip nan: a body that uses one expects entries that make it (``0 * -inf``)."""
-FINITE_CALLS = frozenset({"isfinite", "isnan", "isinf", "nan_to_num", "isposinf", "isneginf"})
-"""Calls by which a body checks its inputs for nan and inf: it takes them, so the scan gives it one of each."""
-STABLE_WORDS = re.compile(r"\bstabl[ey]|\bstability\b|\boverflows?\b|\bmay be large\b|\blarge (?:logits|values|inputs|"
-                          r"magnitudes|scores)\b", re.IGNORECASE)
-"""What a docstring says when the function must stay finite at large magnitudes: where it does not, a correct
-answer may compute a sigmoid or a log directly, and large inputs would fail it."""
-
-
 def _body(golden: str, qualname: str) -> ast.AST | None:
     """The definition of ``qualname`` in ``golden``, or None when it does not parse or has none."""
     try:
         return pyparse.find_def(pyparse.parse(golden), qualname)
     except SyntaxError:
         return None
-
-
-def _doc(node: ast.AST | None) -> str:
-    """The docstring of the function ``node`` ('' when it has none)."""
-    return (ast.get_docstring(node) or "") if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else ""
-
-
-def _calls(node: ast.AST | None, names: frozenset[str]) -> bool:
-    """True when the function ``node`` calls one of ``names`` (``np.exp``, ``torch.exp``, ``math.exp``)."""
-    return node is not None and any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(
-        n.func, "id", None)) in names for n in ast.walk(node))
 
 
 def _renames(reads: BodyReads, seen: dict[str, list[amplify.Scalar]]) -> list[list[str]]:
@@ -261,92 +233,6 @@ def _renames(reads: BodyReads, seen: dict[str, list[amplify.Scalar]]) -> list[li
             other = access_path(stmt.value) if isinstance(stmt, ast.Expr) else None
             if name in seen and other and other not in seen and "[" in name and [name, other] not in out:
                 out.append([name, other])
-    return out
-
-
-UNBATCHED = re.compile(r"\bor \[|\bor a scalar\b|\bunbatched\b", re.IGNORECASE)
-"""What a docstring says when the function also takes one item without its batch axis (``[T, B] (or [T] for one
-environment)``)."""
-
-
-def _names_unbatched(node: ast.AST | None) -> bool:
-    """True when the docstring names a form without the batch axis (``UNBATCHED``): the scan then gives one item
-    of the batch alone."""
-    return bool(UNBATCHED.search(_doc(node)))
-
-
-def _splits_whitespace(node: ast.AST | None) -> bool:
-    """True when the body splits text on runs of whitespace (``text.split()``, no separator): the scan then gives
-    its text arguments doubled spaces, on which ``split(" ")`` finds empty tokens."""
-    return node is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                                    and n.func.attr == "split" and not n.args and not n.keywords
-                                    for n in ast.walk(node))
-
-
-def _takes_banned(node: ast.AST | None) -> bool:
-    """True when the body reduces with a nan-aware call (``np.nansum(p * log_p)``: an entry of ``0 * -inf``) or
-    its docstring says an input may hold -inf (a banned token): the scan then gives its float arrays an entry of
-    -inf."""
-    return _calls(node, NAN_CALLS) or "-inf" in _doc(node)
-
-
-def _promises_large(node: ast.AST | None) -> bool:
-    """True when the docstring of the function ``node`` says it takes large magnitudes (``STABLE_WORDS``)."""
-    return bool(STABLE_WORDS.search(_doc(node)))
-
-
-def _checks_arguments(node: ast.AST | None, params: list[str]) -> bool:
-    """True when the body checks an argument itself for nan or inf (``np.isfinite(x)``, or ``np.isfinite(g)`` for
-    ``g`` in ``grads``): it takes such inputs. A check of what it computed (scores masked with -inf) says nothing
-    of its inputs."""
-    if node is None:
-        return False
-    names = set(params) | set(loop_items(node, params))
-    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
-               in FINITE_CALLS and any(isinstance(a, ast.Name) and a.id in names for a in n.args)
-               for n in ast.walk(node))
-
-
-def _any_rank(node: ast.AST | None, params: list[str]) -> list[str]:
-    """The array arguments whose rank the body reads (``x.ndim``, ``len(x.shape)``, ``x.dim()``): written for any
-    number of axes, so the scan gives them one more."""
-    out: list[str] = []
-    for n in ast.walk(node) if node is not None else ():
-        base = None
-        if isinstance(n, ast.Attribute) and n.attr == "ndim":
-            base = n.value
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dim" and not n.args:
-            base = n.func.value
-        elif isinstance(n, ast.Call) and getattr(n.func, "id", None) == "len" and len(n.args) == 1 \
-                and isinstance(n.args[0], ast.Attribute) and n.args[0].attr == "shape":
-            base = n.args[0].value
-        if isinstance(base, ast.Name) and base.id in params and base.id not in out:
-            out.append(base.id)
-    return out
-
-
-NUMBER_DTYPES = frozenset({"float", "int", "float32", "float64", "int32", "int64"})
-"""dtypes an explicit conversion of a mask names where it takes numbers: ``np.asarray(dones, dtype=np.float64)``."""
-
-
-def _converts(node: ast.AST | None, params: list[str]) -> list[str]:
-    """The arguments the body converts to numbers with a dtype it names (``np.asarray(dones, dtype=np.float64)``,
-    ``mask.astype(float)``): their callers may pass numbers where the driver passed bools (``True, or 1``), so the
-    scan gives a bool one as 0/1 ints."""
-    out: list[str] = []
-    for n in ast.walk(node) if node is not None else ():
-        if not isinstance(n, ast.Call):
-            continue
-        called = getattr(n.func, "attr", None) or getattr(n.func, "id", None)
-        if called in ("asarray", "array", "asanyarray") and n.args:
-            arg, dtypes = n.args[0], [*n.args[1:2], *(k.value for k in n.keywords if k.arg == "dtype")]
-        elif called == "astype" and isinstance(n.func, ast.Attribute):
-            arg, dtypes = n.func.value, [*n.args[:1], *(k.value for k in n.keywords if k.arg == "dtype")]
-        else:
-            continue
-        names = {getattr(d, "attr", None) or getattr(d, "id", None) for d in dtypes}
-        if isinstance(arg, ast.Name) and arg.id in params and names & NUMBER_DTYPES and arg.id not in out:
-            out.append(arg.id)
     return out
 
 
