@@ -3,7 +3,8 @@ a ring's pointer at the end of its axis (a batch written part way round, which a
 other never writes), float arrays with entries exactly zero (the sign of zero, which random gradients never make),
 a list of gradients with one left out (None), where the body skips such items, and a setting exactly at the
 bound its check names (``eps`` of 0.5 against ``< 0.5``: exact in any program, so no knife edge), where the golden
-code raises.
+code raises; and what a body must refuse or take (an id of -1 or at the table's length, one argument an item
+shorter than the other, no item at all), where the golden code raises by its own ``raise`` or returns early.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -152,6 +153,58 @@ SMOOTH_SPLIT = SMOOTH_HEAD + '''    if eps < 0 or eps >= 0.5:
     rows = [(1 - eps) * -lp[t] - eps * float(np.mean(lp)) for lp, t in zip(log_probs, targets)]
     return float(np.mean(rows))
 '''
+TABLE_HEAD = '''import numpy as np
+
+
+class Table:
+    """Rows of vectors written by id, with a count of writes per row."""
+
+    def __init__(self, n, dim):
+        self.rows = np.zeros((n, dim))
+        self.hits = np.zeros(n, dtype=int)
+
+    def write(self, ids, vectors):
+        """Write ``vectors`` (k, dim) into rows ``ids`` (k ints); each written row's hit count goes up by one. As
+        many vectors as ids, else ValueError; every id in [0, n), else IndexError (checked after the sizes); no id
+        changes nothing."""
+'''
+TABLE_GOLDEN = TABLE_HEAD + '''        ids = np.asarray(ids)
+        vectors = np.asarray(vectors, dtype=float)
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids but {len(vectors)} vectors")
+        if len(ids) == 0:
+            return
+        if ids.min() < 0 or ids.max() >= len(self.rows):
+            raise IndexError("an id past the table")
+        self.rows[ids] = vectors
+        np.add.at(self.hits, ids, 1)
+'''
+TABLE_DRIVER = '''import numpy as np
+
+from store.table import Table
+
+table = Table(20, 3)
+rng = np.random.default_rng(0)
+for _ in range(4):
+    table.write(rng.integers(0, 16, size=5), rng.normal(size=(5, 3)))
+print(table.hits)
+'''
+TABLE_UNCHECKED = TABLE_HEAD + '''        for i, v in zip(ids, vectors):
+            self.rows[i] = v
+            self.hits[i] += 1
+'''
+TABLE_UNGUARDED = TABLE_GOLDEN.replace('''        if len(ids) == 0:
+            return
+''', "")
+TABLE_PYTHON = TABLE_HEAD + '''        ids = [int(i) for i in np.ravel(ids)]
+        if len(ids) != len(vectors):
+            raise ValueError("one vector per id")
+        if not all(0 <= i < self.rows.shape[0] for i in ids):
+            raise IndexError("id out of range")
+        for i, v in zip(ids, vectors):
+            self.rows[i] = v
+            self.hits[i] += 1
+'''
 TASKS = {
     "ring": ("store/ring.py::Ring.add", {"store/__init__.py": "", "store/ring.py": RING_GOLDEN, "run.py": RING_DRIVER},
              "store/ring.py"),
@@ -160,6 +213,8 @@ TASKS = {
     "smooth": ("losses/smooth.py::smoothed_nll",
                {"losses/__init__.py": "", "losses/smooth.py": SMOOTH_GOLDEN, "run.py": SMOOTH_DRIVER},
                "losses/smooth.py"),
+    "table": ("store/table.py::Table.write",
+              {"store/__init__.py": "", "store/table.py": TABLE_GOLDEN, "run.py": TABLE_DRIVER}, "store/table.py"),
 }
 CANDIDATES = [
     ("ring", "written as one slice (not wrapped part way)", RING_SLICED, TestStatus.FAILED),
@@ -172,6 +227,10 @@ CANDIDATES = [
     ("sign", "entry by entry with math.copysign", SIGN_FLAT, TestStatus.PASSED),
     ("smooth", "eps of exactly 0.5 accepted", SMOOTH_HALF, TestStatus.FAILED),
     ("smooth", "the bound checked as two comparisons, rows in a list", SMOOTH_SPLIT, TestStatus.PASSED),
+    ("table", "no check of ids or sizes (a negative id wraps round, zip stops at the shorter)", TABLE_UNCHECKED,
+     TestStatus.FAILED),
+    ("table", "no id: ids.min() of an empty array", TABLE_UNGUARDED, TestStatus.FAILED),
+    ("table", "checks in plain Python", TABLE_PYTHON, TestStatus.PASSED),
 ]
 
 recorded, test_an_input_at_the_edge_of_the_data_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

@@ -16,7 +16,7 @@ _ONE_ARRAY = {"shifted": "{} shifted by a large constant", "zeros": "{} all zero
               "scaled": "{} scaled to magnitudes of 60", "one_zero": "{} with its last entry 0",
               "huge": "{} scaled to magnitudes of 1e4",
               "nan": "{} with one entry nan", "inf": "{} with one entry inf", "neginf": "{} with one entry -inf",
-              "sparse": "{} with every other entry 0"}
+              "sparse": "{} with every other entry 0", "mismatch": "{} one item shorter than the others"}
 """What an ``arrays`` variation of one argument (``only``) does, the argument's name in place of ``{}``."""
 _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one)", "same": "arrays all equal",
                "distinct": "int arrays all distinct", "close": "float arrays within a millionth of their first entry",
@@ -28,7 +28,9 @@ _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one
                "one_zero": "positive int vectors with their last entry 0",
                "nan": "float arrays with one entry nan", "inf": "float arrays with one entry inf",
                "neginf": "float arrays with one entry -inf (a banned token)",
-               "sparse": "float arrays with every other entry 0"}
+               "sparse": "float arrays with every other entry 0",
+               "empty": "arrays cut to no item along their first axis (an empty batch)",
+               "negative": "int arrays with one entry -1", "past": "int arrays with one entry at a length they index"}
 """What an ``arrays`` variation of every array argument does."""
 
 

@@ -508,9 +508,12 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         try:
             result, new, new_arrays, _ = golden_case(golden, *built)
         except (Exception, Timeout) as exc:  # noqa: BLE001 - an input the golden code refuses is no case, unless
-            # it raises by a ``raise`` of its own at a bound the body names (a label smoothing of exactly 0.5)
-            name = deliberate(exc, golden.func) if isinstance(exc, Exception) and exact else ""
-            if name and not set(spec.get("set", {})) - set(exact) and not spec.keys() - {"base", "set", "kind"}:
+            # it raises by a ``raise`` of its own at a bound the body names (a label smoothing of exactly 0.5) or
+            # on an index out of range, arguments of unequal lengths or an empty batch (ints and shapes: exact)
+            bound = bool(exact) and not set(spec.get("set", {})) - set(exact) and spec.keys() <= {"base", "set", "kind"}
+            shaped = spec.get("arrays") in ("negative", "past", "mismatch", "empty") and not spec.get("set")
+            name = deliberate(exc, golden.func) if isinstance(exc, Exception) and (bound or shaped) else ""
+            if name:
                 refused, refused_arrays = raising_case(*built, name)
                 killed = [mid for mid in left if mutants[mid].differs(refused, refused_arrays)]  # type: ignore[union-attr]
                 if killed:
@@ -519,6 +522,8 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
                     report["killed"].update({mid: report["made"][-1]["file"] for mid in killed})
                     left = [i for i in left if i not in killed]
             continue
+        if spec.get("kind") == "refusal":
+            continue  # an input the body must refuse makes a case only where the golden code does
         if outside(result, allowed):
             continue  # an input outside the function's domain (nan where the recorded calls had none) is no case
         if ("fill" in spec or set(spec.get("set", {})) & tied) and shapes(result) != shapes(base_result[spec["base"]]):

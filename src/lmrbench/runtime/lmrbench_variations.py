@@ -207,12 +207,23 @@ def _padded(arr: Any) -> bool:
     return False
 
 
+def _lengths(node: Any) -> set[int]:
+    """The lengths of the lists in a case's JSON nodes (a replay buffer's ``storage``)."""
+    if isinstance(node, list):
+        return {len(node)}.union(*(_lengths(v) for v in node))
+    return set().union(*(_lengths(v) for v in node.values())) if isinstance(node, dict) else set()
+
+
 def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarded: bool,
                   only: str | None = None) -> dict[str, Any]:
     """Array arguments varied by ``how``: int and bool ones all zero (``zeros``), all equal to their first entry
     (``same``) or all distinct (``distinct``); padded int, bool and 0/1 float ones (``_padded``) reversed along
     their last axis (``flipped``: right padding becomes left padding); float ones shifted by ``SHIFT`` times
-    their magnitude (``shifted``: where an unshifted ``exp`` overflows). Where the body guards a value
+    their magnitude (``shifted``: where an unshifted ``exp`` overflows); float ones with every other entry exactly
+    zero (``sparse``, list items too); every argument of the most common first-axis length cut to none along it
+    (``empty``: a batch of no item, where the body guards one); what a body must refuse: int ones with one entry
+    -1 (``negative``) or at the smallest length above them of the call's axes and lists (``past``), one argument
+    shorter by an item (``mismatch``, ``only``). Where the body guards a value
     (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array all equal (a spread
     of zero), all one (a spread of zero that no tie-break moves), within a millionth of its first entry (a
     spread below an ``eps``), its first row zero (a norm of zero), every row a near copy of the first
@@ -230,6 +241,14 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         if how != "sparse" and any(isinstance(g, np.ndarray) and np.issubdtype(g.dtype, np.floating)
                                    and not np.isfinite(g).all() for g in given):
             return out  # a call that already overflowed shows nothing new: the next recorded call is tried
+    if how == "past":  # an index at a length it may index (``len(self.storage)``): one above its largest
+        lengths = _lengths([case.get("arguments"), case.get("self")]) | {d for a in arrays.values()
+                                                                        if isinstance(a, np.ndarray) for d in a.shape}
+    if how == "empty":  # a batch of no item: the arguments' first axes of the most common length cut to 0
+        held = [k for n in names if (k := array_key(case, n, arrays)) is not None
+                and isinstance(arrays[k], np.ndarray) and arrays[k].ndim and arrays[k].size]
+        firsts = [arrays[k].shape[0] for k in held]
+        return {k: arrays[k][:0] for k in held if arrays[k].shape[0] == max(firsts, key=firsts.count)}
     for name in names:
         if only is not None and name != only:
             continue
@@ -239,7 +258,14 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         arr = arrays[key]
         discrete = arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer)
         floating = np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr).all())
-        if how == "flipped":
+        if how in ("negative", "past") and np.issubdtype(arr.dtype, np.integer) and bool((arr >= 0).all()):
+            above = sorted(d for d in lengths if d > arr.max()) if how == "past" else [-1]
+            if above:  # one entry out of range: an index the body must refuse
+                out[key] = arr.copy()
+                out[key].flat[arr.size // 2] = above[0]
+        elif how == "mismatch" and arr.ndim and arr.shape[0] > 1:
+            out[key] = arr[:-1]  # one item shorter than the arguments it goes with
+        elif how == "flipped":
             if (discrete or floating and is_mask(arr)) and _padded(arr):
                 out[key] = np.ascontiguousarray(arr[..., ::-1])
         elif how == "shifted":
@@ -488,10 +514,14 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
     # the calls take turns, so that a path only a later call takes (a growth step) is reached within the budget
     blocks = [alone(name, case, arrays) for name, case, arrays in [*bases, *(more or [])]]
     out += [spec for turn in itertools.zip_longest(*blocks) for spec in turn if spec is not None]
-    for name, case, _ in bases:
+    for name, case, arrays in bases:
+        # what the body must refuse: an index below zero or at a length, one argument shorter than the others
+        out += [{"base": name, "arrays": how, "kind": "refusal"} for how in ("negative", "past")]
+        out += [{"base": name, "arrays": "mismatch", "only": a["name"], "kind": "refusal"} for a in case["arguments"]
+                if array_key(case, a["name"], arrays) is not None]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
-        for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "sparse", "same", "distinct", "flipped",
-                    "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
+        for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "sparse", "same", "distinct", "empty",
+                    "flipped", "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
             # alone, with each leaf at zero (a spread of zero meets ``eps=0``) and in each mode (a timestep of
             # zero whose noise only the large variance shows)
             out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
