@@ -6,7 +6,8 @@ sign), and logits with a banned token (-inf) go to a body that reduces with a na
 (``[T, B] (or [T] for one environment)``) gets one item alone, where the golden code gives what the batch gave it;
 a mask of the leading axes of (batch, seq, dim) vectors that the driver never passes is given one;
 a setting varied to where the golden code's result is no longer finite (a horizon of 0: numpy's inf, where plain
-floats raise) makes no case.
+floats raise) makes no case, while one the body writes itself (``-np.inf`` for a beam shorter than ``min_length``)
+is in its domain.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -177,6 +178,30 @@ POOL_LOOPED = POOL_HEAD + '''    out = np.zeros((hidden.shape[0], hidden.shape[2
             out[b] = np.mean(hidden[b, keep], axis=0)
     return out
 '''
+SHORT_HEAD = '''import numpy as np
+
+
+def final_scores(scores, lengths, min_length=0, penalty=1.0):
+    """Each finished beam's score divided by its length to the power ``penalty``; a beam shorter than
+    ``min_length`` scores -inf."""
+'''
+SHORT_GOLDEN = SHORT_HEAD + '''    normed = scores / lengths.astype(float) ** penalty
+    return np.where(lengths < min_length, -np.inf, normed)
+'''
+SHORT_DRIVER = '''import numpy as np
+
+from beams.final import final_scores
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    print(final_scores(-rng.uniform(1, 9, size=6), rng.integers(1, 9, size=6)).max())
+'''
+SHORT_IGNORED = SHORT_HEAD + '''    return scores / lengths.astype(float) ** penalty
+'''
+SHORT_LOOP = SHORT_HEAD + '''    import math
+
+    return np.array([-math.inf if n < min_length else s / float(n) ** penalty for s, n in zip(scores, lengths)])
+'''
 TASKS = {
     "entropy": ("decoding/entropy.py::entropy_filter",
                 {"decoding/__init__.py": "", "decoding/entropy.py": ENTROPY_GOLDEN, "run.py": ENTROPY_DRIVER},
@@ -186,6 +211,8 @@ TASKS = {
     "td": ("rl/td.py::td_targets", {"rl/__init__.py": "", "rl/td.py": TD_GOLDEN, "run.py": TD_DRIVER}, "rl/td.py"),
     "pool": ("encode/pool.py::mean_pool",
              {"encode/__init__.py": "", "encode/pool.py": POOL_GOLDEN, "run.py": POOL_DRIVER}, "encode/pool.py"),
+    "short": ("beams/final.py::final_scores",
+              {"beams/__init__.py": "", "beams/final.py": SHORT_GOLDEN, "run.py": SHORT_DRIVER}, "beams/final.py"),
     "kl": ("rl/kl.py::KLController.update", {"rl/__init__.py": "", "rl/kl.py": KL_GOLDEN, "run.py": KL_DRIVER},
            "rl/kl.py"),
 }
@@ -200,6 +227,8 @@ CANDIDATES = [
     ("td", "next values written into an empty array", SHIFTED, TestStatus.PASSED),
     ("pool", "the mask, of the leading axes, never passed: ignored", POOL_UNMASKED, TestStatus.FAILED),
     ("pool", "position by position", POOL_LOOPED, TestStatus.PASSED),
+    ("short", "min_length ignored (the -inf the body writes is in its domain)", SHORT_IGNORED, TestStatus.FAILED),
+    ("short", "a list comprehension with math.inf", SHORT_LOOP, TestStatus.PASSED),
     ("kl", "n_steps ignored", KL_NO_STEPS, TestStatus.FAILED),
     ("kl", "plain floats (a horizon of 0 raises, where numpy gives inf)", KL_FLOATS, TestStatus.PASSED),
 ]

@@ -160,7 +160,7 @@ def _amplify(t: dict[str, Any], func: Any, owner: Any, factory: Any, cases: list
     notes: list[str] = []
     limit = int(t.get("max_added", 40))
     ordered = sorted(cases, key=_zero_part)  # decoded once for every plan
-    allowed = ls.nonfinite([lv.Case(c, a).expected for _, c, a in ordered])  # as the search allows them
+    allowed = ls.allowed_nonfinite(t, ordered)  # as the search allows them
     first: dict[int, str] = {}
     for n, plan in enumerate(t.get("amplify", [])):
         param = plan["param"]

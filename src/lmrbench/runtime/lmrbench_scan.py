@@ -39,7 +39,7 @@ def scan(golden: Any, t: dict[str, Any], cases: list[tuple[str, Any, Any]], out:
     """Write the cases of the scan (``scan-<t>-<k>.npz`` in ``out``); their entries (kind ``scan``)."""
     bases = ls.recorded_bases(cases)
     recorded = ls.recorded_calls(cases)
-    allowed = ls.nonfinite([lv.Case(c, a).expected for _, c, a in recorded])  # decoded once, not per input
+    allowed = ls.allowed_nonfinite(t, recorded)  # decoded once, not per input
     made = _refusals(golden, t, bases, out, index)
     plan = t.get("search") or {}
     guarded = bool(plan.get("guarded"))

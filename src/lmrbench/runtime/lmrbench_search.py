@@ -367,6 +367,12 @@ def nonfinite(value: Any) -> set[str]:
             if hit.any()}
 
 
+def allowed_nonfinite(t: dict[str, Any], recorded: list[tuple[str, Any, Any]]) -> set[str]:
+    """The kinds of non-finite value a varied input's result may hold: those the recorded results hold, and those
+    the golden body writes itself (the plan's ``writes``: ``-np.inf`` for a beam shorter than ``min_length``)."""
+    return nonfinite([lv.Case(c, a).expected for _, c, a in recorded]) | set((t.get("search") or {}).get("writes", []))
+
+
 def outside(result: Any, allowed: set[str]) -> bool:
     """True when ``result`` holds a kind of non-finite value outside ``allowed``, the kinds the recorded results
     hold (``nonfinite`` of them all; a nan where the recorded calls had none): an input outside the function's
@@ -491,7 +497,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     sites = {m["id"]: m["site"] for m in alive if m.get("site") is not None and taps is not None}
     by_name = {name: (case, arrays) for name, case, arrays in [*bases, *more]}
     base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in [*bases, *more]}
-    allowed = nonfinite([lv.Case(case, arrays).expected for _, case, arrays in recorded_calls(cases)])
+    allowed = allowed_nonfinite(t, recorded_calls(cases))
     random_ok = False
     varied: set[str] = set()
     tied = set(plan.get("tied") or [])

@@ -5,7 +5,8 @@ scaled up), checks an argument for nan and inf (``checks_finite``: given one of 
 (``banned``), splits text on whitespace (``splits``: doubled spaces), names a form without the batch axis in its
 docstring (``unbatched``), reads the rank of an array argument (``any_rank``: one more axis), converts an argument
 to numbers with a dtype it names (``converts``: a bool one given as 0/1 ints) or tests the items of a list
-argument for None (``none_items``: one left out).
+argument for None (``none_items``: one left out), and the non-finite values it writes itself (``writes``: a
+result holding them is no input outside its domain).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from typing import Any
 
 from lmrbench.authoring.record.body_helpers import loop_items, none_items
+from lmrbench.authoring.record.body_values import infinity
 
 
 def input_forms(body: ast.AST | None, params: list[str]) -> dict[str, Any]:
@@ -23,7 +25,26 @@ def input_forms(body: ast.AST | None, params: list[str]) -> dict[str, Any]:
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
             "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
             "none_items": none_items(body, params), "any_rank": _any_rank(body, params),
-            "converts": _converts(body, params)}
+            "converts": _converts(body, params), "writes": _writes_nonfinite(body)}
+
+
+def _writes_nonfinite(node: ast.AST | None) -> list[str]:
+    """The kinds of non-finite value the body writes itself (``-np.inf`` for a beam shorter than ``min_length``,
+    ``float("nan")``): a result holding them is in the function's domain, though no recorded call gave one."""
+    out: set[str] = set()
+    inner: set[int] = set()
+    for n in ast.walk(node) if node is not None else ():
+        if id(n) in inner:
+            continue
+        kind = infinity(n)
+        if kind is not None:
+            out.add(kind)
+            inner.update(id(x) for x in ast.walk(n))
+        elif isinstance(n, ast.Attribute) and n.attr == "nan" or isinstance(n, ast.Call) and getattr(
+                n.func, "id", None) == "float" and n.args and isinstance(n.args[0], ast.Constant) \
+                and str(n.args[0].value).lower() == "nan":
+            out.add("nan")
+    return sorted(out)
 
 
 EXP_CALLS = frozenset({"exp", "exp2", "expm1"})

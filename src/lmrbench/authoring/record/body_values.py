@@ -238,7 +238,7 @@ def truth_tested(funcs: list[ast.FunctionDef | ast.AsyncFunctionDef], known: set
     return out
 
 
-def _infinity(node: ast.AST) -> str | None:
+def infinity(node: ast.AST) -> str | None:
     """``inf`` or ``-inf`` for ``float("inf")``, ``math.inf``, ``np.inf`` (negated too), else None."""
     sign = ""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -253,7 +253,7 @@ def _infinity(node: ast.AST) -> str | None:
 
 
 def number(node: ast.AST) -> str | None:
-    infinite = _infinity(node)
+    infinite = infinity(node)
     if infinite is not None:
         return infinite
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
