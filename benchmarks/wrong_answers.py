@@ -82,7 +82,16 @@ Gupta's cubic schedule, called once per step, zeroing the model's own arrays in 
 nonzero initial sparsity, a one-step schedule and weights that grow back the driver never reaches; the priority
 update of proportional prioritized replay on a sum tree and a min tree, last of repeated indices counting, with
 zero TD errors, another alpha and eps, a capacity that is not a power of two, indices out of range, unequal sizes
-and empty updates the driver never gives). Each task is
+and empty updates the driver never gives) and ``fresh16`` (``heldout_fresh16_tasks.py``, written before its first
+run and sealed until then: ArcFace's additive angular margin loss reading ``self.cfg.head``, with the easy margin,
+target angles past ``pi - m`` and their fall-back, ignored labels, zero embeddings and another scale and margin the
+driver never gives; sharpness-aware minimisation over SGD with momentum, a step that calls its closure twice and
+changes the weights and buffers in place, with ASAM's adaptive form, weight decay, Nesterov momentum, tensors
+without gradient and a zero gradient the driver never reaches; Rainbow's multi-step transitions, called once per
+environment step, with truncation told apart from termination, both at once, clipped rewards, another gamma and n
+the driver never sets; spectral normalisation by the power iteration carried over in vectors updated in place,
+called once per forward, with eval mode, more iterations, another ``dim``, a zero weight and the Lipschitz bound
+``coeff`` the driver never sets). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
 sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
@@ -102,7 +111,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh14|fresh15|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh15|fresh16|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -141,6 +150,7 @@ from heldout_fresh12_tasks import TASKS as FRESH12  # noqa: E402
 from heldout_fresh13_tasks import TASKS as FRESH13  # noqa: E402
 from heldout_fresh14_tasks import TASKS as FRESH14  # noqa: E402
 from heldout_fresh15_tasks import TASKS as FRESH15  # noqa: E402
+from heldout_fresh16_tasks import TASKS as FRESH16  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -164,9 +174,9 @@ SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRES
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
         "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
-        "fresh15": FRESH15,
+        "fresh15": FRESH15, "fresh16": FRESH16,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14 + FRESH15}
+        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14 + FRESH15 + FRESH16}
 """The task sets ``--set`` picks from."""
 
 
