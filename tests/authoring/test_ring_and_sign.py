@@ -4,7 +4,8 @@ other never writes), float arrays with entries exactly zero (the sign of zero, w
 a list of gradients with one left out (None), where the body skips such items, and a setting exactly at the
 bound its check names (``eps`` of 0.5 against ``< 0.5``: exact in any program, so no knife edge), where the golden
 code raises; and what a body must refuse or take (an id of -1 or at the table's length, one argument an item
-shorter than the other, no item at all), where the golden code raises by its own ``raise`` or returns early.
+shorter than the other, no item at all), where the golden code raises by its own ``raise`` or returns early; and
+float inputs negated (a cosine near -1, where an angular margin falls back, that a trained model's never is).
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -205,6 +206,34 @@ TABLE_PYTHON = TABLE_HEAD + '''        ids = [int(i) for i in np.ravel(ids)]
             self.rows[i] = v
             self.hits[i] += 1
 '''
+ARC_HEAD = '''import math
+
+import numpy as np
+
+
+def margin_target(cos, m=0.5):
+    """The additive angular margin of each target cosine in ``cos`` (N,): cos(theta + m), which decreases in
+    theta only up to pi - m; past it (cos at most cos(pi - m)), ``cos - m * sin(m)`` instead."""
+'''
+ARC_GOLDEN = ARC_HEAD + '''    phi = cos * math.cos(m) - np.sqrt(1.0 - cos ** 2) * math.sin(m)
+    return np.where(cos > math.cos(math.pi - m), phi, cos - m * math.sin(m))
+'''
+ARC_DRIVER = '''import numpy as np
+
+from heads.arc import margin_target
+
+rng = np.random.default_rng(0)
+for _ in range(3):
+    print(margin_target(rng.uniform(0.2, 1.0, size=8)).mean())
+'''
+ARC_NO_FALLBACK = ARC_HEAD + '''    return np.cos(np.arccos(cos) + m)
+'''
+ARC_ANGLES = ARC_HEAD + '''    out = []
+    for c in np.asarray(cos, dtype=float):
+        theta = math.acos(c)
+        out.append(math.cos(theta + m) if theta + m < math.pi else c - m * math.sin(m))
+    return np.array(out)
+'''
 TASKS = {
     "ring": ("store/ring.py::Ring.add", {"store/__init__.py": "", "store/ring.py": RING_GOLDEN, "run.py": RING_DRIVER},
              "store/ring.py"),
@@ -215,6 +244,8 @@ TASKS = {
                "losses/smooth.py"),
     "table": ("store/table.py::Table.write",
               {"store/__init__.py": "", "store/table.py": TABLE_GOLDEN, "run.py": TABLE_DRIVER}, "store/table.py"),
+    "arc": ("heads/arc.py::margin_target", {"heads/__init__.py": "", "heads/arc.py": ARC_GOLDEN, "run.py": ARC_DRIVER},
+            "heads/arc.py"),
 }
 CANDIDATES = [
     ("ring", "written as one slice (not wrapped part way)", RING_SLICED, TestStatus.FAILED),
@@ -231,6 +262,8 @@ CANDIDATES = [
      TestStatus.FAILED),
     ("table", "no id: ids.min() of an empty array", TABLE_UNGUARDED, TestStatus.FAILED),
     ("table", "checks in plain Python", TABLE_PYTHON, TestStatus.PASSED),
+    ("arc", "no fall-back past pi - m (a driver's cosines are all positive)", ARC_NO_FALLBACK, TestStatus.FAILED),
+    ("arc", "angles by math.acos, one by one", ARC_ANGLES, TestStatus.PASSED),
 ]
 
 recorded, test_an_input_at_the_edge_of_the_data_tells_right_from_wrong = graded_both_ways(TASKS, CANDIDATES)

@@ -30,7 +30,8 @@ _ALL_ARRAYS = {"zeros": "int, bool and 0/1 arrays all zero (a row of a float one
                "neginf": "float arrays with one entry -inf (a banned token)",
                "sparse": "float arrays with every other entry 0",
                "empty": "arrays cut to no item along their first axis (an empty batch)",
-               "negative": "int arrays with one entry -1", "past": "int arrays with one entry at a length they index"}
+               "negated": "float arrays negated", "negative": "int arrays with one entry -1",
+               "past": "int arrays with one entry at a length they index"}
 """What an ``arrays`` variation of every array argument does."""
 
 

@@ -221,7 +221,8 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
     their last axis (``flipped``: right padding becomes left padding); float ones shifted by ``SHIFT`` times
     their magnitude (``shifted``: where an unshifted ``exp`` overflows); float ones with every other entry exactly
     zero (``sparse``, list items too); every argument of the most common first-axis length cut to none along it
-    (``empty``: a batch of no item, where the body guards one); what a body must refuse: int ones with one entry
+    (``empty``: a batch of no item, where the body guards one); float ones negated (``negated``: an embedding
+    turned away from its class, a cosine near -1); what a body must refuse: int ones with one entry
     -1 (``negative``) or at the smallest length above them of the call's axes and lists (``past``), one argument
     shorter by an item (``mismatch``, ``only``). Where the body guards a value
     (``guarded``), float ones too: a 0/1 mask all zero (a count of zero), any float array all equal (a spread
@@ -268,6 +269,9 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         elif how == "flipped":
             if (discrete or floating and is_mask(arr)) and _padded(arr):
                 out[key] = np.ascontiguousarray(arr[..., ::-1])
+        elif how == "negated":
+            if floating and not is_mask(arr) and bool(arr.any()):  # every sign turned: a cosine near -1
+                out[key] = -arr
         elif how == "shifted":
             if floating and not is_mask(arr):
                 out[key] = (arr + SHIFT * max(float(np.abs(arr).max()), 1.0)).astype(arr.dtype)
@@ -521,7 +525,7 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
                 if array_key(case, a["name"], arrays) is not None]
         zeros = [{p: v} for p, values in leaves.items() for v in values if type(v) in (int, float) and v == 0]
         for how in (*(("one_zero",) if plan.get("guarded") else ()), "zeros", "sparse", "same", "distinct", "empty",
-                    "flipped", "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
+                    "flipped", "negated", "shifted", *(("ones", "close", "repeated") if plan.get("guarded") else ())):
             # alone, with each leaf at zero (a spread of zero meets ``eps=0``) and in each mode (a timestep of
             # zero whose noise only the large variance shows)
             out += [{"base": name, "arrays": how, "kind": "arrays", "set": s, "guarded": bool(plan.get("guarded"))}
