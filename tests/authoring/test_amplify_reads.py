@@ -93,6 +93,8 @@ RIGHT = '''        keep = mask.astype(bool)
 '''
 
 
+pytestmark = pytest.mark.xdist_group("amplify_reads")  # the module's recorded task, made once on one worker
+
 @pytest.fixture(scope="module")
 def local():
     return Sandbox(LocalRunner())

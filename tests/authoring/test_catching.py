@@ -26,6 +26,8 @@ from lmrbench.schemas.validation import MutantResult
 COMMAND = "python evaluate.py"
 
 
+pytestmark = pytest.mark.xdist_group("catching")  # the module's recorded task, made once on one worker
+
 @pytest.fixture(scope="module")
 def local():
     return Sandbox(LocalRunner())

@@ -79,6 +79,8 @@ FOCAL_DRIVER = '''
 '''
 
 
+pytestmark = pytest.mark.xdist_group("search")  # the module's recorded task, made once on one worker
+
 @pytest.fixture(scope="module")
 def local():
     return Sandbox(LocalRunner())

@@ -144,7 +144,11 @@ def graded_both_ways(tasks: dict[str, tuple[str, dict[str, str], str]], candidat
     def recorded(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[Task, Sandbox]]:
         return recorder(tmp_path_factory, tasks)
 
-    @pytest.mark.parametrize(("task", "what", "source", "status"), candidates, ids=[c[1] for c in candidates])
+    # the candidates of one task run on one worker, which records it once (a module fixture is made per worker)
+    params = [pytest.param(*c, id=c[1], marks=pytest.mark.xdist_group(f"recorded {tasks[c[0]][0]}"))
+              for c in candidates]
+
+    @pytest.mark.parametrize(("task", "what", "source", "status"), params)
     def test(recorded: Callable[[str], tuple[Task, Sandbox]], tmp_path: Path, task: str, what: str, source: str,
              status: TestStatus) -> None:
         made, sandbox = recorded(task)
