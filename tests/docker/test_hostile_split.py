@@ -28,7 +28,7 @@ from lmrbench.harness.spec import Golden
 from lmrbench.harness.variant import evaluate_variant
 from lmrbench.schemas.testrun import TestReport, TestStatus
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("hostile_split")]  # its goldens run once, on one worker
 
 TASKS = {"calc": 1, "dpo": 1, "legacy": 3}
 """Task name -> the implementation attacked."""
