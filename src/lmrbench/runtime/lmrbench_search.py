@@ -503,6 +503,14 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     tied = set(plan.get("tied") or [])
     what: list[str] = []
     edges = le.edge_specs(taps, [*bases, *more], set(sites.values())) if taps is not None else []
+
+    def kept(new: dict[str, Any], new_arrays: dict[str, Any], spec: dict[str, Any], killed: list[str]) -> list[str]:
+        """Write an input as the search's next case, the one that kills ``killed``; the mutants still left."""
+        file = f"srch-{index}-{len(report['made'])}.npz"
+        report["made"].append(saved_case(out, file, new, new_arrays, spec, "search"))
+        report["killed"].update(dict.fromkeys(killed, file))
+        return [i for i in left if i not in killed]
+
     for spec in aimed(edges + lvar.inputs(plan, bases, more), alive):
         if not left or report["tried"] >= MAX_TRIED or time.monotonic() > deadline:
             break
@@ -523,10 +531,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
                 refused, refused_arrays = raising_case(*built, name)
                 killed = [mid for mid in left if mutants[mid].differs(refused, refused_arrays)]  # type: ignore[union-attr]
                 if killed:
-                    report["made"].append(saved_case(out, f"srch-{index}-{len(report['made'])}.npz", refused,
-                                                     refused_arrays, spec, "search"))
-                    report["killed"].update({mid: report["made"][-1]["file"] for mid in killed})
-                    left = [i for i in left if i not in killed]
+                    left = kept(refused, refused_arrays, spec, killed)
             continue
         if spec.get("kind") == "refusal":
             continue  # an input the body must refuse makes a case only where the golden code does
@@ -564,11 +569,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
         if unstable(golden, new, new_arrays, result, want, floats):
             report["edges"] += [k for k in killed if k not in report["edges"]]
             continue
-        file = f"srch-{index}-{len(report['made'])}.npz"
-        report["made"].append(saved_case(out, file, new, new_arrays, spec, "search"))
-        for mid in killed:
-            report["killed"][mid] = file
-        left = [i for i in left if i not in killed]
+        left = kept(new, new_arrays, spec, killed)
     report["what"] = what
     unset = any(lvar.unset(case) for _, case, _ in bases)  # an argument never given: no input covers its use
     report["tied"] = [p for p in plan.get("tied") or [] if p not in varied]

@@ -214,21 +214,21 @@ def _drop_wrap(module: cst.Module, node: cst.BinaryOperation) -> Iterator[Edit]:
     yield Edit("drop_wrap", f"drop the wrap in {snippet(module, node)!r}", node, _grouped(module, node.left))
 
 
-_SIGN = m.Call(func=m.Attribute(value=m.Name(m.MatchIfTrue(lambda n: n in _MODULE_NAMES)), attr=m.Name("sign")),
+_WHERE_MODULES = {"np", "numpy", "torch", "jnp"}
+"""Array modules with both ``sign`` and ``where``: the mutant calls ``where`` on the module the body named."""
+_SIGN = m.Call(func=m.Attribute(value=m.Name(m.MatchIfTrue(lambda n: n in _WHERE_MODULES)), attr=m.Name("sign")),
                args=[m.Arg(keyword=None)])
 
 
 def _sign_zero(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
     """``np.sign(x)`` as ``np.where(x >= 0, 1.0, -1.0)``: the sign of zero taken as +1 (zero gradients still move
     a sign-based update), the same until an entry is exactly zero."""
-    func = cst.ensure_type(node.func, cst.Attribute)
-    owner = cst.ensure_type(func.value, cst.Name).value
-    where = "np" if owner in ("np", "numpy", "F", "math", "scipy") else owner
+    owner = cst.ensure_type(cst.ensure_type(node.func, cst.Attribute).value, cst.Name).value
     value = node.args[0].value
     arg = module.code_for_node(value)
     arg = arg if m.matches(value, _ATOM) else f"({arg})"
     yield Edit("sign_zero", f"take the sign of zero as +1 in {snippet(module, node)!r}", node,
-               cst.parse_expression(f"{where}.where({arg} >= 0, 1.0, -1.0)"))
+               cst.parse_expression(f"{owner}.where({arg} >= 0, 1.0, -1.0)"))
 
 
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
