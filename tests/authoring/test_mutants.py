@@ -359,3 +359,29 @@ class Ring:
         ("sign_zero", ["return np.sign(g - 1) * idx, np.where(g >= 0, 1.0, -1.0), label, odd"],
          "a case where g has entries that are exactly zero"),
     ]
+
+
+def test_a_change_in_place_made_a_new_array():
+    source = '''import numpy as np
+
+
+class Power:
+    def step(self, w, mask):
+        """Doc."""
+        self.calls += 1
+        self.params["w"] *= mask
+        self.u[...] = w @ self.v
+        np.copyto(self.v, w.T @ self.u)
+        self.m[:] = self.m - w
+        local = w.copy()
+        local[...] = 0.0
+        return local
+'''
+    mutants = generate_mutants(source, "Power.step", kinds=["rebind"])
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    changed = [[line.strip() for line in mu.source.splitlines() if line not in source.splitlines()]
+               for mu in mutants]
+    assert changed == [['self.params["w"] = self.params["w"] * mask'], ["self.u = w @ self.v"],
+                       ["self.v = w.T @ self.u"], ["self.m = self.m - w"]]  # not a count, not a local array
+    assert "holds the array elsewhere too" in kill_hint("rebind", mutants[0].description)

@@ -683,14 +683,32 @@ print(layer.w.sum())
 '''
 
 
+SGD_INDEXED = SGD.replace('''        for p, g in zip(self.params, grads):
+            p -= self.lr * g''', '''        for i, g in enumerate(grads):
+            self.params[i] -= self.lr * g''')
+
+
 def test_state_only_the_object_holds_may_be_replaced_but_arrays_its_caller_holds_may_not(tmp_path, local):
     """An EMA that assigns new shadow arrays is right (only the EMA holds them); an optimiser that assigns new
-    parameter arrays is wrong (the caller's layer holds the old ones, which stay untrained)."""
+    parameter arrays is wrong (the caller's layer holds the old ones, which stay untrained). The recording says
+    which: its ``rebind`` mutant (a change in place made a new array) is killed for the optimiser, and live for the
+    EMA, named with the array no test can check, so validate calls the task weak there."""
+    from lmrbench.benchmark.validation.weakness import recorded_reasons
+
     ema = make_task(tmp_path / "ema", "model/ema.py::WeightEMA.update",
                     extra={"model/ema.py": EMA, "run.py": EMA_DRIVER})
-    record_tests(ema, 1, "python run.py", sandbox=local)
+    result = record_tests(ema, 1, "python run.py", sandbox=local)
     assert grade(local, ema, tmp_path / "ema-new", "model/ema.py", EMA_FUNCTIONAL) is TestStatus.PASSED
-    sgd = make_task(tmp_path / "sgd", "model/sgd.py::SGD.step", extra={"model/sgd.py": SGD, "run.py": SGD_DRIVER})
-    record_tests(sgd, 1, "python run.py", sandbox=local)
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    [rebind] = [m for m in index.mutants if m.kind == "rebind"]
+    assert rebind.search is not None and rebind.search.outcome == "live", rebind  # not "equivalent"
+    assert rebind.search.replaced in ('self.shadow["w"]', 'self.shadow["b"]')
+    [reason] = [r for r in recorded_reasons(index.mutants, index.unvaried, index.pins) if "rebind" in r]
+    assert f"changes {rebind.search.replaced} in place, and nothing else the recorded program holds it" in reason
+    sgd = make_task(tmp_path / "sgd", "model/sgd.py::SGD.step",
+                    extra={"model/sgd.py": SGD_INDEXED, "run.py": SGD_DRIVER})
+    result = record_tests(sgd, 1, "python run.py", sandbox=local)
+    index = RecordingIndex.model_validate_json((result.data_dir / "index.json").read_text())
+    assert [m.killed for m in index.mutants if m.kind == "rebind"] == [True]
     assert grade(local, sgd, tmp_path / "sgd-new", "model/sgd.py", SGD_REPLACES) is TestStatus.FAILED
     assert grade(local, sgd, tmp_path / "sgd-same", "model/sgd.py", SGD) is TestStatus.PASSED

@@ -75,19 +75,42 @@ class Target:
         decoded = lv.Case(case, arrays)
         if decoded.random_state:
             decoded.restore_random_state()
-        obj = None
+        obj = decoded.instance(self.owner, self.factory) if self.binding == "method" else None
+        return self._invoke(decoded, obj), decoded, obj
+
+    def _invoke(self, decoded: Any, obj: Any) -> Any:
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
         try:
             if self.binding == "method":
-                obj = decoded.instance(self.owner, self.factory)
-                result = self.func(obj, *decoded.args, **decoded.kwargs)
-            elif self.binding == "classmethod":
-                result = self.func(self.owner, *decoded.args, **decoded.kwargs)
-            else:
-                result = self.func(*decoded.args, **decoded.kwargs)
+                return self.func(obj, *decoded.args, **decoded.kwargs)
+            if self.binding == "classmethod":
+                return self.func(self.owner, *decoded.args, **decoded.kwargs)
+            return self.func(*decoded.args, **decoded.kwargs)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        return result, decoded, obj
+
+    def replaced(self, case: dict[str, Any], arrays: dict[str, Any]) -> set[str]:
+        """Where ``self`` held an array before the call and holds another object after it (``self.u``,
+        ``self.params["w"]``): arrays replaced rather than changed in place. Empty for a function, or where the
+        call raises."""
+        if self.binding != "method":
+            return set()
+        decoded = lv.Case(case, arrays)
+        if decoded.random_state:
+            decoded.restore_random_state()
+        obj = decoded.instance(self.owner, self.factory)
+
+        def leaves() -> dict[str, Any]:
+            return {lv.held_label(p): a for name, value in vars(obj).items()
+                    for p, a in lv.array_leaves(value, ["self", name])}
+
+        before = leaves()
+        try:
+            self._invoke(decoded, obj)
+        except (Exception, Timeout):  # noqa: BLE001 - a call that raises replaces nothing
+            return set()
+        after = leaves()
+        return {label for label, a in before.items() if label in after and after[label] is not a}
 
     def differs(self, case: dict[str, Any], arrays: dict[str, Any], want: Any = None) -> bool:
         """True when this code's outcome on the case is not the one ``want`` (default: the case's own) holds, as
@@ -479,10 +502,16 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     plan = t.get("search") or {}
     bases = recorded_bases(cases)
     report: dict[str, Any] = {"made": [], "killed": {}, "equivalent": [], "live": [], "tried": 0, "what": [],
-                              "edges": [], "outside": {}, "unmet": {}}
+                              "edges": [], "outside": {}, "unmet": {}, "replaced": {}}
     if not alive or not bases:
         report["live"] = [m["id"] for m in alive]
         return report
+    kept_apart = [m for m in alive if m.get("identity")]
+    if kept_apart:  # no value tells these: only where something else holds the array, and every case tried that
+        apart(golden, t, kept_apart, [c for c in cases if not c[1].get("raises")][:APART_CASES], report)
+        alive = [m for m in alive if not m.get("identity")]
+        if not alive:
+            return report
     path = os.path.join(os.getcwd(), t["file"])
     mutants: dict[str, Target | None] = {}
     for m in alive:
@@ -587,6 +616,32 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
             and set(focus[mid]) <= varied and met
         report["equivalent" if equivalent else "live"].append(mid)
     return report
+
+
+APART_CASES = 16
+"""Most cases (recorded and added, in that order) on which ``apart`` compares what the calls replace."""
+
+
+def apart(golden: Target, t: dict[str, Any], kept_apart: list[dict[str, Any]], bases: list[tuple[str, Any, Any]],
+          report: dict[str, Any]) -> None:
+    """Sort the mutants that make a new array where the golden code changes one in place (``rebind``): live, with
+    the place named in ``report["replaced"]``, where on a case (``bases``) the mutant replaces an array of ``self``
+    that the golden call keeps (nothing else the recording saw holds it, so no test can tell); else equivalent
+    (what it replaces is a number, or the golden code replaces it too)."""
+    path = os.path.join(os.getcwd(), t["file"])
+    kept = [golden.replaced(case, arrays) for _, case, arrays in bases]
+    for m in kept_apart:
+        try:
+            mutant = golden.with_func(*resolve(mutant_module(t["module"], path, m["source"]), t["qualname"]))
+        except (Exception, Timeout):  # noqa: BLE001 - the kept cases kill a mutant that cannot load
+            continue
+        new = sorted({p for (_, case, arrays), mine in zip(bases, kept, strict=True)
+                      for p in mutant.replaced(case, arrays) - mine})
+        if new:
+            report["live"].append(m["id"])
+            report["replaced"][m["id"]] = new[0]
+        else:
+            report["equivalent"].append(m["id"])
 
 
 def tapped(golden: Target, t: dict[str, Any], path: str) -> le.Taps | None:

@@ -123,6 +123,9 @@ class MutantSearch(BaseModel):
     fair case can: a wrong answer of its shape passes."""
     unmet: str = ""
     """For live: the comparison whose boundary it moves that no input tried met (``> score_threshold``)."""
+    replaced: str = ""
+    """For live: the array of ``self`` it replaces where the golden code changes it in place (``self.u``), which
+    nothing else the recorded program holds, so no test can tell the two apart."""
 
 
 class MutantCatch(BaseModel):

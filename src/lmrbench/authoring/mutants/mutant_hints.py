@@ -62,6 +62,9 @@ def kill_hint(kind: str, description: str) -> str:
         index = _between(text, "wrap in '", " % ")
         index = index[1:-1] if index.startswith("(") and index.endswith(")") else index
         return f"a case where {index} reaches past the end (it wraps round)"
+    if kind == "rebind":
+        return ("a case from a program that holds the array elsewhere too (a model holding the parameters an "
+                "optimiser updates): the test then checks the call changes that very array")
     if kind == "sign_zero":
         return f"a case where {_between(text, 'sign(', ')' + chr(39))} has entries that are exactly zero"
     if kind == "arith_swap":

@@ -6,7 +6,8 @@ argument taken always or never (``if labels is None``), the axis of a reduction 
 ``sum(axis=0)``), a copy dropped (``value.copy()`` as ``value``: state that aliases its caller's array), a power
 dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1), a wrap dropped (``(ptr + i) % size``
 as ``ptr + i``: equal until an index passes the end), the sign of zero taken as +1 (``np.sign(x)`` as ``np.where(x >= 0,
-1.0, -1.0)``: equal until an entry is exactly zero); ``helper_names`` finds the helpers
+1.0, -1.0)``: equal until an entry is exactly zero), a change in place made a new array (``self.u[...] = u`` as
+``self.u = u``: equal by value, wrong where something else holds the array); ``helper_names`` finds the helpers
 whose chains ``mutant_pins`` pins too. Each rule takes a matched node of the body and yields edits;
 ``default_path_edits`` needs the function's defaults.
 """
@@ -231,6 +232,59 @@ def _sign_zero(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                cst.parse_expression(f"{owner}.where({arg} >= 0, 1.0, -1.0)"))
 
 
+def _of_self(node: cst.BaseExpression) -> bool:
+    """``self.u``, ``self.params[name]``, ``self.state[k]["m"]``: an attribute or item reached from ``self``."""
+    inner = node
+    while isinstance(inner, cst.Attribute | cst.Subscript):
+        inner = inner.value
+    return inner is not node and m.matches(inner, m.Name("self"))
+
+
+def _whole(node: cst.Subscript) -> bool:
+    """``x[...]`` or ``x[:]``: every entry of the array."""
+    if len(node.slice) != 1:
+        return False
+    inner = node.slice[0].slice
+    return m.matches(inner, m.Index(value=m.Ellipsis())) or (
+        isinstance(inner, cst.Slice) and inner.lower is None and inner.upper is None and inner.step is None)
+
+
+_IN_PLACE = (m.AugAssign(target=m.Attribute() | m.Subscript())
+             | m.Assign(targets=[m.AssignTarget(target=m.Subscript())])
+             | m.Expr(value=m.Call(func=m.Attribute(value=m.Name(m.MatchIfTrue(lambda n: n in _WHERE_MODULES)),
+                                                    attr=m.Name("copyto")))))
+
+
+def _rebind(module: cst.Module, node: cst.AugAssign | cst.Assign | cst.Expr) -> Iterator[Edit]:
+    """A change in place made a new array: ``self.params[name] *= mask`` as ``self.params[name] =
+    self.params[name] * mask``, ``self.u[...] = u`` as ``self.u = u``, ``np.copyto(self.u, u)`` as ``self.u = u``.
+    Equal by value; wrong wherever something else holds the array (the model holding an optimiser's parameters).
+    Only for what ``self`` holds; ``self.t += 1`` (a number) is left alone."""
+    text = snippet(module, node)
+    if isinstance(node, cst.AugAssign):
+        value = node.value
+        if not _of_self(node.target) or m.matches(value, m.Integer() | m.Float()):
+            return
+        op = module.code_for_node(node.operator).strip()[:-1]
+        right = module.code_for_node(value) if m.matches(value, _ATOM) else f"({module.code_for_node(value)})"
+        target = module.code_for_node(node.target)
+        new = cst.parse_statement(f"{target} = {target} {op} {right}\n")
+    elif isinstance(node, cst.Assign):
+        sub = cst.ensure_type(node.targets[0].target, cst.Subscript)
+        if not (_of_self(sub.value) or m.matches(sub.value, m.Name("self"))) or not _whole(sub):
+            return
+        if not m.matches(sub.value, m.Attribute() | m.Subscript()):
+            return
+        new = cst.parse_statement(f"{module.code_for_node(sub.value)} = {module.code_for_node(node.value)}\n")
+    else:
+        args = cst.ensure_type(node.value, cst.Call).args
+        if len(args) < 2 or args[0].keyword is not None or not _of_self(args[0].value):
+            return
+        new = cst.parse_statement(f"{module.code_for_node(args[0].value)} = {module.code_for_node(args[1].value)}\n")
+    small = cst.ensure_type(new, cst.SimpleStatementLine).body[0]
+    yield Edit("rebind", f"make a new array in {text!r} instead of changing it in place", node, small)
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_IF, _force_branch),
     (_GUARD_CALL, _drop_guard),
@@ -240,6 +294,7 @@ RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_POWER, _drop_power),
     (_WRAP, _drop_wrap),
     (_SIGN, _sign_zero),
+    (_IN_PLACE, _rebind),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

@@ -140,7 +140,7 @@ def probe_calls(
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
-            "mutants": [{"id": m.digest, "source": m.source, "focus": f, "site": k}
+            "mutants": [{"id": m.digest, "source": m.source, "focus": f, "site": k, "identity": m.kind == "rebind"}
                         for m, f, k in zip(mutants, focus(golden, qual, reads, [m.source for m in mutants]), sites,
                                            strict=True)],
             "search": search_plan(paths, reads, golden, qual, goal), "taps": taps,

@@ -287,8 +287,10 @@ def search_lines(target: str, probe: TargetProbe) -> list[str]:
             edge = " (only knife-edge inputs separate it)" if m.digest in found.edges else ""
             outside = found.outside.get(m.digest)
             unmet = found.unmet.get(m.digest)
+            replaced = found.replaced.get(m.digest)
             why = (f"only {outside} separates it, which no recorded call passes (no case made)" if outside
                    else f"no input tried makes both sides of {unmet!r} equal" if unmet
+                   else f"it replaces {replaced}, which nothing else in the recorded program holds" if replaced
                    else "no input tried kills it")
             out.append(f"live: {target}: {m.kind} ({m.description}){edge}: {why}")
     return out

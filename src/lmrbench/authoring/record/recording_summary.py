@@ -15,7 +15,7 @@ from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch, MutantSe
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
               "drop_offset", "default_path", "pin_nested", "compare", "drop_reduction", "drop_copy", "drop_power",
-              "drop_wrap", "sign_zero")
+              "drop_wrap", "sign_zero", "rebind")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
 
 
@@ -103,5 +103,5 @@ def _searched(digest: str, found: SearchReport) -> MutantSearch | None:
             return MutantSearch(outcome=outcome, tried=tried, inputs=found.inputs,  # type: ignore[arg-type]
                                 outside=found.outside.get(digest, ""), tied=list(found.tied),
                                 knife=outcome == "live" and digest in found.edges,
-                                unmet=found.unmet.get(digest, ""))
+                                unmet=found.unmet.get(digest, ""), replaced=found.replaced.get(digest, ""))
     return None

@@ -263,6 +263,9 @@ class SearchReport:
     unmet: dict[str, str] = field(default_factory=dict)
     """Mutant digest -> the comparison whose boundary it moves that no input tried met (``> score_threshold``):
     live, since only such an input can tell it."""
+    replaced: dict[str, str] = field(default_factory=dict)
+    """Mutant digest -> the array of ``self`` that the golden code changes in place and the mutant replaces by a new
+    one, which nothing else the recording saw holds (``self.u``): live, since no value tells it."""
 
     @classmethod
     def from_json(cls, data: object, source: Path, where: str) -> SearchReport:
@@ -277,6 +280,7 @@ class SearchReport:
                        edges=tuple(map(str, data.get("edges", []))),
                        outside={str(k): str(v) for k, v in data.get("outside", {}).items()},
                        unmet={str(k): str(v) for k, v in data.get("unmet", {}).items()},
+                       replaced={str(k): str(v) for k, v in data.get("replaced", {}).items()},
                        tied=tuple(map(str, data.get("tied", []))))
         except (AssertionError, KeyError, TypeError, ValueError, AttributeError):
             raise LmrError(f"{where}: the search's report does not read", source) from None

@@ -71,6 +71,9 @@ def _search_text(catch: MutantCatch | None) -> str:
     if search.tied and not search.outside:
         return (f"; no input varies {', '.join(search.tied)}, which every recorded call ties to its arrays' shapes: "
                 "record calls with other shapes")
+    if search.replaced:
+        return (f"; the golden code changes {search.replaced} in place, and nothing else the recorded program holds "
+                "it, so no test can tell a new array from the same one changed")
     if search.unmet:
         return (f"; no input the recording's search tried makes both sides of {search.unmet!r} equal, among "
                 f"{tried_text(search.tried, search.inputs)}")
