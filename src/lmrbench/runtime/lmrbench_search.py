@@ -58,6 +58,22 @@ def on_alarm(signum: int, frame: Any) -> None:
     raise Timeout()
 
 
+_TEMPLATES: dict[int, tuple[dict[str, Any], dict[str, Any], lv.Case]] = {}
+
+
+def template(case: dict[str, Any], arrays: dict[str, Any]) -> lv.Case:
+    """A decoding of the case kept for its expected values and scale, which every call of it shares (a case is
+    called once per mutant). Never passed to a call itself, so nothing changes it."""
+    hit = _TEMPLATES.get(id(case))
+    if hit is not None and hit[0] is case and hit[1] is arrays:
+        return hit[2]
+    if len(_TEMPLATES) >= 256:
+        _TEMPLATES.clear()
+    made = lv.Case(case, arrays)
+    _TEMPLATES[id(case)] = (case, arrays, made)
+    return made
+
+
 class Target:
     """One goal function as the probe calls it: the function, its class, how it is bound, the factory of its
     instance, the limit of one call and the test's checker."""
@@ -71,8 +87,8 @@ class Target:
         return Target(func, owner, self.binding, self.factory, self.timeout, self.checker)
 
     def call(self, case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any, Any]:
-        """Call on a fresh decoding of the case: (result, decoded case, instance)."""
-        decoded = lv.Case(case, arrays)
+        """Call on a fresh decoding of the case's inputs: (result, decoded case, instance)."""
+        decoded = lv.Case(case, arrays, like=template(case, arrays))
         if decoded.random_state:
             decoded.restore_random_state()
         obj = decoded.instance(self.owner, self.factory) if self.binding == "method" else None
@@ -95,7 +111,7 @@ class Target:
         call raises."""
         if self.binding != "method":
             return set()
-        decoded = lv.Case(case, arrays)
+        decoded = lv.Case(case, arrays, like=template(case, arrays))
         if decoded.random_state:
             decoded.restore_random_state()
         obj = decoded.instance(self.owner, self.factory)
@@ -121,7 +137,7 @@ class Target:
         except Timeout:
             return True
         except Exception as exc:  # noqa: BLE001 - the outcome under test
-            return not raised_as(exc, lv.Case(case, arrays) if want is None else want)
+            return not raised_as(exc, template(case, arrays) if want is None else want)
         want = decoded if want is None else want
         try:
             return bool(want.raises) or not self.same(got, decoded, obj, want)
@@ -316,7 +332,7 @@ def golden_case(target: Target, case: dict[str, Any], arrays: dict[str, Any]) ->
     if case.get("changed"):
         new["changed"] = {n: enc.encode(decoded.argument(n), n) for n in case["changed"]}
     if case.get("self_after") is not None and obj is not None:
-        names = list(lv.Case(case, arrays).state_after or {})
+        names = list(template(case, arrays).state_after or {})
         new["self_after"] = enc.encode({n: getattr(obj, n) for n in names if hasattr(obj, n)}, "self")
     if case.get("shares") is not None and obj is not None:
         new["shares"] = lv.shared_memory(vars(obj), decoded.named_arguments())
@@ -525,7 +541,7 @@ def search(golden: Target, t: dict[str, Any], alive: list[dict[str, Any]], cases
     taps = tapped(golden, t, path)
     sites = {m["id"]: m["site"] for m in alive if m.get("site") is not None and taps is not None}
     by_name = {name: (case, arrays) for name, case, arrays in [*bases, *more]}
-    base_result = {name: lv.Case(case, arrays).expected for name, case, arrays in [*bases, *more]}
+    base_result = {name: template(case, arrays).expected for name, case, arrays in [*bases, *more]}
     allowed = allowed_nonfinite(t, recorded_calls(cases))
     random_ok = False
     varied: set[str] = set()

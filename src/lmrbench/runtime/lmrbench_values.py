@@ -422,7 +422,9 @@ def read_case_file(path: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 class Case:
     """One recorded call, decoded: what to pass, what the reference code returned and changed."""
 
-    def __init__(self, case: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    def __init__(self, case: dict[str, Any], arrays: dict[str, np.ndarray], like: Case | None = None) -> None:
+        """``like``: a decoding of this very case (the same dict and arrays) whose expected values and scale this
+        one shares, so that only the inputs are decoded afresh (a probe calls each case once per mutant)."""
         self.data = case
         self._arrays = arrays
         decoder = Decoder(arrays)
@@ -442,32 +444,39 @@ class Case:
                 self.kwargs.update(value)
             else:
                 self.kwargs[p["name"]] = value
-        self.expected = decoder.decode(case["expected"])
+        shared = like if like is not None and like.data is case and like._arrays is arrays else None
+        self.expected = shared.expected if shared else decoder.decode(case["expected"])
         """The value the reference code returned."""
-        self.changed: dict[str, Any] = {k: decoder.decode(v) for k, v in case.get("changed", {}).items()}
+        self.changed: dict[str, Any] = shared.changed if shared else {
+            k: decoder.decode(v) for k, v in case.get("changed", {}).items()}
         """Arguments the reference code changed in place, as they were after the call."""
         self.state = None if case.get("self") is None else decoder.decode(case["self"])
         """The instance's attributes (``__dict__``) before the call, for methods."""
-        self.state_after = None if case.get("self_after") is None else decoder.decode(case["self_after"])
+        self.state_after = shared.state_after if shared else (
+            None if case.get("self_after") is None else decoder.decode(case["self_after"]))
         """The instance's attributes after the call, when the call changed them."""
         self.random_state = case.get("random_state") and decoder.decode(case["random_state"])
         """The random generators' state before the call, when the call drew random numbers."""
         precision = _precision()
-        self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
-        """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
-        the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``). A case that notes
-        its precision or ties makes it a ``lmrbench_precision.Scale`` that carries them to the checkers."""
-        promoted = precision.scalar_promotion([self.args, self.kwargs, self.state])
-        if case.get("precision") or case.get("ties") or promoted:
-            self.scale = self._noted_scale(precision, case, arrays)
-            self.scale.promoted = promoted
+        if shared:
+            self.scale = shared.scale
+        else:
+            self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
+            """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
+            the checkers widen a relative tolerance to it (``lmrbench_precision.tolerance_for``). A case that notes
+            its precision or ties makes it a ``lmrbench_precision.Scale`` that carries them to the checkers."""
+            promoted = precision.scalar_promotion([self.args, self.kwargs, self.state])
+            if case.get("precision") or case.get("ties") or promoted:
+                self.scale = self._noted_scale(precision, case, arrays)
+                self.scale.promoted = promoted
         if precision.probing():  # validate's float64 re-run of the golden code
             self.args, self.kwargs = precision.upcast(self.args), precision.upcast(self.kwargs)
             self.state = None if self.state is None else precision.upcast(self.state)
         self.raises: str = case.get("raises") or ""
         """The builtin exception the reference code raised on this call ('' when it returned)."""
         held = case.get("held") or []
-        self.held_after = {held_label(e["path"]): decoder.decode(e["value"]) for e in held}
+        self.held_after = shared.held_after if shared else {
+            held_label(e["path"]): decoder.decode(e["value"]) for e in held}
         """The arrays inside the arguments' containers (and ``self``'s) that the reference call changed in place,
         as they were after it, by where they are held (``teacher["w"]``)."""
         self.held = {held_label(e["path"]): self._held(e["path"]) for e in held}
