@@ -445,21 +445,21 @@ class Case:
             else:
                 self.kwargs[p["name"]] = value
         shared = like if like is not None and like.data is case and like._arrays is arrays else None
-        self.expected = shared.expected if shared else decoder.decode(case["expected"])
+        self.expected: Any = shared.expected if shared else decoder.decode(case["expected"])
         """The value the reference code returned."""
         self.changed: dict[str, Any] = shared.changed if shared else {
             k: decoder.decode(v) for k, v in case.get("changed", {}).items()}
         """Arguments the reference code changed in place, as they were after the call."""
         self.state = None if case.get("self") is None else decoder.decode(case["self"])
         """The instance's attributes (``__dict__``) before the call, for methods."""
-        self.state_after = shared.state_after if shared else (
+        self.state_after: Any = shared.state_after if shared else (
             None if case.get("self_after") is None else decoder.decode(case["self_after"]))
         """The instance's attributes after the call, when the call changed them."""
         self.random_state = case.get("random_state") and decoder.decode(case["random_state"])
         """The random generators' state before the call, when the call drew random numbers."""
         precision = _precision()
         if shared:
-            self.scale = shared.scale
+            self.scale: Any = shared.scale
         else:
             self.scale = precision.rounding_scale([self.args, self.kwargs, self.state])
             """The largest rounding unit among the floating inputs (eps of the dtype times the largest magnitude):
@@ -475,7 +475,7 @@ class Case:
         self.raises: str = case.get("raises") or ""
         """The builtin exception the reference code raised on this call ('' when it returned)."""
         held = case.get("held") or []
-        self.held_after = shared.held_after if shared else {
+        self.held_after: dict[str, Any] = shared.held_after if shared else {
             held_label(e["path"]): decoder.decode(e["value"]) for e in held}
         """The arrays inside the arguments' containers (and ``self``'s) that the reference call changed in place,
         as they were after it, by where they are held (``teacher["w"]``)."""
