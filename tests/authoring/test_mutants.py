@@ -385,3 +385,25 @@ class Power:
     assert changed == [['self.params["w"] = self.params["w"] * mask'], ["self.u = w @ self.v"],
                        ["self.v = w.T @ self.u"], ["self.m = self.m - w"]]  # not a count, not a local array
     assert "holds the array elsewhere too" in kill_hint("rebind", mutants[0].description)
+
+
+def test_an_axis_never_moved_into_place_and_the_leaves_used_as_axes():
+    source = '''import numpy as np
+
+
+def spectral(w, u, dim=0, axis=-1):
+    """Doc."""
+    m = np.moveaxis(w, dim, 0).reshape(w.shape[dim], -1)
+    t = w.swapaxes(0, 1)
+    return (m @ u).sum(axis=axis), t
+'''
+    mutants = generate_mutants(source, "spectral", kinds=["drop_move"])
+    changed = [[line.strip() for line in mu.source.splitlines() if line not in source.splitlines()]
+               for mu in mutants]
+    assert changed == [["m = w.reshape(w.shape[dim], -1)"], ["t = w"]]
+    from lmrbench import pyparse
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+    from lmrbench.authoring.record.body_forms import axis_leaves
+
+    assert "arrays' axes moved to match" in kill_hint("drop_move", mutants[0].description)
+    assert axis_leaves(pyparse.parse(source)) == ["dim", "axis"]  # not the literal 0 and 1

@@ -49,6 +49,8 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['grow']} one axis longer, as the input it describes allows" + also
     if "mix" in spec:
         return f"{spec['mix']} mixing {', '.join(map(str, spec['values'][:4]))} in one call" + also
+    if "move" in spec:
+        return f"the arrays' axis {spec['move'][0]} moved to {spec['move'][1]}" + also
     if "rank" in spec:
         return f"{spec['rank']} and the arrays of its shape given one more axis" + also
     if "retype" in spec:

@@ -497,6 +497,29 @@ def by_dims(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[int
     return [d - 1 for d in sorted(dims) if d > 2 and d - 1 != mine][:4]
 
 
+def other_axes(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[tuple[int, int]]:
+    """(recorded axis, another) for an int leaf used as an axis: each other axis of the array arguments."""
+    was = None if ll.node(case, path) is None else ll.get(case, arrays, path)
+    ranks = [getattr(arrays.get(array_key(case, a["name"], arrays) or ""), "ndim", 0) for a in case["arguments"]]
+    if type(was) is not int or was < 0:
+        return []
+    return [(was, to) for to in range(max(ranks, default=0)) if to != was]
+
+
+def _moved(new: dict[str, Any], inputs: dict[str, Any], was: int, to: int) -> bool:
+    """Move axis ``was`` of every array argument that has it to ``to`` (``np.moveaxis``): the same data, laid out
+    as a caller passing the other axis gives it."""
+    import numpy as np
+
+    moved = False
+    for a in new["arguments"]:
+        k = array_key(new, a["name"], inputs)
+        arr = inputs.get(k) if k is not None else None
+        if isinstance(arr, np.ndarray) and arr.ndim > max(was, to):
+            inputs[str(k)], moved = np.ascontiguousarray(np.moveaxis(arr, was, to)), True
+    return moved
+
+
 def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
            more: list[tuple[str, Any, Any]] | None = None) -> list[dict[str, Any]]:
     """The inputs to try, in order: on each base call and on ``more`` (calls that take other paths), taking
@@ -513,6 +536,8 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
                   for path, rel in (plan.get("relative") or {}).items() for v in near(case, arrays, path, rel)]
         specs += [{"base": name, "set": {path: v}, "kind": "dims"}
                   for path in leaves for v in by_dims(case, arrays, path)]
+        specs += [{"base": name, "set": {path: to}, "move": [was, to], "kind": "axis"}
+                  for path in plan.get("axes") or [] for was, to in other_axes(case, arrays, path)]
         return specs + [{"base": name, "set": {p: v}, "kind": "default"} for p, v in plan.get("defaults", {}).items()]
 
     # the calls take turns, so that a path only a later call takes (a growth step) is reached within the budget
@@ -734,6 +759,8 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
     if "grow" in spec and not _grown(new, inputs, spec["grow"]):
         return None
     if "mix" in spec and not _mixed(new, inputs, spec["mix"], spec["values"]):
+        return None
+    if "move" in spec and not _moved(new, inputs, *spec["move"]):
         return None
     if "rank" in spec and not _ranked(new, inputs, spec["rank"]):
         return None

@@ -62,6 +62,8 @@ def kill_hint(kind: str, description: str) -> str:
         index = _between(text, "wrap in '", " % ")
         index = index[1:-1] if index.startswith("(") and index.endswith(")") else index
         return f"a case where {index} reaches past the end (it wraps round)"
+    if kind == "drop_move":
+        return "a case whose axis is another than the recorded one, with the arrays' axes moved to match"
     if kind == "rebind":
         return ("a case from a program that holds the array elsewhere too (a model holding the parameters an "
                 "optimiser updates): the test then checks the call changes that very array")

@@ -7,7 +7,8 @@ argument taken always or never (``if labels is None``), the axis of a reduction 
 dropped (``target ** 2`` as ``target``: equal wherever the values are 0 and 1), a wrap dropped (``(ptr + i) % size``
 as ``ptr + i``: equal until an index passes the end), the sign of zero taken as +1 (``np.sign(x)`` as ``np.where(x >= 0,
 1.0, -1.0)``: equal until an entry is exactly zero), a change in place made a new array (``self.u[...] = u`` as
-``self.u = u``: equal by value, wrong where something else holds the array); ``helper_names`` finds the helpers
+``self.u = u``: equal by value, wrong where something else holds the array), an axis never moved into place
+(``np.moveaxis(w, dim, 0)`` as ``w``); ``helper_names`` finds the helpers
 whose chains ``mutant_pins`` pins too. Each rule takes a matched node of the body and yields edits;
 ``default_path_edits`` needs the function's defaults.
 """
@@ -232,6 +233,21 @@ def _sign_zero(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                cst.parse_expression(f"{owner}.where({arg} >= 0, 1.0, -1.0)"))
 
 
+_MOVES = {"moveaxis", "movedim", "swapaxes", "rollaxis", "swapdims"}
+_MOVE_CALL = m.Call(func=m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n in _MOVES))))
+
+
+def _drop_move(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """``np.moveaxis(w, dim, 0)`` as ``w`` (``w.swapaxes(0, 1)`` as ``w``): an axis never moved into place, the
+    same while the axis is the one the driver passes (``dim=0``)."""
+    func = cst.ensure_type(node.func, cst.Attribute)
+    module_call = m.matches(func.value, m.Name()) and cst.ensure_type(func.value, cst.Name).value in _MODULE_NAMES
+    if module_call and not node.args:
+        return
+    kept = node.args[0].value if module_call else func.value
+    yield Edit("drop_move", f"drop the move of an axis in {snippet(module, node)!r}", node, _grouped(module, kept))
+
+
 def _of_self(node: cst.BaseExpression) -> bool:
     """``self.u``, ``self.params[name]``, ``self.state[k]["m"]``: an attribute or item reached from ``self``."""
     inner = node
@@ -295,6 +311,7 @@ RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_WRAP, _drop_wrap),
     (_SIGN, _sign_zero),
     (_IN_PLACE, _rebind),
+    (_MOVE_CALL, _drop_move),
 )
 """(matcher, rule) of the single-site kinds of this module."""
 

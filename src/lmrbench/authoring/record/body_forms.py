@@ -25,7 +25,35 @@ def input_forms(body: ast.AST | None, params: list[str]) -> dict[str, Any]:
             "checks_finite": _checks_arguments(body, params), "banned": _takes_banned(body),
             "splits": _splits_whitespace(body), "unbatched": _names_unbatched(body),
             "none_items": none_items(body, params), "any_rank": _any_rank(body, params),
-            "converts": _converts(body, params), "writes": _writes_nonfinite(body)}
+            "converts": _converts(body, params), "writes": _writes_nonfinite(body), "axes": axis_leaves(body)}
+
+
+AXIS_WORDS = frozenset({"axis", "dim", "axes", "dims", "axis1", "axis2", "source", "destination"})
+"""Keywords whose argument is an axis (``x.sum(axis=self.axis)``, ``torch.softmax(x, dim=dim)``)."""
+AXIS_CALLS = frozenset({"moveaxis", "swapaxes", "rollaxis", "expand_dims", "movedim", "transpose", "unsqueeze",
+                        "squeeze", "flip", "size"})
+"""Calls whose positional arguments (after the array, for a module's function) are axes."""
+
+
+def axis_leaves(node: ast.AST | None) -> list[str]:
+    """The leaves the body uses as an axis (``np.moveaxis(w, self.dim, 0)``, ``x.shape[self.dim]``, ``sum(axis=
+    axis)``): the search tries each at another axis with the arrays' axes moved to match, where an answer that
+    ignores it (``w.reshape(w.shape[dim], -1)``) differs."""
+    from lmrbench.authoring.record.body_helpers import access_path
+
+    found: list[ast.AST] = []
+    for n in ast.walk(node) if node is not None else ():
+        if isinstance(n, ast.Call):
+            found += [k.value for k in n.keywords if k.arg in AXIS_WORDS]
+            called = getattr(n.func, "attr", None) or getattr(n.func, "id", None)
+            if called in AXIS_CALLS:  # ``np.moveaxis(w, d, 0)``: after the array; ``x.size(d)``: all
+                method = isinstance(n.func, ast.Attribute) and not (isinstance(n.func.value, ast.Name)
+                                                                    and n.func.value.id in ("np", "numpy", "torch"))
+                found += n.args if method else n.args[1:]
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape":
+            found.append(n.slice)
+    paths = [access_path(a) for a in found if not isinstance(a, ast.Constant)]
+    return list(dict.fromkeys(p for p in paths if p is not None))
 
 
 def _writes_nonfinite(node: ast.AST | None) -> list[str]:
