@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -116,6 +117,7 @@ class _Chunk:
     module: cst.Module
     found: dict[str, list[cst.FunctionDef]]
     suffix: str  # appended to the source text before parsing: a sentinel statement
+    alone: dict[int, str] = field(default_factory=dict)  # id of a def -> its code alone (``_spliced``)
 
 
 class Located:
@@ -228,15 +230,54 @@ class Located:
         """The source with each def whose ``id`` is a key replaced; other chunks are copied as they are."""
         parts: list[str] = [self.bom]
         pos = 0
+        mine: dict[int, list[cst.FunctionDef]] = {}
+        for pairs in self._defs.values():
+            for chunk, node in pairs:
+                if id(node) in replace:
+                    mine.setdefault(id(chunk), []).append(node)
         for chunk in sorted(self.chunks, key=lambda c: c.start):
             parts.append(self.source[pos : chunk.start])
-            code = chunk.module.visit(_Replacer(replace)).code
+            nodes = mine.get(id(chunk), [])
+            if not nodes:  # a chunk's code is its text (checked when it was parsed)
+                parts.append(self.source[chunk.start : chunk.end])
+                pos = chunk.end
+                continue
+            code = _spliced(chunk, nodes[0], replace[id(nodes[0])]) if len(nodes) == 1 else None
+            if code is None:
+                code = chunk.module.visit(_Replacer(replace)).code
             if not code.endswith(chunk.suffix):
                 raise AssertionError("the sentinel statement was lost")
             parts.append(code[: -len(chunk.suffix)])
             pos = chunk.end
         parts.append(self.source[pos:])
         return "".join(parts)
+
+
+def _spliced(chunk: _Chunk, old: cst.FunctionDef, new: cst.FunctionDef) -> str | None:
+    """The chunk's code with ``old`` (a top-level def, or a method of a top-level class) written as ``new``, by
+    replacing the text where the two differ (from its first differing line to the def's end), or None where that
+    text is not found exactly once: a def's code alone (in its class, with no other statement) is written as in
+    the whole chunk, so one occurrence is the def's. Saves visiting the whole class per mutant."""
+    top = chunk.module.body[0]
+    if top is old:
+        def alone(f: cst.FunctionDef) -> str:
+            return chunk.module.code_for_node(f)
+    elif isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) and any(
+            s is old for s in top.body.body):
+        def alone(f: cst.FunctionDef) -> str:
+            return chunk.module.code_for_node(top.with_changes(body=top.body.with_changes(body=[f], footer=())))
+    else:
+        return None
+    before = chunk.alone.get(id(old))
+    if before is None:
+        before = chunk.alone[id(old)] = alone(old)
+    after = alone(new)
+    same = before.rfind("\n", 0, len(os.path.commonprefix([before, after]))) + 1
+    old_tail, new_tail = before[same:], after[same:]
+    text = chunk.module.code
+    if not old_tail.strip() or text.count(old_tail) != 1:
+        return None
+    return text.replace(old_tail, new_tail)
 
 
 def pair_defs(
