@@ -68,13 +68,42 @@ class Mutant:
 
 
 class _Replace(cst.CSTTransformer):
-    """Replace one node (by identity) with a node, several statements, or nothing."""
+    """Replace one node (by identity) with a node, several statements, or nothing. ``above``: the ids of the nodes
+    that hold it (``_Parents``); only those are entered, not every node of the function."""
 
-    def __init__(self, old: cst.CSTNode, new: object) -> None:
-        self.old, self.new = old, new
+    def __init__(self, old: cst.CSTNode, new: object, above: set[int] | None = None) -> None:
+        self.old, self.new, self.above = old, new, above
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self.above is None or id(node) in self.above
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
         return self.new if original_node is self.old else updated_node
+
+
+class _Parents(cst.CSTVisitor):
+    """The parent of every node of a tree, by id."""
+
+    def __init__(self) -> None:
+        self.stack: list[cst.CSTNode] = []
+        self.parent: dict[int, cst.CSTNode] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.parent[id(node)] = self.stack[-1]
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def above(self, node: cst.CSTNode) -> set[int]:
+        """The ids of the nodes that hold ``node``, up to the root."""
+        out: set[int] = set()
+        while id(node) in self.parent:
+            node = self.parent[id(node)]
+            out.add(id(node))
+        return out
 
 
 def _site_edits(module: cst.Module, func: cst.FunctionDef, kinds: Sequence[str]) -> dict[str, list[Edit]]:
@@ -165,9 +194,14 @@ def _distinct(located: Located, source: str, edits: list[tuple[cst.FunctionDef, 
     where two edits make the same file, the one whose kind comes first in ``_PRECEDENCE`` names it."""
     rank = {kind: k for k, kind in enumerate(_PRECEDENCE)}
     made: dict[str, tuple[int, int, Edit]] = {}
+    parents: dict[int, _Parents] = {}
     for position, (func, edit) in enumerate(edits):
+        if id(func) not in parents:
+            parents[id(func)] = _Parents()
+            func.visit(parents[id(func)])
         try:  # libcst refuses some replacements (a branch flattened in place of an ``elif``): no such mutant
-            new = edit.new if edit.old is func else func.visit(_Replace(edit.old, edit.new))
+            new = edit.new if edit.old is func else func.visit(
+                _Replace(edit.old, edit.new, parents[id(func)].above(edit.old)))
             new_func = cst.ensure_type(new, cst.FunctionDef)
             text = located.rebuild({id(func): new_func})
             pyparse.parse(text)
