@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.recorded_call import RecordedCall, Scalar
 from lmrbench.runtime import lmrbench_leaves as ll
-from lmrbench.runtime.lmrbench_values import read_case_file
 
 MAX_VALUES = 4
 """Most new values of one parameter."""
@@ -37,7 +37,7 @@ def scalar_arguments(path: Path | str, also: Collection[str] = ()) -> dict[str, 
     """The arguments of a case file that are plain bools, ints or floats, by name; the text ones named in
     ``also`` (a mode the body compares with literals); and the leaves at any depth of the arguments and of
     ``self`` that ``also`` reads (``self.beta``, ``self.cfg.loss.gamma``, ``cfg["beta"]``: ``lmrbench_leaves``)."""
-    case, arrays = read_case_file(path)
+    case, arrays = read_case(path)
     top = {a["name"] for a in case["arguments"]}
     out: dict[str, Scalar] = {}
     for name, value in ll.leaves(case, arrays).items():
@@ -56,7 +56,7 @@ def leaf_values(calls: Sequence[RecordedCall | Path]) -> dict[str, list[Scalar]]
     recorded calls, or their case files)."""
     seen: dict[str, list[Scalar]] = {}
     for call in calls:
-        case, arrays = read_case_file(call if isinstance(call, Path) else call.path)
+        case, arrays = read_case(call if isinstance(call, Path) else call.path)
         for name, value in ll.leaves(case, arrays).items():
             known = seen.setdefault(name, [])
             if not any(type(v) is type(value) and v == value for v in known):
@@ -141,7 +141,7 @@ def special_values(path: Path | str) -> list[str]:
     """What is special in a call's array arguments: an empty batch, all zeros, entries equal to an int
     argument or an int leaf of ``self`` at any depth (``targets holds ignore_index``, ``labels holds
     self.ignore_index``), negative ids, a boolean mask that leaves entries out."""
-    case, arrays = read_case_file(path)
+    case, arrays = read_case(path)
     ints = {name: value for name, value in ll.leaves(case, arrays).items() if type(value) is int}
     out: list[str] = []
     for a in case["arguments"]:
@@ -172,7 +172,7 @@ def inside_values(paths: list[Path], holder_names: list[str], param: str) -> lis
     entries): ``ignore_index`` 2 among class ids 0-4, so that ``targets < 0`` is not the same as the answer."""
     found: set[int] = set()
     for path in paths:
-        case, arrays = read_case_file(path)
+        case, arrays = read_case(path)
         value = ll.get(case, arrays, param)
         for a in case["arguments"]:
             arr = _arrays_of(a["value"], arrays) if a["name"] in holder_names else None
@@ -233,14 +233,13 @@ def tied_to_shapes(paths: list[Path], names: Collection[str]) -> set[str]:
     (``n_heads``, ``self.num_classes``): tied to the arrays' shapes, so no case can vary it alone (a varied head
     count against arrays of the recorded heads is a call no caller makes), and naming it as unvaried helps no
     one."""
-    from lmrbench.runtime.lmrbench_values import read_case_file
 
     tied = set(names)
     for path in paths:
         if not tied:
             break
         try:
-            case, arrays = read_case_file(path)
+            case, arrays = read_case(path)
             values = scalar_arguments(path, [n for n in tied if "." in n or "[" in n])
         except (OSError, ValueError, KeyError):
             return set()

@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 
 from lmrbench.authoring.record.bodycoverage import BodyModel
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.recorded_call import RecordedCall, RecorderSummary, recorder_error
 from lmrbench.core.taskset import Task
 from lmrbench.errors import LmrError
-from lmrbench.runtime.lmrbench_values import describe, read_case_file
+from lmrbench.runtime.lmrbench_values import describe
 from lmrbench.schemas.recording import BodyCoverage
 from lmrbench.schemas.task_info import Implementation
 
@@ -156,7 +157,7 @@ def _check_replay(target: str, n: int, call: RecordedCall) -> None:
 
 def call_shape(path: Path) -> str:
     """What tells calls apart for a reader: argument shapes and dtypes, scalar and string values."""
-    case, arrays = read_case_file(path)
+    case, arrays = read_case(path)
     parts = [f"{a['name']}={describe(a['value'], arrays)}" for a in case["arguments"]]
     if case["self"] is not None:
         parts.append(f"self={describe(case['self'], arrays)}")

@@ -18,6 +18,7 @@ from lmrbench.authoring.mutants.mutants import Mutant, generate_mutants
 from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import extra_names, probe_plans
 from lmrbench.authoring.record.body_reads import body_reads
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.compare_taps import compare_taps
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.authoring.record.search_plans import SEARCH_BUDGET, SearchReport, focus, search_plan
@@ -27,7 +28,6 @@ from lmrbench.errors import LmrError
 from lmrbench.harness.request import SandboxRequest
 from lmrbench.harness.sandbox import Sandbox
 from lmrbench.runtime.lmrbench_values import digest as value_digest
-from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.task_info import CheckerSettings, Implementation
 
 PROBE_TIMEOUT = 600.0
@@ -79,7 +79,7 @@ def _grad(paths: list[Path]) -> bool:
             return any(walk(v) for v in node)
         return False
 
-    return any(walk(read_case_file(p)[0]["expected"]) for p in paths)
+    return any(walk(read_case(p)[0]["expected"]) for p in paths)
 
 
 def pins_of(paths: list[Path], also: list[str] | None = None) -> dict[str, str]:
@@ -119,7 +119,7 @@ def probe_calls(
         which = impl.goal_files.index(goal) if goal in impl.goal_files else 0
         golden = task.golden_path(impl, which).read_text(encoding="utf-8")
         paths = [call.path for call in calls]
-        params = [a["name"] for a in read_case_file(paths[0])[0]["arguments"]]
+        params = [a["name"] for a in read_case(paths[0])[0]["arguments"]]
         reads = body_reads(golden, qual, params)
         also = extra_names(paths, reads)
         pins, grad = pins_of(paths, also), _grad(paths)
@@ -136,7 +136,7 @@ def probe_calls(
             files[name] = call.path.read_bytes()
             names.append(name)
         imp = goal_import(task.repo_dir, goal)
-        binding = read_case_file(paths[0])[0]["binding"]
+        binding = read_case(paths[0])[0]["binding"]
         job_targets.append({
             "target": target, "file": goal, "module": imp.module, "root": imp.root, "qualname": qual,
             "binding": binding, "factory": factory, "cases": names, "amplify": plans, "max_added": MAX_ADDED,
@@ -165,7 +165,7 @@ def probe_calls(
         for k, data in enumerate(entry["amplified"]):
             made = Amplification.from_json(data, report, f"{entry['target']}: added case {k + 1}")
             path = out / made.file
-            case, arrays = read_case_file(path)
+            case, arrays = read_case(path)
             digest = value_digest({"a": case["arguments"], "s": case["self"]}, arrays)
             probe.amplified.append(RecordedCall.added(made, path, entry["target"], digest, time.time(), k))
     return probes

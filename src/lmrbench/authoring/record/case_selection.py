@@ -19,10 +19,10 @@ from lmrbench.authoring.record import amplify
 from lmrbench.authoring.record.amplify_plans import made_text
 from lmrbench.authoring.record.bodycoverage import BodyModel, cover_greedy, pick_cases
 from lmrbench.authoring.record.captured_calls import call_shape
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.case_probe import TargetProbe
 from lmrbench.authoring.record.recorded_call import Amplification, RecordedCall
 from lmrbench.runtime import lmrbench_leaves as ll
-from lmrbench.runtime.lmrbench_values import read_case_file
 
 MAX_VALUES_KEPT = 4
 """Most distinct values of one parameter that selection keeps a call for."""
@@ -179,7 +179,7 @@ def unvaried(kept: list[RecordedCall], also: list[str] | None = None, probe: Tar
     unset = [p for p in (probe.unset if probe else []) if p not in by_pairs]
     set_somewhere: set[str] = set()
     for path in single if once or unset else []:
-        case = read_case_file(path)[0]
+        case = read_case(path)[0]
         nones |= {p for p in once if ll.node(case, p) is None}
         set_somewhere |= {p for p in unset if ll.node(case, p) not in (None, ll.MISSING)}
     # a setting every recorded call left None or lacked (``config.head_dim``) that no kept case sets

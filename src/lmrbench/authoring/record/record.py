@@ -23,6 +23,7 @@ from lmrbench.authoring.record.captured_calls import (
     pool_calls,
     skipped_calls,
 )
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.case_probe import probe_calls
 from lmrbench.authoring.record.case_selection import Selection, select
 from lmrbench.authoring.record.command_check import command_problem
@@ -46,7 +47,6 @@ from lmrbench.harness.sandbox import Sandbox
 from lmrbench.progress import NullProgress, Progress, check_cancel
 from lmrbench.runtime import RECORD_RUNTIME, runtime_files
 from lmrbench.runtime.lmrbench_protocol import ENV_RECORD_SPEC
-from lmrbench.runtime.lmrbench_values import read_case_file
 
 DEFAULT_MAX_CALLS = 3
 DEFAULT_MAX_BYTES = 20_000_000
@@ -135,7 +135,7 @@ def record_tests(
         if probe:
             check_cancel(cancel)
             progress.start("trying mutants and varied parameters on the calls", None)
-            expected = [read_case_file(c.path)[0]["expected"] for calls in pool.values() for c in calls]
+            expected = [read_case(c.path)[0]["expected"] for calls in pool.values() for c in calls]
             try:
                 probes = probe_calls(task, impl, sandbox, tree, pool, checker_by_type(impl, expected)[0],
                                      self_factory, Path(tmp) / "probe", cancel)

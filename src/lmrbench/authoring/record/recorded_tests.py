@@ -14,6 +14,7 @@ from typing import Any
 
 from lmrbench.authoring.record import testgen
 from lmrbench.authoring.record.amplify_plans import made_text
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.authoring.record.generated_file import check_replaceable
 from lmrbench.authoring.record.recorded_call import RecordedCall
 from lmrbench.core.source.tree import goal_plan
@@ -23,7 +24,7 @@ from lmrbench.errors import LmrError
 from lmrbench.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, staging_dir
 from lmrbench.progress import Progress
 from lmrbench.runtime import TEST_RUNTIME, runtime_files
-from lmrbench.runtime.lmrbench_values import describe, read_case_file, untouched_names
+from lmrbench.runtime.lmrbench_values import describe, untouched_names
 from lmrbench.schemas.recording import (
     AmplifiedParameter,
     BodyCoverage,
@@ -154,7 +155,7 @@ def write_recording(
             prefix = "" if single else f"{testgen.snake_name(qual.replace('.', '_'))}_"
             for n, call in enumerate(chosen[f"{file}::{qual}"], 1):
                 raw = call.path.read_bytes()
-                case, arrays = read_case_file(call.path)
+                case, arrays = read_case(call.path)
                 name = f"{prefix}case_{n}"
                 (stage / f"{name}.npz").write_bytes(raw)
                 entry = _case_entry(case, arrays, f"{name}.npz", f"test_{name}", call)

@@ -37,8 +37,8 @@ from lmrbench.authoring.record.amplify_plans import in_domain, unset_settings, v
 from lmrbench.authoring.record.body_forms import input_forms
 from lmrbench.authoring.record.body_helpers import access_path
 from lmrbench.authoring.record.body_reads import BodyReads
+from lmrbench.authoring.record.case_files import read_case
 from lmrbench.errors import LmrError
-from lmrbench.runtime.lmrbench_values import read_case_file
 from lmrbench.schemas.recording import tried_text
 
 MAX_VALUES = 7
@@ -164,7 +164,7 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
         if name not in tied and (type(was) in (int, float) or was is None and (
                 name in reads.nones or name in reads.fallbacks)):
             relative[name] = {"to": others, "low": None if was is None else _low(name, seen[name], reads)}
-    case, _ = read_case_file(paths[0])
+    case, _ = read_case(paths[0])
     params = [a["name"] for a in case["arguments"]]
     body = _body(golden, qualname)  # parsed once for the checks below
     exact = {n: [float(v) for v in map(_literal, vs) if type(v) in (int, float)] for n, vs in reads.bounds.items()}
