@@ -91,7 +91,16 @@ without gradient and a zero gradient the driver never reaches; Rainbow's multi-s
 environment step, with truncation told apart from termination, both at once, clipped rewards, another gamma and n
 the driver never sets; spectral normalisation by the power iteration carried over in vectors updated in place,
 called once per forward, with eval mode, more iterations, another ``dim``, a zero weight and the Lipschitz bound
-``coeff`` the driver never sets). Each task is
+``coeff`` the driver never sets) and ``fresh17`` (``heldout_fresh17_tasks.py``, written before its first run and
+sealed until then: the LDAM loss of Cao et al. with deferred re-weighting reading ``self.cfg.loss.ldam`` and
+``self.cfg.loss.drw``, with another reduction, no re-weighting, an empty class, an empty batch and another ``s``
+and ``max_m`` the driver never gives; adaptive gradient clipping over the model's parameter and gradient dicts,
+called once per step, changing the gradients in place unit by unit, with ``exclude``, gradient centralisation,
+missing gradients, float32 gradients and units exactly at their bound the driver never reaches; NDCG@k with
+graded relevance and tie-averaged DCG, with ties inside and across the cutoff, a tie-breaking mode, masks, k of
+None, linear gains and queries with nothing relevant the driver never gives; TD(lambda) with linear values,
+called once per environment step, changing its weights and trace in place, with replacing and dutch traces,
+truncation, a gamma below 1 and terminal states with features the driver never sets). Each task is
 authored as ``lmrbench task new`` does and recorded with ``task record`` from its driver; every plausible wrong
 answer and every correct answer in another style is then graded as ``lmrbench evaluate`` grades a candidate (local
 sandbox), and the task is validated as ``lmrbench validate`` validates it (the library's ``validate_task``, local
@@ -111,7 +120,7 @@ the goal on general inputs): each wrong answer must differ from the golden code 
 raising where the other does not) and each correct answer must agree on every call (rtol 1e-5); a bad entry is
 reported, by name, on a ``corpus:`` line.
 
-    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh15|fresh16|all]
+    python benchmarks/wrong_answers.py [--set main|heldout|fresh|fresh2|...|fresh16|fresh17|all]
                                        [--only NAME] [--no-probe] [--no-validate] [--check] [--summary] [--why]
 
 ``--check`` checks the corpus only (seconds); ``--no-probe`` records by coverage alone (``record_tests(probe=
@@ -151,6 +160,7 @@ from heldout_fresh13_tasks import TASKS as FRESH13  # noqa: E402
 from heldout_fresh14_tasks import TASKS as FRESH14  # noqa: E402
 from heldout_fresh15_tasks import TASKS as FRESH15  # noqa: E402
 from heldout_fresh16_tasks import TASKS as FRESH16  # noqa: E402
+from heldout_fresh17_tasks import TASKS as FRESH17  # noqa: E402
 from heldout_fresh_tasks import TASKS as FRESH  # noqa: E402
 from heldout_tasks import TASKS as HELDOUT  # noqa: E402
 from wrong_answer_tasks import TASKS as MAIN  # noqa: E402
@@ -174,9 +184,9 @@ SETS = {"main": MAIN, "heldout": HELDOUT + FRESH, "fresh": FRESH, "fresh2": FRES
         "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
         "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
         "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
-        "fresh15": FRESH15, "fresh16": FRESH16,
+        "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17,
         "all": MAIN + HELDOUT + FRESH + FRESH2 + FRESH3 + FRESH4 + FRESH5 + FRESH6 + FRESH7 + FRESH8 + FRESH9
-        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14 + FRESH15 + FRESH16}
+        + FRESH10 + FRESH11 + FRESH12 + FRESH13 + FRESH14 + FRESH15 + FRESH16 + FRESH17}
 """The task sets ``--set`` picks from."""
 
 
