@@ -34,6 +34,7 @@ notes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -382,6 +383,25 @@ def _remapped(array: Any, old: Any, new: Any) -> Any:
     return out
 
 
+HANG_FLOOR, HANG_FACTOR = 0.5, 50.0
+"""A mutant's call that runs past the larger of ``HANG_FLOOR`` seconds and ``HANG_FACTOR`` times the golden code's
+slowest call on the cases loops (``while start < n`` whose step was dropped): killed. The job's limit stays the
+most."""
+
+
+def _hang_limit(golden: Any, cases: list[tuple[str, Any, Any]], most: float) -> float:
+    """The limit of one mutant's call on a case: ``HANG_FACTOR`` times the golden code's slowest call on them, at
+    least ``HANG_FLOOR`` and at most ``most`` (a mutant that loops for ever then costs a fraction of a second, not
+    the job's 5 s on every case)."""
+    slowest = 0.0
+    for _, case, arrays in cases:
+        start = time.monotonic()
+        with contextlib.suppress(Exception, _Timeout):  # a raising case: its time still counts
+            golden.call(case, arrays)
+        slowest = max(slowest, time.monotonic() - start)
+    return min(most, max(HANG_FLOOR, HANG_FACTOR * slowest))
+
+
 def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, Any]], factory: Any,
            deadline: float) -> tuple[dict[str, list[str]], list[str]]:
     """The mutants each case kills, by case file; and the ids of mutants not tried (the budget ran out)."""
@@ -403,6 +423,8 @@ def _kills(t: dict[str, Any], job: dict[str, Any], cases: list[tuple[str, Any, A
         for name, case, arrays in cases:
             if target.differs(case, arrays):
                 kills[name].append(mutant["id"])
+            if target.hung:  # a mutant that loops is killed by the first case it loops on: waiting out the
+                break  # limit on every other case (5 s each) is all the rest would do
     return kills, untried
 
 
@@ -443,7 +465,8 @@ def main() -> int:
             case, arrays = lv.read_case_file(os.path.join(out, entry["file"]))
             cases.append((entry["file"], case, arrays))
         made += scanned
-        kills, untried = _kills(t, job, cases, factory, deadline)
+        golden.timeout = _hang_limit(golden, cases, job["timeout"])
+        kills, untried = _kills(t, {**job, "timeout": golden.timeout}, cases, factory, deadline)
         every = {m for ids in kills.values() for m in ids}
         alive = [m for m in t["mutants"] if m["id"] not in every and m["id"] not in untried]
         found = ls.search(golden, t, alive, cases, out, index, min(deadline, time.monotonic() + job.get(

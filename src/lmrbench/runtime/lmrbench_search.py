@@ -82,6 +82,8 @@ class Target:
                  checker: dict[str, Any]) -> None:
         self.func, self.owner, self.binding, self.factory = func, owner, binding, factory
         self.timeout, self.checker = timeout, checker
+        self.hung = False
+        """Set when a call of ``differs`` ran past the limit (a mutant that loops for ever)."""
 
     def with_func(self, func: Any, owner: Any) -> Target:
         return Target(func, owner, self.binding, self.factory, self.timeout, self.checker)
@@ -135,6 +137,7 @@ class Target:
         try:
             got, decoded, obj = self.call(case, arrays)
         except Timeout:
+            self.hung = True
             return True
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             return not raised_as(exc, template(case, arrays) if want is None else want)
