@@ -407,3 +407,18 @@ def spectral(w, u, dim=0, axis=-1):
 
     assert "arrays' axes moved to match" in kill_hint("drop_move", mutants[0].description)
     assert axis_leaves(pyparse.parse(source)) == ["dim", "axis"]  # not the literal 0 and 1
+
+
+def test_a_get_taken_as_an_index():
+    source = '''def pick(grads, cfg, name):
+    """Doc."""
+    g = grads.get(name)
+    return g, cfg.get("beta", 0.5), cfg.get("gamma", default=1.0)
+'''
+    mutants = generate_mutants(source, "pick", kinds=["strict_get"])
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    changed = [[line.strip() for line in mu.source.splitlines() if line not in source.splitlines()]
+               for mu in mutants]
+    assert changed == [["g = grads[name]"], ['return g, cfg["beta"], cfg.get("gamma", default=1.0)']]
+    assert kill_hint("strict_get", mutants[0].description) == "a case whose grads lacks the key it reads"

@@ -30,9 +30,9 @@ TEST_RUNTIME = (*CODEC, "lmrbench_reply.py", "lmrbench_precision.py", "lmrbench_
 RECORD_RUNTIME = (*TEST_RUNTIME, "lmrbench_hook.py", "lmrbench_leaves.py", "lmrbench_record.py", "lmrbench_ties.py",
                   "sitecustomize.py", PROTOCOL)
 """Modules put first on the Python path of a recorded command."""
-PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_leaves.py", "lmrbench_variations.py", "lmrbench_input_text.py",
-                 "lmrbench_raising.py", "lmrbench_ties.py", "lmrbench_scan.py", "lmrbench_edges.py",
-                 "lmrbench_search.py", "lmrbench_probe.py", PROTOCOL)
+PROBE_RUNTIME = (*TEST_RUNTIME, "lmrbench_leaves.py", "lmrbench_variations.py", "lmrbench_layouts.py",
+                 "lmrbench_input_text.py", "lmrbench_raising.py", "lmrbench_ties.py", "lmrbench_scan.py",
+                 "lmrbench_edges.py", "lmrbench_search.py", "lmrbench_probe.py", PROTOCOL)
 """The program run after a recording, on the golden tree: cases added where a parameter never varied, and the
 mutants each case kills (``python3 -m lmrbench_probe``)."""
 WORKER_RUNTIME = ("lmrbench_worker.py", "lmrbench_wire.py", "lmrbench_reply.py", "lmrbench_identity.py", PROTOCOL)

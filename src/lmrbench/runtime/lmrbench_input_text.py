@@ -57,8 +57,10 @@ def input_text(spec: dict[str, Any]) -> str:
         return f"{spec['retype']} given as 0/1 ints" + also
     if spec.get("spaced"):
         return "text arguments with their spaces doubled" + also
+    if "names" in spec:
+        return f"{spec['names']} given the first key of each dict argument" + also
     if "none_item" in spec:
-        return f"{spec['none_item']} with its first item None" + also
+        return f"{spec['none_item']} with its first {'key left out' if spec.get('drop') else 'item None'}" + also
     if "rename" in spec:
         return f"{spec['rename'][1]} in place of {spec['rename'][0]}" + also
     if "unbatch" in spec:

@@ -19,20 +19,13 @@ import json
 from typing import Any
 
 import lmrbench_leaves as ll
+from lmrbench_layouts import array_key, by_dims, moved, other_axes
 
 RANDOM_TRIES = 3
 """Random inputs of the recorded shapes tried per base call."""
 SHIFT = 1000.0
 """The constant (times the array's largest magnitude, at least 1) added to float arrays by the ``shifted``
 variation: far past where ``exp`` of an unshifted value overflows."""
-
-
-def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | None:
-    """The array key of an argument (or leaf) that is an array, else None."""
-    found = ll.node(case, name)
-    if isinstance(found, dict) and found.get("$") in ("ndarray", "tensor") and found.get("key") in arrays:
-        return str(found["key"])
-    return None
 
 
 LARGE = 60.0
@@ -485,41 +478,6 @@ def near(case: dict[str, Any], arrays: dict[str, Any], path: str, rel: dict[str,
     return out
 
 
-def by_dims(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[int]:
-    """For an int leaf, one less than each length of an axis of the call's arrays, shortest first: an index
-    (a ring's pointer) at the end of an axis, where what it starts wraps round."""
-    import numpy as np
-
-    mine = None if ll.node(case, path) is None else ll.get(case, arrays, path)
-    if type(mine) is not int:
-        return []
-    dims = {d for k, a in arrays.items() if isinstance(a, np.ndarray) and not k.startswith("out") for d in a.shape}
-    return [d - 1 for d in sorted(dims) if d > 2 and d - 1 != mine][:4]
-
-
-def other_axes(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[tuple[int, int]]:
-    """(recorded axis, another) for an int leaf used as an axis: each other axis of the array arguments."""
-    was = None if ll.node(case, path) is None else ll.get(case, arrays, path)
-    ranks = [getattr(arrays.get(array_key(case, a["name"], arrays) or ""), "ndim", 0) for a in case["arguments"]]
-    if type(was) is not int or was < 0:
-        return []
-    return [(was, to) for to in range(max(ranks, default=0)) if to != was]
-
-
-def _moved(new: dict[str, Any], inputs: dict[str, Any], was: int, to: int) -> bool:
-    """Move axis ``was`` of every array argument that has it to ``to`` (``np.moveaxis``): the same data, laid out
-    as a caller passing the other axis gives it."""
-    import numpy as np
-
-    moved = False
-    for a in new["arguments"]:
-        k = array_key(new, a["name"], inputs)
-        arr = inputs.get(k) if k is not None else None
-        if isinstance(arr, np.ndarray) and arr.ndim > max(was, to):
-            inputs[str(k)], moved = np.ascontiguousarray(np.moveaxis(arr, was, to)), True
-    return moved
-
-
 def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
            more: list[tuple[str, Any, Any]] | None = None) -> list[dict[str, Any]]:
     """The inputs to try, in order: on each base call and on ``more`` (calls that take other paths), taking
@@ -563,7 +521,9 @@ def inputs(plan: dict[str, Any], bases: list[tuple[str, Any, Any]],
             out += [{"base": name, "fill": arg, "like": like, "kind": "fill", "set": s, **fill}
                     for fill in fills
                     for s in [{}, *({p: v} for p, v in plan.get("defaults", {}).items() if p != arg)]]
-        out += [{"base": name, "none_item": arg, "kind": "none"} for arg in plan.get("none_items") or []]
+        out += [{"base": name, "names": a["name"], "kind": "fill"} for a in case["arguments"] if a["value"] is None]
+        out += [{"base": name, "none_item": arg, "kind": "none", **drop} for arg in plan.get("none_items") or []
+                for drop in ({}, {"drop": True})]
     for name, case, arrays in bases:  # a head count one lower with its arrays, as recorded and drawn anew
         for size, paths in tied_groups(case, arrays, plan.get("tied", [])).items():
             out += [{"base": name, "resize": paths, "to": size - 1, "kind": "resize", **extra}
@@ -735,11 +695,28 @@ def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size
     return cut and all(ll.put(new, inputs, p, size) for p in paths)
 
 
-def _none_item(new: dict[str, Any], arg: str) -> bool:
-    """The first item of the list argument ``arg`` made None: a parameter with no gradient among ``grads``."""
-    for a in new["arguments"]:
-        if a["name"] == arg and isinstance(a["value"], list) and len(a["value"]) > 1:
-            a["value"][0] = None
+def _named(new: dict[str, Any], arg: str) -> bool:
+    """Give the None argument ``arg`` a list of the first key of each dict argument keyed by text: names the body
+    may leave out or treat apart (``exclude=["fc1.weight"]`` beside ``params``)."""
+    keys = [v["items"][0][0] for v in (a["value"] for a in new["arguments"]) if isinstance(v, dict)
+            and v.get("$") == "dict" and v["items"] and isinstance(v["items"][0][0], str)]
+    spot = [a for a in new["arguments"] if a["name"] == arg and a["value"] is None]
+    if keys and spot:
+        spot[0]["value"] = keys
+    return bool(keys and spot)
+
+
+def _none_item(new: dict[str, Any], arg: str, drop: bool = False) -> bool:
+    """The first item of the list argument ``arg`` (or value of the dict) made None: a parameter with no gradient;
+    with ``drop``, the dict's first key left out instead (a gradient missing from ``grads``)."""
+    for value in (a["value"] for a in new["arguments"] if a["name"] == arg):
+        items = value["items"] if isinstance(value, dict) and value.get("$") == "dict" else value
+        if isinstance(items, list) and len(items) > 1 and (items is not value or not drop):
+            if drop:  # nor is anything held there any more
+                key = json.loads(json.dumps(items.pop(0)[0]))
+                new["held"] = [e for e in new.get("held") or [] if e["path"][:2] != [arg, key]]
+            else:
+                items[0] = None if items is value else [items[0][0], None]
             return True
     return False
 
@@ -760,13 +737,15 @@ def build(spec: dict[str, Any], case: dict[str, Any], arrays: dict[str, Any]) ->
         return None
     if "mix" in spec and not _mixed(new, inputs, spec["mix"], spec["values"]):
         return None
-    if "move" in spec and not _moved(new, inputs, *spec["move"]):
+    if "move" in spec and not moved(new, inputs, *spec["move"]):
         return None
     if "rank" in spec and not _ranked(new, inputs, spec["rank"]):
         return None
     if "retype" in spec and not _retyped(new, inputs, spec["retype"]):
         return None
-    if "none_item" in spec and not _none_item(new, spec["none_item"]):
+    if "names" in spec and not _named(new, spec["names"]):
+        return None
+    if "none_item" in spec and not _none_item(new, spec["none_item"], bool(spec.get("drop"))):
         return None
     if spec.get("spaced") and not _spaced(new):
         return None

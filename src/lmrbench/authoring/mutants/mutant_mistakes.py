@@ -3,8 +3,8 @@
 A parameter pinned to its recorded or default value, an arithmetic operator swapped (``*``/``/``, ``**``,
 ``//``), a condition negated, a mask or ``where`` dropped, arguments of a call swapped, a constant or a term
 scaled, a branch removed, an update of ``self`` dropped from a branch (a counter not reset on an overflow), a result
-detached from the autograd graph. Each rule takes a matched node of the body
-and yields edits; ``pin_edits`` and ``detach`` depend on what the recording saw.
+detached from the autograd graph, a ``dict.get`` taken as an index (a key taken to be there). Each rule takes a
+matched node of the body and yields edits; ``pin_edits`` and ``detach`` depend on what the recording saw.
 """
 
 from __future__ import annotations
@@ -231,7 +231,21 @@ def _drop_ifexp_branch(module: cst.Module, node: cst.IfExp) -> Iterator[Edit]:
     yield Edit("drop_branch", f"drop the else of `if {test}` (always the if)", node, with_parens(node.body, node))
 
 
+_GET = m.Call(func=m.Attribute(value=m.Name() | m.Attribute(), attr=m.Name("get")),
+              args=m.MatchIfTrue(lambda args: 1 <= len(args) <= 2 and all(a.keyword is None for a in args)))
+
+
+def _strict_get(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
+    """``grads.get(name)`` as ``grads[name]``: a key taken to be there (KeyError where the caller leaves one out,
+    a parameter with no gradient); the same while every key is present."""
+    owner = cst.ensure_type(node.func, cst.Attribute).value
+    key = node.args[0].value
+    yield Edit("strict_get", f"index for {snippet(module, node)!r}", node,
+               cst.Subscript(value=owner, slice=[cst.SubscriptElement(slice=cst.Index(value=key))]))
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
+    (_GET, _strict_get),
     (_ARITH_OP, _swap_arith),
     (_AUG_ARITH_OP, _swap_arith),
     (_SINGLE_COMPARISON, _negate_comparison),

@@ -167,8 +167,15 @@ def helpers(tree: ast.Module, qualname: str, func: ast.FunctionDef | ast.AsyncFu
 
 def loop_items(node: ast.AST, params: list[str]) -> dict[str, str]:
     """The loop variables that take the items of a list argument, and that argument: ``g`` of ``for g in grads``,
-    ``for p, g in zip(self.params, grads)`` and ``for i, g in enumerate(grads)``."""
+    ``for p, g in zip(self.params, grads)`` and ``for i, g in enumerate(grads)``; and the names given a value of a
+    dict argument (``g = grads.get(name)``)."""
     out: dict[str, str] = {}
+    for assign in (n for n in ast.walk(node) if isinstance(n, ast.Assign) and len(n.targets) == 1):
+        value, target = assign.value, assign.targets[0]
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr == "get" and isinstance(value.func.value, ast.Name) \
+                and value.func.value.id in params:
+            out[target.id] = value.func.value.id
     for loop in (n for n in ast.walk(node) if isinstance(n, ast.For)):
         targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
         it = loop.iter
@@ -184,8 +191,9 @@ def loop_items(node: ast.AST, params: list[str]) -> dict[str, str]:
 
 
 def none_items(node: ast.AST | None, params: list[str]) -> list[str]:
-    """The list arguments whose items the body tests for None (``if g is None: continue`` for ``g`` in ``grads``):
-    a caller may leave an item out (a parameter with no gradient), so the search gives one None."""
+    """The list (or dict) arguments whose items the body tests for None (``if g is None: continue`` for ``g`` in
+    ``grads``, or ``g = grads.get(name)``): a caller may leave an item out (a parameter with no gradient), so the
+    search gives one None."""
     if node is None:
         return []
     items = loop_items(node, params)
