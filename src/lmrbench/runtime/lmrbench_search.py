@@ -437,8 +437,11 @@ def recorded_calls(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, An
 
 
 def recorded_bases(cases: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
-    """The first two recorded cases: the calls that inputs are varied from."""
-    return recorded_calls(cases)[:2]
+    """The first and the last recorded cases: the calls that inputs are varied from. The first call of a run often
+    starts from a blank state (weights of zero, where every value is 0 and two updates agree); the last starts from
+    one the run has made."""
+    calls = recorded_calls(cases)
+    return calls[:1] + calls[-1:] if len(calls) > 1 else calls
 
 
 MORE_BASES = 3

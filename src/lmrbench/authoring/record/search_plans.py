@@ -140,6 +140,8 @@ def search_plan(paths: list[Path], reads: BodyReads, golden: str, qualname: str,
             tries = _boundaries(name, first, reads, seen) + _partners(name, first, reads, seen) + wide \
                 + amplify.varied_values(first) + ([0.0] if type(first) is float and reads.guarded else [])
         tries = [x for x in dict.fromkeys(tries) if not any(type(x) is type(v) and x == v for v in values)]
+        if type(first) is bool and not tries:  # a flag recorded both ways: each way on every base call (a
+            tries = [True, False]  # ``terminated=True`` where the next state is no terminal one)
         tries = in_domain(name, tries, values, reads)  # a step or a count stays one
         tries = [x for x in tries if name not in tied or x != 1]  # 1 broadcasts against the recorded arrays
         unset: list[amplify.Scalar | None] = [None] if (name in reads.nones or name in reads.fallbacks) \
