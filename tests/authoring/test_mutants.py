@@ -422,3 +422,21 @@ def test_a_get_taken_as_an_index():
                for mu in mutants]
     assert changed == [["g = grads[name]"], ['return g, cfg["beta"], cfg.get("gamma", default=1.0)']]
     assert kill_hint("strict_get", mutants[0].description) == "a case whose grads lacks the key it reads"
+
+
+def test_a_check_for_none_dropped_from_a_condition():
+    source = '''def weights(epoch, start=None, cap=None):
+    """Doc."""
+    if start is not None and epoch >= start:
+        return 2.0
+    if cap is None or epoch < cap:
+        return 1.0
+    return 0.0 if (epoch is None and cap) else 3.0
+'''
+    mutants = generate_mutants(source, "weights", kinds=["drop_none_check"])
+    from lmrbench.authoring.mutants.mutant_hints import kill_hint
+
+    changed = [[line.strip() for line in mu.source.splitlines() if line not in source.splitlines()]
+               for mu in mutants]
+    assert changed == [["if epoch >= start:"], ["if epoch < cap:"]]  # not ``epoch is None and cap``: no guard
+    assert kill_hint("drop_none_check", mutants[0].description) == "a case where start is None"

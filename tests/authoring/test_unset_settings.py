@@ -4,7 +4,9 @@ falls back to the model's setting (``if max_length is None: max_length = model.c
 field left None that falls back to others (``head_dim or hidden // heads``), a key the recorded dict lacks, read
 with no default and tested (``scaling.get("factor")``), done flags the body converts to numbers given as 0/1 ints,
 an input on which the golden code overflows, where code in another style raises, never made a case, and a key read
-with its legacy name as the default (``scaling.get("rope_type", scaling.get("type"))``), given under that name. Each
+with its legacy name as the default (``scaling.get("rope_type", scaling.get("type"))``), given under that name, and
+a setting the driver always sets that a condition checks for None first (``start is not None and epoch >= start``),
+left None. Each
 is tested both ways: the plausible wrong answer it exposes fails, a correct answer in another style passes."""
 
 from __future__ import annotations
@@ -222,7 +224,34 @@ RATIO_MATH = RATIO_HEAD + '''    import math
 '''
 RATIO_UNCAPPED = RATIO.replace("np.minimum(np.exp(logp_new - logp_old), cap)", "np.exp(logp_new - logp_old)")
 
+DRW_HEAD = '''import numpy as np
+
+
+def class_weights(counts, epoch, start=None, beta=0.99):
+    """Per-class weights: from epoch ``start`` on (never, when ``start`` is None), the inverse effective number
+    ``(1 - beta) / (1 - beta ** n)`` of each class, scaled to sum to the number of classes; else all ones."""
+'''
+DRW_GOLDEN = DRW_HEAD + '''    n = np.asarray(counts, dtype=np.float64)
+    if start is not None and epoch >= start:
+        w = (1.0 - beta) / (1.0 - np.power(beta, n))
+        return w / w.sum() * n.size
+    return np.ones(n.size)
+'''
+DRW_DRIVER = '''from losses.drw import class_weights
+
+for epoch in range(4):
+    print(class_weights([50, 10, 2], epoch, start=2))
+'''
+DRW_COMPARES_NONE = DRW_GOLDEN.replace("if start is not None and epoch >= start:", "if epoch >= start:")
+DRW_DEFAULTED = DRW_HEAD + '''    n = np.asarray(counts, dtype=np.float64)
+    if epoch < (float("inf") if start is None else start):
+        return np.ones(n.size)
+    w = (1.0 - beta) / -np.expm1(n * np.log(beta))
+    return w * (n.size / w.sum())
+'''
 TASKS = {
+    "drw": ("losses/drw.py::class_weights", {"losses/__init__.py": "", "losses/drw.py": DRW_GOLDEN,
+                                             "run.py": DRW_DRIVER}, "losses/drw.py"),
     "ppl": ("lm/ppl.py::window_nll", {"lm/__init__.py": "", "lm/ngram.py": NGRAM, "lm/ppl.py": PPL,
                                       "run.py": PPL_DRIVER}, "lm/ppl.py"),
     "heads": ("model/rope.py::inv_freq", {"model/rope.py": HEADS, "run.py": HEADS_DRIVER}, "model/rope.py"),
@@ -235,6 +264,9 @@ TASKS = {
                "model/legacy.py"),
 }
 CANDIDATES = [
+    ("drw", "start compared with the epoch when left None (the driver always sets it)", DRW_COMPARES_NONE,
+     TestStatus.FAILED),
+    ("drw", "None read as a start never reached, expm1", DRW_DEFAULTED, TestStatus.PASSED),
     ("ppl", "max_length ignored (left None by the driver)", PPL_IGNORES_MAX_LENGTH, TestStatus.FAILED),
     ("ppl", "windows listed first, one mean over their scores", PPL_LIST, TestStatus.PASSED),
     ("heads", "head_dim ignored (left None by the driver)", HEADS_IGNORED, TestStatus.FAILED),

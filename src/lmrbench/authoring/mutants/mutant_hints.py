@@ -62,6 +62,8 @@ def kill_hint(kind: str, description: str) -> str:
         index = _between(text, "wrap in '", " % ")
         index = index[1:-1] if index.startswith("(") and index.endswith(")") else index
         return f"a case where {index} reaches past the end (it wraps round)"
+    if kind == "drop_none_check":
+        return f"a case where {_between(text, 'check ', ' is').strip(chr(39))} is None"
     if kind == "strict_get":
         return f"a case whose {_between(text, 'for ', '.get(').strip(chr(39))} lacks the key it reads"
     if kind == "drop_move":

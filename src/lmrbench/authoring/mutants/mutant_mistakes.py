@@ -3,7 +3,8 @@
 A parameter pinned to its recorded or default value, an arithmetic operator swapped (``*``/``/``, ``**``,
 ``//``), a condition negated, a mask or ``where`` dropped, arguments of a call swapped, a constant or a term
 scaled, a branch removed, an update of ``self`` dropped from a branch (a counter not reset on an overflow), a result
-detached from the autograd graph, a ``dict.get`` taken as an index (a key taken to be there). Each rule takes a
+detached from the autograd graph, a ``dict.get`` taken as an index (a key taken to be there), a check for None
+dropped from a condition. Each rule takes a
 matched node of the body and yields edits; ``pin_edits`` and ``detach`` depend on what the recording saw.
 """
 
@@ -244,8 +245,23 @@ def _strict_get(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
                cst.Subscript(value=owner, slice=[cst.SubscriptElement(slice=cst.Index(value=key))]))
 
 
+_NONE_TEST = m.Comparison(comparisons=[m.ComparisonTarget(operator=m.Is() | m.IsNot(), comparator=m.Name("None"))])
+
+
+def _drop_none_check(module: cst.Module, node: cst.BooleanOperation) -> Iterator[Edit]:
+    """``start is not None and epoch >= start`` as ``epoch >= start`` (``x is None or x < 0`` as ``x < 0``): a
+    setting taken to be set, which fails (or takes the other path) where the caller leaves it None."""
+    joins = {cst.And: cst.IsNot, cst.Or: cst.Is}
+    for check, other in ((node.left, node.right), (node.right, node.left)):
+        if m.matches(check, _NONE_TEST) and isinstance(
+                cst.ensure_type(check, cst.Comparison).comparisons[0].operator, joins[type(node.operator)]):
+            yield Edit("drop_none_check", f"drop the check {snippet(module, check)!r}", node,
+                       with_parens(other, node))
+
+
 RULES: tuple[tuple[m.BaseMatcherNode, Rule], ...] = (
     (_GET, _strict_get),
+    (m.BooleanOperation(operator=m.And() | m.Or()), _drop_none_check),
     (_ARITH_OP, _swap_arith),
     (_AUG_ARITH_OP, _swap_arith),
     (_SINGLE_COMPARISON, _negate_comparison),

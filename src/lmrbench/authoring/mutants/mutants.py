@@ -5,11 +5,11 @@ Each mutant changes one thing in the function's body (the docstring is kept). Th
 ``min``/``max`` or a reduction swapped, a comparison loosened); the others look like the mistakes real wrong answers
 make (``mutant_mistakes``: a parameter pinned, an operator swapped, a condition negated, a mask dropped, arguments
 swapped, a constant scaled, a branch removed, an update of ``self`` dropped from a branch, a result detached, a
-``get`` taken as an index) and, in ``mutant_shapes``, a branch forced, a guard dropped, an offset dropped, an
-optional argument's default path forced, an axis changed, a copy dropped, a power dropped, a wrap dropped, the sign
-of zero taken as +1, a change in place made a new array, an axis not moved, and in ``mutant_pins`` a nested value
-pinned). The order is deterministic: the kinds take turns, and within a kind the sites come in source order; mutants
-are de-duplicated, differ from the source and all parse.
+``get`` taken as an index, a check for None dropped) and, in ``mutant_shapes``, a branch forced, a guard dropped, an
+offset dropped, an optional argument's default path forced, an axis changed, a copy dropped, a power dropped, a wrap
+dropped, the sign of zero taken as +1, a change in place made a new array, an axis not moved, and in ``mutant_pins``
+a nested value pinned). The order is deterministic: the kinds take turns, and within a kind the sites come in source
+order; mutants are de-duplicated, differ from the source and all parse.
 ``sample_mutants`` picks a few of every kind.
 """
 
@@ -41,7 +41,8 @@ LEGACY_KINDS = ("constant_return", "return_input", "drop_term", "flip_sign", "of
 MISTAKE_KINDS = ("pin_parameter", "arith_swap", "negate", "drop_mask", "swap_args", "scale_constant",
                  "drop_branch", "detach", "force_branch", "drop_guard", "drop_offset", "default_path", "pin_nested",
                  "change_axis", "drop_reduction", "drop_copy", "drop_power", "drop_update", "drop_wrap",
-                 "sign_zero", "rebind", "drop_move", "strict_get")  # fmt: skip
+                 "sign_zero", "rebind", "drop_move", "strict_get",
+                 "drop_none_check")  # fmt: skip
 """Kinds shaped like real wrong answers."""
 KINDS = (*LEGACY_KINDS, *MISTAKE_KINDS)
 _RULES = (*mutant_sites.RULES, *mutant_mistakes.RULES, *mutant_shapes.RULES)

@@ -15,7 +15,8 @@ from lmrbench.schemas.recording import AmplifiedParameter, MutantCatch, MutantSe
 
 WEAK_KINDS = ("pin_parameter", "drop_mask", "drop_branch", "swap_args", "detach", "force_branch", "drop_guard",
               "drop_offset", "default_path", "pin_nested", "compare", "drop_reduction", "drop_copy", "drop_power",
-              "drop_wrap", "sign_zero", "rebind", "drop_move", "strict_get")
+              "drop_wrap", "sign_zero", "rebind", "drop_move", "strict_get",
+              "drop_none_check")
 """Mutant kinds shaped like real mistakes: one that stays equivalent after amplification makes the task weak."""
 
 
