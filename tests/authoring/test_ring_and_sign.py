@@ -5,7 +5,8 @@ a list of gradients with one left out (None), where the body skips such items, a
 bound its check names (``eps`` of 0.5 against ``< 0.5``: exact in any program, so no knife edge), where the golden
 code raises; and what a body must refuse or take (an id of -1 or at the table's length, one argument an item
 shorter than the other, no item at all), where the golden code raises by its own ``raise`` or returns early; and
-float inputs negated (a cosine near -1, where an angular margin falls back, that a trained model's never is).
+float inputs negated (a cosine near -1, where an angular margin falls back, that a trained model's never is), and
+a count of zero among the positive counts an instance holds, where the body guards them.
 Each is tested both ways: the wrong answer it exposes fails, correct answers in other styles pass."""
 
 from __future__ import annotations
@@ -234,7 +235,43 @@ ARC_ANGLES = ARC_HEAD + '''    out = []
         out.append(math.cos(theta + m) if theta + m < math.pi else c - m * math.sin(m))
     return np.array(out)
 '''
+COUNTS_HEAD = '''import numpy as np
+
+
+class Reweighter:
+    """Weights of classes by the training counts it holds (``self.counts``, ints)."""
+
+    def __init__(self, counts, power=0.5):
+        self.counts = np.asarray(counts)
+        self.power = power
+
+    def weights(self, targets):
+        """Each target's weight: its class count to the power ``-power``, a count of zero taken as one; the weights
+        of the classes scaled to average 1."""
+'''
+COUNTS_GOLDEN = COUNTS_HEAD + '''        n = np.maximum(self.counts.astype(np.float64), 1.0)
+        w = n ** -self.power
+        w = w / w.mean()
+        return w[np.asarray(targets)]
+'''
+COUNTS_DRIVER = '''import numpy as np
+
+from data.reweight import Reweighter
+
+rng = np.random.default_rng(0)
+rw = Reweighter([40, 12, 5, 3])
+for _ in range(3):
+    print(rw.weights(rng.integers(0, 4, size=6)).sum())
+'''
+COUNTS_UNGUARDED = COUNTS_GOLDEN.replace("np.maximum(self.counts.astype(np.float64), 1.0)",
+                                        "self.counts.astype(np.float64)")
+COUNTS_CLIPPED = COUNTS_HEAD + '''        w = np.power(np.clip(self.counts, 1, None).astype(float), -self.power)
+        return (w * (len(w) / w.sum()))[targets]
+'''
 TASKS = {
+    "counts": ("data/reweight.py::Reweighter.weights",
+               {"data/__init__.py": "", "data/reweight.py": COUNTS_GOLDEN, "run.py": COUNTS_DRIVER},
+               "data/reweight.py"),
     "ring": ("store/ring.py::Ring.add", {"store/__init__.py": "", "store/ring.py": RING_GOLDEN, "run.py": RING_DRIVER},
              "store/ring.py"),
     "sign": ("optim/signum.py::Signum.step",
@@ -248,6 +285,8 @@ TASKS = {
             "heads/arc.py"),
 }
 CANDIDATES = [
+    ("counts", "a class count of zero not taken as one", COUNTS_UNGUARDED, TestStatus.FAILED),
+    ("counts", "clipped, scaled by the sum", COUNTS_CLIPPED, TestStatus.PASSED),
     ("ring", "written as one slice (not wrapped part way)", RING_SLICED, TestStatus.FAILED),
     ("ring", "a batch that would pass the end restarts at row 0", RING_RESTART, TestStatus.FAILED),
     ("ring", "two slices, the second from row 0", RING_SPLIT, TestStatus.PASSED),

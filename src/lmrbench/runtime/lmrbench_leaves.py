@@ -45,7 +45,8 @@ def key_text(key: Any) -> str:
     return f"[{json.dumps(key)}]"
 
 
-def _self_items(case: dict[str, Any]) -> list[Any] | None:
+def self_items(case: dict[str, Any]) -> list[Any] | None:
+    """The [name, value] pairs of a method's recorded ``self`` (None for a function)."""
     node = case.get("self")
     return node.get("items") if isinstance(node, dict) and node.get("$") == "dict" else None
 
@@ -82,7 +83,7 @@ def _locate(case: dict[str, Any], path: str) -> tuple[Any, Any]:
     holder: Any = None
     at: Any = None
     if root == "self":
-        items = _self_items(case)
+        items = self_items(case)
         if items is None or not steps or steps[0][0] != "attr":
             return None, None
         pair = next((p for p in items if p[0] == steps[0][1]), None)
@@ -214,7 +215,7 @@ def leaves(case: dict[str, Any], arrays: dict[str, Any]) -> dict[str, Any]:
         if a.get("kind") in ("var_positional", "var_keyword"):
             continue
         _walk(a["value"], a["name"], arrays, out, 0)
-    for name, child in _self_items(case) or []:
+    for name, child in self_items(case) or []:
         if isinstance(name, str):
             _walk(child, f"self.{name}", arrays, out, 0)
     return out

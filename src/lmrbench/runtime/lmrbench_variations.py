@@ -235,6 +235,8 @@ def arrays_filled(case: dict[str, Any], arrays: dict[str, Any], how: str, guarde
         if how != "sparse" and any(isinstance(g, np.ndarray) and np.issubdtype(g.dtype, np.floating)
                                    and not np.isfinite(g).all() for g in given):
             return out  # a call that already overflowed shows nothing new: the next recorded call is tried
+    if how == "one_zero":  # a class without samples among the counts an instance holds (``self.cls_num_list``)
+        names += [f"self.{k}" for k, _ in ll.self_items(case) or [] if isinstance(k, str)]
     if how == "past":  # an index at a length it may index (``len(self.storage)``): one above its largest
         lengths = _lengths([case.get("arguments"), case.get("self")]) | {d for a in arrays.values()
                                                                         if isinstance(a, np.ndarray) for d in a.shape}
