@@ -238,9 +238,13 @@ _GET = m.Call(func=m.Attribute(value=m.Name() | m.Attribute(), attr=m.Name("get"
 
 def _strict_get(module: cst.Module, node: cst.Call) -> Iterator[Edit]:
     """``grads.get(name)`` as ``grads[name]``: a key taken to be there (KeyError where the caller leaves one out,
-    a parameter with no gradient); the same while every key is present."""
+    a parameter with no gradient); the same while every key is present. Only for a key the body computes (a name
+    it loops over): a literal key (``scaling.get("factor")``) is a setting, whose absence the search tries as an
+    unset setting, and no input removes a key the caller passes."""
     owner = cst.ensure_type(node.func, cst.Attribute).value
     key = node.args[0].value
+    if isinstance(key, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString | cst.Integer):
+        return
     yield Edit("strict_get", f"index for {snippet(module, node)!r}", node,
                cst.Subscript(value=owner, slice=[cst.SubscriptElement(slice=cst.Index(value=key))]))
 
