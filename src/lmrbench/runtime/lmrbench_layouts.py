@@ -17,12 +17,17 @@ def array_key(case: dict[str, Any], name: str, arrays: dict[str, Any]) -> str | 
     return None
 
 
+def _leaf(case: dict[str, Any], arrays: dict[str, Any], path: str) -> Any:
+    """The value of a leaf of the case, None where it has none."""
+    return None if ll.node(case, path) is None else ll.get(case, arrays, path)
+
+
 def by_dims(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[int]:
     """For an int leaf, one less than each length of an axis of the call's arrays, shortest first: an index
     (a ring's pointer) at the end of an axis, where what it starts wraps round."""
     import numpy as np
 
-    mine = None if ll.node(case, path) is None else ll.get(case, arrays, path)
+    mine = _leaf(case, arrays, path)
     if type(mine) is not int:
         return []
     dims = {d for k, a in arrays.items() if isinstance(a, np.ndarray) and not k.startswith("out") for d in a.shape}
@@ -31,7 +36,7 @@ def by_dims(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[int
 
 def other_axes(case: dict[str, Any], arrays: dict[str, Any], path: str) -> list[tuple[int, int]]:
     """(recorded axis, another) for an int leaf used as an axis: each other axis of the array arguments."""
-    was = None if ll.node(case, path) is None else ll.get(case, arrays, path)
+    was = _leaf(case, arrays, path)
     ranks = [getattr(arrays.get(array_key(case, a["name"], arrays) or ""), "ndim", 0) for a in case["arguments"]]
     if type(was) is not int or was < 0:
         return []
@@ -43,10 +48,10 @@ def moved(new: dict[str, Any], inputs: dict[str, Any], was: int, to: int) -> boo
     as a caller passing the other axis gives it."""
     import numpy as np
 
-    moved = False
+    done = False
     for a in new["arguments"]:
         k = array_key(new, a["name"], inputs)
         arr = inputs.get(k) if k is not None else None
         if isinstance(arr, np.ndarray) and arr.ndim > max(was, to):
-            inputs[str(k)], moved = np.ascontiguousarray(np.moveaxis(arr, was, to)), True
-    return moved
+            inputs[str(k)], done = np.ascontiguousarray(np.moveaxis(arr, was, to)), True
+    return done

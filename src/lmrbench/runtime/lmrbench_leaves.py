@@ -45,10 +45,14 @@ def key_text(key: Any) -> str:
     return f"[{json.dumps(key)}]"
 
 
+def dict_items(node: Any) -> list[Any] | None:
+    """The [key, value] pairs of a recorded dict (None for any other value)."""
+    return node.get("items") if isinstance(node, dict) and node.get("$") == "dict" else None
+
+
 def self_items(case: dict[str, Any]) -> list[Any] | None:
     """The [name, value] pairs of a method's recorded ``self`` (None for a function)."""
-    node = case.get("self")
-    return node.get("items") if isinstance(node, dict) and node.get("$") == "dict" else None
+    return dict_items(case.get("self"))
 
 
 def _child(node: Any, step: tuple[str, Any]) -> tuple[Any, Any]:

@@ -90,11 +90,15 @@ class Target:
 
     def call(self, case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any, Any]:
         """Call on a fresh decoding of the case's inputs: (result, decoded case, instance)."""
+        decoded, obj = self._prepared(case, arrays)
+        return self._invoke(decoded, obj), decoded, obj
+
+    def _prepared(self, case: dict[str, Any], arrays: dict[str, Any]) -> tuple[Any, Any]:
+        """A fresh decoding of the case's inputs, the random generators put back, and the instance for a method."""
         decoded = lv.Case(case, arrays, like=template(case, arrays))
         if decoded.random_state:
             decoded.restore_random_state()
-        obj = decoded.instance(self.owner, self.factory) if self.binding == "method" else None
-        return self._invoke(decoded, obj), decoded, obj
+        return decoded, decoded.instance(self.owner, self.factory) if self.binding == "method" else None
 
     def _invoke(self, decoded: Any, obj: Any) -> Any:
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
@@ -113,10 +117,7 @@ class Target:
         call raises."""
         if self.binding != "method":
             return set()
-        decoded = lv.Case(case, arrays, like=template(case, arrays))
-        if decoded.random_state:
-            decoded.restore_random_state()
-        obj = decoded.instance(self.owner, self.factory)
+        decoded, obj = self._prepared(case, arrays)
 
         def leaves() -> dict[str, Any]:
             return {lv.held_label(p): a for name, value in vars(obj).items()

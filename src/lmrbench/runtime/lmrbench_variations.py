@@ -700,8 +700,8 @@ def _resized(new: dict[str, Any], inputs: dict[str, Any], paths: list[str], size
 def _named(new: dict[str, Any], arg: str) -> bool:
     """Give the None argument ``arg`` a list of the first key of each dict argument keyed by text: names the body
     may leave out or treat apart (``exclude=["fc1.weight"]`` beside ``params``)."""
-    keys = [v["items"][0][0] for v in (a["value"] for a in new["arguments"]) if isinstance(v, dict)
-            and v.get("$") == "dict" and v["items"] and isinstance(v["items"][0][0], str)]
+    keys = [items[0][0] for a in new["arguments"] if (items := ll.dict_items(a["value"]))
+            and isinstance(items[0][0], str)]
     spot = [a for a in new["arguments"] if a["name"] == arg and a["value"] is None]
     if keys and spot:
         spot[0]["value"] = keys
@@ -712,10 +712,10 @@ def _none_item(new: dict[str, Any], arg: str, drop: bool = False) -> bool:
     """The first item of the list argument ``arg`` (or value of the dict) made None: a parameter with no gradient;
     with ``drop``, the dict's first key left out instead (a gradient missing from ``grads``)."""
     for value in (a["value"] for a in new["arguments"] if a["name"] == arg):
-        items = value["items"] if isinstance(value, dict) and value.get("$") == "dict" else value
+        items = ll.dict_items(value) or value
         if isinstance(items, list) and len(items) > 1 and (items is not value or not drop):
             if drop:  # nor is anything held there any more
-                key = json.loads(json.dumps(items.pop(0)[0]))
+                key = items.pop(0)[0]
                 new["held"] = [e for e in new.get("held") or [] if e["path"][:2] != [arg, key]]
             else:
                 items[0] = None if items is value else [items[0][0], None]

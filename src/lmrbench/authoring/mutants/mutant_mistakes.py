@@ -4,8 +4,8 @@ A parameter pinned to its recorded or default value, an arithmetic operator swap
 ``//``), a condition negated, a mask or ``where`` dropped, arguments of a call swapped, a constant or a term
 scaled, a branch removed, an update of ``self`` dropped from a branch (a counter not reset on an overflow), a result
 detached from the autograd graph, a ``dict.get`` taken as an index (a key taken to be there), a check for None
-dropped from a condition. Each rule takes a
-matched node of the body and yields edits; ``pin_edits`` and ``detach`` depend on what the recording saw.
+dropped from a condition. Each rule takes a matched node of the body and yields edits; ``pin_edits`` and
+``detach`` depend on what the recording saw.
 """
 
 from __future__ import annotations

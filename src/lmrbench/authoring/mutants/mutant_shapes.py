@@ -287,9 +287,7 @@ def _rebind(module: cst.Module, node: cst.AugAssign | cst.Assign | cst.Expr) -> 
         new = cst.parse_statement(f"{target} = {target} {op} {right}\n")
     elif isinstance(node, cst.Assign):
         sub = cst.ensure_type(node.targets[0].target, cst.Subscript)
-        if not (_of_self(sub.value) or m.matches(sub.value, m.Name("self"))) or not _whole(sub):
-            return
-        if not m.matches(sub.value, m.Attribute() | m.Subscript()):
+        if not _of_self(sub.value) or not _whole(sub):  # ``self.u[...]``, not ``self[...]``
             return
         new = cst.parse_statement(f"{module.code_for_node(sub.value)} = {module.code_for_node(node.value)}\n")
     else:
